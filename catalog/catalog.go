@@ -1,0 +1,194 @@
+package catalog
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// Format is how a table's data is stored.
+type Format string
+
+// Table formats.
+const (
+	Parquet Format = "parquet"
+	CSV     Format = "csv"
+	Arrow   Format = "arrow"
+	Memory  Format = "memory"
+)
+
+// Table is a registered table. It is immutable once registered.
+type Table struct {
+	Name     string
+	Schema   *arrow.Schema
+	Format   Format
+	Location string            // the path given at registration; empty for Memory
+	Files    []string          // the data files, one partition each, sorted
+	Options  map[string]string // format options, lower-case keys (delimiter, has_header, ...)
+	// Partitions holds a Memory table's batches, one slice per partition. The
+	// catalog owns one reference to each batch and releases it on Drop.
+	Partitions [][]arrow.RecordBatch
+	// Rows is the total row count if known from metadata, else -1.
+	Rows int64
+}
+
+// NumPartitions is the number of partitions a scan of the table produces.
+func (t *Table) NumPartitions() int {
+	if t.Format == Memory {
+		return max(1, len(t.Partitions))
+	}
+	return max(1, len(t.Files))
+}
+
+// View is a named query; the session re-plans SQL at each use.
+type View struct {
+	Name   string
+	SQL    string
+	Schema *arrow.Schema
+}
+
+// Catalog holds a session's tables and views. Names are case-insensitive.
+// It is safe for concurrent use.
+type Catalog struct {
+	mu     sync.RWMutex
+	tables map[string]*Table
+	views  map[string]*View
+}
+
+// New returns an empty catalog.
+func New() *Catalog {
+	return &Catalog{tables: map[string]*Table{}, views: map[string]*View{}}
+}
+
+func key(name string) string { return strings.ToLower(name) }
+
+// RegisterTable adds t; it errors if a table or view of that name exists,
+// unless replace is set.
+func (c *Catalog) RegisterTable(t *Table, replace bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := key(t.Name)
+	if _, ok := c.views[k]; ok {
+		return qerr.Planf("a view named %q already exists", t.Name)
+	}
+	if old, ok := c.tables[k]; ok {
+		if !replace {
+			return qerr.Planf("table %q already exists", t.Name)
+		}
+		releaseTable(old)
+	}
+	c.tables[k] = t
+	return nil
+}
+
+// RegisterView adds v; it errors if a table or view of that name exists, unless replace is set.
+func (c *Catalog) RegisterView(v *View, replace bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := key(v.Name)
+	if _, ok := c.tables[k]; ok {
+		return qerr.Planf("a table named %q already exists", v.Name)
+	}
+	if _, ok := c.views[k]; ok && !replace {
+		return qerr.Planf("view %q already exists", v.Name)
+	}
+	c.views[k] = v
+	return nil
+}
+
+// Table returns a table by name.
+func (c *Catalog) Table(name string) (*Table, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tables[key(name)]
+	return t, ok
+}
+
+// View returns a view by name.
+func (c *Catalog) View(name string) (*View, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := c.views[key(name)]
+	return v, ok
+}
+
+// DropTable removes a table; it errors if absent unless ifExists.
+func (c *Catalog) DropTable(name string, ifExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.tables[key(name)]
+	if !ok {
+		if ifExists {
+			return nil
+		}
+		if _, isView := c.views[key(name)]; isView {
+			return qerr.Planf("%q is a view; use DROP VIEW", name)
+		}
+		return qerr.Planf("table %q not found", name)
+	}
+	delete(c.tables, key(name))
+	releaseTable(t)
+	return nil
+}
+
+// DropView removes a view; it errors if absent unless ifExists.
+func (c *Catalog) DropView(name string, ifExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.views[key(name)]; !ok {
+		if ifExists {
+			return nil
+		}
+		if _, isTable := c.tables[key(name)]; isTable {
+			return qerr.Planf("%q is a table; use DROP TABLE", name)
+		}
+		return qerr.Planf("view %q not found", name)
+	}
+	delete(c.views, key(name))
+	return nil
+}
+
+// Names returns the sorted names of all tables and views, and whether each is a view.
+func (c *Catalog) Names() (names []string, isView []bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	type entry struct {
+		name string
+		view bool
+	}
+	var es []entry
+	for _, t := range c.tables {
+		es = append(es, entry{t.Name, false})
+	}
+	for _, v := range c.views {
+		es = append(es, entry{v.Name, true})
+	}
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	for _, e := range es {
+		names = append(names, e.name)
+		isView = append(isView, e.view)
+	}
+	return names, isView
+}
+
+// Close releases every memory table.
+func (c *Catalog) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, t := range c.tables {
+		releaseTable(t)
+		delete(c.tables, k)
+	}
+}
+
+func releaseTable(t *Table) {
+	for _, p := range t.Partitions {
+		for _, b := range p {
+			b.Release()
+		}
+	}
+	t.Partitions = nil
+}

@@ -1,0 +1,43 @@
+package exec
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Operator is a pull-based, vectorized operator producing one partition of a
+// physical node's output.
+//
+// Call order: Open once, then Next until it returns io.EOF or an error, then
+// Close. Ownership: each batch Next returns carries one reference that moves
+// to the caller, who must Release it exactly once (or hand it on). Close is
+// idempotent, safe after a failed Open or mid-stream, and releases everything
+// the operator holds (including its inputs). An Operator is used by one
+// goroutine at a time; Next checks ctx once per batch.
+type Operator interface {
+	Open(ctx context.Context) error
+	Next(ctx context.Context) (arrow.RecordBatch, error)
+	Close() error
+}
+
+// DefaultBatchSize is the number of rows operators aim to put in one batch.
+const DefaultBatchSize = 8192
+
+// TaskContext is what every operator of one query (or task) shares. It is
+// passed explicitly to Build, never through context.Value.
+type TaskContext struct {
+	// Mem is the query's allocator; every Arrow buffer the query makes comes from it.
+	Mem memory.Allocator
+	// BatchSize is the target rows per batch (DefaultBatchSize if 0).
+	BatchSize int
+	// MemoryTables resolves a FormatMemory scan's table name to its partitions.
+	// The batches are borrowed: operators Retain what they return.
+	MemoryTables func(name string) ([][]arrow.RecordBatch, bool)
+	// shared holds per-node state shared across partitions (exchanges, join
+	// build sides), created on first use by any partition.
+	shared sharedState
+	// metrics, if non-nil, collects rows, batches and time per physical node.
+	metrics *Metrics
+}

@@ -1,0 +1,723 @@
+package logical
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// Expr is a logical expression. The set of expressions is closed (sealed by
+// an unexported method). Expressions are immutable.
+//
+// String is the expression's stable display name: it names the output column
+// a projection of the expression produces, unless aliased, so rewrites that
+// change an expression must alias it back to its old name.
+type Expr interface {
+	isExpr()
+	String() string
+	// Children returns the direct sub-expressions (not subquery plans).
+	Children() []Expr
+	// WithChildren returns a copy with the sub-expressions replaced; len must match Children.
+	WithChildren(children []Expr) Expr
+	// DataType resolves the expression's type and nullability against the input schema.
+	DataType(s *Schema) (arrow.DataType, bool, error)
+}
+
+// Column references an input column by (optional qualifier, name).
+type Column struct {
+	Qualifier string
+	Name      string
+}
+
+// Col returns an unqualified column reference, or a qualified one for "q.name".
+func Col(name string) *Column {
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		return &Column{Qualifier: name[:i], Name: name[i+1:]}
+	}
+	return &Column{Name: name}
+}
+
+func (*Column) isExpr()                    {}
+func (c *Column) String() string           { return qualify(c.Qualifier, c.Name) }
+func (c *Column) Children() []Expr         { return nil }
+func (c *Column) WithChildren([]Expr) Expr { return c }
+func (c *Column) DataType(s *Schema) (arrow.DataType, bool, error) {
+	i, err := s.IndexOf(c.Qualifier, c.Name)
+	if err != nil {
+		return nil, false, err
+	}
+	f := s.Field(i)
+	return f.Type, f.Nullable, nil
+}
+
+// OuterRef references a column of an enclosing query from inside a correlated
+// subquery. Decorrelation replaces it; a plan that still has one cannot run.
+type OuterRef struct {
+	Qualifier string
+	Name      string
+	Type      arrow.DataType
+	Nullable  bool
+}
+
+func (*OuterRef) isExpr()                    {}
+func (o *OuterRef) String() string           { return "outer_ref(" + qualify(o.Qualifier, o.Name) + ")" }
+func (o *OuterRef) Children() []Expr         { return nil }
+func (o *OuterRef) WithChildren([]Expr) Expr { return o }
+func (o *OuterRef) DataType(*Schema) (arrow.DataType, bool, error) {
+	return o.Type, o.Nullable, nil
+}
+
+// Literal is a constant. Value is nil for NULL, else by Type: bool (Boolean),
+// int32 (Int32), int64 (Int64), float64 (Float64), string (Utf8),
+// decimal128.Num (Decimal128, unscaled), arrow.Date32 (Date32),
+// arrow.MonthDayNanoInterval (Interval).
+type Literal struct {
+	Type  arrow.DataType
+	Value any
+}
+
+// Lit returns a literal of a Go value: bool, int, int32, int64, float64 or string.
+func Lit(v any) *Literal {
+	switch v := v.(type) {
+	case nil:
+		return &Literal{Type: Null}
+	case bool:
+		return &Literal{Type: Bool, Value: v}
+	case int:
+		return &Literal{Type: Int64, Value: int64(v)}
+	case int32:
+		return &Literal{Type: Int32, Value: v}
+	case int64:
+		return &Literal{Type: Int64, Value: v}
+	case float64:
+		return &Literal{Type: Float64, Value: v}
+	case string:
+		return &Literal{Type: String, Value: v}
+	case arrow.Date32:
+		return &Literal{Type: Date, Value: v}
+	}
+	panic(fmt.Sprintf("logical.Lit: unsupported Go type %T", v))
+}
+
+func (*Literal) isExpr()                    {}
+func (l *Literal) Children() []Expr         { return nil }
+func (l *Literal) WithChildren([]Expr) Expr { return l }
+func (l *Literal) DataType(*Schema) (arrow.DataType, bool, error) {
+	return l.Type, l.Value == nil, nil
+}
+
+// IsNull reports whether the literal is NULL.
+func (l *Literal) IsNull() bool { return l.Value == nil }
+
+func (l *Literal) String() string {
+	if l.Value == nil {
+		return "NULL"
+	}
+	switch v := l.Value.(type) {
+	case string:
+		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	case decimal128.Num:
+		return v.ToString(l.Type.(*arrow.Decimal128Type).Scale)
+	case arrow.Date32:
+		return "DATE '" + v.FormattedString() + "'"
+	case arrow.MonthDayNanoInterval:
+		return fmt.Sprintf("INTERVAL '%d months %d days %d ns'", v.Months, v.Days, v.Nanoseconds)
+	case float64:
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprint(l.Value)
+}
+
+// Alias names an expression's output column.
+type Alias struct {
+	Expr Expr
+	Name string
+}
+
+func (*Alias) isExpr()                      {}
+func (a *Alias) String() string             { return a.Name }
+func (a *Alias) Children() []Expr           { return []Expr{a.Expr} }
+func (a *Alias) WithChildren(c []Expr) Expr { return &Alias{Expr: c[0], Name: a.Name} }
+func (a *Alias) DataType(s *Schema) (arrow.DataType, bool, error) {
+	return a.Expr.DataType(s)
+}
+
+// BinaryOp is a binary operator.
+type BinaryOp int
+
+// Binary operators. Comparison and arithmetic operands must be coerced first
+// (see CommonNumeric); AND and OR follow SQL's three-valued logic.
+const (
+	OpEq BinaryOp = iota
+	OpNotEq
+	OpLt
+	OpLtEq
+	OpGt
+	OpGtEq
+	OpAnd
+	OpOr
+	OpAdd
+	OpSub
+	OpMul
+	OpDiv
+	OpMod
+	OpConcat // ||: string concatenation, NULL if either side is NULL
+)
+
+var opNames = [...]string{"=", "<>", "<", "<=", ">", ">=", "AND", "OR", "+", "-", "*", "/", "%", "||"}
+
+func (o BinaryOp) String() string { return opNames[o] }
+
+// IsComparison reports whether o is = <> < <= > >=.
+func (o BinaryOp) IsComparison() bool { return o <= OpGtEq }
+
+// IsArithmetic reports whether o is + - * / %.
+func (o BinaryOp) IsArithmetic() bool { return o >= OpAdd && o <= OpMod }
+
+// Swap returns the comparison with its operands exchanged (a < b ⇔ b > a).
+func (o BinaryOp) Swap() BinaryOp {
+	switch o {
+	case OpLt:
+		return OpGt
+	case OpLtEq:
+		return OpGtEq
+	case OpGt:
+		return OpLt
+	case OpGtEq:
+		return OpLtEq
+	}
+	return o
+}
+
+// Binary is Left Op Right.
+type Binary struct {
+	Op          BinaryOp
+	Left, Right Expr
+}
+
+func (*Binary) isExpr() {}
+func (b *Binary) String() string {
+	return fmt.Sprintf("%s %s %s", paren(b.Left), b.Op, paren(b.Right))
+}
+func paren(e Expr) string {
+	if _, ok := e.(*Binary); ok {
+		return "(" + e.String() + ")"
+	}
+	return e.String()
+}
+func (b *Binary) Children() []Expr { return []Expr{b.Left, b.Right} }
+func (b *Binary) WithChildren(c []Expr) Expr {
+	return &Binary{Op: b.Op, Left: c[0], Right: c[1]}
+}
+func (b *Binary) DataType(s *Schema) (arrow.DataType, bool, error) {
+	lt, ln, err := b.Left.DataType(s)
+	if err != nil {
+		return nil, false, err
+	}
+	rt, rn, err := b.Right.DataType(s)
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case b.Op.IsComparison(), b.Op == OpAnd, b.Op == OpOr:
+		return Bool, ln || rn, nil
+	case b.Op == OpConcat:
+		return String, ln || rn, nil
+	}
+	t, err := ArithmeticType(b.Op, lt, rt)
+	if err != nil {
+		return nil, false, err
+	}
+	// Division and modulo by zero are errors, not NULLs, so nullability follows the operands.
+	return t, ln || rn, nil
+}
+
+// And folds exprs with AND; nil for none.
+func And(exprs ...Expr) Expr {
+	var out Expr
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		if out == nil {
+			out = e
+		} else {
+			out = &Binary{Op: OpAnd, Left: out, Right: e}
+		}
+	}
+	return out
+}
+
+// SplitAnd flattens a conjunction into its conjuncts.
+func SplitAnd(e Expr) []Expr {
+	if e == nil {
+		return nil
+	}
+	if b, ok := e.(*Binary); ok && b.Op == OpAnd {
+		return append(SplitAnd(b.Left), SplitAnd(b.Right)...)
+	}
+	return []Expr{e}
+}
+
+// Not is logical negation (NOT NULL is NULL).
+type Not struct{ Expr Expr }
+
+func (*Not) isExpr()                      {}
+func (n *Not) String() string             { return "NOT " + paren(n.Expr) }
+func (n *Not) Children() []Expr           { return []Expr{n.Expr} }
+func (n *Not) WithChildren(c []Expr) Expr { return &Not{Expr: c[0]} }
+func (n *Not) DataType(s *Schema) (arrow.DataType, bool, error) {
+	_, nl, err := n.Expr.DataType(s)
+	return Bool, nl, err
+}
+
+// Negative is arithmetic negation.
+type Negative struct{ Expr Expr }
+
+func (*Negative) isExpr()                      {}
+func (n *Negative) String() string             { return "(- " + n.Expr.String() + ")" }
+func (n *Negative) Children() []Expr           { return []Expr{n.Expr} }
+func (n *Negative) WithChildren(c []Expr) Expr { return &Negative{Expr: c[0]} }
+func (n *Negative) DataType(s *Schema) (arrow.DataType, bool, error) {
+	return n.Expr.DataType(s)
+}
+
+// IsNull is "Expr IS NULL", or "IS NOT NULL" when Negated. It is never NULL.
+type IsNull struct {
+	Expr    Expr
+	Negated bool
+}
+
+func (*IsNull) isExpr() {}
+func (n *IsNull) String() string {
+	if n.Negated {
+		return paren(n.Expr) + " IS NOT NULL"
+	}
+	return paren(n.Expr) + " IS NULL"
+}
+func (n *IsNull) Children() []Expr           { return []Expr{n.Expr} }
+func (n *IsNull) WithChildren(c []Expr) Expr { return &IsNull{Expr: c[0], Negated: n.Negated} }
+func (n *IsNull) DataType(s *Schema) (arrow.DataType, bool, error) {
+	_, _, err := n.Expr.DataType(s)
+	return Bool, false, err
+}
+
+// Cast converts Expr to Type; a value that does not convert is an execution error.
+type Cast struct {
+	Expr Expr
+	Type arrow.DataType
+}
+
+func (*Cast) isExpr() {}
+func (c *Cast) String() string {
+	return fmt.Sprintf("CAST(%s AS %s)", c.Expr, TypeString(c.Type))
+}
+func (c *Cast) Children() []Expr           { return []Expr{c.Expr} }
+func (c *Cast) WithChildren(e []Expr) Expr { return &Cast{Expr: e[0], Type: c.Type} }
+func (c *Cast) DataType(s *Schema) (arrow.DataType, bool, error) {
+	_, n, err := c.Expr.DataType(s)
+	return c.Type, n, err
+}
+
+// When is one WHEN ... THEN ... arm of a Case.
+type When struct{ Cond, Then Expr }
+
+// Case is CASE [Operand] WHEN ... THEN ... [ELSE ...] END. With an Operand,
+// each Cond is compared for equality with it. All Thens and Else have one
+// type (the builder casts them); a missing Else is NULL.
+type Case struct {
+	Operand Expr // may be nil
+	Whens   []When
+	Else    Expr // may be nil
+}
+
+func (*Case) isExpr() {}
+func (c *Case) String() string {
+	var b strings.Builder
+	b.WriteString("CASE")
+	if c.Operand != nil {
+		b.WriteString(" " + c.Operand.String())
+	}
+	for _, w := range c.Whens {
+		fmt.Fprintf(&b, " WHEN %s THEN %s", w.Cond, w.Then)
+	}
+	if c.Else != nil {
+		b.WriteString(" ELSE " + c.Else.String())
+	}
+	b.WriteString(" END")
+	return b.String()
+}
+func (c *Case) Children() []Expr {
+	var out []Expr
+	if c.Operand != nil {
+		out = append(out, c.Operand)
+	}
+	for _, w := range c.Whens {
+		out = append(out, w.Cond, w.Then)
+	}
+	if c.Else != nil {
+		out = append(out, c.Else)
+	}
+	return out
+}
+func (c *Case) WithChildren(ch []Expr) Expr {
+	n := &Case{}
+	if c.Operand != nil {
+		n.Operand, ch = ch[0], ch[1:]
+	}
+	n.Whens = make([]When, len(c.Whens))
+	for i := range c.Whens {
+		n.Whens[i] = When{Cond: ch[0], Then: ch[1]}
+		ch = ch[2:]
+	}
+	if c.Else != nil {
+		n.Else = ch[0]
+	}
+	return n
+}
+func (c *Case) DataType(s *Schema) (arrow.DataType, bool, error) {
+	var t arrow.DataType
+	nullable := c.Else == nil
+	for _, w := range c.Whens {
+		if _, _, err := w.Cond.DataType(s); err != nil {
+			return nil, false, err
+		}
+		wt, wn, err := w.Then.DataType(s)
+		if err != nil {
+			return nil, false, err
+		}
+		nullable = nullable || wn
+		if t == nil || t.ID() == arrow.NULL {
+			t = wt
+		}
+	}
+	if c.Else != nil {
+		et, en, err := c.Else.DataType(s)
+		if err != nil {
+			return nil, false, err
+		}
+		nullable = nullable || en
+		if t == nil || t.ID() == arrow.NULL {
+			t = et
+		}
+	}
+	return t, nullable, nil
+}
+
+// Like is "Expr [NOT] LIKE Pattern" with % and _ wildcards and backslash escape.
+type Like struct {
+	Expr, Pattern   Expr
+	Negated         bool
+	CaseInsensitive bool // ILIKE
+}
+
+func (*Like) isExpr() {}
+func (l *Like) String() string {
+	op := "LIKE"
+	if l.CaseInsensitive {
+		op = "ILIKE"
+	}
+	if l.Negated {
+		op = "NOT " + op
+	}
+	return fmt.Sprintf("%s %s %s", paren(l.Expr), op, paren(l.Pattern))
+}
+func (l *Like) Children() []Expr { return []Expr{l.Expr, l.Pattern} }
+func (l *Like) WithChildren(c []Expr) Expr {
+	return &Like{Expr: c[0], Pattern: c[1], Negated: l.Negated, CaseInsensitive: l.CaseInsensitive}
+}
+func (l *Like) DataType(s *Schema) (arrow.DataType, bool, error) {
+	_, n1, err := l.Expr.DataType(s)
+	if err != nil {
+		return nil, false, err
+	}
+	_, n2, err := l.Pattern.DataType(s)
+	return Bool, n1 || n2, err
+}
+
+// InList is "Expr [NOT] IN (List...)" with SQL semantics: NULL when no element
+// matches and Expr or an element is NULL. List elements have Expr's type.
+type InList struct {
+	Expr    Expr
+	List    []Expr
+	Negated bool
+}
+
+func (*InList) isExpr() {}
+func (in *InList) String() string {
+	parts := make([]string, len(in.List))
+	for i, e := range in.List {
+		parts[i] = e.String()
+	}
+	op := "IN"
+	if in.Negated {
+		op = "NOT IN"
+	}
+	return fmt.Sprintf("%s %s (%s)", paren(in.Expr), op, strings.Join(parts, ", "))
+}
+func (in *InList) Children() []Expr { return append([]Expr{in.Expr}, in.List...) }
+func (in *InList) WithChildren(c []Expr) Expr {
+	return &InList{Expr: c[0], List: append([]Expr(nil), c[1:]...), Negated: in.Negated}
+}
+func (in *InList) DataType(s *Schema) (arrow.DataType, bool, error) {
+	_, n, err := in.Expr.DataType(s)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, e := range in.List {
+		_, en, err := e.DataType(s)
+		if err != nil {
+			return nil, false, err
+		}
+		n = n || en
+	}
+	return Bool, n, nil
+}
+
+// ScalarFunc calls a built-in scalar function by lower-case name (see FuncType).
+type ScalarFunc struct {
+	Name string
+	Args []Expr
+}
+
+func (*ScalarFunc) isExpr() {}
+func (f *ScalarFunc) String() string {
+	parts := make([]string, len(f.Args))
+	for i, e := range f.Args {
+		parts[i] = e.String()
+	}
+	return f.Name + "(" + strings.Join(parts, ", ") + ")"
+}
+func (f *ScalarFunc) Children() []Expr { return f.Args }
+func (f *ScalarFunc) WithChildren(c []Expr) Expr {
+	return &ScalarFunc{Name: f.Name, Args: append([]Expr(nil), c...)}
+}
+func (f *ScalarFunc) DataType(s *Schema) (arrow.DataType, bool, error) {
+	ts := make([]arrow.DataType, len(f.Args))
+	nullable := false
+	for i, a := range f.Args {
+		t, n, err := a.DataType(s)
+		if err != nil {
+			return nil, false, err
+		}
+		ts[i], nullable = t, nullable || n
+	}
+	t, err := FuncType(f.Name, ts)
+	if f.Name == "coalesce" {
+		_, last, _ := f.Args[len(f.Args)-1].DataType(s)
+		nullable = last
+	}
+	if f.Name == "nullif" {
+		nullable = true
+	}
+	return t, nullable, err
+}
+
+// AggFunc is an aggregate function.
+type AggFunc int
+
+// Aggregate functions.
+const (
+	AggCount AggFunc = iota
+	AggSum
+	AggAvg
+	AggMin
+	AggMax
+)
+
+var aggNames = [...]string{"count", "sum", "avg", "min", "max"}
+
+func (a AggFunc) String() string { return aggNames[a] }
+
+// ParseAggFunc maps a lower-case function name to an aggregate.
+func ParseAggFunc(name string) (AggFunc, bool) {
+	for i, n := range aggNames {
+		if n == name {
+			return AggFunc(i), true
+		}
+	}
+	return 0, false
+}
+
+// AggExpr is an aggregate call; it may appear only in an Aggregate plan's
+// aggregate list. COUNT(*) has no Args.
+type AggExpr struct {
+	Func     AggFunc
+	Args     []Expr
+	Distinct bool
+}
+
+func (*AggExpr) isExpr() {}
+func (a *AggExpr) String() string {
+	if len(a.Args) == 0 {
+		return a.Func.String() + "(*)"
+	}
+	parts := make([]string, len(a.Args))
+	for i, e := range a.Args {
+		parts[i] = e.String()
+	}
+	d := ""
+	if a.Distinct {
+		d = "DISTINCT "
+	}
+	return a.Func.String() + "(" + d + strings.Join(parts, ", ") + ")"
+}
+func (a *AggExpr) Children() []Expr { return a.Args }
+func (a *AggExpr) WithChildren(c []Expr) Expr {
+	return &AggExpr{Func: a.Func, Args: append([]Expr(nil), c...), Distinct: a.Distinct}
+}
+func (a *AggExpr) DataType(s *Schema) (arrow.DataType, bool, error) {
+	if len(a.Args) == 0 {
+		return Int64, false, nil
+	}
+	t, _, err := a.Args[0].DataType(s)
+	if err != nil {
+		return nil, false, err
+	}
+	rt, err := AggregateType(a.Func, t)
+	return rt, a.Func != AggCount, err
+}
+
+// ScalarSubquery is a subquery that yields one column and at most one row
+// (NULL for none; more than one row is an execution error).
+type ScalarSubquery struct{ Plan Plan }
+
+func (*ScalarSubquery) isExpr()                    {}
+func (q *ScalarSubquery) String() string           { return "(<subquery>)" }
+func (q *ScalarSubquery) Children() []Expr         { return nil }
+func (q *ScalarSubquery) WithChildren([]Expr) Expr { return q }
+func (q *ScalarSubquery) DataType(*Schema) (arrow.DataType, bool, error) {
+	f := q.Plan.Schema().Field(0)
+	return f.Type, true, nil
+}
+
+// Exists is "[NOT] EXISTS (subquery)".
+type Exists struct {
+	Plan    Plan
+	Negated bool
+}
+
+func (*Exists) isExpr() {}
+func (e *Exists) String() string {
+	if e.Negated {
+		return "NOT EXISTS (<subquery>)"
+	}
+	return "EXISTS (<subquery>)"
+}
+func (e *Exists) Children() []Expr         { return nil }
+func (e *Exists) WithChildren([]Expr) Expr { return e }
+func (e *Exists) DataType(*Schema) (arrow.DataType, bool, error) {
+	return Bool, false, nil
+}
+
+// InSubquery is "Expr [NOT] IN (subquery)" with SQL's NULL semantics.
+type InSubquery struct {
+	Expr    Expr
+	Plan    Plan
+	Negated bool
+}
+
+func (*InSubquery) isExpr() {}
+func (in *InSubquery) String() string {
+	if in.Negated {
+		return paren(in.Expr) + " NOT IN (<subquery>)"
+	}
+	return paren(in.Expr) + " IN (<subquery>)"
+}
+func (in *InSubquery) Children() []Expr { return []Expr{in.Expr} }
+func (in *InSubquery) WithChildren(c []Expr) Expr {
+	return &InSubquery{Expr: c[0], Plan: in.Plan, Negated: in.Negated}
+}
+func (in *InSubquery) DataType(s *Schema) (arrow.DataType, bool, error) {
+	_, n, err := in.Expr.DataType(s)
+	return Bool, n || in.Plan.Schema().Field(0).Nullable, err
+}
+
+// FieldOf returns the output field an expression produces over s: its display
+// name (or alias) unqualified, or the column's own qualifier for a plain column.
+func FieldOf(e Expr, s *Schema) (Field, error) {
+	t, n, err := e.DataType(s)
+	if err != nil {
+		return Field{}, err
+	}
+	if c, ok := e.(*Column); ok {
+		i, err := s.IndexOf(c.Qualifier, c.Name)
+		if err != nil {
+			return Field{}, err
+		}
+		f := s.Field(i)
+		return f, nil
+	}
+	return Field{Name: e.String(), Type: t, Nullable: n}, nil
+}
+
+// FuncType returns the result type of scalar function name over argument
+// types, or a planning error for an unknown function or bad arguments.
+//
+// Functions: upper, lower, trim, ltrim, rtrim (Utf8 → Utf8); length,
+// char_length, character_length (Utf8 → Int64); concat (any... → Utf8, NULL
+// arguments skipped); substr/substring(Utf8, Int64 [, Int64]) 1-based;
+// coalesce(T...) and nullif(T, T) → T; abs(T) → T; round(T [, Int64]) → T;
+// date_part(Utf8 literal 'year'|'month'|'day'|..., Date32) → Int64 (EXTRACT).
+func FuncType(name string, args []arrow.DataType) (arrow.DataType, error) {
+	arity := func(lo, hi int) error {
+		if len(args) < lo || len(args) > hi {
+			return qerr.Planf("function %s takes %d to %d arguments, got %d", name, lo, hi, len(args))
+		}
+		return nil
+	}
+	switch name {
+	case "upper", "lower", "trim", "ltrim", "rtrim":
+		if err := arity(1, 1); err != nil {
+			return nil, err
+		}
+		return String, nil
+	case "length", "char_length", "character_length":
+		if err := arity(1, 1); err != nil {
+			return nil, err
+		}
+		return Int64, nil
+	case "concat":
+		return String, nil
+	case "substr", "substring":
+		if err := arity(2, 3); err != nil {
+			return nil, err
+		}
+		return String, nil
+	case "coalesce", "nullif":
+		if len(args) == 0 || (name == "nullif" && len(args) != 2) {
+			return nil, qerr.Planf("function %s: wrong number of arguments (%d)", name, len(args))
+		}
+		for _, t := range args {
+			if t.ID() != arrow.NULL {
+				return t, nil
+			}
+		}
+		return args[0], nil
+	case "abs":
+		if err := arity(1, 1); err != nil {
+			return nil, err
+		}
+		if !IsNumeric(args[0]) {
+			return nil, qerr.Planf("function abs does not accept %s", TypeString(args[0]))
+		}
+		return args[0], nil
+	case "round":
+		if err := arity(1, 2); err != nil {
+			return nil, err
+		}
+		if !IsNumeric(args[0]) {
+			return nil, qerr.Planf("function round does not accept %s", TypeString(args[0]))
+		}
+		return args[0], nil
+	case "date_part":
+		if err := arity(2, 2); err != nil {
+			return nil, err
+		}
+		return Int64, nil
+	}
+	return nil, qerr.Planf("unknown function %q", name)
+}

@@ -1,0 +1,242 @@
+package physical
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+)
+
+// Expr is a physical expression evaluated over one input batch. The set is
+// closed. Every expression knows its result type.
+type Expr interface {
+	isExpr()
+	DataType() arrow.DataType
+	Children() []Expr
+	String() string
+}
+
+// Column is the input column at Index.
+type Column struct {
+	Index int
+	Name  string
+	Type  arrow.DataType
+}
+
+// Literal is a constant; Value follows logical.Literal's convention: nil for
+// NULL, else bool, int32, int64, float64, string, decimal128.Num (unscaled),
+// arrow.Date32 or arrow.MonthDayNanoInterval by Type.
+type Literal struct {
+	Type  arrow.DataType
+	Value any
+}
+
+// BinaryOp mirrors logical.BinaryOp (same order, same meaning).
+type BinaryOp int
+
+// Binary operators.
+const (
+	OpEq BinaryOp = iota
+	OpNotEq
+	OpLt
+	OpLtEq
+	OpGt
+	OpGtEq
+	OpAnd
+	OpOr
+	OpAdd
+	OpSub
+	OpMul
+	OpDiv
+	OpMod
+	OpConcat
+)
+
+var opNames = [...]string{"=", "<>", "<", "<=", ">", ">=", "AND", "OR", "+", "-", "*", "/", "%", "||"}
+
+func (o BinaryOp) String() string { return opNames[o] }
+
+// Binary is Left Op Right with result Type.
+//
+// Operand rules (guaranteed by the planner): comparisons have operands of the
+// same type, except decimals, which may differ in precision and scale;
+// arithmetic operands are both Int32, both Int64, both Float64, or both
+// decimals (any scales), or Date32 ± Interval/Int64, or Date32 - Date32.
+// AND/OR are Kleene three-valued. Division or modulo by zero is an execution error.
+type Binary struct {
+	Op          BinaryOp
+	Left, Right Expr
+	Type        arrow.DataType
+}
+
+// Not is boolean negation.
+type Not struct{ Expr Expr }
+
+// Negative is arithmetic negation.
+type Negative struct{ Expr Expr }
+
+// IsNull is IS [NOT] NULL.
+type IsNull struct {
+	Expr    Expr
+	Negated bool
+}
+
+// Cast converts to Type; an unconvertible value is an execution error.
+type Cast struct {
+	Expr Expr
+	Type arrow.DataType
+}
+
+// When is one arm of a Case.
+type When struct{ Cond, Then Expr }
+
+// Case is CASE [Operand] WHEN..THEN.. [ELSE] END; Thens and Else have Type.
+type Case struct {
+	Operand Expr
+	Whens   []When
+	Else    Expr
+	Type    arrow.DataType
+}
+
+// Like is [NOT] LIKE / ILIKE with % and _ wildcards and backslash escape.
+type Like struct {
+	Expr, Pattern   Expr
+	Negated         bool
+	CaseInsensitive bool
+}
+
+// InList is [NOT] IN (list) with SQL NULL semantics; list items have Expr's type.
+type InList struct {
+	Expr    Expr
+	List    []Expr
+	Negated bool
+}
+
+// ScalarFunc is a built-in function (see logical.FuncType for the list).
+type ScalarFunc struct {
+	Name string
+	Args []Expr
+	Type arrow.DataType
+}
+
+func (*Column) isExpr()     {}
+func (*Literal) isExpr()    {}
+func (*Binary) isExpr()     {}
+func (*Not) isExpr()        {}
+func (*Negative) isExpr()   {}
+func (*IsNull) isExpr()     {}
+func (*Cast) isExpr()       {}
+func (*Case) isExpr()       {}
+func (*Like) isExpr()       {}
+func (*InList) isExpr()     {}
+func (*ScalarFunc) isExpr() {}
+
+func (c *Column) DataType() arrow.DataType     { return c.Type }
+func (l *Literal) DataType() arrow.DataType    { return l.Type }
+func (b *Binary) DataType() arrow.DataType     { return b.Type }
+func (*Not) DataType() arrow.DataType          { return arrow.FixedWidthTypes.Boolean }
+func (n *Negative) DataType() arrow.DataType   { return n.Expr.DataType() }
+func (*IsNull) DataType() arrow.DataType       { return arrow.FixedWidthTypes.Boolean }
+func (c *Cast) DataType() arrow.DataType       { return c.Type }
+func (c *Case) DataType() arrow.DataType       { return c.Type }
+func (*Like) DataType() arrow.DataType         { return arrow.FixedWidthTypes.Boolean }
+func (*InList) DataType() arrow.DataType       { return arrow.FixedWidthTypes.Boolean }
+func (f *ScalarFunc) DataType() arrow.DataType { return f.Type }
+
+func (*Column) Children() []Expr     { return nil }
+func (*Literal) Children() []Expr    { return nil }
+func (b *Binary) Children() []Expr   { return []Expr{b.Left, b.Right} }
+func (n *Not) Children() []Expr      { return []Expr{n.Expr} }
+func (n *Negative) Children() []Expr { return []Expr{n.Expr} }
+func (n *IsNull) Children() []Expr   { return []Expr{n.Expr} }
+func (c *Cast) Children() []Expr     { return []Expr{c.Expr} }
+func (c *Case) Children() []Expr {
+	var out []Expr
+	if c.Operand != nil {
+		out = append(out, c.Operand)
+	}
+	for _, w := range c.Whens {
+		out = append(out, w.Cond, w.Then)
+	}
+	if c.Else != nil {
+		out = append(out, c.Else)
+	}
+	return out
+}
+func (l *Like) Children() []Expr       { return []Expr{l.Expr, l.Pattern} }
+func (i *InList) Children() []Expr     { return append([]Expr{i.Expr}, i.List...) }
+func (f *ScalarFunc) Children() []Expr { return f.Args }
+
+func (c *Column) String() string { return fmt.Sprintf("%s@%d", c.Name, c.Index) }
+func (l *Literal) String() string {
+	switch v := l.Value.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return "'" + v + "'"
+	case decimal128.Num:
+		return v.ToString(l.Type.(*arrow.Decimal128Type).Scale)
+	case arrow.Date32:
+		return v.FormattedString()
+	}
+	return fmt.Sprint(l.Value)
+}
+func (b *Binary) String() string   { return fmt.Sprintf("%s %s %s", paren(b.Left), b.Op, paren(b.Right)) }
+func (n *Not) String() string      { return "NOT " + paren(n.Expr) }
+func (n *Negative) String() string { return "(- " + n.Expr.String() + ")" }
+func (n *IsNull) String() string {
+	if n.Negated {
+		return paren(n.Expr) + " IS NOT NULL"
+	}
+	return paren(n.Expr) + " IS NULL"
+}
+func (c *Cast) String() string { return fmt.Sprintf("CAST(%s AS %s)", c.Expr, c.Type) }
+func (c *Case) String() string {
+	var b strings.Builder
+	b.WriteString("CASE")
+	if c.Operand != nil {
+		b.WriteString(" " + c.Operand.String())
+	}
+	for _, w := range c.Whens {
+		fmt.Fprintf(&b, " WHEN %s THEN %s", w.Cond, w.Then)
+	}
+	if c.Else != nil {
+		b.WriteString(" ELSE " + c.Else.String())
+	}
+	b.WriteString(" END")
+	return b.String()
+}
+func (l *Like) String() string {
+	op := "LIKE"
+	if l.CaseInsensitive {
+		op = "ILIKE"
+	}
+	if l.Negated {
+		op = "NOT " + op
+	}
+	return fmt.Sprintf("%s %s %s", paren(l.Expr), op, paren(l.Pattern))
+}
+func (i *InList) String() string {
+	op := "IN"
+	if i.Negated {
+		op = "NOT IN"
+	}
+	return fmt.Sprintf("%s %s (%s)", paren(i.Expr), op, exprList(i.List))
+}
+func (f *ScalarFunc) String() string { return f.Name + "(" + exprList(f.Args) + ")" }
+
+func paren(e Expr) string {
+	if _, ok := e.(*Binary); ok {
+		return "(" + e.String() + ")"
+	}
+	return e.String()
+}
+
+func exprList(es []Expr) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, ", ")
+}
