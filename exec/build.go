@@ -1,0 +1,57 @@
+package exec
+
+import (
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// Build returns the operator producing partition of p's output, building its
+// inputs recursively. This is the one type switch from physical nodes to
+// operators. The caller Opens, drains and Closes the returned operator.
+func Build(tc *TaskContext, p physical.Plan, partition int) (Operator, error) {
+	if partition < 0 || partition >= p.OutputPartitions() {
+		return nil, qerr.Internalf("exec: partition %d out of range for %s (%d partitions)", partition, p, p.OutputPartitions())
+	}
+	var (
+		op  Operator
+		err error
+	)
+	switch n := p.(type) {
+	case *physical.Scan:
+		op, err = newScan(tc, n, partition)
+	case *physical.Filter:
+		op, err = newFilter(tc, n, partition)
+	case *physical.Projection:
+		op, err = newProjection(tc, n, partition)
+	case *physical.HashAggregate:
+		op, err = newHashAggregate(tc, n, partition)
+	case *physical.HashJoin:
+		op, err = newHashJoin(tc, n, partition)
+	case *physical.NestedLoopJoin:
+		op, err = newNestedLoopJoin(tc, n, partition)
+	case *physical.Sort:
+		op, err = newSort(tc, n, partition)
+	case *physical.SortPreservingMerge:
+		op, err = newSortPreservingMerge(tc, n, partition)
+	case *physical.Limit:
+		op, err = newLimit(tc, n, partition)
+	case *physical.LocalLimit:
+		op, err = newLocalLimit(tc, n, partition)
+	case *physical.Union:
+		op, err = newUnion(tc, n, partition)
+	case *physical.Values:
+		op, err = newValues(tc, n, partition)
+	case *physical.Empty:
+		op, err = newEmpty(tc, n, partition)
+	case *physical.Repartition:
+		op, err = newRepartition(tc, n, partition)
+	case *physical.Coalesce:
+		op, err = newCoalesce(tc, n, partition)
+	default:
+		return nil, qerr.NotImplementedf("exec: no operator for %T", p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tc.instrument(p, op), nil
+}
