@@ -156,7 +156,7 @@ func (f *Filter) String() string                   { return "Filter: " + f.Predi
 // Projection computes one output column per expression.
 type Projection struct {
 	Input  Plan
-	List []Expr
+	List   []Expr
 	schema *Schema
 }
 

@@ -1,0 +1,342 @@
+package catalog
+
+import (
+	"encoding/csv"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// OpenTable describes the table stored at location: a file, or a directory
+// whose files (sorted, hidden files skipped) are the partitions. The schema
+// comes from declared if given, else from the files' metadata (Parquet and
+// Arrow) or by inference from a sample (CSV). Every file must have the same
+// schema. Nothing is registered: the caller registers the result.
+func OpenTable(name string, format Format, location string, options map[string]string, declared []arrow.Field) (*Table, error) {
+	files, err := listFiles(location)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{Name: name, Format: format, Location: location, Files: files, Options: options, Rows: -1}
+	if declared != nil {
+		t.Schema = arrow.NewSchema(declared, nil)
+	}
+	switch format {
+	case Parquet:
+		err = t.openParquet()
+	case Arrow:
+		err = t.openIPC()
+	case CSV:
+		if t.Schema == nil {
+			t.Schema, err = inferCSV(files[0], options)
+		}
+	default:
+		err = qerr.NotImplementedf("catalog: tables stored as %q are not supported (use PARQUET, CSV or ARROW)", format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func listFiles(location string) ([]string, error) {
+	st, err := os.Stat(location)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, qerr.IOf("catalog: location %q does not exist", location)
+		}
+		return nil, qerr.IOf("catalog: cannot read location %q: %w", location, err)
+	}
+	if !st.IsDir() {
+		return []string{location}, nil
+	}
+	entries, err := os.ReadDir(location)
+	if err != nil {
+		return nil, qerr.IOf("catalog: cannot list directory %q: %w", location, err)
+	}
+	var files []string
+	for _, e := range entries {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), "_") {
+			continue
+		}
+		files = append(files, filepath.Join(location, e.Name()))
+	}
+	if len(files) == 0 {
+		return nil, qerr.IOf("catalog: directory %q has no data files", location)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+func (t *Table) openParquet() error {
+	var rows int64
+	for _, f := range t.Files {
+		pf, err := file.OpenParquetFile(f, false)
+		if err != nil {
+			return qerr.IOf("catalog: %s is not a readable Parquet file: %w", f, err)
+		}
+		rows += pf.NumRows()
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			pf.Close()
+			return qerr.IOf("catalog: %s: %w", f, err)
+		}
+		s, err := fr.Schema()
+		pf.Close()
+		if err != nil {
+			return qerr.IOf("catalog: %s: reading schema: %w", f, err)
+		}
+		s = stripMetadata(s)
+		if err := t.agree(f, s); err != nil {
+			return err
+		}
+	}
+	t.Rows = rows
+	return nil
+}
+
+func (t *Table) openIPC() error {
+	var rows int64
+	for _, f := range t.Files {
+		s, n, err := ipcSchema(f)
+		if err != nil {
+			return err
+		}
+		rows += n
+		if err := t.agree(f, s); err != nil {
+			return err
+		}
+	}
+	t.Rows = rows
+	return nil
+}
+
+// ipcSchema reads an Arrow IPC file (or stream) schema and, for the file format, its row count.
+func ipcSchema(path string) (*arrow.Schema, int64, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, 0, qerr.IOf("catalog: %w", err)
+	}
+	defer fh.Close()
+	if r, err := ipc.NewFileReader(fh); err == nil {
+		defer r.Close()
+		var rows int64
+		for i := 0; i < r.NumRecords(); i++ {
+			rec, err := r.RecordBatch(i)
+			if err != nil {
+				return nil, 0, qerr.IOf("catalog: %s: %w", path, err)
+			}
+			rows += rec.NumRows()
+			rec.Release()
+		}
+		return r.Schema(), rows, nil
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return nil, 0, qerr.IOf("catalog: %w", err)
+	}
+	r, err := ipc.NewReader(fh)
+	if err != nil {
+		return nil, 0, qerr.IOf("catalog: %s is not an Arrow IPC file: %w", path, err)
+	}
+	defer r.Release()
+	return r.Schema(), -1, nil
+}
+
+// agree sets t.Schema from the first file and checks later files match; a
+// declared schema must have the files' column types.
+func (t *Table) agree(path string, s *arrow.Schema) error {
+	if t.Schema == nil {
+		t.Schema = s
+		return nil
+	}
+	if t.Schema.NumFields() != s.NumFields() {
+		return qerr.Planf("catalog: %s has %d columns, table %q expects %d", path, s.NumFields(), t.Name, t.Schema.NumFields())
+	}
+	for i, f := range s.Fields() {
+		want := t.Schema.Field(i)
+		if !arrow.TypeEqual(f.Type, want.Type) {
+			return qerr.Planf("catalog: column %d (%s) of %s has type %s, table %q expects %s", i+1, f.Name, path, f.Type, t.Name, want.Type)
+		}
+	}
+	return nil
+}
+
+// CSVDelimiter returns the delimiter option (default ',').
+func CSVDelimiter(options map[string]string) (rune, error) {
+	d, ok := options["delimiter"]
+	if !ok || d == "" {
+		return ',', nil
+	}
+	if d == `\t` || d == "tab" {
+		return '\t', nil
+	}
+	r := []rune(d)
+	if len(r) != 1 {
+		return 0, qerr.Planf("catalog: option delimiter must be one character, got %q", d)
+	}
+	return r[0], nil
+}
+
+// CSVHasHeader returns the has_header option (default true).
+func CSVHasHeader(options map[string]string) (bool, error) {
+	v, ok := options["has_header"]
+	if !ok {
+		return true, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, qerr.Planf("catalog: option has_header must be true or false, got %q", v)
+	}
+	return b, nil
+}
+
+const inferRows = 1000
+
+// inferCSV infers a CSV file's schema from its header and first rows: each
+// column is the narrowest of Int64, Float64, Date32, Boolean that parses
+// every non-empty sample value, else Utf8.
+func inferCSV(path string, options map[string]string) (*arrow.Schema, error) {
+	delim, err := CSVDelimiter(options)
+	if err != nil {
+		return nil, err
+	}
+	header, err := CSVHasHeader(options)
+	if err != nil {
+		return nil, err
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, qerr.IOf("catalog: %w", err)
+	}
+	defer fh.Close()
+	r := csv.NewReader(fh)
+	r.Comma = delim
+	r.FieldsPerRecord = -1
+	first, err := r.Read()
+	if err != nil {
+		return nil, qerr.IOf("catalog: %s: cannot read the first CSV line: %w", path, err)
+	}
+	names := make([]string, len(first))
+	for i := range first {
+		if header {
+			names[i] = strings.TrimSpace(first[i])
+		} else {
+			names[i] = "column_" + strconv.Itoa(i+1)
+		}
+	}
+	kinds := make([]csvKind, len(first))
+	observe := func(rec []string) {
+		for i := range kinds {
+			if i < len(rec) && rec[i] != "" {
+				kinds[i] = kinds[i].widen(rec[i])
+			}
+		}
+	}
+	if !header {
+		observe(first)
+	}
+	for n := 0; n < inferRows; n++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, qerr.IOf("catalog: %s: line %d: %w", path, n+2, err)
+		}
+		observe(rec)
+	}
+	fields := make([]arrow.Field, len(names))
+	for i, n := range names {
+		fields[i] = arrow.Field{Name: n, Type: kinds[i].arrowType(), Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// csvKind is a lattice: unseen < int < float < string, unseen < date < string, unseen < bool < string.
+type csvKind int
+
+const (
+	kUnseen csvKind = iota
+	kInt
+	kFloat
+	kDate
+	kBool
+	kString
+)
+
+func (k csvKind) widen(v string) csvKind {
+	isInt := func() bool { _, err := strconv.ParseInt(v, 10, 64); return err == nil }
+	isFloat := func() bool { _, err := strconv.ParseFloat(v, 64); return err == nil }
+	isDate := func() bool { _, err := time.Parse("2006-01-02", v); return err == nil }
+	isBool := func() bool { _, err := strconv.ParseBool(v); return err == nil && !isInt() }
+	switch k {
+	case kUnseen:
+		switch {
+		case isInt():
+			return kInt
+		case isFloat():
+			return kFloat
+		case isDate():
+			return kDate
+		case isBool():
+			return kBool
+		}
+		return kString
+	case kInt:
+		if isInt() {
+			return kInt
+		}
+		if isFloat() {
+			return kFloat
+		}
+	case kFloat:
+		if isFloat() {
+			return kFloat
+		}
+	case kDate:
+		if isDate() {
+			return kDate
+		}
+	case kBool:
+		if isBool() {
+			return kBool
+		}
+	}
+	return kString
+}
+
+func (k csvKind) arrowType() arrow.DataType {
+	switch k {
+	case kInt:
+		return arrow.PrimitiveTypes.Int64
+	case kFloat:
+		return arrow.PrimitiveTypes.Float64
+	case kDate:
+		return arrow.FixedWidthTypes.Date32
+	case kBool:
+		return arrow.FixedWidthTypes.Boolean
+	}
+	return arrow.BinaryTypes.String
+}
+
+// stripMetadata drops schema and field metadata (Parquet field ids), so
+// schemas compare by names and types only.
+func stripMetadata(s *arrow.Schema) *arrow.Schema {
+	fs := s.Fields()
+	for i := range fs {
+		fs[i].Metadata = arrow.Metadata{}
+	}
+	return arrow.NewSchema(fs, nil)
+}

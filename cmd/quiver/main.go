@@ -1,0 +1,195 @@
+//go:build wip
+
+// Command quiver is Quiver's command line: the SQL shell, one-shot
+// statements (-c, -f), and (as they land) the cluster daemons and TPC-H tools.
+// It holds flags and wiring only.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/format"
+	"github.com/quiverdb/quiver/tpch"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+type options struct {
+	demo      bool
+	command   string
+	file      string
+	format    string
+	scheduler string
+	maxRows   int
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("quiver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.BoolVar(&o.demo, "demo", false, "register the embedded TPC-H SF 0.01 tables (lineitem, orders, ...)")
+	fs.StringVar(&o.command, "c", "", "run the `SQL` statements (separated by ';') and exit")
+	fs.StringVar(&o.file, "f", "", "run the statements in `FILE` ('-' for standard input) and exit")
+	fs.StringVar(&o.format, "format", "table", "output format: table, csv, tsv, json or ndjson")
+	fs.StringVar(&o.scheduler, "scheduler", "", "connect to the cluster scheduler at `ADDR` instead of running embedded")
+	fs.IntVar(&o.maxRows, "maxrows", 40, "most rows a table shows in the interactive shell (0: all)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: quiver [--demo] [-c SQL | -f FILE] [--format table|csv|tsv|json|ndjson]\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "quiver: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	kind, err := format.Parse(o.format)
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver:", err)
+		return 2
+	}
+	if o.scheduler != "" {
+		fmt.Fprintln(stderr, "quiver: --scheduler: cluster mode is not implemented yet")
+		return 2
+	}
+	if o.command != "" && o.file != "" {
+		fmt.Fprintln(stderr, "quiver: give -c or -f, not both")
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	s, err := quiver.NewSession(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver:", err)
+		return 1
+	}
+	defer s.Close()
+	if o.demo {
+		if err := tpch.RegisterDemo(ctx, s); err != nil {
+			fmt.Fprintln(stderr, "quiver: --demo:", err)
+			return 1
+		}
+	}
+
+	switch {
+	case o.command != "":
+		return script(ctx, s, o.command, kind, stdout, stderr)
+	case o.file != "":
+		text, err := readFile(o.file, stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "quiver:", err)
+			return 1
+		}
+		return script(ctx, s, text, kind, stdout, stderr)
+	case !isTerminal(stdin):
+		text, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "quiver:", err)
+			return 1
+		}
+		return script(ctx, s, string(text), kind, stdout, stderr)
+	}
+	return interactive(ctx, s, o, kind, stdin, stdout, stderr)
+}
+
+func readFile(name string, stdin io.Reader) (string, error) {
+	if name == "-" {
+		b, err := io.ReadAll(stdin)
+		return string(b), err
+	}
+	b, err := os.ReadFile(name)
+	return string(b), err
+}
+
+// script runs statements in order, printing each result; the first error
+// goes to stderr and makes the exit status 1.
+func script(ctx context.Context, s *quiver.Session, text string, kind format.Kind, stdout, stderr io.Writer) int {
+	err := s.Script(ctx, text, func(df *quiver.DataFrame) error {
+		if !df.ReturnsRows() {
+			return nil
+		}
+		return df.Print(ctx, stdout, kind, format.Options{})
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "Error:", err)
+		return 1
+	}
+	return 0
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// interactive is a plain read-eval-print loop: statements end at ';'.
+func interactive(ctx context.Context, s *quiver.Session, o options, kind format.Kind, stdin io.Reader, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stdout, "Quiver SQL shell. End statements with ';'. \\q quits.")
+	if o.demo {
+		fmt.Fprintln(stdout, "TPC-H SF 0.01 tables loaded: try  SELECT count(*) FROM lineitem;")
+	}
+	in := bufio.NewScanner(stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<26)
+	var buf strings.Builder
+	prompt := func() {
+		if buf.Len() == 0 {
+			fmt.Fprint(stdout, "quiver> ")
+		} else {
+			fmt.Fprint(stdout, "     -> ")
+		}
+	}
+	for prompt(); in.Scan(); prompt() {
+		line := in.Text()
+		if buf.Len() == 0 && strings.TrimSpace(line) == `\q` {
+			return 0
+		}
+		buf.WriteString(line + "\n")
+		if !strings.HasSuffix(strings.TrimSpace(line), ";") {
+			continue
+		}
+		text := buf.String()
+		buf.Reset()
+		start := time.Now()
+		// Each statement runs under its own context so Ctrl-C cancels it, not the shell.
+		qctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+		rows := 0
+		err := s.Script(qctx, text, func(df *quiver.DataFrame) error {
+			if !df.ReturnsRows() {
+				return nil
+			}
+			rows++
+			return df.Print(qctx, stdout, kind, format.Options{MaxRows: o.maxRows, MaxWidth: 60})
+		})
+		cancel()
+		if err != nil {
+			fmt.Fprintln(stderr, "Error:", err)
+			continue
+		}
+		fmt.Fprintf(stdout, "(%.3f s)\n", time.Since(start).Seconds())
+	}
+	fmt.Fprintln(stdout)
+	_ = ctx
+	return 0
+}

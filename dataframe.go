@@ -1,0 +1,281 @@
+//go:build wip
+
+package quiver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/format"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/physical/planner"
+	"github.com/quiverdb/quiver/sql"
+)
+
+// DataFrame is a lazily evaluated query: a logical plan bound to a session.
+// It is immutable and safe to share between goroutines; building on it never
+// changes it.
+type DataFrame struct {
+	s      *Session
+	plan   logical.Plan
+	err    error // the first error of a chain of builder calls
+	noRows bool  // a statement with no result set (DDL, SET)
+}
+
+func (s *Session) newFrame(p logical.Plan) *DataFrame { return &DataFrame{s: s, plan: p} }
+
+// Err returns the first error of the chain of builder calls that made df.
+func (df *DataFrame) Err() error { return df.err }
+
+// Schema is the schema of df's result (nil if df has an error).
+func (df *DataFrame) Schema() *arrow.Schema {
+	if df.err != nil {
+		return nil
+	}
+	return df.plan.Schema().Arrow()
+}
+
+// ReturnsRows reports whether df is a result set, as opposed to the empty
+// outcome of DDL or SET, which machine output formats print nothing for.
+func (df *DataFrame) ReturnsRows() bool { return !df.noRows }
+
+// LogicalPlan returns df's unoptimized logical plan.
+func (df *DataFrame) LogicalPlan() logical.Plan { return df.plan }
+
+// execution is one running query.
+type execution struct {
+	tc   *exec.TaskContext
+	mem  *exec.AccountingAllocator
+	plan physical.Plan
+	op   exec.Operator
+}
+
+func (s *Session) snapshot() settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
+}
+
+// optimize runs the optimizer; observe (may be nil) sees the plan after each rule that fired.
+func (s *Session) optimize(ctx context.Context, p logical.Plan, observe func(string, logical.Plan)) (logical.Plan, error) {
+	return s.opt.Optimize(ctx, p, observe)
+}
+
+func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings) (physical.Plan, error) {
+	return planner.New(planner.Config{TargetPartitions: st.targetPartitions}).Plan(ctx, p)
+}
+
+// start optimizes, plans and opens df's query.
+func (df *DataFrame) start(ctx context.Context, analyze bool) (*execution, error) {
+	if df.err != nil {
+		return nil, df.err
+	}
+	s := df.s
+	st := s.snapshot()
+	lp, err := s.optimize(ctx, df.plan, nil)
+	if err != nil {
+		return nil, err
+	}
+	pp, err := s.physicalPlan(ctx, lp, st)
+	if err != nil {
+		return nil, err
+	}
+	mem := exec.NewAccountingAllocator(s.mem, st.memoryLimit)
+	tc := exec.NewTaskContext(mem, st.batchSize)
+	tc.MemoryTables = s.memoryTable
+	if analyze {
+		tc.EnableMetrics()
+	}
+	op, err := exec.Execute(ctx, tc, pp)
+	if err != nil {
+		return nil, err
+	}
+	if err := op.Open(ctx); err != nil {
+		op.Close()
+		return nil, err
+	}
+	return &execution{tc: tc, mem: mem, plan: pp, op: op}, nil
+}
+
+func (s *Session) memoryTable(name string) ([][]arrow.RecordBatch, bool) {
+	t, ok := s.cat.Table(name)
+	if !ok {
+		return nil, false
+	}
+	return t.Partitions, true
+}
+
+// Collect runs the query and returns all result batches; the caller
+// releases each batch.
+func (df *DataFrame) Collect(ctx context.Context) ([]arrow.RecordBatch, error) {
+	x, err := df.start(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return x.drain(ctx)
+}
+
+func (x *execution) drain(ctx context.Context) ([]arrow.RecordBatch, error) {
+	var out []arrow.RecordBatch
+	release := func() {
+		for _, b := range out {
+			b.Release()
+		}
+	}
+	for {
+		b, err := x.op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			release()
+			x.op.Close()
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	if err := x.op.Close(); err != nil {
+		release()
+		return nil, err
+	}
+	return out, nil
+}
+
+// Stream runs the query and yields its batches as they are produced. Each
+// yielded batch is released after the loop body returns; Retain it to keep
+// it. Breaking out of the loop stops the query.
+func (df *DataFrame) Stream(ctx context.Context) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		x, err := df.start(ctx, false)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer x.op.Close()
+		for {
+			b, err := x.op.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			more := yield(b, nil)
+			b.Release()
+			if !more {
+				return
+			}
+		}
+	}
+}
+
+// Count runs the query and returns its number of rows.
+func (df *DataFrame) Count(ctx context.Context) (int64, error) {
+	var n int64
+	for b, err := range df.Stream(ctx) {
+		if err != nil {
+			return 0, err
+		}
+		n += b.NumRows()
+	}
+	return n, nil
+}
+
+// Show runs the query and prints the result as an aligned table.
+func (df *DataFrame) Show(ctx context.Context, w io.Writer) error {
+	return df.Print(ctx, w, format.Table, format.Options{})
+}
+
+// Print runs the query and writes the result in format k. A DataFrame of a
+// statement without a result set prints nothing in the machine formats.
+func (df *DataFrame) Print(ctx context.Context, w io.Writer, k format.Kind, opt format.Options) error {
+	if df.noRows && k != format.Table {
+		return nil
+	}
+	batches, err := df.Collect(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	return format.Write(w, k, df.Schema(), batches, opt)
+}
+
+// Explain returns the optimized logical plan and the physical plan; with
+// analyze it runs the query and shows rows, batches and time per operator.
+func (df *DataFrame) Explain(ctx context.Context, analyze bool) (string, error) {
+	rows, err := df.s.explainRows(ctx, df, &sql.Explain{Analyze: analyze})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(r[0] + ":\n" + r[1])
+		if !strings.HasSuffix(r[1], "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String(), nil
+}
+
+func (s *Session) explain(ctx context.Context, st *sql.Explain) (*DataFrame, error) {
+	rows, err := s.explainRows(ctx, s.newFrame(st.Plan), st)
+	if err != nil {
+		return nil, err
+	}
+	return s.table([]string{"plan_type", "plan"}, rows)
+}
+
+// explainRows builds EXPLAIN's (plan_type, plan) rows.
+func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explain) ([][]string, error) {
+	if df.err != nil {
+		return nil, df.err
+	}
+	var rows [][]string
+	var observe func(string, logical.Plan)
+	if st.Verbose {
+		rows = append(rows, []string{"initial_logical_plan", logical.Indent(df.plan)})
+		observe = func(rule string, p logical.Plan) {
+			rows = append(rows, []string{"logical_plan after " + rule, logical.Indent(p)})
+		}
+	}
+	if st.Analyze {
+		x, err := df.start(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		batches, err := x.drain(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var n int64
+		for _, b := range batches {
+			n += b.NumRows()
+			b.Release()
+		}
+		return append(rows, []string{"Plan with Metrics", x.tc.FormatAnalyze(x.plan)},
+			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + FormatBytes(x.mem.Peak())}), nil
+	}
+	lp, err := s.optimize(ctx, df.plan, observe)
+	if err != nil {
+		return nil, err
+	}
+	pp, err := s.physicalPlan(ctx, lp, s.snapshot())
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, []string{"logical_plan", logical.Indent(lp)}, []string{"physical_plan", physical.Indent(pp)}), nil
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

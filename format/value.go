@@ -1,0 +1,93 @@
+package format
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Column renders every value of one column as text; nulls[i] is true for NULL.
+// The type switch runs once per column.
+func Column(a arrow.Array) (vals []string, nulls []bool) {
+	n := a.Len()
+	vals, nulls = make([]string, n), make([]bool, n)
+	for i := 0; i < n; i++ {
+		nulls[i] = a.IsNull(i)
+	}
+	set := func(f func(i int) string) {
+		for i := 0; i < n; i++ {
+			if !nulls[i] {
+				vals[i] = f(i)
+			}
+		}
+	}
+	switch a := a.(type) {
+	case *array.Boolean:
+		set(func(i int) string { return strconv.FormatBool(a.Value(i)) })
+	case *array.Int8:
+		set(func(i int) string { return strconv.FormatInt(int64(a.Value(i)), 10) })
+	case *array.Int16:
+		set(func(i int) string { return strconv.FormatInt(int64(a.Value(i)), 10) })
+	case *array.Int32:
+		set(func(i int) string { return strconv.FormatInt(int64(a.Value(i)), 10) })
+	case *array.Int64:
+		set(func(i int) string { return strconv.FormatInt(a.Value(i), 10) })
+	case *array.Uint64:
+		set(func(i int) string { return strconv.FormatUint(a.Value(i), 10) })
+	case *array.Float32:
+		set(func(i int) string { return Float(float64(a.Value(i))) })
+	case *array.Float64:
+		set(func(i int) string { return Float(a.Value(i)) })
+	case *array.Decimal128:
+		scale := a.DataType().(*arrow.Decimal128Type).Scale
+		set(func(i int) string { return a.Value(i).ToString(scale) })
+	case *array.String:
+		set(a.Value)
+	case *array.LargeString:
+		set(a.Value)
+	case *array.Date32:
+		set(func(i int) string { return a.Value(i).FormattedString() })
+	case *array.Null:
+	default:
+		set(a.ValueStr)
+	}
+	return vals, nulls
+}
+
+// Float is the shortest text that reads back as v, always with a decimal
+// point or exponent so it reads as a float ("1.0", "0.05", "1e+20").
+func Float(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	abs := math.Abs(v)
+	var s string
+	if abs != 0 && (abs < 1e-4 || abs >= 1e16) {
+		s = strconv.FormatFloat(v, 'e', -1, 64)
+	} else {
+		s = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}
+
+// IsNumeric reports whether values of t are numbers (right-aligned in
+// tables, unquoted in JSON).
+func IsNumeric(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,398 @@
+package planner
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/catalog"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// Config are the settings that shape a physical plan.
+type Config struct {
+	// TargetPartitions is how many partitions run in parallel (GOMAXPROCS if ≤ 0).
+	TargetPartitions int
+	// CollectLeftRows: a join whose build side is estimated at most this many
+	// rows builds one shared hash table (CollectLeft); larger ones are
+	// hash-partitioned on the keys.
+	CollectLeftRows float64
+}
+
+// DefaultCollectLeftRows is the default CollectLeft threshold.
+const DefaultCollectLeftRows = 2_000_000
+
+// Planner turns optimized logical plans into physical plans.
+type Planner struct {
+	cfg Config
+}
+
+// New returns a planner with cfg (zero fields take defaults).
+func New(cfg Config) *Planner {
+	if cfg.TargetPartitions <= 0 {
+		cfg.TargetPartitions = runtime.GOMAXPROCS(0)
+	}
+	if cfg.CollectLeftRows <= 0 {
+		cfg.CollectLeftRows = DefaultCollectLeftRows
+	}
+	return &Planner{cfg: cfg}
+}
+
+// Plan translates p. This is the one type switch from logical to physical nodes.
+func (pl *Planner) Plan(ctx context.Context, p logical.Plan) (physical.Plan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch n := p.(type) {
+	case *logical.Scan:
+		return pl.scan(n)
+	case *logical.Filter:
+		in, err := pl.Plan(ctx, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		pred, err := Expr(n.Predicate, n.Input.Schema())
+		if err != nil {
+			return nil, err
+		}
+		return &physical.Filter{Input: in, Predicate: pred}, nil
+	case *logical.Projection:
+		in, err := pl.Plan(ctx, n.Input)
+		if err != nil {
+			return nil, err
+		}
+		es, err := exprs(n.List, n.Input.Schema())
+		if err != nil {
+			return nil, err
+		}
+		return &physical.Projection{Input: in, Exprs: es, Names: names(n.Schema())}, nil
+	case *logical.SubqueryAlias:
+		return pl.Plan(ctx, n.Input)
+	case *logical.Cache:
+		// The cache lowering hook is not wired yet: a Cache node runs its input.
+		return pl.Plan(ctx, n.Input)
+	case *logical.Aggregate:
+		return pl.aggregate(ctx, n)
+	case *logical.Join:
+		return pl.join(ctx, n)
+	case *logical.Sort:
+		return pl.sort(ctx, n)
+	case *logical.Limit:
+		return pl.limit(ctx, n)
+	case *logical.Union:
+		ins := make([]physical.Plan, len(n.Inputs))
+		for i, c := range n.Inputs {
+			in, err := pl.Plan(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			ins[i] = in
+		}
+		return &physical.Union{Inputs: ins}, nil
+	case *logical.Values:
+		rows := make([][]*physical.Literal, len(n.Rows))
+		for i, r := range n.Rows {
+			rows[i] = make([]*physical.Literal, len(r))
+			for j, e := range r {
+				lit, ok := logical.StripAlias(e).(*logical.Literal)
+				if !ok {
+					return nil, qerr.NotImplementedf("planner: VALUES entries must be constants, got %s", e)
+				}
+				t := n.Schema().Field(j).Type
+				if lit.Value != nil && !arrow.TypeEqual(lit.Type, t) {
+					return nil, qerr.Internalf("planner: VALUES literal %s has type %s, column has %s", lit, lit.Type, t)
+				}
+				rows[i][j] = &physical.Literal{Type: t, Value: lit.Value}
+			}
+		}
+		return &physical.Values{OutSchema: n.Schema().Arrow(), Rows: rows}, nil
+	case *logical.EmptyRelation:
+		return &physical.Empty{OutSchema: n.Schema().Arrow(), ProduceOneRow: n.ProduceOneRow}, nil
+	}
+	return nil, qerr.Internalf("planner: unknown logical node %T", p)
+}
+
+func names(s *logical.Schema) []string {
+	out := make([]string, s.Len())
+	for i, f := range s.Fields {
+		out[i] = f.Name
+	}
+	return out
+}
+
+func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
+	t := n.Table
+	out := &physical.Scan{
+		Table:      t.Name,
+		Format:     physical.Format(t.Format),
+		FileSchema: t.Schema,
+		Projection: n.Projection,
+		Options:    t.Options,
+		Fetch:      n.Fetch,
+	}
+	if t.Format == catalog.Memory {
+		out.Partitions = make([][]string, t.NumPartitions())
+	} else {
+		for _, f := range t.Files {
+			out.Partitions = append(out.Partitions, []string{f})
+		}
+	}
+	// Pushed-down filters are a pruning hint: keep those that translate.
+	var preds []physical.Expr
+	for _, f := range n.Filters {
+		if p, err := Expr(f, n.Schema()); err == nil {
+			preds = append(preds, p)
+		}
+	}
+	out.Predicate = andAll(preds)
+	var plan physical.Plan = out
+	if out.OutputPartitions() < pl.cfg.TargetPartitions && t.Format != catalog.Memory {
+		// A scan yields one partition per file; spread its batches so the
+		// operators above run target_partitions-way parallel.
+		plan = &physical.Repartition{Input: plan, N: pl.cfg.TargetPartitions}
+	}
+	return plan, nil
+}
+
+func andAll(es []physical.Expr) physical.Expr {
+	var out physical.Expr
+	for _, e := range es {
+		if out == nil {
+			out = e
+		} else {
+			out = &physical.Binary{Op: physical.OpAnd, Left: out, Right: e, Type: arrow.FixedWidthTypes.Boolean}
+		}
+	}
+	return out
+}
+
+func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physical.Plan, error) {
+	in, err := pl.Plan(ctx, n.Input)
+	if err != nil {
+		return nil, err
+	}
+	is := n.Input.Schema()
+	groups, err := exprs(n.GroupBy, is)
+	if err != nil {
+		return nil, err
+	}
+	outNames := names(n.Schema())
+	g := len(groups)
+	aggs := make([]physical.AggregateExpr, len(n.Aggs))
+	distinct := false
+	for i, a := range n.Aggs {
+		if aggs[i], err = aggregate(a, is, outNames[g+i]); err != nil {
+			return nil, err
+		}
+		distinct = distinct || aggs[i].Distinct
+	}
+	groupNames := outNames[:g]
+	if in.OutputPartitions() == 1 || distinct {
+		// One pass over all rows of each group in one partition.
+		if in.OutputPartitions() > 1 {
+			if g > 0 {
+				in = &physical.Repartition{Input: in, Keys: groups, N: pl.cfg.TargetPartitions}
+			} else {
+				in = &physical.Coalesce{Input: in}
+			}
+		}
+		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}, nil
+	}
+	partial := &physical.HashAggregate{Input: in, Mode: physical.AggPartial, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}
+	ps := partial.Schema()
+	finalGroups := make([]physical.Expr, g)
+	for i := range finalGroups {
+		finalGroups[i] = &physical.Column{Index: i, Name: groupNames[i], Type: ps.Field(i).Type}
+	}
+	var mid physical.Plan
+	if g > 0 {
+		mid = &physical.Repartition{Input: partial, Keys: finalGroups, N: pl.cfg.TargetPartitions}
+	} else {
+		mid = &physical.Coalesce{Input: partial}
+	}
+	return &physical.HashAggregate{Input: mid, Mode: physical.AggFinal, GroupBy: finalGroups, GroupNames: groupNames, Aggs: aggs}, nil
+}
+
+var joinTypes = map[logical.JoinType]physical.JoinType{
+	logical.InnerJoin: physical.InnerJoin, logical.LeftJoin: physical.LeftJoin,
+	logical.RightJoin: physical.RightJoin, logical.FullJoin: physical.FullJoin,
+	logical.SemiJoin: physical.SemiJoin, logical.AntiJoin: physical.AntiJoin,
+	logical.MarkJoin: physical.MarkJoin,
+}
+
+func (pl *Planner) join(ctx context.Context, n *logical.Join) (physical.Plan, error) {
+	left, err := pl.Plan(ctx, n.Left)
+	if err != nil {
+		return nil, err
+	}
+	right, err := pl.Plan(ctx, n.Right)
+	if err != nil {
+		return nil, err
+	}
+	ls, rs := n.Left.Schema(), n.Right.Schema()
+	typ := joinTypes[n.Type]
+	if len(n.On) == 0 {
+		var filter physical.Expr
+		if n.Filter != nil {
+			if filter, err = Expr(n.Filter, ls.Join(rs)); err != nil {
+				return nil, err
+			}
+		}
+		return &physical.NestedLoopJoin{Left: left, Right: right, Type: typ, Filter: filter, MarkName: n.MarkName}, nil
+	}
+	on := make([]physical.JoinOn, len(n.On))
+	for i, p := range n.On {
+		l, err := Expr(p.Left, ls)
+		if err != nil {
+			return nil, err
+		}
+		r, err := Expr(p.Right, rs)
+		if err != nil {
+			return nil, err
+		}
+		if ld, ok := l.DataType().(*arrow.Decimal128Type); ok {
+			rd := r.DataType().(*arrow.Decimal128Type)
+			if ld.Scale != rd.Scale || ld.Precision != rd.Precision {
+				t := logical.Decimal(logical.MaxDecimalPrecision, max(ld.Scale, rd.Scale))
+				l, r = castTo(l, t), castTo(r, t)
+			}
+		} else if !arrow.TypeEqual(l.DataType(), r.DataType()) {
+			return nil, qerr.Internalf("planner: join keys %s and %s have types %s and %s", l, r, l.DataType(), r.DataType())
+		}
+		on[i] = physical.JoinOn{Left: l, Right: r}
+	}
+	// The hash table is built from the left input: for inner and outer joins
+	// put the clearly smaller estimated side there, then restore column order.
+	buildLeft := n.Left
+	swapped, canSwap := swappedType[n.Type]
+	doSwap := canSwap && estimate(n.Right) < estimate(n.Left)/2
+	fschema := ls.Join(rs)
+	if doSwap {
+		left, right = right, left
+		buildLeft = n.Right
+		typ = joinTypes[swapped]
+		for i := range on {
+			on[i] = physical.JoinOn{Left: on[i].Right, Right: on[i].Left}
+		}
+		fschema = rs.Join(ls)
+	}
+	var filter physical.Expr
+	if n.Filter != nil {
+		if filter, err = Expr(n.Filter, fschema); err != nil {
+			return nil, err
+		}
+	}
+	out := &physical.HashJoin{Type: typ, On: on, Filter: filter, NullAware: n.NullAware, MarkName: n.MarkName}
+	if estimate(buildLeft) <= pl.cfg.CollectLeftRows || pl.cfg.TargetPartitions == 1 {
+		out.Mode = physical.CollectLeft
+		out.Left, out.Right = left, right
+	} else {
+		out.Mode = physical.Partitioned
+		lk, rk := make([]physical.Expr, len(on)), make([]physical.Expr, len(on))
+		for i, k := range on {
+			lk[i], rk[i] = k.Left, k.Right
+		}
+		out.Left = &physical.Repartition{Input: left, Keys: lk, N: pl.cfg.TargetPartitions}
+		out.Right = &physical.Repartition{Input: right, Keys: rk, N: pl.cfg.TargetPartitions}
+	}
+	if !doSwap {
+		return out, nil
+	}
+	// Restore the logical column order: original left columns, then right.
+	js := out.Schema()
+	nl, nr := ls.Len(), rs.Len()
+	cols := make([]physical.Expr, 0, nl+nr)
+	for i := 0; i < nl; i++ {
+		cols = append(cols, &physical.Column{Index: nr + i, Name: js.Field(nr + i).Name, Type: js.Field(nr + i).Type})
+	}
+	for i := 0; i < nr; i++ {
+		cols = append(cols, &physical.Column{Index: i, Name: js.Field(i).Name, Type: js.Field(i).Type})
+	}
+	return &physical.Projection{Input: out, Exprs: cols, Names: names(n.Schema())}, nil
+}
+
+var swappedType = map[logical.JoinType]logical.JoinType{
+	logical.InnerJoin: logical.InnerJoin, logical.LeftJoin: logical.RightJoin,
+	logical.RightJoin: logical.LeftJoin, logical.FullJoin: logical.FullJoin,
+}
+
+func (pl *Planner) sort(ctx context.Context, n *logical.Sort) (physical.Plan, error) {
+	in, err := pl.Plan(ctx, n.Input)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]physical.SortKey, len(n.Keys))
+	for i, k := range n.Keys {
+		e, err := Expr(k.Expr, n.Input.Schema())
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = physical.SortKey{Expr: e, Asc: k.Asc, NullsFirst: k.NullsFirst}
+	}
+	if in.OutputPartitions() == 1 {
+		return &physical.Sort{Input: in, Keys: keys, Fetch: n.Fetch}, nil
+	}
+	local := &physical.Sort{Input: in, Keys: keys, Fetch: n.Fetch, PreservePartitioning: true}
+	return &physical.SortPreservingMerge{Input: local, Keys: keys, Fetch: n.Fetch}, nil
+}
+
+func (pl *Planner) limit(ctx context.Context, n *logical.Limit) (physical.Plan, error) {
+	in, err := pl.Plan(ctx, n.Input)
+	if err != nil {
+		return nil, err
+	}
+	if in.OutputPartitions() > 1 {
+		if n.Fetch >= 0 {
+			in = &physical.LocalLimit{Input: in, Fetch: n.Skip + n.Fetch}
+		}
+		in = &physical.Coalesce{Input: in}
+	}
+	return &physical.Limit{Input: in, Skip: n.Skip, Fetch: n.Fetch}, nil
+}
+
+// estimate guesses a plan's output rows from table statistics.
+func estimate(p logical.Plan) float64 {
+	switch n := p.(type) {
+	case *logical.Scan:
+		r := float64(n.Table.Rows)
+		if r < 0 {
+			r = 100_000
+		}
+		if n.Fetch >= 0 {
+			r = min(r, float64(n.Fetch))
+		}
+		return r
+	case *logical.Filter:
+		return estimate(n.Input) * 0.2
+	case *logical.Aggregate:
+		if len(n.GroupBy) == 0 {
+			return 1
+		}
+		return estimate(n.Input) * 0.1
+	case *logical.Join:
+		l, r := estimate(n.Left), estimate(n.Right)
+		switch n.Type {
+		case logical.SemiJoin, logical.AntiJoin, logical.MarkJoin:
+			return l
+		}
+		if len(n.On) == 0 && n.Filter == nil {
+			return l * r
+		}
+		return max(l, r)
+	case *logical.Limit:
+		if n.Fetch >= 0 {
+			return min(float64(n.Fetch), estimate(n.Input))
+		}
+	case *logical.Values:
+		return float64(len(n.Rows))
+	case *logical.EmptyRelation:
+		return 1
+	}
+	var sum float64
+	for _, c := range p.Children() {
+		sum += estimate(c)
+	}
+	return sum
+}

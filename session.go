@@ -1,0 +1,375 @@
+//go:build wip
+
+package quiver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/catalog"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/logical/optimizer"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/sql"
+)
+
+// Option configures a Session.
+type Option func(*config)
+
+type config struct {
+	mem      memory.Allocator
+	settings settings
+}
+
+// WithAllocator makes every query of the session allocate from mem (tests
+// pass a memory.CheckedAllocator).
+func WithAllocator(mem memory.Allocator) Option { return func(c *config) { c.mem = mem } }
+
+// WithTargetPartitions sets how many partitions a query runs in parallel.
+func WithTargetPartitions(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.settings.targetPartitions = n
+		}
+	}
+}
+
+// WithBatchSize sets the target rows per batch.
+func WithBatchSize(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.settings.batchSize = n
+		}
+	}
+}
+
+// WithMemoryLimit caps the memory one query may use (0: no limit).
+func WithMemoryLimit(bytes int64) Option { return func(c *config) { c.settings.memoryLimit = bytes } }
+
+// Session is a connection to the engine: a catalog of tables and views,
+// settings, and the queries run in it. It is safe for concurrent use.
+type Session struct {
+	id  string
+	mem memory.Allocator
+	cat *catalog.Catalog
+	opt *optimizer.Optimizer
+
+	mu       sync.Mutex // guards planner (its TiDB parser is single-goroutine), settings, closed
+	planner  *sql.Planner
+	settings settings
+	closed   bool
+}
+
+// NewSession returns an embedded session: no server is needed.
+func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := config{mem: memory.DefaultAllocator, settings: defaultSettings()}
+	for _, o := range opts {
+		o(&c)
+	}
+	cat := catalog.New()
+	return &Session{
+		id:       uuid.NewString(),
+		mem:      c.mem,
+		cat:      cat,
+		opt:      optimizer.New(),
+		planner:  sql.NewPlanner(cat),
+		settings: c.settings,
+	}, nil
+}
+
+// ID is the session's id.
+func (s *Session) ID() string { return s.id }
+
+// Close frees the session's resources (its in-memory tables). It is idempotent.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.cat.Close()
+	return nil
+}
+
+func (s *Session) check() error {
+	if s.closed {
+		return qerr.Planf("session is closed")
+	}
+	return nil
+}
+
+// SQL plans one statement. Queries are lazy (they run on Collect, Stream,
+// Count or Show); DDL, SET and the other statements run at once and return
+// a DataFrame with their result rows, if any.
+func (s *Session) SQL(ctx context.Context, query string) (*DataFrame, error) {
+	srcs, err := sql.Split(query)
+	if err != nil {
+		return nil, err
+	}
+	if len(srcs) != 1 {
+		return nil, qerr.Planf("SQL takes exactly one statement, got %d (use Script for several)", len(srcs))
+	}
+	return s.run(ctx, srcs[0])
+}
+
+// Script runs the statements of script in order, calling each with the
+// DataFrame of each statement (queries not yet run); it stops at the first
+// error, from a statement or from each.
+func (s *Session) Script(ctx context.Context, script string, each func(df *DataFrame) error) error {
+	srcs, err := sql.Split(script)
+	if err != nil {
+		return err
+	}
+	for _, src := range srcs {
+		df, err := s.run(ctx, src)
+		if err != nil {
+			return err
+		}
+		if err := each(df); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) plan(src sql.Source) (sql.Statement, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.planner.Plan(src)
+}
+
+// run plans one statement and executes it if it is not a query.
+func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	stmt, err := s.plan(src)
+	if err != nil {
+		return nil, err
+	}
+	switch st := stmt.(type) {
+	case *sql.Query:
+		return s.newFrame(st.Plan), nil
+	case *sql.CreateExternalTable:
+		return s.createExternalTable(st)
+	case *sql.CreateView:
+		if err := s.cat.RegisterView(&catalog.View{Name: st.Name, SQL: st.SQL, Schema: st.Plan.Schema().Arrow()}, st.OrReplace); err != nil {
+			return nil, err
+		}
+		return s.done(), nil
+	case *sql.DropTable:
+		if err := s.cat.DropTable(st.Name, st.IfExists); err != nil {
+			return nil, err
+		}
+		return s.done(), nil
+	case *sql.DropView:
+		if err := s.cat.DropView(st.Name, st.IfExists); err != nil {
+			return nil, err
+		}
+		return s.done(), nil
+	case *sql.ShowTables:
+		return s.showTables()
+	case *sql.Describe:
+		return s.describe(st.Name)
+	case *sql.Set:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		next := s.settings
+		if err := next.set(st.Name, st.Value); err != nil {
+			return nil, err
+		}
+		s.settings = next
+		return s.done(), nil
+	case *sql.ShowSetting:
+		s.mu.Lock()
+		v, err := s.settings.get(st.Name)
+		s.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return s.table([]string{"name", "setting"}, [][]string{{strings.ToLower(st.Name), v}})
+	case *sql.Explain:
+		return s.explain(ctx, st)
+	case *sql.CacheTable, *sql.UncacheTable, *sql.ClearCache, *sql.ShowCaches:
+		return nil, qerr.NotImplementedf("%s: the dataset cache is not implemented yet", statementName(stmt))
+	}
+	return nil, qerr.NotImplementedf("statement %T", stmt)
+}
+
+func statementName(st sql.Statement) string {
+	switch st.(type) {
+	case *sql.CacheTable:
+		return "CACHE TABLE"
+	case *sql.UncacheTable:
+		return "UNCACHE TABLE"
+	case *sql.ClearCache:
+		return "CLEAR CACHE"
+	case *sql.ShowCaches:
+		return "SHOW CACHES"
+	}
+	return fmt.Sprintf("%T", st)
+}
+
+func (s *Session) createExternalTable(st *sql.CreateExternalTable) (*DataFrame, error) {
+	if _, ok := s.cat.Table(st.Name); ok && st.IfNotExists {
+		return s.done(), nil
+	}
+	t, err := catalog.OpenTable(st.Name, st.Format, st.Location, st.Options, st.Columns)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cat.RegisterTable(t, st.OrReplace); err != nil {
+		return nil, err
+	}
+	return s.done(), nil
+}
+
+// RegisterParquet registers the Parquet file or directory at path as table name.
+func (s *Session) RegisterParquet(ctx context.Context, name, path string) error {
+	return s.register(ctx, name, catalog.Parquet, path, nil)
+}
+
+// CSVOption configures RegisterCSV.
+type CSVOption func(map[string]string)
+
+// CSVDelimiter sets the field delimiter (default ',').
+func CSVDelimiter(d rune) CSVOption { return func(o map[string]string) { o["delimiter"] = string(d) } }
+
+// CSVHeader says whether the first line is a header (default true).
+func CSVHeader(has bool) CSVOption {
+	return func(o map[string]string) { o["has_header"] = fmt.Sprint(has) }
+}
+
+// RegisterCSV registers the CSV file or directory at path as table name,
+// inferring its schema from a sample.
+func (s *Session) RegisterCSV(ctx context.Context, name, path string, opts ...CSVOption) error {
+	o := map[string]string{}
+	for _, f := range opts {
+		f(o)
+	}
+	return s.register(ctx, name, catalog.CSV, path, o)
+}
+
+func (s *Session) register(ctx context.Context, name string, f catalog.Format, path string, opts map[string]string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t, err := catalog.OpenTable(name, f, path, opts, nil)
+	if err != nil {
+		return err
+	}
+	return s.cat.RegisterTable(t, false)
+}
+
+// RegisterRecords registers batches as an in-memory table of one partition.
+// The session retains the batches; the caller keeps its own references.
+func (s *Session) RegisterRecords(name string, schema *arrow.Schema, batches []arrow.RecordBatch) error {
+	var rows int64
+	for i, b := range batches {
+		if !b.Schema().Equal(schema) {
+			return qerr.Planf("RegisterRecords %q: batch %d has schema %s, want %s", name, i, b.Schema(), schema)
+		}
+		rows += b.NumRows()
+	}
+	part := make([]arrow.RecordBatch, len(batches))
+	for i, b := range batches {
+		b.Retain()
+		part[i] = b
+	}
+	t := &catalog.Table{Name: name, Schema: schema, Format: catalog.Memory, Partitions: [][]arrow.RecordBatch{part}, Rows: rows}
+	if err := s.cat.RegisterTable(t, false); err != nil {
+		for _, b := range part {
+			b.Release()
+		}
+		return err
+	}
+	return nil
+}
+
+// Table returns a DataFrame reading a registered table or view.
+func (s *Session) Table(ctx context.Context, name string) (*DataFrame, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if t, ok := s.cat.Table(name); ok {
+		return s.newFrame(logical.NewScan(t, t.Name)), nil
+	}
+	if _, ok := s.cat.View(name); ok {
+		s.mu.Lock()
+		p, err := s.planner.PlanQuery("SELECT * FROM " + quoteIdent(name))
+		s.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return s.newFrame(p), nil
+	}
+	return nil, qerr.Planf("table %q not found", name)
+}
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+func (s *Session) showTables() (*DataFrame, error) {
+	names, views := s.cat.Names()
+	rows := make([][]string, len(names))
+	for i, n := range names {
+		kind := "table"
+		if views[i] {
+			kind = "view"
+		}
+		rows[i] = []string{n, kind}
+	}
+	return s.table([]string{"table_name", "table_type"}, rows)
+}
+
+func (s *Session) describe(name string) (*DataFrame, error) {
+	var schema *arrow.Schema
+	if t, ok := s.cat.Table(name); ok {
+		schema = t.Schema
+	} else if v, ok := s.cat.View(name); ok {
+		schema = v.Schema
+	} else {
+		return nil, qerr.Planf("table %q not found", name)
+	}
+	rows := make([][]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		rows[i] = []string{f.Name, logical.TypeString(f.Type), map[bool]string{true: "YES", false: "NO"}[f.Nullable]}
+	}
+	return s.table([]string{"column_name", "data_type", "is_nullable"}, rows)
+}
+
+// table returns a DataFrame over a small table of strings.
+func (s *Session) table(cols []string, rows [][]string) (*DataFrame, error) {
+	fields := make([]logical.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = logical.Field{Name: c, Type: logical.String}
+	}
+	vals := make([][]logical.Expr, len(rows))
+	for i, r := range rows {
+		vals[i] = make([]logical.Expr, len(r))
+		for j, v := range r {
+			vals[i][j] = logical.Lit(v)
+		}
+	}
+	v, err := logical.NewValues(logical.NewSchema(fields...), vals)
+	if err != nil {
+		return nil, err
+	}
+	return s.newFrame(v), nil
+}
+
+// done is the DataFrame of a statement that returns no rows.
+func (s *Session) done() *DataFrame {
+	return &DataFrame{s: s, plan: logical.NewEmptyRelation(false, nil), noRows: true}
+}

@@ -1,0 +1,120 @@
+//go:build wip
+
+package quiver
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// settings are a session's SET-table values.
+type settings struct {
+	targetPartitions int
+	batchSize        int
+	memoryLimit      int64 // bytes, 0 = none
+}
+
+func defaultSettings() settings {
+	return settings{targetPartitions: runtime.GOMAXPROCS(0), batchSize: exec.DefaultBatchSize}
+}
+
+// settingNames lists the settings SET accepts.
+var settingNames = []string{"quiver.batch_size", "quiver.memory_limit", "quiver.target_partitions"}
+
+// set applies SET name = value, validating value; it changes nothing on error.
+func (st *settings) set(name, value string) error {
+	switch strings.ToLower(name) {
+	case "quiver.target_partitions", "datafusion.execution.target_partitions":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 1024 {
+			return qerr.Planf("SET %s: want an integer from 1 to 1024, got %q", name, value)
+		}
+		st.targetPartitions = n
+	case "quiver.batch_size", "datafusion.execution.batch_size":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 1<<20 {
+			return qerr.Planf("SET %s: want an integer from 1 to 1048576, got %q", name, value)
+		}
+		st.batchSize = n
+	case "quiver.memory_limit":
+		n, err := ParseBytes(value)
+		if err != nil {
+			return qerr.Planf("SET %s: %w", name, err)
+		}
+		st.memoryLimit = n
+	default:
+		return qerr.Planf("unknown setting %q; settings are: %s", name, strings.Join(settingNames, ", "))
+	}
+	return nil
+}
+
+func (st *settings) get(name string) (string, error) {
+	switch strings.ToLower(name) {
+	case "quiver.target_partitions":
+		return strconv.Itoa(st.targetPartitions), nil
+	case "quiver.batch_size":
+		return strconv.Itoa(st.batchSize), nil
+	case "quiver.memory_limit":
+		if st.memoryLimit == 0 {
+			return "unlimited", nil
+		}
+		return FormatBytes(st.memoryLimit), nil
+	}
+	return "", qerr.Planf("unknown setting %q; settings are: %s", name, strings.Join(settingNames, ", "))
+}
+
+func (st *settings) all() [][2]string {
+	var out [][2]string
+	for _, n := range settingNames {
+		v, _ := st.get(n)
+		out = append(out, [2]string{n, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+var byteUnits = []struct {
+	suffix string
+	mult   float64
+}{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+
+// ParseBytes parses a size such as "2GB", "512 MB", "1.5G" or "1048576";
+// units are powers of 1024. "0", "none" and "unlimited" mean no limit (0).
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	if t == "NONE" || t == "UNLIMITED" {
+		return 0, nil
+	}
+	mult := 1.0
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("want a size like '2GB' or '512MB', got %q", s)
+	}
+	return int64(f * mult), nil
+}
+
+// FormatBytes renders n bytes with a binary unit ("1.5 GB").
+func FormatBytes(n int64) string {
+	f := float64(n)
+	for _, u := range []struct {
+		s string
+		m float64
+	}{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}} {
+		if f >= u.m {
+			return strconv.FormatFloat(f/u.m, 'f', 1, 64) + " " + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}
