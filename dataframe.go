@@ -1,5 +1,3 @@
-//go:build wip
-
 package quiver
 
 import (
@@ -279,3 +277,5 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }

@@ -1,5 +1,3 @@
-//go:build wip
-
 package quiver_test
 
 import (

@@ -2,9 +2,11 @@ package exec
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/physical"
 )
 
 // Operator is a pull-based, vectorized operator producing one partition of a
@@ -35,9 +37,15 @@ type TaskContext struct {
 	// MemoryTables resolves a FormatMemory scan's table name to its partitions.
 	// The batches are borrowed: operators Retain what they return.
 	MemoryTables func(name string) ([][]arrow.RecordBatch, bool)
+	// WrapSource, if set, wraps the operator of every scan partition before
+	// Build instruments it. Tests use it to deliver source batches from
+	// another goroutine with a delay, or to inject errors and panics.
+	WrapSource func(n *physical.Scan, partition int, op Operator) Operator
 	// shared holds per-node state shared across partitions (exchanges, join
 	// build sides), created on first use by any partition.
 	shared sharedState
 	// metrics, if non-nil, collects rows, batches and time per physical node.
 	metrics *Metrics
+	// untracked counts Grow/Shrink bytes when Mem is not an AccountingAllocator.
+	untracked atomic.Int64
 }

@@ -183,19 +183,32 @@ func writeTable(w io.Writer, schema *arrow.Schema, cols []column, opt Options) e
 		if c.nulls[r] {
 			return nullText
 		}
-		v := strings.ReplaceAll(c.vals[r], "\n", "\\n")
-		if opt.MaxWidth > 0 && utf8.RuneCountInString(v) > opt.MaxWidth {
-			rs := []rune(v)
-			v = string(rs[:max(1, opt.MaxWidth-1)]) + "…"
+		v := strings.TrimRight(c.vals[r], "\n")
+		if opt.MaxWidth > 0 {
+			lines := strings.Split(v, "\n")
+			for i, l := range lines {
+				if utf8.RuneCountInString(l) > opt.MaxWidth {
+					lines[i] = string([]rune(l)[:max(1, opt.MaxWidth-1)]) + "…"
+				}
+			}
+			v = strings.Join(lines, "\n")
 		}
 		return v
+	}
+	// width is the widest line of a (possibly multi-line) cell.
+	width := func(v string) int {
+		w := 0
+		for _, l := range strings.Split(v, "\n") {
+			w = max(w, utf8.RuneCountInString(l))
+		}
+		return w
 	}
 	widths := make([]int, len(cols))
 	for i, f := range schema.Fields() {
 		widths[i] = utf8.RuneCountInString(f.Name)
 		for _, r := range show {
 			if r >= 0 {
-				widths[i] = max(widths[i], utf8.RuneCountInString(cell(cols[i], r)))
+				widths[i] = max(widths[i], width(cell(cols[i], r)))
 			}
 		}
 		widths[i] = max(widths[i], 1)
@@ -212,18 +225,31 @@ func writeTable(w io.Writer, schema *arrow.Schema, cols []column, opt Options) e
 		b.WriteString(r + "\n")
 		io.WriteString(w, b.String())
 	}
+	// line prints one table row; a cell with newlines spans several lines.
 	line := func(vals []string, right []bool) {
-		var b strings.Builder
-		b.WriteString("│")
+		split := make([][]string, len(vals))
+		height := 1
 		for i, v := range vals {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(v))
-			if right[i] {
-				b.WriteString(" " + pad + v + " │")
-			} else {
-				b.WriteString(" " + v + pad + " │")
-			}
+			split[i] = strings.Split(v, "\n")
+			height = max(height, len(split[i]))
 		}
-		b.WriteString("\n")
+		var b strings.Builder
+		for h := 0; h < height; h++ {
+			b.WriteString("│")
+			for i := range vals {
+				v := ""
+				if h < len(split[i]) {
+					v = split[i][h]
+				}
+				pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(v))
+				if right[i] {
+					b.WriteString(" " + pad + v + " │")
+				} else {
+					b.WriteString(" " + v + pad + " │")
+				}
+			}
+			b.WriteString("\n")
+		}
 		io.WriteString(w, b.String())
 	}
 	numeric := make([]bool, len(cols))

@@ -1,5 +1,3 @@
-//go:build wip
-
 // Command quiver is Quiver's command line: the SQL shell, one-shot
 // statements (-c, -f), and (as they land) the cluster daemons and TPC-H tools.
 // It holds flags and wiring only.

@@ -1,0 +1,433 @@
+package quiver_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver"
+)
+
+// fruits is the small in-memory table the examples use.
+const fruits = `[
+ {"name": "apple",  "color": "red",    "price": "1.20", "qty": 10},
+ {"name": "banana", "color": "yellow", "price": "0.50", "qty": 25},
+ {"name": "cherry", "color": "red",    "price": "3.00", "qty": null},
+ {"name": "lemon",  "color": "yellow", "price": "0.80", "qty": 7}
+]`
+
+var fruitSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "name", Type: arrow.BinaryTypes.String},
+	{Name: "color", Type: arrow.BinaryTypes.String},
+	{Name: "price", Type: &arrow.Decimal128Type{Precision: 5, Scale: 2}},
+	{Name: "qty", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+}, nil)
+
+// exampleSession returns a session with the table "fruits" registered.
+func exampleSession(ctx context.Context) *quiver.Session {
+	s, err := quiver.NewSession(ctx, quiver.WithTargetPartitions(2))
+	if err != nil {
+		panic(err)
+	}
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, fruitSchema, strings.NewReader(fruits))
+	if err != nil {
+		panic(err)
+	}
+	defer rec.Release()
+	if err := s.RegisterRecords("fruits", fruitSchema, []arrow.RecordBatch{rec}); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func fruitsDF(ctx context.Context, s *quiver.Session) *quiver.DataFrame {
+	df, err := s.Table(ctx, "fruits")
+	if err != nil {
+		panic(err)
+	}
+	return df
+}
+
+func ExampleNewSession() {
+	ctx := context.Background()
+	s, err := quiver.NewSession(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	df, _ := s.SQL(ctx, "SELECT 1 + 1 AS two")
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌─────┐
+	// │ two │
+	// ├─────┤
+	// │   2 │
+	// └─────┘
+}
+
+func ExampleSession_SQL() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df, err := s.SQL(ctx, "SELECT color, sum(qty) AS qty FROM fruits GROUP BY color ORDER BY color")
+	if err != nil {
+		panic(err)
+	}
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬─────┐
+	// │ color  │ qty │
+	// ├────────┼─────┤
+	// │ red    │  10 │
+	// │ yellow │  32 │
+	// └────────┴─────┘
+}
+
+func ExampleSession_RegisterRecords() {
+	ctx := context.Background()
+	s, _ := quiver.NewSession(ctx)
+	defer s.Close()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec, _, _ := array.RecordFromJSON(memory.DefaultAllocator, schema, strings.NewReader(`[{"x": 1}, {"x": 2}]`))
+	defer rec.Release()
+	if err := s.RegisterRecords("t", schema, []arrow.RecordBatch{rec}); err != nil {
+		panic(err)
+	}
+	df, _ := s.SQL(ctx, "SELECT sum(x) AS total FROM t")
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌───────┐
+	// │ total │
+	// ├───────┤
+	// │     3 │
+	// └───────┘
+}
+
+func ExampleSession_RegisterParquet() {
+	ctx := context.Background()
+	s, _ := quiver.NewSession(ctx)
+	defer s.Close()
+	if err := s.RegisterParquet(ctx, "nation", "testdata/tpch/sf0.01/nation.parquet"); err != nil {
+		panic(err)
+	}
+	df, _ := s.SQL(ctx, "SELECT n_name FROM nation WHERE n_nationkey < 3 ORDER BY n_nationkey")
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌───────────┐
+	// │ n_name    │
+	// ├───────────┤
+	// │ ALGERIA   │
+	// │ ARGENTINA │
+	// │ BRAZIL    │
+	// └───────────┘
+}
+
+func ExampleSession_RegisterCSV() {
+	ctx := context.Background()
+	s, _ := quiver.NewSession(ctx)
+	defer s.Close()
+	if err := s.RegisterCSV(ctx, "orders", "testdata/slt/data/orders.csv", quiver.CSVDelimiter('|')); err != nil {
+		panic(err)
+	}
+	n, _ := fruitsCount(ctx, s, "orders")
+	fmt.Println(n)
+	// Output: 6
+}
+
+func fruitsCount(ctx context.Context, s *quiver.Session, table string) (int64, error) {
+	df, err := s.Table(ctx, table)
+	if err != nil {
+		return 0, err
+	}
+	return df.Count(ctx)
+}
+
+func ExampleSession_Table() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df, err := s.Table(ctx, "fruits")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(df.Schema().NumFields(), "columns")
+	_, err = s.Table(ctx, "vegetables")
+	fmt.Println(err)
+	// Output:
+	// 4 columns
+	// planning error: table "vegetables" not found
+}
+
+func ExampleDataFrame_Filter() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).
+		Filter(quiver.Col("color").Eq("red").And(quiver.Col("price").Lt(quiver.Decimal("2.00")))).
+		Select(quiver.Col("name"))
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌───────┐
+	// │ name  │
+	// ├───────┤
+	// │ apple │
+	// └───────┘
+}
+
+func ExampleDataFrame_Select() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).
+		Select(quiver.Col("name"), quiver.Col("price").Mul(quiver.Col("qty")).As("value")).
+		Sort(quiver.Col("name").Asc())
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬───────┐
+	// │ name   │ value │
+	// ├────────┼───────┤
+	// │ apple  │ 12.00 │
+	// │ banana │ 12.50 │
+	// │ cherry │ NULL  │
+	// │ lemon  │  5.60 │
+	// └────────┴───────┘
+}
+
+func ExampleDataFrame_Aggregate() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).
+		Aggregate(
+			[]quiver.Expr{quiver.Col("color")},
+			[]quiver.Expr{quiver.Count(quiver.Col("*")).As("n"), quiver.Max(quiver.Col("price")).As("top")},
+		).
+		Sort(quiver.Col("color").Asc())
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬───┬──────┐
+	// │ color  │ n │ top  │
+	// ├────────┼───┼──────┤
+	// │ red    │ 2 │ 3.00 │
+	// │ yellow │ 2 │ 0.80 │
+	// └────────┴───┴──────┘
+}
+
+func ExampleDataFrame_Join() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	colors, _ := s.SQL(ctx, "SELECT 'red' AS hue, 'warm' AS mood UNION ALL SELECT 'blue', 'cool'")
+	df := fruitsDF(ctx, s).
+		Join(colors, quiver.InnerJoin, quiver.Col("color").Eq(quiver.Col("hue"))).
+		Select(quiver.Col("name"), quiver.Col("mood")).
+		Sort(quiver.Col("name").Asc())
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬──────┐
+	// │ name   │ mood │
+	// ├────────┼──────┤
+	// │ apple  │ warm │
+	// │ cherry │ warm │
+	// └────────┴──────┘
+}
+
+func ExampleDataFrame_Sort() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).Select(quiver.Col("name"), quiver.Col("qty")).Sort(quiver.Col("qty").Desc())
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬──────┐
+	// │ name   │ qty  │
+	// ├────────┼──────┤
+	// │ cherry │ NULL │
+	// │ banana │   25 │
+	// │ apple  │   10 │
+	// │ lemon  │    7 │
+	// └────────┴──────┘
+}
+
+func ExampleDataFrame_Limit() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).Sort(quiver.Col("name").Asc()).Limit(1, 2).Select(quiver.Col("name"))
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┐
+	// │ name   │
+	// ├────────┤
+	// │ banana │
+	// │ cherry │
+	// └────────┘
+}
+
+func ExampleDataFrame_Cache() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	red := fruitsDF(ctx, s).Filter(quiver.Col("color").Eq("red")).Cache()
+	n, _ := red.Count(ctx)
+	cheap, _ := red.Filter(quiver.Col("price").Lt(2)).Count(ctx)
+	fmt.Println(n, cheap)
+	// Output: 2 1
+}
+
+func ExampleDataFrame_Schema() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).Select(quiver.Col("name"), quiver.Col("price").Mul(2).As("double"))
+	for _, f := range df.Schema().Fields() {
+		fmt.Println(f.Name, f.Type)
+	}
+	// Output:
+	// name utf8
+	// double decimal(26, 2)
+}
+
+func ExampleDataFrame_Err() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).Filter(quiver.Col("weight").Gt(1)).Select(quiver.Col("name"))
+	fmt.Println(df.Err())
+	// Output: planning error: Filter: planning error: column "weight" not found; valid columns: fruits.name, fruits.color, fruits.price, fruits.qty
+}
+
+func ExampleDataFrame_Collect() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	batches, err := fruitsDF(ctx, s).Select(quiver.Col("name")).Collect(ctx)
+	if err != nil {
+		panic(err)
+	}
+	var rows int64
+	for _, b := range batches {
+		rows += b.NumRows()
+		b.Release() // the caller owns the batches
+	}
+	fmt.Println(rows)
+	// Output: 4
+}
+
+func ExampleDataFrame_Stream() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	var rows int64
+	for b, err := range fruitsDF(ctx, s).Stream(ctx) {
+		if err != nil {
+			panic(err)
+		}
+		rows += b.NumRows() // b is released when the loop body returns
+	}
+	fmt.Println(rows)
+	// Output: 4
+}
+
+func ExampleDataFrame_Count() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	n, _ := fruitsDF(ctx, s).Filter(quiver.Col("qty").IsNull()).Count(ctx)
+	fmt.Println(n)
+	// Output: 1
+}
+
+func ExampleDataFrame_Show() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	fruitsDF(ctx, s).Filter(quiver.Col("name").Like("%an%")).Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬────────┬───────┬─────┐
+	// │ name   │ color  │ price │ qty │
+	// ├────────┼────────┼───────┼─────┤
+	// │ banana │ yellow │  0.50 │  25 │
+	// └────────┴────────┴───────┴─────┘
+}
+
+func ExampleDataFrame_Explain() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	plan, _ := fruitsDF(ctx, s).Filter(quiver.Col("qty").Gt(8)).Select(quiver.Col("name")).Explain(ctx, false)
+	fmt.Println(strings.Contains(plan, "logical_plan:"), strings.Contains(plan, "physical_plan:"))
+	// Output: true true
+}
+
+func ExampleDataFrame_WriteParquet() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	dir, _ := os.MkdirTemp("", "quiver-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "red.parquet")
+	if err := fruitsDF(ctx, s).Filter(quiver.Col("color").Eq("red")).WriteParquet(ctx, path); err != nil {
+		panic(err)
+	}
+	s.RegisterParquet(ctx, "red", path)
+	n, _ := fruitsCount(ctx, s, "red")
+	fmt.Println(n)
+	// Output: 2
+}
+
+func ExampleDataFrame_WriteCSV() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	dir, _ := os.MkdirTemp("", "quiver-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "fruits.csv")
+	if err := fruitsDF(ctx, s).Select(quiver.Col("name"), quiver.Col("qty")).Sort(quiver.Col("name").Asc()).Limit(0, 3).WriteCSV(ctx, path); err != nil {
+		panic(err)
+	}
+	b, _ := os.ReadFile(path)
+	fmt.Print(string(b))
+	// Output:
+	// name,qty
+	// apple,10
+	// banana,25
+	// cherry,
+}
+
+func ExampleExpr_In() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	n, _ := fruitsDF(ctx, s).Filter(quiver.Col("name").In("apple", "lemon", "kiwi")).Count(ctx)
+	fmt.Println(n)
+	// Output: 2
+}
+
+func ExampleExpr_Between() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	n, _ := fruitsDF(ctx, s).Filter(quiver.Col("qty").Between(7, 10)).Count(ctx)
+	fmt.Println(n)
+	// Output: 2
+}
+
+func ExampleExpr_Cast() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).Select(quiver.Col("price").Cast(arrow.PrimitiveTypes.Float64).As("p")).Sort(quiver.Col("p").Desc()).Limit(0, 1)
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌─────┐
+	// │ p   │
+	// ├─────┤
+	// │ 3.0 │
+	// └─────┘
+}

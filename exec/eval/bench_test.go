@@ -1,0 +1,101 @@
+package eval
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/physical"
+)
+
+const benchRows = 8192
+
+func benchBatch(b *testing.B) arrow.RecordBatch {
+	mem := checkedMem(b)
+	db := array.NewDecimal128Builder(mem, &arrow.Decimal128Type{Precision: 15, Scale: 2})
+	eb := array.NewDecimal128Builder(mem, &arrow.Decimal128Type{Precision: 15, Scale: 2})
+	ib := array.NewInt64Builder(mem)
+	sb := array.NewStringBuilder(mem)
+	words := []string{"special", "requests", "furiously", "pending", "express", "deposits"}
+	for i := 0; i < benchRows; i++ {
+		db.Append(decimal128.FromI64(int64(i*37%100000 + 1)))
+		eb.Append(decimal128.FromI64(int64(i % 11)))
+		ib.Append(int64(i % 1000))
+		sb.Append(words[i%6] + " " + words[(i/6)%6] + " " + words[(i/36)%6])
+	}
+	arrs := []arrow.Array{db.NewArray(), eb.NewArray(), ib.NewArray(), sb.NewArray()}
+	db.Release()
+	eb.Release()
+	ib.Release()
+	sb.Release()
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "price", Type: arrs[0].DataType()}, {Name: "disc", Type: arrs[1].DataType()},
+		{Name: "qty", Type: tI64}, {Name: "comment", Type: tStr},
+	}, nil)
+	rec := array.NewRecordBatch(sch, arrs, benchRows)
+	for _, a := range arrs {
+		a.Release()
+	}
+	b.Cleanup(rec.Release)
+	return rec
+}
+
+func runBench(b *testing.B, e physical.Expr) {
+	rec := benchBatch(b)
+	mem := checkedMem(b)
+	ev, err := Compile(e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetBytes(benchRows)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out, err := ev.Eval(ctx, mem, rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.Release()
+	}
+}
+
+// l_extendedprice * (1 - l_discount)
+func BenchmarkDecimalMultiply(b *testing.B) {
+	price := col(0, "price", tDec(15, 2))
+	disc := col(1, "disc", tDec(15, 2))
+	one := lit(tDec(1, 0), decimal128.FromI64(1))
+	runBench(b, bin(physical.OpMul, price, bin(physical.OpSub, one, disc, tDec(16, 2)), tDec(31, 4)))
+}
+
+func BenchmarkCompareLiteral(b *testing.B) {
+	runBench(b, bin(physical.OpLt, col(2, "qty", tI64), lit(tI64, int64(24)), tBool))
+}
+
+func BenchmarkCompareLiteralSelection(b *testing.B) {
+	rec := benchBatch(b)
+	mem := checkedMem(b)
+	ev, err := Compile(bin(physical.OpLt, col(2, "qty", tI64), lit(tI64, int64(24)), tBool))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sel := make([]int32, 0, benchRows)
+	b.ReportAllocs()
+	b.SetBytes(benchRows)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if sel, err = ev.EvalSelection(context.Background(), mem, rec, sel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLikeInfix(b *testing.B) {
+	runBench(b, &physical.Like{Expr: col(3, "comment", tStr), Pattern: lit(tStr, "%requests%")})
+}
+
+func BenchmarkLikeSequence(b *testing.B) {
+	runBench(b, &physical.Like{Expr: col(3, "comment", tStr), Pattern: lit(tStr, "%special%requests%")})
+}

@@ -1,0 +1,453 @@
+package exec
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// hashTable maps distinct key tuples to dense ids 0, 1, 2, ... (group ids
+// for the aggregate, distinct-key ids for the join build side). It is an
+// open-addressing (linear probing) table of ids keyed by the row hash from
+// HashColumns, indexed by the hash's high bits; the keys themselves live
+// beside it in columnar form (one typed keyColumn per key column), so
+// equality is checked vector-at-a-time over (row, candidate id) pairs, with
+// one type switch per key column per round, never per row.
+//
+// Not safe for concurrent mutation; concurrent find calls on a table no one
+// mutates are safe only with separate scratch (see probe).
+type hashTable struct {
+	keys   []keyColumn
+	hashes []uint64 // per id: its key's hash
+	slots  []uint32 // id+1, 0 = empty; len is a power of two
+	shift  uint     // 64 - log2(len(slots))
+}
+
+// noID marks a row without an id (no match, or skipped).
+const noID = ^uint32(0)
+
+// newHashTable returns an empty table for keys of the given types.
+func newHashTable(types []arrow.DataType) (*hashTable, error) {
+	t := &hashTable{}
+	for _, dt := range types {
+		k, err := newKeyColumn(dt)
+		if err != nil {
+			return nil, err
+		}
+		t.keys = append(t.keys, k)
+	}
+	t.slots = make([]uint32, 16)
+	t.shift = 64 - 4
+	return t, nil
+}
+
+// len is the number of distinct keys (ids) in the table.
+func (t *hashTable) len() int { return len(t.hashes) }
+
+// memSize approximates the table's bytes for memory accounting.
+func (t *hashTable) memSize() int64 {
+	n := int64(len(t.slots))*4 + int64(cap(t.hashes))*8
+	for _, k := range t.keys {
+		n += k.memSize()
+	}
+	return n
+}
+
+// worstCase is an upper bound of the bytes inserting n rows of cols can add.
+func (t *hashTable) worstCase(cols []arrow.Array, n int) int64 {
+	need := len(t.hashes) + n
+	grow := int64(0)
+	for c := len(t.slots); need*2 > c; c *= 2 {
+		grow += int64(c) * 2 * 4
+	}
+	grow += int64(n) * 8 * 2 // hashes, amortised append doubling
+	for i, k := range t.keys {
+		grow += k.worstCase(cols[i], n)
+	}
+	return grow
+}
+
+// probe is per-call scratch, reused across batches by one goroutine.
+type probe struct {
+	rowHash  []uint64
+	pos      []uint32
+	pending  []int32
+	next     []int32
+	candRows []int32
+	candIDs  []uint32
+	eq       []bool
+	newRows  []int32
+}
+
+func (p *probe) reset(n int) {
+	if cap(p.rowHash) < n {
+		p.rowHash = make([]uint64, n)
+		p.pos = make([]uint32, n)
+	}
+	p.rowHash = p.rowHash[:n]
+	p.pos = p.pos[:n]
+	p.pending = p.pending[:0]
+}
+
+// findOrInsert sets out[r] to the id of row r's key for every row r of sel
+// (nil: all rows 0..n-1), inserting keys not yet present; out[r] is left
+// untouched for rows outside sel. NULL equals NULL here (grouping).
+func (t *hashTable) findOrInsert(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
+	t.lookup(p, cols, n, sel, out, true)
+}
+
+// find sets out[r] to the id of row r's key, or noID if absent, for every
+// row of sel (nil: all). It never mutates t, so many goroutines may find
+// concurrently, each with its own probe.
+func (t *hashTable) find(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
+	t.lookup(p, cols, n, sel, out, false)
+}
+
+func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+	p.reset(n)
+	HashColumns(cols, p.rowHash)
+	if sel == nil {
+		for r := 0; r < n; r++ {
+			p.pending = append(p.pending, int32(r))
+		}
+	} else {
+		p.pending = append(p.pending, sel...)
+	}
+	if insert {
+		for (len(t.hashes)+len(p.pending))*2 > len(t.slots) {
+			t.grow()
+		}
+	}
+	for _, r := range p.pending {
+		p.pos[r] = uint32(p.rowHash[r] >> t.shift)
+	}
+	mask := uint32(len(t.slots) - 1)
+	for len(p.pending) > 0 {
+		p.candRows, p.candIDs, p.newRows = p.candRows[:0], p.candIDs[:0], p.newRows[:0]
+		for _, r := range p.pending {
+			h, s := p.rowHash[r], p.pos[r]
+			for {
+				id := t.slots[s]
+				if id == 0 {
+					if insert {
+						nid := uint32(len(t.hashes))
+						t.slots[s] = nid + 1
+						t.hashes = append(t.hashes, h)
+						out[r] = nid
+						p.newRows = append(p.newRows, r)
+					} else {
+						out[r] = noID
+					}
+					break
+				}
+				if t.hashes[id-1] == h {
+					p.candRows = append(p.candRows, r)
+					p.candIDs = append(p.candIDs, id-1)
+					p.pos[r] = s
+					break
+				}
+				s = (s + 1) & mask
+			}
+		}
+		// Store new keys before checking candidates: a later row of this
+		// round may be a candidate for a key inserted earlier in the round.
+		if len(p.newRows) > 0 {
+			for i, k := range t.keys {
+				k.appendRows(cols[i], p.newRows)
+			}
+		}
+		p.next = p.next[:0]
+		if len(p.candRows) > 0 {
+			if cap(p.eq) < len(p.candRows) {
+				p.eq = make([]bool, len(p.candRows))
+			}
+			eq := p.eq[:len(p.candRows)]
+			for i := range eq {
+				eq[i] = true
+			}
+			for i, k := range t.keys {
+				k.equal(cols[i], p.candRows, p.candIDs, eq)
+			}
+			for i, ok := range eq {
+				r := p.candRows[i]
+				if ok {
+					out[r] = p.candIDs[i]
+				} else {
+					p.pos[r] = (p.pos[r] + 1) & mask
+					p.next = append(p.next, r)
+				}
+			}
+		}
+		p.pending, p.next = p.next, p.pending
+	}
+}
+
+// grow doubles the slot array and reinserts every id by its stored hash.
+func (t *hashTable) grow() {
+	t.slots = make([]uint32, len(t.slots)*2)
+	t.shift--
+	mask := uint32(len(t.slots) - 1)
+	for id, h := range t.hashes {
+		s := uint32(h >> t.shift)
+		for t.slots[s] != 0 {
+			s = (s + 1) & mask
+		}
+		t.slots[s] = uint32(id) + 1
+	}
+}
+
+// ---- key columns ----
+
+// keyColumn stores one key column of a hashTable, one value per id, in
+// typed form. Each method handles a whole vector of rows.
+type keyColumn interface {
+	// appendRows appends arr[rows[k]] for every k (the keys of new ids).
+	appendRows(arr arrow.Array, rows []int32)
+	// equal clears eq[k] where arr[rows[k]] differs from the stored key of
+	// ids[k] (NULL equals NULL; floats: NaN equals NaN, -0 equals 0).
+	equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool)
+	// build returns the stored keys of ids [start, end) as an Arrow array.
+	build(b *arrayMaker, start, end int) arrow.Array
+	memSize() int64
+	worstCase(arr arrow.Array, n int) int64
+}
+
+func newKeyColumn(dt arrow.DataType) (keyColumn, error) {
+	switch dt.ID() {
+	case arrow.NULL:
+		return &nullKeys{}, nil
+	case arrow.BOOL:
+		return &boolKeys{}, nil
+	case arrow.INT8:
+		return newFixedKeys[int8](dt), nil
+	case arrow.INT16:
+		return newFixedKeys[int16](dt), nil
+	case arrow.INT32:
+		return newFixedKeys[int32](dt), nil
+	case arrow.INT64:
+		return newFixedKeys[int64](dt), nil
+	case arrow.UINT8:
+		return newFixedKeys[uint8](dt), nil
+	case arrow.UINT16:
+		return newFixedKeys[uint16](dt), nil
+	case arrow.UINT32:
+		return newFixedKeys[uint32](dt), nil
+	case arrow.UINT64:
+		return newFixedKeys[uint64](dt), nil
+	case arrow.FLOAT32:
+		return newFixedKeys[float32](dt), nil
+	case arrow.FLOAT64:
+		return newFixedKeys[float64](dt), nil
+	case arrow.DATE32:
+		return newFixedKeys[arrow.Date32](dt), nil
+	case arrow.DATE64:
+		return newFixedKeys[arrow.Date64](dt), nil
+	case arrow.TIMESTAMP:
+		return newFixedKeys[arrow.Timestamp](dt), nil
+	case arrow.DECIMAL128:
+		return newFixedKeys[decimal128.Num](dt), nil
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY:
+		return &bytesKeys{dt: dt, offs: []int{0}}, nil
+	}
+	return nil, qerr.NotImplementedf("exec/hash: %s is not supported as a grouping or join key type", dt)
+}
+
+type fixedWidth interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 |
+		~float32 | ~float64 | decimal128.Num
+}
+
+// fixedKeys stores fixed-width keys with a validity flag per id.
+type fixedKeys[T fixedWidth] struct {
+	dt    arrow.DataType
+	vals  []T
+	valid []bool
+}
+
+func newFixedKeys[T fixedWidth](dt arrow.DataType) *fixedKeys[T] {
+	return &fixedKeys[T]{dt: dt}
+}
+
+func (k *fixedKeys[T]) appendRows(arr arrow.Array, rows []int32) {
+	vals := arrow.GetValues[T](arr.Data(), 1)
+	if arr.NullN() == 0 {
+		for _, r := range rows {
+			k.vals = append(k.vals, vals[r])
+			k.valid = append(k.valid, true)
+		}
+		return
+	}
+	var zero T
+	for _, r := range rows {
+		if arr.IsNull(int(r)) {
+			k.vals = append(k.vals, zero)
+			k.valid = append(k.valid, false)
+		} else {
+			k.vals = append(k.vals, vals[r])
+			k.valid = append(k.valid, true)
+		}
+	}
+}
+
+func (k *fixedKeys[T]) equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool) {
+	vals := arrow.GetValues[T](arr.Data(), 1)
+	if arr.NullN() == 0 {
+		for i, r := range rows {
+			a, b := vals[r], k.vals[ids[i]]
+			// a != a is true only for NaN: NaN keys group together.
+			eq[i] = eq[i] && k.valid[ids[i]] && (a == b || (a != a && b != b))
+		}
+		return
+	}
+	for i, r := range rows {
+		id := ids[i]
+		if arr.IsNull(int(r)) {
+			eq[i] = eq[i] && !k.valid[id]
+			continue
+		}
+		a, b := vals[r], k.vals[id]
+		eq[i] = eq[i] && k.valid[id] && (a == b || (a != a && b != b))
+	}
+}
+
+func (k *fixedKeys[T]) build(b *arrayMaker, start, end int) arrow.Array {
+	return makeFixed(b, k.dt, k.vals[start:end], k.valid[start:end])
+}
+
+func (k *fixedKeys[T]) memSize() int64 {
+	var z T
+	return int64(cap(k.vals))*int64(sizeOf(z)) + int64(cap(k.valid))
+}
+
+func (k *fixedKeys[T]) worstCase(_ arrow.Array, n int) int64 {
+	var z T
+	return 2 * int64(n) * int64(sizeOf(z)+1)
+}
+
+// boolKeys stores Boolean keys.
+type boolKeys struct{ vals, valid []bool }
+
+func (k *boolKeys) appendRows(arr arrow.Array, rows []int32) {
+	a := arr.(*array.Boolean)
+	for _, r := range rows {
+		k.valid = append(k.valid, a.IsValid(int(r)))
+		k.vals = append(k.vals, a.IsValid(int(r)) && a.Value(int(r)))
+	}
+}
+
+func (k *boolKeys) equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool) {
+	a := arr.(*array.Boolean)
+	for i, r := range rows {
+		id := ids[i]
+		v := a.IsValid(int(r))
+		eq[i] = eq[i] && v == k.valid[id] && (!v || a.Value(int(r)) == k.vals[id])
+	}
+}
+
+func (k *boolKeys) build(b *arrayMaker, start, end int) arrow.Array {
+	return makeBool(b, k.vals[start:end], k.valid[start:end])
+}
+func (k *boolKeys) memSize() int64                       { return int64(cap(k.vals) + cap(k.valid)) }
+func (k *boolKeys) worstCase(_ arrow.Array, n int) int64 { return 4 * int64(n) }
+
+// nullKeys stores keys of the NULL type: every key is NULL and all are equal.
+type nullKeys struct{ n int }
+
+func (k *nullKeys) appendRows(_ arrow.Array, rows []int32)       { k.n += len(rows) }
+func (k *nullKeys) equal(arrow.Array, []int32, []uint32, []bool) {}
+func (k *nullKeys) build(_ *arrayMaker, start, end int) arrow.Array {
+	return array.NewNull(end - start)
+}
+func (k *nullKeys) memSize() int64                   { return 0 }
+func (k *nullKeys) worstCase(arrow.Array, int) int64 { return 0 }
+
+// bytesKeys stores string and binary keys in one byte arena with offsets.
+type bytesKeys struct {
+	dt    arrow.DataType
+	data  []byte
+	offs  []int // len = ids+1
+	valid []bool
+}
+
+// bytesAccess gives typed access to a string-like array's bytes.
+type bytesAccess interface {
+	arrow.Array
+	ValueBytes() []byte
+}
+
+// byteValues returns row r's bytes; one type switch per call site, not per row.
+type byteSource struct {
+	data  []byte
+	off32 []int32
+	off64 []int64
+	bin   *array.Binary
+}
+
+func newByteSource(arr arrow.Array) byteSource {
+	switch a := arr.(type) {
+	case *array.String:
+		return byteSource{data: a.ValueBytes(), off32: a.ValueOffsets()}
+	case *array.LargeString:
+		return byteSource{data: a.ValueBytes(), off64: a.ValueOffsets()}
+	case *array.Binary:
+		return byteSource{data: a.ValueBytes(), off32: a.ValueOffsets()}
+	}
+	panic("exec/hash: not a string-like array: " + arr.DataType().String())
+}
+
+// at returns row r's bytes (valid until the array is released).
+func (s *byteSource) at(r int) []byte {
+	if s.off32 != nil {
+		base := s.off32[0]
+		return s.data[s.off32[r]-base : s.off32[r+1]-base]
+	}
+	base := s.off64[0]
+	return s.data[s.off64[r]-base : s.off64[r+1]-base]
+}
+
+func (k *bytesKeys) appendRows(arr arrow.Array, rows []int32) {
+	src := newByteSource(arr)
+	for _, r := range rows {
+		if arr.IsNull(int(r)) {
+			k.valid = append(k.valid, false)
+		} else {
+			k.valid = append(k.valid, true)
+			k.data = append(k.data, src.at(int(r))...)
+		}
+		k.offs = append(k.offs, len(k.data))
+	}
+}
+
+func (k *bytesKeys) equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool) {
+	src := newByteSource(arr)
+	hasNulls := arr.NullN() > 0
+	for i, r := range rows {
+		if !eq[i] {
+			continue
+		}
+		id := ids[i]
+		if hasNulls && arr.IsNull(int(r)) {
+			eq[i] = !k.valid[id]
+			continue
+		}
+		eq[i] = k.valid[id] && string(src.at(int(r))) == string(k.data[k.offs[id]:k.offs[id+1]])
+	}
+}
+
+func (k *bytesKeys) build(b *arrayMaker, start, end int) arrow.Array {
+	return makeBytes(b, k.dt, k.data, k.offs[start:end+1], k.valid[start:end])
+}
+
+func (k *bytesKeys) memSize() int64 {
+	return int64(cap(k.data)) + int64(cap(k.offs))*8 + int64(cap(k.valid))
+}
+
+func (k *bytesKeys) worstCase(arr arrow.Array, n int) int64 {
+	var data int64
+	switch a := arr.(type) {
+	case bytesAccess:
+		data = int64(len(a.ValueBytes()))
+	}
+	return 2 * (data + int64(n)*9)
+}

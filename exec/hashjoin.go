@@ -1,0 +1,570 @@
+package exec
+
+import (
+	"context"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// joinOp runs one probe partition of a physical.HashJoin or
+// physical.NestedLoopJoin.
+//
+//	left partitions ──(collect once, shared)──► build: columns + hash table
+//	right partition i ──► probe batch ──► candidate (build row, probe row)
+//	     pairs, BatchSize at a time ──► Filter (TRUE only) ──► Take ──► out
+//	after the last probe batch: unmatched probe rows (Right/Full); and, in
+//	the LAST partition to finish, the left-side rows (Left/Full unmatched,
+//	Semi, Anti, Mark).
+//
+// Candidates are the build rows with an equal non-NULL key (hash join) or
+// every build row (nested-loop join). Match flags for build rows are kept
+// per partition and OR-merged into the shared state when the partition
+// finishes, so the probe loop takes no locks.
+type joinOp struct {
+	tc     *TaskContext
+	typ    physical.JoinType
+	what   string // "hashjoin" or "nljoin", for messages
+	nested bool
+	schema *arrow.Schema // output
+	pairSc *arrow.Schema // left fields then right fields (filter input)
+	leftSc *arrow.Schema
+	nLeft  int // left column count
+	nRight int
+
+	shared    *joinShared
+	makeBuild func(context.Context) (*joinBuild, error)
+	right     Operator
+	leftKeys  []exprRunner
+	rightKeys []exprRunner
+	filter    *exprRunner
+	nullAware bool
+
+	build        *joinBuild
+	matched      []bool
+	nullMatched  []bool
+	rightRows    int64
+	rightNullKey bool
+
+	probe    probe
+	cur      arrow.RecordBatch // current probe batch
+	ids      []uint32          // per probe row: key id or noID
+	row      int               // next probe row to pair
+	chain    int32             // next build row of row's chain / NLJ: next left row
+	inChain  bool
+	rMatched []bool // per probe row of cur (Right/Full)
+	unmRows  []int32
+	unmPos   int
+	bIdx     []int32
+	pIdx     []int32
+
+	probeDone bool
+	tail      []int32 // left rows to emit after probing (Left/Full/Semi/Anti/Mark)
+	tailMark  []int8  // Mark: 1 true, 0 false, -1 NULL, per tail row
+	tailPos   int
+	haveTail  bool
+	closed    bool
+	released  bool
+}
+
+func newHashJoin(tc *TaskContext, n *physical.HashJoin, partition int) (Operator, error) {
+	if err := checkJoinKeys(n.On); err != nil {
+		return nil, err
+	}
+	if n.Mode == physical.Partitioned && (n.NullAware || n.Type == physical.MarkJoin) {
+		return nil, qerr.NotImplementedf("exec/hashjoin: %s join (null_aware=%v) needs the whole right side's NULL keys; plan it with mode CollectLeft", n.Type, n.NullAware)
+	}
+	j, err := newJoinOp(tc, n.Left, n.Right, n.Type, n.Filter, n.Schema(), partition, "hashjoin")
+	if err != nil {
+		return nil, err
+	}
+	j.nullAware = n.NullAware
+	lk := make([]physical.Expr, len(n.On))
+	rk := make([]physical.Expr, len(n.On))
+	for i, k := range n.On {
+		lk[i], rk[i] = k.Left, k.Right
+	}
+	if j.leftKeys, err = compileExprs(lk); err != nil {
+		return nil, j.failClose(err)
+	}
+	if j.rightKeys, err = compileExprs(rk); err != nil {
+		return nil, j.failClose(err)
+	}
+	left, leftSc := n.Left, n.Left.Schema()
+	if n.Mode == physical.CollectLeft {
+		j.shared = tc.Shared(n, func() any { return &joinShared{parts: n.Right.OutputPartitions()} }).(*joinShared)
+		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
+			bs, err := CollectAll(ctx, tc, left)
+			if err != nil {
+				return nil, err
+			}
+			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what)
+		}
+	} else {
+		if left.OutputPartitions() != n.Right.OutputPartitions() {
+			return nil, j.failClose(qerr.Internalf("exec/hashjoin: partitioned join with %d left and %d right partitions", left.OutputPartitions(), n.Right.OutputPartitions()))
+		}
+		j.shared = &joinShared{parts: 1}
+		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
+			bs, err := drain(ctx, tc, left, partition)
+			if err != nil {
+				return nil, err
+			}
+			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what)
+		}
+	}
+	return j, nil
+}
+
+// newJoinOp sets up what hash and nested-loop joins share and builds the
+// right (probe) input.
+func newJoinOp(tc *TaskContext, left, right physical.Plan, typ physical.JoinType, filter physical.Expr, schema *arrow.Schema, partition int, what string) (*joinOp, error) {
+	ls, rs := left.Schema(), right.Schema()
+	j := &joinOp{
+		tc: tc, typ: typ, what: what, schema: schema, leftSc: ls,
+		nLeft: ls.NumFields(), nRight: rs.NumFields(),
+		pairSc: arrow.NewSchema(append(append([]arrow.Field{}, ls.Fields()...), rs.Fields()...), nil),
+	}
+	if filter != nil {
+		f, err := compileExpr(filter)
+		if err != nil {
+			return nil, err
+		}
+		j.filter = &f
+	}
+	r, err := Build(tc, right, partition)
+	if err != nil {
+		return nil, err
+	}
+	j.right = r
+	return j, nil
+}
+
+// failClose closes what the constructor built and returns err.
+func (j *joinOp) failClose(err error) error {
+	j.right.Close()
+	return err
+}
+
+// emitsLeftTail reports whether left rows are emitted after probing.
+func (j *joinOp) emitsLeftTail() bool {
+	switch j.typ {
+	case physical.LeftJoin, physical.FullJoin, physical.SemiJoin, physical.AntiJoin, physical.MarkJoin:
+		return true
+	}
+	return false
+}
+
+// emitsPairs reports whether matched pairs are output as they are found.
+func (j *joinOp) emitsPairs() bool {
+	switch j.typ {
+	case physical.InnerJoin, physical.LeftJoin, physical.RightJoin, physical.FullJoin:
+		return true
+	}
+	return false
+}
+
+func (j *joinOp) Open(ctx context.Context) error {
+	b, err := j.shared.acquire(ctx, j.makeBuild)
+	if err != nil {
+		return err
+	}
+	j.build = b
+	if j.emitsLeftTail() {
+		if err := j.tc.Grow(int64(2 * b.n)); err != nil {
+			return qerr.Resourcesf("exec/%s: match flags for %d build rows: %w", j.what, b.n, err)
+		}
+		j.matched = make([]bool, b.n)
+		if j.typ == physical.MarkJoin || j.nullAware {
+			j.nullMatched = make([]bool, b.n)
+		}
+	}
+	return j.right.Open(ctx)
+}
+
+func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if j.closed {
+		return nil, qerr.Internalf("exec/%s: Next after Close", j.what)
+	}
+	if j.build == nil {
+		return nil, qerr.Internalf("exec/%s: Next before a successful Open", j.what)
+	}
+	bs := j.tc.batchSize()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if j.probeDone {
+			return j.nextTail(ctx, bs)
+		}
+		if j.cur == nil {
+			b, err := j.right.Next(ctx)
+			if err == io.EOF {
+				j.finishProbe()
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if err := j.startProbe(ctx, b); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if j.row < int(j.cur.NumRows()) {
+			out, err := j.pairs(ctx, bs)
+			if err != nil || out != nil {
+				return out, err
+			}
+			continue
+		}
+		// cur is fully paired: unmatched probe rows, then the next batch.
+		if j.typ == physical.RightJoin || j.typ == physical.FullJoin {
+			if j.unmRows == nil {
+				j.unmRows = make([]int32, 0)
+				for r, m := range j.rMatched {
+					if !m {
+						j.unmRows = append(j.unmRows, int32(r))
+					}
+				}
+			}
+			if j.unmPos < len(j.unmRows) {
+				end := min(j.unmPos+bs, len(j.unmRows))
+				out, err := j.output(ctx, nil, j.unmRows[j.unmPos:end], nil)
+				j.unmPos = end
+				return out, err
+			}
+		}
+		j.cur.Release()
+		j.cur = nil
+	}
+}
+
+// startProbe takes over b as the current probe batch and finds each row's
+// key id.
+func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
+	n := int(b.NumRows())
+	j.rightRows += int64(n)
+	if n == 0 {
+		b.Release()
+		return nil
+	}
+	j.cur = b
+	j.row, j.chain, j.inChain = 0, 0, false
+	j.unmRows, j.unmPos = nil, 0
+	if j.typ == physical.RightJoin || j.typ == physical.FullJoin {
+		j.rMatched = growSlice(j.rMatched[:0], n)
+		clear(j.rMatched)
+	}
+	if j.nested {
+		return nil
+	}
+	keys, err := evalAll(ctx, j.tc.Mem, j.rightKeys, b)
+	if err != nil {
+		return err
+	}
+	defer freeArrays(keys)
+	j.ids = growSlice(j.ids[:0], n)
+	var sel []int32
+	for _, k := range keys {
+		if k.NullN() == 0 {
+			continue
+		}
+		j.rightNullKey = true
+		if sel == nil {
+			for i := range j.ids {
+				j.ids[i] = 0
+			}
+			sel = []int32{}
+		}
+		bits, off := validBits(k)
+		for r := 0; r < n; r++ {
+			if !bitutil.BitIsSet(bits, off+r) {
+				j.ids[r] = noID
+			}
+		}
+	}
+	if sel != nil {
+		for r := 0; r < n; r++ {
+			if j.ids[r] != noID {
+				sel = append(sel, int32(r))
+			}
+		}
+	}
+	j.build.table.find(&j.probe, keys, n, sel, j.ids)
+	return nil
+}
+
+// pairs produces up to bs candidate pairs of cur, filters them and returns
+// the output batch of the matches (nil if this chunk outputs nothing).
+func (j *joinOp) pairs(ctx context.Context, bs int) (arrow.RecordBatch, error) {
+	n := int(j.cur.NumRows())
+	bIdx, pIdx := j.bIdx[:0], j.pIdx[:0]
+	if j.nested {
+		nb := int32(j.build.n)
+		for len(pIdx) < bs && j.row < n {
+			for j.chain < nb && len(pIdx) < bs {
+				bIdx = append(bIdx, j.chain)
+				pIdx = append(pIdx, int32(j.row))
+				j.chain++
+			}
+			if j.chain >= nb {
+				j.chain = 0
+				j.row++
+			}
+		}
+	} else {
+		head, next := j.build.head, j.build.next
+		for len(pIdx) < bs && j.row < n {
+			if !j.inChain {
+				id := j.ids[j.row]
+				if id == noID {
+					j.row++
+					continue
+				}
+				j.chain, j.inChain = head[id], true
+			}
+			for j.chain >= 0 && len(pIdx) < bs {
+				bIdx = append(bIdx, j.chain)
+				pIdx = append(pIdx, int32(j.row))
+				j.chain = next[j.chain]
+			}
+			if j.chain < 0 {
+				j.inChain = false
+				j.row++
+			}
+		}
+	}
+	j.bIdx, j.pIdx = bIdx, pIdx
+	if len(pIdx) == 0 {
+		return nil, nil
+	}
+	if j.filter != nil {
+		var err error
+		if bIdx, pIdx, err = j.applyFilter(ctx, bIdx, pIdx); err != nil {
+			return nil, err
+		}
+	}
+	if j.matched != nil {
+		for _, b := range bIdx {
+			j.matched[b] = true
+		}
+	}
+	if j.rMatched != nil && (j.typ == physical.RightJoin || j.typ == physical.FullJoin) {
+		for _, p := range pIdx {
+			j.rMatched[p] = true
+		}
+	}
+	if !j.emitsPairs() || len(pIdx) == 0 {
+		return nil, nil
+	}
+	return j.output(ctx, bIdx, pIdx, nil)
+}
+
+// applyFilter evaluates the join filter over the pairs and keeps those where
+// it is TRUE (compacting bIdx and pIdx in place); pairs where it is NULL
+// mark their build row in nullMatched (mark semantics).
+func (j *joinOp) applyFilter(ctx context.Context, bIdx, pIdx []int32) ([]int32, []int32, error) {
+	cols := make([]arrow.Array, 0, j.nLeft+j.nRight)
+	defer func() { freeArrays(cols) }()
+	l, err := takeColumns(ctx, j.tc, j.build.cols, bIdx)
+	cols = append(cols, l...)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := takeColumns(ctx, j.tc, j.cur.Columns(), pIdx)
+	cols = append(cols, r...)
+	if err != nil {
+		return nil, nil, err
+	}
+	pb := array.NewRecordBatch(j.pairSc, cols, int64(len(pIdx)))
+	defer pb.Release()
+	res, err := j.filter.eval(ctx, j.tc.Mem, pb)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Release()
+	mask, ok := res.(*array.Boolean)
+	if !ok {
+		return nil, nil, qerr.Internalf("exec/%s: filter returned %s, not boolean", j.what, res.DataType())
+	}
+	k := 0
+	for i := range pIdx {
+		if mask.IsNull(i) {
+			if j.nullMatched != nil {
+				j.nullMatched[bIdx[i]] = true
+			}
+			continue
+		}
+		if mask.Value(i) {
+			bIdx[k], pIdx[k] = bIdx[i], pIdx[i]
+			k++
+		}
+	}
+	return bIdx[:k], pIdx[:k], nil
+}
+
+// takeColumns returns cols taken at idx (one kernel call per column).
+func takeColumns(ctx context.Context, tc *TaskContext, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
+	m := arrayMaker{mem: tc.Mem}
+	ia := makeFixed(&m, arrow.PrimitiveTypes.Int32, idx, nil)
+	defer ia.Release()
+	cctx := compute.WithAllocator(ctx, tc.Mem)
+	out := make([]arrow.Array, 0, len(cols))
+	for _, c := range cols {
+		a, err := compute.TakeArrayOpts(cctx, c, ia, compute.TakeOptions{BoundsCheck: false})
+		if err != nil {
+			freeArrays(out)
+			return nil, qerr.Execf("exec/hash: take %d rows: %w", len(idx), err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// nullColumns returns all-NULL columns of the fields' types, n rows each.
+func nullColumns(tc *TaskContext, fields []arrow.Field, n int) []arrow.Array {
+	out := make([]arrow.Array, len(fields))
+	for i, f := range fields {
+		out[i] = array.MakeArrayOfNull(tc.Mem, f.Type, n)
+	}
+	return out
+}
+
+// output builds an output batch: left columns taken at bIdx (nil: NULLs),
+// right columns taken at pIdx from cur (nil: NULLs), and for Mark joins the
+// mark column from mark (1 true, 0 false, -1 NULL). Semi/Anti/Mark output
+// only left columns.
+func (j *joinOp) output(ctx context.Context, bIdx, pIdx []int32, mark []int8) (arrow.RecordBatch, error) {
+	n := max(len(bIdx), len(pIdx), len(mark))
+	cols := make([]arrow.Array, 0, j.schema.NumFields())
+	defer func() { freeArrays(cols) }()
+	if bIdx != nil {
+		l, err := takeColumns(ctx, j.tc, j.build.cols, bIdx)
+		cols = append(cols, l...)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		cols = append(cols, nullColumns(j.tc, j.leftSc.Fields(), n)...)
+	}
+	switch j.typ {
+	case physical.SemiJoin, physical.AntiJoin:
+	case physical.MarkJoin:
+		vals := make([]bool, n)
+		valid := make([]bool, n)
+		for i, m := range mark {
+			vals[i], valid[i] = m == 1, m >= 0
+		}
+		cols = append(cols, makeBool(&arrayMaker{mem: j.tc.Mem}, vals, valid))
+	default:
+		if pIdx != nil {
+			r, err := takeColumns(ctx, j.tc, j.cur.Columns(), pIdx)
+			cols = append(cols, r...)
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			cols = append(cols, nullColumns(j.tc, j.pairSc.Fields()[j.nLeft:], n)...)
+		}
+	}
+	return array.NewRecordBatch(j.schema, cols, int64(n)), nil
+}
+
+// finishProbe merges this partition's findings; the last partition then
+// decides which left rows to emit.
+func (j *joinOp) finishProbe() {
+	j.probeDone = true
+	if !j.emitsLeftTail() {
+		return
+	}
+	last := j.shared.finish(j.matched, j.nullMatched, j.rightRows, j.rightNullKey)
+	if !last {
+		return
+	}
+	s := j.shared
+	// Reading s.matched without the lock is safe: every other partition has
+	// finished writing (finished == parts) before we got here.
+	b := j.build
+	rightEmpty := s.rightRows == 0
+	for r := 0; r < b.n; r++ {
+		m := s.matched[r]
+		switch j.typ {
+		case physical.LeftJoin, physical.FullJoin:
+			if !m {
+				j.tail = append(j.tail, int32(r))
+			}
+		case physical.SemiJoin:
+			if m {
+				j.tail = append(j.tail, int32(r))
+			}
+		case physical.AntiJoin:
+			if !m && (!j.nullAware || j.markOf(r, m, rightEmpty) == 0) {
+				j.tail = append(j.tail, int32(r))
+			}
+		case physical.MarkJoin:
+			j.tail = append(j.tail, int32(r))
+			j.tailMark = append(j.tailMark, j.markOf(r, m, rightEmpty))
+		}
+	}
+	j.haveTail = true
+}
+
+// markOf is SQL's `key IN (right keys)` for left row r: true (1) on a match;
+// else NULL (-1) if the right side is non-empty and the comparison may be
+// NULL (r's key is NULL, some right key is NULL, or a key-equal pair's
+// filter was NULL); else false (0).
+func (j *joinOp) markOf(r int, matched, rightEmpty bool) int8 {
+	s := j.shared
+	switch {
+	case matched:
+		return 1
+	case rightEmpty:
+		return 0
+	case s.nullMatched != nil && s.nullMatched[r]:
+		return -1
+	case j.nested:
+		return 0
+	case s.rightNullKey, j.build.keyNull != nil && j.build.keyNull[r]:
+		return -1
+	}
+	return 0
+}
+
+// nextTail emits the left-side rows in batches.
+func (j *joinOp) nextTail(ctx context.Context, bs int) (arrow.RecordBatch, error) {
+	if !j.haveTail || j.tailPos >= len(j.tail) {
+		return nil, io.EOF
+	}
+	end := min(j.tailPos+bs, len(j.tail))
+	var mark []int8
+	if j.tailMark != nil {
+		mark = j.tailMark[j.tailPos:end]
+	}
+	out, err := j.output(ctx, j.tail[j.tailPos:end], nil, mark)
+	j.tailPos = end
+	return out, err
+}
+
+func (j *joinOp) Close() error {
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	if j.cur != nil {
+		j.cur.Release()
+		j.cur = nil
+	}
+	if j.matched != nil {
+		j.tc.Shrink(int64(2 * len(j.matched)))
+	}
+	err := j.right.Close()
+	j.shared.release(j.tc)
+	j.build = nil
+	return err
+}

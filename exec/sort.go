@@ -1,0 +1,213 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/physical"
+)
+
+// sortOp sorts one partition: it pulls its whole input, concatenates it,
+// sorts a permutation of row indices with comparators typed per key column
+// (stable: equal rows keep their input order), then emits the rows in
+// batches of BatchSize by taking them through the permutation.
+//
+// With Fetch ≥ 0 it keeps only the best Fetch rows (top-k): buffered input
+// is compacted to the Fetch best rows whenever it exceeds max(2·Fetch,
+// BatchSize) rows, so memory stays bounded by about 2·Fetch + BatchSize rows.
+//
+// The permutation is reserved with Grow; batches are accounted by the
+// allocator.
+type sortOp struct {
+	tc     *TaskContext
+	n      *physical.Sort
+	schema *arrow.Schema
+	input  Operator
+	keys   *sortKeyExprs
+	spec   sortSpec
+
+	buf      []arrow.RecordBatch // input not yet sorted
+	bufRows  int64
+	data     arrow.RecordBatch // sorted rows come from here, through perm
+	perm     []int32
+	reserved int64
+	off      int
+	sorted   bool
+	closed   bool
+}
+
+func newSort(tc *TaskContext, n *physical.Sort, partition int) (Operator, error) {
+	keys, err := compileSortKeys(n.Keys)
+	if err != nil {
+		return nil, err
+	}
+	input, err := buildInput(tc, n.Input, partition, n.PreservePartitioning)
+	if err != nil {
+		return nil, err
+	}
+	return &sortOp{tc: tc, n: n, schema: n.Schema(), input: input, keys: keys, spec: newSortSpec(n.Keys)}, nil
+}
+
+// buildInput returns the operator for partition of input when partitions
+// map one to one (preserve), else one operator over all of input's partitions.
+func buildInput(tc *TaskContext, input physical.Plan, partition int, preserve bool) (Operator, error) {
+	if preserve {
+		return Build(tc, input, partition)
+	}
+	if input.OutputPartitions() == 1 {
+		return Build(tc, input, 0)
+	}
+	return &coalesceOp{tc: tc, input: input}, nil
+}
+
+func (s *sortOp) Open(ctx context.Context) error { return s.input.Open(ctx) }
+
+func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !s.sorted {
+		if err := s.consume(ctx); err != nil {
+			return nil, err
+		}
+		s.sorted = true
+	}
+	if s.data == nil || s.off >= len(s.perm) {
+		return nil, io.EOF
+	}
+	end := min(len(s.perm), s.off+s.tc.batchSize())
+	out, err := takeBatch(ctx, s.tc.Mem, s.schema, s.data, s.perm[s.off:end])
+	if err != nil {
+		return nil, err
+	}
+	s.off = end
+	return out, nil
+}
+
+// consume pulls the whole input and leaves the sorted result in data/perm.
+func (s *sortOp) consume(ctx context.Context) error {
+	fetch := s.n.Fetch
+	if fetch == 0 {
+		return nil
+	}
+	limit := int64(-1)
+	if fetch > 0 {
+		limit = max(2*fetch, int64(s.tc.batchSize()))
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, err := s.input.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if b.NumRows() == 0 {
+			b.Release()
+			continue
+		}
+		s.buf = append(s.buf, b)
+		s.bufRows += b.NumRows()
+		if limit > 0 && s.bufRows > limit {
+			if err := s.sortBuffered(ctx, fetch); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.input.Close(); err != nil {
+		return err
+	}
+	return s.sortBuffered(ctx, fetch)
+}
+
+// sortBuffered sorts data plus the buffered batches. With fetch ≥ 0 it
+// compacts the result to its first fetch rows (a new data batch in sorted
+// order, perm the identity).
+func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
+	if s.data != nil {
+		// data holds the previous top rows, already compacted and sorted;
+		// it goes first so that stability keeps earlier rows first.
+		s.buf = append([]arrow.RecordBatch{s.data}, s.buf...)
+		s.bufRows += s.data.NumRows()
+		s.data = nil
+	}
+	if len(s.buf) == 0 {
+		return nil
+	}
+	all, err := concatBatches(s.tc.Mem, s.schema, s.buf)
+	releaseAll(s.buf)
+	s.buf, s.bufRows = s.buf[:0], 0
+	if err != nil {
+		return err
+	}
+	s.data = all
+	n := int(all.NumRows())
+	if err := s.reservePerm(int64(n)); err != nil {
+		return err
+	}
+	s.perm = s.perm[:0]
+	for i := range n {
+		s.perm = append(s.perm, int32(i))
+	}
+	arrs, keys, err := s.keys.eval(ctx, s.tc.Mem, all)
+	if err != nil {
+		return err
+	}
+	defer releaseCols(arrs)
+	spec := s.spec
+	slices.SortStableFunc(s.perm, func(a, b int32) int {
+		return spec.compare(keys, int(a), keys, int(b))
+	})
+	if fetch >= 0 && int64(n) > fetch {
+		s.perm = s.perm[:fetch]
+	}
+	if fetch >= 0 {
+		top, err := takeBatch(ctx, s.tc.Mem, s.schema, all, s.perm)
+		if err != nil {
+			return err
+		}
+		s.data.Release()
+		s.data = top
+		for i := range s.perm {
+			s.perm[i] = int32(i)
+		}
+	}
+	return nil
+}
+
+// reservePerm makes room for a permutation of n rows, reserving its memory.
+func (s *sortOp) reservePerm(n int64) error {
+	if need := 4 * n; need > s.reserved {
+		if err := s.tc.Grow(need - s.reserved); err != nil {
+			return err
+		}
+		s.reserved = need
+	}
+	if int64(cap(s.perm)) < n {
+		s.perm = make([]int32, 0, n)
+	}
+	return nil
+}
+
+func (s *sortOp) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	releaseAll(s.buf)
+	s.buf = nil
+	if s.data != nil {
+		s.data.Release()
+		s.data = nil
+	}
+	s.perm = nil
+	s.tc.Shrink(s.reserved)
+	s.reserved = 0
+	return s.input.Close()
+}

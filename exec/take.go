@@ -1,0 +1,79 @@
+package exec
+
+import (
+	"context"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// indexArray wraps idx as an Int32 array without copying. The array
+// borrows idx's memory: the caller keeps idx alive and unchanged until the
+// array is released, and the array must not escape.
+func indexArray(idx []int32) arrow.Array {
+	var b []byte
+	if len(idx) > 0 {
+		b = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(idx))), len(idx)*4)
+	}
+	data := array.NewData(arrow.PrimitiveTypes.Int32, len(idx), []*memory.Buffer{nil, memory.NewBufferBytes(b)}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// takeBatch returns the rows idx of b (in that order) as a new batch with
+// schema; b keeps its reference.
+func takeBatch(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, b arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
+	indices := indexArray(idx)
+	defer indices.Release()
+	cctx := compute.WithAllocator(ctx, mem)
+	cols := make([]arrow.Array, b.NumCols())
+	defer releaseCols(cols)
+	for i, c := range b.Columns() {
+		out, err := compute.TakeArrayOpts(cctx, c, indices, compute.TakeOptions{BoundsCheck: false})
+		if err != nil {
+			return nil, limitErr(qerr.Execf("exec: take rows of column %q: %w", schema.Field(i).Name, err))
+		}
+		cols[i] = out
+	}
+	return array.NewRecordBatch(schema, cols, int64(len(idx))), nil
+}
+
+// releaseCols releases every non-nil array of as.
+func releaseCols(as []arrow.Array) {
+	for _, a := range as {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+// concatBatches concatenates bs (all of schema) into one batch; with one
+// batch it returns it retained.
+func concatBatches(mem memory.Allocator, schema *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if len(bs) == 1 {
+		bs[0].Retain()
+		return bs[0], nil
+	}
+	var rows int64
+	for _, b := range bs {
+		rows += b.NumRows()
+	}
+	cols := make([]arrow.Array, schema.NumFields())
+	defer releaseCols(cols)
+	parts := make([]arrow.Array, len(bs))
+	for i := range cols {
+		for j, b := range bs {
+			parts[j] = b.Column(i)
+		}
+		c, err := array.Concatenate(parts, mem)
+		if err != nil {
+			return nil, limitErr(qerr.Execf("exec: concatenate column %q: %w", schema.Field(i).Name, err))
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(schema, cols, rows), nil
+}

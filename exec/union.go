@@ -1,0 +1,21 @@
+package exec
+
+import (
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// newUnion maps output partition i to the input that owns it: the inputs'
+// partitions are numbered one input after another. The input's operator is
+// returned as is (Build instruments it for the Union node as well).
+func newUnion(tc *TaskContext, n *physical.Union, partition int) (Operator, error) {
+	p := partition
+	for _, in := range n.Inputs {
+		if k := in.OutputPartitions(); p < k {
+			return Build(tc, in, p)
+		} else {
+			p -= k
+		}
+	}
+	return nil, qerr.Internalf("exec: union: partition %d out of range", partition)
+}

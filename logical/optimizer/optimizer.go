@@ -1,0 +1,114 @@
+package optimizer
+
+import (
+	"context"
+	"sort"
+
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// Rule is one named, single-purpose rewrite.
+type Rule interface {
+	Name() string
+	// Rewrite returns the rewritten plan and whether it changed. It must keep p's output schema
+	// (names, qualifiers, types).
+	Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error)
+}
+
+// Batch is an ordered list of rules run together. MaxPasses 1 runs the rules
+// once; more runs them until a pass changes nothing, at most MaxPasses times.
+type Batch struct {
+	Name      string
+	Rules     []Rule
+	MaxPasses int
+}
+
+// Optimizer runs its batches in order.
+type Optimizer struct {
+	Batches []Batch
+}
+
+// New returns the optimizer with the default batches:
+//
+//	simplify → decorrelate → (simplify, eliminate_cross_join, push_down_filter)*
+//	→ reorder_joins → (push_down_filter, common_subexpr, push_down_limit)* → push_down_projection
+func New() *Optimizer {
+	return &Optimizer{Batches: []Batch{
+		{Name: "simplify", MaxPasses: 8, Rules: []Rule{SimplifyExpressions{}, EliminateFilter{}}},
+		{Name: "decorrelate", MaxPasses: 1, Rules: []Rule{DecorrelateSubqueries{}}},
+		{Name: "rewrite", MaxPasses: 8, Rules: []Rule{
+			SimplifyExpressions{}, EliminateFilter{}, EliminateCrossJoin{}, PushDownFilter{},
+		}},
+		{Name: "join_order", MaxPasses: 1, Rules: []Rule{ReorderJoins{}, PushDownFilter{}}},
+		{Name: "finish", MaxPasses: 8, Rules: []Rule{
+			CommonSubexprEliminate{}, PushDownLimit{}, EliminateLimit{},
+		}},
+		{Name: "projection", MaxPasses: 1, Rules: []Rule{PushDownProjection{}}},
+	}}
+}
+
+// Rules returns every rule by name (for tests and EXPLAIN VERBOSE).
+func Rules() map[string]Rule {
+	out := map[string]Rule{}
+	for _, r := range []Rule{
+		SimplifyExpressions{}, EliminateFilter{}, EliminateLimit{}, DecorrelateSubqueries{},
+		EliminateCrossJoin{}, PushDownFilter{}, ReorderJoins{}, CommonSubexprEliminate{},
+		PushDownLimit{}, PushDownProjection{},
+	} {
+		out[r.Name()] = r
+	}
+	return out
+}
+
+// RuleNames returns the names of Rules, sorted.
+func RuleNames() []string {
+	var out []string
+	for n := range Rules() {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Optimize runs the batches; after every rule that reports a change it checks
+// the schema is unchanged (logical.Schema.Equal) and returns qerr.Internalf
+// naming the rule if not. observe (may be nil) is called after every rule that
+// changed the plan. A fixpoint batch that has not stabilised after MaxPasses is
+// an error (qerr.Internalf).
+func (o *Optimizer) Optimize(ctx context.Context, p logical.Plan, observe func(rule string, p logical.Plan)) (logical.Plan, error) {
+	for _, b := range o.Batches {
+		passes := max(1, b.MaxPasses)
+		stable := false
+		for pass := 0; pass < passes; pass++ {
+			changedPass := false
+			for _, r := range b.Rules {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				np, changed, err := r.Rewrite(ctx, p)
+				if err != nil {
+					return nil, err
+				}
+				if !changed {
+					continue
+				}
+				if !np.Schema().Equal(p.Schema()) {
+					return nil, qerr.Internalf("optimizer rule %s changed the plan schema from %s to %s", r.Name(), p.Schema(), np.Schema())
+				}
+				p, changedPass = np, true
+				if observe != nil {
+					observe(r.Name(), p)
+				}
+			}
+			if !changedPass {
+				stable = true
+				break
+			}
+		}
+		if !stable && passes > 1 {
+			return nil, qerr.Internalf("optimizer batch %s did not reach a fixpoint after %d passes", b.Name, passes)
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,360 @@
+package optimizer
+
+// push_down_filter moves each Filter conjunct as far down the plan as it can
+// go and still mean the same:
+//
+//	Filter: t.a > 1 AND u.b = 2 AND t.k = u.k
+//	  Inner Join: (no keys)          →  Inner Join: on=[t.k = u.k]
+//	    TableScan: t                      Filter: t.a > 1
+//	    TableScan: u                        TableScan: t filters=[t.a > 1]
+//	                                      Filter: u.b = 2
+//	                                        TableScan: u filters=[u.b = 2]
+//
+// It passes through Projections (substituting the projected expressions),
+// SubqueryAliases (re-qualifying), Sorts without a fetch, into the matching
+// side of inner joins (cross-side equalities become join keys, other
+// cross-side conjuncts the join filter), into the preserved side only of
+// outer joins (an ON conjunct over the null-supplying side alone goes into
+// that side), into the left of semi, anti and mark joins, below an Aggregate
+// when it uses only group columns, and into every Union input. Conjuncts that
+// reach a scan are also copied into Scan.Filters as a pruning hint; the Filter
+// stays above the scan.
+//
+// It must NOT move a conjunct with a subquery or outer reference, anything
+// into a Cache's input from outside (the input is optimized as its own tree),
+// past a Limit or a Sort with a fetch, into the null-supplying side of an
+// outer join from above, or change the conditions of a null-aware anti join.
+
+import (
+	"context"
+
+	"github.com/quiverdb/quiver/logical"
+)
+
+// PushDownFilter is the predicate push-down rule.
+type PushDownFilter struct{}
+
+// Name implements Rule.
+func (PushDownFilter) Name() string { return "push_down_filter" }
+
+// Rewrite implements Rule. Change is detected by comparing the rendered plans:
+// conjuncts are rebuilt at every level, so tracking moves would be error-prone.
+func (PushDownFilter) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	np, err := pushFilters(p, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	if planString(np) == planString(p) {
+		return p, false, nil
+	}
+	return np, true, nil
+}
+
+func pushable(e logical.Expr) bool { return !hasSubquery(e) && !hasOuterRef(e) }
+
+// withFilter puts preds in a Filter above p (none: p itself).
+func withFilter(p logical.Plan, preds []logical.Expr) (logical.Plan, error) {
+	preds = dedupe(preds)
+	if len(preds) == 0 {
+		return p, nil
+	}
+	return logical.NewFilter(p, logical.And(preds...))
+}
+
+// pushChildren pushes nothing into each child of p and rebuilds it.
+func pushChildren(p logical.Plan) (logical.Plan, error) {
+	ch := p.Children()
+	if len(ch) == 0 {
+		return p, nil
+	}
+	nc := make([]logical.Plan, len(ch))
+	for i, c := range ch {
+		n, err := pushFilters(c, nil)
+		if err != nil {
+			return nil, err
+		}
+		nc[i] = n
+	}
+	return p.WithChildren(nc)
+}
+
+// pushFilters places preds (conjuncts over p's schema) at or below p.
+func pushFilters(p logical.Plan, preds []logical.Expr) (logical.Plan, error) {
+	var keep, down []logical.Expr
+	for _, e := range preds {
+		if pushable(e) {
+			down = append(down, e)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	switch n := p.(type) {
+	case *logical.Filter:
+		var own []logical.Expr
+		for _, c := range logical.SplitAnd(n.Predicate) {
+			if pushable(c) {
+				own = append(own, c)
+			} else {
+				keep = append(keep, c)
+			}
+		}
+		in, err := pushFilters(n.Input, append(own, down...))
+		if err != nil {
+			return nil, err
+		}
+		return withFilter(in, keep)
+	case *logical.Projection:
+		var sub []logical.Expr
+		s := n.Schema()
+		for _, e := range down {
+			ne, ok := mapColumns(e, func(c *logical.Column) (logical.Expr, bool) {
+				i, err := s.IndexOf(c.Qualifier, c.Name)
+				if err != nil {
+					return nil, false
+				}
+				x := logical.StripAlias(n.List[i])
+				return x, pushable(x) && !hasAgg(x)
+			})
+			if ok {
+				sub = append(sub, ne)
+			} else {
+				keep = append(keep, e)
+			}
+		}
+		in, err := pushFilters(n.Input, sub)
+		if err != nil {
+			return nil, err
+		}
+		np, err := logical.NewProjection(in, n.List)
+		if err != nil {
+			return nil, err
+		}
+		return withFilter(np, keep)
+	case *logical.SubqueryAlias:
+		var sub []logical.Expr
+		s, is := n.Schema(), n.Input.Schema()
+		for _, e := range down {
+			ne, ok := mapColumns(e, func(c *logical.Column) (logical.Expr, bool) {
+				i, err := s.IndexOf(c.Qualifier, c.Name)
+				if err != nil {
+					return nil, false
+				}
+				return columnFor(is, i)
+			})
+			if ok {
+				sub = append(sub, ne)
+			} else {
+				keep = append(keep, e)
+			}
+		}
+		in, err := pushFilters(n.Input, sub)
+		if err != nil {
+			return nil, err
+		}
+		return withFilter(logical.NewSubqueryAlias(in, n.Alias), keep)
+	case *logical.Sort:
+		if n.Fetch >= 0 {
+			break
+		}
+		in, err := pushFilters(n.Input, down)
+		if err != nil {
+			return nil, err
+		}
+		ns, err := logical.NewSort(in, n.Keys, n.Fetch)
+		if err != nil {
+			return nil, err
+		}
+		return withFilter(ns, keep)
+	case *logical.Join:
+		return pushJoin(n, down, keep)
+	case *logical.Aggregate:
+		if len(n.GroupBy) == 0 {
+			break
+		}
+		var sub []logical.Expr
+		s := n.Schema()
+		for _, e := range down {
+			ne, ok := mapColumns(e, func(c *logical.Column) (logical.Expr, bool) {
+				i, err := s.IndexOf(c.Qualifier, c.Name)
+				if err != nil || i >= len(n.GroupBy) {
+					return nil, false
+				}
+				return logical.StripAlias(n.GroupBy[i]), true
+			})
+			if ok {
+				sub = append(sub, ne)
+			} else {
+				keep = append(keep, e)
+			}
+		}
+		in, err := pushFilters(n.Input, sub)
+		if err != nil {
+			return nil, err
+		}
+		na, err := logical.NewAggregate(in, n.GroupBy, n.Aggs)
+		if err != nil {
+			return nil, err
+		}
+		return withFilter(na, keep)
+	case *logical.Union:
+		s := n.Schema()
+		per := make([][]logical.Expr, len(n.Inputs))
+		for _, e := range down {
+			mapped := make([]logical.Expr, len(n.Inputs))
+			ok := true
+			for k, in := range n.Inputs {
+				is := in.Schema()
+				ne, good := mapColumns(e, func(c *logical.Column) (logical.Expr, bool) {
+					i, err := s.IndexOf(c.Qualifier, c.Name)
+					if err != nil {
+						return nil, false
+					}
+					return columnFor(is, i)
+				})
+				if !good {
+					ok = false
+					break
+				}
+				mapped[k] = ne
+			}
+			if !ok {
+				keep = append(keep, e)
+				continue
+			}
+			for k := range per {
+				per[k] = append(per[k], mapped[k])
+			}
+		}
+		ins := make([]logical.Plan, len(n.Inputs))
+		for k, in := range n.Inputs {
+			ni, err := pushFilters(in, per[k])
+			if err != nil {
+				return nil, err
+			}
+			ins[k] = ni
+		}
+		nu, err := logical.NewUnion(ins)
+		if err != nil {
+			return nil, err
+		}
+		return withFilter(nu, keep)
+	case *logical.Scan:
+		s := n.Schema()
+		fs := append([]logical.Expr(nil), n.Filters...)
+		for _, e := range down {
+			if resolvesIn(e, s) {
+				fs = append(fs, e)
+			}
+		}
+		fs = dedupe(fs)
+		var np logical.Plan = n
+		if len(fs) != len(n.Filters) {
+			np = n.WithFilters(fs)
+		}
+		return withFilter(np, append(down, keep...))
+	}
+	// Limit, Sort with fetch, global Aggregate, Cache, Values, EmptyRelation:
+	// nothing passes; children are optimized on their own.
+	np, err := pushChildren(p)
+	if err != nil {
+		return nil, err
+	}
+	return withFilter(np, append(down, keep...))
+}
+
+func pushJoin(n *logical.Join, down, keep []logical.Expr) (logical.Plan, error) {
+	ls, rs := n.Left.Schema(), n.Right.Schema()
+	var toL, toR, above []logical.Expr
+	on := append([]logical.EquiPair(nil), n.On...)
+	var jf []logical.Expr
+	own := logical.SplitAnd(n.Filter)
+	inL := func(e logical.Expr) bool { return resolvesIn(e, ls) }
+	inR := func(e logical.Expr) bool { return resolvesIn(e, rs) && hasColumns(e) }
+	switch n.Type {
+	case logical.InnerJoin:
+		for _, e := range append(own, down...) {
+			if !pushable(e) {
+				jf = append(jf, e)
+				continue
+			}
+			switch {
+			case inL(e):
+				toL = append(toL, e)
+			case inR(e):
+				toR = append(toR, e)
+			default:
+				if pair, ok := equiPair(e, ls, rs); ok {
+					on = append(on, pair)
+				} else {
+					jf = append(jf, e)
+				}
+			}
+		}
+	case logical.LeftJoin, logical.RightJoin, logical.FullJoin:
+		preserved, supplied := inL, inR
+		toP, toS := &toL, &toR
+		if n.Type == logical.RightJoin {
+			preserved = func(e logical.Expr) bool { return resolvesIn(e, rs) && hasColumns(e) }
+			supplied = func(e logical.Expr) bool { return resolvesIn(e, ls) && hasColumns(e) }
+			toP, toS = &toR, &toL
+		}
+		for _, e := range down {
+			if n.Type != logical.FullJoin && preserved(e) && hasColumns(e) {
+				*toP = append(*toP, e)
+			} else {
+				above = append(above, e)
+			}
+		}
+		for _, e := range own {
+			switch {
+			case !pushable(e):
+				jf = append(jf, e)
+			case n.Type != logical.FullJoin && supplied(e):
+				*toS = append(*toS, e)
+			default:
+				if pair, ok := equiPair(e, ls, rs); ok {
+					on = append(on, pair)
+				} else {
+					jf = append(jf, e)
+				}
+			}
+		}
+	case logical.SemiJoin, logical.AntiJoin, logical.MarkJoin:
+		for _, e := range down {
+			if inL(e) && hasColumns(e) {
+				toL = append(toL, e)
+			} else {
+				above = append(above, e)
+			}
+		}
+		for _, e := range own {
+			switch {
+			case n.NullAware || !pushable(e):
+				jf = append(jf, e)
+			case inR(e):
+				toR = append(toR, e)
+			case n.Type == logical.SemiJoin && inL(e) && hasColumns(e):
+				toL = append(toL, e)
+			default:
+				if pair, ok := equiPair(e, ls, rs); ok {
+					on = append(on, pair)
+				} else {
+					jf = append(jf, e)
+				}
+			}
+		}
+	}
+	l, err := pushFilters(n.Left, toL)
+	if err != nil {
+		return nil, err
+	}
+	r, err := pushFilters(n.Right, toR)
+	if err != nil {
+		return nil, err
+	}
+	nj, err := logical.NewJoin(l, r, n.Type, on, logical.And(dedupe(jf)...), n.NullAware, n.MarkName)
+	if err != nil {
+		return nil, err
+	}
+	return withFilter(nj, append(above, keep...))
+}

@@ -1,0 +1,76 @@
+package optimizer
+
+// push_down_limit pushes a row limit towards the data:
+//
+//	Limit: skip=s, fetch=n / Sort: k           → Limit: skip=s, fetch=n / Sort: k, fetch=s+n (top-k)
+//	Limit / Projection: e / x                  → Projection: e / Limit / x
+//	Limit / Union(a, b)                        → Limit / Union(Limit(a), Limit(b)) with fetch=s+n
+//	Limit: skip=s, fetch=n / TableScan: t      → Limit / TableScan: t fetch=s+n
+//
+// The outer Limit stays wherever the pushed one cannot apply the skip. It must
+// NOT fire without a fetch, pass a Filter, join or aggregate (they change the
+// row count), or enter a Cache's input.
+
+import (
+	"context"
+
+	"github.com/quiverdb/quiver/logical"
+)
+
+// PushDownLimit is the limit push-down rule.
+type PushDownLimit struct{}
+
+// Name implements Rule.
+func (PushDownLimit) Name() string { return "push_down_limit" }
+
+// Rewrite implements Rule.
+func (PushDownLimit) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	return logical.TransformDown(p, func(n logical.Plan) (logical.Plan, bool, error) {
+		l, ok := n.(*logical.Limit)
+		if !ok || l.Fetch < 0 {
+			return n, false, nil
+		}
+		want := l.Skip + l.Fetch
+		switch in := l.Input.(type) {
+		case *logical.Sort:
+			if in.Fetch >= 0 && in.Fetch <= want {
+				return n, false, nil
+			}
+			ns, err := logical.NewSort(in.Input, in.Keys, want)
+			if err != nil {
+				return nil, false, err
+			}
+			return &logical.Limit{Input: ns, Skip: l.Skip, Fetch: l.Fetch}, true, nil
+		case *logical.Projection:
+			np, err := logical.NewProjection(&logical.Limit{Input: in.Input, Skip: l.Skip, Fetch: l.Fetch}, in.List)
+			return np, err == nil, err
+		case *logical.Union:
+			ins := make([]logical.Plan, len(in.Inputs))
+			changed := false
+			for i, c := range in.Inputs {
+				if cl, ok := c.(*logical.Limit); ok && cl.Skip == 0 && cl.Fetch >= 0 && cl.Fetch <= want {
+					ins[i] = c
+					continue
+				}
+				ins[i] = &logical.Limit{Input: c, Fetch: want}
+				changed = true
+			}
+			if !changed {
+				return n, false, nil
+			}
+			nu, err := logical.NewUnion(ins)
+			if err != nil {
+				return nil, false, err
+			}
+			return &logical.Limit{Input: nu, Skip: l.Skip, Fetch: l.Fetch}, true, nil
+		case *logical.Scan:
+			if in.Fetch >= 0 && in.Fetch <= want {
+				return n, false, nil
+			}
+			ns := *in
+			ns.Fetch = want
+			return &logical.Limit{Input: &ns, Skip: l.Skip, Fetch: l.Fetch}, true, nil
+		}
+		return n, false, nil
+	})
+}

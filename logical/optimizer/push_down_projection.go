@@ -1,0 +1,230 @@
+package optimizer
+
+// push_down_projection reads only the columns the plan needs:
+//
+//	Projection: t.a                     Projection: t.a
+//	  Filter: t.b > 1           →         Filter: t.b > 1
+//	    TableScan: t                        TableScan: t projection=[a, b]
+//
+// Walking down from the root it computes which output columns of every node
+// are used above, sets Scan.Projection to the table columns needed (in table
+// order), drops unused entries of Projections below the root and unused
+// aggregates (never group keys). Because columns are referenced by name, a
+// node may keep more columns than needed; parents still resolve theirs. The
+// root's schema never changes. It must NOT shrink a Union's inputs (they must
+// stay aligned), or push requirements into a Cache's input from outside (the
+// input is pruned as its own tree, keeping all its columns).
+
+import (
+	"context"
+
+	"github.com/quiverdb/quiver/logical"
+)
+
+// PushDownProjection is the projection push-down rule.
+type PushDownProjection struct{}
+
+// Name implements Rule.
+func (PushDownProjection) Name() string { return "push_down_projection" }
+
+// Rewrite implements Rule.
+func (PushDownProjection) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	np, err := prune(p, allCols(p))
+	if err != nil {
+		return nil, false, err
+	}
+	if planString(np) == planString(p) {
+		return p, false, nil
+	}
+	return np, true, nil
+}
+
+func allCols(p logical.Plan) []bool {
+	out := make([]bool, p.Schema().Len())
+	for i := range out {
+		out[i] = true
+	}
+	return out
+}
+
+// need marks in a new set the columns of s that exprs reference, plus base.
+func need(s *logical.Schema, base []bool, exprs ...logical.Expr) []bool {
+	out := make([]bool, s.Len())
+	copy(out, base)
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		for _, c := range logical.ColumnsOf(e) {
+			if i, err := s.IndexOf(c.Qualifier, c.Name); err == nil {
+				out[i] = true
+			} else {
+				// Unresolvable here (ambiguous): keep every column with that name.
+				for k, f := range s.Fields {
+					if f.Name == c.Name {
+						out[k] = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func allTrue(b []bool) bool {
+	for _, v := range b {
+		if !v {
+			return false
+		}
+	}
+	return true
+}
+
+// prune returns p rebuilt so that it outputs at least the needed columns of
+// its schema (by name), in the same relative order.
+func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
+	switch n := p.(type) {
+	case *logical.Scan:
+		if allTrue(needed) {
+			return n, nil
+		}
+		var cols []int
+		for i, ok := range needed {
+			if !ok {
+				continue
+			}
+			if n.Projection != nil {
+				cols = append(cols, n.Projection[i])
+			} else {
+				cols = append(cols, i)
+			}
+		}
+		if len(cols) == 0 {
+			// Nothing is read by name (COUNT(*)): keep one column for the row count.
+			if n.Projection != nil {
+				cols = []int{n.Projection[0]}
+			} else {
+				cols = []int{0}
+			}
+		}
+		return n.WithProjection(cols), nil
+	case *logical.Projection:
+		var list []logical.Expr
+		for i, e := range n.List {
+			if needed[i] {
+				list = append(list, e)
+			}
+		}
+		if len(list) == 0 {
+			list = n.List[:1]
+		}
+		in, err := prune(n.Input, need(n.Input.Schema(), nil, list...))
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewProjection(in, list)
+	case *logical.Filter:
+		in, err := prune(n.Input, need(n.Input.Schema(), needed, n.Predicate))
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewFilter(in, n.Predicate)
+	case *logical.Sort:
+		in, err := prune(n.Input, need(n.Input.Schema(), needed, n.Exprs()...))
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewSort(in, n.Keys, n.Fetch)
+	case *logical.Limit:
+		in, err := prune(n.Input, needed)
+		if err != nil {
+			return nil, err
+		}
+		return n.WithChildren([]logical.Plan{in})
+	case *logical.SubqueryAlias:
+		in, err := prune(n.Input, needed)
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewSubqueryAlias(in, n.Alias), nil
+	case *logical.Aggregate:
+		g := len(n.GroupBy)
+		var aggs []logical.Expr
+		for i, a := range n.Aggs {
+			if needed[g+i] {
+				aggs = append(aggs, a)
+			}
+		}
+		if len(aggs) == 0 && g == 0 && len(n.Aggs) > 0 {
+			aggs = n.Aggs[:1]
+		}
+		in, err := prune(n.Input, need(n.Input.Schema(), nil, append(append([]logical.Expr(nil), n.GroupBy...), aggs...)...))
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewAggregate(in, n.GroupBy, aggs)
+	case *logical.Join:
+		ls, rs := n.Left.Schema(), n.Right.Schema()
+		ln := make([]bool, ls.Len())
+		rn := make([]bool, rs.Len())
+		switch n.Type {
+		case logical.SemiJoin, logical.AntiJoin, logical.MarkJoin:
+			copy(ln, needed)
+		default:
+			copy(ln, needed[:ls.Len()])
+			copy(rn, needed[ls.Len():])
+		}
+		var lx, rx []logical.Expr
+		for _, pr := range n.On {
+			lx, rx = append(lx, pr.Left), append(rx, pr.Right)
+		}
+		if n.Filter != nil {
+			lx, rx = append(lx, n.Filter), append(rx, n.Filter)
+		}
+		// A filter column resolves on one side only; need() ignores the other.
+		ln = needResolvable(ls, ln, lx)
+		rn = needResolvable(rs, rn, rx)
+		l, err := prune(n.Left, ln)
+		if err != nil {
+			return nil, err
+		}
+		r, err := prune(n.Right, rn)
+		if err != nil {
+			return nil, err
+		}
+		return n.WithChildren([]logical.Plan{l, r})
+	case *logical.Cache:
+		in, err := prune(n.Input, allCols(n.Input))
+		if err != nil {
+			return nil, err
+		}
+		return n.WithChildren([]logical.Plan{in})
+	}
+	// Union, Values, EmptyRelation: keep every column, prune inside each input on its own.
+	ch := p.Children()
+	if len(ch) == 0 {
+		return p, nil
+	}
+	nc := make([]logical.Plan, len(ch))
+	for i, c := range ch {
+		x, err := prune(c, allCols(c))
+		if err != nil {
+			return nil, err
+		}
+		nc[i] = x
+	}
+	return p.WithChildren(nc)
+}
+
+// needResolvable adds the columns of exprs that resolve in s.
+func needResolvable(s *logical.Schema, base []bool, exprs []logical.Expr) []bool {
+	out := append([]bool(nil), base...)
+	for _, e := range exprs {
+		for _, c := range logical.ColumnsOf(e) {
+			if i, err := s.IndexOf(c.Qualifier, c.Name); err == nil {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}

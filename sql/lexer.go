@@ -1,0 +1,223 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// tokKind is the class of a token.
+type tokKind int
+
+const (
+	tokIdent       tokKind = iota // bare word: keyword or identifier
+	tokQuotedIdent                // "x" or `x`
+	tokString                     // 'x'
+	tokNumber                     // 12, 1.5, 1e3
+	tokPunct                      // operators and punctuation
+)
+
+// token is one lexical token of SQL text. Off and End are byte offsets into
+// the text; Line and Col are 1-based positions of Off within that text.
+type token struct {
+	Kind      tokKind
+	Text      string // the source text, quotes included
+	Off, End  int
+	Line, Col int
+}
+
+// upper is the token's text upper-cased (keywords compare with it).
+func (t token) upper() string { return strings.ToUpper(t.Text) }
+
+// is reports whether t is the bare word kw (case-insensitive).
+func (t token) is(kw string) bool { return t.Kind == tokIdent && strings.EqualFold(t.Text, kw) }
+
+// punct reports whether t is the punctuation p.
+func (t token) punct(p string) bool { return t.Kind == tokPunct && t.Text == p }
+
+// value returns an identifier's or string's value without quotes.
+func (t token) value() string {
+	switch t.Kind {
+	case tokString:
+		return strings.ReplaceAll(t.Text[1:len(t.Text)-1], "''", "'")
+	case tokQuotedIdent:
+		q := t.Text[:1]
+		return strings.ReplaceAll(t.Text[1:len(t.Text)-1], q+q, q)
+	}
+	return t.Text
+}
+
+// tokenize splits text into tokens, skipping whitespace and comments
+// (-- to end of line, /* ... */). Errors locate unterminated quotes and
+// comments at their opening, in text's own 1-based coordinates.
+func tokenize(text string) ([]token, error) {
+	var toks []token
+	line, col := 1, 1
+	i := 0
+	// advance moves i to j, updating line and col.
+	advance := func(j int) {
+		for ; i < j; i++ {
+			if text[i] == '\n' {
+				line++
+				col = 1
+			} else {
+				col++
+			}
+		}
+	}
+	for i < len(text) {
+		c := text[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			advance(i + 1)
+			continue
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				j = len(text) - i
+			}
+			advance(i + j)
+			continue
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			j := strings.Index(text[i+2:], "*/")
+			if j < 0 {
+				return nil, qerr.At(line, col, "unterminated /* comment")
+			}
+			advance(i + 2 + j + 2)
+			continue
+		}
+		start, sl, sc := i, line, col
+		var kind tokKind
+		end := i + 1
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			kind = tokString
+			if c != '\'' {
+				kind = tokQuotedIdent
+			}
+			j := i + 1
+			for {
+				k := strings.IndexByte(text[j:], c)
+				if k < 0 {
+					what := "string"
+					if kind == tokQuotedIdent {
+						what = "quoted identifier"
+					}
+					return nil, qerr.At(sl, sc, "unterminated %s", what)
+				}
+				j += k + 1
+				if j < len(text) && text[j] == c { // doubled quote
+					j++
+					continue
+				}
+				break
+			}
+			end = j
+		case isDigit(c) || (c == '.' && i+1 < len(text) && isDigit(text[i+1])):
+			kind = tokNumber
+			j := i
+			for j < len(text) && isDigit(text[j]) {
+				j++
+			}
+			if j < len(text) && text[j] == '.' {
+				j++
+				for j < len(text) && isDigit(text[j]) {
+					j++
+				}
+			}
+			if j < len(text) && (text[j] == 'e' || text[j] == 'E') {
+				k := j + 1
+				if k < len(text) && (text[k] == '+' || text[k] == '-') {
+					k++
+				}
+				if k < len(text) && isDigit(text[k]) {
+					for k < len(text) && isDigit(text[k]) {
+						k++
+					}
+					j = k
+				}
+			}
+			end = j
+		case isIdentStart(c):
+			kind = tokIdent
+			j := i + 1
+			for j < len(text) && isIdentPart(text[j]) {
+				j++
+			}
+			end = j
+		default:
+			kind = tokPunct
+			if i+1 < len(text) {
+				switch text[i : i+2] {
+				case "<=", ">=", "<>", "!=", "||", "::", ":=", "&&":
+					end = i + 2
+				}
+			}
+		}
+		toks = append(toks, token{Kind: kind, Text: text[start:end], Off: start, End: end, Line: sl, Col: sc})
+		advance(end)
+	}
+	return toks, nil
+}
+
+func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
+func isIdentStart(c byte) bool { return c == '_' || c >= 0x80 || (c|0x20 >= 'a' && c|0x20 <= 'z') }
+func isIdentPart(c byte) bool  { return isIdentStart(c) || isDigit(c) || c == '$' }
+
+// Source is one statement's text and where it starts in the script (1-based line and column).
+type Source struct {
+	Text      string
+	Line, Col int
+}
+
+// Split splits a script into statements at top-level ';' (not inside quotes,
+// comments or parentheses); empty statements are dropped. Each statement's
+// text starts at its first token (leading comments are dropped) and ends at
+// its last token.
+func Split(script string) ([]Source, error) {
+	toks, err := tokenize(script)
+	if err != nil {
+		return nil, err
+	}
+	var out []Source
+	depth := 0
+	first := -1
+	flush := func(last int) {
+		if first >= 0 && last >= first {
+			t := toks[first]
+			out = append(out, Source{Text: script[t.Off:toks[last].End], Line: t.Line, Col: t.Col})
+		}
+		first = -1
+	}
+	for i, t := range toks {
+		switch {
+		case t.punct("("):
+			depth++
+		case t.punct(")"):
+			if depth > 0 {
+				depth--
+			}
+		case t.punct(";") && depth == 0:
+			flush(i - 1)
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	flush(len(toks) - 1)
+	return out, nil
+}
+
+// position maps a byte offset in a statement's text to a script position.
+func (s Source) position(off int) (line, col int) {
+	if off > len(s.Text) {
+		off = len(s.Text)
+	}
+	before := s.Text[:off]
+	nl := strings.Count(before, "\n")
+	if nl == 0 {
+		return s.Line, s.Col + off
+	}
+	return s.Line + nl, off - strings.LastIndexByte(before, '\n')
+}

@@ -1,0 +1,655 @@
+package sql
+
+import (
+	"fmt"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // the parser's value expressions
+	"github.com/quiverdb/quiver/catalog"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// Planner plans statements against a catalog. It holds its own TiDB parsers
+// (one per view-nesting level, so that expanding a view never re-uses the
+// parser whose AST is being lowered). A Planner is not safe for concurrent
+// use: give each session its own.
+type Planner struct {
+	cat     *catalog.Catalog
+	parsers []*parser.Parser
+}
+
+// NewPlanner returns a planner over cat.
+func NewPlanner(cat *catalog.Catalog) *Planner { return &Planner{cat: cat} }
+
+func (p *Planner) parser(depth int) *parser.Parser {
+	for len(p.parsers) <= depth {
+		ps := parser.New()
+		ps.SetSQLMode(mysql.ModeANSIQuotes)
+		p.parsers = append(p.parsers, ps)
+	}
+	return p.parsers[depth]
+}
+
+// maxViewDepth bounds view expansion (cycles are caught by name first).
+const maxViewDepth = 32
+
+// Plan lowers one statement, resolving names against the catalog as it is
+// now. Errors are qerr errors; syntax errors carry the script position. An
+// internal panic becomes a qerr.Internal error.
+func (p *Planner) Plan(src Source) (st Statement, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, err = nil, qerr.Internalf("sql: panic while planning %q: %v\n%s", truncate(src.Text, 200), r, debug.Stack())
+		}
+	}()
+	if src.Line == 0 {
+		src.Line, src.Col = 1, 1
+	}
+	b := &builder{p: p, src: src}
+	return b.statement()
+}
+
+// PlanQuery lowers a query (SELECT/WITH/VALUES/UNION) text to a logical plan.
+func (p *Planner) PlanQuery(text string) (lp logical.Plan, err error) {
+	st, err := p.Plan(Source{Text: text, Line: 1, Col: 1})
+	if err != nil {
+		return nil, err
+	}
+	q, ok := st.(*Query)
+	if !ok {
+		return nil, qerr.Planf("expected a query (SELECT, WITH, VALUES), got %T", st)
+	}
+	return q.Plan, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// builder lowers one statement. Text offsets it reports are offsets in
+// src.Text; views are planned by child builders without a script position.
+type builder struct {
+	p     *Planner
+	src   Source
+	noPos bool // src is a view's text: errors carry no script position
+	depth int  // parser nesting level
+	views []string
+	ctes  []map[string]logical.Plan
+	nextN int // counter for synthesised derived-table aliases
+}
+
+// atOff returns a planning error located at offset off of src.Text.
+func (b *builder) atOff(off int, format string, args ...any) error {
+	if b.noPos {
+		return qerr.Planf(format, args...)
+	}
+	l, c := b.src.position(off)
+	return qerr.At(l, c, format, args...)
+}
+
+// relocate turns an error located in text (which starts at offset base of
+// src.Text) into one located in the script.
+func (b *builder) relocate(err error, text string, base int) error {
+	e, ok := err.(*qerr.Error)
+	if !ok || e.Line == 0 {
+		return err
+	}
+	off := base + lineColOffset(text, e.Line, e.Column)
+	return b.atOff(off, "%s", e.Msg)
+}
+
+// lineColOffset is the byte offset of 1-based (line, col) in text.
+func lineColOffset(text string, line, col int) int {
+	off := 0
+	for l := 1; l < line; l++ {
+		i := strings.IndexByte(text[off:], '\n')
+		if i < 0 {
+			return len(text)
+		}
+		off += i + 1
+	}
+	return min(off+col-1, len(text))
+}
+
+func (b *builder) statement() (Statement, error) {
+	text := b.src.Text
+	toks, err := tokenize(text)
+	if err != nil {
+		return nil, b.relocate(err, text, 0)
+	}
+	if len(toks) == 0 {
+		return nil, qerr.Planf("empty statement")
+	}
+	c := &cursor{b: b, toks: toks, text: text}
+	first := toks[0].upper()
+	switch first {
+	case "SELECT", "WITH", "VALUES", "(":
+		lp, err := b.query(text, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &Query{Plan: lp}, nil
+	case "CREATE":
+		return b.create(c)
+	case "DROP":
+		return b.drop(c)
+	case "CACHE":
+		return b.cache(c)
+	case "UNCACHE":
+		c.next()
+		if err := c.expect("TABLE"); err != nil {
+			return nil, err
+		}
+		st := &UncacheTable{IfExists: c.accept("IF", "EXISTS")}
+		if st.Name, err = c.name("table name"); err != nil {
+			return nil, err
+		}
+		return st, c.end()
+	case "CLEAR":
+		c.next()
+		if err := c.expect("CACHE"); err != nil {
+			return nil, err
+		}
+		return &ClearCache{}, c.end()
+	case "SHOW":
+		c.next()
+		switch {
+		case c.accept("TABLES"):
+			return &ShowTables{}, c.end()
+		case c.accept("CACHES"):
+			return &ShowCaches{}, c.end()
+		}
+		name, err := c.dotted("setting name")
+		if err != nil {
+			return nil, err
+		}
+		return &ShowSetting{Name: strings.ToLower(name)}, c.end()
+	case "DESCRIBE", "DESC":
+		c.next()
+		c.accept("TABLE")
+		name, err := c.name("table name")
+		if err != nil {
+			return nil, err
+		}
+		return &Describe{Name: name}, c.end()
+	case "EXPLAIN":
+		c.next()
+		st := &Explain{}
+		for {
+			switch {
+			case c.accept("ANALYZE"):
+				st.Analyze = true
+				continue
+			case c.accept("VERBOSE"):
+				st.Verbose = true
+				continue
+			case c.accept("DISTRIBUTED"):
+				st.Distributed = true
+				continue
+			}
+			break
+		}
+		if c.done() {
+			return nil, c.errHere("EXPLAIN needs a query")
+		}
+		lp, err := b.query(text[c.off():], c.off())
+		if err != nil {
+			return nil, err
+		}
+		st.Plan = lp
+		return st, nil
+	case "SET":
+		c.next()
+		name, err := c.dotted("setting name")
+		if err != nil {
+			return nil, err
+		}
+		if !c.acceptPunct("=") && !c.accept("TO") {
+			return nil, c.errHere("SET %s: expected = or TO", name)
+		}
+		val, err := c.value()
+		if err != nil {
+			return nil, err
+		}
+		return &Set{Name: strings.ToLower(name), Value: val}, c.end()
+	}
+	what := first
+	if len(toks) > 1 && toks[1].Kind == tokIdent {
+		what += " " + toks[1].upper()
+	}
+	return nil, qerr.NotImplementedf("sql: %s statements are not supported", what)
+}
+
+// create handles CREATE [OR REPLACE] EXTERNAL TABLE and CREATE [OR REPLACE] VIEW.
+func (b *builder) create(c *cursor) (Statement, error) {
+	c.next()
+	orReplace := c.accept("OR", "REPLACE")
+	switch {
+	case c.accept("EXTERNAL", "TABLE"):
+		return b.createExternal(c, orReplace)
+	case c.accept("VIEW"):
+		name, err := c.name("view name")
+		if err != nil {
+			return nil, err
+		}
+		if err := c.expect("AS"); err != nil {
+			return nil, err
+		}
+		if c.done() {
+			return nil, c.errHere("CREATE VIEW %s needs a query", name)
+		}
+		off := c.off()
+		lp, err := b.query(c.text[off:], off)
+		if err != nil {
+			return nil, err
+		}
+		return &CreateView{Name: name, SQL: strings.TrimSpace(c.text[off:]), Plan: lp, OrReplace: orReplace}, nil
+	}
+	what := "CREATE"
+	if !c.done() {
+		what += " " + c.cur().upper()
+	}
+	return nil, qerr.NotImplementedf("sql: %s statements are not supported", what)
+}
+
+func (b *builder) createExternal(c *cursor, orReplace bool) (Statement, error) {
+	st := &CreateExternalTable{OrReplace: orReplace, Options: map[string]string{}}
+	st.IfNotExists = c.accept("IF", "NOT", "EXISTS")
+	var err error
+	if st.Name, err = c.name("table name"); err != nil {
+		return nil, err
+	}
+	if c.acceptPunct("(") {
+		st.Columns = []arrow.Field{}
+		for {
+			col, err := c.name("column name")
+			if err != nil {
+				return nil, err
+			}
+			t, next, err := parseTypeName(c.toks, c.i)
+			if err != nil {
+				return nil, b.relocate(err, c.text, 0)
+			}
+			c.i = next
+			nullable := true
+			if c.accept("NOT", "NULL") {
+				nullable = false
+			} else {
+				c.accept("NULL")
+			}
+			st.Columns = append(st.Columns, arrow.Field{Name: col, Type: t, Nullable: nullable})
+			if c.acceptPunct(",") {
+				continue
+			}
+			if err := c.expectPunct(")"); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	if err := c.expect("STORED"); err != nil {
+		return nil, err
+	}
+	if err := c.expect("AS"); err != nil {
+		return nil, err
+	}
+	if c.done() {
+		return nil, c.errHere("expected PARQUET, CSV or ARROW")
+	}
+	switch f := c.cur(); f.upper() {
+	case "PARQUET":
+		st.Format = catalog.Parquet
+	case "CSV":
+		st.Format = catalog.CSV
+	case "ARROW", "IPC":
+		st.Format = catalog.Arrow
+	default:
+		return nil, c.errHere("unknown format %q: expected PARQUET, CSV or ARROW", f.Text)
+	}
+	c.next()
+	haveLoc := false
+	for !c.done() {
+		switch {
+		case c.accept("OPTIONS"):
+			opts, err := c.options()
+			if err != nil {
+				return nil, err
+			}
+			for k, v := range opts {
+				st.Options[k] = v
+			}
+		case c.accept("LOCATION"):
+			t := c.cur()
+			if t.Kind != tokString {
+				return nil, c.errHere("LOCATION needs a quoted path")
+			}
+			st.Location, haveLoc = t.value(), true
+			c.next()
+		case c.accept("WITH", "HEADER", "ROW"):
+			st.Options["has_header"] = "true"
+		default:
+			return nil, c.errHere("unexpected %q: expected OPTIONS or LOCATION", c.cur().Text)
+		}
+	}
+	if !haveLoc {
+		return nil, c.errHere("CREATE EXTERNAL TABLE %s needs LOCATION 'path'", st.Name)
+	}
+	return st, nil
+}
+
+func (b *builder) drop(c *cursor) (Statement, error) {
+	c.next()
+	isView := false
+	switch {
+	case c.accept("TABLE"):
+	case c.accept("VIEW"):
+		isView = true
+	default:
+		what := "DROP"
+		if !c.done() {
+			what += " " + c.cur().upper()
+		}
+		return nil, qerr.NotImplementedf("sql: %s statements are not supported", what)
+	}
+	ifExists := c.accept("IF", "EXISTS")
+	name, err := c.name("name")
+	if err != nil {
+		return nil, err
+	}
+	if err := c.end(); err != nil {
+		return nil, err
+	}
+	if isView {
+		return &DropView{Name: name, IfExists: ifExists}, nil
+	}
+	return &DropTable{Name: name, IfExists: ifExists}, nil
+}
+
+func (b *builder) cache(c *cursor) (Statement, error) {
+	c.next()
+	st := &CacheTable{Lazy: c.accept("LAZY")}
+	if err := c.expect("TABLE"); err != nil {
+		return nil, err
+	}
+	var err error
+	if st.Name, err = c.name("table name"); err != nil {
+		return nil, err
+	}
+	if c.accept("OPTIONS") {
+		if st.Options, err = c.options(); err != nil {
+			return nil, err
+		}
+	}
+	c.accept("AS")
+	if c.done() {
+		return st, nil
+	}
+	off := c.off()
+	if st.Plan, err = b.query(c.text[off:], off); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// ---- TiDB -------------------------------------------------------------------
+
+var tidbErr = regexp.MustCompile(`(?s)line (\d+) column (\d+) near "(.*)"`)
+
+// query parses and lowers a query text that starts at offset base of src.Text.
+func (b *builder) query(text string, base int) (logical.Plan, error) {
+	toks, err := tokenize(text)
+	if err != nil {
+		return nil, b.relocate(err, text, base)
+	}
+	rw, err := prepass(text, toks)
+	if err != nil {
+		return nil, b.relocate(err, text, base)
+	}
+	stmts, _, err := b.p.parser(b.depth).Parse(rw.Text, "", "")
+	if err != nil {
+		return nil, b.syntaxError(err, rw, text, base)
+	}
+	if len(stmts) != 1 {
+		return nil, qerr.Planf("expected one statement, got %d", len(stmts))
+	}
+	var rs ast.Node
+	switch s := stmts[0].(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		rs = s
+	default:
+		return nil, qerr.NotImplementedf("sql: %T is not a query", s)
+	}
+	return b.resultSet(rs, nil)
+}
+
+// syntaxError maps a TiDB parse error to the script position of the token
+// it names. TiDB reports the line and the column just after the offending
+// token, and the text from that token on ("near"); the near text locates it.
+func (b *builder) syntaxError(err error, rw *rewritten, text string, base int) error {
+	m := tidbErr.FindStringSubmatch(err.Error())
+	if m == nil {
+		return qerr.Planf("syntax error: %s", err.Error())
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	near := m[3]
+	pos := lineColOffset(rw.Text, line, col)
+	if near == "" {
+		pos = len(strings.TrimRight(rw.Text, " \t\r\n"))
+	} else {
+		best := -1
+		for i := 0; i <= pos && i < len(rw.Text); i++ {
+			if strings.HasPrefix(rw.Text[i:], near) || (len(near) > 20 && strings.HasPrefix(rw.Text[i:], near[:20])) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			pos = best
+		}
+	}
+	src := rw.srcOffset(pos)
+	if src >= len(strings.TrimRight(text, " \t\r\n")) {
+		return b.atOff(base+src, "syntax error at end of input")
+	}
+	snippet := text[src:]
+	if i := strings.IndexByte(snippet, '\n'); i >= 0 {
+		snippet = snippet[:i]
+	}
+	return b.atOff(base+src, "syntax error near %q", truncate(strings.TrimSpace(snippet), 40))
+}
+
+// ---- token cursor for the pre-parser ----------------------------------------
+
+type cursor struct {
+	b    *builder
+	toks []token
+	text string
+	i    int
+}
+
+func (c *cursor) done() bool { return c.i >= len(c.toks) }
+func (c *cursor) cur() token {
+	if c.done() {
+		return token{Off: len(c.text)}
+	}
+	return c.toks[c.i]
+}
+func (c *cursor) next() { c.i++ }
+
+// off is the offset of the current token (the end of text when done).
+func (c *cursor) off() int { return c.cur().Off }
+
+func (c *cursor) errHere(format string, args ...any) error {
+	return c.b.atOff(c.off(), format, args...)
+}
+
+// accept consumes the keyword sequence kws if it is next.
+func (c *cursor) accept(kws ...string) bool {
+	for j, kw := range kws {
+		if c.i+j >= len(c.toks) || !c.toks[c.i+j].is(kw) {
+			return false
+		}
+	}
+	c.i += len(kws)
+	return true
+}
+
+func (c *cursor) acceptPunct(p string) bool {
+	if !c.done() && c.cur().punct(p) {
+		c.i++
+		return true
+	}
+	return false
+}
+
+func (c *cursor) expect(kw string) error {
+	if c.accept(kw) {
+		return nil
+	}
+	if c.done() {
+		return c.errHere("expected %s at end of input", kw)
+	}
+	return c.errHere("expected %s, got %q", kw, c.cur().Text)
+}
+
+func (c *cursor) expectPunct(p string) error {
+	if c.acceptPunct(p) {
+		return nil
+	}
+	if c.done() {
+		return c.errHere("expected %q at end of input", p)
+	}
+	return c.errHere("expected %q, got %q", p, c.cur().Text)
+}
+
+// end checks that the statement has no more tokens.
+func (c *cursor) end() error {
+	if c.done() {
+		return nil
+	}
+	return c.errHere("syntax error near %q", c.cur().Text)
+}
+
+// name reads an identifier (bare or quoted).
+func (c *cursor) name(what string) (string, error) {
+	t := c.cur()
+	if c.done() || (t.Kind != tokIdent && t.Kind != tokQuotedIdent) {
+		if c.done() {
+			return "", c.errHere("expected %s at end of input", what)
+		}
+		return "", c.errHere("expected %s, got %q", what, t.Text)
+	}
+	c.next()
+	return t.value(), nil
+}
+
+// dotted reads a name like quiver.memory_limit.
+func (c *cursor) dotted(what string) (string, error) {
+	n, err := c.name(what)
+	if err != nil {
+		return "", err
+	}
+	for c.acceptPunct(".") {
+		m, err := c.name(what)
+		if err != nil {
+			return "", err
+		}
+		n += "." + m
+	}
+	return n, nil
+}
+
+// value reads a setting or option value: a quoted string, a (signed) number or a word.
+func (c *cursor) value() (string, error) {
+	if c.done() {
+		return "", c.errHere("expected a value at end of input")
+	}
+	sign := ""
+	if c.cur().punct("-") || c.cur().punct("+") {
+		sign = c.cur().Text
+		c.next()
+		if c.done() || c.cur().Kind != tokNumber {
+			return "", c.errHere("expected a number after %s", sign)
+		}
+	}
+	t := c.cur()
+	switch t.Kind {
+	case tokString, tokNumber, tokIdent, tokQuotedIdent:
+		c.next()
+		if t.Kind == tokNumber {
+			return sign + t.Text, nil
+		}
+		return t.value(), nil
+	}
+	return "", c.errHere("expected a value, got %q", t.Text)
+}
+
+// options reads ('key' 'value', ...) (an '=' between key and value is allowed).
+func (c *cursor) options() (map[string]string, error) {
+	if err := c.expectPunct("("); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if c.acceptPunct(")") {
+		return out, nil
+	}
+	for {
+		if c.done() {
+			return nil, c.errHere("unterminated OPTIONS list")
+		}
+		k, err := c.value()
+		if err != nil {
+			return nil, err
+		}
+		for c.acceptPunct(".") { // dotted bare keys: format.delimiter
+			m, err := c.value()
+			if err != nil {
+				return nil, err
+			}
+			k += "." + m
+		}
+		c.acceptPunct("=")
+		v, err := c.value()
+		if err != nil {
+			return nil, err
+		}
+		out[strings.ToLower(k)] = v
+		if c.acceptPunct(",") {
+			continue
+		}
+		if err := c.expectPunct(")"); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+}
+
+// planView plans a view's stored query in a child builder.
+func (b *builder) planView(v *catalog.View) (logical.Plan, error) {
+	for _, n := range b.views {
+		if strings.EqualFold(n, v.Name) {
+			return nil, qerr.Planf("view %q refers to itself (%s)", v.Name, strings.Join(append(b.views, v.Name), " -> "))
+		}
+	}
+	if len(b.views) >= maxViewDepth {
+		return nil, qerr.Planf("views nested deeper than %d", maxViewDepth)
+	}
+	child := &builder{p: b.p, src: Source{Text: v.SQL, Line: 1, Col: 1}, noPos: true, depth: b.depth + 1,
+		views: append(append([]string(nil), b.views...), v.Name)}
+	lp, err := child.query(v.SQL, 0)
+	if err != nil {
+		return nil, &qerr.Error{Kind: qerr.KindOf(err), Msg: fmt.Sprintf("view %q: %s", v.Name, msgOf(err)), Err: err}
+	}
+	return lp, nil
+}

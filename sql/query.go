@@ -1,0 +1,561 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// scope is the set of columns names resolve against; parent is the
+// enclosing query's scope (its columns become OuterRefs).
+type scope struct {
+	schema *logical.Schema
+	parent *scope
+}
+
+// outCol references field i of s exactly (qualifier and name).
+func outCol(s *logical.Schema, i int) *logical.Column {
+	f := s.Field(i)
+	return &logical.Column{Qualifier: f.Qualifier, Name: f.Name}
+}
+
+// resultSet lowers a query node (SELECT, VALUES or a set operation).
+func (b *builder) resultSet(n ast.Node, outer *scope) (logical.Plan, error) {
+	switch n := n.(type) {
+	case *ast.SelectStmt:
+		return b.selectStmt(n, outer)
+	case *ast.SetOprStmt:
+		pop, err := b.with(n.With, outer)
+		if err != nil {
+			return nil, err
+		}
+		defer pop()
+		lp, err := b.setOprList(n.SelectList, outer)
+		if err != nil {
+			return nil, err
+		}
+		return b.orderLimitOutput(lp, n.OrderBy, n.Limit)
+	case *ast.SetOprSelectList:
+		return b.setOprList(n, outer)
+	case *ast.SubqueryExpr:
+		return b.resultSet(n.Query, outer)
+	}
+	return nil, qerr.NotImplementedf("sql: %T in a query is not supported", n)
+}
+
+// with plans the CTEs of a WITH clause and makes them visible until pop.
+func (b *builder) with(w *ast.WithClause, outer *scope) (pop func(), err error) {
+	if w == nil {
+		return func() {}, nil
+	}
+	if w.IsRecursive {
+		return nil, qerr.NotImplementedf("sql: WITH RECURSIVE is not supported")
+	}
+	m := map[string]logical.Plan{}
+	b.ctes = append(b.ctes, m)
+	pop = func() { b.ctes = b.ctes[:len(b.ctes)-1] }
+	for _, cte := range w.CTEs {
+		lp, err := b.resultSet(cte.Query.Query, outer)
+		if err != nil {
+			pop()
+			return nil, err
+		}
+		if len(cte.ColNameList) > 0 {
+			if lp, err = renameColumns(lp, cte.ColNameList, cte.Name.O); err != nil {
+				pop()
+				return nil, err
+			}
+		}
+		m[cte.Name.L] = lp
+	}
+	return pop, nil
+}
+
+// renameColumns projects lp's columns under new names.
+func renameColumns(lp logical.Plan, names []ast.CIStr, rel string) (logical.Plan, error) {
+	s := lp.Schema()
+	if len(names) != s.Len() {
+		return nil, qerr.Planf("%s has %d columns but %d column names were given", rel, s.Len(), len(names))
+	}
+	exprs := make([]logical.Expr, len(names))
+	for i, n := range names {
+		exprs[i] = &logical.Alias{Expr: outCol(s, i), Name: n.O}
+	}
+	return logical.NewProjection(lp, exprs)
+}
+
+func (b *builder) setOprList(l *ast.SetOprSelectList, outer *scope) (logical.Plan, error) {
+	pop, err := b.with(l.With, outer)
+	if err != nil {
+		return nil, err
+	}
+	defer pop()
+	var cur logical.Plan
+	for i, item := range l.Selects {
+		var op *ast.SetOprType
+		switch n := item.(type) {
+		case *ast.SelectStmt:
+			op = n.AfterSetOperator
+		case *ast.SetOprSelectList:
+			op = n.AfterSetOperator
+		}
+		next, err := b.resultSet(item, outer)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			cur = next
+			continue
+		}
+		if op == nil {
+			return nil, qerr.Internalf("sql: set operation without an operator")
+		}
+		switch *op {
+		case ast.UnionAll, ast.Union:
+			inputs := []logical.Plan{cur, next}
+			if u, ok := cur.(*logical.Union); ok {
+				inputs = append(append([]logical.Plan(nil), u.Inputs...), next)
+			}
+			if cur, err = unionAll(inputs); err != nil {
+				return nil, err
+			}
+			if *op == ast.Union {
+				if cur, err = distinct(cur); err != nil {
+					return nil, err
+				}
+			}
+		default:
+			return nil, qerr.NotImplementedf("sql: %s is not supported", op.String())
+		}
+	}
+	if l.OrderBy != nil || l.Limit != nil {
+		return b.orderLimitOutput(cur, l.OrderBy, l.Limit)
+	}
+	return cur, nil
+}
+
+// unionAll widens the inputs' column types to common types and unions them.
+func unionAll(inputs []logical.Plan) (logical.Plan, error) {
+	first := inputs[0].Schema()
+	types := make([]logical.Field, first.Len())
+	copy(types, first.Fields)
+	for _, in := range inputs[1:] {
+		s := in.Schema()
+		if s.Len() != first.Len() {
+			return nil, qerr.Planf("each UNION query must have the same number of columns: %d and %d", first.Len(), s.Len())
+		}
+		for i := range types {
+			t, ok := logical.SuperType(types[i].Type, s.Field(i).Type)
+			if !ok {
+				return nil, qerr.Planf("UNION column %d (%s): types %s and %s cannot be matched", i+1, first.Field(i).Name,
+					logical.TypeString(types[i].Type), logical.TypeString(s.Field(i).Type))
+			}
+			types[i].Type = t
+		}
+	}
+	out := make([]logical.Plan, len(inputs))
+	for k, in := range inputs {
+		s := in.Schema()
+		var exprs []logical.Expr
+		changed := false
+		for i := range types {
+			var e logical.Expr = outCol(s, i)
+			if !sameType(s.Field(i).Type, types[i].Type) {
+				e = &logical.Alias{Expr: logical.CastTo(e, types[i].Type), Name: s.Field(i).Name}
+				changed = true
+			}
+			exprs = append(exprs, e)
+		}
+		out[k] = in
+		if changed {
+			p, err := logical.NewProjection(in, exprs)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = p
+		}
+	}
+	return logical.NewUnion(out)
+}
+
+// distinct groups lp by all its columns.
+func distinct(lp logical.Plan) (logical.Plan, error) {
+	s := lp.Schema()
+	groups := make([]logical.Expr, s.Len())
+	for i := range groups {
+		groups[i] = outCol(s, i)
+	}
+	return logical.NewAggregate(lp, groups, nil)
+}
+
+// orderLimitOutput applies ORDER BY (over output columns: names and
+// ordinals) and LIMIT to a set operation's result.
+func (b *builder) orderLimitOutput(lp logical.Plan, ob *ast.OrderByClause, lim *ast.Limit) (logical.Plan, error) {
+	if ob != nil {
+		s := lp.Schema()
+		keys := make([]logical.SortKey, len(ob.Items))
+		for i, it := range ob.Items {
+			e, nullsFirst, explicit := unwrapNulls(it.Expr)
+			var key logical.Expr
+			switch e := e.(type) {
+			case *ast.PositionExpr:
+				n, err := b.position(e, s.Len())
+				if err != nil {
+					return nil, err
+				}
+				key = outCol(s, n)
+			default:
+				x, err := b.expr(e, &exprCtx{sc: &scope{schema: s}, clause: "ORDER BY"})
+				if err != nil {
+					return nil, err
+				}
+				if key, err = logical.Coerce(x, s); err != nil {
+					return nil, err
+				}
+			}
+			keys[i] = sortKey(key, it.Desc, nullsFirst, explicit)
+		}
+		var err error
+		if lp, err = logical.NewSort(lp, keys, -1); err != nil {
+			return nil, err
+		}
+	}
+	return b.limit(lp, lim)
+}
+
+func sortKey(e logical.Expr, desc, nullsFirst, explicit bool) logical.SortKey {
+	if !explicit {
+		nullsFirst = desc
+	}
+	return logical.SortKey{Expr: e, Asc: !desc, NullsFirst: nullsFirst}
+}
+
+// unwrapNulls strips the NULLS FIRST/LAST marker the pre-pass wrote.
+func unwrapNulls(e ast.ExprNode) (inner ast.ExprNode, nullsFirst, explicit bool) {
+	if f, ok := e.(*ast.FuncCallExpr); ok && len(f.Args) == 1 {
+		switch f.FnName.L {
+		case fnNullsFirst:
+			return f.Args[0], true, true
+		case fnNullsLast:
+			return f.Args[0], false, true
+		}
+	}
+	return e, false, false
+}
+
+func (b *builder) position(e *ast.PositionExpr, n int) (int, error) {
+	if e.P != nil {
+		return 0, qerr.NotImplementedf("sql: parameter markers are not supported")
+	}
+	if e.N < 1 || e.N > n {
+		return 0, qerr.Planf("position %d is not in select list (1 to %d)", e.N, n)
+	}
+	return e.N - 1, nil
+}
+
+func (b *builder) limit(lp logical.Plan, lim *ast.Limit) (logical.Plan, error) {
+	if lim == nil {
+		return lp, nil
+	}
+	num := func(e ast.ExprNode, what string) (int64, error) {
+		if e == nil {
+			return 0, nil
+		}
+		x, err := b.expr(e, &exprCtx{sc: &scope{schema: logical.NewSchema()}, clause: what})
+		if err != nil {
+			return 0, err
+		}
+		if l, ok := x.(*logical.Literal); ok {
+			if v, ok := l.Value.(int64); ok && v >= 0 {
+				return v, nil
+			}
+		}
+		return 0, qerr.Planf("%s must be a non-negative integer, not %s", what, x)
+	}
+	fetch, err := num(lim.Count, "LIMIT")
+	if err != nil {
+		return nil, err
+	}
+	if lim.Count == nil {
+		fetch = -1
+	}
+	skip, err := num(lim.Offset, "OFFSET")
+	if err != nil {
+		return nil, err
+	}
+	return &logical.Limit{Input: lp, Skip: skip, Fetch: fetch}, nil
+}
+
+// ---- FROM -------------------------------------------------------------------
+
+func (b *builder) from(n ast.ResultSetNode, outer *scope) (logical.Plan, error) {
+	switch n := n.(type) {
+	case *ast.Join:
+		return b.join(n, outer)
+	case *ast.TableSource:
+		return b.tableSource(n, outer)
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		lp, err := b.resultSet(n, outer)
+		if err != nil {
+			return nil, err
+		}
+		b.nextN++
+		return logical.NewSubqueryAlias(lp, fmt.Sprintf("subquery_%d", b.nextN)), nil
+	}
+	return nil, qerr.NotImplementedf("sql: %T in FROM is not supported", n)
+}
+
+func (b *builder) tableSource(ts *ast.TableSource, outer *scope) (logical.Plan, error) {
+	alias := ts.AsName.O
+	var lp logical.Plan
+	switch src := ts.Source.(type) {
+	case *ast.TableName:
+		var err error
+		if lp, err = b.tableRef(src, alias); err != nil {
+			return nil, err
+		}
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		var err error
+		if lp, err = b.resultSet(src, outer); err != nil {
+			return nil, err
+		}
+		if alias == "" {
+			b.nextN++
+			alias = fmt.Sprintf("subquery_%d", b.nextN)
+		}
+		lp = logical.NewSubqueryAlias(lp, alias)
+	default:
+		var err error
+		if lp, err = b.from(src, outer); err != nil {
+			return nil, err
+		}
+		if alias != "" {
+			lp = logical.NewSubqueryAlias(lp, alias)
+		}
+	}
+	if len(ts.ColumnNames) > 0 {
+		p, err := renameColumns(lp, ts.ColumnNames, alias)
+		if err != nil {
+			return nil, err
+		}
+		lp = logical.NewSubqueryAlias(p, alias)
+	}
+	return lp, nil
+}
+
+// tableRef resolves a name: CTEs (innermost first), then views, then tables.
+func (b *builder) tableRef(tn *ast.TableName, alias string) (logical.Plan, error) {
+	if tn.Schema.O != "" {
+		return nil, qerr.NotImplementedf("sql: schema-qualified table names (%s.%s) are not supported", tn.Schema.O, tn.Name.O)
+	}
+	name := tn.Name.O
+	if alias == "" {
+		alias = name
+	}
+	for i := len(b.ctes) - 1; i >= 0; i-- {
+		if lp, ok := b.ctes[i][tn.Name.L]; ok {
+			return logical.NewSubqueryAlias(lp, alias), nil
+		}
+	}
+	if v, ok := b.p.cat.View(name); ok {
+		lp, err := b.planView(v)
+		if err != nil {
+			return nil, err
+		}
+		if alias == name {
+			alias = v.Name
+		}
+		return logical.NewSubqueryAlias(lp, alias), nil
+	}
+	if t, ok := b.p.cat.Table(name); ok {
+		if alias == name {
+			alias = t.Name
+		}
+		return logical.NewScan(t, alias), nil
+	}
+	return nil, qerr.Planf("table %q not found", name)
+}
+
+func (b *builder) join(j *ast.Join, outer *scope) (logical.Plan, error) {
+	if j.Right == nil {
+		return b.from(j.Left, outer)
+	}
+	if j.NaturalJoin {
+		return nil, qerr.NotImplementedf("sql: NATURAL JOIN is not supported")
+	}
+	l, err := b.from(j.Left, outer)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.from(j.Right, outer)
+	if err != nil {
+		return nil, err
+	}
+	typ := logical.InnerJoin
+	switch {
+	case j.StraightJoin:
+		typ = logical.FullJoin
+	case j.Tp == ast.LeftJoin:
+		typ = logical.LeftJoin
+	case j.Tp == ast.RightJoin:
+		typ = logical.RightJoin
+	}
+	if len(j.Using) > 0 {
+		return b.joinUsing(l, r, typ, j.Using)
+	}
+	if j.On == nil {
+		if typ != logical.InnerJoin {
+			return nil, qerr.Planf("%s JOIN needs an ON or USING condition", strings.ToUpper(typ.String()))
+		}
+		return logical.NewJoin(l, r, logical.InnerJoin, nil, nil, false, "")
+	}
+	joined := l.Schema().Join(r.Schema())
+	cond, err := b.expr(j.On.Expr, &exprCtx{sc: &scope{schema: joined, parent: outer}, clause: "JOIN ON"})
+	if err != nil {
+		return nil, err
+	}
+	if cond, err = logical.Coerce(cond, joined); err != nil {
+		return nil, err
+	}
+	return joinOn(l, r, typ, cond)
+}
+
+type side int
+
+const (
+	sideNone side = iota
+	sideLeft
+	sideRight
+)
+
+// sideOf says whether e references only the left or only the right input.
+func sideOf(e logical.Expr, ls, rs *logical.Schema) side {
+	pure := true
+	logical.InspectExpr(e, func(x logical.Expr) bool {
+		switch x.(type) {
+		case *logical.OuterRef, *logical.ScalarSubquery, *logical.Exists, *logical.InSubquery:
+			pure = false
+		}
+		return pure
+	})
+	cols := logical.ColumnsOf(e)
+	if !pure || len(cols) == 0 {
+		return sideNone
+	}
+	inL, inR := true, true
+	for _, c := range cols {
+		inL = inL && ls.Has(c.Qualifier, c.Name)
+		inR = inR && rs.Has(c.Qualifier, c.Name)
+	}
+	switch {
+	case inL && !inR:
+		return sideLeft
+	case inR && !inL:
+		return sideRight
+	}
+	return sideNone
+}
+
+// joinOn puts each conjunct "l = r" with one side over each input into the
+// join's equi-pairs (both sides of one type) and the rest into its filter.
+func joinOn(l, r logical.Plan, typ logical.JoinType, cond logical.Expr) (logical.Plan, error) {
+	ls, rs := l.Schema(), r.Schema()
+	var on []logical.EquiPair
+	var rest []logical.Expr
+	for _, c := range logical.SplitAnd(cond) {
+		if bin, ok := c.(*logical.Binary); ok && bin.Op == logical.OpEq {
+			a, z := sideOf(bin.Left, ls, rs), sideOf(bin.Right, ls, rs)
+			var pair *logical.EquiPair
+			switch {
+			case a == sideLeft && z == sideRight:
+				pair = &logical.EquiPair{Left: bin.Left, Right: bin.Right}
+			case a == sideRight && z == sideLeft:
+				pair = &logical.EquiPair{Left: bin.Right, Right: bin.Left}
+			}
+			if pair != nil {
+				lt, _, err := pair.Left.DataType(ls)
+				if err != nil {
+					return nil, err
+				}
+				rt, _, err := pair.Right.DataType(rs)
+				if err != nil {
+					return nil, err
+				}
+				if !sameType(lt, rt) {
+					t, ok := logical.SuperType(lt, rt)
+					if !ok {
+						return nil, qerr.Planf("join keys %s and %s have incompatible types %s and %s", pair.Left, pair.Right, logical.TypeString(lt), logical.TypeString(rt))
+					}
+					pair.Left, pair.Right = logical.CastTo(pair.Left, t), logical.CastTo(pair.Right, t)
+				}
+				on = append(on, *pair)
+				continue
+			}
+		}
+		rest = append(rest, c)
+	}
+	return logical.NewJoin(l, r, typ, on, logical.And(rest...), false, "")
+}
+
+// joinUsing joins on equal USING columns and keeps one copy of each.
+func (b *builder) joinUsing(l, r logical.Plan, typ logical.JoinType, using []*ast.ColumnName) (logical.Plan, error) {
+	ls, rs := l.Schema(), r.Schema()
+	var conds []logical.Expr
+	usingIdx := map[int]int{} // right index → left index
+	leftUsing := map[int]bool{}
+	for _, u := range using {
+		li, err := ls.IndexOf("", u.Name.O)
+		if err != nil {
+			return nil, qerr.Planf("USING column %q: %s", u.Name.O, msgOf(err))
+		}
+		ri, err := rs.IndexOf("", u.Name.O)
+		if err != nil {
+			return nil, qerr.Planf("USING column %q: %s", u.Name.O, msgOf(err))
+		}
+		usingIdx[ri] = li
+		leftUsing[li] = true
+		conds = append(conds, &logical.Binary{Op: logical.OpEq, Left: outCol(ls, li), Right: outCol(rs, ri)})
+	}
+	joined := ls.Join(rs)
+	cond, err := logical.Coerce(logical.And(conds...), joined)
+	if err != nil {
+		return nil, err
+	}
+	j, err := joinOn(l, r, typ, cond)
+	if err != nil {
+		return nil, err
+	}
+	js := j.Schema()
+	var exprs []logical.Expr
+	n := ls.Len()
+	for i := 0; i < ls.Len(); i++ {
+		switch {
+		case leftUsing[i] && typ == logical.RightJoin:
+			continue
+		case leftUsing[i] && typ == logical.FullJoin:
+			for ri, li := range usingIdx {
+				if li == i {
+					exprs = append(exprs, &logical.Alias{Name: ls.Field(i).Name, Expr: &logical.ScalarFunc{Name: "coalesce",
+						Args: []logical.Expr{outCol(js, i), outCol(js, n+ri)}}})
+				}
+			}
+		default:
+			exprs = append(exprs, outCol(js, i))
+		}
+	}
+	for i := 0; i < rs.Len(); i++ {
+		if _, ok := usingIdx[i]; ok && typ != logical.RightJoin {
+			continue
+		}
+		exprs = append(exprs, outCol(js, n+i))
+	}
+	for i, e := range exprs {
+		if exprs[i], err = logical.Coerce(e, js); err != nil {
+			return nil, err
+		}
+	}
+	return logical.NewProjection(j, exprs)
+}

@@ -1,0 +1,208 @@
+package sql
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// Marker functions the pre-pass writes into the text TiDB parses. The
+// lowering recognises them and restores the syntax they stand for; user SQL
+// may not call them.
+const (
+	fnCast       = "quiver_cast"        // quiver_cast(expr, 'type name'): CAST(expr AS type name)
+	fnNullsFirst = "quiver_nulls_first" // ORDER BY quiver_nulls_first(expr): expr ... NULLS FIRST
+	fnNullsLast  = "quiver_nulls_last"  // ORDER BY quiver_nulls_last(expr): expr ... NULLS LAST
+	fnBool       = "quiver_bool"        // quiver_bool(1|0): TRUE or FALSE
+	// a || b is written as a <=> b (TiDB reads || as OR); the lowering
+	// re-associates it where comparison precedence differs from PostgreSQL's.
+	concatMarker = "<=>"
+	// FULL [OUTER] JOIN is written as STRAIGHT_JOIN (an inner join TiDB
+	// accepts with ON); user SQL may not use STRAIGHT_JOIN.
+	fullJoinMarker = "STRAIGHT_JOIN"
+)
+
+// edit replaces text[Start:End] with Repl.
+type edit struct {
+	Start, End int
+	Repl       string
+}
+
+// rewritten is the text handed to TiDB and the map back to the original.
+type rewritten struct {
+	Text    string
+	anchors []anchor // sorted by Out
+}
+
+// anchor says that output offset Out corresponds to source offset Src; for a
+// copied chunk the correspondence continues byte by byte, for replaced text
+// every byte maps to Src.
+type anchor struct {
+	Out, Src int
+	Copied   bool
+}
+
+// srcOffset maps an offset in the rewritten text back to the original text.
+func (r *rewritten) srcOffset(out int) int {
+	i := sort.Search(len(r.anchors), func(i int) bool { return r.anchors[i].Out > out }) - 1
+	if i < 0 {
+		return 0
+	}
+	a := r.anchors[i]
+	if a.Copied {
+		return a.Src + (out - a.Out)
+	}
+	return a.Src
+}
+
+func applyEdits(text string, edits []edit) *rewritten {
+	sort.SliceStable(edits, func(i, j int) bool {
+		if edits[i].Start != edits[j].Start {
+			return edits[i].Start < edits[j].Start
+		}
+		return edits[i].End < edits[j].End // insertions before a replacement at the same offset
+	})
+	var b strings.Builder
+	r := &rewritten{}
+	pos := 0
+	for _, e := range edits {
+		if e.Start < pos { // overlapping edits cannot happen by construction; keep the first
+			continue
+		}
+		r.anchors = append(r.anchors, anchor{Out: b.Len(), Src: pos, Copied: true})
+		b.WriteString(text[pos:e.Start])
+		r.anchors = append(r.anchors, anchor{Out: b.Len(), Src: e.Start})
+		b.WriteString(e.Repl)
+		pos = e.End
+	}
+	r.anchors = append(r.anchors, anchor{Out: b.Len(), Src: pos, Copied: true})
+	b.WriteString(text[pos:])
+	r.Text = b.String()
+	return r
+}
+
+// prepass rewrites the syntax TiDB lacks into forms it parses (see the
+// marker constants): CAST(x AS type) for any type name, NULLS FIRST/LAST,
+// FULL [OUTER] JOIN, TRUE/FALSE (TiDB reads them as 1 and 0) and
+// VALUES (...), (...) (TiDB wants ROW(...)).
+func prepass(text string, toks []token) (*rewritten, error) {
+	var edits []edit
+	word := func(i int, kw string) bool { return i >= 0 && i < len(toks) && toks[i].is(kw) }
+	pun := func(i int, p string) bool { return i >= 0 && i < len(toks) && toks[i].punct(p) }
+	// matching returns the index of the ')' closing the '(' at i, or -1.
+	matching := func(i int) int {
+		d := 0
+		for j := i; j < len(toks); j++ {
+			if toks[j].punct("(") {
+				d++
+			} else if toks[j].punct(")") {
+				d--
+				if d == 0 {
+					return j
+				}
+			}
+		}
+		return -1
+	}
+	for i, t := range toks {
+		if t.Kind == tokIdent {
+			switch strings.ToLower(t.Text) {
+			case fnCast, fnNullsFirst, fnNullsLast, fnBool, "straight_join":
+				return nil, qerr.At(t.Line, t.Col, "%s is reserved", t.Text)
+			}
+		}
+		switch {
+		case t.punct("||"):
+			edits = append(edits, edit{t.Off, t.End, concatMarker})
+		case t.punct("<=") && pun(i+1, ">") && toks[i+1].Off == t.End:
+			return nil, qerr.At(t.Line, t.Col, "operator <=> is not supported; use IS NOT DISTINCT FROM semantics with IS NULL checks")
+		case t.is("CAST") && pun(i+1, "("):
+			closeAt := matching(i + 1)
+			if closeAt < 0 {
+				continue // TiDB reports the syntax error
+			}
+			as, d := -1, 0
+			for j := i + 1; j < closeAt; j++ {
+				switch {
+				case toks[j].punct("("):
+					d++
+				case toks[j].punct(")"):
+					d--
+				case d == 1 && toks[j].is("AS"):
+					as = j
+				}
+			}
+			if as < 0 || as+1 >= closeAt {
+				continue
+			}
+			parts := make([]string, 0, closeAt-as-1)
+			for j := as + 1; j < closeAt; j++ {
+				parts = append(parts, toks[j].Text)
+			}
+			typ := strings.ReplaceAll(strings.Join(parts, " "), "'", "''")
+			edits = append(edits,
+				edit{t.Off, t.End, fnCast},
+				edit{toks[as].Off, toks[closeAt-1].End, ", '" + typ + "'"})
+		case t.is("FULL") && (word(i+1, "JOIN") || (word(i+1, "OUTER") && word(i+2, "JOIN"))):
+			last := i + 1
+			if word(i+1, "OUTER") {
+				last = i + 2
+			}
+			edits = append(edits, edit{t.Off, toks[last].End, fullJoinMarker})
+		case t.is("NULLS") && (word(i+1, "FIRST") || word(i+1, "LAST")):
+			fn := fnNullsFirst
+			if word(i+1, "LAST") {
+				fn = fnNullsLast
+			}
+			exprEnd := i - 1
+			if word(exprEnd, "ASC") || word(exprEnd, "DESC") {
+				exprEnd--
+			}
+			start, d := -1, 0
+			for j := exprEnd; j >= 0; j-- {
+				if toks[j].punct(")") {
+					d++
+					continue
+				}
+				if toks[j].punct("(") {
+					if d == 0 {
+						start = j + 1
+						break
+					}
+					d--
+					continue
+				}
+				if d == 0 && (toks[j].punct(",") || (toks[j].is("BY") && word(j-1, "ORDER"))) {
+					start = j + 1
+					break
+				}
+			}
+			if start < 0 || start > exprEnd {
+				return nil, qerr.At(t.Line, t.Col, "NULLS %s outside ORDER BY", toks[i+1].upper())
+			}
+			edits = append(edits,
+				edit{toks[start].Off, toks[start].Off, fn + "("},
+				edit{toks[exprEnd].End, toks[exprEnd].End, ")"},
+				edit{t.Off, toks[i+1].End, ""})
+		case (t.is("TRUE") || t.is("FALSE")) && !word(i-1, "IS") && !(word(i-1, "NOT") && word(i-2, "IS")):
+			v := "1"
+			if t.is("FALSE") {
+				v = "0"
+			}
+			edits = append(edits, edit{t.Off, t.End, fnBool + "(" + v + ")"})
+		case t.is("VALUES") && pun(i+1, "("):
+			// VALUES (a, b), (c, d) → VALUES ROW(a, b), ROW(c, d)
+			j := i + 1
+			for pun(j, "(") {
+				edits = append(edits, edit{toks[j].Off, toks[j].Off, "ROW"})
+				k := matching(j)
+				if k < 0 || !pun(k+1, ",") {
+					break
+				}
+				j = k + 2
+			}
+		}
+	}
+	return applyEdits(text, edits), nil
+}

@@ -1,0 +1,409 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+func sameType(a, b arrow.DataType) bool { return arrow.TypeEqual(a, b) }
+
+// selectItem is one lowered select-list entry.
+type selectItem struct {
+	expr  logical.Expr // coerced, without the alias
+	alias string       // "" when none
+}
+
+func (it selectItem) output() logical.Expr {
+	if it.alias != "" {
+		return &logical.Alias{Expr: it.expr, Name: it.alias}
+	}
+	return it.expr
+}
+
+// selectStmt lowers SELECT (and VALUES) with SQL's clause order: FROM, WHERE,
+// GROUP BY/aggregates, HAVING, the select list, DISTINCT, ORDER BY, LIMIT.
+func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, error) {
+	pop, err := b.with(s.With, outer)
+	if err != nil {
+		return nil, err
+	}
+	defer pop()
+	switch s.Kind {
+	case ast.SelectStmtKindValues:
+		lp, err := b.values(s.Lists, outer)
+		if err != nil {
+			return nil, err
+		}
+		return b.orderLimitOutput(lp, s.OrderBy, s.Limit)
+	case ast.SelectStmtKindTable:
+		return nil, qerr.NotImplementedf("sql: TABLE statements are not supported")
+	}
+	if len(s.WindowSpecs) > 0 {
+		return nil, qerr.NotImplementedf("sql: WINDOW clauses are not supported")
+	}
+	if s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone {
+		return nil, qerr.NotImplementedf("sql: locking clauses are not supported")
+	}
+	if s.SelectIntoOpt != nil {
+		return nil, qerr.NotImplementedf("sql: SELECT INTO is not supported")
+	}
+
+	// FROM
+	var input logical.Plan
+	if s.From == nil {
+		input = logical.NewEmptyRelation(true, nil)
+	} else if input, err = b.from(s.From.TableRefs, outer); err != nil {
+		return nil, err
+	}
+	in := input.Schema()
+	sc := &scope{schema: in, parent: outer}
+
+	// WHERE
+	if s.Where != nil {
+		pred, err := b.expr(s.Where, &exprCtx{sc: sc, clause: "WHERE"})
+		if err != nil {
+			return nil, err
+		}
+		if pred, err = logical.Coerce(pred, in); err != nil {
+			return nil, err
+		}
+		if input, err = logical.NewFilter(input, pred); err != nil {
+			return nil, err
+		}
+	}
+
+	// Select list, over the input (aggregates still inside).
+	var items []selectItem
+	aliases := map[string]logical.Expr{}
+	for _, f := range s.Fields.Fields {
+		if f.WildCard != nil {
+			q := f.WildCard.Table.O
+			n := 0
+			for i, fl := range in.Fields {
+				if q == "" || strings.EqualFold(fl.Qualifier, q) {
+					items = append(items, selectItem{expr: outCol(in, i)})
+					n++
+				}
+			}
+			if n == 0 && q != "" {
+				return nil, qerr.Planf("%s.*: table %q not found in FROM", q, q)
+			}
+			if n == 0 && q == "" && s.From != nil {
+				return nil, qerr.Planf("SELECT * over a relation without columns")
+			}
+			continue
+		}
+		e, err := b.expr(f.Expr, &exprCtx{sc: sc, aggOK: true, clause: "SELECT"})
+		if err != nil {
+			return nil, err
+		}
+		if e, err = logical.Coerce(e, in); err != nil {
+			return nil, err
+		}
+		it := selectItem{expr: e, alias: f.AsName.O}
+		if it.alias != "" {
+			aliases[strings.ToLower(it.alias)] = e
+		}
+		items = append(items, it)
+	}
+
+	// ORDER BY keys, lowered over the input; an output alias or ordinal
+	// refers to the select item (index ≥ 0).
+	type orderKey struct {
+		item                    int
+		expr                    logical.Expr
+		desc, nullsFirst, given bool
+	}
+	var order []orderKey
+	if s.OrderBy != nil {
+		for _, it := range s.OrderBy.Items {
+			e, nf, given := unwrapNulls(it.Expr)
+			k := orderKey{item: -1, desc: it.Desc, nullsFirst: nf, given: given}
+			switch x := e.(type) {
+			case *ast.PositionExpr:
+				n, err := b.position(x, len(items))
+				if err != nil {
+					return nil, err
+				}
+				k.item = n
+			case *ast.ColumnNameExpr:
+				if x.Name.Table.O == "" {
+					for i, si := range items {
+						if si.alias != "" && strings.EqualFold(si.alias, x.Name.Name.O) {
+							k.item = i
+							break
+						}
+					}
+				}
+			}
+			if k.item < 0 {
+				x, err := b.expr(e, &exprCtx{sc: sc, aggOK: true, clause: "ORDER BY", aliases: aliases})
+				if err != nil {
+					return nil, err
+				}
+				if k.expr, err = logical.Coerce(x, in); err != nil {
+					return nil, err
+				}
+			}
+			order = append(order, k)
+		}
+	}
+
+	// GROUP BY, HAVING and aggregates.
+	var groups []logical.Expr
+	if s.GroupBy != nil {
+		if s.GroupBy.Rollup {
+			return nil, qerr.NotImplementedf("sql: GROUP BY ... WITH ROLLUP is not supported")
+		}
+		for _, it := range s.GroupBy.Items {
+			var g logical.Expr
+			switch x := it.Expr.(type) {
+			case *ast.PositionExpr:
+				n, err := b.position(x, len(items))
+				if err != nil {
+					return nil, err
+				}
+				g = items[n].expr
+			default:
+				var err error
+				if g, err = b.expr(x, &exprCtx{sc: sc, clause: "GROUP BY", aliases: aliases}); err != nil {
+					return nil, err
+				}
+				if g, err = logical.Coerce(g, in); err != nil {
+					return nil, err
+				}
+			}
+			if hasAgg(g) {
+				return nil, qerr.Planf("aggregate functions are not allowed in GROUP BY: %s", g)
+			}
+			groups = append(groups, g)
+		}
+	}
+	var having logical.Expr
+	if s.Having != nil {
+		h, err := b.expr(s.Having.Expr, &exprCtx{sc: sc, aggOK: true, clause: "HAVING", aliases: aliases})
+		if err != nil {
+			return nil, err
+		}
+		if having, err = logical.Coerce(h, in); err != nil {
+			return nil, err
+		}
+	}
+	var aggs []logical.Expr
+	seen := map[string]bool{}
+	collect := func(e logical.Expr) {
+		logical.InspectExpr(e, func(x logical.Expr) bool {
+			if a, ok := x.(*logical.AggExpr); ok {
+				if !seen[a.String()] {
+					seen[a.String()] = true
+					aggs = append(aggs, a)
+				}
+				return false
+			}
+			return true
+		})
+	}
+	for _, it := range items {
+		collect(it.expr)
+	}
+	if having != nil {
+		collect(having)
+	}
+	for _, k := range order {
+		if k.expr != nil {
+			collect(k.expr)
+		}
+	}
+	if len(aggs) > 0 || s.GroupBy != nil || having != nil {
+		agg, err := logical.NewAggregate(input, groups, aggs)
+		if err != nil {
+			return nil, err
+		}
+		as := agg.Schema()
+		repl := map[string]logical.Expr{}
+		for i := range groups {
+			repl[groups[i].String()] = outCol(as, i)
+		}
+		for i := range aggs {
+			repl[aggs[i].String()] = outCol(as, len(groups)+i)
+		}
+		rewrite := func(e logical.Expr, clause string) (logical.Expr, error) {
+			n := replaceExprs(e, repl)
+			for _, c := range logical.ColumnsOf(n) {
+				if !as.Has(c.Qualifier, c.Name) {
+					return nil, qerr.Planf("column %q must appear in the GROUP BY clause or be used in an aggregate function (in %s)", c.String(), clause)
+				}
+			}
+			return n, nil
+		}
+		for i := range items {
+			if items[i].expr, err = rewrite(items[i].expr, "SELECT"); err != nil {
+				return nil, err
+			}
+		}
+		for i := range order {
+			if order[i].expr != nil {
+				if order[i].expr, err = rewrite(order[i].expr, "ORDER BY"); err != nil {
+					return nil, err
+				}
+			}
+		}
+		input = agg
+		if having != nil {
+			if having, err = rewrite(having, "HAVING"); err != nil {
+				return nil, err
+			}
+			if input, err = logical.NewFilter(input, having); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// Projection: the select list, then hidden ORDER BY columns.
+	exprs := make([]logical.Expr, 0, len(items))
+	for _, it := range items {
+		exprs = append(exprs, it.output())
+	}
+	hidden := 0
+	for i, k := range order {
+		if k.item >= 0 {
+			continue
+		}
+		for j, it := range items {
+			if it.expr.String() == k.expr.String() {
+				order[i].item = j
+				break
+			}
+		}
+		if order[i].item < 0 {
+			if s.Distinct {
+				return nil, qerr.Planf("for SELECT DISTINCT, ORDER BY expression %s must appear in the select list", k.expr)
+			}
+			order[i].item = len(exprs)
+			exprs = append(exprs, k.expr)
+			hidden++
+		}
+	}
+	proj, err := logical.NewProjection(input, exprs)
+	if err != nil {
+		return nil, err
+	}
+	var out logical.Plan = proj
+	if s.Distinct {
+		if out, err = distinct(out); err != nil {
+			return nil, err
+		}
+	}
+	if len(order) > 0 {
+		ps := out.Schema()
+		keys := make([]logical.SortKey, len(order))
+		for i, k := range order {
+			keys[i] = sortKey(outCol(ps, k.item), k.desc, k.nullsFirst, k.given)
+		}
+		if out, err = logical.NewSort(out, keys, -1); err != nil {
+			return nil, err
+		}
+	}
+	if hidden > 0 {
+		ps := out.Schema()
+		visible := make([]logical.Expr, len(items))
+		for i := range visible {
+			visible[i] = outCol(ps, i)
+		}
+		if out, err = logical.NewProjection(out, visible); err != nil {
+			return nil, err
+		}
+	}
+	return b.limit(out, s.Limit)
+}
+
+func hasAgg(e logical.Expr) bool {
+	found := false
+	logical.InspectExpr(e, func(x logical.Expr) bool {
+		if _, ok := x.(*logical.AggExpr); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// replaceExprs replaces, top-down, every sub-expression whose display name is
+// a key of repl (group expressions and aggregate calls) by its column.
+func replaceExprs(e logical.Expr, repl map[string]logical.Expr) logical.Expr {
+	switch e.(type) {
+	case *logical.Alias, *logical.Literal:
+	default:
+		if r, ok := repl[e.String()]; ok {
+			return r
+		}
+	}
+	ch := e.Children()
+	if len(ch) == 0 {
+		return e
+	}
+	nc := make([]logical.Expr, len(ch))
+	for i, c := range ch {
+		nc[i] = replaceExprs(c, repl)
+	}
+	return e.WithChildren(nc)
+}
+
+// values lowers VALUES rows: columns column1..N of the common type of each column.
+func (b *builder) values(rows []*ast.RowExpr, outer *scope) (logical.Plan, error) {
+	if len(rows) == 0 {
+		return nil, qerr.Planf("VALUES needs at least one row")
+	}
+	empty := logical.NewSchema()
+	width := len(rows[0].Values)
+	out := make([][]logical.Expr, len(rows))
+	types := make([]arrow.DataType, width)
+	nullable := make([]bool, width)
+	for i := range types {
+		types[i] = logical.Null
+	}
+	for r, row := range rows {
+		if len(row.Values) != width {
+			return nil, qerr.Planf("VALUES row %d has %d columns, want %d", r+1, len(row.Values), width)
+		}
+		out[r] = make([]logical.Expr, width)
+		for c, v := range row.Values {
+			e, err := b.expr(v, &exprCtx{sc: &scope{schema: empty, parent: outer}, clause: "VALUES"})
+			if err != nil {
+				return nil, err
+			}
+			if e, err = logical.Coerce(e, empty); err != nil {
+				return nil, err
+			}
+			t, n, err := e.DataType(empty)
+			if err != nil {
+				return nil, err
+			}
+			st, ok := logical.SuperType(types[c], t)
+			if !ok {
+				return nil, qerr.Planf("VALUES column %d has types %s and %s", c+1, logical.TypeString(types[c]), logical.TypeString(t))
+			}
+			types[c], nullable[c] = st, nullable[c] || n
+			out[r][c] = e
+		}
+	}
+	fields := make([]logical.Field, width)
+	for c := range fields {
+		fields[c] = logical.Field{Name: "column" + itoa(c+1), Type: types[c], Nullable: nullable[c]}
+		for r := range out {
+			out[r][c] = logical.CastTo(out[r][c], types[c])
+		}
+	}
+	return logical.NewValues(logical.NewSchema(fields...), out)
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
