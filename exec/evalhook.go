@@ -5,8 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/eval"
 	"github.com/quiverdb/quiver/physical"
-	"github.com/quiverdb/quiver/qerr"
 )
 
 // exprEvaluator is the part of *eval.Evaluator the exchange and sort
@@ -16,7 +16,10 @@ type exprEvaluator interface {
 }
 
 // compileEval compiles a computed sort or repartition key.
-// TODO(exec): use eval.Compile once exec/eval builds.
 func compileEval(e physical.Expr) (exprEvaluator, error) {
-	return nil, qerr.NotImplementedf("exec: computed key %s not supported yet", e)
+	ev, err := eval.Compile(e)
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
 }

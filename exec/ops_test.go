@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,6 +13,7 @@ import (
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
+	"golang.org/x/sync/errgroup"
 )
 
 var abSchema = arrow.NewSchema([]arrow.Field{
@@ -209,22 +211,30 @@ func TestRepartitionEarlyCloseOneConsumer(t *testing.T) {
 		if err := ops[0].Close(); err != nil {
 			t.Fatal(err)
 		}
-		rows := 0
+		// Consumers of an exchange must be read concurrently (as partitions
+		// run); consumer 0 is closed and never read.
+		var rows atomic.Int64
+		g, gctx := errgroup.WithContext(ctx)
 		for _, op := range ops[1:] {
-			for {
-				b, err := op.Next(ctx)
-				if err != nil {
-					if !errors.Is(err, io.EOF) {
-						t.Fatal(err)
+			g.Go(func() error {
+				for {
+					b, err := op.Next(gctx)
+					if errors.Is(err, io.EOF) {
+						return nil
 					}
-					break
+					if err != nil {
+						return err
+					}
+					rows.Add(b.NumRows())
+					b.Release()
 				}
-				rows += int(b.NumRows())
-				b.Release()
-			}
+			})
 		}
-		if rows == 0 || rows > 24 {
-			t.Errorf("keys=%v: consumers 1 and 2 got %d rows", keys, rows)
+		if err := g.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if n := rows.Load(); n == 0 || n > 24 {
+			t.Errorf("keys=%v: consumers 1 and 2 got %d rows", keys, n)
 		}
 		for _, op := range ops {
 			if err := op.Close(); err != nil {

@@ -72,8 +72,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	// Ctrl-C stops a script; the interactive shell instead cancels only the running statement.
+	ctx := context.Background()
+	if o.command != "" || o.file != "" || !isTerminal(stdin) {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
+		defer stop()
+	}
 	s, err := quiver.NewSession(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "quiver:", err)
@@ -171,7 +176,7 @@ func interactive(ctx context.Context, s *quiver.Session, o options, kind format.
 		buf.Reset()
 		start := time.Now()
 		// Each statement runs under its own context so Ctrl-C cancels it, not the shell.
-		qctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+		qctx, cancel := signal.NotifyContext(ctx, os.Interrupt)
 		rows := 0
 		err := s.Script(qctx, text, func(df *quiver.DataFrame) error {
 			if !df.ReturnsRows() {
@@ -188,6 +193,5 @@ func interactive(ctx context.Context, s *quiver.Session, o options, kind format.
 		fmt.Fprintf(stdout, "(%.3f s)\n", time.Since(start).Seconds())
 	}
 	fmt.Fprintln(stdout)
-	_ = ctx
 	return 0
 }

@@ -144,12 +144,16 @@ func refEval(e physical.Expr, row []any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		sawNull := v == nil
-		for _, it := range e.List {
-			x, err := refEval(it, row)
-			if err != nil {
+		// Every item is evaluated (no short-circuit), as the vectorised
+		// OR chain does for non-constant lists.
+		items := make([]any, len(e.List))
+		for i, it := range e.List {
+			if items[i], err = refEval(it, row); err != nil {
 				return nil, err
 			}
+		}
+		sawNull := v == nil
+		for _, x := range items {
 			if x == nil {
 				sawNull = true
 			} else if v != nil && x == v {
