@@ -285,7 +285,10 @@ func (pl *Planner) join(ctx context.Context, n *logical.Join) (physical.Plan, er
 		}
 	}
 	out := &physical.HashJoin{Type: typ, On: on, Filter: filter, NullAware: n.NullAware, MarkName: n.MarkName}
-	if estimate(buildLeft) <= pl.cfg.CollectLeftRows || pl.cfg.TargetPartitions == 1 {
+	// NOT IN and mark joins need the whole right side's NULL keys in one
+	// place, which only a shared build side sees.
+	needsWhole := n.NullAware || n.Type == logical.MarkJoin
+	if needsWhole || estimate(buildLeft) <= pl.cfg.CollectLeftRows || pl.cfg.TargetPartitions == 1 {
 		out.Mode = physical.CollectLeft
 		out.Left, out.Right = left, right
 	} else {
