@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/pingcap/tidb/pkg/parser"
@@ -124,6 +125,9 @@ func lineColOffset(text string, line, col int) int {
 
 func (b *builder) statement() (Statement, error) {
 	text := b.src.Text
+	if !utf8.ValidString(text) {
+		return nil, qerr.Planf("statement is not valid UTF-8")
+	}
 	toks, err := tokenize(text)
 	if err != nil {
 		return nil, b.relocate(err, text, 0)

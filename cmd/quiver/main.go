@@ -33,7 +33,15 @@ type options struct {
 	maxRows   int
 }
 
+// subcommands maps the first argument to a subcommand's entry point.
+var subcommands = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Writer) int{}
+
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if sub, ok := subcommands[args[0]]; ok {
+			return sub(args[1:], stdin, stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("quiver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
