@@ -47,6 +47,14 @@ func Build(tc *TaskContext, p physical.Plan, partition int) (Operator, error) {
 		op, err = newRepartition(tc, n, partition)
 	case *physical.Coalesce:
 		op, err = newCoalesce(tc, n, partition)
+	case *physical.ShuffleWriter:
+		op, err = newShuffleWriter(tc, n, partition)
+	case *physical.ShuffleReader:
+		op, err = newShuffleReader(tc, n, partition)
+	case *physical.CacheReader:
+		op, err = newCacheReader(tc, n, partition)
+	case *physical.UnresolvedShuffle:
+		return nil, qerr.Internalf("exec: stage %d's output was not resolved before the task ran", n.StageID)
 	default:
 		return nil, qerr.NotImplementedf("exec: no operator for %T", p)
 	}

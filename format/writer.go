@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/qerr"
@@ -34,12 +32,25 @@ func Parse(name string) (Kind, error) {
 	return "", qerr.Planf("unknown format %q (want table, csv, tsv, json or ndjson)", name)
 }
 
-// Options tune the table format.
+// Options tune the table format; the zero value prints every row and
+// column in full. The machine formats ignore them.
 type Options struct {
 	// MaxRows is the most rows a table shows (the middle is elided); ≤ 0 shows all.
 	MaxRows int
-	// MaxWidth cuts values longer than this many characters with an ellipsis; ≤ 0 never.
+	// MaxWidth cuts values wider than this many terminal columns with an ellipsis; ≤ 0 never.
 	MaxWidth int
+	// Width is the terminal's width: wider tables first narrow their widest
+	// columns (cutting values with an ellipsis) and then hide middle columns
+	// behind a "…" column until they fit; ≤ 0 never.
+	Width int
+	// Null is how a table shows NULL; "" means "NULL".
+	Null string
+	// Color styles the table with ANSI escapes for a terminal: NULL dim, so
+	// that it differs from the string 'NULL'.
+	Color bool
+	// HideRowCount leaves out the "N rows (M shown)" line under an elided
+	// table, for callers that print their own footer (the REPL).
+	HideRowCount bool
 }
 
 // Write renders one result (schema and batches) to w in format k.
@@ -157,128 +168,4 @@ func writeJSON(w io.Writer, schema *arrow.Schema, cols []column, lines bool) err
 // jsonNumber reports whether v is a valid JSON number (NaN and inf are not).
 func jsonNumber(v string) bool {
 	return v != "" && v != "NaN" && !strings.HasSuffix(v, "inf")
-}
-
-const nullText = "NULL"
-
-func writeTable(w io.Writer, schema *arrow.Schema, cols []column, opt Options) error {
-	n := rows(cols)
-	show := make([]int, 0, n) // row indices shown; -1 marks the elision line
-	if opt.MaxRows > 0 && n > opt.MaxRows {
-		head := (opt.MaxRows + 1) / 2
-		tail := opt.MaxRows - head
-		for i := 0; i < head; i++ {
-			show = append(show, i)
-		}
-		show = append(show, -1)
-		for i := n - tail; i < n; i++ {
-			show = append(show, i)
-		}
-	} else {
-		for i := 0; i < n; i++ {
-			show = append(show, i)
-		}
-	}
-	cell := func(c column, r int) string {
-		if c.nulls[r] {
-			return nullText
-		}
-		v := strings.TrimRight(c.vals[r], "\n")
-		if opt.MaxWidth > 0 {
-			lines := strings.Split(v, "\n")
-			for i, l := range lines {
-				if utf8.RuneCountInString(l) > opt.MaxWidth {
-					lines[i] = string([]rune(l)[:max(1, opt.MaxWidth-1)]) + "…"
-				}
-			}
-			v = strings.Join(lines, "\n")
-		}
-		return v
-	}
-	// width is the widest line of a (possibly multi-line) cell.
-	width := func(v string) int {
-		w := 0
-		for _, l := range strings.Split(v, "\n") {
-			w = max(w, utf8.RuneCountInString(l))
-		}
-		return w
-	}
-	widths := make([]int, len(cols))
-	for i, f := range schema.Fields() {
-		widths[i] = utf8.RuneCountInString(f.Name)
-		for _, r := range show {
-			if r >= 0 {
-				widths[i] = max(widths[i], width(cell(cols[i], r)))
-			}
-		}
-		widths[i] = max(widths[i], 1)
-	}
-	sep := func(l, m, r string) {
-		var b strings.Builder
-		b.WriteString(l)
-		for i, wd := range widths {
-			if i > 0 {
-				b.WriteString(m)
-			}
-			b.WriteString(strings.Repeat("─", wd+2))
-		}
-		b.WriteString(r + "\n")
-		io.WriteString(w, b.String())
-	}
-	// line prints one table row; a cell with newlines spans several lines.
-	line := func(vals []string, right []bool) {
-		split := make([][]string, len(vals))
-		height := 1
-		for i, v := range vals {
-			split[i] = strings.Split(v, "\n")
-			height = max(height, len(split[i]))
-		}
-		var b strings.Builder
-		for h := 0; h < height; h++ {
-			b.WriteString("│")
-			for i := range vals {
-				v := ""
-				if h < len(split[i]) {
-					v = split[i][h]
-				}
-				pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(v))
-				if right[i] {
-					b.WriteString(" " + pad + v + " │")
-				} else {
-					b.WriteString(" " + v + pad + " │")
-				}
-			}
-			b.WriteString("\n")
-		}
-		io.WriteString(w, b.String())
-	}
-	numeric := make([]bool, len(cols))
-	left := make([]bool, len(cols))
-	header := make([]string, len(cols))
-	for i, f := range schema.Fields() {
-		numeric[i] = IsNumeric(f.Type)
-		header[i] = f.Name
-	}
-	sep("┌", "┬", "┐")
-	line(header, left)
-	sep("├", "┼", "┤")
-	vals := make([]string, len(cols))
-	for _, r := range show {
-		if r < 0 {
-			for i := range vals {
-				vals[i] = "…"
-			}
-			line(vals, left)
-			continue
-		}
-		for i := range cols {
-			vals[i] = cell(cols[i], r)
-		}
-		line(vals, numeric)
-	}
-	sep("└", "┴", "┘")
-	if len(show) < n {
-		fmt.Fprintf(w, "%d rows (%d shown)\n", n, len(show)-1)
-	}
-	return nil
 }

@@ -1,0 +1,12 @@
+// Package rpc owns Quiver's wire protocol: the .proto files of the scheduler
+// and executor services and of encoded plans, and the protobuf/gRPC Go code
+// generated from them (regenerate with gen.sh or go generate).
+//
+// rpc imports only protobuf and gRPC, nothing of ours.
+package rpc
+
+//go:generate ./gen.sh
+
+// ProtocolVersion is the wire protocol version checked at executor
+// registration and session creation.
+const ProtocolVersion = 1
