@@ -41,6 +41,14 @@ type TaskContext struct {
 	// Build instruments it. Tests use it to deliver source batches from
 	// another goroutine with a delay, or to inject errors and panics.
 	WrapSource func(n *physical.Scan, partition int, op Operator) Operator
+	// WorkDir is the executor's work directory: shuffle writers write under
+	// it and shuffle readers read local files from it. Empty outside a task.
+	WorkDir string
+	// ExecutorID is the executor running the task; a location held by this
+	// executor is read from WorkDir, any other through Fetcher.
+	ExecutorID string
+	// Fetcher reads shuffle files held by other executors (over Flight).
+	Fetcher ShuffleFetcher
 	// shared holds per-node state shared across partitions (exchanges, join
 	// build sides), created on first use by any partition.
 	shared sharedState
@@ -49,3 +57,26 @@ type TaskContext struct {
 	// untracked counts Grow/Shrink bytes when Mem is not an AccountingAllocator.
 	untracked atomic.Int64
 }
+
+// ShuffleFetcher reads a shuffle file held by another executor. The
+// executor package implements it over Arrow Flight; exec only calls it.
+type ShuffleFetcher interface {
+	// Fetch returns an unopened operator streaming the batches of the file at
+	// loc. The caller Opens, drains and Closes it as any Operator. Errors
+	// reaching the file are returned from Open or Next.
+	Fetch(ctx context.Context, loc physical.PartitionLocation) (Operator, error)
+}
+
+// FetchError is a shuffle reader's failure to read one location (the file
+// is gone or its executor unreachable). The task runner reports it as a
+// fetch failure so the scheduler can re-run the map task that wrote it.
+type FetchError struct {
+	Location physical.PartitionLocation
+	Err      error
+}
+
+func (e *FetchError) Error() string {
+	return "exec: fetching shuffle file " + e.Location.String() + ": " + e.Err.Error()
+}
+
+func (e *FetchError) Unwrap() error { return e.Err }

@@ -1,10 +1,10 @@
 package tpch
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // money is the type of prices, discounts, taxes, balances and quantities.
@@ -70,15 +70,15 @@ func Schema(name string) *arrow.Schema { return schemas[strings.ToLower(name)] }
 func CheckSchema(table string, got *arrow.Schema) error {
 	want := Schema(table)
 	if want == nil {
-		return fmt.Errorf("tpch: unknown table %q", table)
+		return qerr.Planf("tpch: unknown table %q", table)
 	}
 	if got.NumFields() != want.NumFields() {
-		return fmt.Errorf("tpch: table %s has %d columns, want %d (%s)", table, got.NumFields(), want.NumFields(), columnList(want))
+		return qerr.Planf("tpch: table %s has %d columns, want %d (%s)", table, got.NumFields(), want.NumFields(), columnList(want))
 	}
 	for i, w := range want.Fields() {
 		g := got.Field(i)
 		if !strings.EqualFold(g.Name, w.Name) || !arrow.TypeEqual(g.Type, w.Type) {
-			return fmt.Errorf("tpch: table %s column %d is %s %s, want %s %s", table, i+1, g.Name, g.Type, w.Name, w.Type)
+			return qerr.Planf("tpch: table %s column %d is %s %s, want %s %s", table, i+1, g.Name, g.Type, w.Name, w.Type)
 		}
 	}
 	return nil
