@@ -193,7 +193,7 @@ func ExampleDataFrame_Select() {
 	// ├────────┼───────┤
 	// │ apple  │ 12.00 │
 	// │ banana │ 12.50 │
-	// │ cherry │ NULL  │
+	// │ cherry │  NULL │
 	// │ lemon  │  5.60 │
 	// └────────┴───────┘
 }
@@ -290,7 +290,7 @@ func ExampleDataFrame_Schema() {
 	}
 	// Output:
 	// name utf8
-	// double decimal(26, 2)
+	// double decimal(25, 2)
 }
 
 func ExampleDataFrame_Err() {

@@ -2,6 +2,7 @@ package quiver
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -104,7 +105,8 @@ func (df *DataFrame) writeFile(ctx context.Context, op, path string, write func(
 		}
 		return err
 	}
-	if err := tmp.Close(); err != nil {
+	// The Parquet writer closes the file itself; a second close is harmless.
+	if err := tmp.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return qerr.IOf("%s %s: %w", op, path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {

@@ -41,9 +41,11 @@ func writeTable(w io.Writer, schema *arrow.Schema, cols []column, opt Options) e
 	// Render the shown cells once; the elision row (-1) has no cells.
 	cells := make([][]cell, len(cols))
 	natural := make([]int, len(cols))
+	least := make([]int, len(cols))
 	fields := schema.Fields()
 	for i, c := range cols {
 		natural[i] = max(1, textWidth(fields[i].Name))
+		least[i] = max(minColumn, min(natural[i], maxHeader))
 		cells[i] = make([]cell, len(show))
 		for k, r := range show {
 			if r < 0 {
@@ -65,7 +67,10 @@ func writeTable(w io.Writer, schema *arrow.Schema, cols []column, opt Options) e
 		}
 	}
 
-	vis, widths := fit(natural, opt.Width)
+	for i := range least {
+		least[i] = min(least[i], natural[i])
+	}
+	vis, widths := fit(natural, least, opt.Width)
 	numeric := make([]bool, len(vis))
 	header := make([]cell, len(vis))
 	for j, i := range vis {
@@ -180,13 +185,18 @@ func hidden(vis []int) int {
 	return 0
 }
 
-// minColumn is the narrowest a column is cut to before columns are hidden.
-const minColumn = 6
+// A column narrows to fit the terminal down to its header's width (at most
+// maxHeader) or minColumn, whichever is wider, before columns are hidden.
+const (
+	minColumn = 6
+	maxHeader = 20
+)
 
 // fit chooses the columns shown (indices into natural; -1 is the "…"
 // column standing for hidden ones) and their widths so that the table is at
-// most width terminal columns wide (width ≤ 0: no limit).
-func fit(natural []int, width int) (vis, widths []int) {
+// most width terminal columns wide (width ≤ 0: no limit). least[i] is the
+// narrowest column i may become while others are still shown.
+func fit(natural, least []int, width int) (vis, widths []int) {
 	n := len(natural)
 	// The left and right runs of columns kept; the hidden ones lie between.
 	left, right := n, 0
@@ -202,44 +212,46 @@ func fit(natural []int, width int) (vis, widths []int) {
 			vis = append(vis, i)
 		}
 		want := make([]int, len(vis))
+		floor := make([]int, len(vis))
 		for j, i := range vis {
-			want[j] = 1
+			want[j], floor[j] = 1, 1
 			if i >= 0 {
-				want[j] = natural[i]
+				want[j], floor[j] = natural[i], least[i]
 			}
 		}
 		if width <= 0 {
 			return vis, want
 		}
-		total := func(c int) int { // the table's width with columns capped at c
-			t := 3*len(want) + 1
-			for _, w := range want {
-				t += min(w, c)
+		// capped is the widths with every column capped at c, but not below its floor.
+		capped := func(c int) (ws []int, total int) {
+			ws = make([]int, len(want))
+			total = 3*len(want) + 1
+			for j, w := range want {
+				ws[j] = max(floor[j], min(w, c))
+				total += ws[j]
 			}
-			return t
+			return ws, total
 		}
 		widest := 0
 		for _, w := range want {
 			widest = max(widest, w)
 		}
-		if total(widest) <= width {
-			return vis, want
+		if ws, total := capped(widest); total <= width {
+			return vis, ws
 		}
-		// The largest cap that fits, if one ≥ minColumn does.
-		lo, hi := minColumn, widest
-		if total(lo) <= width {
+		if _, total := capped(0); total <= width {
+			// The largest cap that fits.
+			lo, hi := 0, widest
 			for lo < hi {
 				mid := (lo + hi + 1) / 2
-				if total(mid) <= width {
+				if _, t := capped(mid); t <= width {
 					lo = mid
 				} else {
 					hi = mid - 1
 				}
 			}
-			for j := range want {
-				want[j] = min(want[j], lo)
-			}
-			return vis, want
+			ws, _ := capped(lo)
+			return vis, ws
 		}
 		if left+right <= 1 {
 			// One column left: cut it to the width, whatever that leaves.

@@ -51,6 +51,10 @@ func Column(a arrow.Array) (vals []string, nulls []bool) {
 	case *array.Date32:
 		set(func(i int) string { return a.Value(i).FormattedString() })
 	case *array.Null:
+		// A Null array has no validity bitmap, so IsNull reports false; every value is NULL.
+		for i := range nulls {
+			nulls[i] = true
+		}
 	default:
 		set(a.ValueStr)
 	}

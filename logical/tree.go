@@ -136,3 +136,15 @@ func Indent(p Plan) string {
 	walk(p, 0)
 	return b.String()
 }
+
+// DisplayName is e's display name with column qualifiers dropped, the name
+// an unaliased select item gets ("sum(l_quantity)").
+func DisplayName(e Expr) string {
+	out, _, _ := TransformExprUp(e, func(x Expr) (Expr, bool, error) {
+		if c, ok := x.(*Column); ok && c.Qualifier != "" {
+			return &Column{Name: c.Name}, true, nil
+		}
+		return x, false, nil
+	})
+	return out.String()
+}

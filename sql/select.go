@@ -110,6 +110,7 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 		}
 		items = append(items, it)
 	}
+	nameUnaliased(items)
 
 	// ORDER BY keys, lowered over the input; an output alias or ordinal
 	// refers to the select item (index ≥ 0).
@@ -406,4 +407,27 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// nameUnaliased names each computed select item without an alias by its
+// display name with column qualifiers dropped ("sum(l_quantity)", as
+// DuckDB and PostgreSQL users expect), unless two items would share a name.
+func nameUnaliased(items []selectItem) {
+	names := map[string]int{}
+	short := make([]string, len(items))
+	for i, it := range items {
+		if it.alias != "" {
+			continue
+		}
+		if _, isCol := it.expr.(*logical.Column); isCol {
+			continue
+		}
+		short[i] = logical.DisplayName(it.expr)
+		names[strings.ToLower(short[i])]++
+	}
+	for i := range items {
+		if short[i] != "" && short[i] != items[i].expr.String() && names[strings.ToLower(short[i])] == 1 {
+			items[i].alias = short[i]
+		}
+	}
 }

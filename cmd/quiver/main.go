@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -12,11 +11,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
-	"time"
 
 	"github.com/quiverdb/quiver"
 	"github.com/quiverdb/quiver/format"
+	"github.com/quiverdb/quiver/repl"
 	"github.com/quiverdb/quiver/tpch"
 )
 
@@ -31,6 +29,7 @@ type options struct {
 	format    string
 	scheduler string
 	maxRows   int
+	init      string
 }
 
 // subcommands maps the first argument to a subcommand's entry point.
@@ -50,7 +49,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.file, "f", "", "run the statements in `FILE` ('-' for standard input) and exit")
 	fs.StringVar(&o.format, "format", "table", "output format: table, csv, tsv, json or ndjson")
 	fs.StringVar(&o.scheduler, "scheduler", "", "connect to the cluster scheduler at `ADDR` instead of running embedded")
-	fs.IntVar(&o.maxRows, "maxrows", 40, "most rows a table shows in the interactive shell (0: all)")
+	fs.IntVar(&o.maxRows, "maxrows", repl.DefaultMaxRows, "most rows a table shows in the interactive shell (0: all)")
+	fs.StringVar(&o.init, "init", "", "run `FILE` before the shell's first prompt (default ~/.quiverrc)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: quiver [--demo] [-c SQL | -f FILE] [--format table|csv|tsv|json|ndjson]\n\n")
 		fs.PrintDefaults()
@@ -155,51 +155,16 @@ func isTerminal(r io.Reader) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// interactive is a plain read-eval-print loop: statements end at ';'.
+// interactive runs the SQL shell (package repl) on the terminal.
 func interactive(ctx context.Context, s *quiver.Session, o options, kind format.Kind, stdin io.Reader, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stdout, "Quiver SQL shell. End statements with ';'. \\q quits.")
-	if o.demo {
-		fmt.Fprintln(stdout, "TPC-H SF 0.01 tables loaded: try  SELECT count(*) FROM lineitem;")
-	}
-	in := bufio.NewScanner(stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<26)
-	var buf strings.Builder
-	prompt := func() {
-		if buf.Len() == 0 {
-			fmt.Fprint(stdout, "quiver> ")
-		} else {
-			fmt.Fprint(stdout, "     -> ")
-		}
-	}
-	for prompt(); in.Scan(); prompt() {
-		line := in.Text()
-		if buf.Len() == 0 && strings.TrimSpace(line) == `\q` {
-			return 0
-		}
-		buf.WriteString(line + "\n")
-		if !strings.HasSuffix(strings.TrimSpace(line), ";") {
-			continue
-		}
-		text := buf.String()
-		buf.Reset()
-		start := time.Now()
-		// Each statement runs under its own context so Ctrl-C cancels it, not the shell.
-		qctx, cancel := signal.NotifyContext(ctx, os.Interrupt)
-		rows := 0
-		err := s.Script(qctx, text, func(df *quiver.DataFrame) error {
-			if !df.ReturnsRows() {
-				return nil
-			}
-			rows++
-			return df.Print(qctx, stdout, kind, format.Options{MaxRows: o.maxRows, MaxWidth: 60})
-		})
-		cancel()
-		if err != nil {
-			fmt.Fprintln(stderr, "Error:", err)
-			continue
-		}
-		fmt.Fprintf(stdout, "(%.3f s)\n", time.Since(start).Seconds())
-	}
-	fmt.Fprintln(stdout)
-	return 0
+	return repl.Run(ctx, repl.Config{
+		Session:  s,
+		In:       stdin.(*os.File), // run calls interactive only when stdin is a terminal
+		Out:      stdout,
+		Err:      stderr,
+		Format:   kind,
+		MaxRows:  o.maxRows,
+		InitFile: o.init,
+		Demo:     o.demo,
+	})
 }

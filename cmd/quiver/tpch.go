@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quiverdb/quiver/tpch"
+)
+
+func init() {
+	subcommands["tpch"] = tpchCommand
+	subcommands["bench"] = benchCommand
+}
+
+// tpchCommand is `quiver tpch gen ...`.
+func tpchCommand(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "gen" {
+		fmt.Fprintln(stderr, "usage: quiver tpch gen --sf N --out DIR [--format parquet|csv] [--files-per-table K] [--force]")
+		return 2
+	}
+	fs := flag.NewFlagSet("quiver tpch gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sf := fs.String("sf", "1", "scale factor: an integer of at least 1")
+	out := fs.String("out", "", "output `DIR` (must be empty unless --force)")
+	format := fs.String("format", "parquet", "file format: parquet or csv ('|'-delimited with a header)")
+	files := fs.Int("files-per-table", 1, "files per table; more than 1 writes DIR/NAME/part-NNNNN.ext")
+	force := fs.Bool("force", false, "write into a non-empty DIR, replacing the tables' files")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "quiver tpch gen: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	n, err := parseScale(*sf)
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver tpch gen:", err)
+		return 2
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "quiver tpch gen: --out DIR is required")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	opts := tpch.GenOptions{SF: n, Dir: *out, Format: *format, FilesPerTable: *files, Force: *force}
+	bar := newProgressBar(stderr)
+	if bar != nil {
+		opts.Progress = bar.update
+	}
+	start := time.Now()
+	counts, err := tpch.Generate(ctx, opts)
+	if bar != nil {
+		bar.done()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver tpch gen:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "TPC-H SF %d written to %s in %.1f s\n", n, *out, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "%-10s %12s %12s\n", "table", "rows", "spec")
+	for _, t := range tpch.Tables {
+		fmt.Fprintf(stdout, "%-10s %12d %12d\n", t, counts[t], tpch.ExpectedRows(t, n))
+	}
+	return 0
+}
+
+// parseScale accepts a positive integer scale factor; dbgen makes no other.
+func parseScale(s string) (int, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("--sf: %q is not a number", s)
+	}
+	if f < 1 || f != math.Trunc(f) || f > 100000 {
+		return 0, fmt.Errorf("--sf %s: the generator supports integer scale factors from 1 (fractional and zero scale factors are not supported; the SF 0.01 tables are embedded: quiver --demo)", s)
+	}
+	return int(f), nil
+}
+
+// progressBar draws a one-line bar on a terminal, at most ten times a second.
+type progressBar struct {
+	w     io.Writer
+	start time.Time
+	last  time.Time
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return &progressBar{w: w, start: time.Now()}
+}
+
+func (p *progressBar) update(rows, total int64) {
+	now := time.Now()
+	if now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	frac := min(1, float64(rows)/float64(max(1, total)))
+	const width = 40
+	fill := int(frac * width)
+	fmt.Fprintf(p.w, "\r[%s%s] %5.1f%% %d rows %.0f s", strings.Repeat("#", fill), strings.Repeat(" ", width-fill),
+		frac*100, rows, now.Sub(p.start).Seconds())
+}
+
+func (p *progressBar) done() { fmt.Fprintln(p.w) }
+
+// benchCommand is `quiver bench tpch ...` and `quiver bench compare A B`.
+func benchCommand(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	usage := func() {
+		fmt.Fprintln(stderr, "usage: quiver bench tpch --data DIR [--queries 1,6] [--iterations N] [--mode cold|cached] [--mem-table] [--json FILE] [--verify DIR] [--scheduler ADDR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "       quiver bench compare A.json B.json")
+	}
+	if len(args) == 0 {
+		usage()
+		return 2
+	}
+	switch args[0] {
+	case "tpch":
+		return benchTPCH(args[1:], stdout, stderr)
+	case "compare":
+		if len(args) != 3 {
+			usage()
+			return 2
+		}
+		a, err := tpch.ReadResult(args[1])
+		if err != nil {
+			fmt.Fprintln(stderr, "quiver bench compare:", err)
+			return 1
+		}
+		b, err := tpch.ReadResult(args[2])
+		if err != nil {
+			fmt.Fprintln(stderr, "quiver bench compare:", err)
+			return 1
+		}
+		tpch.Compare(stdout, a, b)
+		return 0
+	}
+	usage()
+	return 2
+}
+
+func benchTPCH(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("quiver bench tpch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o tpch.BenchOptions
+	queries := fs.String("queries", "", "comma-separated query numbers (default: all 22)")
+	fs.StringVar(&o.DataDir, "data", "", "`DIR` holding the eight tables as NAME.parquet or NAME/")
+	fs.IntVar(&o.Iterations, "iterations", 3, "timed runs per query, after one warm-up")
+	fs.StringVar(&o.Mode, "mode", "cold", "cold (the 22 queries) or cached (the dashboard workload over a cached view)")
+	fs.BoolVar(&o.MemTable, "mem-table", false, "load the tables into memory before timing")
+	jsonPath := fs.String("json", "", "write the results as JSON to `FILE`")
+	fs.StringVar(&o.VerifyDir, "verify", "", "check each result against the answer files in `DIR` (qNN.csv)")
+	fs.StringVar(&o.Scheduler, "scheduler", "", "run on the cluster at `ADDR`")
+	fs.IntVar(&o.TargetPartitions, "partitions", 0, "target partitions (default: GOMAXPROCS)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed runs to `FILE`")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "quiver bench tpch: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *queries != "" {
+		for _, q := range strings.Split(*queries, ",") {
+			n, err := tpch.QueryNumber(strings.TrimSpace(q))
+			if err != nil {
+				fmt.Fprintln(stderr, "quiver bench tpch:", err)
+				return 2
+			}
+			o.Queries = append(o.Queries, n)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(stderr, "quiver bench tpch:", err)
+			return 1
+		}
+		defer f.Close()
+		// The profile covers only the timed runs: the runner starts and stops it.
+		o.OnTimed = func(start bool) {
+			if start {
+				pprof.StartCPUProfile(f)
+			} else {
+				pprof.StopCPUProfile()
+			}
+		}
+	}
+	o.Log = stderr
+	res, err := tpch.RunBench(ctx, o)
+	if res != nil {
+		res.Print(stdout)
+		if *jsonPath != "" {
+			if werr := res.WriteJSON(*jsonPath); werr != nil {
+				fmt.Fprintln(stderr, "quiver bench tpch:", werr)
+				return 1
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver bench tpch:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,5 @@
+-- Revenue and average order line per market segment.
+SELECT c_mktsegment, sum(revenue) AS revenue, avg(revenue) AS avg_line, count(*) AS lines
+FROM sales
+GROUP BY c_mktsegment
+ORDER BY revenue DESC
