@@ -1,0 +1,111 @@
+package quiver_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// sqlRows runs one statement and renders its rows.
+func sqlRows(t *testing.T, s *quiver.Session, q string) [][]string {
+	t.Helper()
+	ctx := context.Background()
+	df, err := s.SQL(ctx, q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	batches, err := df.Collect(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer release(batches)
+	return render(df.Schema(), batches)
+}
+
+func TestExplainVerboseAndAnalyze(t *testing.T) {
+	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
+	q := "SELECT l_returnflag, count(*) FROM lineitem WHERE l_shipdate <= DATE '1998-12-01' - INTERVAL 90 DAY GROUP BY l_returnflag"
+
+	rows := sqlRows(t, s, "EXPLAIN VERBOSE "+q)
+	kinds := map[string]bool{}
+	for _, r := range rows {
+		kinds[r[0]] = true
+	}
+	for _, want := range []string{"initial_logical_plan", "logical_plan after simplify_expressions", "logical_plan after push_down_projection", "logical_plan", "physical_plan"} {
+		if !kinds[want] {
+			t.Errorf("EXPLAIN VERBOSE lacks %q; has %v", want, kinds)
+		}
+	}
+
+	rows = sqlRows(t, s, "EXPLAIN ANALYZE "+q)
+	if len(rows) != 2 || rows[0][0] != "Plan with Metrics" {
+		t.Fatalf("EXPLAIN ANALYZE rows: %v", rows)
+	}
+	plan := rows[0][1]
+	for _, want := range []string{"ParquetScan: lineitem", "output_rows=60175", "output_batches=", "elapsed=", "HashAggregateExec: mode=Final"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("EXPLAIN ANALYZE lacks %q:\n%s", want, plan)
+		}
+	}
+	// The final aggregate produced the three return flags.
+	if !strings.Contains(rows[1][1], "output_rows=3") {
+		t.Errorf("summary: %s", rows[1][1])
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	s := newTPCHSession(t)
+	ctx := context.Background()
+	if _, err := s.SQL(ctx, "SET quiver.memory_limit = '64KB'"); err != nil {
+		t.Fatal(err)
+	}
+	df, err := s.SQL(ctx, "SELECT l_comment FROM lineitem ORDER BY l_comment")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = df.Collect(ctx)
+	if !qerr.Is(err, qerr.Resources) {
+		t.Fatalf("got %v (kind %v), want a resources-exhausted error", err, qerr.KindOf(err))
+	}
+	if !strings.Contains(err.Error(), "memory limit") {
+		t.Errorf("message does not say what: %v", err)
+	}
+	// Lifting the limit makes the same query work in the same session.
+	if _, err := s.SQL(ctx, "SET quiver.memory_limit = 'unlimited'"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := df.Count(ctx); err != nil || n != 60175 {
+		t.Fatalf("after lifting the limit: %d rows, %v", n, err)
+	}
+}
+
+// TestFailedStatementsLeaveNoState checks bad DDL registers nothing.
+func TestFailedStatementsLeaveNoState(t *testing.T) {
+	s := newTPCHSession(t)
+	ctx := context.Background()
+	bad := []string{
+		"CREATE EXTERNAL TABLE t1 STORED AS PARQUET LOCATION 'testdata/no/such.parquet'",
+		"CREATE EXTERNAL TABLE t2 STORED AS PARQUET LOCATION 'testdata/slt/data/people.csv'",
+		"CREATE EXTERNAL TABLE t3 (a INT, b INT) STORED AS PARQUET LOCATION 'testdata/tpch/sf0.01/nation.parquet'",
+		"CREATE VIEW v1 AS SELECT nope FROM nation",
+		"CREATE EXTERNAL TABLE lineitem STORED AS PARQUET LOCATION 'testdata/tpch/sf0.01/nation.parquet'",
+	}
+	for _, q := range bad {
+		if _, err := s.SQL(ctx, q); err == nil {
+			t.Errorf("%s: no error", q)
+		}
+	}
+	for _, r := range sqlRows(t, s, "SHOW TABLES") {
+		switch r[0] {
+		case "t1", "t2", "t3", "v1":
+			t.Errorf("%s was registered by a failed statement", r[0])
+		}
+	}
+	// lineitem still is lineitem.
+	if rows := sqlRows(t, s, "SELECT count(*) FROM lineitem"); rows[0][0] != "60175" {
+		t.Errorf("lineitem changed: %v", rows)
+	}
+}
