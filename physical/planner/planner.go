@@ -19,6 +19,17 @@ type Config struct {
 	// rows builds one shared hash table (CollectLeft); larger ones are
 	// hash-partitioned on the keys.
 	CollectLeftRows float64
+	// Caches, if set, lowers Cache nodes that are materialized (hits) to
+	// CacheReaders; a Cache node it does not resolve runs its input.
+	Caches CacheResolver
+}
+
+// CacheResolver is the cache lowering hook: the scheduler resolves every
+// Cache node of a plan before physical planning and answers here.
+type CacheResolver interface {
+	// ResolveCache returns the CacheReader for c when its entry is
+	// materialized, or ok=false to plan c's input instead.
+	ResolveCache(c *logical.Cache) (reader *physical.CacheReader, ok bool)
 }
 
 // DefaultCollectLeftRows is the default CollectLeft threshold.
@@ -71,7 +82,11 @@ func (pl *Planner) Plan(ctx context.Context, p logical.Plan) (physical.Plan, err
 	case *logical.SubqueryAlias:
 		return pl.Plan(ctx, n.Input)
 	case *logical.Cache:
-		// The cache lowering hook is not wired yet: a Cache node runs its input.
+		if pl.cfg.Caches != nil {
+			if r, ok := pl.cfg.Caches.ResolveCache(n); ok {
+				return r, nil
+			}
+		}
 		return pl.Plan(ctx, n.Input)
 	case *logical.Aggregate:
 		return pl.aggregate(ctx, n)
