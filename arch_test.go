@@ -21,15 +21,24 @@ var allowed = map[string][]string{
 	"physical/planner":  {"logical", "physical", "catalog", "qerr"},
 	"exec":              {"physical", "exec/eval", "qerr"},
 	"exec/eval":         {"physical", "qerr"},
+	"cache":             {"physical", "qerr"},
+	"logical/codec":     {"logical", "catalog", "rpc", "qerr"},
+	"physical/codec":    {"physical", "rpc", "qerr"},
+	"physical/stage":    {"physical", "qerr"},
+	"rpc":               {},
+	"executor":          {"exec", "exec/eval", "physical", "physical/codec", "rpc", "qerr"},
+	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "catalog", "cache", "rpc", "qerr"},
 }
 
 // forbiddenExternal are modules a package must not link, even indirectly:
 // an executor never links the TiDB parser.
 var forbiddenExternal = map[string][]string{
-	"exec":     {"github.com/pingcap/tidb"},
-	"physical": {"github.com/pingcap/tidb"},
-	"logical":  {"github.com/pingcap/tidb"},
-	"catalog":  {"github.com/pingcap/tidb"},
+	"exec":      {"github.com/pingcap/tidb"},
+	"physical":  {"github.com/pingcap/tidb"},
+	"logical":   {"github.com/pingcap/tidb"},
+	"catalog":   {"github.com/pingcap/tidb"},
+	"executor":  {"github.com/pingcap/tidb"},
+	"scheduler": {"github.com/pingcap/tidb"},
 }
 
 func TestImportRules(t *testing.T) {

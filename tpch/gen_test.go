@@ -133,6 +133,9 @@ func itoa(n int64) string {
 }
 
 func TestGenerateFilesPerTableAndCSV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("each gen initialises dbgen (~5 s)")
+	}
 	dir := t.TempDir()
 	counts := genSmall(t, dir, 40, func(o *GenOptions) { o.FilesPerTable = 3; o.Format = "csv" })
 	for _, tbl := range Tables {
@@ -188,6 +191,9 @@ func TestGenerateRefusesNonEmptyDirUnlessForce(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
 		t.Errorf("--force removed a file that is not a table's: %v", err)
 	}
+	if testing.Short() {
+		return
+	}
 	// A second forced gen in another layout replaces the tables' files.
 	genSmall(t, dir, 5, func(o *GenOptions) { o.Force = true; o.FilesPerTable = 2 })
 	if _, err := os.Stat(filepath.Join(dir, "lineitem.parquet")); !errors.Is(err, os.ErrNotExist) {
@@ -226,6 +232,9 @@ func TestGenerateCancelLeavesNoCompleteFile(t *testing.T) {
 
 // TestGenerateTmpThenRename checks that a file exists only as .tmp until it is complete.
 func TestGenerateTmpThenRename(t *testing.T) {
+	if testing.Short() {
+		t.Skip("each gen initialises dbgen (~5 s)")
+	}
 	dir := t.TempDir()
 	var sawTmpOnly bool
 	o := GenOptions{SF: 1, Dir: dir, limit: 20_000, RowGroupRows: 4096, mem: checkedMem(t), Progress: func(rows, total int64) {

@@ -1,0 +1,28 @@
+// Package cache owns the dataset-cache registry: the scheduler-side record of
+// which cached datasets exist, which job is building each one, and where the
+// pinned shuffle output of a materialized one lives (DESIGN.md §6,
+// seed/cache-design.md).
+//
+// The registry is the State interface, keyed by Key{SessionID, CacheID}, with
+// an in-memory backend (Memory, the default) and a durable one (Durable) that
+// persists materialized entries to a JSON file. Every entry follows one
+// lifecycle:
+//
+//	(absent) --Begin--> Pending{job} --Complete(job)--> Materialized
+//	                    Pending{job} --Abort(job)-----> (absent)
+//	           Pending | Materialized --Invalidate----> (absent)
+//
+// The contract is safe against the out-of-order events of a distributed
+// scheduler: Begin gives exactly one caller the claim, Complete promotes only
+// a Pending entry owned by the completing job (a duplicate is idempotent,
+// anything else is ErrStale), and every removal returns the removed entries so
+// the caller can unpin and delete their shuffle files. Waiters on a Pending
+// entry are woken by a channel closed on every transition, never by polling.
+//
+// The eviction sweeper's policy (TTL and a least-recently-used byte cap that
+// never touches an entry with readers) lives here as methods; running it
+// periodically is the scheduler's job.
+//
+// cache imports Arrow, physical (for PartitionLocation and CacheKey) and qerr,
+// and nothing else of ours.
+package cache

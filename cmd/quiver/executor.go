@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/quiverdb/quiver/executor"
+)
+
+func init() {
+	subcommands["executor"] = executorCommand
+}
+
+// executorCommand is `quiver executor --scheduler ADDR --bind ADDR
+// --work-dir DIR --vcores N`: it runs an executor until SIGINT or SIGTERM.
+func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
+	fs := flag.NewFlagSet("quiver executor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg executor.Config
+	fs.StringVar(&cfg.SchedulerAddr, "scheduler", "127.0.0.1:50050", "the scheduler's gRPC `ADDR` (host:port; the default is quiver scheduler's)")
+	fs.StringVar(&cfg.BindAddr, "bind", "127.0.0.1:0", "`ADDR` to serve the executor service and Arrow Flight on (port 0 picks one)")
+	fs.StringVar(&cfg.AdvertiseHost, "advertise-host", "", "`HOST` the scheduler and other executors use to reach this one (default: the bind host)")
+	fs.StringVar(&cfg.WorkDir, "work-dir", "", "`DIR` for shuffle files (default: a new temporary directory, removed on exit)")
+	fs.IntVar(&cfg.VCores, "vcores", 0, "tasks run at once (default GOMAXPROCS)")
+	fs.StringVar(&cfg.ID, "id", "", "executor id (default: a new UUID)")
+	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat", 2*time.Second, "heartbeat interval")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "quiver executor: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	if cfg.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "quiver-executor-")
+		if err != nil {
+			fmt.Fprintln(stderr, "quiver executor:", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		cfg.WorkDir = dir
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e, err := executor.New(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver executor:", err)
+		return 2
+	}
+	if err := e.Start(ctx); err != nil {
+		fmt.Fprintln(stderr, "quiver executor:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "quiver executor %s listening on %s (work dir %s)\n", e.ID(), e.Addr(), e.WorkDir())
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "quiver executor: shutting down")
+	if err := e.Close(); err != nil {
+		fmt.Fprintln(stderr, "quiver executor: close:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/quiverdb/quiver/scheduler"
+)
+
+func init() {
+	subcommands["scheduler"] = schedulerCommand
+}
+
+// schedulerCommand is `quiver scheduler --bind ADDR [--rest ADDR] [--policy
+// P]`: it runs the cluster scheduler until SIGINT or SIGTERM.
+func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
+	fs := flag.NewFlagSet("quiver scheduler", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg scheduler.Config
+	fs.StringVar(&cfg.BindAddr, "bind", "127.0.0.1:50050", "`ADDR` (host:port) to serve the scheduler's gRPC on (port 0 picks one)")
+	fs.StringVar(&cfg.RestAddr, "rest", "", "`ADDR` to serve the REST/JSON view on (default: none)")
+	fs.StringVar(&cfg.Policy, "policy", scheduler.PolicyBias, "task placement `POLICY`: bias, round_robin or locality")
+	fs.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", 10*time.Second, "an executor silent this long is lost")
+	fs.DurationVar(&cfg.FinalStageCleanupDelay, "result-ttl", 60*time.Second, "how long a finished job's result files are kept")
+	fs.DurationVar(&cfg.ExecutorGracePeriod, "executor-grace", 30*time.Second, "jobs fail after waiting this long with no executor alive")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "quiver scheduler: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver scheduler:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := s.Start(ctx); err != nil {
+		fmt.Fprintln(stderr, "quiver scheduler:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "quiver scheduler listening on %s\n", s.Addr())
+	if ra := s.RestAddr(); ra != "" {
+		fmt.Fprintf(stderr, "quiver scheduler REST on http://%s\n", ra)
+	}
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "quiver scheduler: shutting down")
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(stderr, "quiver scheduler: close:", err)
+		return 1
+	}
+	return 0
+}

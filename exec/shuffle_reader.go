@@ -1,0 +1,212 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+func newShuffleReader(tc *TaskContext, n *physical.ShuffleReader, partition int) (Operator, error) {
+	return newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition), nil
+}
+
+func newCacheReader(tc *TaskContext, n *physical.CacheReader, partition int) (Operator, error) {
+	return newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition), nil
+}
+
+func newLocationReader(tc *TaskContext, what string, schema *arrow.Schema, locs [][]physical.PartitionLocation, partition int) *locationReader {
+	r := &locationReader{tc: tc, what: what, schema: schema, cur: -1}
+	if partition < len(locs) {
+		r.locs = locs[partition]
+	}
+	return r
+}
+
+// locationReader is one output partition of a ShuffleReader or CacheReader:
+// it reads the shuffle files at locs one after the other, a file under
+// tc.WorkDir when the location is held by this executor (or when there is
+// no Fetcher), else through tc.Fetcher. At most one file or fetch is open at
+// a time. Any failure to reach or decode a location is an *FetchError
+// naming it; cancellation is reported as ctx's error, never as a fetch
+// failure. Batches carry exactly schema.
+type locationReader struct {
+	tc     *TaskContext
+	what   string
+	schema *arrow.Schema
+	locs   []physical.PartitionLocation
+	next   int // index of the location to open next
+
+	// the open location: a local file or a fetch
+	cur    int // index of the open location, -1 if none
+	file   *os.File
+	stream *ipc.Reader
+	remote Operator
+	closed bool
+}
+
+func (r *locationReader) Open(ctx context.Context) error {
+	return ctx.Err()
+}
+
+func (r *locationReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if r.cur < 0 {
+			if r.next >= len(r.locs) {
+				return nil, io.EOF
+			}
+			r.cur = r.next
+			r.next++
+			if err := r.open(ctx); err != nil {
+				return nil, r.fail(ctx, err)
+			}
+		}
+		b, err := r.read(ctx)
+		if errors.Is(err, io.EOF) {
+			r.closeCurrent()
+			continue
+		}
+		if err != nil {
+			return nil, r.fail(ctx, err)
+		}
+		if b.NumRows() == 0 {
+			b.Release()
+			continue
+		}
+		return r.conform(b)
+	}
+}
+
+// fail turns err at the open location into a FetchError (or ctx's error
+// when the read stopped because of cancellation) and closes the location.
+func (r *locationReader) fail(ctx context.Context, err error) error {
+	loc := r.locs[r.cur]
+	r.closeCurrent()
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	var fe *FetchError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return &FetchError{Location: loc, Err: err}
+}
+
+// open starts reading location r.cur.
+func (r *locationReader) open(ctx context.Context) error {
+	loc := r.locs[r.cur]
+	if err := ValidShuffleFile(loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition); err != nil {
+		return err
+	}
+	if r.tc.Fetcher != nil && loc.Executor.ID != r.tc.ExecutorID {
+		op, err := r.tc.Fetcher.Fetch(ctx, loc)
+		if err != nil {
+			return err
+		}
+		if err := op.Open(ctx); err != nil {
+			_ = op.Close()
+			return err
+		}
+		r.remote = op
+		return nil
+	}
+	if r.tc.WorkDir == "" {
+		return qerr.Internalf("exec: %s: no work dir to read local shuffle file %s from", r.what, loc)
+	}
+	path := ShuffleFilePath(r.tc.WorkDir, loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)
+	f, err := os.Open(path)
+	if err != nil {
+		return qerr.IOf("exec: %s: cannot open shuffle file %s: %w", r.what, path, err)
+	}
+	s, err := ipc.NewReader(f, ipc.WithAllocator(r.tc.Mem))
+	if err != nil {
+		f.Close()
+		return qerr.IOf("exec: %s: shuffle file %s is not an arrow ipc stream: %w", r.what, path, err)
+	}
+	if err := r.checkSchema(s.Schema()); err != nil {
+		s.Release()
+		f.Close()
+		return err
+	}
+	r.file, r.stream = f, s
+	return nil
+}
+
+// read returns the open location's next batch (the caller owns it), or io.EOF.
+func (r *locationReader) read(ctx context.Context) (arrow.RecordBatch, error) {
+	if r.remote != nil {
+		return r.remote.Next(ctx)
+	}
+	if !r.stream.Next() {
+		if err := r.stream.Err(); err != nil && !errors.Is(err, io.EOF) {
+			return nil, qerr.IOf("exec: %s: cannot read shuffle file %s: %w", r.what, r.file.Name(), err)
+		}
+		return nil, io.EOF
+	}
+	b := r.stream.RecordBatch() // valid until the stream's next Next: keep a reference
+	b.Retain()
+	return b, nil
+}
+
+// checkSchema accepts a file or fetched batch whose columns have the
+// reader's types (names and nullability may differ; conform relabels).
+func (r *locationReader) checkSchema(s *arrow.Schema) error {
+	if s.NumFields() != r.schema.NumFields() {
+		return qerr.Execf("exec: %s: shuffle data has %d columns, the plan expects %d", r.what, s.NumFields(), r.schema.NumFields())
+	}
+	for i, f := range s.Fields() {
+		if !arrow.TypeEqual(f.Type, r.schema.Field(i).Type) {
+			return qerr.Execf("exec: %s: shuffle column %d (%s) has type %s, the plan expects %s", r.what, i, r.schema.Field(i).Name, f.Type, r.schema.Field(i).Type)
+		}
+	}
+	return nil
+}
+
+// conform returns b with exactly the reader's schema; it takes b's reference.
+func (r *locationReader) conform(b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if b.Schema().Equal(r.schema) {
+		return b, nil
+	}
+	defer b.Release()
+	if err := r.checkSchema(b.Schema()); err != nil {
+		loc := r.locs[r.cur]
+		r.closeCurrent()
+		return nil, &FetchError{Location: loc, Err: err}
+	}
+	return array.NewRecordBatch(r.schema, b.Columns(), b.NumRows()), nil
+}
+
+// closeCurrent closes the open location, if any.
+func (r *locationReader) closeCurrent() {
+	if r.remote != nil {
+		_ = r.remote.Close() // a fetch's close error changes nothing: its batches were read
+		r.remote = nil
+	}
+	if r.stream != nil {
+		r.stream.Release()
+		r.stream = nil
+	}
+	if r.file != nil {
+		_ = r.file.Close() // read only
+		r.file = nil
+	}
+	r.cur = -1
+}
+
+func (r *locationReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.closeCurrent()
+	return nil
+}

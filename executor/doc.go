@@ -1,0 +1,12 @@
+// Package executor is the Quiver executor process (DESIGN.md §5): it
+// registers with the scheduler and heartbeats, runs the tasks the scheduler
+// pushes with ExecutorService.LaunchTasks (one stage partition each, a
+// physical.ShuffleWriter plan decoded with physical/codec, run with exec),
+// reports their status, serves the shuffle files under its work directory
+// over Arrow Flight DoGet, and deletes job data when told to (never pinned
+// cache stages). FlightFetcher is the matching Flight client, used by
+// shuffle readers on other executors and by the client to fetch results.
+//
+// executor may import exec, physical, physical/codec, rpc and qerr; never
+// logical, sql, scheduler or the TiDB parser (imports_test.go checks this).
+package executor

@@ -1,0 +1,379 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+	"google.golang.org/grpc"
+	gbackoff "google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// Executor is one executor process: a gRPC server (ExecutorService and
+// Arrow Flight on one port), VCores task workers, a status reporter and a
+// heartbeat loop.
+//
+// Call order: New, Start once, then Close (also valid without Start, and
+// after a failed Start). Addr and Meta are valid after Start. Safe for
+// concurrent use.
+//
+// Goroutines: Start launches the gRPC server, the workers, the status
+// reporter and the heartbeat loop; all are owned by the Executor, exit when
+// Close cancels the lifetime context (or stops the server), and Close
+// waits for them.
+type Executor struct {
+	rpc.UnimplementedExecutorServiceServer
+
+	cfg     Config
+	log     loggerT
+	fetcher *FlightFetcher
+
+	// Set by Start before any goroutine that reads them starts.
+	meta     physical.ExecutorMeta
+	grpcPort int
+	sched    rpc.SchedulerServiceClient
+
+	wg sync.WaitGroup // every goroutine Start launched; Add only under mu while not closed
+
+	mu        sync.Mutex
+	srv       *grpc.Server
+	schedConn *grpc.ClientConn
+	stop      context.CancelFunc // cancels the lifetime context
+	state     lifecycle
+	queue     []*task                 // launched, not yet running (FIFO)
+	running   map[taskKey]*task       // running tasks by key
+	pinned    map[string]map[int]bool // job → stages whose writers were Pinned here
+	wake      chan struct{}           // a task was queued (capacity VCores)
+
+	statusMu   sync.Mutex
+	statuses   []pendingStatus // waiting to be sent
+	statusWake chan struct{}   // capacity 1: statuses were added
+}
+
+type lifecycle int
+
+const (
+	created lifecycle = iota
+	started
+	closed
+)
+
+// New validates cfg and creates the work dir; nothing listens until Start.
+func New(cfg Config) (*Executor, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(cfg.WorkDir)
+	if err != nil {
+		return nil, qerr.IOf("executor: work dir %s: %w", cfg.WorkDir, err)
+	}
+	cfg.WorkDir = abs
+	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+		return nil, qerr.IOf("executor: creating work dir %s: %w", cfg.WorkDir, err)
+	}
+	return &Executor{
+		cfg:        cfg,
+		log:        loggerT{cfg.Logger.With("executor", cfg.ID)},
+		fetcher:    NewFlightFetcher(cfg.Allocator),
+		running:    map[taskKey]*task{},
+		pinned:     map[string]map[int]bool{},
+		wake:       make(chan struct{}, cfg.VCores),
+		statusWake: make(chan struct{}, 1),
+	}, nil
+}
+
+// Start listens on BindAddr, serves ExecutorService and Flight, starts the
+// workers, then registers with the scheduler, retrying with backoff until
+// that succeeds or ctx ends (then it stops everything and returns the
+// error), and starts heartbeats. It returns once serving and registered.
+// ctx bounds only Start itself, not the executor's life.
+func (e *Executor) Start(ctx context.Context) error {
+	e.mu.Lock()
+	if e.state != created {
+		e.mu.Unlock()
+		return qerr.Internalf("executor: Start called twice or after Close")
+	}
+	e.state = started
+	e.mu.Unlock()
+
+	lis, err := net.Listen("tcp", e.cfg.BindAddr)
+	if err != nil {
+		return qerr.IOf("executor: listening on %s: %w", e.cfg.BindAddr, err)
+	}
+	bindHost, _, _ := net.SplitHostPort(e.cfg.BindAddr)
+	_, portStr, _ := net.SplitHostPort(lis.Addr().String())
+	e.grpcPort, _ = strconv.Atoi(portStr)
+	host := e.cfg.AdvertiseHost
+	if host == "" {
+		host = bindHost
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			host = "127.0.0.1"
+		}
+	}
+	e.meta = physical.ExecutorMeta{ID: e.cfg.ID, Host: host, FlightPort: e.grpcPort}
+
+	conn, err := grpc.NewClient(e.cfg.SchedulerAddr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams))
+	if err != nil {
+		lis.Close()
+		return qerr.Planf("executor: scheduler address %s: %w", e.cfg.SchedulerAddr, err)
+	}
+	srv := grpc.NewServer()
+	rpc.RegisterExecutorServiceServer(srv, e)
+	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir})
+	lctx, stop := context.WithCancel(context.Background())
+
+	// Publish and launch under e.mu, so that a concurrent Close either sees
+	// nothing started or everything it must stop, and never races wg.Add.
+	e.mu.Lock()
+	if e.state == closed {
+		e.mu.Unlock()
+		stop()
+		lis.Close()
+		conn.Close()
+		return qerr.Execf("executor: closed while starting")
+	}
+	e.srv, e.schedConn, e.stop = srv, conn, stop
+	e.sched = rpc.NewSchedulerServiceClient(conn)
+	e.wg.Add(1)
+	go func() { // owner: Executor; exits when Close stops the server
+		defer e.wg.Done()
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			e.log.error("grpc server stopped", err)
+		}
+	}()
+	for range e.cfg.VCores {
+		e.wg.Add(1)
+		go e.worker(lctx)
+	}
+	e.wg.Add(1)
+	go e.reportLoop(lctx)
+	e.mu.Unlock()
+
+	if err := e.register(ctx, lctx); err != nil {
+		e.Close()
+		return err
+	}
+	e.mu.Lock()
+	if e.state == closed {
+		e.mu.Unlock()
+		return qerr.Execf("executor: closed while starting")
+	}
+	e.wg.Add(1)
+	go e.heartbeatLoop(lctx)
+	e.mu.Unlock()
+	e.log.info("executor started", "addr", e.Addr(), "work_dir", e.cfg.WorkDir, "vcores", e.cfg.VCores)
+	return nil
+}
+
+// Addr is the host:port the executor serves gRPC and Flight on (the bound
+// address, with the advertised host).
+func (e *Executor) Addr() string {
+	return net.JoinHostPort(e.meta.Host, strconv.Itoa(e.grpcPort))
+}
+
+// Meta identifies this executor in shuffle locations.
+func (e *Executor) Meta() physical.ExecutorMeta { return e.meta }
+
+// ID is the executor's id.
+func (e *Executor) ID() string { return e.cfg.ID }
+
+// WorkDir is the absolute work directory.
+func (e *Executor) WorkDir() string { return e.cfg.WorkDir }
+
+// Fetcher is the executor's Flight fetcher (shared by its tasks).
+func (e *Executor) Fetcher() *FlightFetcher { return e.fetcher }
+
+func (e *Executor) rpcMeta() *rpc.ExecutorMeta {
+	return &rpc.ExecutorMeta{
+		Id:         e.meta.ID,
+		Host:       e.meta.Host,
+		GrpcPort:   int32(e.grpcPort),
+		FlightPort: int32(e.meta.FlightPort),
+		Vcores:     int32(e.cfg.VCores),
+	}
+}
+
+// Close stops serving, cancels queued and running tasks (without reporting
+// them: the scheduler sees the executor go), waits for every goroutine and
+// closes connections. It does not wait on the scheduler. Idempotent.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	if e.state == closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.state = closed
+	e.queue = nil
+	stop, srv, conn := e.stop, e.srv, e.schedConn
+	e.mu.Unlock()
+
+	if stop != nil {
+		stop()
+	}
+	if srv != nil {
+		// Stop (not GracefulStop): open Flight streams and RPCs end now.
+		srv.Stop()
+	}
+	e.wg.Wait()
+	var errs []error
+	if conn != nil {
+		errs = append(errs, conn.Close())
+	}
+	errs = append(errs, e.fetcher.Close())
+	return errors.Join(errs...)
+}
+
+// LaunchTasks queues tasks; they run in order as workers free up, and each
+// reports its outcome with UpdateTaskStatus. A task already queued or
+// running (same job, stage, partition and attempt) is ignored.
+func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest) (*rpc.LaunchTasksResponse, error) {
+	tasks := make([]*task, 0, len(req.GetTasks()))
+	for _, def := range req.GetTasks() {
+		id := def.GetId()
+		if id == nil {
+			return nil, status.Error(codes.InvalidArgument, "executor: task without an id")
+		}
+		if !jobIDPattern.MatchString(id.JobId) || id.StageId < 0 || id.Partition < 0 || id.Attempt < 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "executor: invalid task id %v", id)
+		}
+		tasks = append(tasks, &task{key: keyOf(id), def: def})
+	}
+	e.mu.Lock()
+	if e.state != started {
+		e.mu.Unlock()
+		return nil, status.Error(codes.Unavailable, "executor: shutting down")
+	}
+	n := 0
+	for _, t := range tasks {
+		if e.known(t.key) {
+			continue
+		}
+		e.queue = append(e.queue, t)
+		n++
+	}
+	e.mu.Unlock()
+	for range n {
+		select {
+		case e.wake <- struct{}{}:
+		default: // every worker already has a wake-up pending
+		}
+	}
+	return &rpc.LaunchTasksResponse{}, nil
+}
+
+// known reports whether a task with key is queued or running. e.mu is held.
+func (e *Executor) known(k taskKey) bool {
+	if _, ok := e.running[k]; ok {
+		return true
+	}
+	for _, q := range e.queue {
+		if q.key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// CancelTasks cancels the named tasks: a queued task is dropped, a running
+// one has its context cancelled; each reports TASK_CANCELLED. Unknown tasks
+// (finished, or never launched here) are ignored.
+func (e *Executor) CancelTasks(ctx context.Context, req *rpc.CancelTasksRequest) (*rpc.CancelTasksResponse, error) {
+	want := map[taskKey]bool{}
+	for _, id := range req.GetTasks() {
+		want[keyOf(id)] = true
+	}
+	var dropped []*task
+	e.mu.Lock()
+	kept := e.queue[:0]
+	for _, t := range e.queue {
+		if want[t.key] {
+			dropped = append(dropped, t)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	clear(e.queue[len(kept):])
+	e.queue = kept
+	for k := range want {
+		if t, ok := e.running[k]; ok {
+			t.cancelled = true
+			t.cancel()
+		}
+	}
+	e.mu.Unlock()
+	for _, t := range dropped {
+		e.report(t.status(rpc.TaskState_TASK_CANCELLED, e.cfg.ID))
+	}
+	return &rpc.CancelTasksResponse{}, nil
+}
+
+// RemoveJobData deletes the job's stage directories under the work dir:
+// the listed stages, or every stage when none is listed, never the stages
+// in pinned_stage_ids, and, when none is listed, never a stage whose
+// writer ran here as Pinned (a cache's files survive any whole-job sweep;
+// they go only when named explicitly).
+func (e *Executor) RemoveJobData(ctx context.Context, req *rpc.RemoveJobDataRequest) (*rpc.RemoveJobDataResponse, error) {
+	if !jobIDPattern.MatchString(req.GetJobId()) {
+		return nil, status.Errorf(codes.InvalidArgument, "executor: invalid job id %q", req.GetJobId())
+	}
+	keep := map[int]bool{}
+	for _, s := range req.GetPinnedStageIds() {
+		keep[int(s)] = true
+	}
+	stages := make([]int, 0, len(req.GetStageIds()))
+	for _, s := range req.GetStageIds() {
+		if s < 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "executor: negative stage id %d", s)
+		}
+		stages = append(stages, int(s))
+	}
+	e.mu.Lock()
+	if len(stages) == 0 {
+		for s := range e.pinned[req.JobId] {
+			keep[s] = true
+		}
+	}
+	e.mu.Unlock()
+	removed, err := removeJobData(e.cfg.WorkDir, req.JobId, stages, keep)
+	e.mu.Lock()
+	for _, s := range removed {
+		delete(e.pinned[req.JobId], s)
+	}
+	if len(e.pinned[req.JobId]) == 0 {
+		delete(e.pinned, req.JobId)
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	return &rpc.RemoveJobDataResponse{}, nil
+}
+
+// connectParams caps gRPC's reconnect backoff (120s by default) so that a
+// scheduler or peer that comes back is reached within seconds.
+var connectParams = grpc.ConnectParams{
+	Backoff:           gbackoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 3 * time.Second},
+	MinConnectTimeout: 5 * time.Second,
+}
+
+// backoff returns the wait before retry n (0-based): 50ms doubling to max.
+func backoff(n int, max time.Duration) time.Duration {
+	d := 50 * time.Millisecond
+	for i := 0; i < n && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}

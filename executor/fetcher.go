@@ -1,0 +1,189 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+)
+
+// DefaultFetchTimeout bounds one fetch, from DoGet to the last batch.
+const DefaultFetchTimeout = 10 * time.Minute
+
+// FlightFetcher implements exec.ShuffleFetcher over Arrow Flight DoGet. It
+// keeps one gRPC connection per peer (host:port), made on first use and
+// closed by Close. Safe for concurrent use.
+type FlightFetcher struct {
+	// Timeout bounds each fetch (DefaultFetchTimeout if 0). Set before use.
+	Timeout time.Duration
+
+	alloc memory.Allocator
+
+	mu     sync.Mutex
+	conns  map[string]*grpc.ClientConn
+	closed bool
+}
+
+var _ exec.ShuffleFetcher = (*FlightFetcher)(nil)
+
+// NewFlightFetcher returns a fetcher whose batches are allocated from
+// alloc (memory.DefaultAllocator if nil).
+func NewFlightFetcher(alloc memory.Allocator) *FlightFetcher {
+	if alloc == nil {
+		alloc = memory.DefaultAllocator
+	}
+	return &FlightFetcher{alloc: alloc, conns: map[string]*grpc.ClientConn{}}
+}
+
+// Fetch returns an unopened operator streaming the batches of the shuffle
+// file at loc from loc.Executor's Flight service. Open starts the DoGet;
+// a failure to reach the file (unreachable executor, missing file, broken
+// stream) is an *exec.FetchError naming loc, from Open or Next.
+func (f *FlightFetcher) Fetch(ctx context.Context, loc physical.PartitionLocation) (exec.Operator, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &fetchOp{f: f, loc: loc}, nil
+}
+
+// Close closes every cached connection; fetches still running fail.
+// Idempotent.
+func (f *FlightFetcher) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	var errs []error
+	for addr, c := range f.conns {
+		errs = append(errs, c.Close())
+		delete(f.conns, addr)
+	}
+	return errors.Join(errs...)
+}
+
+// conn returns the cached connection to addr, dialling it on first use
+// (grpc.NewClient connects lazily, so this never blocks).
+func (f *FlightFetcher) conn(addr string) (*grpc.ClientConn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, qerr.Internalf("executor: flight fetcher used after Close")
+	}
+	if c, ok := f.conns[addr]; ok {
+		return c, nil
+	}
+	c, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(connectParams),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)))
+	if err != nil {
+		return nil, err
+	}
+	f.conns[addr] = c
+	return c, nil
+}
+
+// fetchOp is one DoGet stream as an exec.Operator.
+type fetchOp struct {
+	f      *FlightFetcher
+	loc    physical.PartitionLocation
+	cancel context.CancelFunc // ends the stream; set by Open
+	rdr    *flight.Reader
+	done   bool
+}
+
+func (o *fetchOp) fail(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err() // our own cancellation is not the file's fault
+	}
+	addr := net.JoinHostPort(o.loc.Executor.Host, strconv.Itoa(o.loc.Executor.FlightPort))
+	return &exec.FetchError{Location: o.loc, Err: qerr.IOf("executor: fetching shuffle file %s from executor %s at %s: %w", o.loc, o.loc.Executor.ID, addr, err)}
+}
+
+func (o *fetchOp) Open(ctx context.Context) error {
+	if o.cancel != nil {
+		return qerr.Internalf("executor: fetch of %s opened twice", o.loc)
+	}
+	timeout := o.f.Timeout
+	if timeout <= 0 {
+		timeout = DefaultFetchTimeout
+	}
+	// The stream lives until Close (or the timeout): its context is derived
+	// from Open's, so cancelling the task ends it too.
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	o.cancel = cancel
+	if o.loc.Executor.Host == "" || o.loc.Executor.FlightPort <= 0 {
+		return o.fail(ctx, errors.New("location has no executor address"))
+	}
+	c, err := o.f.conn(net.JoinHostPort(o.loc.Executor.Host, strconv.Itoa(o.loc.Executor.FlightPort)))
+	if err != nil {
+		return o.fail(ctx, err)
+	}
+	ticket, err := proto.Marshal(&rpc.PartitionLocation{
+		JobId:           o.loc.JobID,
+		StageId:         int32(o.loc.StageID),
+		OutputPartition: int32(o.loc.OutputPartition),
+		MapPartition:    int32(o.loc.MapPartition),
+	})
+	if err != nil {
+		return qerr.Internalf("executor: encoding ticket for %s: %w", o.loc, err)
+	}
+	stream, err := flight.NewFlightServiceClient(c).DoGet(sctx, &flight.Ticket{Ticket: ticket})
+	if err != nil {
+		return o.fail(ctx, err)
+	}
+	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(o.f.alloc))
+	if err != nil {
+		return o.fail(ctx, err)
+	}
+	o.rdr = rdr
+	return nil
+}
+
+// Next returns the file's next batch (the caller owns it), io.EOF at the end.
+func (o *fetchOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if o.rdr == nil || o.done {
+		return nil, io.EOF
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !o.rdr.Next() {
+		o.done = true
+		if err := o.rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
+			return nil, o.fail(ctx, err)
+		}
+		return nil, io.EOF
+	}
+	b := o.rdr.RecordBatch()
+	b.Retain()
+	return b, nil
+}
+
+// Close ends the stream and releases the reader. Idempotent.
+func (o *fetchOp) Close() error {
+	if o.cancel != nil {
+		o.cancel()
+	}
+	if o.rdr != nil {
+		o.rdr.Release()
+		o.rdr = nil
+	}
+	o.done = true
+	return nil
+}

@@ -1,0 +1,189 @@
+package executor
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/quiverdb/quiver/rpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// flightServer serves the shuffle files under one work dir over Arrow
+// Flight DoGet. Every other Flight method is Unimplemented (from the
+// embedded BaseFlightServer). Safe for concurrent use.
+type flightServer struct {
+	flight.BaseFlightServer
+	workDir string
+}
+
+// DoGet streams one shuffle file. The ticket is
+// proto.Marshal(&rpc.PartitionLocation{job_id, stage_id, output_partition,
+// map_partition}); other fields are ignored. The ticket is validated and
+// the path rebuilt from it, never taken from it: a bad ticket is
+// InvalidArgument, a missing file NotFound.
+//
+// The file's IPC messages are forwarded as they are stored (schema first,
+// then record batches with their compressed bodies), so serving a file
+// neither decodes nor recompresses it.
+func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	path, err := s.ticketPath(t.GetTicket())
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return status.Errorf(codes.NotFound, "executor: no shuffle file %s", path)
+	}
+	if err != nil {
+		return status.Errorf(codes.Internal, "executor: opening shuffle file: %v", err)
+	}
+	defer f.Close()
+	r := ipcStreamReader{r: bufio.NewReaderSize(f, 1<<16)}
+	ctx := stream.Context()
+	for n := 0; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return status.FromContextError(err).Err()
+		}
+		meta, body, err := r.next()
+		if errors.Is(err, io.EOF) {
+			if n == 0 {
+				return status.Errorf(codes.DataLoss, "executor: shuffle file %s is empty", path)
+			}
+			return nil
+		}
+		if err != nil {
+			return status.Errorf(codes.DataLoss, "executor: reading shuffle file %s: %v", path, err)
+		}
+		if err := stream.Send(&flight.FlightData{DataHeader: meta, DataBody: body}); err != nil {
+			return err
+		}
+	}
+}
+
+// ticketPath validates a DoGet ticket and returns the file it names.
+func (s *flightServer) ticketPath(ticket []byte) (string, error) {
+	var loc rpc.PartitionLocation
+	if err := proto.Unmarshal(ticket, &loc); err != nil {
+		return "", status.Errorf(codes.InvalidArgument, "executor: ticket is not a PartitionLocation: %v", err)
+	}
+	if !jobIDPattern.MatchString(loc.JobId) {
+		return "", status.Errorf(codes.InvalidArgument, "executor: ticket has invalid job id %q", loc.JobId)
+	}
+	if loc.StageId < 0 || loc.OutputPartition < 0 || loc.MapPartition < 0 {
+		return "", status.Errorf(codes.InvalidArgument, "executor: ticket has a negative stage (%d), output partition (%d) or map partition (%d)",
+			loc.StageId, loc.OutputPartition, loc.MapPartition)
+	}
+	path := shuffleFilePath(s.workDir, loc.JobId, int(loc.StageId), int(loc.OutputPartition), int(loc.MapPartition))
+	if !within(s.workDir, path) {
+		return "", status.Errorf(codes.InvalidArgument, "executor: ticket names a file outside the work dir")
+	}
+	return path, nil
+}
+
+// Size limits on one stored IPC message; a larger one means a corrupt file.
+const (
+	maxMetaLen = 64 << 20
+	maxBodyLen = 1 << 31
+)
+
+// ipcStreamReader splits an Arrow IPC stream into its messages' raw
+// metadata (the flatbuffer Message) and body bytes, without decoding them.
+// Format: [0xFFFFFFFF] int32 metadata length, metadata (padded), body;
+// a zero length (or the end of the file) ends the stream.
+type ipcStreamReader struct {
+	r *bufio.Reader
+}
+
+// next returns the next message; io.EOF at the end of the stream. The
+// slices are freshly allocated: gRPC may hold a sent message after Send.
+func (s ipcStreamReader) next() (meta, body []byte, err error) {
+	var word [4]byte
+	if _, err := io.ReadFull(s.r, word[:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, io.EOF // a stream without the end marker
+		}
+		return nil, nil, err
+	}
+	n := binary.LittleEndian.Uint32(word[:])
+	if n == 0xFFFFFFFF {
+		if _, err := io.ReadFull(s.r, word[:]); err != nil {
+			return nil, nil, fmt.Errorf("reading message length: %w", noEOF(err))
+		}
+		n = binary.LittleEndian.Uint32(word[:])
+	}
+	if n == 0 {
+		return nil, nil, io.EOF
+	}
+	if n > maxMetaLen {
+		return nil, nil, fmt.Errorf("message metadata length %d is too large", n)
+	}
+	meta = make([]byte, n)
+	if _, err := io.ReadFull(s.r, meta); err != nil {
+		return nil, nil, fmt.Errorf("reading message metadata: %w", noEOF(err))
+	}
+	bodyLen, err := messageBodyLength(meta)
+	if err != nil {
+		return nil, nil, err
+	}
+	body = make([]byte, bodyLen)
+	if _, err := io.ReadFull(s.r, body); err != nil {
+		return nil, nil, fmt.Errorf("reading message body: %w", noEOF(err))
+	}
+	return meta, body, nil
+}
+
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// messageBodyLength reads field bodyLength (slot 3: version, header_type,
+// header, bodyLength) of the flatbuffer table Message in meta, with bounds
+// checks; an absent field is 0.
+func messageBodyLength(meta []byte) (int64, error) {
+	bad := func(what string) (int64, error) {
+		return 0, fmt.Errorf("corrupt message metadata: %s", what)
+	}
+	u32 := func(off int) int { return int(binary.LittleEndian.Uint32(meta[off:])) }
+	u16 := func(off int) int { return int(binary.LittleEndian.Uint16(meta[off:])) }
+	if len(meta) < 4 {
+		return bad("too short")
+	}
+	table := u32(0)
+	if table < 0 || table+4 > len(meta) {
+		return bad("root offset out of range")
+	}
+	vtable := table - int(int32(binary.LittleEndian.Uint32(meta[table:])))
+	if vtable < 0 || vtable+4 > len(meta) {
+		return bad("vtable out of range")
+	}
+	vsize := u16(vtable)
+	if vtable+vsize > len(meta) {
+		return bad("vtable size out of range")
+	}
+	const slot = 4 + 3*2 // vtable header, then one uint16 per field
+	if vsize < slot+2 {
+		return 0, nil
+	}
+	off := u16(vtable + slot)
+	if off == 0 {
+		return 0, nil
+	}
+	if table+off+8 > len(meta) {
+		return bad("body length out of range")
+	}
+	n := int64(binary.LittleEndian.Uint64(meta[table+off:]))
+	if n < 0 || n > maxBodyLen {
+		return bad(fmt.Sprintf("body length %d", n))
+	}
+	return n, nil
+}

@@ -1,0 +1,92 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+// registerCallTimeout bounds one RegisterExecutor call.
+const registerCallTimeout = 5 * time.Second
+
+// register registers with the scheduler, retrying transient failures with
+// backoff until it succeeds or start or life ends. A refusal (e.g. a
+// protocol version mismatch) is returned at once.
+func (e *Executor) register(start, life context.Context) error {
+	for attempt := 0; ; attempt++ {
+		err := e.registerOnce(start)
+		if err == nil {
+			return nil
+		}
+		if !transient(err) {
+			return qerr.Execf("executor: scheduler at %s refused registration: %w", e.cfg.SchedulerAddr, err)
+		}
+		if attempt == 0 || attempt%10 == 0 {
+			e.log.warn("scheduler unreachable; retrying registration", err, "scheduler", e.cfg.SchedulerAddr)
+		}
+		select {
+		case <-start.Done():
+			return qerr.IOf("executor: registering with scheduler at %s: gave up (%v): %w", e.cfg.SchedulerAddr, start.Err(), err)
+		case <-life.Done():
+			return qerr.Execf("executor: closed while registering with scheduler at %s", e.cfg.SchedulerAddr)
+		case <-time.After(backoff(attempt, 2*time.Second)):
+		}
+	}
+}
+
+func (e *Executor) registerOnce(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, registerCallTimeout)
+	defer cancel()
+	_, err := e.sched.RegisterExecutor(cctx, &rpc.RegisterExecutorRequest{
+		ProtocolVersion: rpc.ProtocolVersion,
+		Executor:        e.rpcMeta(),
+	})
+	return err
+}
+
+// heartbeatLoop sends a heartbeat every HeartbeatInterval until ctx (the
+// executor's lifetime) ends. When the scheduler asks (reregister) or comes
+// back after being unreachable, it registers again. Failures are logged,
+// never fatal. Owner: Executor.
+func (e *Executor) heartbeatLoop(ctx context.Context) {
+	defer e.wg.Done()
+	tick := time.NewTicker(e.cfg.HeartbeatInterval)
+	defer tick.Stop()
+	timeout := max(e.cfg.HeartbeatInterval, time.Second)
+	lost := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		resp, err := e.sched.Heartbeat(cctx, &rpc.HeartbeatRequest{ExecutorId: e.cfg.ID, RunningTasks: int32(e.runningCount())})
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			if !lost {
+				e.log.warn("heartbeat failed; will keep trying", err, "scheduler", e.cfg.SchedulerAddr)
+			}
+			lost = true
+			continue
+		}
+		if !resp.GetReregister() && !lost {
+			continue
+		}
+		if err := e.registerOnce(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			e.log.warn("re-registration failed; will retry", err)
+			lost = true
+			continue
+		}
+		lost = false
+		e.log.info("registered again with the scheduler", "scheduler", e.cfg.SchedulerAddr)
+	}
+}

@@ -1,0 +1,319 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// taskKey identifies a task attempt.
+type taskKey struct {
+	job                       string
+	stage, partition, attempt int32
+}
+
+func keyOf(id *rpc.TaskId) taskKey {
+	return taskKey{id.GetJobId(), id.GetStageId(), id.GetPartition(), id.GetAttempt()}
+}
+
+func (k taskKey) String() string {
+	return fmt.Sprintf("%s/%d/%d#%d", k.job, k.stage, k.partition, k.attempt)
+}
+
+// task is one launched task. cancel and cancelled are guarded by
+// Executor.mu; cancel is set when a worker picks the task up.
+type task struct {
+	key       taskKey
+	def       *rpc.TaskDefinition
+	cancel    context.CancelFunc
+	cancelled bool
+}
+
+func (t *task) status(state rpc.TaskState, executorID string) *rpc.TaskStatus {
+	return &rpc.TaskStatus{Id: proto.Clone(t.def.GetId()).(*rpc.TaskId), ExecutorId: executorID, State: state}
+}
+
+// worker runs queued tasks one at a time until ctx (the executor's
+// lifetime) ends. Owner: Executor; VCores of them run.
+func (e *Executor) worker(ctx context.Context) {
+	defer e.wg.Done()
+	for {
+		t, tctx := e.next(ctx)
+		if t == nil {
+			select {
+			case <-e.wake:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		e.runTask(ctx, tctx, t)
+	}
+}
+
+// next pops the oldest queued task and marks it running with its own
+// context (a child of ctx, cancelled by CancelTasks or Close).
+func (e *Executor) next(ctx context.Context) (*task, context.Context) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ctx.Err() != nil || len(e.queue) == 0 {
+		return nil, nil
+	}
+	t := e.queue[0]
+	e.queue[0] = nil
+	e.queue = e.queue[1:]
+	tctx, cancel := context.WithCancel(ctx)
+	t.cancel = cancel
+	e.running[t.key] = t
+	return t, tctx
+}
+
+// runningCount is the number of tasks running now.
+func (e *Executor) runningCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.running)
+}
+
+// runTask runs t and reports its outcome, unless the executor is closing.
+func (e *Executor) runTask(ctx, tctx context.Context, t *task) {
+	st := e.execute(tctx, t)
+	e.mu.Lock()
+	delete(e.running, t.key)
+	cancelled := t.cancelled
+	e.mu.Unlock()
+	t.cancel()
+	if ctx.Err() != nil {
+		return // closing: the scheduler learns from the executor's loss
+	}
+	if cancelled {
+		st = t.status(rpc.TaskState_TASK_CANCELLED, e.cfg.ID)
+		st.Error = "task cancelled"
+		st.ErrorKind = int32(qerr.Canceled)
+	}
+	e.report(st)
+}
+
+// execute runs t's plan and turns the outcome into a status.
+func (e *Executor) execute(ctx context.Context, t *task) *rpc.TaskStatus {
+	locs, err := e.runPlan(ctx, t)
+	if err == nil {
+		st := t.status(rpc.TaskState_TASK_SUCCESSFUL, e.cfg.ID)
+		st.Locations = locs
+		return st
+	}
+	st := t.status(rpc.TaskState_TASK_FAILED, e.cfg.ID)
+	st.Error = err.Error()
+	st.ErrorKind = int32(qerr.KindOf(err))
+	var fe *exec.FetchError
+	if errors.As(err, &fe) {
+		st.FetchFailure = &rpc.FetchFailure{
+			ExecutorId:   fe.Location.Executor.ID,
+			JobId:        fe.Location.JobID,
+			StageId:      int32(fe.Location.StageID),
+			MapPartition: int32(fe.Location.MapPartition),
+		}
+	}
+	return st
+}
+
+// runPlan decodes the stage plan, runs partition t.def.Id.Partition of it
+// to the end and returns the locations of the files it wrote. A panic
+// anywhere below becomes an internal error (this is a task root).
+func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionLocation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.l.Error("task panicked", "task", t.key.String(), "panic", r, "stack", string(debug.Stack()))
+			locs, err = nil, qerr.Internalf("executor: task %s panicked: %v", t.key, r)
+		}
+	}()
+	w, err := decodeStage(t.def.GetPlan())
+	if err != nil {
+		return nil, err
+	}
+	if w.JobID != t.key.job || w.StageID != int(t.key.stage) {
+		return nil, qerr.Internalf("executor: task %s carries the plan of job %s stage %d", t.key, w.JobID, w.StageID)
+	}
+	settings, err := parseTaskSettings(t.def.GetSettings())
+	if err != nil {
+		return nil, err
+	}
+	if w.Pinned {
+		// Remember before writing, so that a whole-job sweep racing the
+		// task never deletes cache files.
+		e.mu.Lock()
+		if e.pinned[w.JobID] == nil {
+			e.pinned[w.JobID] = map[int]bool{}
+		}
+		e.pinned[w.JobID][w.StageID] = true
+		e.mu.Unlock()
+	}
+	tc := exec.NewTaskContext(exec.NewAccountingAllocator(e.cfg.Allocator, settings.memoryLimit), settings.batchSize)
+	tc.WorkDir = e.cfg.WorkDir
+	tc.ExecutorID = e.cfg.ID
+	tc.Fetcher = e.fetcher
+	tc.MemoryTables = e.cfg.MemoryTables
+
+	op, err := exec.Build(tc, w, int(t.key.partition))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := op.Close(); err == nil && cerr != nil {
+			locs, err = nil, cerr
+		}
+	}()
+	if err := op.Open(ctx); err != nil {
+		return nil, err
+	}
+	for {
+		b, err := op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return locs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		locs, err = e.appendLocations(locs, b, w, int(t.key.partition))
+		b.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// appendLocations turns a ShuffleWriteStatsSchema batch into locations of
+// files this executor holds.
+func (e *Executor) appendLocations(locs []*rpc.PartitionLocation, b arrow.RecordBatch, w *physical.ShuffleWriter, mapPartition int) ([]*rpc.PartitionLocation, error) {
+	cols := [4]*array.Int64{}
+	for i, name := range [4]string{"output_partition", "rows", "batches", "bytes"} {
+		idx := b.Schema().FieldIndices(name)
+		if len(idx) != 1 {
+			return nil, qerr.Internalf("executor: shuffle writer stats have no column %q (schema %s)", name, b.Schema())
+		}
+		c, ok := b.Column(idx[0]).(*array.Int64)
+		if !ok {
+			return nil, qerr.Internalf("executor: shuffle writer stats column %q is %s, want int64", name, b.Column(idx[0]).DataType())
+		}
+		cols[i] = c
+	}
+	meta := e.rpcMeta()
+	for r := range int(b.NumRows()) {
+		locs = append(locs, &rpc.PartitionLocation{
+			JobId:           w.JobID,
+			StageId:         int32(w.StageID),
+			OutputPartition: int32(cols[0].Value(r)),
+			MapPartition:    int32(mapPartition),
+			Executor:        meta,
+			Rows:            cols[1].Value(r),
+			Batches:         cols[2].Value(r),
+			Bytes:           cols[3].Value(r),
+		})
+	}
+	return locs, nil
+}
+
+// pendingStatus is a status waiting to reach the scheduler.
+type pendingStatus struct {
+	st       *rpc.TaskStatus
+	deadline time.Time // dropped (and logged) when still unsent after this
+}
+
+// report queues st for the status reporter.
+func (e *Executor) report(st *rpc.TaskStatus) {
+	e.statusMu.Lock()
+	e.statuses = append(e.statuses, pendingStatus{st: st, deadline: time.Now().Add(e.cfg.StatusRetryWindow)})
+	e.statusMu.Unlock()
+	select {
+	case e.statusWake <- struct{}{}:
+	default:
+	}
+}
+
+// statusCallTimeout bounds one UpdateTaskStatus call.
+const statusCallTimeout = 10 * time.Second
+
+// reportLoop sends queued statuses in batches with UpdateTaskStatus,
+// retrying transient failures with backoff until each status's deadline.
+// Owner: Executor; exits when ctx (its lifetime) ends.
+func (e *Executor) reportLoop(ctx context.Context) {
+	defer e.wg.Done()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.statusWake:
+		}
+		for {
+			e.statusMu.Lock()
+			batch := e.statuses
+			e.statuses = nil
+			e.statusMu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			req := &rpc.UpdateTaskStatusRequest{ExecutorId: e.cfg.ID, Statuses: make([]*rpc.TaskStatus, len(batch))}
+			for i, p := range batch {
+				req.Statuses[i] = p.st
+			}
+			cctx, cancel := context.WithTimeout(ctx, statusCallTimeout)
+			_, err := e.sched.UpdateTaskStatus(cctx, req)
+			cancel()
+			if err == nil {
+				failures = 0
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if !transient(err) {
+				e.log.error("scheduler refused task statuses; dropping them", err, "statuses", len(batch))
+				continue
+			}
+			now := time.Now()
+			keep := batch[:0]
+			for _, p := range batch {
+				if now.Before(p.deadline) {
+					keep = append(keep, p)
+				} else {
+					e.log.error("dropping task status: scheduler unreachable", err, "task", keyOf(p.st.Id).String(), "state", p.st.State.String())
+				}
+			}
+			e.statusMu.Lock()
+			e.statuses = append(keep, e.statuses...)
+			e.statusMu.Unlock()
+			if failures%10 == 0 {
+				e.log.warn("sending task statuses failed; retrying", err, "statuses", len(keep))
+			}
+			failures++
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff(failures, 2*time.Second)):
+			}
+		}
+	}
+}
+
+// transient reports whether a failed call to the scheduler is worth retrying.
+func transient(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted, codes.Unknown, codes.Canceled:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,100 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// jobIDPattern is the agreed shape of a job id; anything else is refused
+// before it gets near a path.
+var jobIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// checkJobID returns an error unless id is a valid job id.
+func checkJobID(id string) error {
+	if !jobIDPattern.MatchString(id) {
+		return qerr.Execf("executor: invalid job id %q: want 1 to 64 of [A-Za-z0-9_-]", id)
+	}
+	return nil
+}
+
+// shuffleFilePath rebuilds the path of a shuffle file from its coordinates
+// (exec.ShuffleFilePath: {work}/{job}/{stage}/{out}/data-{map}.arrow). The
+// caller has validated job and the non-negative ints.
+func shuffleFilePath(workDir, job string, stage, out, mapPart int) string {
+	return exec.ShuffleFilePath(workDir, job, stage, out, mapPart)
+}
+
+// within reports whether path, once cleaned, lies strictly inside dir.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(path))
+	if err != nil {
+		return false
+	}
+	return rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// removeJobData deletes {work}/{job}/{stage} for each stage in stages (every
+// stage directory of the job when stages is empty), except the stages in
+// keep. Entries of the job directory that are not stage numbers are left
+// alone. The job directory itself goes when it ends up empty. It returns
+// the stages it removed.
+func removeJobData(workDir, job string, stages []int, keep map[int]bool) ([]int, error) {
+	if err := checkJobID(job); err != nil {
+		return nil, err
+	}
+	jobDir := filepath.Join(workDir, job)
+	if !within(workDir, jobDir) {
+		return nil, qerr.Internalf("executor: job directory %s escapes the work dir", jobDir)
+	}
+	if len(stages) == 0 {
+		entries, err := os.ReadDir(jobDir)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, qerr.IOf("executor: removing data of job %s: %w", job, err)
+		}
+		for _, e := range entries {
+			if n, err := strconv.Atoi(e.Name()); err == nil && n >= 0 && e.IsDir() && strconv.Itoa(n) == e.Name() {
+				stages = append(stages, n)
+			}
+		}
+	}
+	var removed []int
+	var errs []error
+	for _, s := range stages {
+		if s < 0 {
+			errs = append(errs, fmt.Errorf("negative stage id %d", s))
+			continue
+		}
+		if keep[s] {
+			continue
+		}
+		dir := filepath.Join(jobDir, strconv.Itoa(s))
+		if !within(workDir, dir) {
+			continue
+		}
+		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, s)
+	}
+	// Remove the job directory only if nothing (e.g. a pinned stage) is left.
+	_ = os.Remove(jobDir)
+	if err := errors.Join(errs...); err != nil {
+		return removed, qerr.IOf("executor: removing data of job %s: %w", job, err)
+	}
+	return removed, nil
+}

@@ -1,0 +1,525 @@
+package codec
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/catalog"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+	"google.golang.org/protobuf/proto"
+)
+
+// Encode serialises a logical plan (rpc.LogicalPlan).
+func Encode(p logical.Plan) ([]byte, error) {
+	m, err := EncodePlan(p)
+	if err != nil {
+		return nil, err
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, qerr.Internalf("codec: marshal logical plan: %w", err)
+	}
+	return b, nil
+}
+
+// Decode parses a plan made by Encode and rebuilds it through logical's
+// constructors. Malformed input is a qerr Internal error, never a panic; a
+// plan that decodes but does not type-check keeps the constructor's error.
+func Decode(b []byte) (p logical.Plan, err error) {
+	defer recoverInto(&err)
+	var m rpc.LogicalPlan
+	if err := proto.Unmarshal(b, &m); err != nil {
+		return nil, qerr.Internalf("codec: unmarshal logical plan: %w", err)
+	}
+	return DecodePlan(&m)
+}
+
+// EncodePlan converts a plan to its protobuf message.
+func EncodePlan(p logical.Plan) (*rpc.LogicalPlan, error) { return encodePlan(p) }
+
+// DecodePlan converts a protobuf plan message back to a plan; it never panics.
+func DecodePlan(m *rpc.LogicalPlan) (p logical.Plan, err error) {
+	defer recoverInto(&err)
+	p, err = decodePlan(m)
+	if err != nil {
+		if qerr.KindOf(err) != qerr.Internal {
+			// A constructor refused the decoded parts: the bytes do not
+			// describe a valid plan.
+			return nil, qerr.Internalf("codec: decoded plan does not type-check: %w", err)
+		}
+		return nil, err
+	}
+	probe(p)
+	return p, nil
+}
+
+// recoverInto turns a panic during decoding (a malformed plan that slipped
+// past validation) into an Internal error.
+func recoverInto(err *error) {
+	if r := recover(); r != nil {
+		*err = qerr.Internalf("codec: malformed input: %v", r)
+	}
+}
+
+// probe calls every node's and expression's display and schema methods so
+// that a plan that would panic later panics here, inside Decode's recover.
+func probe(p logical.Plan) {
+	_ = p.Schema()
+	_ = p.String()
+	for _, e := range p.Exprs() {
+		probeExpr(e)
+	}
+	for _, c := range p.Children() {
+		probe(c)
+	}
+}
+
+func probeExpr(e logical.Expr) {
+	_ = e.String()
+	switch q := e.(type) {
+	case *logical.ScalarSubquery:
+		probe(q.Plan)
+	case *logical.Exists:
+		probe(q.Plan)
+	case *logical.InSubquery:
+		probe(q.Plan)
+	}
+	for _, c := range e.Children() {
+		probeExpr(c)
+	}
+}
+
+func encodeFields(s *logical.Schema) ([]*rpc.LogicalField, error) {
+	if s == nil {
+		return nil, qerr.Internalf("codec: missing schema")
+	}
+	out := make([]*rpc.LogicalField, len(s.Fields))
+	for i, f := range s.Fields {
+		t, err := EncodeType(f.Type)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &rpc.LogicalField{Qualifier: f.Qualifier, Name: f.Name, Type: t, Nullable: f.Nullable}
+	}
+	return out, nil
+}
+
+func decodeFields(ms []*rpc.LogicalField) (*logical.Schema, error) {
+	fs := make([]logical.Field, len(ms))
+	for i, m := range ms {
+		if m == nil {
+			return nil, qerr.Internalf("codec: missing schema field")
+		}
+		t, err := DecodeType(m.Type)
+		if err != nil {
+			return nil, err
+		}
+		fs[i] = logical.Field{Qualifier: m.Qualifier, Name: m.Name, Type: t, Nullable: m.Nullable}
+	}
+	return logical.NewSchema(fs...), nil
+}
+
+// encodeTable describes t without its data (see the package comment).
+func encodeTable(t *catalog.Table) (*rpc.TableDef, error) {
+	if t == nil {
+		return nil, qerr.Internalf("codec: scan without a table")
+	}
+	s, err := EncodeSchema(t.Schema)
+	if err != nil {
+		return nil, err
+	}
+	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows}
+	if t.Format == catalog.Memory {
+		m.MemoryPartitions = int32(len(t.Partitions))
+		return m, nil
+	}
+	m.Location, m.Files, m.Options = t.Location, t.Files, t.Options
+	return m, nil
+}
+
+func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
+	if m == nil {
+		return nil, qerr.Internalf("codec: scan without a table")
+	}
+	if m.Name == "" {
+		return nil, qerr.Internalf("codec: table without a name")
+	}
+	s, err := DecodeSchema(m.Schema)
+	if err != nil {
+		return nil, err
+	}
+	t := &catalog.Table{Name: m.Name, Schema: s, Format: catalog.Format(m.Format), Rows: m.Rows}
+	switch t.Format {
+	case catalog.Memory:
+		if m.MemoryPartitions < 0 {
+			return nil, qerr.Internalf("codec: memory table %q has %d partitions", m.Name, m.MemoryPartitions)
+		}
+		// The batches stay where the table was registered: one nil slice per partition.
+		t.Partitions = make([][]arrow.RecordBatch, m.MemoryPartitions)
+	case catalog.Parquet, catalog.CSV, catalog.Arrow:
+		t.Location, t.Files, t.Options = m.Location, m.Files, m.Options
+	default:
+		return nil, qerr.Internalf("codec: table %q has unknown format %q", m.Name, m.Format)
+	}
+	return t, nil
+}
+
+func encodePlan(p logical.Plan) (*rpc.LogicalPlan, error) {
+	switch n := p.(type) {
+	case nil:
+		return nil, qerr.Internalf("codec: missing logical plan")
+	case *logical.Scan:
+		t, err := encodeTable(n.Table)
+		if err != nil {
+			return nil, err
+		}
+		fs, err := encodeExprs(n.Filters)
+		if err != nil {
+			return nil, err
+		}
+		m := &rpc.LogicalScan{Table: t, Qualifier: n.Qualifier, HasProjection: n.Projection != nil, Filters: fs, Fetch: n.Fetch}
+		for _, c := range n.Projection {
+			m.Projection = append(m.Projection, int32(c))
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Scan{Scan: m}}, nil
+	case *logical.Filter:
+		in, err := encodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		pred, err := encodeExpr(n.Predicate)
+		if err != nil {
+			return nil, err
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Filter{Filter: &rpc.LogicalFilter{Input: in, Predicate: pred}}}, nil
+	case *logical.Projection:
+		in, err := encodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		es, err := encodeExprs(n.List)
+		if err != nil {
+			return nil, err
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Projection{Projection: &rpc.LogicalProjection{Input: in, Exprs: es}}}, nil
+	case *logical.Aggregate:
+		in, err := encodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		gs, err := encodeExprs(n.GroupBy)
+		if err != nil {
+			return nil, err
+		}
+		as, err := encodeExprs(n.Aggs)
+		if err != nil {
+			return nil, err
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Aggregate{Aggregate: &rpc.LogicalAggregate{Input: in, GroupBy: gs, Aggs: as}}}, nil
+	case *logical.Join:
+		l, err := encodePlan(n.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := encodePlan(n.Right)
+		if err != nil {
+			return nil, err
+		}
+		f, err := encodeOptExpr(n.Filter)
+		if err != nil {
+			return nil, err
+		}
+		m := &rpc.LogicalJoin{Left: l, Right: r, Type: int32(n.Type), Filter: f, NullAware: n.NullAware, MarkName: n.MarkName}
+		for _, on := range n.On {
+			le, err := encodeExpr(on.Left)
+			if err != nil {
+				return nil, err
+			}
+			re, err := encodeExpr(on.Right)
+			if err != nil {
+				return nil, err
+			}
+			m.On = append(m.On, &rpc.LogicalEquiPair{Left: le, Right: re})
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Join{Join: m}}, nil
+	case *logical.Sort:
+		in, err := encodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := encodeSortKeys(n.Keys)
+		if err != nil {
+			return nil, err
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Sort{Sort: &rpc.LogicalSort{Input: in, Keys: keys, Fetch: n.Fetch}}}, nil
+	case *logical.Limit:
+		in, err := encodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Limit{Limit: &rpc.LogicalLimit{Input: in, Skip: n.Skip, Fetch: n.Fetch}}}, nil
+	case *logical.Union:
+		m := &rpc.LogicalUnion{Inputs: make([]*rpc.LogicalPlan, len(n.Inputs))}
+		for i, in := range n.Inputs {
+			im, err := encodePlan(in)
+			if err != nil {
+				return nil, err
+			}
+			m.Inputs[i] = im
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Union{Union: m}}, nil
+	case *logical.Values:
+		fs, err := encodeFields(n.Schema())
+		if err != nil {
+			return nil, err
+		}
+		m := &rpc.LogicalValues{Schema: fs, Rows: make([]*rpc.LogicalExprRow, len(n.Rows))}
+		for i, row := range n.Rows {
+			es, err := encodeExprs(row)
+			if err != nil {
+				return nil, err
+			}
+			m.Rows[i] = &rpc.LogicalExprRow{Values: es}
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Values{Values: m}}, nil
+	case *logical.EmptyRelation:
+		fs, err := encodeFields(n.Schema())
+		if err != nil {
+			return nil, err
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_EmptyRelation{EmptyRelation: &rpc.LogicalEmptyRelation{ProduceOneRow: n.ProduceOneRow, Schema: fs}}}, nil
+	case *logical.SubqueryAlias:
+		in, err := encodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_SubqueryAlias{SubqueryAlias: &rpc.LogicalSubqueryAlias{Input: in, Alias: n.Alias}}}, nil
+	case *logical.Cache:
+		in, err := encodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Cache{Cache: &rpc.LogicalCache{
+			CacheId: n.CacheID, SessionId: n.SessionID, Input: in, Options: n.Options, Name: n.Name}}}, nil
+	}
+	return nil, qerr.Internalf("codec: unknown logical plan node %T", p)
+}
+
+func decodePlan(m *rpc.LogicalPlan) (logical.Plan, error) {
+	if m == nil {
+		return nil, qerr.Internalf("codec: missing logical plan")
+	}
+	switch k := m.Node.(type) {
+	case *rpc.LogicalPlan_Scan:
+		return decodeScan(k.Scan)
+	case *rpc.LogicalPlan_Filter:
+		n := k.Filter
+		if n == nil {
+			break
+		}
+		in, err := decodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		pred, err := decodeExpr(n.Predicate)
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewFilter(in, pred)
+	case *rpc.LogicalPlan_Projection:
+		n := k.Projection
+		if n == nil {
+			break
+		}
+		in, err := decodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		es, err := decodeExprs(n.Exprs)
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewProjection(in, es)
+	case *rpc.LogicalPlan_Aggregate:
+		n := k.Aggregate
+		if n == nil {
+			break
+		}
+		in, err := decodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		gs, err := decodeExprs(n.GroupBy)
+		if err != nil {
+			return nil, err
+		}
+		as, err := decodeExprs(n.Aggs)
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewAggregate(in, gs, as)
+	case *rpc.LogicalPlan_Join:
+		n := k.Join
+		if n == nil {
+			break
+		}
+		if n.Type < int32(logical.InnerJoin) || n.Type > int32(logical.MarkJoin) {
+			return nil, qerr.Internalf("codec: unknown join type %d", n.Type)
+		}
+		l, err := decodePlan(n.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := decodePlan(n.Right)
+		if err != nil {
+			return nil, err
+		}
+		var on []logical.EquiPair
+		for _, pm := range n.On {
+			if pm == nil {
+				return nil, qerr.Internalf("codec: missing join key")
+			}
+			le, err := decodeExpr(pm.Left)
+			if err != nil {
+				return nil, err
+			}
+			re, err := decodeExpr(pm.Right)
+			if err != nil {
+				return nil, err
+			}
+			on = append(on, logical.EquiPair{Left: le, Right: re})
+		}
+		f, err := decodeOptExpr(n.Filter)
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewJoin(l, r, logical.JoinType(n.Type), on, f, n.NullAware, n.MarkName)
+	case *rpc.LogicalPlan_Sort:
+		n := k.Sort
+		if n == nil {
+			break
+		}
+		in, err := decodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := decodeSortKeys(n.Keys)
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewSort(in, keys, n.Fetch)
+	case *rpc.LogicalPlan_Limit:
+		n := k.Limit
+		if n == nil {
+			break
+		}
+		in, err := decodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		if n.Skip < 0 {
+			return nil, qerr.Internalf("codec: limit skip %d is negative", n.Skip)
+		}
+		return &logical.Limit{Input: in, Skip: n.Skip, Fetch: n.Fetch}, nil
+	case *rpc.LogicalPlan_Union:
+		n := k.Union
+		if n == nil {
+			break
+		}
+		ins := make([]logical.Plan, len(n.Inputs))
+		for i, im := range n.Inputs {
+			in, err := decodePlan(im)
+			if err != nil {
+				return nil, err
+			}
+			ins[i] = in
+		}
+		return logical.NewUnion(ins)
+	case *rpc.LogicalPlan_Values:
+		n := k.Values
+		if n == nil {
+			break
+		}
+		s, err := decodeFields(n.Schema)
+		if err != nil {
+			return nil, err
+		}
+		rows := make([][]logical.Expr, len(n.Rows))
+		for i, rm := range n.Rows {
+			if rm == nil {
+				return nil, qerr.Internalf("codec: missing VALUES row")
+			}
+			if rows[i], err = decodeExprs(rm.Values); err != nil {
+				return nil, err
+			}
+		}
+		return logical.NewValues(s, rows)
+	case *rpc.LogicalPlan_EmptyRelation:
+		n := k.EmptyRelation
+		if n == nil {
+			break
+		}
+		s, err := decodeFields(n.Schema)
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewEmptyRelation(n.ProduceOneRow, s), nil
+	case *rpc.LogicalPlan_SubqueryAlias:
+		n := k.SubqueryAlias
+		if n == nil {
+			break
+		}
+		in, err := decodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewSubqueryAlias(in, n.Alias), nil
+	case *rpc.LogicalPlan_Cache:
+		n := k.Cache
+		if n == nil {
+			break
+		}
+		if n.CacheId == "" {
+			return nil, qerr.Internalf("codec: cache node without an id")
+		}
+		in, err := decodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &logical.Cache{CacheID: n.CacheId, SessionID: n.SessionId, Input: in, Options: n.Options, Name: n.Name}, nil
+	}
+	return nil, qerr.Internalf("codec: empty or unknown logical plan node %T", m.Node)
+}
+
+func decodeScan(n *rpc.LogicalScan) (logical.Plan, error) {
+	if n == nil {
+		return nil, qerr.Internalf("codec: empty scan")
+	}
+	t, err := decodeTable(n.Table)
+	if err != nil {
+		return nil, err
+	}
+	s := logical.NewScan(t, n.Qualifier)
+	if n.HasProjection {
+		cols := make([]int, len(n.Projection))
+		for i, c := range n.Projection {
+			if c < 0 || int(c) >= t.Schema.NumFields() {
+				return nil, qerr.Internalf("codec: scan of %q projects column %d of %d", t.Name, c, t.Schema.NumFields())
+			}
+			cols[i] = int(c)
+		}
+		s = s.WithProjection(cols)
+	} else if len(n.Projection) > 0 {
+		return nil, qerr.Internalf("codec: scan of %q has a projection without has_projection", t.Name)
+	}
+	fs, err := decodeExprs(n.Filters)
+	if err != nil {
+		return nil, err
+	}
+	if fs != nil {
+		s = s.WithFilters(fs)
+	}
+	// Scan has no setter for Fetch; s is this function's own copy.
+	s.Fetch = n.Fetch
+	return s, nil
+}

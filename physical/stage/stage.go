@@ -1,0 +1,355 @@
+package stage
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// Stage is one stage of a job: a plan rooted at a ShuffleWriter that runs as
+// Plan.OutputPartitions() independent tasks (task p runs map partition p).
+type Stage struct {
+	// ID is 1-based and unique in the job.
+	ID int
+	// Plan is the stage's root; its UnresolvedShuffles name the input stages.
+	Plan *physical.ShuffleWriter
+	// Inputs are the ids of the stages whose output Plan reads, in the order
+	// they first appear in Plan (depth first, left to right).
+	Inputs []int
+	// Final marks the job's last stage: its output partitions are the
+	// query's result partitions.
+	Final bool
+}
+
+// Tasks is the number of tasks (map partitions) of the stage.
+func (s *Stage) Tasks() int { return s.Plan.OutputPartitions() }
+
+// Graph is a job's stages in dependency order: every stage comes after the
+// stages it reads, and the final stage is last.
+type Graph struct {
+	JobID  string
+	Stages []*Stage
+}
+
+// Stage returns the stage with id, or nil.
+func (g *Graph) Stage(id int) *Stage {
+	if id >= 1 && id <= len(g.Stages) && g.Stages[id-1].ID == id {
+		return g.Stages[id-1]
+	}
+	for _, s := range g.Stages {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// Final returns the job's final stage.
+func (g *Graph) Final() *Stage { return g.Stages[len(g.Stages)-1] }
+
+// Consumers returns the ids of the stages that read stage id's output.
+func (g *Graph) Consumers(id int) []int {
+	var out []int
+	for _, s := range g.Stages {
+		if slices.Contains(s.Inputs, id) {
+			out = append(out, s.ID)
+		}
+	}
+	return out
+}
+
+// String renders the graph for golden tests: per stage its id, task count,
+// output partitioning, inputs, and plan (physical.Indent).
+func (g *Graph) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s: %d stages\n", g.JobID, len(g.Stages))
+	for _, s := range g.Stages {
+		ins := make([]string, len(s.Inputs))
+		for i, id := range s.Inputs {
+			ins[i] = fmt.Sprint(id)
+		}
+		fmt.Fprintf(&b, "\nstage %d: tasks=%d outputs=%d inputs=[%s]", s.ID, s.Tasks(), s.Plan.OutputN(), strings.Join(ins, ", "))
+		if s.Final {
+			b.WriteString(" final")
+		}
+		b.WriteString("\n")
+		b.WriteString(physical.Indent(s.Plan))
+	}
+	return b.String()
+}
+
+// Options shape the stages Split makes.
+type Options struct {
+	// Compression of every shuffle file (lz4 if empty).
+	Compression physical.Compression
+	// PinFinal marks the final stage's writer Pinned: a cache
+	// materialization, whose files cleanup keeps.
+	PinFinal bool
+}
+
+var jobIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Split cuts p into the stages of job jobID. The rules, chosen so that the
+// tasks of every stage are independent:
+//
+//   - a hash Repartition ends the producing stage in ShuffleWriter{Keys, N};
+//     the consumer reads an UnresolvedShuffle of N partitions;
+//   - a Coalesce over more than one partition ends the producing stage in a
+//     single writer (N == 1) read as 1 partition; over one partition it is
+//     dropped;
+//   - a SortPreservingMerge over more than one partition stays in the
+//     consumer stage, over an UnresolvedShuffle of the N sorted partitions
+//     written by a passthrough writer (N == 0);
+//   - a round-robin Repartition is dropped: it only spreads batches inside
+//     one process, and a task that built one of its outputs would block on
+//     the others (no other task shares its exchange);
+//   - the build (left) side of a CollectLeft HashJoin or of a
+//     NestedLoopJoin is computed once, in its own stage (passthrough),
+//     unless it only reads shuffle or cache data through projections and
+//     filters; every probe task then reads all of it;
+//   - the probe (right) side of such a join is cut to one partition (single
+//     writer) when it has more than one: exec shares the build side and the
+//     left-side results (unmatched, semi, anti, mark rows) among all probe
+//     partitions of one TaskContext, which in a task holds only one of them.
+//
+// The final stage ends in a passthrough writer whose output partitions are
+// the result partitions, or a single writer if the plan has one partition.
+// When the plan's root is itself a cut without keys (a Coalesce), the stage
+// it cuts off is the final stage. Stage ids are 1-based in dependency order.
+func Split(jobID string, p physical.Plan, opts Options) (*Graph, error) {
+	if !jobIDRe.MatchString(jobID) {
+		return nil, qerr.Internalf("stage: job id %q must match %s", jobID, jobIDRe)
+	}
+	if p == nil {
+		return nil, qerr.Internalf("stage: split of job %s: nil plan", jobID)
+	}
+	if opts.Compression == "" {
+		opts.Compression = physical.CompressLZ4
+	}
+	switch opts.Compression {
+	case physical.CompressLZ4, physical.CompressZstd, physical.CompressNone:
+	default:
+		return nil, qerr.Planf("stage: shuffle compression %q is not one of lz4, zstd, none", opts.Compression)
+	}
+	s := &splitter{jobID: jobID, opts: opts}
+	root, err := s.visit(p)
+	if err != nil {
+		return nil, err
+	}
+	var final *Stage
+	if u, ok := root.(*physical.UnresolvedShuffle); ok {
+		if st := s.stages[u.StageID-1]; len(st.Plan.Keys) == 0 && u.StageID == len(s.stages) {
+			final = st // the root was a keyless cut: that stage's output is the result
+		}
+	}
+	if final == nil {
+		n := 0
+		if root.OutputPartitions() == 1 {
+			n = 1
+		}
+		s.cut(root, nil, n)
+		final = s.stages[len(s.stages)-1]
+	}
+	final.Final = true
+	final.Plan.Pinned = opts.PinFinal
+	return &Graph{JobID: jobID, Stages: s.stages}, nil
+}
+
+type splitter struct {
+	jobID  string
+	opts   Options
+	stages []*Stage
+}
+
+// cut ends a stage at in with a writer of keys into n partitions (n == 0:
+// passthrough) and returns what its consumer reads instead of in.
+func (s *splitter) cut(in physical.Plan, keys []physical.Expr, n int) *physical.UnresolvedShuffle {
+	id := len(s.stages) + 1
+	w := &physical.ShuffleWriter{Input: in, JobID: s.jobID, StageID: id, Keys: keys, N: n, Compression: s.opts.Compression}
+	s.stages = append(s.stages, &Stage{ID: id, Plan: w, Inputs: Inputs(in)})
+	return &physical.UnresolvedShuffle{StageID: id, OutSchema: in.Schema(), Partitions: w.OutputN()}
+}
+
+// visit returns p with its exchanges cut, registering the stages it cuts off.
+func (s *splitter) visit(p physical.Plan) (physical.Plan, error) {
+	switch n := p.(type) {
+	case *physical.ShuffleWriter:
+		return nil, qerr.Internalf("stage: split of job %s: the plan already contains %s", s.jobID, n)
+	case *physical.UnresolvedShuffle:
+		return nil, qerr.Internalf("stage: split of job %s: the plan already contains %s", s.jobID, n)
+	case *physical.Repartition:
+		in, err := s.visit(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		if len(n.Keys) == 0 {
+			return in, nil
+		}
+		if n.N < 1 {
+			return nil, qerr.Internalf("stage: %s has %d output partitions", n, n.N)
+		}
+		return s.cut(in, n.Keys, n.N), nil
+	case *physical.Coalesce:
+		in, err := s.visit(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		if in.OutputPartitions() == 1 {
+			return in, nil
+		}
+		return s.cut(in, nil, 1), nil
+	case *physical.SortPreservingMerge:
+		in, err := s.visit(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		if in.OutputPartitions() > 1 {
+			in = s.cut(in, nil, 0)
+		}
+		return n.WithChildren([]physical.Plan{in}), nil
+	case *physical.HashJoin:
+		if n.Mode != physical.CollectLeft {
+			return s.children(p)
+		}
+		l, r, err := s.collectLeft(n.Left, n.Right)
+		if err != nil {
+			return nil, err
+		}
+		return n.WithChildren([]physical.Plan{l, r}), nil
+	case *physical.NestedLoopJoin:
+		l, r, err := s.collectLeft(n.Left, n.Right)
+		if err != nil {
+			return nil, err
+		}
+		return n.WithChildren([]physical.Plan{l, r}), nil
+	}
+	return s.children(p)
+}
+
+// children visits p's children and rebuilds p over them.
+func (s *splitter) children(p physical.Plan) (physical.Plan, error) {
+	cs := p.Children()
+	if len(cs) == 0 {
+		return p, nil
+	}
+	out := make([]physical.Plan, len(cs))
+	for i, c := range cs {
+		v, err := s.visit(c)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return p.WithChildren(out), nil
+}
+
+// collectLeft visits the sides of a join whose left side every probe
+// partition collects whole, and cuts them as Split describes.
+func (s *splitter) collectLeft(left, right physical.Plan) (physical.Plan, physical.Plan, error) {
+	l, err := s.visit(left)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := s.visit(right)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !readsOnly(l) {
+		l = s.cut(l, nil, 0)
+	}
+	if r.OutputPartitions() > 1 {
+		r = s.cut(r, nil, 1)
+	}
+	return l, r, nil
+}
+
+// readsOnly reports whether p only projects and filters data that is
+// already materialized (shuffle or cache output, literal rows): cheap
+// enough for every probe task to compute it again.
+func readsOnly(p physical.Plan) bool {
+	switch n := p.(type) {
+	case *physical.UnresolvedShuffle, *physical.ShuffleReader, *physical.CacheReader, *physical.Values, *physical.Empty:
+		return true
+	case *physical.Projection:
+		return readsOnly(n.Input)
+	case *physical.Filter:
+		return readsOnly(n.Input)
+	}
+	return false
+}
+
+// Inputs returns the ids of the stages whose UnresolvedShuffles appear in
+// plan, in order of first appearance. ShuffleReaders and CacheReaders are
+// not counted: they are resolved.
+func Inputs(plan physical.Plan) []int {
+	var out []int
+	walk(plan, func(p physical.Plan) {
+		if u, ok := p.(*physical.UnresolvedShuffle); ok && !slices.Contains(out, u.StageID) {
+			out = append(out, u.StageID)
+		}
+	})
+	return out
+}
+
+func walk(p physical.Plan, f func(physical.Plan)) {
+	f(p)
+	for _, c := range p.Children() {
+		walk(c, f)
+	}
+}
+
+// transform rebuilds p bottom-up with f applied to every node; nodes whose
+// subtree f leaves alone are kept as they are.
+func transform(p physical.Plan, f func(physical.Plan) physical.Plan) physical.Plan {
+	cs := p.Children()
+	if len(cs) > 0 {
+		out := make([]physical.Plan, len(cs))
+		changed := false
+		for i, c := range cs {
+			out[i] = transform(c, f)
+			changed = changed || out[i] != c
+		}
+		if changed {
+			p = p.WithChildren(out)
+		}
+	}
+	return f(p)
+}
+
+// Resolve returns plan with every UnresolvedShuffle of stage stageID
+// replaced by a ShuffleReader over locs (locs[i] lists the files of output
+// partition i). If locs has fewer entries than the shuffle has partitions,
+// the missing partitions read no files (they are empty). plan is not
+// modified; a ShuffleWriter root stays a *physical.ShuffleWriter.
+func Resolve(plan physical.Plan, stageID int, locs [][]physical.PartitionLocation) physical.Plan {
+	return transform(plan, func(p physical.Plan) physical.Plan {
+		u, ok := p.(*physical.UnresolvedShuffle)
+		if !ok || u.StageID != stageID {
+			return p
+		}
+		ls := make([][]physical.PartitionLocation, max(u.Partitions, len(locs)))
+		for i := range ls {
+			if i < len(locs) {
+				ls[i] = slices.Clone(locs[i])
+			}
+		}
+		return &physical.ShuffleReader{StageID: stageID, OutSchema: u.OutSchema, Locations: ls}
+	})
+}
+
+// Unresolve turns the ShuffleReaders reading stage stageID back into
+// UnresolvedShuffles (the rollback after a fetch failure). CacheReaders are
+// never touched. plan is not modified.
+func Unresolve(plan physical.Plan, stageID int) physical.Plan {
+	return transform(plan, func(p physical.Plan) physical.Plan {
+		r, ok := p.(*physical.ShuffleReader)
+		if !ok || r.StageID != stageID {
+			return p
+		}
+		return &physical.UnresolvedShuffle{StageID: stageID, OutSchema: r.OutSchema, Partitions: len(r.Locations)}
+	})
+}

@@ -1,0 +1,756 @@
+package scheduler
+
+import (
+	"fmt"
+	"log"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+// maxLaunchFailures consecutive failed LaunchTasks calls mark an executor lost.
+const maxLaunchFailures = 3
+
+// finishedJobRetention: terminal jobs are forgotten this long after they end.
+const finishedJobRetention = time.Hour
+
+// core is the scheduler's state machine. It is not safe for concurrent use:
+// the event loop goroutine is its only user (tests drive it directly). Each
+// call to handle may append actions; the caller takes them with takeActions
+// and performs them.
+type core struct {
+	cfg       Config
+	now       func() time.Time
+	sessions  map[string]*session
+	jobs      map[string]*job
+	jobOrder  []string // submission order: the scheduling order
+	executors map[string]*executorState
+	execSeq   int
+	rrLast    int // round_robin: seq of the executor picked last
+	// noExecSince is when the executor set last became empty (zero while
+	// some executor is alive).
+	noExecSince time.Time
+	delayed     []delayedCleanup
+	dirty       map[string]bool // jobs whose watchers must hear of a change
+	actions     []any
+}
+
+func newCore(cfg Config, now func() time.Time) *core {
+	return &core{
+		cfg:         cfg,
+		now:         now,
+		sessions:    map[string]*session{},
+		jobs:        map[string]*job{},
+		executors:   map[string]*executorState{},
+		noExecSince: now(),
+		dirty:       map[string]bool{},
+	}
+}
+
+func (c *core) takeActions() []any {
+	a := c.actions
+	c.actions = nil
+	return a
+}
+
+// handle applies one event, then places queued tasks and notifies watchers.
+func (c *core) handle(ev any) {
+	switch e := ev.(type) {
+	case evCreateSession:
+		c.sessions[e.id] = &session{settings: e.settings, created: c.now()}
+		e.reply <- struct{}{}
+	case evCloseSession:
+		c.closeSession(e.id)
+		e.reply <- struct{}{}
+	case evSubmit:
+		e.reply <- c.submit(e)
+	case evPlanned:
+		c.planned(e)
+	case evTaskStatus:
+		if ex := c.executors[e.executorID]; ex != nil {
+			ex.lastSeen = c.now()
+		}
+		for _, st := range e.statuses {
+			c.taskStatus(e.executorID, st)
+		}
+	case evLaunchFailed:
+		c.launchFailed(e)
+	case evRegister:
+		c.register(e)
+		e.reply <- struct{}{}
+	case evHeartbeat:
+		ex := c.executors[e.executorID]
+		if ex != nil {
+			ex.lastSeen = c.now()
+		}
+		e.reply <- ex == nil
+	case evCancel:
+		e.reply <- c.cancel(e.jobID)
+	case evWatch:
+		e.reply <- c.watch(e.jobID)
+	case evUnwatch:
+		if j := c.jobs[e.jobID]; j != nil {
+			j.watchers = slices.DeleteFunc(j.watchers, func(ch chan *rpc.JobStatus) bool { return ch == e.ch })
+		}
+	case evTick:
+		c.tick(e.now)
+	case evInspect:
+		e.fn(c)
+		close(e.done)
+	default:
+		log.Printf("scheduler: unknown event %T", ev)
+	}
+	c.schedule()
+	c.notify()
+}
+
+// ---- sessions ----
+
+// closeSession forgets a session. Cache hook: this is where the cache
+// registry's RemoveSession will go (unpinning and deleting the session's
+// cached files on the executors that hold them).
+func (c *core) closeSession(id string) {
+	delete(c.sessions, id)
+}
+
+// ---- jobs ----
+
+func (c *core) submit(e evSubmit) error {
+	sess, ok := c.sessions[e.session]
+	if !ok {
+		return qerr.Planf("scheduler: unknown session %q: create one with CreateSession first", e.session)
+	}
+	settings := map[string]string{}
+	for k, v := range sess.settings {
+		settings[k] = v
+	}
+	for k, v := range e.settings {
+		settings[k] = v
+	}
+	j := &job{
+		id: e.jobID, session: e.session, name: e.name, settings: settings,
+		state: rpc.JobState_JOB_QUEUED, submitted: c.now(),
+		stages: map[int]*stage{}, touched: map[string]bool{},
+	}
+	c.jobs[j.id] = j
+	c.jobOrder = append(c.jobOrder, j.id)
+	c.dirty[j.id] = true
+
+	plan, err := c.lowerCaches(j, e.plan)
+	if err != nil {
+		c.failJob(j, err)
+		return nil
+	}
+	tp, err := c.targetPartitions(settings)
+	if err != nil {
+		c.failJob(j, err)
+		return nil
+	}
+	var comp physical.Compression
+	if v := settings["quiver.shuffle_compression"]; v != "" {
+		comp = physical.Compression(v)
+		if comp != physical.CompressLZ4 && comp != physical.CompressZstd && comp != physical.CompressNone {
+			c.failJob(j, qerr.Planf("scheduler: setting quiver.shuffle_compression=%q: want lz4, zstd or none", v))
+			return nil
+		}
+	}
+	c.actions = append(c.actions, actPlan{jobID: j.id, plan: plan, targetPartitions: tp, compression: comp})
+	return nil
+}
+
+// lowerCaches is the cache hook: before physical planning, logical.Cache
+// nodes will be resolved here against the cache registry (hit → a
+// CacheReader; miss → a separate materialization job this job waits for).
+// For now Cache nodes are planned transparently (the planner runs their input).
+func (c *core) lowerCaches(_ *job, plan logical.Plan) (logical.Plan, error) {
+	return plan, nil
+}
+
+// targetPartitions is the setting quiver.target_partitions, else the sum of
+// the live executors' vcores (at least 1).
+func (c *core) targetPartitions(settings map[string]string) (int, error) {
+	if v, ok := settings["quiver.target_partitions"]; ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return 0, qerr.Planf("scheduler: setting quiver.target_partitions=%q: want a positive integer", v)
+		}
+		return n, nil
+	}
+	n := 0
+	for _, e := range c.executors {
+		n += e.vcores
+	}
+	return max(n, 1), nil
+}
+
+func (c *core) planned(e evPlanned) {
+	j := c.jobs[e.jobID]
+	if j == nil || j.terminal() {
+		return
+	}
+	if e.err != nil {
+		c.failJob(j, e.err)
+		return
+	}
+	if len(e.stages) == 0 {
+		c.failJob(j, qerr.Internalf("scheduler: job %s: the stage planner returned no stages", j.id))
+		return
+	}
+	for _, ps := range e.stages {
+		if _, dup := j.stages[ps.ID]; dup || ps.Plan == nil {
+			c.failJob(j, qerr.Internalf("scheduler: job %s: stage %d is duplicated or has no plan", j.id, ps.ID))
+			return
+		}
+		j.stages[ps.ID] = &stage{id: ps.ID, plan: ps.Plan, inputs: ps.Inputs, final: ps.Final}
+		j.order = append(j.order, ps.ID)
+		if ps.Final {
+			j.final = ps.ID
+		}
+	}
+	for _, id := range j.order {
+		for _, in := range j.stages[id].inputs {
+			p := j.stages[in]
+			if p == nil {
+				c.failJob(j, qerr.Internalf("scheduler: job %s: stage %d reads unknown stage %d", j.id, id, in))
+				return
+			}
+			p.consumers = append(p.consumers, id)
+		}
+	}
+	if j.final == 0 {
+		j.final = j.order[len(j.order)-1]
+		j.stages[j.final].final = true
+	}
+	j.schema = e.schema
+	if j.schema == nil {
+		j.schema = j.stages[j.final].plan.Input.Schema()
+	}
+	j.planned = true
+	j.state = rpc.JobState_JOB_RUNNING
+	c.dirty[j.id] = true
+	c.resolveReady(j)
+}
+
+// resolveReady resolves every unresolved stage whose inputs have all
+// completed: their locations replace its UnresolvedShuffles and its
+// unfinished tasks are queued.
+func (c *core) resolveReady(j *job) {
+	for _, id := range j.order {
+		s := j.stages[id]
+		if s.state != stageUnresolved || j.terminal() {
+			continue
+		}
+		ready := true
+		for _, in := range s.inputs {
+			if j.stages[in].state != stageSuccessful {
+				ready = false
+				break
+			}
+		}
+		if !ready {
+			continue
+		}
+		plan := s.resolved
+		if plan == nil {
+			plan = s.plan
+		}
+		for _, in := range s.inputs {
+			plan = resolvePlan(plan, in, stageLocations(j.stages[in]))
+		}
+		enc, err := encodePlan(plan)
+		if err != nil {
+			c.failJob(j, qerr.Internalf("scheduler: job %s: encode stage %d: %w", j.id, s.id, err))
+			return
+		}
+		s.resolved, s.encoded, s.state = plan, enc, stageRunning
+		n := plan.OutputPartitions()
+		if s.tasks == nil || len(s.tasks) != n {
+			s.tasks = make([]*task, n)
+			for p := range s.tasks {
+				s.tasks[p] = &task{partition: p}
+			}
+		}
+		c.dirty[j.id] = true
+		if n == 0 || allSuccessful(s) {
+			c.stageSucceeded(j, s)
+			return // stageSucceeded resolved the rest
+		}
+	}
+}
+
+func allSuccessful(s *stage) bool {
+	for _, t := range s.tasks {
+		if t.state != taskSuccessful {
+			return false
+		}
+	}
+	return true
+}
+
+// stageLocations groups a completed stage's output by output partition,
+// each partition's files in map-partition order.
+func stageLocations(s *stage) [][]physical.PartitionLocation {
+	n := s.plan.OutputN()
+	for _, t := range s.tasks {
+		for _, l := range t.locations {
+			n = max(n, l.OutputPartition+1)
+		}
+	}
+	out := make([][]physical.PartitionLocation, n)
+	for _, t := range s.tasks {
+		for _, l := range t.locations {
+			if l.OutputPartition >= 0 {
+				out[l.OutputPartition] = append(out[l.OutputPartition], l)
+			}
+		}
+	}
+	return out
+}
+
+func (c *core) stageSucceeded(j *job, s *stage) {
+	s.state = stageSuccessful
+	c.dirty[j.id] = true
+	if s.final {
+		c.jobSucceeded(j)
+		return
+	}
+	c.resolveReady(j)
+}
+
+func (c *core) jobSucceeded(j *job) {
+	schema, err := serializeSchema(j.schema)
+	if err != nil {
+		c.failJob(j, qerr.Internalf("scheduler: job %s: serialize result schema: %w", j.id, err))
+		return
+	}
+	j.resultSchema = schema
+	j.state = rpc.JobState_JOB_SUCCESSFUL
+	j.finished = c.now()
+	c.dirty[j.id] = true
+	var inter []int
+	for _, id := range j.order {
+		if id != j.final {
+			inter = append(inter, id)
+		}
+	}
+	c.removeJobData(j, inter)
+	c.delayed = append(c.delayed, delayedCleanup{due: c.now().Add(c.cfg.FinalStageCleanupDelay), jobID: j.id, stages: []int{j.final}})
+}
+
+// failJob ends j with err (FAILED, or CANCELLED when err is a cancellation
+// requested through CancelJob), cancels its running tasks and removes its data.
+func (c *core) failJob(j *job, err error) {
+	c.endJob(j, rpc.JobState_JOB_FAILED, err.Error(), qerr.KindOf(err))
+}
+
+func (c *core) endJob(j *job, state rpc.JobState, msg string, kind qerr.Kind) {
+	if j.terminal() {
+		return
+	}
+	j.state, j.errMsg, j.errKind, j.finished = state, msg, kind, c.now()
+	c.dirty[j.id] = true
+	byExec := map[string][]*rpc.TaskId{}
+	for _, id := range j.order {
+		s := j.stages[id]
+		if s.state == stageRunning || s.state == stageUnresolved {
+			s.state = stageFailed
+		}
+		for _, t := range s.tasks {
+			if t.state == taskRunning {
+				byExec[t.executor] = append(byExec[t.executor], c.taskID(j, s, t))
+				c.release(t)
+				t.state = taskFailed
+			}
+		}
+	}
+	for _, eid := range sortedKeys(byExec) {
+		if ex := c.executors[eid]; ex != nil {
+			c.actions = append(c.actions, actCancel{executorID: eid, addr: ex.addr(), tasks: byExec[eid]})
+		}
+	}
+	c.removeJobData(j, slices.Clone(j.order))
+}
+
+func (c *core) cancel(jobID string) cancelReply {
+	j := c.jobs[jobID]
+	if j == nil {
+		return cancelReply{}
+	}
+	if j.terminal() {
+		return cancelReply{found: true}
+	}
+	c.endJob(j, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s was cancelled", j.id), qerr.Canceled)
+	return cancelReply{found: true, cancelled: true}
+}
+
+// ---- tasks ----
+
+func (c *core) taskID(j *job, s *stage, t *task) *rpc.TaskId {
+	return &rpc.TaskId{JobId: j.id, StageId: int32(s.id), Partition: int32(t.partition), Attempt: int32(t.attempt)}
+}
+
+// release frees the slot t held on its executor.
+func (c *core) release(t *task) {
+	if ex := c.executors[t.executor]; ex != nil && ex.running > 0 {
+		ex.running--
+	}
+}
+
+// lookup finds the running task a status or launch failure is about; nil
+// when unknown or stale (an older attempt, or the task is no longer running).
+func (c *core) lookup(id *rpc.TaskId) (*job, *stage, *task) {
+	j := c.jobs[id.GetJobId()]
+	if j == nil || j.terminal() {
+		return nil, nil, nil
+	}
+	s := j.stages[int(id.GetStageId())]
+	if s == nil || int(id.GetPartition()) < 0 || int(id.GetPartition()) >= len(s.tasks) {
+		return nil, nil, nil
+	}
+	t := s.tasks[id.GetPartition()]
+	if t.attempt != int(id.GetAttempt()) || t.state != taskRunning {
+		return nil, nil, nil
+	}
+	return j, s, t
+}
+
+func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
+	j, s, t := c.lookup(st.GetId())
+	if t == nil {
+		return
+	}
+	switch st.GetState() {
+	case rpc.TaskState_TASK_SUCCESSFUL:
+		c.release(t)
+		t.state = taskSuccessful
+		t.executor = executorID
+		t.locations = locationsFromRPC(st.GetLocations())
+		c.dirty[j.id] = true
+		if s.state == stageRunning && allSuccessful(s) {
+			c.stageSucceeded(j, s)
+		}
+	case rpc.TaskState_TASK_FAILED, rpc.TaskState_TASK_CANCELLED:
+		c.release(t)
+		c.dirty[j.id] = true
+		if ff := st.GetFetchFailure(); ff != nil && st.GetState() == rpc.TaskState_TASK_FAILED {
+			c.fetchFailed(j, s, t, ff)
+			return
+		}
+		kind := qerr.Kind(st.GetErrorKind())
+		msg := st.GetError()
+		if st.GetState() == rpc.TaskState_TASK_CANCELLED {
+			kind, msg = qerr.Canceled, "cancelled by the executor"
+		}
+		c.taskFailed(j, s, t, executorID, kind, msg)
+	}
+}
+
+// retryable reports whether a task failure of this kind may succeed on a
+// retry. Planning, execution (bad data, division by zero) and
+// not-implemented errors are deterministic: they fail the job at once.
+func retryable(k qerr.Kind) bool {
+	switch k {
+	case qerr.Plan, qerr.Execution, qerr.NotImplemented:
+		return false
+	}
+	return true
+}
+
+func (c *core) taskFailed(j *job, s *stage, t *task, executorID string, kind qerr.Kind, msg string) {
+	t.failures++
+	t.lastErr = msg
+	if executorID != "" {
+		if t.failedOn == nil {
+			t.failedOn = map[string]bool{}
+		}
+		t.failedOn[executorID] = true
+	}
+	if !retryable(kind) || t.failures > c.cfg.TaskRetries {
+		t.state = taskFailed
+		c.endJob(j, rpc.JobState_JOB_FAILED,
+			fmt.Sprintf("job %s: stage %d task %d failed (attempt %d of %d): %s", j.id, s.id, t.partition, t.failures, c.cfg.TaskRetries+1, msg),
+			kind)
+		return
+	}
+	t.state = taskPending
+	t.attempt++
+}
+
+// fetchFailed: a task of consumer could not read a file of the producing
+// stage. The consumer task is not at fault (it is retried without counting
+// a failure); the producer's map outputs on the executor that could not
+// serve are lost and recomputed.
+func (c *core) fetchFailed(j *job, consumer *stage, t *task, ff *rpc.FetchFailure) {
+	p := j.stages[int(ff.GetStageId())]
+	if p == nil || p == consumer || ff.GetJobId() != "" && ff.GetJobId() != j.id {
+		c.taskFailed(j, consumer, t, "", qerr.Internal, fmt.Sprintf("fetch failure names stage %d of job %s, which this task does not read", ff.GetStageId(), ff.GetJobId()))
+		return
+	}
+	t.state = taskPending
+	t.attempt++
+	lost := ff.GetExecutorId()
+	mp := int(ff.GetMapPartition())
+	c.rollback(j, p, func(pt *task) bool {
+		if lost != "" {
+			return pt.executor == lost
+		}
+		return pt.partition == mp
+	}, fmt.Sprintf("fetch failure reading stage %d map partition %d from executor %s", p.id, mp, lost))
+}
+
+// rollback marks the successful tasks of p that lost matches as lost,
+// re-queues them, and unresolves p's consumers that are not done yet (their
+// running tasks are cancelled) so they re-resolve when p completes again.
+func (c *core) rollback(j *job, p *stage, lost func(*task) bool, why string) {
+	var redo []*task
+	for _, pt := range p.tasks {
+		if pt.state == taskSuccessful && lost(pt) {
+			redo = append(redo, pt)
+		}
+	}
+	if len(redo) == 0 {
+		return
+	}
+	p.rollbacks++
+	if p.rollbacks > c.cfg.StageRetries {
+		c.endJob(j, rpc.JobState_JOB_FAILED,
+			fmt.Sprintf("job %s: stage %d lost its output %d times (limit %d); last: %s", j.id, p.id, p.rollbacks, c.cfg.StageRetries, why),
+			qerr.IO)
+		return
+	}
+	for _, pt := range redo {
+		pt.state, pt.locations, pt.executor = taskPending, nil, ""
+		pt.attempt++
+	}
+	if p.state == stageSuccessful {
+		p.state = stageRunning
+	}
+	c.dirty[j.id] = true
+	for _, cid := range p.consumers {
+		cs := j.stages[cid]
+		if cs.state != stageRunning {
+			continue
+		}
+		cs.resolved = unresolvePlan(cs.resolved, p.id)
+		cs.state = stageUnresolved
+		byExec := map[string][]*rpc.TaskId{}
+		for _, ct := range cs.tasks {
+			if ct.state == taskRunning {
+				byExec[ct.executor] = append(byExec[ct.executor], c.taskID(j, cs, ct))
+				c.release(ct)
+				ct.state = taskPending
+				ct.attempt++
+			}
+		}
+		for _, eid := range sortedKeys(byExec) {
+			if ex := c.executors[eid]; ex != nil {
+				c.actions = append(c.actions, actCancel{executorID: eid, addr: ex.addr(), tasks: byExec[eid]})
+			}
+		}
+	}
+}
+
+func (c *core) launchFailed(e evLaunchFailed) {
+	for _, id := range e.tasks {
+		j, s, t := c.lookup(id)
+		if t == nil {
+			continue
+		}
+		c.release(t)
+		c.dirty[j.id] = true
+		c.taskFailed(j, s, t, e.executorID, qerr.IO, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
+	}
+	if ex := c.executors[e.executorID]; ex != nil {
+		ex.launchFailures++
+		if ex.launchFailures >= maxLaunchFailures {
+			c.executorLost(e.executorID, fmt.Sprintf("%d launches failed in a row", ex.launchFailures))
+		}
+	}
+}
+
+// ---- executors ----
+
+func (c *core) register(e evRegister) {
+	now := c.now()
+	if ex := c.executors[e.meta.ID]; ex != nil {
+		// Re-registration (the executor restarted, or we did): refresh
+		// where it listens; its slot accounting stays.
+		ex.meta, ex.grpcPort, ex.vcores, ex.lastSeen, ex.launchFailures = e.meta, e.grpcPort, max(e.vcores, 1), now, 0
+		return
+	}
+	c.execSeq++
+	c.executors[e.meta.ID] = &executorState{
+		meta: e.meta, grpcPort: e.grpcPort, vcores: max(e.vcores, 1),
+		lastSeen: now, registered: now, seq: c.execSeq,
+	}
+	c.noExecSince = time.Time{}
+}
+
+// executorLost forgets an executor: its running tasks are re-queued and the
+// completed stage output it held that is still needed is recomputed.
+func (c *core) executorLost(id, why string) {
+	ex := c.executors[id]
+	if ex == nil {
+		return
+	}
+	log.Printf("scheduler: executor %s (%s) lost: %s", id, ex.addr(), why)
+	delete(c.executors, id)
+	c.actions = append(c.actions, actDropExecutor{executorID: id, addr: ex.addr()})
+	if len(c.executors) == 0 {
+		c.noExecSince = c.now()
+	}
+	for _, jid := range c.jobOrder {
+		j := c.jobs[jid]
+		if j == nil || j.terminal() || !j.planned {
+			continue
+		}
+		for _, sid := range j.order {
+			for _, t := range j.stages[sid].tasks {
+				if t.state == taskRunning && t.executor == id {
+					t.state, t.executor = taskPending, ""
+					t.attempt++
+					if t.failedOn == nil {
+						t.failedOn = map[string]bool{}
+					}
+					t.failedOn[id] = true
+					c.dirty[j.id] = true
+				}
+			}
+		}
+		for _, sid := range j.order {
+			p := j.stages[sid]
+			if p.final || j.terminal() {
+				continue
+			}
+			needed := false
+			for _, cid := range p.consumers {
+				if j.stages[cid].state != stageSuccessful {
+					needed = true
+				}
+			}
+			if needed {
+				c.rollback(j, p, func(t *task) bool { return t.executor == id }, "executor "+id+" lost: "+why)
+			}
+		}
+	}
+}
+
+func (c *core) tick(now time.Time) {
+	for _, id := range sortedKeys(c.executors) {
+		if ex := c.executors[id]; now.Sub(ex.lastSeen) > c.cfg.HeartbeatTimeout {
+			c.executorLost(id, fmt.Sprintf("no heartbeat for %s", now.Sub(ex.lastSeen).Round(time.Millisecond)))
+		}
+	}
+	if len(c.executors) == 0 {
+		for _, jid := range c.jobOrder {
+			j := c.jobs[jid]
+			if j == nil || j.terminal() {
+				continue
+			}
+			since := c.noExecSince
+			if j.submitted.After(since) {
+				since = j.submitted
+			}
+			if now.Sub(since) >= c.cfg.ExecutorGracePeriod {
+				c.endJob(j, rpc.JobState_JOB_FAILED,
+					fmt.Sprintf("job %s: no executors available for %s", j.id, c.cfg.ExecutorGracePeriod), qerr.Resources)
+			}
+		}
+	}
+	keep := c.delayed[:0]
+	for _, d := range c.delayed {
+		if now.Before(d.due) {
+			keep = append(keep, d)
+			continue
+		}
+		if j := c.jobs[d.jobID]; j != nil {
+			c.removeJobData(j, d.stages)
+		}
+	}
+	c.delayed = keep
+	// Forget long-finished jobs whose cleanup is done.
+	pending := map[string]bool{}
+	for _, d := range c.delayed {
+		pending[d.jobID] = true
+	}
+	order := c.jobOrder[:0]
+	for _, jid := range c.jobOrder {
+		j := c.jobs[jid]
+		if j.terminal() && !pending[jid] && now.Sub(j.finished) > finishedJobRetention {
+			delete(c.jobs, jid)
+			continue
+		}
+		order = append(order, jid)
+	}
+	c.jobOrder = order
+}
+
+// ---- cleanup ----
+
+// pinned lists the stages of j cleanup must keep: those cfg.Pinned names and
+// those whose writer is itself pinned (a cache materialization).
+func (c *core) pinned(j *job) []int {
+	var set map[[2]string]bool
+	if c.cfg.Pinned != nil {
+		set = c.cfg.Pinned()
+	}
+	var out []int
+	for _, id := range j.order {
+		if set[[2]string{j.id, strconv.Itoa(id)}] || j.stages[id].plan.Pinned {
+			out = append(out, id)
+		}
+	}
+	for k := range set {
+		if k[0] != j.id {
+			continue
+		}
+		if id, err := strconv.Atoi(k[1]); err == nil && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// removeJobData asks every live executor that ran tasks of j to delete the
+// given stages' files, never the pinned ones.
+func (c *core) removeJobData(j *job, stages []int) {
+	pinned := c.pinned(j)
+	var ids []int32
+	for _, id := range stages {
+		if !slices.Contains(pinned, id) {
+			ids = append(ids, int32(id))
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	pins := make([]int32, len(pinned))
+	for i, p := range pinned {
+		pins[i] = int32(p)
+	}
+	for _, eid := range sortedKeys(j.touched) {
+		ex := c.executors[eid]
+		if ex == nil {
+			continue
+		}
+		c.actions = append(c.actions, actRemove{executorID: eid, addr: ex.addr(), req: &rpc.RemoveJobDataRequest{
+			JobId: j.id, StageIds: slices.Clone(ids), PinnedStageIds: slices.Clone(pins),
+		}})
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

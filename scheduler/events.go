@@ -1,0 +1,128 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+// Events are what the loop reacts to. Those with a reply channel are sent by
+// a waiting caller; the channel has capacity 1 so the loop never blocks on it.
+
+type evCreateSession struct {
+	id       string
+	settings map[string]string
+	reply    chan struct{}
+}
+
+type evCloseSession struct {
+	id    string
+	reply chan struct{}
+}
+
+// evSubmit: a job is queued (ExecuteQuery).
+type evSubmit struct {
+	jobID, session, name string
+	settings             map[string]string
+	plan                 logical.Plan
+	reply                chan error
+}
+
+// evPlanned: the planning goroutine finished a job's stage graph (or failed).
+type evPlanned struct {
+	jobID  string
+	stages []plannedStage
+	schema *arrow.Schema
+	err    error
+}
+
+// evTaskStatus: an executor reported task statuses.
+type evTaskStatus struct {
+	executorID string
+	statuses   []*rpc.TaskStatus
+}
+
+// evLaunchFailed: LaunchTasks to an executor failed; its tasks never started.
+type evLaunchFailed struct {
+	executorID string
+	tasks      []*rpc.TaskId
+	err        error
+}
+
+type evRegister struct {
+	meta     physical.ExecutorMeta
+	grpcPort int
+	vcores   int
+	reply    chan struct{}
+}
+
+type evHeartbeat struct {
+	executorID string
+	reply      chan bool // true: unknown executor, register again
+}
+
+type evCancel struct {
+	jobID string
+	reply chan cancelReply
+}
+
+type cancelReply struct {
+	found, cancelled bool
+}
+
+type evWatch struct {
+	jobID string
+	reply chan watchReply
+}
+
+type watchReply struct {
+	ch  chan *rpc.JobStatus
+	err error
+}
+
+// evUnwatch: a watcher went away.
+type evUnwatch struct {
+	jobID string
+	ch    chan *rpc.JobStatus
+}
+
+// evTick: time passed (heartbeat expiry, grace period, delayed cleanup).
+type evTick struct{ now time.Time }
+
+// evInspect runs fn on the loop (read-only views for REST and tests).
+type evInspect struct {
+	fn   func(c *core)
+	done chan struct{}
+}
+
+// Actions are what the loop asks the runtime to do outside the loop.
+
+type actPlan struct {
+	jobID            string
+	plan             logical.Plan
+	targetPartitions int
+	compression      physical.Compression
+}
+
+type actLaunch struct {
+	executorID, addr string
+	tasks            []*rpc.TaskDefinition
+}
+
+type actCancel struct {
+	executorID, addr string
+	tasks            []*rpc.TaskId
+}
+
+type actRemove struct {
+	executorID, addr string
+	req              *rpc.RemoveJobDataRequest
+}
+
+// actDropExecutor: the executor is lost; close its connection.
+type actDropExecutor struct {
+	executorID, addr string
+}

@@ -1,0 +1,111 @@
+package scheduler
+
+import (
+	"context"
+	"net"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/physical/codec"
+	"github.com/quiverdb/quiver/physical/planner"
+	stages "github.com/quiverdb/quiver/physical/stage"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+// This file connects the state machine to the planning packages and the
+// wire types.
+
+// planJob plans a job's logical plan into stages; it runs outside the loop.
+func planJob(ctx context.Context, a actPlan) evPlanned {
+	pp, err := planner.New(planner.Config{TargetPartitions: a.targetPartitions}).Plan(ctx, a.plan)
+	if err != nil {
+		return evPlanned{jobID: a.jobID, err: err}
+	}
+	g, err := stages.Split(a.jobID, pp, stages.Options{Compression: a.compression})
+	if err != nil {
+		return evPlanned{jobID: a.jobID, err: err}
+	}
+	out := make([]plannedStage, len(g.Stages))
+	for i, s := range g.Stages {
+		out[i] = plannedStage{ID: s.ID, Plan: s.Plan, Inputs: s.Inputs, Final: s.Final}
+	}
+	return evPlanned{jobID: a.jobID, stages: out, schema: g.Final().Plan.Input.Schema()}
+}
+
+// planStages is planJob's logical-plan-free half for callers that already
+// hold a physical plan (tests).
+func planStages(jobID string, pp physical.Plan) ([]plannedStage, error) {
+	g, err := stages.Split(jobID, pp, stages.Options{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]plannedStage, len(g.Stages))
+	for i, s := range g.Stages {
+		out[i] = plannedStage{ID: s.ID, Plan: s.Plan, Inputs: s.Inputs, Final: s.Final}
+	}
+	return out, nil
+}
+
+// decodeLogical decodes ExecuteQueryRequest.logical_plan.
+// TODO(scheduler): switch to logical/codec.Decode when it lands.
+func decodeLogical([]byte) (logical.Plan, error) {
+	return nil, qerr.NotImplementedf("scheduler: logical/codec is not available yet")
+}
+
+func resolvePlan(plan physical.Plan, stageID int, locs [][]physical.PartitionLocation) physical.Plan {
+	return stages.Resolve(plan, stageID, locs)
+}
+
+func unresolvePlan(plan physical.Plan, stageID int) physical.Plan {
+	if plan == nil {
+		return nil
+	}
+	return stages.Unresolve(plan, stageID)
+}
+
+func encodePlan(p physical.Plan) ([]byte, error) { return codec.Encode(p) }
+
+func serializeSchema(s *arrow.Schema) ([]byte, error) {
+	if s == nil {
+		return nil, qerr.Internalf("scheduler: job has no result schema")
+	}
+	return flight.SerializeSchema(s, memory.DefaultAllocator), nil
+}
+
+func hostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
+
+func locationsFromRPC(ls []*rpc.PartitionLocation) []physical.PartitionLocation {
+	out := make([]physical.PartitionLocation, 0, len(ls))
+	for _, l := range ls {
+		e := l.GetExecutor()
+		out = append(out, physical.PartitionLocation{
+			JobID: l.GetJobId(), StageID: int(l.GetStageId()), OutputPartition: int(l.GetOutputPartition()),
+			MapPartition: int(l.GetMapPartition()),
+			Executor:     physical.ExecutorMeta{ID: e.GetId(), Host: e.GetHost(), FlightPort: int(e.GetFlightPort())},
+			Rows:         l.GetRows(), Batches: l.GetBatches(), Bytes: l.GetBytes(),
+		})
+	}
+	return out
+}
+
+// locationsToRPC converts locations for a JobStatus; executors still known
+// fill in their gRPC port and vcores.
+func locationsToRPC(ls []physical.PartitionLocation, execs map[string]*executorState) []*rpc.PartitionLocation {
+	out := make([]*rpc.PartitionLocation, len(ls))
+	for i, l := range ls {
+		meta := &rpc.ExecutorMeta{Id: l.Executor.ID, Host: l.Executor.Host, FlightPort: int32(l.Executor.FlightPort), GrpcPort: int32(l.Executor.FlightPort)}
+		if e := execs[l.Executor.ID]; e != nil {
+			meta.GrpcPort, meta.Vcores = int32(e.grpcPort), int32(e.vcores)
+		}
+		out[i] = &rpc.PartitionLocation{
+			JobId: l.JobID, StageId: int32(l.StageID), OutputPartition: int32(l.OutputPartition),
+			MapPartition: int32(l.MapPartition), Executor: meta, Rows: l.Rows, Batches: l.Batches, Bytes: l.Bytes,
+		}
+	}
+	return out
+}

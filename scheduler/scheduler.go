@@ -1,0 +1,371 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+// rpcTimeout bounds every RPC the scheduler makes to an executor.
+const rpcTimeout = 10 * time.Second
+
+// connectParams cap gRPC's reconnect backoff (120s by default) so that an
+// executor that comes back is reached again within seconds.
+var connectParams = grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 3 * time.Second},
+	MinConnectTimeout: 5 * time.Second,
+}
+
+// Scheduler is the distributed scheduler: a gRPC SchedulerService, an
+// optional REST view, and the event loop that owns all state.
+//
+// Call order: New, Start (once), then Close (idempotent). Addr and RestAddr
+// are valid after Start. All methods are safe for concurrent use.
+type Scheduler struct {
+	cfg    Config
+	events chan any
+	// loopDone is closed when the event loop has exited; callers waiting
+	// for a reply select on it so they never hang after Close.
+	loopDone chan struct{}
+	core     *core // touched only by the loop goroutine once started
+
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	stop     context.CancelFunc
+	lis      net.Listener
+	restLis  net.Listener
+	grpcSrv  *grpc.Server
+	restSrv  *http.Server
+	conns    map[string]*grpc.ClientConn // executor gRPC address → connection
+	wg       sync.WaitGroup             // the loop, servers and action goroutines
+	closeErr error
+}
+
+// New validates cfg and returns an unstarted scheduler.
+func New(cfg Config) (*Scheduler, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.BindAddr == "" {
+		cfg.BindAddr = "127.0.0.1:0"
+	}
+	return &Scheduler{
+		cfg:      cfg,
+		events:   make(chan any, 64),
+		loopDone: make(chan struct{}),
+		core:     newCore(cfg, time.Now),
+		conns:    map[string]*grpc.ClientConn{},
+	}, nil
+}
+
+// Start listens on BindAddr (and RestAddr), starts the event loop and
+// serves; it returns once both listeners accept connections. The servers
+// and the loop run until Close; ctx bounds only the start itself.
+func (s *Scheduler) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.closed {
+		return qerr.Internalf("scheduler: Start called twice or after Close")
+	}
+	var lc net.ListenConfig
+	lis, err := lc.Listen(ctx, "tcp", s.cfg.BindAddr)
+	if err != nil {
+		return qerr.IOf("scheduler: listen on %s: %w", s.cfg.BindAddr, err)
+	}
+	var restLis net.Listener
+	if s.cfg.RestAddr != "" {
+		restLis, err = lc.Listen(ctx, "tcp", s.cfg.RestAddr)
+		if err != nil {
+			lis.Close()
+			return qerr.IOf("scheduler: listen for REST on %s: %w", s.cfg.RestAddr, err)
+		}
+	}
+	s.started = true
+	s.lis, s.restLis = lis, restLis
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(s.loopDone)
+		s.loop(runCtx)
+	}()
+
+	s.grpcSrv = grpc.NewServer()
+	rpc.RegisterSchedulerServiceServer(s.grpcSrv, &service{s: s})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.grpcSrv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			log.Printf("scheduler: gRPC server: %v", err)
+		}
+	}()
+	if restLis != nil {
+		s.restSrv = &http.Server{Handler: s.restHandler(), ReadHeaderTimeout: 10 * time.Second}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.restSrv.Serve(restLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Printf("scheduler: REST server: %v", err)
+			}
+		}()
+	}
+	return nil
+}
+
+// Addr is the gRPC address the scheduler listens on ("" before Start).
+func (s *Scheduler) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lis == nil {
+		return ""
+	}
+	return s.lis.Addr().String()
+}
+
+// RestAddr is the REST address ("" when REST is off or before Start).
+func (s *Scheduler) RestAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.restLis == nil {
+		return ""
+	}
+	return s.restLis.Addr().String()
+}
+
+// Close stops serving (open WatchJob streams end), stops the loop, waits for
+// every goroutine the scheduler started and closes its executor
+// connections. It is idempotent.
+func (s *Scheduler) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return s.closeErr
+	}
+	s.closed = true
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return nil
+	}
+	s.grpcSrv.Stop()
+	if s.restSrv != nil {
+		s.restSrv.Close()
+	}
+	s.stop()
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for addr, cc := range s.conns {
+		if err := cc.Close(); err != nil && s.closeErr == nil {
+			s.closeErr = qerr.IOf("scheduler: close connection to %s: %w", addr, err)
+		}
+	}
+	s.conns = map[string]*grpc.ClientConn{}
+	return s.closeErr
+}
+
+// loop is the event loop: the only goroutine that touches s.core. It exits
+// when ctx is cancelled (Close).
+func (s *Scheduler) loop(ctx context.Context) {
+	ticker := time.NewTicker(s.cfg.tickInterval())
+	defer ticker.Stop()
+	for {
+		var ev any
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-ticker.C:
+			ev = evTick{now: now}
+		case ev = <-s.events:
+		}
+		s.handle(ctx, ev)
+	}
+}
+
+// handle applies one event and performs the actions it produced. A panic
+// while handling is a bug: it is logged and the loop carries on, so one bad
+// event does not take the scheduler down.
+func (s *Scheduler) handle(ctx context.Context, ev any) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Printf("scheduler: panic handling %T: %v", ev, r)
+			s.core.actions = nil
+		}
+	}()
+	s.core.handle(ev)
+	for _, a := range s.core.takeActions() {
+		s.perform(ctx, a)
+	}
+}
+
+// post sends ev to the loop; false when ctx ended or the loop is gone.
+func (s *Scheduler) post(ctx context.Context, ev any) bool {
+	select {
+	case s.events <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.loopDone:
+		return false
+	}
+}
+
+// ask posts ev and waits for its reply on reply.
+func ask[T any](ctx context.Context, s *Scheduler, ev any, reply chan T) (T, error) {
+	var zero T
+	if !s.post(ctx, ev) {
+		return zero, stopped(ctx)
+	}
+	select {
+	case r := <-reply:
+		return r, nil
+	case <-ctx.Done():
+		return zero, stopped(ctx)
+	case <-s.loopDone:
+		return zero, stopped(ctx)
+	}
+}
+
+func stopped(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return qerr.Internalf("scheduler: shutting down")
+}
+
+// perform runs one action of the loop in its own goroutine (owned by s.wg,
+// ending when its RPC returns or ctx is cancelled); results that matter go
+// back to the loop as events.
+func (s *Scheduler) perform(ctx context.Context, a any) {
+	switch a := a.(type) {
+	case actPlan:
+		s.goRun(func() {
+			ev := s.safePlan(ctx, a)
+			s.post(ctx, ev)
+		})
+	case actLaunch:
+		s.goRun(func() {
+			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {
+				_, err := c.LaunchTasks(ctx, &rpc.LaunchTasksRequest{Tasks: a.tasks})
+				return err
+			})
+			ids := make([]*rpc.TaskId, len(a.tasks))
+			for i, t := range a.tasks {
+				ids[i] = t.GetId()
+			}
+			if err != nil {
+				s.post(ctx, evLaunchFailed{executorID: a.executorID, tasks: ids, err: err})
+			}
+		})
+	case actCancel:
+		s.goRun(func() {
+			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {
+				_, err := c.CancelTasks(ctx, &rpc.CancelTasksRequest{Tasks: a.tasks})
+				return err
+			})
+			if err != nil && ctx.Err() == nil {
+				log.Printf("scheduler: cancel %d tasks on executor %s: %v", len(a.tasks), a.executorID, err)
+			}
+		})
+	case actRemove:
+		s.goRun(func() {
+			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {
+				_, err := c.RemoveJobData(ctx, a.req)
+				return err
+			})
+			if err != nil && ctx.Err() == nil {
+				log.Printf("scheduler: remove data of job %s stages %v on executor %s: %v", a.req.GetJobId(), a.req.GetStageIds(), a.executorID, err)
+			}
+		})
+	case actDropExecutor:
+		s.mu.Lock()
+		cc := s.conns[a.addr]
+		delete(s.conns, a.addr)
+		s.mu.Unlock()
+		if cc != nil {
+			cc.Close()
+		}
+	default:
+		log.Printf("scheduler: unknown action %T", a)
+	}
+}
+
+func (s *Scheduler) goRun(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// safePlan plans a job, turning a planner panic into the job's error.
+func (s *Scheduler) safePlan(ctx context.Context, a actPlan) (ev evPlanned) {
+	defer func() {
+		if r := recover(); r != nil {
+			ev = evPlanned{jobID: a.jobID, err: qerr.Internalf("scheduler: planning job %s panicked: %v", a.jobID, r)}
+		}
+	}()
+	return planJob(ctx, a)
+}
+
+// call runs f against the executor at addr with a deadline.
+func (s *Scheduler) call(ctx context.Context, addr string, f func(context.Context, rpc.ExecutorServiceClient) error) error {
+	cc, err := s.conn(addr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	return f(ctx, rpc.NewExecutorServiceClient(cc))
+}
+
+func (s *Scheduler) conn(addr string) (*grpc.ClientConn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, qerr.Internalf("scheduler: shutting down")
+	}
+	if cc := s.conns[addr]; cc != nil {
+		return cc, nil
+	}
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams))
+	if err != nil {
+		return nil, qerr.IOf("scheduler: connect to executor at %s: %w", addr, err)
+	}
+	s.conns[addr] = cc
+	return cc, nil
+}
+
+// inspect runs fn on the loop and waits for it.
+func (s *Scheduler) inspect(ctx context.Context, fn func(c *core)) error {
+	done := make(chan struct{})
+	if !s.post(ctx, evInspect{fn: fn, done: done}) {
+		return stopped(ctx)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.loopDone:
+		return stopped(ctx)
+	}
+}

@@ -1,0 +1,183 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+// service implements rpc.SchedulerServiceServer on top of the event loop:
+// every handler validates its request, sends the loop an event and waits for
+// the reply with the request's context.
+type service struct {
+	rpc.UnimplementedSchedulerServiceServer
+	s *Scheduler
+}
+
+// grpcErr maps an error to a gRPC status (context errors keep their codes).
+func grpcErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	switch qerr.KindOf(err) {
+	case qerr.Plan:
+		return status.Error(codes.InvalidArgument, err.Error())
+	case qerr.NotImplemented:
+		return status.Error(codes.Unimplemented, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+func checkProtocol(what string, v uint32) error {
+	if v != rpc.ProtocolVersion {
+		return status.Errorf(codes.FailedPrecondition,
+			"scheduler: %s speaks protocol version %d, this scheduler speaks version %d: upgrade the older side", what, v, rpc.ProtocolVersion)
+	}
+	return nil
+}
+
+func (h *service) CreateSession(ctx context.Context, req *rpc.CreateSessionRequest) (*rpc.CreateSessionResponse, error) {
+	if err := checkProtocol("client", req.GetProtocolVersion()); err != nil {
+		return nil, err
+	}
+	id := uuid.NewString()
+	settings := map[string]string{}
+	for k, v := range req.GetSettings() {
+		settings[k] = v
+	}
+	reply := make(chan struct{}, 1)
+	if _, err := ask(ctx, h.s, evCreateSession{id: id, settings: settings, reply: reply}, reply); err != nil {
+		return nil, grpcErr(err)
+	}
+	return &rpc.CreateSessionResponse{SessionId: id}, nil
+}
+
+func (h *service) CloseSession(ctx context.Context, req *rpc.CloseSessionRequest) (*rpc.CloseSessionResponse, error) {
+	reply := make(chan struct{}, 1)
+	if _, err := ask(ctx, h.s, evCloseSession{id: req.GetSessionId(), reply: reply}, reply); err != nil {
+		return nil, grpcErr(err)
+	}
+	return &rpc.CloseSessionResponse{}, nil
+}
+
+func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest) (*rpc.ExecuteQueryResponse, error) {
+	plan, err := decodeLogical(req.GetLogicalPlan())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "scheduler: execute query: decode logical plan: %v", err)
+	}
+	settings := map[string]string{}
+	for k, v := range req.GetSettings() {
+		settings[k] = v
+	}
+	id := uuid.NewString()
+	reply := make(chan error, 1)
+	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), settings: settings, plan: plan, reply: reply}
+	rerr, err := ask(ctx, h.s, ev, reply)
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	if rerr != nil {
+		if qerr.KindOf(rerr) == qerr.Plan {
+			return nil, status.Error(codes.NotFound, rerr.Error())
+		}
+		return nil, grpcErr(rerr)
+	}
+	return &rpc.ExecuteQueryResponse{JobId: id}, nil
+}
+
+// WatchJob streams the job's status on every change until a terminal one.
+// Statuses are coalesced: a slow watcher sees the latest, never a stale
+// one, and always the terminal status.
+func (h *service) WatchJob(req *rpc.WatchJobRequest, stream rpc.SchedulerService_WatchJobServer) error {
+	ctx := stream.Context()
+	reply := make(chan watchReply, 1)
+	r, err := ask(ctx, h.s, evWatch{jobID: req.GetJobId(), reply: reply}, reply)
+	if err != nil {
+		return grpcErr(err)
+	}
+	if r.err != nil {
+		return status.Error(codes.NotFound, r.err.Error())
+	}
+	for {
+		select {
+		case st, ok := <-r.ch:
+			if !ok {
+				return nil
+			}
+			if err := stream.Send(st); err != nil {
+				h.s.post(context.WithoutCancel(ctx), evUnwatch{jobID: req.GetJobId(), ch: r.ch})
+				return err
+			}
+		case <-ctx.Done():
+			// The watcher went away: drop it. The loop may be gone too,
+			// which post notices.
+			h.s.post(context.WithoutCancel(ctx), evUnwatch{jobID: req.GetJobId(), ch: r.ch})
+			return grpcErr(ctx.Err())
+		case <-h.s.loopDone:
+			return status.Error(codes.Unavailable, "scheduler: shutting down")
+		}
+	}
+}
+
+func (h *service) CancelJob(ctx context.Context, req *rpc.CancelJobRequest) (*rpc.CancelJobResponse, error) {
+	reply := make(chan cancelReply, 1)
+	r, err := ask(ctx, h.s, evCancel{jobID: req.GetJobId(), reply: reply}, reply)
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	if !r.found {
+		return nil, status.Errorf(codes.NotFound, "scheduler: cancel job: unknown job %q", req.GetJobId())
+	}
+	return &rpc.CancelJobResponse{Cancelled: r.cancelled}, nil
+}
+
+func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecutorRequest) (*rpc.RegisterExecutorResponse, error) {
+	if err := checkProtocol("executor", req.GetProtocolVersion()); err != nil {
+		return nil, err
+	}
+	m := req.GetExecutor()
+	if m.GetId() == "" || m.GetHost() == "" || m.GetGrpcPort() <= 0 || m.GetGrpcPort() > 65535 {
+		return nil, status.Errorf(codes.InvalidArgument, "scheduler: register executor: need an id, a host and a gRPC port, got id=%q host=%q port=%d", m.GetId(), m.GetHost(), m.GetGrpcPort())
+	}
+	flightPort := m.GetFlightPort()
+	if flightPort <= 0 {
+		flightPort = m.GetGrpcPort()
+	}
+	reply := make(chan struct{}, 1)
+	ev := evRegister{
+		meta:     physical.ExecutorMeta{ID: m.GetId(), Host: m.GetHost(), FlightPort: int(flightPort)},
+		grpcPort: int(m.GetGrpcPort()), vcores: int(m.GetVcores()), reply: reply,
+	}
+	if _, err := ask(ctx, h.s, ev, reply); err != nil {
+		return nil, grpcErr(err)
+	}
+	return &rpc.RegisterExecutorResponse{}, nil
+}
+
+func (h *service) Heartbeat(ctx context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {
+	reply := make(chan bool, 1)
+	unknown, err := ask(ctx, h.s, evHeartbeat{executorID: req.GetExecutorId(), reply: reply}, reply)
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	return &rpc.HeartbeatResponse{Reregister: unknown}, nil
+}
+
+func (h *service) UpdateTaskStatus(ctx context.Context, req *rpc.UpdateTaskStatusRequest) (*rpc.UpdateTaskStatusResponse, error) {
+	if !h.s.post(ctx, evTaskStatus{executorID: req.GetExecutorId(), statuses: req.GetStatuses()}) {
+		return nil, grpcErr(stopped(ctx))
+	}
+	return &rpc.UpdateTaskStatusResponse{}, nil
+}
