@@ -97,7 +97,7 @@ func newHashJoin(tc *TaskContext, n *physical.HashJoin, partition int) (Operator
 	}
 	left, leftSc := n.Left, n.Left.Schema()
 	if n.Mode == physical.CollectLeft {
-		j.shared = tc.Shared(n, func() any { return &joinShared{parts: n.Right.OutputPartitions()} }).(*joinShared)
+		j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
 		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
 			bs, err := CollectAll(ctx, tc, left)
 			if err != nil {

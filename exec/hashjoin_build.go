@@ -226,3 +226,12 @@ func checkJoinKeys(on []physical.JoinOn) error {
 	}
 	return nil
 }
+
+// probeParts is how many probe partitions share one build side in tc: all of
+// right's, or one when tc runs a single task of a stage.
+func probeParts(tc *TaskContext, right physical.Plan) int {
+	if tc.SinglePartition {
+		return 1
+	}
+	return right.OutputPartitions()
+}

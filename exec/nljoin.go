@@ -21,7 +21,7 @@ func newNestedLoopJoin(tc *TaskContext, n *physical.NestedLoopJoin, partition in
 	}
 	j.nested = true
 	left, leftSc := n.Left, n.Left.Schema()
-	j.shared = tc.Shared(n, func() any { return &joinShared{parts: n.Right.OutputPartitions()} }).(*joinShared)
+	j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
 	j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
 		bs, err := CollectAll(ctx, tc, left)
 		if err != nil {

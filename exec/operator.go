@@ -47,6 +47,11 @@ type TaskContext struct {
 	// ExecutorID is the executor running the task; a location held by this
 	// executor is read from WorkDir, any other through Fetcher.
 	ExecutorID string
+	// SinglePartition says this context runs one task of a stage: each node
+	// builds exactly one of its partitions here (the others run as other
+	// tasks, maybe elsewhere), so state shared "across partitions" — a
+	// CollectLeft join's build side — is per task.
+	SinglePartition bool
 	// Fetcher reads shuffle files held by other executors (over Flight).
 	Fetcher ShuffleFetcher
 	// shared holds per-node state shared across partitions (exchanges, join

@@ -464,3 +464,26 @@ func TestSchedulerRestart(t *testing.T) {
 		t.Error("no registration with the restarted scheduler")
 	}
 }
+
+// TestCloseDuringStart closes an executor whose Start is still trying to
+// reach the scheduler: Start gives up at once.
+func TestCloseDuringStart(t *testing.T) {
+	e, err := executor.New(executor.Config{SchedulerAddr: "127.0.0.1:" + itoa(deadPort(t)), WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- e.Start(context.Background()) }()
+	time.Sleep(200 * time.Millisecond)
+	if err := e.Close(); err != nil {
+		t.Error(err)
+	}
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Error("Start succeeded after Close")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Start did not return after Close")
+	}
+}

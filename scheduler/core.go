@@ -429,7 +429,9 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 	case rpc.TaskState_TASK_SUCCESSFUL:
 		c.release(t)
 		t.state = taskSuccessful
-		t.executor = executorID
+		if executorID != "" {
+			t.executor = executorID
+		}
 		t.locations = locationsFromRPC(st.GetLocations())
 		c.dirty[j.id] = true
 		if s.state == stageRunning && allSuccessful(s) {
@@ -534,10 +536,15 @@ func (c *core) rollback(j *job, p *stage, lost func(*task) bool, why string) {
 	c.dirty[j.id] = true
 	for _, cid := range p.consumers {
 		cs := j.stages[cid]
+		if cs.state == stageSuccessful || cs.state == stageFailed {
+			continue
+		}
+		// An unresolved consumer may still hold readers of p from an
+		// earlier resolve (another input was rolled back): drop them too.
+		cs.resolved = unresolvePlan(cs.resolved, p.id)
 		if cs.state != stageRunning {
 			continue
 		}
-		cs.resolved = unresolvePlan(cs.resolved, p.id)
 		cs.state = stageUnresolved
 		byExec := map[string][]*rpc.TaskId{}
 		for _, ct := range cs.tasks {

@@ -546,29 +546,25 @@ func TestPolicies(t *testing.T) {
 	h.submit("j", chain("j"))
 	wantStrings(t, "round robin", launched(h.acts), []string{"1/0@e1#0", "1/1@e2#0"})
 
-	// locality: stage 2 partition p goes where most of its input bytes are.
+	// locality: a task goes where most of its input bytes are.
 	h = newHarness(t, Config{Policy: PolicyLocality})
 	h.register("e1", 4)
 	h.register("e2", 4)
 	h.submit("j", chain("j"))
-	h.task("j", 1, 1).executor = "e2" // pretend the bias policy placed it on e2
-	h.c.executors["e1"].running--
-	h.c.executors["e2"].running++
 	h.succeed("j", 1, 0, 2)
-	acts := h.succeed("j", 1, 1, 2)
-	// Both map outputs are 100 bytes: a tie goes to the first executor;
-	// make e2's larger and re-check with the pure function.
-	_ = acts
+	h.succeed("j", 1, 1, 2)
 	s2 := h.c.jobs["j"].stages[2]
-	bytes := inputBytes(s2.resolved, 0)
-	if bytes["e1"] != 100 || bytes["e2"] != 100 {
-		t.Fatalf("input bytes %v", bytes)
-	}
 	r := s2.resolved.(*physical.ShuffleWriter).Input.(*physical.ShuffleReader)
+	if b := inputBytes(s2.resolved, 0); b["e1"] != 200 || b["e2"] != 0 {
+		t.Fatalf("input bytes %v", b)
+	}
+	r.Locations[1][1].Executor.ID = "e2"
 	r.Locations[1][1].Bytes = 5000
-	tk := &task{partition: 1}
-	if e := h.c.pick(h.c.executorsBySeq(), s2, tk); e.meta.ID != "e2" {
-		t.Fatalf("locality picked %s", e.meta.ID)
+	if e := h.c.pick(h.c.executorsBySeq(), s2, &task{partition: 1}); e.meta.ID != "e2" {
+		t.Fatalf("locality picked %s for partition 1", e.meta.ID)
+	}
+	if e := h.c.pick(h.c.executorsBySeq(), s2, &task{partition: 0}); e.meta.ID != "e1" {
+		t.Fatalf("locality picked %s for partition 0", e.meta.ID)
 	}
 }
 
@@ -620,5 +616,79 @@ func TestSubmitErrors(t *testing.T) {
 	h.send(evPlanned{jobID: "z", err: qerr.NotImplementedf("planner: nope")})
 	if j := h.c.jobs["z"]; j.state != rpc.JobState_JOB_FAILED || j.errKind != qerr.NotImplemented {
 		t.Fatalf("job %s kind %s", j.state, j.errKind)
+	}
+}
+
+// readersOf returns the executors the ShuffleReaders of stage id in p name,
+// and whether p still has an UnresolvedShuffle of it.
+func readersOf(p physical.Plan, id int) (execs map[string]bool, unresolvedLeft bool) {
+	execs = map[string]bool{}
+	var walk func(physical.Plan)
+	walk = func(n physical.Plan) {
+		switch r := n.(type) {
+		case *physical.ShuffleReader:
+			if r.StageID == id {
+				for _, part := range r.Locations {
+					for _, l := range part {
+						execs[l.Executor.ID] = true
+					}
+				}
+			}
+		case *physical.UnresolvedShuffle:
+			if r.StageID == id {
+				unresolvedLeft = true
+			}
+		}
+		for _, c := range n.Children() {
+			walk(c)
+		}
+	}
+	walk(p)
+	return execs, unresolvedLeft
+}
+
+// An executor holding the output of two input stages is lost: both are
+// recomputed and the consumer re-resolves with fresh locations for both.
+func TestExecutorLostWithTwoLostInputs(t *testing.T) {
+	h := newHarness(t, Config{HeartbeatTimeout: time.Second})
+	h.register("e1", 1)
+	h.register("e2", 3)
+	h.submit("j", diamond("j"))
+	wantStrings(t, "placement", launched(h.acts), []string{"1/0@e1#0", "1/1@e2#0", "2/0@e2#0", "2/1@e2#0"})
+	h.succeed("j", 1, 0, 2)
+	h.succeed("j", 1, 1, 2)
+	h.succeed("j", 2, 0, 2)
+	h.succeed("j", 2, 1, 2)
+	s3 := h.c.jobs["j"].stages[3]
+	if s3.state != stageRunning {
+		t.Fatalf("stage 3 %s", s3.state)
+	}
+	h.clock.advance(1500 * time.Millisecond)
+	h.send(evHeartbeat{executorID: "e1", reply: make(chan bool, 1)})
+	acts := h.send(evTick{now: h.clock.now()})
+	if s3.state != stageUnresolved {
+		t.Fatalf("stage 3 %s after losing its inputs", s3.state)
+	}
+	for _, in := range []int{1, 2} {
+		if _, left := readersOf(s3.resolved, in); !left {
+			t.Fatalf("stage 3 still reads stage %d's lost output", in)
+		}
+	}
+	// e1's one slot was running stage 3; it is cancelled, so the lost map
+	// partitions re-run there one at a time, in stage order.
+	wantStrings(t, "rerun", launched(acts), []string{"1/1@e1#1"})
+	wantStrings(t, "rerun", launched(h.succeed("j", 1, 1, 2)), []string{"2/0@e1#1"})
+	wantStrings(t, "rerun", launched(h.succeed("j", 2, 0, 2)), []string{"2/1@e1#1"})
+	h.succeed("j", 2, 1, 2)
+	for _, in := range []int{1, 2} {
+		if ex, left := readersOf(s3.resolved, in); left || ex["e2"] || !ex["e1"] {
+			t.Fatalf("re-resolved stage 3 reads stage %d from %v (unresolved left: %v)", in, ex, left)
+		}
+	}
+	for p := range 4 {
+		h.succeed("j", 3, p, 0)
+	}
+	if h.jobState("j") != rpc.JobState_JOB_SUCCESSFUL {
+		t.Fatalf("job %s", h.jobState("j"))
 	}
 }

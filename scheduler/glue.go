@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/logical"
+	logicalcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/codec"
 	"github.com/quiverdb/quiver/physical/planner"
@@ -52,10 +53,7 @@ func planStages(jobID string, pp physical.Plan) ([]plannedStage, error) {
 }
 
 // decodeLogical decodes ExecuteQueryRequest.logical_plan.
-// TODO(scheduler): switch to logical/codec.Decode when it lands.
-func decodeLogical([]byte) (logical.Plan, error) {
-	return nil, qerr.NotImplementedf("scheduler: logical/codec is not available yet")
-}
+func decodeLogical(b []byte) (logical.Plan, error) { return logicalcodec.Decode(b) }
 
 func resolvePlan(plan physical.Plan, stageID int, locs [][]physical.PartitionLocation) physical.Plan {
 	return stages.Resolve(plan, stageID, locs)

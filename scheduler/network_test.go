@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	logicalcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/rpc"
 )
 
@@ -87,6 +88,13 @@ func TestProtocolChecksAndHeartbeat(t *testing.T) {
 	}
 	if _, err := c.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: "nope", LogicalPlan: []byte{1, 2, 3}}); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("garbage plan: %v", err)
+	}
+	plan, err := logicalcodec.Encode(tpchLogical(t, tpchCatalog(t), 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: "nope", LogicalPlan: plan}); status.Code(err) != codes.NotFound {
+		t.Fatalf("unknown session: %v", err)
 	}
 }
 

@@ -49,7 +49,8 @@ type Scheduler struct {
 	grpcSrv  *grpc.Server
 	restSrv  *http.Server
 	conns    map[string]*grpc.ClientConn // executor gRPC address → connection
-	wg       sync.WaitGroup             // the loop, servers and action goroutines
+	queues   map[string]*rpcQueue        // executor gRPC address → its RPCs in issue order
+	wg       sync.WaitGroup              // the loop, servers and action goroutines
 	closeErr error
 }
 
@@ -68,6 +69,7 @@ func New(cfg Config) (*Scheduler, error) {
 		loopDone: make(chan struct{}),
 		core:     newCore(cfg, time.Now),
 		conns:    map[string]*grpc.ClientConn{},
+		queues:   map[string]*rpcQueue{},
 	}, nil
 }
 
@@ -262,21 +264,21 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 			s.post(ctx, ev)
 		})
 	case actLaunch:
-		s.goRun(func() {
+		s.enqueue(ctx, a.addr, func() {
 			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {
 				_, err := c.LaunchTasks(ctx, &rpc.LaunchTasksRequest{Tasks: a.tasks})
 				return err
 			})
-			ids := make([]*rpc.TaskId, len(a.tasks))
-			for i, t := range a.tasks {
-				ids[i] = t.GetId()
-			}
 			if err != nil {
+				ids := make([]*rpc.TaskId, len(a.tasks))
+				for i, t := range a.tasks {
+					ids[i] = t.GetId()
+				}
 				s.post(ctx, evLaunchFailed{executorID: a.executorID, tasks: ids, err: err})
 			}
 		})
 	case actCancel:
-		s.goRun(func() {
+		s.enqueue(ctx, a.addr, func() {
 			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {
 				_, err := c.CancelTasks(ctx, &rpc.CancelTasksRequest{Tasks: a.tasks})
 				return err
@@ -286,7 +288,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 			}
 		})
 	case actRemove:
-		s.goRun(func() {
+		s.enqueue(ctx, a.addr, func() {
 			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {
 				_, err := c.RemoveJobData(ctx, a.req)
 				return err
@@ -299,13 +301,86 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 		s.mu.Lock()
 		cc := s.conns[a.addr]
 		delete(s.conns, a.addr)
+		q := s.queues[a.addr]
+		delete(s.queues, a.addr)
 		s.mu.Unlock()
+		if q != nil {
+			q.drop()
+		}
 		if cc != nil {
-			cc.Close()
+			cc.Close() // queued RPCs to it now fail at once
 		}
 	default:
 		log.Printf("scheduler: unknown action %T", a)
 	}
+}
+
+// rpcQueue runs one executor's RPCs one at a time in the order the loop
+// issued them, so a task's launch always reaches the executor before its
+// cancel, and a job's cleanup after both. Its worker goroutine is owned by
+// s.wg; it exits when ctx is cancelled (Close) or, once dropped (the
+// executor was lost), when the queue is empty.
+type rpcQueue struct {
+	mu      sync.Mutex
+	fns     []func()
+	dropped bool
+	wake    chan struct{} // capacity 1
+}
+
+func (q *rpcQueue) push(f func()) {
+	q.mu.Lock()
+	q.fns = append(q.fns, f)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *rpcQueue) drop() {
+	q.mu.Lock()
+	q.dropped = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *rpcQueue) run(ctx context.Context) {
+	for {
+		q.mu.Lock()
+		fns, dropped := q.fns, q.dropped
+		q.fns = nil
+		q.mu.Unlock()
+		for _, f := range fns {
+			f() // each call has its own deadline and ends when ctx does
+		}
+		if len(fns) > 0 {
+			continue
+		}
+		if dropped {
+			return
+		}
+		select {
+		case <-q.wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// enqueue adds f to the RPC queue of the executor at addr.
+func (s *Scheduler) enqueue(ctx context.Context, addr string, f func()) {
+	s.mu.Lock()
+	q := s.queues[addr]
+	if q == nil {
+		q = &rpcQueue{wake: make(chan struct{}, 1)}
+		s.queues[addr] = q
+		s.goRun(func() { q.run(ctx) })
+	}
+	s.mu.Unlock()
+	q.push(f)
 }
 
 func (s *Scheduler) goRun(f func()) {

@@ -4,19 +4,22 @@ import (
 	"context"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/quiverdb/quiver/logical"
+	logicalcodec "github.com/quiverdb/quiver/logical/codec"
+	"github.com/quiverdb/quiver/rpc"
 )
 
-// submit queues plan as a job of session sess and returns its id.
-// TODO(scheduler): go through ExecuteQuery once logical/codec lands.
+// submit encodes plan and runs it as a job of session sess through
+// ExecuteQuery; it returns the job id.
 func (c *cluster) submit(t *testing.T, ctx context.Context, sess string, plan logical.Plan) string {
 	t.Helper()
-	id := uuid.NewString()
-	reply := make(chan error, 1)
-	rerr, err := ask(ctx, c.sched, evSubmit{jobID: id, session: sess, plan: plan, reply: reply}, reply)
-	if err != nil || rerr != nil {
-		t.Fatal(err, rerr)
+	b, err := logicalcodec.Encode(plan)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return id
+	r, err := c.client.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: sess, LogicalPlan: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.JobId
 }

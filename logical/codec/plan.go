@@ -426,6 +426,9 @@ func decodePlan(m *rpc.LogicalPlan) (logical.Plan, error) {
 		if n == nil {
 			break
 		}
+		if len(n.Inputs) < 2 {
+			return nil, qerr.Internalf("codec: union has %d inputs, want at least two", len(n.Inputs))
+		}
 		ins := make([]logical.Plan, len(n.Inputs))
 		for i, im := range n.Inputs {
 			in, err := decodePlan(im)

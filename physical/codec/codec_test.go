@@ -259,19 +259,19 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	values := &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_Values{Values: &rpc.PhysicalValues{Schema: s}}}
 	bad := map[string]*rpc.PhysicalPlan{
-		"empty node":         {},
+		"empty node":          {},
 		"column out of range": {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: col(3)}}},
-		"negative column":    {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: col(-1)}}},
-		"missing predicate":  {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values}}},
-		"bad join type":      {Node: &rpc.PhysicalPlan_NestedLoopJoin{NestedLoopJoin: &rpc.PhysicalNestedLoopJoin{Left: values, Right: values, Type: 99}}},
-		"bad agg mode":       {Node: &rpc.PhysicalPlan_HashAggregate{HashAggregate: &rpc.PhysicalHashAggregate{Input: values, Mode: 7}}},
-		"names mismatch":     {Node: &rpc.PhysicalPlan_Projection{Projection: &rpc.PhysicalProjection{Input: values, Exprs: []*rpc.PhysicalExpr{col(0)}}}},
-		"empty union":        {Node: &rpc.PhysicalPlan_Union{Union: &rpc.PhysicalUnion{}}},
-		"bad schema":         {Node: &rpc.PhysicalPlan_Empty{Empty: &rpc.PhysicalEmpty{Schema: []byte("not arrow")}}},
-		"bad format":         {Node: &rpc.PhysicalPlan_Scan{Scan: &rpc.PhysicalScan{Format: "orc", FileSchema: s}}},
-		"projection range":   {Node: &rpc.PhysicalPlan_Scan{Scan: &rpc.PhysicalScan{Format: "csv", FileSchema: s, HasProjection: true, Projection: []int32{3}}}},
-		"bad job id":         {Node: &rpc.PhysicalPlan_ShuffleWriter{ShuffleWriter: &rpc.PhysicalShuffleWriter{Input: values, JobId: "../etc"}}},
-		"bad compression":    {Node: &rpc.PhysicalPlan_ShuffleWriter{ShuffleWriter: &rpc.PhysicalShuffleWriter{Input: values, JobId: "j", Compression: "gzip"}}},
+		"negative column":     {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: col(-1)}}},
+		"missing predicate":   {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values}}},
+		"bad join type":       {Node: &rpc.PhysicalPlan_NestedLoopJoin{NestedLoopJoin: &rpc.PhysicalNestedLoopJoin{Left: values, Right: values, Type: 99}}},
+		"bad agg mode":        {Node: &rpc.PhysicalPlan_HashAggregate{HashAggregate: &rpc.PhysicalHashAggregate{Input: values, Mode: 7}}},
+		"names mismatch":      {Node: &rpc.PhysicalPlan_Projection{Projection: &rpc.PhysicalProjection{Input: values, Exprs: []*rpc.PhysicalExpr{col(0)}}}},
+		"empty union":         {Node: &rpc.PhysicalPlan_Union{Union: &rpc.PhysicalUnion{}}},
+		"bad schema":          {Node: &rpc.PhysicalPlan_Empty{Empty: &rpc.PhysicalEmpty{Schema: []byte("not arrow")}}},
+		"bad format":          {Node: &rpc.PhysicalPlan_Scan{Scan: &rpc.PhysicalScan{Format: "orc", FileSchema: s}}},
+		"projection range":    {Node: &rpc.PhysicalPlan_Scan{Scan: &rpc.PhysicalScan{Format: "csv", FileSchema: s, HasProjection: true, Projection: []int32{3}}}},
+		"bad job id":          {Node: &rpc.PhysicalPlan_ShuffleWriter{ShuffleWriter: &rpc.PhysicalShuffleWriter{Input: values, JobId: "../etc"}}},
+		"bad compression":     {Node: &rpc.PhysicalPlan_ShuffleWriter{ShuffleWriter: &rpc.PhysicalShuffleWriter{Input: values, JobId: "j", Compression: "gzip"}}},
 		"bad location": {Node: &rpc.PhysicalPlan_ShuffleReader{ShuffleReader: &rpc.PhysicalShuffleReader{Schema: s, Locations: []*rpc.PartitionLocations{
 			{Locations: []*rpc.PartitionLocation{{JobId: "a/b", StageId: 1}}}}}}},
 		"negative map partition": {Node: &rpc.PhysicalPlan_ShuffleReader{ShuffleReader: &rpc.PhysicalShuffleReader{Schema: s, Locations: []*rpc.PartitionLocations{

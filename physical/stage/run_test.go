@@ -35,6 +35,7 @@ func (c *cluster) task(id string) *exec.TaskContext {
 	tc.WorkDir = c.dirs[id]
 	tc.ExecutorID = id
 	tc.Fetcher = c
+	tc.SinglePartition = true
 	return tc
 }
 

@@ -117,7 +117,9 @@ var jobIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 //     partitions of one TaskContext, which in a task holds only one of them.
 //
 // The final stage ends in a passthrough writer whose output partitions are
-// the result partitions, or a single writer if the plan has one partition.
+// the result partitions, or a single writer if the plan has one partition
+// (dropped round-robin repartitions may leave the result with fewer
+// partitions than p; partition counts carry no meaning in a result).
 // When the plan's root is itself a cut without keys (a Coalesce), the stage
 // it cuts off is the final stage. Stage ids are 1-based in dependency order.
 func Split(jobID string, p physical.Plan, opts Options) (*Graph, error) {
@@ -215,13 +217,13 @@ func (s *splitter) visit(p physical.Plan) (physical.Plan, error) {
 		if n.Mode != physical.CollectLeft {
 			return s.children(p)
 		}
-		l, r, err := s.collectLeft(n.Left, n.Right)
+		l, r, err := s.collectLeft(n.Left, n.Right, emitsBuildRows(n.Type))
 		if err != nil {
 			return nil, err
 		}
 		return n.WithChildren([]physical.Plan{l, r}), nil
 	case *physical.NestedLoopJoin:
-		l, r, err := s.collectLeft(n.Left, n.Right)
+		l, r, err := s.collectLeft(n.Left, n.Right, emitsBuildRows(n.Type))
 		if err != nil {
 			return nil, err
 		}
@@ -247,9 +249,21 @@ func (s *splitter) children(p physical.Plan) (physical.Plan, error) {
 	return p.WithChildren(out), nil
 }
 
+// emitsBuildRows reports whether a join type outputs left (build) rows
+// depending on matches seen by every probe partition; such a join's probe
+// side must run as one task, since tasks cannot share match flags.
+func emitsBuildRows(t physical.JoinType) bool {
+	switch t {
+	case physical.InnerJoin, physical.RightJoin:
+		return false
+	}
+	return true
+}
+
 // collectLeft visits the sides of a join whose left side every probe
-// partition collects whole, and cuts them as Split describes.
-func (s *splitter) collectLeft(left, right physical.Plan) (physical.Plan, physical.Plan, error) {
+// partition collects whole, and cuts them as Split describes. Each probe
+// task builds its own copy of the left side (exec's TaskContext.SinglePartition).
+func (s *splitter) collectLeft(left, right physical.Plan, singleProbe bool) (physical.Plan, physical.Plan, error) {
 	l, err := s.visit(left)
 	if err != nil {
 		return nil, nil, err
@@ -261,7 +275,7 @@ func (s *splitter) collectLeft(left, right physical.Plan) (physical.Plan, physic
 	if !readsOnly(l) {
 		l = s.cut(l, nil, 0)
 	}
-	if r.OutputPartitions() > 1 {
+	if singleProbe && r.OutputPartitions() > 1 {
 		r = s.cut(r, nil, 1)
 	}
 	return l, r, nil
