@@ -166,6 +166,8 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 	tc.ExecutorID = e.cfg.ID
 	tc.Fetcher = e.fetcher
 	tc.MemoryTables = e.cfg.MemoryTables
+	// A task builds one partition of its stage; sibling partitions are other tasks.
+	tc.SinglePartition = true
 
 	op, err := exec.Build(tc, w, int(t.key.partition))
 	if err != nil {
