@@ -3,6 +3,7 @@ package quiver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/planner"
+	"github.com/quiverdb/quiver/rpc"
 	"github.com/quiverdb/quiver/sql"
 )
 
@@ -49,10 +51,13 @@ func (df *DataFrame) LogicalPlan() logical.Plan { return df.plan }
 
 // execution is one running query.
 type execution struct {
-	tc   *exec.TaskContext
+	tc   *exec.TaskContext // nil when the query ran as a job on a scheduler
 	mem  *exec.AccountingAllocator
 	plan physical.Plan
 	op   exec.Operator
+	// jobID and status describe the job when the query ran on a scheduler.
+	jobID  string
+	status *rpc.JobStatus
 }
 
 func (s *Session) snapshot() settings {
@@ -77,6 +82,16 @@ func (df *DataFrame) start(ctx context.Context, analyze bool) (*execution, error
 	}
 	s := df.s
 	st := s.snapshot()
+	// EXPLAIN ANALYZE needs per-operator metrics, which only direct
+	// execution collects; a standalone cluster's data is in this process, so
+	// analyze runs the same physical plan directly.
+	if s.remote != nil && !(analyze && s.remote.standalone) {
+		x, err := df.startRemote(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
 	lp, err := s.optimize(ctx, df.plan, nil)
 	if err != nil {
 		return nil, err
@@ -261,6 +276,11 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 		for _, b := range batches {
 			n += b.NumRows()
 			b.Release()
+		}
+		if x.tc == nil {
+			st := x.status
+			return append(rows, []string{"Job", fmt.Sprintf("job %s: %d stages, %d tasks", x.jobID, st.StagesTotal, st.TasksTotal)},
+				[]string{"Summary", "output_rows=" + itoa(n)}), nil
 		}
 		return append(rows, []string{"Plan with Metrics", x.tc.FormatAnalyze(x.plan)},
 			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + FormatBytes(x.mem.Peak())}), nil

@@ -149,8 +149,24 @@ func release(bs []arrow.RecordBatch) {
 // TestStreamEarlyStop breaks out of a Stream after the first batch: the
 // query's goroutines must exit and its memory must be returned.
 func TestStreamEarlyStop(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	s := newTPCHSession(t, quiver.WithBatchSize(100), quiver.WithTargetPartitions(4))
+	for _, mode := range []struct {
+		name string
+		opt  quiver.Option
+	}{{"local", quiver.WithLocalExecution()}, {"standalone-cluster", quiver.WithStandaloneCluster(2)}} {
+		t.Run(mode.name, func(t *testing.T) {
+			s := newTPCHSession(t, mode.opt, quiver.WithBatchSize(100), quiver.WithTargetPartitions(4))
+			streamEarlyStop(t, s)
+			// Closing the session stops everything it started: the query's
+			// goroutines and, in cluster mode, the scheduler and executors.
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			goleak.VerifyNone(t)
+		})
+	}
+}
+
+func streamEarlyStop(t *testing.T, s *quiver.Session) {
 	ctx := context.Background()
 	df := table(t, s, "lineitem").Filter(col("l_quantity").Gt(1))
 	n := 0

@@ -3,6 +3,7 @@ package quiver
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -20,9 +21,27 @@ import (
 type Option func(*config)
 
 type config struct {
-	mem      memory.Allocator
-	settings settings
+	mem        memory.Allocator
+	settings   settings
+	standalone int // executors of an in-process cluster; 0 runs queries directly
 }
+
+// WithStandaloneCluster runs the session's queries as jobs on a scheduler
+// and n executors started inside this process on loopback ports (the
+// distributed path, with shuffle files in a temporary work dir). This is
+// the default, with one executor.
+func WithStandaloneCluster(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.standalone = n
+		}
+	}
+}
+
+// WithLocalExecution runs the session's queries directly in this process,
+// without a scheduler: one job of in-memory exchanges, no shuffle files. It
+// is the single-node engine the cluster's executors are built from.
+func WithLocalExecution() Option { return func(c *config) { c.standalone = 0 } }
 
 // WithAllocator makes every query of the session allocate from mem (tests
 // pass a memory.CheckedAllocator).
@@ -61,6 +80,10 @@ type Session struct {
 	planner  *sql.Planner
 	settings settings
 	closed   bool
+
+	// remote, when set, runs queries as jobs on a scheduler (Connect or a standalone cluster).
+	remote  *remote
+	workDir string // a standalone cluster's temporary work dir, removed on Close
 }
 
 // NewSession returns an embedded session: no server is needed.
@@ -68,19 +91,31 @@ func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := config{mem: memory.DefaultAllocator, settings: defaultSettings()}
+	c := config{mem: memory.DefaultAllocator, settings: defaultSettings(), standalone: 1}
 	for _, o := range opts {
 		o(&c)
 	}
 	cat := catalog.New()
-	return &Session{
+	s := &Session{
 		id:       uuid.NewString(),
 		mem:      c.mem,
 		cat:      cat,
 		opt:      optimizer.New(),
 		planner:  sql.NewPlanner(cat),
 		settings: c.settings,
-	}, nil
+	}
+	if c.standalone > 0 {
+		dir, err := os.MkdirTemp("", "quiver-standalone-")
+		if err != nil {
+			return nil, qerr.IOf("standalone cluster: %w", err)
+		}
+		if err := s.startStandalone(ctx, c.standalone, dir); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s.workDir = dir
+	}
+	return s, nil
 }
 
 // ID is the session's id.
@@ -94,8 +129,15 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
+	var err error
+	if s.remote != nil {
+		err = s.remote.close()
+	}
+	if s.workDir != "" {
+		os.RemoveAll(s.workDir)
+	}
 	s.cat.Close()
-	return nil
+	return err
 }
 
 func (s *Session) check() error {

@@ -79,14 +79,17 @@ func parseSLT(text string) ([]sltRecord, error) {
 	return recs, nil
 }
 
-// sltConfigs are the configurations every file runs in.
+// sltConfigs are the configurations every file runs in: through the
+// distributed path (the default standalone cluster) and directly, at the
+// default batch size and at 1 and 7.
 var sltConfigs = []struct {
 	name string
 	opts []quiver.Option
 }{
-	{"default", nil},
-	{"batch=1", []quiver.Option{quiver.WithBatchSize(1), quiver.WithTargetPartitions(1)}},
-	{"batch=7", []quiver.Option{quiver.WithBatchSize(7), quiver.WithTargetPartitions(3)}},
+	{"standalone", nil},
+	{"local", []quiver.Option{quiver.WithLocalExecution()}},
+	{"local,batch=1", []quiver.Option{quiver.WithLocalExecution(), quiver.WithBatchSize(1), quiver.WithTargetPartitions(1)}},
+	{"standalone,executors=2,batch=7", []quiver.Option{quiver.WithStandaloneCluster(2), quiver.WithBatchSize(7), quiver.WithTargetPartitions(3)}},
 }
 
 func TestSLT(t *testing.T) {

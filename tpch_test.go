@@ -45,15 +45,17 @@ func TestTPCH(t *testing.T) {
 		name string
 		opts []quiver.Option
 	}{
-		{"default", nil},
-		{"partitions=1", []quiver.Option{quiver.WithTargetPartitions(1)}},
-		{"partitions=3,batch=7", []quiver.Option{quiver.WithTargetPartitions(3), quiver.WithBatchSize(7)}},
+		{"standalone", nil},
+		{"standalone,executors=2,partitions=3", []quiver.Option{quiver.WithStandaloneCluster(2), quiver.WithTargetPartitions(3)}},
+		{"local", []quiver.Option{quiver.WithLocalExecution()}},
+		{"local,partitions=1", []quiver.Option{quiver.WithLocalExecution(), quiver.WithTargetPartitions(1)}},
+		{"local,partitions=3,batch=7", []quiver.Option{quiver.WithLocalExecution(), quiver.WithTargetPartitions(3), quiver.WithBatchSize(7)}},
 	}
 	if !testing.Short() {
 		configs = append(configs, struct {
 			name string
 			opts []quiver.Option
-		}{"batch=1", []quiver.Option{quiver.WithBatchSize(1)}})
+		}{"local,batch=1", []quiver.Option{quiver.WithLocalExecution(), quiver.WithBatchSize(1)}})
 	}
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {

@@ -134,6 +134,9 @@ func start(t *testing.T, o childOpts) *term {
 		}
 		master.Close()
 		wg.Wait()
+		if strings.Contains(tm.output(), "WARNING: DATA RACE") {
+			t.Error("the shell (built with -race) reported a data race")
+		}
 		if t.Failed() {
 			t.Logf("shell output:\n%s", tm.output())
 		}
@@ -143,6 +146,21 @@ func start(t *testing.T, o childOpts) *term {
 }
 
 var escapes = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\r`)
+
+// rawOffset returns the offset in raw just past its first n bytes that are
+// not part of an escape sequence.
+func rawOffset(raw string, n int) int {
+	esc := escapes.FindAllStringIndex(raw, -1)
+	off, kept := 0, 0
+	for _, e := range esc {
+		if kept+(e[0]-off) >= n {
+			break
+		}
+		kept += e[0] - off
+		off = e[1]
+	}
+	return off + (n - kept)
+}
 
 func (tm *term) read() {
 	buf := make([]byte, 4096)
@@ -182,11 +200,7 @@ func (tm *term) expect(re string) string {
 		// Match on the cleaned text, tracking the position in raw bytes.
 		clean := escapes.ReplaceAllString(raw[seen:], "")
 		if loc := rx.FindStringIndex(clean); loc != nil {
-			// Advance past the match: find the raw offset whose cleaned prefix has loc[1] bytes.
-			off := seen
-			for off < len(raw) && len(escapes.ReplaceAllString(raw[seen:off], "")) < loc[1] {
-				off++
-			}
+			off := seen + rawOffset(raw[seen:], loc[1])
 			tm.mu.Lock()
 			tm.seen = off
 			tm.mu.Unlock()
@@ -245,7 +259,7 @@ func (tm *term) sendNow(s string) {
 // line types one line and Enter.
 func (tm *term) line(s string) { tm.send(s + "\r") }
 
-// wait waits for the child to exit and returns its status.
+// wait waits for the child to exit and returns its status; any but 0 fails the test.
 func (tm *term) wait() int {
 	tm.t.Helper()
 	select {
@@ -255,6 +269,7 @@ func (tm *term) wait() int {
 	}
 	var ee *exec.ExitError
 	if errors.As(tm.err, &ee) {
+		tm.t.Errorf("shell exited with status %d", ee.ExitCode())
 		return ee.ExitCode()
 	}
 	if tm.err != nil {

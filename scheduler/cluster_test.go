@@ -227,11 +227,7 @@ func TestClusterTPCH(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() {
-		if n := mem.CurrentAlloc(); n != 0 {
-			t.Errorf("%d bytes still allocated", n)
-		}
-	})
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := startCluster(t, ctx, Config{HeartbeatTimeout: 5 * time.Second, FinalStageCleanupDelay: 30 * time.Second}, 2, mem)

@@ -153,11 +153,7 @@ func getJSON(t *testing.T, url string, v any) int {
 // final stage after the delay.
 func TestClusterRESTAndCleanup(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() {
-		if n := mem.CurrentAlloc(); n != 0 {
-			t.Errorf("%d bytes still allocated", n)
-		}
-	})
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := startCluster(t, ctx, Config{RestAddr: "127.0.0.1:0", FinalStageCleanupDelay: 700 * time.Millisecond}, 2, mem)
@@ -238,11 +234,7 @@ func TestClusterExecutorLoss(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() {
-		if n := mem.CurrentAlloc(); n != 0 {
-			t.Errorf("%d bytes still allocated", n)
-		}
-	})
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := startCluster(t, ctx, Config{HeartbeatTimeout: 500 * time.Millisecond}, 2, mem)

@@ -1,0 +1,302 @@
+package quiver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/catalog"
+	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/executor"
+	"github.com/quiverdb/quiver/logical"
+	lcodec "github.com/quiverdb/quiver/logical/codec"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/scheduler"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// remote is a session's connection to a scheduler: a cluster (Connect) or
+// the standalone one the session started in its own process.
+type remote struct {
+	conn      *grpc.ClientConn
+	client    rpc.SchedulerServiceClient
+	sessionID string
+	fetcher   *executor.FlightFetcher
+	// standalone daemons this session started and must stop, last first.
+	owned      []interface{ Close() error }
+	standalone bool
+}
+
+// dialScheduler connects to addr and opens a session there.
+func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st settings) (*remote, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, qerr.IOf("connect to scheduler %s: %w", addr, err)
+	}
+	client := rpc.NewSchedulerServiceClient(conn)
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := client.CreateSession(cctx, &rpc.CreateSessionRequest{ProtocolVersion: rpc.ProtocolVersion, Settings: st.wire()}, grpc.WaitForReady(true))
+	if err != nil {
+		conn.Close()
+		return nil, qerr.IOf("scheduler %s: create session: %w", addr, err)
+	}
+	return &remote{conn: conn, client: client, sessionID: resp.SessionId, fetcher: executor.NewFlightFetcher(mem)}, nil
+}
+
+func (r *remote) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := r.client.CloseSession(ctx, &rpc.CloseSessionRequest{SessionId: r.sessionID})
+	r.fetcher.Close()
+	r.conn.Close()
+	for i := len(r.owned) - 1; i >= 0; i-- {
+		r.owned[i].Close()
+	}
+	if err != nil {
+		return qerr.IOf("close session: %w", err)
+	}
+	return nil
+}
+
+// wire is the settings map sent with every query.
+func (st settings) wire() map[string]string {
+	m := map[string]string{
+		"quiver.target_partitions": strconv.Itoa(st.targetPartitions),
+		"quiver.batch_size":        strconv.Itoa(st.batchSize),
+	}
+	if st.memoryLimit > 0 {
+		m["quiver.memory_limit"] = strconv.FormatInt(st.memoryLimit, 10)
+	}
+	return m
+}
+
+// Connect returns a session on the cluster whose scheduler listens at addr.
+// In-memory tables (RegisterRecords) cannot be read by a cluster's executors.
+func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error) {
+	s, err := NewSession(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	r, err := dialScheduler(ctx, addr, s.mem, s.settings)
+	if err != nil {
+		return nil, err
+	}
+	s.remote = r
+	return s, nil
+}
+
+// startStandalone starts a scheduler and n executors in this process on
+// loopback ports, with work dirs under a temporary directory, and connects.
+func (s *Session) startStandalone(ctx context.Context, n int, workDir string) error {
+	sch, err := scheduler.New(scheduler.Config{BindAddr: "127.0.0.1:0"})
+	if err != nil {
+		return err
+	}
+	if err := sch.Start(ctx); err != nil {
+		return err
+	}
+	owned := []interface{ Close() error }{sch}
+	fail := func(err error) error {
+		for i := len(owned) - 1; i >= 0; i-- {
+			owned[i].Close()
+		}
+		return err
+	}
+	for i := 0; i < n; i++ {
+		ex, err := executor.New(executor.Config{
+			SchedulerAddr: sch.Addr(),
+			BindAddr:      "127.0.0.1:0",
+			WorkDir:       workDir + "/executor-" + strconv.Itoa(i),
+			MemoryTables:  s.memoryTable,
+			Allocator:     s.mem,
+		})
+		if err != nil {
+			return fail(err)
+		}
+		if err := ex.Start(ctx); err != nil {
+			return fail(err)
+		}
+		owned = append(owned, ex)
+	}
+	r, err := dialScheduler(ctx, sch.Addr(), s.mem, s.settings)
+	if err != nil {
+		return fail(err)
+	}
+	r.owned = owned
+	r.standalone = true
+	s.remote = r
+	return nil
+}
+
+// startRemote submits df's optimized plan as a job, waits for it and
+// returns an operator over its result partitions in order.
+func (df *DataFrame) startRemote(ctx context.Context, st settings) (*execution, error) {
+	s := df.s
+	lp, err := s.optimize(ctx, df.plan, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkShippable(lp); err != nil {
+		return nil, err
+	}
+	b, err := lcodec.Encode(lp)
+	if err != nil {
+		return nil, err
+	}
+	r := s.remote
+	resp, err := r.client.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.wire()})
+	if err != nil {
+		return nil, qerr.IOf("submit query: %w", err)
+	}
+	status, err := r.wait(ctx, resp.JobId)
+	if err != nil {
+		return nil, err
+	}
+	locs := make([][]physical.PartitionLocation, len(status.Result))
+	for i, p := range status.Result {
+		for _, l := range p.Locations {
+			locs[i] = append(locs[i], locationFromWire(l))
+		}
+	}
+	schema := df.plan.Schema().Arrow()
+	op := &resultReader{fetcher: r.fetcher, locs: locs, schema: schema}
+	return &execution{op: op, jobID: resp.JobId, status: status}, nil
+}
+
+// checkShippable refuses plans a cluster cannot run: in-memory tables live
+// in this process, which only a standalone cluster's executors share.
+func (s *Session) checkShippable(p logical.Plan) error {
+	if s.remote.standalone {
+		return nil
+	}
+	var err error
+	logical.Inspect(p, func(n logical.Plan) bool {
+		if sc, ok := n.(*logical.Scan); ok && sc.Table.Format == catalog.Memory && err == nil {
+			err = qerr.NotImplementedf("table %q is in this process's memory; a cluster's executors cannot read it (register it from files)", sc.Table.Name)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// wait follows the job until it ends; canceling ctx cancels the job.
+func (r *remote) wait(ctx context.Context, jobID string) (*rpc.JobStatus, error) {
+	stream, err := r.client.WatchJob(ctx, &rpc.WatchJobRequest{JobId: jobID})
+	if err != nil {
+		return nil, qerr.IOf("watch job %s: %w", jobID, err)
+	}
+	for {
+		st, err := stream.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				r.client.CancelJob(cctx, &rpc.CancelJobRequest{JobId: jobID})
+				cancel()
+				return nil, ctx.Err()
+			}
+			return nil, qerr.IOf("job %s: lost the scheduler: %w", jobID, err)
+		}
+		switch st.State {
+		case rpc.JobState_JOB_SUCCESSFUL:
+			return st, nil
+		case rpc.JobState_JOB_FAILED:
+			return nil, &qerr.Error{Kind: qerr.Kind(st.ErrorKind), Msg: st.Error}
+		case rpc.JobState_JOB_CANCELLED:
+			return nil, &qerr.Error{Kind: qerr.Canceled, Msg: "job " + jobID + " was cancelled"}
+		}
+	}
+}
+
+func locationFromWire(l *rpc.PartitionLocation) physical.PartitionLocation {
+	out := physical.PartitionLocation{
+		JobID: l.JobId, StageID: int(l.StageId), OutputPartition: int(l.OutputPartition),
+		MapPartition: int(l.MapPartition), Rows: l.Rows, Batches: l.Batches, Bytes: l.Bytes,
+	}
+	if e := l.Executor; e != nil {
+		out.Executor = physical.ExecutorMeta{ID: e.Id, Host: e.Host, FlightPort: int(e.FlightPort)}
+	}
+	return out
+}
+
+// resultReader streams a job's result files, partition by partition.
+type resultReader struct {
+	fetcher *executor.FlightFetcher
+	locs    [][]physical.PartitionLocation
+	schema  *arrow.Schema
+	part    int
+	idx     int
+	cur     exec.Operator
+}
+
+func (r *resultReader) Open(ctx context.Context) error { return nil }
+
+func (r *resultReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if r.cur == nil {
+			for r.part < len(r.locs) && r.idx >= len(r.locs[r.part]) {
+				r.part, r.idx = r.part+1, 0
+			}
+			if r.part >= len(r.locs) {
+				return nil, io.EOF
+			}
+			op, err := r.fetcher.Fetch(ctx, r.locs[r.part][r.idx])
+			if err != nil {
+				return nil, err
+			}
+			r.idx++
+			if err := op.Open(ctx); err != nil {
+				op.Close()
+				return nil, err
+			}
+			r.cur = op
+		}
+		b, err := r.cur.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			r.cur.Close()
+			r.cur = nil
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if b.NumRows() == 0 {
+			b.Release()
+			continue
+		}
+		// Result columns take the query's output names.
+		out := arrowRename(b, r.schema)
+		return out, nil
+	}
+}
+
+func (r *resultReader) Close() error {
+	if r.cur != nil {
+		r.cur.Close()
+		r.cur = nil
+	}
+	r.part = len(r.locs)
+	return nil
+}
+
+// arrowRename returns b with schema's field names (the same columns); it
+// takes over b's reference.
+func arrowRename(b arrow.RecordBatch, schema *arrow.Schema) arrow.RecordBatch {
+	if b.Schema().Equal(schema) || int(b.NumCols()) != schema.NumFields() {
+		return b
+	}
+	out := array.NewRecordBatch(schema, b.Columns(), b.NumRows())
+	b.Release()
+	return out
+}
