@@ -1,0 +1,223 @@
+package quiver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// slowQuery runs long enough (seconds) at SF 0.01 to kill an executor in
+// the middle: a join, a cross join with a filter, and an aggregate, in
+// several stages.
+const slowQuery = `SELECT count(*) AS n, sum(a.l_quantity) AS q
+FROM lineitem a JOIN orders o ON a.l_orderkey = o.o_orderkey, part p
+WHERE (a.l_partkey + p.p_partkey) % 97 = 0 AND p.p_size < 10`
+
+type jobInfo struct {
+	ID         string `json:"id"`
+	State      string `json:"state"`
+	TasksDone  int    `json:"tasks_done"`
+	TasksTotal int    `json:"tasks_total"`
+	Stages     []struct {
+		ID        int    `json:"id"`
+		State     string `json:"state"`
+		Rollbacks int    `json:"rollbacks"`
+		Tasks     []struct {
+			Attempt  int    `json:"attempt"`
+			Failures int    `json:"failures"`
+			Executor string `json:"executor"`
+		} `json:"tasks"`
+	} `json:"stages"`
+}
+
+func getJSON(t *testing.T, url string, v any) error {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// waitJob polls the scheduler's REST API until cond holds for the only job
+// in the list (or times out) and returns it.
+func waitJob(t *testing.T, rest string, cond func(jobInfo) bool) jobInfo {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var jobs []jobInfo
+		if err := getJSON(t, "http://"+rest+"/api/jobs", &jobs); err == nil {
+			for _, j := range jobs {
+				if cond(j) {
+					return j
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("timed out waiting for a job state")
+	return jobInfo{}
+}
+
+func expectedSlow(t *testing.T) [][]string {
+	t.Helper()
+	local := newTPCHSession(t, quiver.WithLocalExecution())
+	return sqlRows(t, local, slowQuery)
+}
+
+// runAsync runs q on s in a goroutine.
+func runAsync(t *testing.T, s *quiver.Session, q string) <-chan result {
+	out := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		df, err := s.SQL(ctx, q)
+		if err != nil {
+			out <- result{err: err}
+			return
+		}
+		batches, err := df.Collect(ctx)
+		if err != nil {
+			out <- result{err: err}
+			return
+		}
+		rows := render(df.Schema(), batches)
+		release(batches)
+		out <- result{rows: rows}
+	}()
+	return out
+}
+
+type result struct {
+	rows [][]string
+	err  error
+}
+
+func reran(j jobInfo) bool {
+	for _, s := range j.Stages {
+		if s.Rollbacks > 0 {
+			return true
+		}
+		for _, task := range s.Tasks {
+			if task.Attempt > 0 || task.Failures > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestClusterKillExecutorDuringQuery kills -9 an executor while a
+// multi-stage query runs: the answer is still right and lost work re-ran.
+func TestClusterKillExecutorDuringQuery(t *testing.T) {
+	want := expectedSlow(t)
+	rest := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c := startCluster(t, 2, "--rest", rest, "--heartbeat-timeout", "1s", "--policy", "round_robin")
+	s := c.connect(t, quiver.WithTargetPartitions(4))
+	res := runAsync(t, s, slowQuery)
+	job := waitJob(t, rest, func(j jobInfo) bool { return j.State == "running" && j.TasksDone > 0 })
+	c.executors[0].kill()
+	r := <-res
+	if r.err != nil {
+		t.Fatalf("query failed after an executor was killed: %v", r.err)
+	}
+	if fmt.Sprint(r.rows) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", r.rows, want)
+	}
+	var detail jobInfo
+	if err := getJSON(t, "http://"+rest+"/api/job/"+job.ID, &detail); err != nil {
+		t.Fatal(err)
+	}
+	if !reran(detail) {
+		t.Errorf("no task was retried and no stage rolled back after the kill: %+v", detail)
+	}
+}
+
+// TestClusterKillExecutorBetweenStages kills the executor holding a
+// finished stage's output before its consumer reads it: the consumer's
+// fetch fails or the loss is noticed, the lost map output is recomputed,
+// and the answer is right.
+func TestClusterKillExecutorBetweenStages(t *testing.T) {
+	want := expectedSlow(t)
+	rest := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c := startCluster(t, 2, "--rest", rest, "--heartbeat-timeout", "1s", "--policy", "round_robin")
+	s := c.connect(t, quiver.WithTargetPartitions(4))
+	res := runAsync(t, s, slowQuery)
+	// Wait until at least one stage has completed (its output now sits on the executors).
+	job := waitJob(t, rest, func(j jobInfo) bool {
+		var detail jobInfo
+		if j.State != "running" || getJSON(t, "http://"+rest+"/api/job/"+j.ID, &detail) != nil {
+			return false
+		}
+		for _, st := range detail.Stages {
+			if st.State == "successful" {
+				return true
+			}
+		}
+		return false
+	})
+	c.executors[1].kill()
+	r := <-res
+	if r.err != nil {
+		t.Fatalf("query failed: %v", r.err)
+	}
+	if fmt.Sprint(r.rows) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", r.rows, want)
+	}
+	var detail jobInfo
+	if err := getJSON(t, "http://"+rest+"/api/job/"+job.ID, &detail); err != nil {
+		t.Fatal(err)
+	}
+	if !reran(detail) {
+		t.Errorf("no lost work re-ran: %+v", detail)
+	}
+}
+
+// TestClusterAllExecutorsLost drops every executor: the job fails with a
+// clear error after the grace period, not a hang.
+func TestClusterAllExecutorsLost(t *testing.T) {
+	rest := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c := startCluster(t, 2, "--rest", rest, "--heartbeat-timeout", "1s", "--executor-grace", "2s")
+	s := c.connect(t)
+	res := runAsync(t, s, slowQuery)
+	waitJob(t, rest, func(j jobInfo) bool { return j.State == "running" })
+	for _, e := range c.executors {
+		e.kill()
+	}
+	select {
+	case r := <-res:
+		if r.err == nil {
+			t.Fatal("the query succeeded with every executor dead")
+		}
+		if qerr.KindOf(r.err) == qerr.Internal || !strings.Contains(strings.ToLower(r.err.Error()), "executor") {
+			t.Errorf("unclear error: %v (kind %v)", r.err, qerr.KindOf(r.err))
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the query hung after every executor died")
+	}
+}
+
+// TestClusterUnreachableScheduler: connecting to nothing is a clear error
+// within the deadline, not a hang.
+func TestClusterUnreachableScheduler(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := quiver.Connect(ctx, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	if err == nil {
+		t.Fatal("connected to a port nobody listens on")
+	}
+	if !strings.Contains(err.Error(), "scheduler") {
+		t.Errorf("error does not say what: %v", err)
+	}
+}
