@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -97,7 +98,10 @@ func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error)
 // startStandalone starts a scheduler and n executors in this process on
 // loopback ports, with work dirs under a temporary directory, and connects.
 func (s *Session) startStandalone(ctx context.Context, n int, workDir string) error {
-	sch, err := scheduler.New(scheduler.Config{BindAddr: "127.0.0.1:0"})
+	// The daemons of a standalone cluster are part of this program: they
+	// stay quiet; errors reach the user through the queries they fail.
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sch, err := scheduler.New(scheduler.Config{BindAddr: "127.0.0.1:0", Logf: func(string, ...any) {}})
 	if err != nil {
 		return err
 	}
@@ -118,6 +122,7 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 			WorkDir:       workDir + "/executor-" + strconv.Itoa(i),
 			MemoryTables:  s.memoryTable,
 			Allocator:     s.mem,
+			Logger:        quiet,
 		})
 		if err != nil {
 			return fail(err)

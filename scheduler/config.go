@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"log"
 	"time"
 
 	"github.com/quiverdb/quiver/qerr"
@@ -33,6 +34,9 @@ type Config struct {
 	// never remove (cache materializations). It is called from the event
 	// loop, so it must be quick and must not call back into the scheduler.
 	Pinned func() map[[2]string]bool
+	// Logf logs the scheduler's notable events (executor lost, failed calls
+	// to executors); default log.Printf. A standalone cluster passes a no-op.
+	Logf func(format string, args ...any)
 }
 
 // Placement policies.
@@ -57,6 +61,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	case PolicyBias, PolicyRoundRobin, PolicyLocality:
 	default:
 		return cfg, qerr.Planf("scheduler: unknown placement policy %q (want bias, round_robin or locality)", cfg.Policy)
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = log.Printf
 	}
 	if cfg.HeartbeatTimeout <= 0 {
 		cfg.HeartbeatTimeout = defaultHeartbeatTimeout

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"log"
 	"slices"
 	"sort"
 	"strconv"
@@ -104,7 +103,7 @@ func (c *core) handle(ev any) {
 		e.fn(c)
 		close(e.done)
 	default:
-		log.Printf("scheduler: unknown event %T", ev)
+		c.cfg.Logf("scheduler: unknown event %T", ev)
 	}
 	c.schedule()
 	c.notify()
@@ -606,7 +605,7 @@ func (c *core) executorLost(id, why string) {
 	if ex == nil {
 		return
 	}
-	log.Printf("scheduler: executor %s (%s) lost: %s", id, ex.addr(), why)
+	c.cfg.Logf("scheduler: executor %s (%s) lost: %s", id, ex.addr(), why)
 	delete(c.executors, id)
 	c.actions = append(c.actions, actDropExecutor{executorID: id, addr: ex.addr()})
 	if len(c.executors) == 0 {

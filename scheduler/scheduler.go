@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"log"
 	"net"
 	"net/http"
 	"sync"
@@ -116,7 +115,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	go func() {
 		defer s.wg.Done()
 		if err := s.grpcSrv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			log.Printf("scheduler: gRPC server: %v", err)
+			s.cfg.Logf("scheduler: gRPC server: %v", err)
 		}
 	}()
 	if restLis != nil {
@@ -125,7 +124,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		go func() {
 			defer s.wg.Done()
 			if err := s.restSrv.Serve(restLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Printf("scheduler: REST server: %v", err)
+				s.cfg.Logf("scheduler: REST server: %v", err)
 			}
 		}()
 	}
@@ -208,7 +207,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 func (s *Scheduler) handle(ctx context.Context, ev any) {
 	defer func() {
 		if r := recover(); r != nil {
-			log.Printf("scheduler: panic handling %T: %v", ev, r)
+			s.cfg.Logf("scheduler: panic handling %T: %v", ev, r)
 			s.core.actions = nil
 		}
 	}()
@@ -284,7 +283,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				return err
 			})
 			if err != nil && ctx.Err() == nil {
-				log.Printf("scheduler: cancel %d tasks on executor %s: %v", len(a.tasks), a.executorID, err)
+				s.cfg.Logf("scheduler: cancel %d tasks on executor %s: %v", len(a.tasks), a.executorID, err)
 			}
 		})
 	case actRemove:
@@ -294,7 +293,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				return err
 			})
 			if err != nil && ctx.Err() == nil {
-				log.Printf("scheduler: remove data of job %s stages %v on executor %s: %v", a.req.GetJobId(), a.req.GetStageIds(), a.executorID, err)
+				s.cfg.Logf("scheduler: remove data of job %s stages %v on executor %s: %v", a.req.GetJobId(), a.req.GetStageIds(), a.executorID, err)
 			}
 		})
 	case actDropExecutor:
@@ -311,7 +310,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 			cc.Close() // queued RPCs to it now fail at once
 		}
 	default:
-		log.Printf("scheduler: unknown action %T", a)
+		s.cfg.Logf("scheduler: unknown action %T", a)
 	}
 }
 
