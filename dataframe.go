@@ -15,6 +15,7 @@ import (
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/planner"
+	"github.com/quiverdb/quiver/physical/stage"
 	"github.com/quiverdb/quiver/rpc"
 	"github.com/quiverdb/quiver/sql"
 )
@@ -71,8 +72,8 @@ func (s *Session) optimize(ctx context.Context, p logical.Plan, observe func(str
 	return s.opt.Optimize(ctx, p, observe)
 }
 
-func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings) (physical.Plan, error) {
-	return planner.New(planner.Config{TargetPartitions: st.targetPartitions}).Plan(ctx, p)
+func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings, caches planner.CacheResolver) (physical.Plan, error) {
+	return planner.New(planner.Config{TargetPartitions: st.targetPartitions, Caches: caches}).Plan(ctx, p)
 }
 
 // start optimizes, plans and opens df's query.
@@ -85,7 +86,7 @@ func (df *DataFrame) start(ctx context.Context, analyze bool) (*execution, error
 	// EXPLAIN ANALYZE needs per-operator metrics, which only direct
 	// execution collects; a standalone cluster's data is in this process, so
 	// analyze runs the same physical plan directly.
-	if s.remote != nil && !(analyze && s.remote.standalone) {
+	if s.remote != nil && !(analyze && s.remote.standalone && !hasCache(df.plan)) {
 		x, err := df.startRemote(ctx, st)
 		if err != nil {
 			return nil, err
@@ -96,7 +97,7 @@ func (df *DataFrame) start(ctx context.Context, analyze bool) (*execution, error
 	if err != nil {
 		return nil, err
 	}
-	pp, err := s.physicalPlan(ctx, lp, st)
+	pp, err := s.physicalPlan(ctx, lp, st, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -165,11 +166,30 @@ func (x *execution) drain(ctx context.Context) ([]arrow.RecordBatch, error) {
 // yielded batch is released after the loop body returns; Retain it to keep
 // it. Breaking out of the loop stops the query.
 func (df *DataFrame) Stream(ctx context.Context) iter.Seq2[arrow.RecordBatch, error] {
+	return df.StreamInfo(ctx, nil)
+}
+
+// QueryInfo describes how a query ran: its job on the scheduler and what
+// it did with each cache it read.
+type QueryInfo struct {
+	JobID  string
+	Caches []CacheEvent
+}
+
+// StreamInfo is Stream that also fills *info (if not nil) once the query's
+// job has finished, before the first batch is yielded.
+func (df *DataFrame) StreamInfo(ctx context.Context, info *QueryInfo) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		x, err := df.start(ctx, false)
 		if err != nil {
 			yield(nil, err)
 			return
+		}
+		if info != nil && x.status != nil {
+			info.JobID = x.jobID
+			for _, e := range x.status.Caches {
+				info.Caches = append(info.Caches, CacheEvent{Name: e.Name, CacheID: e.CacheId, Outcome: e.Outcome, Partitions: int(e.Partitions), Bytes: e.Bytes})
+			}
 		}
 		defer x.op.Close()
 		for {
@@ -279,8 +299,28 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 		}
 		if x.tc == nil {
 			st := x.status
-			return append(rows, []string{"Job", fmt.Sprintf("job %s: %d stages, %d tasks", x.jobID, st.StagesTotal, st.TasksTotal)},
-				[]string{"Summary", "output_rows=" + itoa(n)}), nil
+			rows = append(rows, []string{"Job", fmt.Sprintf("job %s: %d stages, %d tasks", x.jobID, st.StagesTotal, st.TasksTotal)})
+			for _, e := range st.Caches {
+				what := "hit: read back by CacheReaderExec; the cached input did not run"
+				switch e.Outcome {
+				case "miss":
+					what = "miss: built by a separate job, then read back by CacheReaderExec"
+				case "pending":
+					what = "pending: waited for another query's build, then read back by CacheReaderExec"
+				}
+				name := e.Name
+				if name == "" {
+					name = e.CacheId
+				}
+				rows = append(rows, []string{"Cache " + name, fmt.Sprintf("%s (%d partitions, %s)", what, e.Partitions, FormatBytes(e.Bytes))})
+			}
+			// The plan as the scheduler lowered it: caches are materialized now.
+			if lp, err := s.optimize(ctx, df.plan, nil); err == nil {
+				if pp, err := s.physicalPlan(ctx, lp, s.snapshot(), explainCaches(s.cacheStates(ctx))); err == nil {
+					rows = append(rows, []string{"physical_plan", physical.Indent(pp)})
+				}
+			}
+			return append(rows, []string{"Summary", "output_rows=" + itoa(n)}), nil
 		}
 		return append(rows, []string{"Plan with Metrics", x.tc.FormatAnalyze(x.plan)},
 			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + FormatBytes(x.mem.Peak())}), nil
@@ -289,13 +329,34 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 	if err != nil {
 		return nil, err
 	}
-	pp, err := s.physicalPlan(ctx, lp, s.snapshot())
+	states := s.cacheStates(ctx)
+	pp, err := s.physicalPlan(ctx, lp, s.snapshot(), explainCaches(states))
 	if err != nil {
 		return nil, err
 	}
-	return append(rows, []string{"logical_plan", logical.Indent(lp)}, []string{"physical_plan", physical.Indent(pp)}), nil
+	rows = append(rows, []string{"logical_plan", markCaches(logical.Indent(lp), states)}, []string{"physical_plan", physical.Indent(pp)})
+	if st.Distributed {
+		g, err := stage.Split("explain", pp, stage.Options{})
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, []string{"distributed_plan", g.String()})
+	}
+	return rows, nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+// hasCache reports whether p contains a Cache node.
+func hasCache(p logical.Plan) bool {
+	found := false
+	logical.Inspect(p, func(n logical.Plan) bool {
+		if _, ok := n.(*logical.Cache); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}

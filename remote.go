@@ -77,6 +77,11 @@ func (st settings) wire() map[string]string {
 	if st.memoryLimit > 0 {
 		m["quiver.memory_limit"] = strconv.FormatInt(st.memoryLimit, 10)
 	}
+	for k, v := range map[string]string{"quiver.cache.ttl": st.cacheTTL, "quiver.cache.max_bytes": st.cacheMaxBytes, "quiver.session.idle_timeout": st.sessionIdleTimeout} {
+		if v != "" {
+			m[k] = v
+		}
+	}
 	return m
 }
 
@@ -92,6 +97,7 @@ func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error)
 		return nil, err
 	}
 	s.remote = r
+	s.id = r.sessionID // cache keys are (scheduler session, cache id)
 	return s, nil
 }
 
@@ -139,6 +145,7 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 	r.owned = owned
 	r.standalone = true
 	s.remote = r
+	s.id = r.sessionID // cache keys are (scheduler session, cache id)
 	return nil
 }
 

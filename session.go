@@ -213,11 +213,13 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 		if err := s.cat.DropTable(st.Name, st.IfExists); err != nil {
 			return nil, err
 		}
+		s.dropCached(st.Name)
 		return s.done(), nil
 	case *sql.DropView:
 		if err := s.cat.DropView(st.Name, st.IfExists); err != nil {
 			return nil, err
 		}
+		s.dropCached(st.Name)
 		return s.done(), nil
 	case *sql.ShowTables:
 		return s.showTables()
@@ -242,24 +244,19 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 		return s.table([]string{"name", "setting"}, [][]string{{strings.ToLower(st.Name), v}})
 	case *sql.Explain:
 		return s.explain(ctx, st)
-	case *sql.CacheTable, *sql.UncacheTable, *sql.ClearCache, *sql.ShowCaches:
-		return nil, qerr.NotImplementedf("%s: the dataset cache is not implemented yet", statementName(stmt))
+	case *sql.CacheTable:
+		return s.cacheTable(ctx, st)
+	case *sql.UncacheTable:
+		return s.uncacheTable(st)
+	case *sql.ClearCache:
+		if err := s.ClearCache(ctx); err != nil {
+			return nil, err
+		}
+		return s.done(), nil
+	case *sql.ShowCaches:
+		return s.showCaches(ctx)
 	}
 	return nil, qerr.NotImplementedf("statement %T", stmt)
-}
-
-func statementName(st sql.Statement) string {
-	switch st.(type) {
-	case *sql.CacheTable:
-		return "CACHE TABLE"
-	case *sql.UncacheTable:
-		return "UNCACHE TABLE"
-	case *sql.ClearCache:
-		return "CLEAR CACHE"
-	case *sql.ShowCaches:
-		return "SHOW CACHES"
-	}
-	return fmt.Sprintf("%T", st)
 }
 
 func (s *Session) createExternalTable(st *sql.CreateExternalTable) (*DataFrame, error) {
@@ -274,6 +271,13 @@ func (s *Session) createExternalTable(st *sql.CreateExternalTable) (*DataFrame, 
 		return nil, err
 	}
 	return s.done(), nil
+}
+
+// dropCached uncaches a dropped table or view, deleting its cache files.
+func (s *Session) dropCached(name string) {
+	if ct, ok := s.cat.RemoveCached(name); ok && s.remote != nil {
+		s.uncacheID(ct.CacheID)
+	}
 }
 
 // RegisterParquet registers the Parquet file or directory at path as table name.

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/qerr"
@@ -16,6 +17,11 @@ type settings struct {
 	targetPartitions int
 	batchSize        int
 	memoryLimit      int64 // bytes, 0 = none
+	// Cache and session lifetimes, sent to the scheduler with each query
+	// ("" = the scheduler's default).
+	cacheTTL           string
+	cacheMaxBytes      string
+	sessionIdleTimeout string
 }
 
 func defaultSettings() settings {
@@ -23,7 +29,7 @@ func defaultSettings() settings {
 }
 
 // settingNames lists the settings SET accepts.
-var settingNames = []string{"quiver.batch_size", "quiver.memory_limit", "quiver.target_partitions"}
+var settingNames = []string{"quiver.batch_size", "quiver.cache.max_bytes", "quiver.cache.ttl", "quiver.memory_limit", "quiver.session.idle_timeout", "quiver.target_partitions"}
 
 // set applies SET name = value, validating value; it changes nothing on error.
 func (st *settings) set(name, value string) error {
@@ -46,6 +52,22 @@ func (st *settings) set(name, value string) error {
 			return qerr.Planf("SET %s: %w", name, err)
 		}
 		st.memoryLimit = n
+	case "quiver.cache.ttl", "quiver.session.idle_timeout":
+		d, err := time.ParseDuration(value)
+		if err != nil || d < 0 {
+			return qerr.Planf("SET %s: want a duration like '10m' or '0s' (none), got %q", name, value)
+		}
+		if strings.ToLower(name) == "quiver.cache.ttl" {
+			st.cacheTTL = d.String()
+		} else {
+			st.sessionIdleTimeout = d.String()
+		}
+	case "quiver.cache.max_bytes":
+		n, err := ParseBytes(value)
+		if err != nil {
+			return qerr.Planf("SET %s: %w", name, err)
+		}
+		st.cacheMaxBytes = strconv.FormatInt(n, 10)
 	default:
 		return qerr.Planf("unknown setting %q; settings are: %s", name, strings.Join(settingNames, ", "))
 	}
@@ -63,6 +85,12 @@ func (st *settings) get(name string) (string, error) {
 			return "unlimited", nil
 		}
 		return FormatBytes(st.memoryLimit), nil
+	case "quiver.cache.ttl":
+		return orDefault(st.cacheTTL), nil
+	case "quiver.cache.max_bytes":
+		return orDefault(st.cacheMaxBytes), nil
+	case "quiver.session.idle_timeout":
+		return orDefault(st.sessionIdleTimeout), nil
 	}
 	return "", qerr.Planf("unknown setting %q; settings are: %s", name, strings.Join(settingNames, ", "))
 }
@@ -115,4 +143,11 @@ func FormatBytes(n int64) string {
 		}
 	}
 	return strconv.FormatInt(n, 10) + " B"
+}
+
+func orDefault(v string) string {
+	if v == "" {
+		return "default"
+	}
+	return v
 }

@@ -56,11 +56,64 @@ type Catalog struct {
 	mu     sync.RWMutex
 	tables map[string]*Table
 	views  map[string]*View
+	cached map[string]*Cached
+}
+
+// Cached marks a table or view as cached by CACHE TABLE: queries naming it
+// read Plan (a logical plan whose root is a Cache node; any because catalog
+// cannot import logical) instead of its definition.
+type Cached struct {
+	Name    string
+	CacheID string
+	Plan    any
+	Lazy    bool // declared LAZY: not built until first used
+	// OwnsView is set when CACHE TABLE ... AS query created the view Name.
+	OwnsView bool
 }
 
 // New returns an empty catalog.
 func New() *Catalog {
-	return &Catalog{tables: map[string]*Table{}, views: map[string]*View{}}
+	return &Catalog{tables: map[string]*Table{}, views: map[string]*View{}, cached: map[string]*Cached{}}
+}
+
+// SetCached marks c.Name as cached; it errors if the name is already cached.
+func (c *Catalog) SetCached(ct *Cached) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.cached[key(ct.Name)]; ok {
+		return qerr.Planf("table %q is already cached; UNCACHE TABLE it first", ct.Name)
+	}
+	c.cached[key(ct.Name)] = ct
+	return nil
+}
+
+// Cached returns the cache mark of a name.
+func (c *Catalog) Cached(name string) (*Cached, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ct, ok := c.cached[key(name)]
+	return ct, ok
+}
+
+// RemoveCached removes a name's cache mark and returns it.
+func (c *Catalog) RemoveCached(name string) (*Cached, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ct, ok := c.cached[key(name)]
+	delete(c.cached, key(name))
+	return ct, ok
+}
+
+// AllCached returns every cache mark, sorted by name.
+func (c *Catalog) AllCached() []*Cached {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*Cached, 0, len(c.cached))
+	for _, ct := range c.cached {
+		out = append(out, ct)
+	}
+	slices.SortFunc(out, func(a, b *Cached) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 func key(name string) string { return strings.ToLower(name) }

@@ -61,6 +61,9 @@ type Result struct {
 	SQL     string // the statement's text
 	Rows    int64  // rows returned (0 for statements without a result set)
 	Seconds float64
+	// Caches has a line per cache the query hit, built or waited on
+	// ("cache: hit daily_revenue (12 partitions, 48.2 MB)").
+	Caches []string
 }
 
 // DefaultHistoryFile is $XDG_STATE_HOME/quiver/history when XDG_STATE_HOME

@@ -77,7 +77,8 @@ func (sh *shell) show(ctx context.Context, df *quiver.DataFrame, start time.Time
 		sh.printFooter(Result{Seconds: time.Since(start).Seconds()}, "OK")
 		return nil
 	}
-	batches, err := sh.collect(ctx, df)
+	var info quiver.QueryInfo
+	batches, err := sh.collect(ctx, df, &info)
 	if err != nil {
 		return err
 	}
@@ -100,6 +101,9 @@ func (sh *shell) show(ctx context.Context, df *quiver.DataFrame, start time.Time
 		return qerr.IOf("print result: %w", err)
 	}
 	res := Result{Rows: n, Seconds: time.Since(start).Seconds()}
+	for _, c := range info.Caches {
+		res.Caches = append(res.Caches, c.String())
+	}
 	count := plural(n, "row")
 	if sh.format == format.Table && sh.maxRows > 0 && n > int64(sh.maxRows) {
 		count += fmt.Sprintf(" (%d shown)", sh.maxRows)
@@ -123,6 +127,10 @@ func (sh *shell) printFooter(res Result, what string) {
 	} else {
 		fmt.Fprintln(sh.out, what)
 	}
+	// A line per cache the query hit, built or waited on.
+	for _, l := range res.Caches {
+		fmt.Fprintln(sh.out, l)
+	}
 	if sh.footer != nil {
 		for _, l := range sh.footer(res) {
 			fmt.Fprintln(sh.out, l)
@@ -132,7 +140,7 @@ func (sh *shell) printFooter(res Result, what string) {
 
 // collect runs the query, keeping its batches (the caller releases them),
 // and shows the progress line while it runs.
-func (sh *shell) collect(ctx context.Context, df *quiver.DataFrame) ([]arrow.RecordBatch, error) {
+func (sh *shell) collect(ctx context.Context, df *quiver.DataFrame, info *quiver.QueryInfo) ([]arrow.RecordBatch, error) {
 	var rows atomic.Int64
 	stop := sh.startProgress(&rows)
 	defer stop()
@@ -143,7 +151,7 @@ func (sh *shell) collect(ctx context.Context, df *quiver.DataFrame) ([]arrow.Rec
 		}
 		return nil, err
 	}
-	for b, err := range df.Stream(ctx) {
+	for b, err := range df.StreamInfo(ctx, info) {
 		if err != nil {
 			return fail(err)
 		}

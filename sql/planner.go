@@ -403,6 +403,7 @@ func (b *builder) cache(c *cursor) (Statement, error) {
 	if st.Plan, err = b.query(c.text[off:], off); err != nil {
 		return nil, err
 	}
+	st.SQL = c.text[off:]
 	return st, nil
 }
 

@@ -360,6 +360,15 @@ func (b *builder) tableRef(tn *ast.TableName, alias string) (logical.Plan, error
 			return logical.NewSubqueryAlias(lp, alias), nil
 		}
 	}
+	// A name marked by CACHE TABLE reads through its Cache node.
+	if c, ok := b.p.cat.Cached(name); ok {
+		if lp, ok := c.Plan.(logical.Plan); ok {
+			if alias == name {
+				alias = c.Name
+			}
+			return logical.NewSubqueryAlias(lp, alias), nil
+		}
+	}
 	if v, ok := b.p.cat.View(name); ok {
 		lp, err := b.planView(v)
 		if err != nil {

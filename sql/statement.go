@@ -66,6 +66,7 @@ type CacheTable struct {
 	Lazy    bool
 	Options map[string]string
 	Plan    logical.Plan // nil: cache the existing table or view Name
+	SQL     string       // the query's text when Plan is set
 }
 
 // UncacheTable is UNCACHE TABLE [IF EXISTS] name.

@@ -1,0 +1,354 @@
+package quiver
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/catalog"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/sql"
+)
+
+// CacheInfo describes one cache entry of a session (SHOW CACHES).
+type CacheInfo struct {
+	Name       string // the CACHE TABLE name, "" for df.Cache()
+	CacheID    string
+	State      string // lazy (declared, not built), pending or materialized
+	Partitions int
+	Rows       int64
+	Bytes      int64
+	Executors  []string
+	Hits       int64
+	Created    time.Time
+	LastHit    time.Time
+}
+
+// CacheEvent is what one query did with one cache it read.
+type CacheEvent struct {
+	Name       string
+	CacheID    string
+	Outcome    string // hit, miss (built by this query) or pending (waited for another's build)
+	Partitions int
+	Bytes      int64
+}
+
+func (e CacheEvent) String() string {
+	name := e.Name
+	if name == "" {
+		name = e.CacheID
+	}
+	return fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, FormatBytes(e.Bytes))
+}
+
+// cacheOptions are the OPTIONS CACHE TABLE accepts.
+var cacheOptions = map[string]func(string) error{
+	"ttl": func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration like '10m', got %q", v)
+		}
+		return nil
+	},
+}
+
+func validateCacheOptions(name string, opts map[string]string) error {
+	for k, v := range opts {
+		check, ok := cacheOptions[strings.ToLower(k)]
+		if !ok {
+			return qerr.Planf("CACHE TABLE %s: unknown option %q (known: ttl)", name, k)
+		}
+		if err := check(v); err != nil {
+			return qerr.Planf("CACHE TABLE %s: option %s: %w", name, k, err)
+		}
+	}
+	return nil
+}
+
+func (s *Session) needScheduler(what string) error {
+	if s.remote == nil {
+		return qerr.NotImplementedf("%s: the dataset cache lives on the scheduler, and this session runs locally (WithLocalExecution)", what)
+	}
+	return nil
+}
+
+// cacheTable runs CACHE [LAZY] TABLE. Eager caching builds the entry now; if
+// that fails, nothing is left: no cache mark, no view, no entry.
+func (s *Session) cacheTable(ctx context.Context, st *sql.CacheTable) (*DataFrame, error) {
+	if err := s.needScheduler("CACHE TABLE"); err != nil {
+		return nil, err
+	}
+	if err := validateCacheOptions(st.Name, st.Options); err != nil {
+		return nil, err
+	}
+	if _, ok := s.cat.Cached(st.Name); ok {
+		return nil, qerr.Planf("table %q is already cached; UNCACHE TABLE it first", st.Name)
+	}
+	var input logical.Plan
+	ownsView := false
+	switch {
+	case st.Plan != nil:
+		if err := s.cat.RegisterView(&catalog.View{Name: st.Name, SQL: st.SQL, Schema: st.Plan.Schema().Arrow()}, false); err != nil {
+			return nil, err
+		}
+		ownsView = true
+		input = logical.NewSubqueryAlias(st.Plan, st.Name)
+	default:
+		if t, ok := s.cat.Table(st.Name); ok {
+			input = logical.NewScan(t, t.Name)
+		} else if _, ok := s.cat.View(st.Name); ok {
+			s.mu.Lock()
+			p, err := s.planner.PlanQuery("SELECT * FROM " + quoteIdent(st.Name))
+			s.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+			input = p
+		} else {
+			return nil, qerr.Planf("CACHE TABLE: table %q not found", st.Name)
+		}
+	}
+	node := &logical.Cache{CacheID: uuid.NewString(), SessionID: s.id, Input: input, Options: st.Options, Name: st.Name}
+	undo := func() {
+		s.cat.RemoveCached(st.Name)
+		if ownsView {
+			s.cat.DropView(st.Name, true)
+		}
+	}
+	if err := s.cat.SetCached(&catalog.Cached{Name: st.Name, CacheID: node.CacheID, Plan: node, Lazy: st.Lazy, OwnsView: ownsView}); err != nil {
+		undo()
+		return nil, err
+	}
+	if st.Lazy {
+		return s.done(), nil
+	}
+	// Build it now: a count over the cache materializes it and reads little back.
+	count, err := logical.NewAggregate(node, nil, []logical.Expr{&logical.AggExpr{Func: logical.AggCount}})
+	if err == nil {
+		_, err = s.newFrame(count).Count(ctx)
+	}
+	if err != nil {
+		undo()
+		s.uncacheID(node.CacheID) // in case the build left a pending or partial entry
+		return nil, err
+	}
+	return s.done(), nil
+}
+
+// uncacheID removes an entry on the scheduler, deleting its files.
+func (s *Session) uncacheID(id string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := s.remote.client.Uncache(ctx, &rpc.UncacheRequest{SessionId: s.id, CacheId: id})
+	if err != nil {
+		return false, qerr.IOf("uncache: %w", err)
+	}
+	return resp.Removed, nil
+}
+
+func (s *Session) uncacheTable(st *sql.UncacheTable) (*DataFrame, error) {
+	if err := s.needScheduler("UNCACHE TABLE"); err != nil {
+		return nil, err
+	}
+	ct, ok := s.cat.RemoveCached(st.Name)
+	if !ok {
+		if st.IfExists {
+			return s.done(), nil
+		}
+		return nil, qerr.Planf("UNCACHE TABLE: %q is not cached", st.Name)
+	}
+	if _, err := s.uncacheID(ct.CacheID); err != nil {
+		return nil, err
+	}
+	return s.done(), nil
+}
+
+// Uncache removes the cache entry df.Cache() made (deleting its files on
+// the executors). df must be a DataFrame returned by Cache.
+func (s *Session) Uncache(ctx context.Context, df *DataFrame) error {
+	if err := s.needScheduler("Uncache"); err != nil {
+		return err
+	}
+	if df.err != nil {
+		return df.err
+	}
+	c, ok := df.plan.(*logical.Cache)
+	if !ok {
+		return qerr.Planf("Uncache: the DataFrame is not cached (use the DataFrame Cache returned)")
+	}
+	for _, ct := range s.cat.AllCached() {
+		if ct.CacheID == c.CacheID {
+			s.cat.RemoveCached(ct.Name)
+		}
+	}
+	_, err := s.uncacheID(c.CacheID)
+	return err
+}
+
+// ClearCache removes every cache entry of the session (CLEAR CACHE).
+func (s *Session) ClearCache(ctx context.Context) error {
+	if err := s.needScheduler("CLEAR CACHE"); err != nil {
+		return err
+	}
+	for _, ct := range s.cat.AllCached() {
+		s.cat.RemoveCached(ct.Name)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := s.remote.client.ClearCaches(cctx, &rpc.ClearCachesRequest{SessionId: s.id}); err != nil {
+		return qerr.IOf("clear cache: %w", err)
+	}
+	return nil
+}
+
+// Caches lists the session's cache entries: built or being built on the
+// scheduler, and CACHE LAZY TABLE names not built yet (state lazy).
+func (s *Session) Caches(ctx context.Context) ([]CacheInfo, error) {
+	if err := s.needScheduler("SHOW CACHES"); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err := s.remote.client.ListCaches(cctx, &rpc.ListCachesRequest{SessionId: s.id})
+	if err != nil {
+		return nil, qerr.IOf("list caches: %w", err)
+	}
+	names := map[string]string{}
+	for _, ct := range s.cat.AllCached() {
+		names[ct.CacheID] = ct.Name
+	}
+	seen := map[string]bool{}
+	var out []CacheInfo
+	for _, c := range resp.Caches {
+		info := CacheInfo{
+			Name: c.Name, CacheID: c.CacheId, State: c.State, Partitions: int(c.Partitions), Rows: c.Rows,
+			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits,
+		}
+		if info.Name == "" {
+			info.Name = names[c.CacheId]
+		}
+		if c.CreatedUnixMs > 0 {
+			info.Created = time.UnixMilli(c.CreatedUnixMs)
+		}
+		if c.LastHitUnixMs > 0 {
+			info.LastHit = time.UnixMilli(c.LastHitUnixMs)
+		}
+		seen[c.CacheId] = true
+		out = append(out, info)
+	}
+	for _, ct := range s.cat.AllCached() {
+		if !seen[ct.CacheID] {
+			out = append(out, CacheInfo{Name: ct.Name, CacheID: ct.CacheID, State: "lazy"})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (s *Session) showCaches(ctx context.Context) (*DataFrame, error) {
+	infos, err := s.Caches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ts := func(t time.Time) any {
+		if t.IsZero() {
+			return nil
+		}
+		return t.UTC().Format("2006-01-02 15:04:05")
+	}
+	rows := make([][]any, len(infos))
+	for i, c := range infos {
+		rows[i] = []any{c.Name, c.CacheID, c.State, int64(c.Partitions), c.Rows, c.Bytes, strings.Join(c.Executors, ","), c.Hits, ts(c.Created), ts(c.LastHit)}
+	}
+	return s.typedTable([]logical.Field{
+		{Name: "name", Type: logical.String}, {Name: "cache_id", Type: logical.String}, {Name: "state", Type: logical.String},
+		{Name: "partitions", Type: logical.Int64}, {Name: "rows", Type: logical.Int64}, {Name: "bytes", Type: logical.Int64},
+		{Name: "executors", Type: logical.String}, {Name: "hits", Type: logical.Int64},
+		{Name: "created", Type: logical.String, Nullable: true}, {Name: "last_hit", Type: logical.String, Nullable: true},
+	}, rows)
+}
+
+// typedTable returns a DataFrame over literal rows (nil is NULL).
+func (s *Session) typedTable(fields []logical.Field, rows [][]any) (*DataFrame, error) {
+	vals := make([][]logical.Expr, len(rows))
+	for i, r := range rows {
+		vals[i] = make([]logical.Expr, len(r))
+		for j, v := range r {
+			if v == nil {
+				vals[i][j] = &logical.Literal{Type: fields[j].Type}
+			} else {
+				vals[i][j] = logical.Lit(v)
+			}
+		}
+	}
+	v, err := logical.NewValues(logical.NewSchema(fields...), vals)
+	if err != nil {
+		return nil, err
+	}
+	return s.newFrame(v), nil
+}
+
+// cacheStates maps cache ids to their registry state for EXPLAIN.
+func (s *Session) cacheStates(ctx context.Context) map[string]*rpc.CacheInfo {
+	out := map[string]*rpc.CacheInfo{}
+	if s.remote == nil {
+		return out
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := s.remote.client.ListCaches(cctx, &rpc.ListCachesRequest{SessionId: s.id})
+	if err != nil {
+		return out
+	}
+	for _, c := range resp.Caches {
+		out[c.CacheId] = c
+	}
+	return out
+}
+
+// explainCaches resolves EXPLAIN's Cache nodes: materialized ones show as
+// the CacheReader a query would use (partition count only; the locations
+// are the scheduler's).
+type explainCaches map[string]*rpc.CacheInfo
+
+func (e explainCaches) ResolveCache(c *logical.Cache) (*physical.CacheReader, bool) {
+	info, ok := e[c.CacheID]
+	if !ok || info.GetState() != "materialized" {
+		return nil, false
+	}
+	return &physical.CacheReader{
+		Key:       physical.CacheKey{SessionID: c.SessionID, CacheID: c.CacheID},
+		Name:      c.Name,
+		OutSchema: c.Schema().Arrow(),
+		Locations: make([][]physical.PartitionLocation, max(1, int(info.Partitions))),
+	}, true
+}
+
+// markCaches appends each Cache line of an indented plan with what a query
+// would do with it now: hit, pending (being built) or miss.
+func markCaches(plan string, states map[string]*rpc.CacheInfo) string {
+	lines := strings.Split(plan, "\n")
+	for i, l := range lines {
+		j := strings.Index(l, "Cache: ")
+		k := strings.Index(l, "id=")
+		if j < 0 || k < 0 {
+			continue
+		}
+		id := strings.Fields(l[k+3:])[0]
+		mark := "miss"
+		switch states[id].GetState() {
+		case "materialized":
+			mark = "hit"
+		case "pending":
+			mark = "pending"
+		}
+		lines[i] = l + " [" + mark + "]"
+	}
+	return strings.Join(lines, "\n")
+}
