@@ -33,6 +33,12 @@ type Table struct {
 	Partitions [][]arrow.RecordBatch
 	// Rows is the total row count if known from metadata, else -1.
 	Rows int64
+	// RowGroupRows, for Parquet, parallels Files: the row count of each of
+	// a file's row groups, read from the footers at registration. It lets
+	// the planner split one big file into several scan partitions. Nil when
+	// unknown (other formats, or a table decoded from a plan: see
+	// ParquetRowGroups).
+	RowGroupRows [][]int64
 }
 
 // NumPartitions is the number of partitions a scan of the table produces.

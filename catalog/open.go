@@ -82,12 +82,14 @@ func listFiles(location string) ([]string, error) {
 
 func (t *Table) openParquet() error {
 	var rows int64
-	for _, f := range t.Files {
+	t.RowGroupRows = make([][]int64, len(t.Files))
+	for i, f := range t.Files {
 		pf, err := file.OpenParquetFile(f, false)
 		if err != nil {
 			return qerr.IOf("catalog: %s is not a readable Parquet file: %w", f, err)
 		}
 		rows += pf.NumRows()
+		t.RowGroupRows[i] = rowGroupRows(pf)
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 		if err != nil {
 			pf.Close()
@@ -105,6 +107,40 @@ func (t *Table) openParquet() error {
 	}
 	t.Rows = rows
 	return nil
+}
+
+func rowGroupRows(pf *file.Reader) []int64 {
+	md := pf.MetaData()
+	out := make([]int64, pf.NumRowGroups())
+	for rg := range out {
+		out[rg] = md.RowGroup(rg).NumRows()
+	}
+	return out
+}
+
+// ParquetRowGroups returns the row count of each row group of each of a
+// Parquet table's files (parallel to t.Files): t.RowGroupRows when it was
+// recorded at registration, else read from the files' footers (a table
+// decoded from a shipped logical plan does not carry them). It errors when a
+// footer cannot be read, for instance on a scheduler that cannot see the
+// files; callers then plan one partition per file.
+func ParquetRowGroups(t *Table) ([][]int64, error) {
+	if t.Format != Parquet {
+		return nil, qerr.Internalf("catalog: table %q is %s, not parquet: it has no row groups", t.Name, t.Format)
+	}
+	if len(t.RowGroupRows) == len(t.Files) {
+		return t.RowGroupRows, nil
+	}
+	out := make([][]int64, len(t.Files))
+	for i, f := range t.Files {
+		pf, err := file.OpenParquetFile(f, false)
+		if err != nil {
+			return nil, qerr.IOf("catalog: table %q: cannot read the footer of %s: %w", t.Name, f, err)
+		}
+		out[i] = rowGroupRows(pf)
+		pf.Close()
+	}
+	return out, nil
 }
 
 func (t *Table) openIPC() error {

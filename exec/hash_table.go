@@ -1,35 +1,63 @@
 package exec
 
 import (
+	"slices"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/quiverdb/quiver/qerr"
 )
 
 // hashTable maps distinct key tuples to dense ids 0, 1, 2, ... (group ids
-// for the aggregate, distinct-key ids for the join build side). It is an
-// open-addressing (linear probing) table of ids keyed by the row hash from
-// HashColumns, indexed by the hash's high bits; the keys themselves live
-// beside it in columnar form (one typed keyColumn per key column), so
-// equality is checked vector-at-a-time over (row, candidate id) pairs, with
-// one type switch per key column per round, never per row.
+// for the aggregate, distinct-key ids for the join build side). The keys
+// themselves live beside it in columnar form (one typed keyColumn per key
+// column), from which the aggregate builds its output.
+//
+// It has two flat open-addressing (linear probing) layouts, both indexed by
+// a hash's HIGH bits and kept at most half full:
+//   - one integer-like key column (Int8..Int64, Uint8..Uint64, Date32/64,
+//     Timestamp): intSlots hold the key value itself beside its id, so a
+//     lookup touches one slot and compares the value in place, with no
+//     per-row call and no second memory access. A NULL key has its own id
+//     (nullID) outside the slots.
+//   - anything else: slots pack the low 32 bits of the row hash (a tag) with
+//     the id, so a probe touches one 8-byte slot and compares keys only on a
+//     tag match; candidate rows are then checked vector-at-a-time, one type
+//     switch per key column per round, never per row.
 //
 // Not safe for concurrent mutation; concurrent find calls on a table no one
 // mutates are safe only with separate scratch (see probe).
 type hashTable struct {
-	keys   []keyColumn
-	hashes []uint64 // per id: its key's hash
-	slots  []uint32 // id+1, 0 = empty; len is a power of two
-	shift  uint     // 64 - log2(len(slots))
+	keys  []keyColumn
+	n     int  // ids handed out
+	shift uint // 64 - log2(slot count)
+
+	// generic layout
+	hashes []uint64 // per id: its key's hash (read only when growing)
+	slots  []uint64 // tag<<32 | id+1; 0 = empty
+
+	// integer layout
+	intKey   bool
+	intSlots []intSlot
+	nullID   uint32 // id of the NULL key, noID while none
+}
+
+// intSlot is one slot of the integer layout; id is the key's id+1, 0 = empty.
+type intSlot struct {
+	key int64
+	id  uint32
 }
 
 // noID marks a row without an id (no match, or skipped).
 const noID = ^uint32(0)
 
+const initialSlots = 16
+
 // newHashTable returns an empty table for keys of the given types.
 func newHashTable(types []arrow.DataType) (*hashTable, error) {
-	t := &hashTable{}
+	t := &hashTable{nullID: noID, shift: 64 - 4}
 	for _, dt := range types {
 		k, err := newKeyColumn(dt)
 		if err != nil {
@@ -37,17 +65,46 @@ func newHashTable(types []arrow.DataType) (*hashTable, error) {
 		}
 		t.keys = append(t.keys, k)
 	}
-	t.slots = make([]uint32, 16)
-	t.shift = 64 - 4
+	if len(types) == 1 && isIntLike(types[0]) {
+		t.intKey = true
+		t.intSlots = make([]intSlot, initialSlots)
+	} else {
+		t.slots = make([]uint64, initialSlots)
+	}
 	return t, nil
 }
 
+// isIntLike reports whether dt's values compare as their int64 bit pattern.
+func isIntLike(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
+		return true
+	}
+	return false
+}
+
 // len is the number of distinct keys (ids) in the table.
-func (t *hashTable) len() int { return len(t.hashes) }
+func (t *hashTable) len() int { return t.n }
+
+func (t *hashTable) numSlots() int {
+	if t.intKey {
+		return len(t.intSlots)
+	}
+	return len(t.slots)
+}
+
+func (t *hashTable) slotBytes() int64 {
+	if t.intKey {
+		return 16
+	}
+	return 8
+}
 
 // memSize approximates the table's bytes for memory accounting.
 func (t *hashTable) memSize() int64 {
-	n := int64(len(t.slots))*4 + int64(cap(t.hashes))*8
+	n := int64(t.numSlots())*t.slotBytes() + int64(cap(t.hashes))*8
 	for _, k := range t.keys {
 		n += k.memSize()
 	}
@@ -56,12 +113,14 @@ func (t *hashTable) memSize() int64 {
 
 // worstCase is an upper bound of the bytes inserting n rows of cols can add.
 func (t *hashTable) worstCase(cols []arrow.Array, n int) int64 {
-	need := len(t.hashes) + n
+	need := t.n + n
 	grow := int64(0)
-	for c := len(t.slots); need*2 > c; c *= 2 {
-		grow += int64(c) * 2 * 4
+	for c := t.numSlots(); need*2 > c; c *= 2 {
+		grow += int64(c) * 2 * t.slotBytes()
 	}
-	grow += int64(n) * 8 * 2 // hashes, amortised append doubling
+	if !t.intKey {
+		grow += int64(n) * 8 * 2 // hashes, amortised append doubling
+	}
 	for i, k := range t.keys {
 		grow += k.worstCase(cols[i], n)
 	}
@@ -94,6 +153,10 @@ func (p *probe) reset(n int) {
 // (nil: all rows 0..n-1), inserting keys not yet present; out[r] is left
 // untouched for rows outside sel. NULL equals NULL here (grouping).
 func (t *hashTable) findOrInsert(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
+	if t.intKey {
+		t.lookupInt(p, cols[0], n, sel, out, true)
+		return
+	}
 	t.lookup(p, cols, n, sel, out, true)
 }
 
@@ -101,38 +164,196 @@ func (t *hashTable) findOrInsert(p *probe, cols []arrow.Array, n int, sel []int3
 // row of sel (nil: all). It never mutates t, so many goroutines may find
 // concurrently, each with its own probe.
 func (t *hashTable) find(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
+	if t.intKey {
+		t.lookupInt(p, cols[0], n, sel, out, false)
+		return
+	}
 	t.lookup(p, cols, n, sel, out, false)
+}
+
+// lookupInt is find/findOrInsert for the integer layout: one type switch,
+// then a typed loop.
+func (t *hashTable) lookupInt(p *probe, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+	if insert {
+		rows := n
+		if sel != nil {
+			rows = len(sel)
+		}
+		for (t.n+rows)*2 > len(t.intSlots) {
+			t.growInt()
+		}
+	}
+	switch a := arr.(type) {
+	case *array.Int8:
+		lookupInts(t, p, a.Int8Values(), arr, n, sel, out, insert)
+	case *array.Int16:
+		lookupInts(t, p, a.Int16Values(), arr, n, sel, out, insert)
+	case *array.Int32:
+		lookupInts(t, p, a.Int32Values(), arr, n, sel, out, insert)
+	case *array.Int64:
+		lookupInts(t, p, a.Int64Values(), arr, n, sel, out, insert)
+	case *array.Uint8:
+		lookupInts(t, p, a.Uint8Values(), arr, n, sel, out, insert)
+	case *array.Uint16:
+		lookupInts(t, p, a.Uint16Values(), arr, n, sel, out, insert)
+	case *array.Uint32:
+		lookupInts(t, p, a.Uint32Values(), arr, n, sel, out, insert)
+	case *array.Uint64:
+		lookupInts(t, p, a.Uint64Values(), arr, n, sel, out, insert)
+	case *array.Date32:
+		lookupInts(t, p, a.Date32Values(), arr, n, sel, out, insert)
+	case *array.Date64:
+		lookupInts(t, p, a.Date64Values(), arr, n, sel, out, insert)
+	case *array.Timestamp:
+		lookupInts(t, p, a.TimestampValues(), arr, n, sel, out, insert)
+	default:
+		panic("exec/hash: integer key table given " + arr.DataType().String())
+	}
+	if len(p.newRows) > 0 {
+		t.keys[0].appendRows(arr, p.newRows)
+	}
+}
+
+type intLike interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// intSlotHash places an integer key: a full-avalanche mix whose high bits
+// index the slots.
+func intSlotHash(v int64) uint64 { return fmix64(uint64(v)*hashMulA + hashSeed) }
+
+// lookupInts resolves the rows of sel (nil: all n) against the integer
+// layout. New keys get ids in row order; their rows are left in p.newRows
+// for the caller to store. The caller has grown the slots for inserts.
+func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+	p.newRows = p.newRows[:0]
+	bits, off := validBits(arr)
+	slots := t.intSlots
+	mask := uint64(len(slots) - 1)
+	shift := t.shift
+	if sel == nil && bits == nil {
+		for r := 0; r < n; r++ {
+			v := int64(vals[r])
+			s := intSlotHash(v) >> shift
+			for {
+				sl := &slots[s]
+				if sl.id == 0 {
+					if insert {
+						t.n++
+						sl.key, sl.id = v, uint32(t.n)
+						out[r] = uint32(t.n - 1)
+						p.newRows = append(p.newRows, int32(r))
+					} else {
+						out[r] = noID
+					}
+					break
+				}
+				if sl.key == v {
+					out[r] = sl.id - 1
+					break
+				}
+				s = (s + 1) & mask
+			}
+		}
+		return
+	}
+	for i := 0; ; i++ {
+		var r int32
+		if sel == nil {
+			if i >= n {
+				break
+			}
+			r = int32(i)
+		} else {
+			if i >= len(sel) {
+				break
+			}
+			r = sel[i]
+		}
+		if bits != nil && !bitutil.BitIsSet(bits, off+int(r)) {
+			if t.nullID == noID && insert {
+				t.nullID = uint32(t.n)
+				t.n++
+				p.newRows = append(p.newRows, r)
+			}
+			out[r] = t.nullID
+			continue
+		}
+		v := int64(vals[r])
+		s := intSlotHash(v) >> shift
+		for {
+			sl := &slots[s]
+			if sl.id == 0 {
+				if insert {
+					t.n++
+					sl.key, sl.id = v, uint32(t.n)
+					out[r] = uint32(t.n - 1)
+					p.newRows = append(p.newRows, r)
+				} else {
+					out[r] = noID
+				}
+				break
+			}
+			if sl.key == v {
+				out[r] = sl.id - 1
+				break
+			}
+			s = (s + 1) & mask
+		}
+	}
+}
+
+// growInt doubles the integer layout's slots and reinserts every key.
+func (t *hashTable) growInt() {
+	old := t.intSlots
+	t.intSlots = make([]intSlot, len(old)*2)
+	t.shift--
+	mask := uint64(len(t.intSlots) - 1)
+	for _, sl := range old {
+		if sl.id == 0 {
+			continue
+		}
+		s := intSlotHash(sl.key) >> t.shift
+		for t.intSlots[s].id != 0 {
+			s = (s + 1) & mask
+		}
+		t.intSlots[s] = sl
+	}
 }
 
 func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.reset(n)
 	HashColumns(cols, p.rowHash)
 	if sel == nil {
-		for r := 0; r < n; r++ {
-			p.pending = append(p.pending, int32(r))
+		p.pending = growSlice(p.pending[:0], n)
+		for r := range p.pending {
+			p.pending[r] = int32(r)
 		}
 	} else {
 		p.pending = append(p.pending, sel...)
 	}
 	if insert {
-		for (len(t.hashes)+len(p.pending))*2 > len(t.slots) {
+		for (t.n+len(p.pending))*2 > len(t.slots) {
 			t.grow()
 		}
 	}
 	for _, r := range p.pending {
 		p.pos[r] = uint32(p.rowHash[r] >> t.shift)
 	}
-	mask := uint32(len(t.slots) - 1)
+	slots := t.slots
+	mask := uint32(len(slots) - 1)
 	for len(p.pending) > 0 {
 		p.candRows, p.candIDs, p.newRows = p.candRows[:0], p.candIDs[:0], p.newRows[:0]
 		for _, r := range p.pending {
 			h, s := p.rowHash[r], p.pos[r]
+			tag := uint32(h)
 			for {
-				id := t.slots[s]
-				if id == 0 {
+				sl := slots[s]
+				if sl == 0 {
 					if insert {
-						nid := uint32(len(t.hashes))
-						t.slots[s] = nid + 1
+						nid := uint32(t.n)
+						t.n++
+						slots[s] = uint64(tag)<<32 | uint64(nid+1)
 						t.hashes = append(t.hashes, h)
 						out[r] = nid
 						p.newRows = append(p.newRows, r)
@@ -141,9 +362,9 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 					}
 					break
 				}
-				if t.hashes[id-1] == h {
+				if uint32(sl>>32) == tag {
 					p.candRows = append(p.candRows, r)
-					p.candIDs = append(p.candIDs, id-1)
+					p.candIDs = append(p.candIDs, uint32(sl)-1)
 					p.pos[r] = s
 					break
 				}
@@ -183,9 +404,10 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 	}
 }
 
-// grow doubles the slot array and reinserts every id by its stored hash.
+// grow doubles the generic layout's slots and reinserts every id by its
+// stored hash.
 func (t *hashTable) grow() {
-	t.slots = make([]uint32, len(t.slots)*2)
+	t.slots = make([]uint64, len(t.slots)*2)
 	t.shift--
 	mask := uint32(len(t.slots) - 1)
 	for id, h := range t.hashes {
@@ -193,7 +415,7 @@ func (t *hashTable) grow() {
 		for t.slots[s] != 0 {
 			s = (s + 1) & mask
 		}
-		t.slots[s] = uint32(id) + 1
+		t.slots[s] = uint64(uint32(h))<<32 | uint64(id+1)
 	}
 }
 
@@ -271,10 +493,16 @@ func newFixedKeys[T fixedWidth](dt arrow.DataType) *fixedKeys[T] {
 
 func (k *fixedKeys[T]) appendRows(arr arrow.Array, rows []int32) {
 	vals := arrow.GetValues[T](arr.Data(), 1)
+	k.vals = slices.Grow(k.vals, len(rows))
+	k.valid = slices.Grow(k.valid, len(rows))
 	if arr.NullN() == 0 {
-		for _, r := range rows {
-			k.vals = append(k.vals, vals[r])
-			k.valid = append(k.valid, true)
+		n := len(k.vals)
+		k.vals = k.vals[:n+len(rows)]
+		k.valid = k.valid[:n+len(rows)]
+		dv, dok := k.vals[n:], k.valid[n:]
+		for i, r := range rows {
+			dv[i] = vals[r]
+			dok[i] = true
 		}
 		return
 	}
@@ -408,6 +636,8 @@ func (s *byteSource) at(r int) []byte {
 
 func (k *bytesKeys) appendRows(arr arrow.Array, rows []int32) {
 	src := newByteSource(arr)
+	k.valid = slices.Grow(k.valid, len(rows))
+	k.offs = slices.Grow(k.offs, len(rows))
 	for _, r := range rows {
 		if arr.IsNull(int(r)) {
 			k.valid = append(k.valid, false)

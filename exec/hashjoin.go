@@ -411,12 +411,23 @@ func (j *joinOp) applyFilter(ctx context.Context, bIdx, pIdx []int32) ([]int32, 
 
 // takeColumns returns cols taken at idx (one kernel call per column).
 func takeColumns(ctx context.Context, tc *TaskContext, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
-	m := arrayMaker{mem: tc.Mem}
-	ia := makeFixed(&m, arrow.PrimitiveTypes.Int32, idx, nil)
-	defer ia.Release()
-	cctx := compute.WithAllocator(ctx, tc.Mem)
 	out := make([]arrow.Array, 0, len(cols))
+	var ia arrow.Array // the index array, made only for types gather does not handle
+	defer func() {
+		if ia != nil {
+			ia.Release()
+		}
+	}()
 	for _, c := range cols {
+		if a, ok := gather(tc.Mem, c, idx); ok {
+			out = append(out, a)
+			continue
+		}
+		if ia == nil {
+			m := arrayMaker{mem: tc.Mem}
+			ia = makeFixed(&m, arrow.PrimitiveTypes.Int32, idx, nil)
+		}
+		cctx := compute.WithAllocator(ctx, tc.Mem)
 		a, err := compute.TakeArrayOpts(cctx, c, ia, compute.TakeOptions{BoundsCheck: false})
 		if err != nil {
 			freeArrays(out)

@@ -32,7 +32,8 @@ type scanOp struct {
 	partition int
 	schema    *arrow.Schema
 	files     []string
-	proj      []int // file schema column per output column
+	ranges    []physical.RowGroupRange // parallels files when the scan splits Parquet files; else nil
+	proj      []int                    // file schema column per output column
 	prune     []pruneTerm
 
 	fileIdx int
@@ -48,6 +49,7 @@ type scanOp struct {
 }
 
 func newScan(tc *TaskContext, n *physical.Scan, partition int) (Operator, error) {
+	countScan(n.Table)
 	s := &scanOp{tc: tc, n: n, partition: partition, schema: n.Schema()}
 	if n.Projection == nil {
 		s.proj = make([]int, n.FileSchema.NumFields())
@@ -66,6 +68,15 @@ func newScan(tc *TaskContext, n *physical.Scan, partition int) (Operator, error)
 	case physical.FormatParquet, physical.FormatCSV, physical.FormatArrow:
 		if partition < len(n.Partitions) {
 			s.files = n.Partitions[partition]
+		}
+		if n.RowGroups != nil {
+			if n.Format != physical.FormatParquet || len(n.RowGroups) != len(n.Partitions) ||
+				(partition < len(n.RowGroups) && len(n.RowGroups[partition]) != len(s.files)) {
+				return nil, qerr.Internalf("exec: scan of %s: row-group ranges do not match the partitions' files", n.Table)
+			}
+			if partition < len(n.RowGroups) {
+				s.ranges = n.RowGroups[partition]
+			}
 		}
 	case physical.FormatMemory:
 		if tc.MemoryTables == nil {
@@ -136,7 +147,7 @@ func (s *scanOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				s.done = true
 				continue
 			}
-			src, err := s.openFile(ctx, s.files[s.fileIdx])
+			src, err := s.openFile(ctx, s.fileIdx)
 			if err != nil {
 				return nil, err
 			}
@@ -168,10 +179,16 @@ func (s *scanOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 }
 
-func (s *scanOp) openFile(ctx context.Context, path string) (batchSource, error) {
+// openFile opens the partition's i-th file (only its row-group range, if any).
+func (s *scanOp) openFile(ctx context.Context, i int) (batchSource, error) {
+	path := s.files[i]
 	switch s.n.Format {
 	case physical.FormatParquet:
-		return openParquet(ctx, s, path)
+		rg := physical.RowGroupRange{Start: 0, End: -1}
+		if s.ranges != nil {
+			rg = s.ranges[i]
+		}
+		return openParquet(ctx, s, path, rg)
 	case physical.FormatCSV:
 		return openCSV(s, path)
 	case physical.FormatArrow:

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -32,7 +33,8 @@ type parquetSource struct {
 	closed bool
 }
 
-func openParquet(ctx context.Context, s *scanOp, path string) (batchSource, error) {
+// openParquet opens path to read the row groups of rg (End < 0: to the end).
+func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGroupRange) (batchSource, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, qerr.IOf("exec: scan of %s: cannot open parquet file %s: %w", s.n.Table, path, err)
 	}
@@ -51,7 +53,16 @@ func openParquet(ctx context.Context, s *scanOp, path string) (batchSource, erro
 		p.close()
 		return nil, err
 	}
-	for rg := range f.NumRowGroups() {
+	end := f.NumRowGroups()
+	if rg.End >= 0 {
+		if rg.End > end || rg.Start > rg.End {
+			p.close()
+			return nil, qerr.Execf("exec: scan of %s: parquet file %s has %d row groups, the plan reads %d to %d (the file changed since planning?)",
+				s.n.Table, path, end, rg.Start, rg.End)
+		}
+		end = rg.End
+	}
+	for rg := rg.Start; rg < end; rg++ {
 		if p.canSkip(rg) {
 			s.rowGroupsPruned++
 			continue

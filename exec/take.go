@@ -33,6 +33,10 @@ func takeBatch(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, 
 	cols := make([]arrow.Array, b.NumCols())
 	defer releaseCols(cols)
 	for i, c := range b.Columns() {
+		if out, ok := gather(mem, c, idx); ok {
+			cols[i] = out
+			continue
+		}
 		out, err := compute.TakeArrayOpts(cctx, c, indices, compute.TakeOptions{BoundsCheck: false})
 		if err != nil {
 			return nil, limitErr(qerr.Execf("exec: take rows of column %q: %w", schema.Field(i).Name, err))

@@ -40,16 +40,25 @@ const (
 // partition i, found by Table name). Predicate (over the projected output,
 // may be nil) is a hint for pruning row groups; rows are not filtered by it.
 // Fetch ≥ 0 lets each partition stop after that many rows.
+//
+// RowGroups (Parquet only) splits files across partitions: when non-nil it
+// parallels Partitions, and partition p reads only the row groups
+// RowGroups[p][i] of file Partitions[p][i], so one file may appear in
+// several partitions with disjoint ranges. Nil: every file is read whole.
 type Scan struct {
 	Table      string
 	Format     Format
 	FileSchema *arrow.Schema
 	Projection []int
 	Partitions [][]string
+	RowGroups  [][]RowGroupRange
 	Options    map[string]string
 	Predicate  Expr
 	Fetch      int64
 }
+
+// RowGroupRange is the row groups [Start, End) of one Parquet file.
+type RowGroupRange struct{ Start, End int }
 
 // Filter keeps rows where Predicate is true.
 type Filter struct {
@@ -475,6 +484,21 @@ func (s *Scan) String() string {
 	}
 	if s.Fetch >= 0 {
 		fmt.Fprintf(&b, " fetch=%d", s.Fetch)
+	}
+	if s.RowGroups != nil {
+		b.WriteString(" row_groups=[")
+		for p, rs := range s.RowGroups {
+			if p > 0 {
+				b.WriteString(", ")
+			}
+			for i, r := range rs {
+				if i > 0 {
+					b.WriteString("+")
+				}
+				fmt.Fprintf(&b, "%d-%d", r.Start, r.End)
+			}
+		}
+		b.WriteString("]")
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"log"
 	"time"
 
+	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -30,10 +31,28 @@ type Config struct {
 	// failure; StageRetries how often one stage may be rolled back
 	// (recomputing lost output). Defaults 4 and 4; a negative value means 0.
 	TaskRetries, StageRetries int
-	// Pinned lists the (job_id, stage_id as decimal) pairs that cleanup must
-	// never remove (cache materializations). It is called from the event
-	// loop, so it must be quick and must not call back into the scheduler.
+	// Pinned lists extra (job_id, stage_id as decimal or cache.AllStages)
+	// pairs that cleanup must never remove, on top of the cache registry's
+	// own PinnedStages. It is called from the event loop, so it must be
+	// quick and must not call back into the scheduler.
 	Pinned func() map[[2]string]bool
+	// CacheState is the dataset-cache registry (default: a fresh
+	// cache.NewMemory on the scheduler's clock). Pass a cache.Durable to
+	// keep materialized entries across restarts. The scheduler is its only
+	// writer.
+	CacheState cache.State
+	// CacheTTL is the default time to live of a cache entry since its last
+	// use (0 = entries never expire); an entry's "ttl" option, or the
+	// session setting quiver.cache.ttl, overrides it.
+	CacheTTL time.Duration
+	// CacheMaxBytes caps the bytes of all materialized entries: past it the
+	// sweeper evicts the least recently used entries nobody is reading
+	// (0 = no cap). The setting quiver.cache.max_bytes of any query changes it.
+	CacheMaxBytes int64
+	// SessionIdleTimeout closes a session (dropping its caches) that has
+	// had no request and no running job for this long (0 = never); the
+	// setting quiver.session.idle_timeout overrides it per session.
+	SessionIdleTimeout time.Duration
 	// Logf logs the scheduler's notable events (executor lost, failed calls
 	// to executors); default log.Printf. A standalone cluster passes a no-op.
 	Logf func(format string, args ...any)
@@ -85,6 +104,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.StageRetries < 0 {
 		cfg.StageRetries = 0
+	}
+	if cfg.CacheTTL < 0 || cfg.CacheMaxBytes < 0 || cfg.SessionIdleTimeout < 0 {
+		return cfg, qerr.Planf("scheduler: cache TTL (%s), cache max bytes (%d) and session idle timeout (%s) must not be negative",
+			cfg.CacheTTL, cfg.CacheMaxBytes, cfg.SessionIdleTimeout)
 	}
 	return cfg, nil
 }

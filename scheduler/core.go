@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -38,17 +39,28 @@ type core struct {
 	delayed     []delayedCleanup
 	dirty       map[string]bool // jobs whose watchers must hear of a change
 	actions     []any
+	// caches is the dataset-cache registry; cacheMaxBytes the current byte
+	// cap of the eviction sweeper (Config.CacheMaxBytes, changed by the
+	// setting quiver.cache.max_bytes).
+	caches        cache.State
+	cacheMaxBytes int64
 }
 
 func newCore(cfg Config, now func() time.Time) *core {
+	caches := cfg.CacheState
+	if caches == nil {
+		caches = cache.NewMemory(cache.WithClock(now))
+	}
 	return &core{
-		cfg:         cfg,
-		now:         now,
-		sessions:    map[string]*session{},
-		jobs:        map[string]*job{},
-		executors:   map[string]*executorState{},
-		noExecSince: now(),
-		dirty:       map[string]bool{},
+		cfg:           cfg,
+		now:           now,
+		sessions:      map[string]*session{},
+		jobs:          map[string]*job{},
+		executors:     map[string]*executorState{},
+		noExecSince:   now(),
+		dirty:         map[string]bool{},
+		caches:        caches,
+		cacheMaxBytes: cfg.CacheMaxBytes,
 	}
 }
 
@@ -62,7 +74,9 @@ func (c *core) takeActions() []any {
 func (c *core) handle(ev any) {
 	switch e := ev.(type) {
 	case evCreateSession:
-		c.sessions[e.id] = &session{settings: e.settings, created: c.now()}
+		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
+		c.sessions[e.id] = sess
+		c.applySessionSettings(sess, e.settings) // validated by the handler
 		e.reply <- struct{}{}
 	case evCloseSession:
 		c.closeSession(e.id)
@@ -92,7 +106,11 @@ func (c *core) handle(ev any) {
 	case evCancel:
 		e.reply <- c.cancel(e.jobID)
 	case evWatch:
-		e.reply <- c.watch(e.jobID)
+		r := c.watch(e.jobID)
+		if j := c.jobs[e.jobID]; j != nil && r.err == nil {
+			r.caches = &j.published
+		}
+		e.reply <- r
 	case evUnwatch:
 		if j := c.jobs[e.jobID]; j != nil {
 			j.watchers = slices.DeleteFunc(j.watchers, func(ch chan *rpc.JobStatus) bool { return ch == e.ch })
@@ -102,20 +120,29 @@ func (c *core) handle(ev any) {
 	case evInspect:
 		e.fn(c)
 		close(e.done)
+	case evListCaches:
+		e.reply <- c.listCaches(e.session)
+	case evUncache:
+		e.reply <- c.uncache(e.session, e.cacheID)
+	case evClearCaches:
+		e.reply <- c.clearCaches(e.session)
 	default:
 		c.cfg.Logf("scheduler: unknown event %T", ev)
 	}
+	c.settleCaches()
+	c.placeCacheReads()
 	c.schedule()
 	c.notify()
 }
 
 // ---- sessions ----
 
-// closeSession forgets a session. Cache hook: this is where the cache
-// registry's RemoveSession will go (unpinning and deleting the session's
-// cached files on the executors that hold them).
+// closeSession forgets a session, drops its cache entries (deleting their
+// files on the executors that hold them) and cancels its jobs that build,
+// wait for or read its caches.
 func (c *core) closeSession(id string) {
 	delete(c.sessions, id)
+	c.closeSessionCaches(id)
 }
 
 // ---- jobs ----
@@ -132,43 +159,77 @@ func (c *core) submit(e evSubmit) error {
 	for k, v := range e.settings {
 		settings[k] = v
 	}
+	sess.lastUsed = c.now()
+	j := c.addJob(e.jobID, e.session, e.name, settings, e.plan)
+	if _, err := c.targetPartitions(settings); err != nil {
+		c.failJob(j, err)
+		return nil
+	}
+	if _, err := compressionSetting(settings); err != nil {
+		c.failJob(j, err)
+		return nil
+	}
+	if err := c.applyQuerySettings(sess, settings); err != nil {
+		c.failJob(j, err)
+		return nil
+	}
+	c.startJob(j)
+	return nil
+}
+
+// addJob registers a queued job.
+func (c *core) addJob(id, sessionID, name string, settings map[string]string, plan logical.Plan) *job {
 	j := &job{
-		id: e.jobID, session: e.session, name: e.name, settings: settings,
+		id: id, session: sessionID, name: name, settings: settings, plan: plan,
 		state: rpc.JobState_JOB_QUEUED, submitted: c.now(),
 		stages: map[int]*stage{}, touched: map[string]bool{},
 	}
 	c.jobs[j.id] = j
 	c.jobOrder = append(c.jobOrder, j.id)
 	c.dirty[j.id] = true
-
-	plan, err := c.lowerCaches(j, e.plan)
-	if err != nil {
-		c.failJob(j, err)
-		return nil
-	}
-	tp, err := c.targetPartitions(settings)
-	if err != nil {
-		c.failJob(j, err)
-		return nil
-	}
-	var comp physical.Compression
-	if v := settings["quiver.shuffle_compression"]; v != "" {
-		comp = physical.Compression(v)
-		if comp != physical.CompressLZ4 && comp != physical.CompressZstd && comp != physical.CompressNone {
-			c.failJob(j, qerr.Planf("scheduler: setting quiver.shuffle_compression=%q: want lz4, zstd or none", v))
-			return nil
-		}
-	}
-	c.actions = append(c.actions, actPlan{jobID: j.id, plan: plan, targetPartitions: tp, compression: comp})
-	return nil
+	return j
 }
 
-// lowerCaches is the cache hook: before physical planning, logical.Cache
-// nodes will be resolved here against the cache registry (hit → a
-// CacheReader; miss → a separate materialization job this job waits for).
-// For now Cache nodes are planned transparently (the planner runs their input).
-func (c *core) lowerCaches(_ *job, plan logical.Plan) (logical.Plan, error) {
-	return plan, nil
+// startJob resolves the job's Cache nodes (lowerCaches) and, unless it must
+// wait for cache builds, asks for its physical planning. A waiting job stays
+// QUEUED; settleCaches starts it again when the builds end.
+func (c *core) startJob(j *job) {
+	hits, wait, err := c.lowerCaches(j)
+	if err != nil {
+		c.failJob(j, err)
+		return
+	}
+	if wait {
+		return
+	}
+	c.commitHits(j, hits)
+	tp, err := c.targetPartitions(j.settings)
+	if err != nil {
+		c.failJob(j, err)
+		return
+	}
+	comp, err := compressionSetting(j.settings)
+	if err != nil {
+		c.failJob(j, err)
+		return
+	}
+	c.actions = append(c.actions, actPlan{
+		jobID: j.id, gen: j.planGen, plan: j.plan, targetPartitions: tp, compression: comp,
+		caches: hits, pinFinal: j.build != nil,
+	})
+}
+
+// compressionSetting is the setting quiver.shuffle_compression ("" = default).
+func compressionSetting(settings map[string]string) (physical.Compression, error) {
+	v := settings["quiver.shuffle_compression"]
+	if v == "" {
+		return "", nil
+	}
+	comp := physical.Compression(v)
+	if comp != physical.CompressLZ4 && comp != physical.CompressZstd && comp != physical.CompressNone {
+		return "", qerr.Planf("scheduler: setting quiver.shuffle_compression=%q: want lz4, zstd or none", v)
+	}
+	return comp, nil
 }
 
 // targetPartitions is the setting quiver.target_partitions, else the sum of
@@ -190,7 +251,7 @@ func (c *core) targetPartitions(settings map[string]string) (int, error) {
 
 func (c *core) planned(e evPlanned) {
 	j := c.jobs[e.jobID]
-	if j == nil || j.terminal() {
+	if j == nil || j.terminal() || e.gen != j.planGen || j.planned {
 		return
 	}
 	if e.err != nil {
@@ -233,6 +294,9 @@ func (c *core) planned(e evPlanned) {
 	j.planned = true
 	j.state = rpc.JobState_JOB_RUNNING
 	c.dirty[j.id] = true
+	if !c.buildPlanned(j) {
+		return
+	}
 	c.resolveReady(j)
 }
 
@@ -272,7 +336,7 @@ func (c *core) resolveReady(j *job) {
 		if s.tasks == nil || len(s.tasks) != n {
 			s.tasks = make([]*task, n)
 			for p := range s.tasks {
-				s.tasks[p] = &task{partition: p}
+				s.tasks[p] = &task{partition: p, attempt: j.attemptBase}
 			}
 		}
 		c.dirty[j.id] = true
@@ -340,6 +404,7 @@ func (c *core) jobSucceeded(j *job) {
 	}
 	c.removeJobData(j, inter)
 	c.delayed = append(c.delayed, delayedCleanup{due: c.now().Add(c.cfg.FinalStageCleanupDelay), jobID: j.id, stages: []int{j.final}})
+	c.jobEndedCaches(j)
 }
 
 // failJob ends j with err (FAILED, or CANCELLED when err is a cancellation
@@ -354,10 +419,18 @@ func (c *core) endJob(j *job, state rpc.JobState, msg string, kind qerr.Kind) {
 	}
 	j.state, j.errMsg, j.errKind, j.finished = state, msg, kind, c.now()
 	c.dirty[j.id] = true
+	c.cancelTasks(j, true)
+	c.removeJobData(j, slices.Clone(j.order))
+	c.jobEndedCaches(j)
+}
+
+// cancelTasks cancels j's running tasks on their executors; with
+// failStages it also marks its unfinished stages failed.
+func (c *core) cancelTasks(j *job, failStages bool) {
 	byExec := map[string][]*rpc.TaskId{}
 	for _, id := range j.order {
 		s := j.stages[id]
-		if s.state == stageRunning || s.state == stageUnresolved {
+		if failStages && (s.state == stageRunning || s.state == stageUnresolved) {
 			s.state = stageFailed
 		}
 		for _, t := range s.tasks {
@@ -373,7 +446,6 @@ func (c *core) endJob(j *job, state rpc.JobState, msg string, kind qerr.Kind) {
 			c.actions = append(c.actions, actCancel{executorID: eid, addr: ex.addr(), tasks: byExec[eid]})
 		}
 	}
-	c.removeJobData(j, slices.Clone(j.order))
 }
 
 func (c *core) cancel(jobID string) cancelReply {
@@ -440,6 +512,9 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 		c.release(t)
 		c.dirty[j.id] = true
 		if ff := st.GetFetchFailure(); ff != nil && st.GetState() == rpc.TaskState_TASK_FAILED {
+			if c.cacheFetchFailed(j, t, ff) {
+				return
+			}
 			c.fetchFailed(j, s, t, ff)
 			return
 		}
@@ -645,6 +720,7 @@ func (c *core) executorLost(id, why string) {
 			}
 		}
 	}
+	c.cacheExecutorLost(id)
 }
 
 func (c *core) tick(now time.Time) {
@@ -695,20 +771,27 @@ func (c *core) tick(now time.Time) {
 		order = append(order, jid)
 	}
 	c.jobOrder = order
+	c.sweepCaches(now)
 }
 
 // ---- cleanup ----
 
-// pinned lists the stages of j cleanup must keep: those cfg.Pinned names and
-// those whose writer is itself pinned (a cache materialization).
+// pinned lists the stages of j cleanup must keep: those the cache registry
+// pins (every stage of a job pinned with cache.AllStages: a build whose
+// output stage is not known yet), those cfg.Pinned names, and those whose
+// writer is itself pinned (a cache materialization). Deleting a cache's
+// files is explicit (deleteEntryFiles, deleteBuildFiles), never cleanup.
 func (c *core) pinned(j *job) []int {
-	var set map[[2]string]bool
+	set := c.caches.PinnedStages()
 	if c.cfg.Pinned != nil {
-		set = c.cfg.Pinned()
+		for k, v := range c.cfg.Pinned() {
+			set[k] = set[k] || v
+		}
 	}
+	all := set[[2]string{j.id, cache.AllStages}]
 	var out []int
 	for _, id := range j.order {
-		if set[[2]string{j.id, strconv.Itoa(id)}] || j.stages[id].plan.Pinned {
+		if all || set[[2]string{j.id, strconv.Itoa(id)}] || j.stages[id].plan.Pinned {
 			out = append(out, id)
 		}
 	}

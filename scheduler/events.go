@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -34,6 +35,7 @@ type evSubmit struct {
 // evPlanned: the planning goroutine finished a job's stage graph (or failed).
 type evPlanned struct {
 	jobID  string
+	gen    int // the job's planGen when planning started
 	stages []plannedStage
 	schema *arrow.Schema
 	err    error
@@ -81,6 +83,25 @@ type evWatch struct {
 type watchReply struct {
 	ch  chan *rpc.JobStatus
 	err error
+	// caches is the job's published cache events, read by the handler to
+	// fill JobStatus.caches (atomic: written only by the loop).
+	caches *atomic.Pointer[[]*rpc.CacheEvent]
+}
+
+// evListCaches, evUncache and evClearCaches are the cache RPCs.
+type evListCaches struct {
+	session string
+	reply   chan []*rpc.CacheInfo
+}
+
+type evUncache struct {
+	session, cacheID string
+	reply            chan bool
+}
+
+type evClearCaches struct {
+	session string
+	reply   chan int
 }
 
 // evUnwatch: a watcher went away.
@@ -102,9 +123,14 @@ type evInspect struct {
 
 type actPlan struct {
 	jobID            string
+	gen              int
 	plan             logical.Plan
 	targetPartitions int
 	compression      physical.Compression
+	// caches lowers the plan's cache hits to these readers (read-only
+	// once sent); pinFinal marks a cache materialization job.
+	caches   map[physical.CacheKey]*physical.CacheReader
+	pinFinal bool
 }
 
 type actLaunch struct {

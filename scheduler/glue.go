@@ -23,19 +23,33 @@ import (
 
 // planJob plans a job's logical plan into stages; it runs outside the loop.
 func planJob(ctx context.Context, a actPlan) evPlanned {
-	pp, err := planner.New(planner.Config{TargetPartitions: a.targetPartitions}).Plan(ctx, a.plan)
-	if err != nil {
-		return evPlanned{jobID: a.jobID, err: err}
+	cfg := planner.Config{TargetPartitions: a.targetPartitions}
+	if len(a.caches) > 0 {
+		cfg.Caches = cacheResolver(a.caches)
 	}
-	g, err := stages.Split(a.jobID, pp, stages.Options{Compression: a.compression})
+	pp, err := planner.New(cfg).Plan(ctx, a.plan)
 	if err != nil {
-		return evPlanned{jobID: a.jobID, err: err}
+		return evPlanned{jobID: a.jobID, gen: a.gen, err: err}
+	}
+	g, err := stages.Split(a.jobID, pp, stages.Options{Compression: a.compression, PinFinal: a.pinFinal})
+	if err != nil {
+		return evPlanned{jobID: a.jobID, gen: a.gen, err: err}
 	}
 	out := make([]plannedStage, len(g.Stages))
 	for i, s := range g.Stages {
 		out[i] = plannedStage{ID: s.ID, Plan: s.Plan, Inputs: s.Inputs, Final: s.Final}
 	}
-	return evPlanned{jobID: a.jobID, stages: out, schema: g.Final().Plan.Input.Schema()}
+	return evPlanned{jobID: a.jobID, gen: a.gen, stages: out, schema: g.Final().Plan.Input.Schema()}
+}
+
+// cacheResolver lowers the Cache nodes the loop resolved as hits to their
+// CacheReaders; any other Cache node runs its input. The map is read-only
+// once handed to the planner.
+type cacheResolver map[physical.CacheKey]*physical.CacheReader
+
+func (r cacheResolver) ResolveCache(n *logical.Cache) (*physical.CacheReader, bool) {
+	cr, ok := r[physical.CacheKey{SessionID: n.SessionID, CacheID: n.CacheID}]
+	return cr, ok
 }
 
 // planStages is planJob's logical-plan-free half for callers that already

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
 )
@@ -24,18 +25,98 @@ type ExecutorInfo struct {
 
 // JobInfo is one job in GET /api/jobs and GET /api/job/{id} (with Stages).
 type JobInfo struct {
-	ID          string      `json:"id"`
-	Name        string      `json:"name,omitempty"`
-	Session     string      `json:"session"`
-	State       string      `json:"state"`
-	StagesDone  int         `json:"stages_done"`
-	StagesTotal int         `json:"stages_total"`
-	TasksDone   int         `json:"tasks_done"`
-	TasksTotal  int         `json:"tasks_total"`
-	Error       string      `json:"error,omitempty"`
-	Submitted   time.Time   `json:"submitted"`
-	Finished    *time.Time  `json:"finished,omitempty"`
-	Stages      []StageInfo `json:"stages,omitempty"`
+	ID          string     `json:"id"`
+	Name        string     `json:"name,omitempty"`
+	Session     string     `json:"session"`
+	State       string     `json:"state"`
+	StagesDone  int        `json:"stages_done"`
+	StagesTotal int        `json:"stages_total"`
+	TasksDone   int        `json:"tasks_done"`
+	TasksTotal  int        `json:"tasks_total"`
+	Error       string     `json:"error,omitempty"`
+	Submitted   time.Time  `json:"submitted"`
+	Finished    *time.Time `json:"finished,omitempty"`
+	// Caches are the job's cache outcomes; BuildsCache is the cache id a
+	// cache materialization job builds.
+	Caches      []CacheEventInfo `json:"caches,omitempty"`
+	BuildsCache string           `json:"builds_cache,omitempty"`
+	Stages      []StageInfo      `json:"stages,omitempty"`
+}
+
+// CacheEventInfo is one cache outcome of a job.
+type CacheEventInfo struct {
+	CacheID    string `json:"cache_id"`
+	Name       string `json:"name,omitempty"`
+	Outcome    string `json:"outcome"` // hit | miss | pending
+	Partitions int    `json:"partitions"`
+	Bytes      int64  `json:"bytes"`
+}
+
+// CacheEntryInfo is one entry in GET /api/caches.
+type CacheEntryInfo struct {
+	SessionID  string     `json:"session_id"`
+	CacheID    string     `json:"cache_id"`
+	Name       string     `json:"name,omitempty"`
+	State      string     `json:"state"`
+	JobID      string     `json:"job_id"`
+	StageID    int        `json:"stage_id"`
+	Partitions int        `json:"partitions"`
+	Rows       int64      `json:"rows"`
+	Bytes      int64      `json:"bytes"`
+	Executors  []string   `json:"executors"`
+	Hits       int64      `json:"hits"`
+	Readers    int        `json:"readers"`
+	Created    time.Time  `json:"created"`
+	LastHit    *time.Time `json:"last_hit,omitempty"`
+}
+
+// CacheStatsInfo are the registry's counters in GET /api/caches.
+type CacheStatsInfo struct {
+	Hits             int64            `json:"hits"`
+	Misses           int64            `json:"misses"`
+	Materializations int64            `json:"materializations"`
+	Aborts           int64            `json:"aborts"`
+	StaleCompletions int64            `json:"stale_completions"`
+	Invalidations    map[string]int64 `json:"invalidations"` // by cause
+	BytesRead        int64            `json:"bytes_read"`
+	Entries          int              `json:"entries"`
+	Bytes            int64            `json:"bytes"`
+	MaxBytes         int64            `json:"max_bytes"` // the current cap (0 = none)
+}
+
+// CachesInfo is GET /api/caches.
+type CachesInfo struct {
+	Entries []CacheEntryInfo `json:"entries"`
+	Stats   CacheStatsInfo   `json:"stats"`
+}
+
+func (c *core) cachesInfo() CachesInfo {
+	out := CachesInfo{Entries: []CacheEntryInfo{}}
+	for _, e := range c.caches.List("") {
+		ei := CacheEntryInfo{
+			SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, State: e.State.String(),
+			JobID: e.JobID, StageID: e.StageID, Partitions: len(e.Locations), Rows: e.Rows, Bytes: e.Bytes,
+			Executors: e.Executors(), Hits: e.Hits, Readers: e.Readers, Created: e.Created,
+		}
+		if ei.Executors == nil {
+			ei.Executors = []string{}
+		}
+		if !e.LastHit.IsZero() {
+			lh := e.LastHit
+			ei.LastHit = &lh
+		}
+		out.Entries = append(out.Entries, ei)
+	}
+	st := c.caches.Stats()
+	out.Stats = CacheStatsInfo{
+		Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts,
+		StaleCompletions: st.StaleCompletions, Invalidations: map[string]int64{}, BytesRead: st.BytesRead,
+		Entries: st.Entries, Bytes: st.Bytes, MaxBytes: c.cacheMaxBytes,
+	}
+	for i, n := range st.Invalidations {
+		out.Stats.Invalidations[cache.Cause(i).String()] = n
+	}
+	return out
 }
 
 // StageInfo is one stage of GET /api/job/{id}.
@@ -98,6 +179,12 @@ func (c *core) jobInfo(j *job, detail bool) JobInfo {
 		f := j.finished
 		info.Finished = &f
 	}
+	for _, ev := range j.events {
+		info.Caches = append(info.Caches, CacheEventInfo{CacheID: ev.key.CacheID, Name: ev.name, Outcome: ev.outcome, Partitions: ev.partitions, Bytes: ev.bytes})
+	}
+	if j.build != nil {
+		info.BuildsCache = j.build.key.CacheID
+	}
 	if !detail {
 		return info
 	}
@@ -137,6 +224,9 @@ func (s *Scheduler) restHandler() http.Handler {
 			}
 			return out, true
 		})
+	})
+	mux.HandleFunc("GET /api/caches", func(w http.ResponseWriter, r *http.Request) {
+		s.serveJSON(w, r, func(c *core) (any, bool) { return c.cachesInfo(), true })
 	})
 	mux.HandleFunc("GET /api/job/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")

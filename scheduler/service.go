@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -116,6 +117,14 @@ func (h *service) WatchJob(req *rpc.WatchJobRequest, stream rpc.SchedulerService
 			if !ok {
 				return nil
 			}
+			if r.caches != nil {
+				if evs := r.caches.Load(); evs != nil && len(*evs) > 0 {
+					// The status may be shared with other watchers: send a
+					// copy carrying the job's cache events.
+					st = proto.Clone(st).(*rpc.JobStatus)
+					st.Caches = *evs
+				}
+			}
 			if err := stream.Send(st); err != nil {
 				h.s.post(context.WithoutCancel(ctx), evUnwatch{jobID: req.GetJobId(), ch: r.ch})
 				return err
@@ -180,4 +189,44 @@ func (h *service) UpdateTaskStatus(ctx context.Context, req *rpc.UpdateTaskStatu
 		return nil, grpcErr(stopped(ctx))
 	}
 	return &rpc.UpdateTaskStatusResponse{}, nil
+}
+
+// ListCaches lists the session's cache entries.
+func (h *service) ListCaches(ctx context.Context, req *rpc.ListCachesRequest) (*rpc.ListCachesResponse, error) {
+	if req.GetSessionId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "scheduler: list caches: need a session id")
+	}
+	reply := make(chan []*rpc.CacheInfo, 1)
+	infos, err := ask(ctx, h.s, evListCaches{session: req.GetSessionId(), reply: reply}, reply)
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	return &rpc.ListCachesResponse{Caches: infos}, nil
+}
+
+// Uncache drops one cache entry of the session and deletes its files;
+// removed is false when there was no such entry.
+func (h *service) Uncache(ctx context.Context, req *rpc.UncacheRequest) (*rpc.UncacheResponse, error) {
+	if req.GetSessionId() == "" || req.GetCacheId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "scheduler: uncache: need a session id and a cache id")
+	}
+	reply := make(chan bool, 1)
+	removed, err := ask(ctx, h.s, evUncache{session: req.GetSessionId(), cacheID: req.GetCacheId(), reply: reply}, reply)
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	return &rpc.UncacheResponse{Removed: removed}, nil
+}
+
+// ClearCaches drops every cache entry of the session and deletes their files.
+func (h *service) ClearCaches(ctx context.Context, req *rpc.ClearCachesRequest) (*rpc.ClearCachesResponse, error) {
+	if req.GetSessionId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "scheduler: clear caches: need a session id")
+	}
+	reply := make(chan int, 1)
+	n, err := ask(ctx, h.s, evClearCaches{session: req.GetSessionId(), reply: reply}, reply)
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	return &rpc.ClearCachesResponse{Removed: int32(n)}, nil
 }

@@ -1,9 +1,12 @@
 package scheduler
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/cache"
+	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -85,6 +88,32 @@ type job struct {
 	resultSchema      []byte
 	touched           map[string]bool // executors that ran any task of the job
 	watchers          []chan *rpc.JobStatus
+
+	// Dataset cache (cache.go).
+
+	// plan is the submitted logical plan, kept so the job can be resolved
+	// again after the cache builds it waits for, or re-run from scratch.
+	plan logical.Plan
+	// build is set on a cache materialization job (a child job).
+	build *cacheBuild
+	// waitingOn maps each cache key the job waits for to the job building
+	// it; the job is planned once it is empty.
+	waitingOn map[cache.Key]string
+	// buildFailures counts, per key, failed builds this job waited for.
+	buildFailures map[cache.Key]int
+	// hits are the CacheReaders the job was planned with; readers the keys
+	// it holds a reader count on (released when it ends or restarts).
+	hits    map[cache.Key]*physical.CacheReader
+	readers []cache.Key
+	// events are the job's cache outcomes in first-seen order; published is
+	// their immutable snapshot for WatchJob handlers (other goroutines).
+	events    []cacheEvent
+	published atomic.Pointer[[]*rpc.CacheEvent]
+	// restarts counts re-runs after a cached input was lost; planGen tells
+	// a stale planning result from the current one; attemptBase is the
+	// first attempt number of tasks created after a restart, so no status
+	// of an earlier run matches a new task.
+	restarts, planGen, attemptBase int
 }
 
 func (j *job) terminal() bool {
@@ -110,6 +139,11 @@ func (e *executorState) free() int { return e.vcores - e.running }
 type session struct {
 	settings map[string]string
 	created  time.Time
+	// lastUsed is the last request or job end of the session (idle expiry).
+	lastUsed time.Time
+	// idleTimeout overrides Config.SessionIdleTimeout when hasIdle.
+	idleTimeout time.Duration
+	hasIdle     bool
 }
 
 // plannedStage is a stage as the planning step hands it to the loop.

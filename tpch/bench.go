@@ -33,6 +33,10 @@ type BenchOptions struct {
 	VerifyDir        string // answer files qNN.csv to check each result against ("": no check)
 	Scheduler        string // cluster address ("": embedded)
 	TargetPartitions int    // 0: the session default (GOMAXPROCS)
+	// Exec is "local" (quiver.WithLocalExecution: direct runs, in-memory
+	// exchanges) or "standalone" / "" (the default session: an in-process
+	// scheduler and executor). Ignored with Scheduler.
+	Exec string
 	// Log, if set, gets a line per query as the run goes.
 	Log io.Writer
 	// OnTimed, if set, is called with true before the first query runs and
@@ -122,7 +126,15 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 	if opts.TargetPartitions > 0 {
 		sopts = append(sopts, quiver.WithTargetPartitions(opts.TargetPartitions))
 	}
-	s, err := quiver.NewSession(ctx, sopts...)
+	if opts.Exec == "local" {
+		sopts = append(sopts, quiver.WithLocalExecution())
+	}
+	var s *quiver.Session
+	if opts.Scheduler != "" {
+		s, err = quiver.Connect(ctx, opts.Scheduler, sopts...)
+	} else {
+		s, err = quiver.NewSession(ctx, sopts...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -199,8 +211,10 @@ func checkBenchOptions(o *BenchOptions) error {
 	default:
 		return qerr.Planf("bench: unknown mode %q (want cold or cached)", o.Mode)
 	}
-	if o.Scheduler != "" {
-		return qerr.NotImplementedf("bench: --scheduler %s: cluster mode is not implemented yet", o.Scheduler)
+	switch o.Exec {
+	case "", "standalone", "local":
+	default:
+		return qerr.Planf("bench: unknown --exec %q (want local or standalone)", o.Exec)
 	}
 	if o.Iterations == 0 {
 		o.Iterations = 3

@@ -183,7 +183,6 @@ func TestRunBenchErrorsBeforeRunning(t *testing.T) {
 		{"bad iterations", func(o *BenchOptions) { o.Iterations = -2 }, qerr.Plan, "iterations"},
 		{"cached mode", func(o *BenchOptions) { o.Mode = "cached" }, qerr.NotImplemented, "not implemented yet"},
 		{"unknown mode", func(o *BenchOptions) { o.Mode = "warm" }, qerr.Plan, "unknown mode"},
-		{"scheduler", func(o *BenchOptions) { o.Scheduler = "localhost:50050" }, qerr.NotImplemented, "cluster mode is not implemented yet"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -48,7 +48,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.command, "c", "", "run the `SQL` statements (separated by ';') and exit")
 	fs.StringVar(&o.file, "f", "", "run the statements in `FILE` ('-' for standard input) and exit")
 	fs.StringVar(&o.format, "format", "table", "output format: table, csv, tsv, json or ndjson")
-	fs.StringVar(&o.scheduler, "scheduler", "", "connect to the cluster scheduler at `ADDR` instead of running embedded")
+	fs.StringVar(&o.scheduler, "scheduler", "", "run on the cluster whose scheduler listens at `ADDR` (default: a scheduler and executor in this process)")
 	fs.IntVar(&o.maxRows, "maxrows", repl.DefaultMaxRows, "most rows a table shows in the interactive shell (0: all)")
 	fs.StringVar(&o.init, "init", "", "run `FILE` before the shell's first prompt (default ~/.quiverrc)")
 	fs.Usage = func() {
@@ -71,10 +71,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quiver:", err)
 		return 2
 	}
-	if o.scheduler != "" {
-		fmt.Fprintln(stderr, "quiver: --scheduler: cluster mode is not implemented yet")
-		return 2
-	}
 	if o.command != "" && o.file != "" {
 		fmt.Fprintln(stderr, "quiver: give -c or -f, not both")
 		return 2
@@ -87,7 +83,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
 		defer stop()
 	}
-	s, err := quiver.NewSession(ctx)
+	var s *quiver.Session
+	if o.scheduler != "" {
+		s, err = quiver.Connect(ctx, o.scheduler)
+	} else {
+		s, err = quiver.NewSession(ctx)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quiver:", err)
 		return 1

@@ -183,7 +183,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 			return nil, err
 		}
 		m := &rpc.PhysicalScan{Table: n.Table, Format: string(n.Format), FileSchema: fs,
-			HasProjection: n.Projection != nil, Options: n.Options, Predicate: pred, Fetch: n.Fetch}
+			HasProjection: n.Projection != nil, Options: encodeScanOptions(n), Predicate: pred, Fetch: n.Fetch}
 		for _, c := range n.Projection {
 			m.Projection = append(m.Projection, int32(c))
 		}
@@ -737,6 +737,9 @@ func decodeScan(n *rpc.PhysicalScan) (physical.Plan, error) {
 				s.Partitions[i] = p.Files
 			}
 		}
+	}
+	if err := decodeScanRowGroups(s); err != nil {
+		return nil, err
 	}
 	if err := checkFetch("scan", n.Fetch); err != nil {
 		return nil, err

@@ -149,7 +149,7 @@ func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
 	}
 	if t.Format == catalog.Memory {
 		out.Partitions = make([][]string, t.NumPartitions())
-	} else {
+	} else if !pl.splitParquet(t, out) {
 		for _, f := range t.Files {
 			out.Partitions = append(out.Partitions, []string{f})
 		}
@@ -169,6 +169,68 @@ func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
 		plan = &physical.Repartition{Input: plan, N: pl.cfg.TargetPartitions}
 	}
 	return plan, nil
+}
+
+// splitParquet spreads a Parquet table with fewer files than
+// target_partitions over target_partitions scan partitions by row-group
+// ranges, so one big file is decoded by several goroutines. The row groups of
+// all files, in file order, are cut into contiguous runs of about equal row
+// counts (a row group is never split). It reports false, leaving out
+// untouched, when splitting would not add partitions (enough files already,
+// too few row groups) or the row groups are unknown.
+func (pl *Planner) splitParquet(t *catalog.Table, out *physical.Scan) bool {
+	n := pl.cfg.TargetPartitions
+	if t.Format != catalog.Parquet || len(t.Files) >= n {
+		return false
+	}
+	rgs, err := catalog.ParquetRowGroups(t)
+	if err != nil {
+		return false // e.g. a scheduler that cannot see the files
+	}
+	var total int64
+	units := 0
+	for _, f := range rgs {
+		for _, r := range f {
+			total += r
+		}
+		units += len(f)
+	}
+	if units <= len(t.Files) || total == 0 {
+		return false
+	}
+	n = min(n, units)
+	out.Partitions = make([][]string, 0, n)
+	out.RowGroups = make([][]physical.RowGroupRange, 0, n)
+	var files []string
+	var ranges []physical.RowGroupRange
+	var done int64
+	seen := 0
+	for fi, f := range rgs {
+		start := 0
+		for rg, r := range f {
+			done += r
+			seen++
+			// Close the current partition once it holds its share of the
+			// rows, keeping enough row groups for the partitions left.
+			p := len(out.Partitions)
+			unitsLeft := units - seen
+			if p < n-1 && (done*int64(n) >= total*int64(p+1) || unitsLeft == n-1-p) {
+				files = append(files, t.Files[fi])
+				ranges = append(ranges, physical.RowGroupRange{Start: start, End: rg + 1})
+				out.Partitions = append(out.Partitions, files)
+				out.RowGroups = append(out.RowGroups, ranges)
+				files, ranges = nil, nil
+				start = rg + 1
+			}
+		}
+		if start < len(f) {
+			files = append(files, t.Files[fi])
+			ranges = append(ranges, physical.RowGroupRange{Start: start, End: len(f)})
+		}
+	}
+	out.Partitions = append(out.Partitions, files)
+	out.RowGroups = append(out.RowGroups, ranges)
+	return true
 }
 
 func andAll(es []physical.Expr) physical.Expr {

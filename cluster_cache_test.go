@@ -1,0 +1,143 @@
+package quiver_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver"
+)
+
+// files counts the shuffle files under the live executors' work dirs (a
+// killed executor's disk keeps what it had: nobody can delete it).
+func (c *testCluster) files(t *testing.T) int {
+	t.Helper()
+	n := 0
+	for i, dir := range c.workDirs {
+		select {
+		case <-c.executors[i].done:
+			continue
+		default:
+		}
+		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".arrow") {
+				n++
+			}
+			return nil
+		})
+	}
+	return n
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func outcome(t *testing.T, s *quiver.Session, q string) (string, [][]string) {
+	t.Helper()
+	ctx := context.Background()
+	df, err := s.SQL(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info quiver.QueryInfo
+	var rows [][]string
+	for b, err := range df.StreamInfo(ctx, &info) {
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		rows = append(rows, render(df.Schema(), []arrow.RecordBatch{b})...)
+	}
+	if len(info.Caches) == 0 {
+		return "", rows
+	}
+	return info.Caches[0].Outcome, rows
+}
+
+func TestClusterCache(t *testing.T) {
+	// A short result TTL keeps result files from hiding the cache's own files in the counts below.
+	c := startCluster(t, 2, "--heartbeat-timeout", "1s", "--result-ttl", "200ms", "--policy", "round_robin")
+	s := c.connect(t, quiver.WithTargetPartitions(4))
+	t.Run("filter-cache-collect", func(t *testing.T) { cacheFilterParquet(t, s, t.TempDir()) })
+
+	sqlRows(t, s, "CACHE TABLE recent AS "+recentSQL)
+	want := localAnswer(t, "SELECT count(*), sum(l_quantity) FROM ("+recentSQL+") r")
+	q := "SELECT count(*), sum(l_quantity) FROM recent"
+	if o, rows := outcome(t, s, q); o != "hit" || fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("after CACHE TABLE: outcome %q rows %v, want hit %v", o, rows, want)
+	}
+	info := cacheRow(t, s, "recent")
+	if len(info.Executors) != 2 {
+		t.Logf("cache partitions on executors %v", info.Executors)
+	}
+
+	// kill -9 an executor holding cached partitions: the next query is right and rebuilds the entry.
+	victim := -1
+	for i, e := range c.executors {
+		for _, id := range info.Executors {
+			if strings.Contains(e.output(), id) {
+				victim = i
+			}
+		}
+	}
+	if victim < 0 {
+		t.Fatalf("no executor holds cache partitions: %+v", info)
+	}
+	c.executors[victim].kill()
+	c.addExecutor(t) // keep two executors
+	var o string
+	var rows [][]string
+	waitFor(t, "the rebuilt cache", func() bool {
+		o, rows = outcome(t, s, q)
+		return o == "miss"
+	})
+	if fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("after the kill: %v, want %v", rows, want)
+	}
+	if o, _ := outcome(t, s, q); o != "hit" {
+		t.Errorf("after the rebuild: outcome %q, want hit", o)
+	}
+
+	// Closing the session deletes its cache files from disk.
+	waitFor(t, "result files to be cleaned", func() bool { return c.files(t) > 0 })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "cache files to be deleted after CloseSession", func() bool { return c.files(t) == 0 })
+}
+
+// TestClusterCacheEviction: an entry past its TTL, and the caches of an
+// idle session, are removed with their files.
+func TestClusterCacheEviction(t *testing.T) {
+	c := startCluster(t, 1, "--result-ttl", "100ms", "--session-idle-timeout", "3s")
+	s := c.connect(t)
+	sqlRows(t, s, "CACHE TABLE short OPTIONS ('ttl' '1s') AS SELECT * FROM nation")
+	sqlRows(t, s, "CACHE TABLE long AS SELECT * FROM region")
+	waitFor(t, "the ttl entry to expire", func() bool {
+		infos, err := s.Caches(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := ""
+		for _, i := range infos {
+			if i.State != "lazy" {
+				names += i.Name + " "
+			}
+		}
+		return names == "long "
+	})
+	// An idle session's caches go, with their files.
+	waitFor(t, "the idle session's files to be deleted", func() bool { return c.files(t) == 0 })
+}

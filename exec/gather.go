@@ -1,0 +1,148 @@
+package exec
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// gather returns arr's rows idx (in that order, every index in range) as a
+// new array allocated from mem, in one pass per buffer: the output buffers
+// are sized exactly up front. It handles fixed-width types by byte width,
+// Boolean and 32/64-bit-offset strings and binaries; ok is false for any
+// other type (the caller falls back to compute.Take).
+func gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array, ok bool) {
+	dt := arr.DataType()
+	n := len(idx)
+	if n == 0 {
+		return nil, false
+	}
+	var bufs []*memory.Buffer
+	switch dt.ID() {
+	case arrow.BOOL:
+		vals := arr.Data().Buffers()[1].Bytes()
+		off := arr.Data().Offset()
+		b := newBuf(mem, int(bitutil.BytesForBits(int64(n))))
+		bits := b.Bytes()
+		for i, r := range idx {
+			if bitutil.BitIsSet(vals, off+int(r)) {
+				bitutil.SetBit(bits, i)
+			}
+		}
+		bufs = []*memory.Buffer{nil, b}
+	case arrow.STRING, arrow.BINARY:
+		bufs = gatherBytes[int32](mem, arr, idx)
+	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		bufs = gatherBytes[int64](mem, arr, idx)
+	case arrow.DICTIONARY, arrow.EXTENSION, arrow.NULL:
+		return nil, false
+	default:
+		fw, isFixed := dt.(arrow.FixedWidthDataType)
+		if !isFixed {
+			return nil, false
+		}
+		var b *memory.Buffer
+		switch fw.BitWidth() {
+		case 8:
+			b = gatherFixed[uint8](mem, arr, idx)
+		case 16:
+			b = gatherFixed[uint16](mem, arr, idx)
+		case 32:
+			b = gatherFixed[uint32](mem, arr, idx)
+		case 64:
+			b = gatherFixed[uint64](mem, arr, idx)
+		case 128:
+			b = gatherFixed[decimal128.Num](mem, arr, idx)
+		default:
+			return nil, false
+		}
+		bufs = []*memory.Buffer{nil, b}
+	}
+	nulls := 0
+	if arr.NullN() > 0 {
+		bufs[0], nulls = gatherValidity(mem, arr, idx)
+	}
+	data := array.NewData(dt, n, bufs, nil, nulls, 0)
+	defer data.Release()
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
+	return array.MakeFromData(data), true
+}
+
+// newBuf returns a zeroed buffer of n bytes from mem.
+func newBuf(mem memory.Allocator, n int) *memory.Buffer {
+	b := memory.NewResizableBuffer(mem)
+	b.Resize(n)
+	clear(b.Bytes())
+	return b
+}
+
+func gatherFixed[T any](mem memory.Allocator, arr arrow.Array, idx []int32) *memory.Buffer {
+	var z T
+	d := arr.Data()
+	raw := d.Buffers()[1].Bytes()
+	src := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/int(unsafe.Sizeof(z)))[d.Offset():]
+	b := memory.NewResizableBuffer(mem)
+	b.Resize(len(idx) * int(unsafe.Sizeof(z)))
+	dst := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b.Bytes()))), len(idx))
+	for i, r := range idx {
+		dst[i] = src[r]
+	}
+	return b
+}
+
+// gatherBytes returns the offsets and data buffers of arr's rows idx (NULL
+// rows keep whatever bytes they span, which is what Arrow allows).
+func gatherBytes[O int32 | int64](mem memory.Allocator, arr arrow.Array, idx []int32) []*memory.Buffer {
+	d := arr.Data()
+	offs := arrow.GetValues[O](d, 1)
+	offs = offs[:d.Len()+1]
+	var data []byte
+	if bb := d.Buffers()[2]; bb != nil {
+		data = bb.Bytes()
+	}
+	var total O
+	for _, r := range idx {
+		total += offs[r+1] - offs[r]
+	}
+	var z O
+	ob := memory.NewResizableBuffer(mem)
+	ob.Resize((len(idx) + 1) * int(unsafe.Sizeof(z)))
+	oDst := unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(ob.Bytes()))), len(idx)+1)
+	db := memory.NewResizableBuffer(mem)
+	db.Resize(int(total))
+	dDst := db.Bytes()
+	var pos O
+	oDst[0] = 0
+	for i, r := range idx {
+		lo, hi := offs[r], offs[r+1]
+		copy(dDst[pos:], data[lo:hi])
+		pos += hi - lo
+		oDst[i+1] = pos
+	}
+	return []*memory.Buffer{nil, ob, db}
+}
+
+// gatherValidity returns the validity bitmap of arr's rows idx and its null count.
+func gatherValidity(mem memory.Allocator, arr arrow.Array, idx []int32) (*memory.Buffer, int) {
+	src := arr.NullBitmapBytes()
+	off := arr.Data().Offset()
+	b := newBuf(mem, int(bitutil.BytesForBits(int64(len(idx)))))
+	bits := b.Bytes()
+	nulls := 0
+	for i, r := range idx {
+		if bitutil.BitIsSet(src, off+int(r)) {
+			bitutil.SetBit(bits, i)
+		} else {
+			nulls++
+		}
+	}
+	return b, nulls
+}

@@ -1,0 +1,731 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/quiverdb/quiver/cache"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+// The dataset cache on the event loop (DESIGN.md §6). Everything here runs
+// on the loop goroutine, like the rest of core.
+//
+// A query's Cache nodes are resolved before physical planning (lowerCaches):
+// a materialized entry on live executors is a hit, lowered to a CacheReader;
+// an absent one is claimed and its input submitted as a child job (a build)
+// whose final stage is a pinned passthrough ShuffleWriter; a pending one is
+// waited for. A waiting query stays QUEUED; every event ends with
+// settleCaches, which starts the queries whose builds ended (resolving them
+// again: a finished build is now a hit, a failed one is claimed again by the
+// first waiter, up to maxCacheBuildAttempts failed builds per key and query).
+// No goroutine blocks and nothing polls: the build job's end is the event.
+
+const (
+	// maxCacheBuildAttempts: a query fails once this many builds of one of
+	// its caches have failed.
+	maxCacheBuildAttempts = 3
+	// maxCacheRestarts: a query re-run this many times because cached
+	// input it read was lost fails on the next loss.
+	maxCacheRestarts = 3
+)
+
+// Cache event outcomes (rpc.CacheEvent.outcome).
+const (
+	outcomeHit     = "hit"
+	outcomeMiss    = "miss"
+	outcomePending = "pending"
+)
+
+// Settings the cache reads.
+const (
+	settingCacheTTL     = "quiver.cache.ttl"
+	settingIdleTimeout  = "quiver.session.idle_timeout"
+	settingCacheMaxByte = "quiver.cache.max_bytes"
+)
+
+// cacheBuild marks a job that materializes one cache entry.
+type cacheBuild struct {
+	key    cache.Key
+	name   string
+	parent string // the job that claimed the key
+	// aborted: the job failed and its Abort released the claim, so the
+	// jobs waiting for it count a failed build.
+	aborted bool
+}
+
+// cacheEvent is one cache outcome of a job, for JobStatus.caches.
+type cacheEvent struct {
+	key        cache.Key
+	name       string
+	outcome    string
+	partitions int
+	bytes      int64
+}
+
+// evicter is the sweeper's view of a registry (cache.Memory and
+// cache.Durable implement it).
+type evicter interface {
+	Evict(now time.Time, defaultTTL time.Duration, maxBytes int64) []cache.Entry
+}
+
+// newBuildJobID names a cache materialization job.
+func newBuildJobID() string { return "cache-" + uuid.NewString() }
+
+// ---- resolution ----
+
+// lowerCaches resolves j's Cache nodes against the registry, outermost
+// first: a hit's input is never looked at, and a miss's input (with any
+// Cache nodes nested in it) is the child job's plan, resolved when the child
+// starts, so nested caches are built innermost first. It returns the hits to
+// lower to CacheReaders and whether j must wait for builds (j.waitingOn).
+// Every Cache node is validated first, so a bad one fails the query before
+// any entry is claimed.
+func (c *core) lowerCaches(j *job) (map[cache.Key]*physical.CacheReader, bool, error) {
+	if j.plan == nil { // tests that hand the loop a stage graph directly
+		return nil, false, nil
+	}
+	if err := c.validateCaches(j, j.plan); err != nil {
+		return nil, false, err
+	}
+	hits := map[cache.Key]*physical.CacheReader{}
+	var walk func(p logical.Plan) error
+	walk = func(p logical.Plan) error {
+		n, ok := p.(*logical.Cache)
+		if !ok {
+			for _, ch := range p.Children() {
+				if err := walk(ch); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		key := cache.Key{SessionID: n.SessionID, CacheID: n.CacheID}
+		if _, ok := hits[key]; ok {
+			return nil
+		}
+		if _, ok := j.waitingOn[key]; ok {
+			return nil
+		}
+		r, buildJob, err := c.resolveCache(j, n, key)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			hits[key] = r
+			return nil
+		}
+		if j.waitingOn == nil {
+			j.waitingOn = map[cache.Key]string{}
+		}
+		j.waitingOn[key] = buildJob
+		return nil
+	}
+	if err := walk(j.plan); err != nil {
+		return nil, false, err
+	}
+	if len(j.waitingOn) > 0 {
+		return nil, true, nil
+	}
+	return hits, false, nil
+}
+
+// validateCaches checks every Cache node of p: it names this job's session
+// and its options are known and well formed.
+func (c *core) validateCaches(j *job, p logical.Plan) error {
+	if n, ok := p.(*logical.Cache); ok {
+		if n.CacheID == "" {
+			return qerr.Planf("scheduler: cache %s has no cache id", cacheLabel(n.Name, ""))
+		}
+		if n.SessionID != j.session {
+			return qerr.Planf("scheduler: cache %s belongs to session %q, not to this query's session %q: a cached dataset is usable only in the session that cached it",
+				cacheLabel(n.Name, n.CacheID), n.SessionID, j.session)
+		}
+		if _, ok := c.sessions[j.session]; !ok {
+			return qerr.Planf("scheduler: cache %s: session %q is closed", cacheLabel(n.Name, n.CacheID), j.session)
+		}
+		if _, err := entryOptions(n, nil); err != nil {
+			return err
+		}
+	}
+	for _, ch := range p.Children() {
+		if err := c.validateCaches(j, ch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cacheLabel(name, id string) string {
+	if name != "" {
+		return name
+	}
+	return id
+}
+
+// entryOptions validates a Cache node's options (lowercased keys; only ttl
+// is known) and adds the session's default ttl (setting quiver.cache.ttl)
+// when the node has none.
+func entryOptions(n *logical.Cache, settings map[string]string) (map[string]string, error) {
+	opts := map[string]string{}
+	for k, v := range n.Options {
+		lk := strings.ToLower(k)
+		if lk != cache.TTLOption {
+			return nil, qerr.Planf("scheduler: cache %s: unknown option %q (known: %s)", cacheLabel(n.Name, n.CacheID), k, cache.TTLOption)
+		}
+		opts[lk] = v
+	}
+	if _, _, err := cache.ParseTTL(opts); err != nil {
+		return nil, qerr.Planf("scheduler: cache %s: %w", cacheLabel(n.Name, n.CacheID), err)
+	}
+	if _, ok := opts[cache.TTLOption]; !ok {
+		if v := settings[settingCacheTTL]; v != "" {
+			opts[cache.TTLOption] = v
+		}
+	}
+	return opts, nil
+}
+
+// resolveCache resolves one Cache node: a CacheReader for a usable hit, or
+// the id of the build job to wait for (claiming the key and starting the
+// build on a miss).
+func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.CacheReader, string, error) {
+	for range 3 { // a dead hit becomes a miss; a lost race, a hit
+		e, ok := c.caches.Lookup(key)
+		if ok && e.State == cache.Materialized {
+			if c.holdersDead(e) {
+				// Validate-on-read: never read from a dead executor.
+				if removed, ok := c.caches.InvalidateFor(key, cache.CauseExecutorLost); ok {
+					c.deleteEntryFiles(removed)
+				}
+				continue
+			}
+			return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, e.Name), OutSchema: e.Schema, Locations: e.Locations}, "", nil
+		}
+		if ok {
+			c.recordEvent(j, key, n.Name, outcomePending, e)
+			return nil, e.JobID, nil
+		}
+		opts, err := entryOptions(n, j.settings)
+		if err != nil {
+			return nil, "", err
+		}
+		childID := newBuildJobID()
+		res, e := c.caches.Begin(key, childID, n.Name, opts)
+		switch res {
+		case cache.Claimed:
+			c.recordEvent(j, key, n.Name, outcomeMiss, e)
+			c.startBuild(j, n, key, childID)
+			return nil, childID, nil
+		case cache.AlreadyPending:
+			c.recordEvent(j, key, n.Name, outcomePending, e)
+			return nil, e.JobID, nil
+		}
+	}
+	return nil, "", qerr.Internalf("scheduler: cache %s: could not resolve it (the entry kept changing)", cacheLabel(n.Name, n.CacheID))
+}
+
+// holdersDead reports whether any executor holding e's partitions is gone.
+func (c *core) holdersDead(e cache.Entry) bool {
+	for _, id := range e.Executors() {
+		if c.executors[id] == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// startBuild submits the Cache node's input as its own job, in the same
+// session, with the parent's settings; its final stage is pinned.
+func (c *core) startBuild(parent *job, n *logical.Cache, key cache.Key, childID string) {
+	settings := make(map[string]string, len(parent.settings))
+	for k, v := range parent.settings {
+		settings[k] = v
+	}
+	child := c.addJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), settings, n.Input)
+	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id}
+	c.startJob(child)
+}
+
+// commitHits takes a reader count on every hit (released when j ends or
+// restarts), records the hits and remembers the readers j was planned with.
+func (c *core) commitHits(j *job, hits map[cache.Key]*physical.CacheReader) {
+	keys := make([]cache.Key, 0, len(hits))
+	for k := range hits {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b cache.Key) int {
+		return strings.Compare(a.SessionID+"/"+a.CacheID, b.SessionID+"/"+b.CacheID)
+	})
+	for _, k := range keys {
+		if c.caches.Acquire(k) {
+			j.readers = append(j.readers, k)
+		}
+		c.caches.Touch(k)
+		e, _ := c.caches.Lookup(k)
+		c.recordEvent(j, k, hits[k].Name, outcomeHit, e)
+	}
+	if len(hits) > 0 {
+		j.hits = hits
+	}
+}
+
+func (c *core) releaseReaders(j *job) {
+	for _, k := range j.readers {
+		c.caches.Release(k)
+	}
+	j.readers = nil
+}
+
+// recordEvent notes a cache outcome of j: one event per key, keeping the
+// first outcome (so a query that built its cache says "miss" even though it
+// then read it as a hit) except that a later rebuild is always a miss; sizes
+// come from the entry once it is materialized.
+func (c *core) recordEvent(j *job, key cache.Key, name, outcome string, e cache.Entry) {
+	i := slices.IndexFunc(j.events, func(ev cacheEvent) bool { return ev.key == key })
+	if i < 0 {
+		j.events = append(j.events, cacheEvent{key: key, name: cacheLabel(name, e.Name), outcome: outcome})
+		i = len(j.events) - 1
+	} else if outcome == outcomeMiss {
+		j.events[i].outcome = outcomeMiss
+	}
+	if e.State == cache.Materialized {
+		j.events[i].partitions, j.events[i].bytes = len(e.Locations), e.Bytes
+	}
+	evs := make([]*rpc.CacheEvent, len(j.events))
+	for k, ev := range j.events {
+		evs[k] = &rpc.CacheEvent{CacheId: ev.key.CacheID, Name: ev.name, Outcome: ev.outcome, Partitions: int32(ev.partitions), Bytes: ev.bytes}
+	}
+	j.published.Store(&evs)
+	c.dirty[j.id] = true
+}
+
+// ---- builds and waiters ----
+
+// buildPlanned narrows a build's pin from its whole job to its final stage.
+// If the entry is gone (uncached or its session closed while planning),
+// the build is cancelled and false returned.
+func (c *core) buildPlanned(j *job) bool {
+	if j.build == nil {
+		return true
+	}
+	if err := c.caches.SetStage(j.build.key, j.id, j.final); err != nil {
+		c.endJob(j, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: its cache entry was removed while it was being built", j.id), qerr.Canceled)
+		return false
+	}
+	return true
+}
+
+// jobEndedCaches runs once when j ends, any way: it releases j's readers,
+// counts the bytes it read back, and completes or aborts j's build (deleting
+// the build's files unless they became the entry).
+func (c *core) jobEndedCaches(j *job) {
+	c.releaseReaders(j)
+	if s := c.sessions[j.session]; s != nil {
+		s.lastUsed = c.now()
+	}
+	if j.state == rpc.JobState_JOB_SUCCESSFUL {
+		for _, r := range j.hits {
+			var n int64
+			for _, part := range r.Locations {
+				for _, l := range part {
+					n += l.Bytes
+				}
+			}
+			c.caches.AddBytesRead(n)
+		}
+	}
+	b := j.build
+	if b == nil {
+		return
+	}
+	kept := false
+	if j.state == rpc.JobState_JOB_SUCCESSFUL {
+		err := c.caches.Complete(b.key, j.id, j.final, j.schema, stageLocations(j.stages[j.final]))
+		switch {
+		case err == nil:
+			kept = true
+		case !errors.Is(err, cache.ErrStale):
+			c.cfg.Logf("scheduler: job %s: record cache %s: %v", j.id, cacheLabel(b.name, b.key.CacheID), err)
+			// An entry that cannot be completed must not stay pending.
+			if _, ok := c.caches.Abort(b.key, j.id); ok {
+				b.aborted = true
+			}
+		}
+	} else if _, ok := c.caches.Abort(b.key, j.id); ok {
+		b.aborted = true
+	}
+	if !kept {
+		c.deleteBuildFiles(j)
+	}
+}
+
+// settleCaches starts the waiting jobs whose builds have ended: each is
+// resolved again (the first to find a key absent claims it anew; the others
+// wait for that build). A job that has seen maxCacheBuildAttempts failed
+// builds of one key, or one failed with an error a retry cannot fix, fails
+// with the build's error. It repeats until nothing changes, since starting
+// one job may end another's wait.
+func (c *core) settleCaches() {
+	if !slices.ContainsFunc(c.jobOrder, func(id string) bool {
+		j := c.jobs[id]
+		return j != nil && !j.terminal() && len(j.waitingOn) > 0
+	}) {
+		return
+	}
+	for progress := true; progress; {
+		progress = false
+		for _, jid := range slices.Clone(c.jobOrder) {
+			j := c.jobs[jid]
+			if j == nil || j.terminal() || len(j.waitingOn) == 0 {
+				continue
+			}
+			for _, key := range sortedCacheKeys(j.waitingOn) {
+				buildID := j.waitingOn[key]
+				if e, ok := c.caches.Lookup(key); ok && e.State == cache.Pending && e.JobID == buildID {
+					continue // still building
+				}
+				delete(j.waitingOn, key)
+				b := c.jobs[buildID]
+				if b == nil || b.build == nil || !b.build.aborted {
+					continue // built, or removed without failing: resolve again
+				}
+				if j.buildFailures == nil {
+					j.buildFailures = map[cache.Key]int{}
+				}
+				j.buildFailures[key]++
+				if n := j.buildFailures[key]; n >= maxCacheBuildAttempts || !retryable(b.errKind) {
+					c.endJob(j, rpc.JobState_JOB_FAILED,
+						fmt.Sprintf("job %s: building cache %s failed (%d of at most %d attempts): %s",
+							j.id, cacheLabel(b.build.name, key.CacheID), n, maxCacheBuildAttempts, b.errMsg),
+						b.errKind)
+					break
+				}
+			}
+			if !j.terminal() && len(j.waitingOn) == 0 {
+				c.startJob(j)
+				progress = true
+			}
+		}
+	}
+}
+
+func sortedCacheKeys(m map[cache.Key]string) []cache.Key {
+	ks := make([]cache.Key, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b cache.Key) int {
+		return strings.Compare(a.SessionID+"/"+a.CacheID, b.SessionID+"/"+b.CacheID)
+	})
+	return ks
+}
+
+// ---- file deletion ----
+
+// deleteEntryFiles deletes a removed entry's pinned stage on every live
+// executor holding one of its partitions, naming the stage explicitly (the
+// executor deletes a pinned stage only when named). A pending entry has no
+// files yet: its build deletes them when it ends (deleteBuildFiles).
+func (c *core) deleteEntryFiles(e cache.Entry) {
+	if e.StageID == cache.UnknownStage || e.JobID == "" {
+		return
+	}
+	for _, id := range e.Executors() {
+		ex := c.executors[id]
+		if ex == nil {
+			continue
+		}
+		c.actions = append(c.actions, actRemove{executorID: id, addr: ex.addr(), req: &rpc.RemoveJobDataRequest{
+			JobId: e.JobID, StageIds: []int32{int32(e.StageID)},
+		}})
+	}
+}
+
+// deleteBuildFiles deletes every stage of a build job whose output did not
+// become (or no longer is) a cache entry, pinned or not.
+func (c *core) deleteBuildFiles(j *job) {
+	if len(j.order) == 0 {
+		return
+	}
+	ids := make([]int32, len(j.order))
+	for i, id := range j.order {
+		ids[i] = int32(id)
+	}
+	for _, eid := range sortedKeys(j.touched) {
+		if ex := c.executors[eid]; ex != nil {
+			c.actions = append(c.actions, actRemove{executorID: eid, addr: ex.addr(), req: &rpc.RemoveJobDataRequest{
+				JobId: j.id, StageIds: slices.Clone(ids),
+			}})
+		}
+	}
+}
+
+// ---- losses ----
+
+// cacheFetchFailed handles a task's fetch failure that names a cache
+// entry's pinned stage (read by one of j's CacheReaders), not a stage of
+// j: the entry is invalidated and its files deleted, and j re-runs from
+// scratch, now missing the cache. It reports whether it handled ff.
+func (c *core) cacheFetchFailed(j *job, t *task, ff *rpc.FetchFailure) bool {
+	jid, sid := ff.GetJobId(), int(ff.GetStageId())
+	if jid == "" || jid == j.id {
+		return false
+	}
+	var key cache.Key
+	found := false
+	for _, k := range sortedReaderKeys(j.hits) {
+		if readsStage(j.hits[k], jid, sid) {
+			key, found = k, true
+			break
+		}
+	}
+	if !found {
+		return false
+	}
+	t.state = taskFailed
+	if e, ok := c.caches.Lookup(key); ok && e.State == cache.Materialized && e.JobID == jid && e.StageID == sid {
+		if removed, ok := c.caches.InvalidateFor(key, cache.CauseFetchFailed); ok {
+			c.deleteEntryFiles(removed)
+		}
+	}
+	c.restartJob(j, fmt.Sprintf("cached input %s could not be read from executor %s", key.CacheID, ff.GetExecutorId()))
+	return true
+}
+
+func sortedReaderKeys(m map[cache.Key]*physical.CacheReader) []cache.Key {
+	ks := make([]cache.Key, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b cache.Key) int {
+		return strings.Compare(a.SessionID+"/"+a.CacheID, b.SessionID+"/"+b.CacheID)
+	})
+	return ks
+}
+
+func readsStage(r *physical.CacheReader, jobID string, stageID int) bool {
+	for _, part := range r.Locations {
+		for _, l := range part {
+			if l.JobID == jobID && l.StageID == stageID {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// restartJob re-runs j from scratch: its running tasks are cancelled, its
+// own shuffle output deleted, its readers released, and it is resolved and
+// planned again. Tasks of the new run start at an attempt number no status
+// of the old run carries.
+func (c *core) restartJob(j *job, why string) {
+	j.restarts++
+	if j.restarts > maxCacheRestarts {
+		c.endJob(j, rpc.JobState_JOB_FAILED,
+			fmt.Sprintf("job %s: its cached input was lost %d times (limit %d); last: %s", j.id, j.restarts, maxCacheRestarts, why), qerr.IO)
+		return
+	}
+	c.cancelTasks(j, true)
+	c.removeJobData(j, slices.Clone(j.order))
+	base := j.attemptBase
+	for _, s := range j.stages {
+		for _, t := range s.tasks {
+			base = max(base, t.attempt+1)
+		}
+	}
+	j.attemptBase = base
+	c.releaseReaders(j)
+	j.hits = nil
+	j.stages, j.order, j.final, j.schema = map[int]*stage{}, nil, 0, nil
+	j.planned = false
+	j.planGen++
+	j.state = rpc.JobState_JOB_QUEUED
+	c.dirty[j.id] = true
+	c.startJob(j)
+}
+
+// cacheExecutorLost drops every entry with a partition on the lost
+// executor (whole entries) and deletes their files on the others.
+func (c *core) cacheExecutorLost(id string) {
+	for _, e := range c.caches.InvalidateExecutor(id) {
+		c.deleteEntryFiles(e)
+	}
+}
+
+// closeSessionCaches drops the session's entries (deleting their files) and
+// cancels its jobs that build, wait for or read a cache.
+func (c *core) closeSessionCaches(id string) {
+	for _, e := range c.caches.RemoveSession(id) {
+		c.deleteEntryFiles(e)
+	}
+	for _, jid := range slices.Clone(c.jobOrder) {
+		j := c.jobs[jid]
+		if j == nil || j.terminal() || j.session != id {
+			continue
+		}
+		if j.build != nil || len(j.waitingOn) > 0 || len(j.readers) > 0 {
+			c.endJob(j, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: session %s was closed", j.id, id), qerr.Canceled)
+		}
+	}
+}
+
+// ---- eviction ----
+
+// sweepCaches runs on every tick: it evicts expired entries and, past the
+// byte cap, the least recently used ones nobody reads (deleting their
+// files), then closes idle sessions.
+func (c *core) sweepCaches(now time.Time) {
+	if ev, ok := c.caches.(evicter); ok {
+		for _, e := range ev.Evict(now, c.cfg.CacheTTL, c.cacheMaxBytes) {
+			c.deleteEntryFiles(e)
+		}
+	}
+	for _, id := range sortedKeys(c.sessions) {
+		s := c.sessions[id]
+		timeout := c.cfg.SessionIdleTimeout
+		if s.hasIdle {
+			timeout = s.idleTimeout
+		}
+		if timeout <= 0 || now.Sub(s.lastUsed) <= timeout || c.sessionBusy(id) {
+			continue
+		}
+		c.cfg.Logf("scheduler: session %s idle for %s: closing it", id, now.Sub(s.lastUsed).Round(time.Second))
+		c.closeSession(id)
+	}
+}
+
+// sessionBusy reports whether the session has a job that has not ended.
+func (c *core) sessionBusy(id string) bool {
+	for _, jid := range c.jobOrder {
+		if j := c.jobs[jid]; j != nil && j.session == id && !j.terminal() {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- settings ----
+
+// applySessionSettings takes the per-session overrides from settings,
+// ignoring malformed ones (applyQuerySettings reports them on the first
+// query).
+func (c *core) applySessionSettings(s *session, settings map[string]string) {
+	if v, ok := settings[settingIdleTimeout]; ok && v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			s.idleTimeout, s.hasIdle = d, true
+		}
+	}
+}
+
+// applyQuerySettings validates the cache settings of a query and applies
+// them: quiver.session.idle_timeout to its session, quiver.cache.max_bytes
+// to the whole scheduler; quiver.cache.ttl is read when an entry is claimed.
+func (c *core) applyQuerySettings(s *session, settings map[string]string) error {
+	for _, name := range []string{settingCacheTTL, settingIdleTimeout} {
+		if v := settings[name]; v != "" {
+			if d, err := time.ParseDuration(v); err != nil || d < 0 {
+				return qerr.Planf("scheduler: setting %s=%q: want a non-negative duration such as 10m (0 = none)", name, v)
+			}
+		}
+	}
+	var maxBytes int64 = -1
+	if v := settings[settingCacheMaxByte]; v != "" {
+		n, err := parseByteSize(v)
+		if err != nil {
+			return qerr.Planf("scheduler: setting %s=%q: %v", settingCacheMaxByte, v, err)
+		}
+		maxBytes = n
+	}
+	c.applySessionSettings(s, settings)
+	if maxBytes >= 0 {
+		c.cacheMaxBytes = maxBytes
+	}
+	return nil
+}
+
+// parseByteSize parses a byte count: a plain integer, or a number with a
+// unit B, KB, MB, GB, TB (powers of 1024, as KiB.. also accepted).
+func parseByteSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"TIB", 1 << 40}, {"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil && n >= 0 && n <= (1<<62)/mult {
+		return n * mult, nil
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
+		return 0, errors.New("want a non-negative size such as 1073741824, 512MB or 2GB (0 = no cap)")
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// ---- cache RPCs ----
+
+func (c *core) touchSession(id string) {
+	if s := c.sessions[id]; s != nil {
+		s.lastUsed = c.now()
+	}
+}
+
+// listCaches is ListCaches: the session's entries.
+func (c *core) listCaches(sessionID string) []*rpc.CacheInfo {
+	c.touchSession(sessionID)
+	out := []*rpc.CacheInfo{}
+	for _, e := range c.caches.List(sessionID) {
+		out = append(out, cacheInfo(e))
+	}
+	return out
+}
+
+func cacheInfo(e cache.Entry) *rpc.CacheInfo {
+	info := &rpc.CacheInfo{
+		SessionId: e.Key.SessionID, CacheId: e.Key.CacheID, Name: e.Name, State: e.State.String(),
+		Partitions: int32(len(e.Locations)), Rows: e.Rows, Bytes: e.Bytes, Executors: e.Executors(),
+		Hits: e.Hits, CreatedUnixMs: e.Created.UnixMilli(),
+	}
+	if !e.LastHit.IsZero() {
+		info.LastHitUnixMs = e.LastHit.UnixMilli()
+	}
+	return info
+}
+
+// uncache is Uncache: drop one entry of the session and delete its files.
+// A pending entry's build finishes unreferenced and deletes its own output.
+func (c *core) uncache(sessionID, cacheID string) bool {
+	c.touchSession(sessionID)
+	e, ok := c.caches.InvalidateFor(cache.Key{SessionID: sessionID, CacheID: cacheID}, cache.CauseUncache)
+	if ok {
+		c.deleteEntryFiles(e)
+	}
+	return ok
+}
+
+// clearCaches is ClearCaches: drop every entry of the session.
+func (c *core) clearCaches(sessionID string) int {
+	n := 0
+	for _, e := range c.caches.List(sessionID) {
+		if c.uncache(sessionID, e.Key.CacheID) {
+			n++
+		}
+	}
+	c.touchSession(sessionID)
+	return n
+}
