@@ -54,10 +54,9 @@ func growSlice[T any](s []T, n int) []T {
 		return s
 	}
 	if n <= cap(s) {
-		var z T
-		for len(s) < n {
-			s = append(s, z)
-		}
+		old := len(s)
+		s = s[:n]
+		clear(s[old:])
 		return s
 	}
 	out := make([]T, n, max(n, 2*cap(s)))
