@@ -83,19 +83,25 @@ func parseSLT(text string) ([]sltRecord, error) {
 // distributed path (the default standalone cluster) and directly, at the
 // default batch size and at 1 and 7.
 var sltConfigs = []struct {
-	name string
-	opts []quiver.Option
+	name    string
+	opts    []quiver.Option
+	cluster bool // on a cluster of real scheduler and executor processes
 }{
-	{"standalone", nil},
-	{"local", []quiver.Option{quiver.WithLocalExecution()}},
-	{"local,batch=1", []quiver.Option{quiver.WithLocalExecution(), quiver.WithBatchSize(1), quiver.WithTargetPartitions(1)}},
-	{"standalone,executors=2,batch=7", []quiver.Option{quiver.WithStandaloneCluster(2), quiver.WithBatchSize(7), quiver.WithTargetPartitions(3)}},
+	{"standalone", nil, false},
+	{"local", []quiver.Option{quiver.WithLocalExecution()}, false},
+	{"local,batch=1", []quiver.Option{quiver.WithLocalExecution(), quiver.WithBatchSize(1), quiver.WithTargetPartitions(1)}, false},
+	{"standalone,executors=2,batch=7", []quiver.Option{quiver.WithStandaloneCluster(2), quiver.WithBatchSize(7), quiver.WithTargetPartitions(3)}, false},
+	{"cluster,executors=2", []quiver.Option{quiver.WithTargetPartitions(3)}, true},
 }
 
 func TestSLT(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "slt", "*.slt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no .slt files: %v", err)
+	}
+	var cluster *testCluster
+	if !*rewrite {
+		cluster = startCluster(t, 2)
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
@@ -108,8 +114,15 @@ func TestSLT(t *testing.T) {
 				t.Fatalf("%s: %v", file, err)
 			}
 			for ci, cfg := range sltConfigs {
+				if cfg.cluster && cluster == nil {
+					continue
+				}
 				t.Run(cfg.name, func(t *testing.T) {
-					results := runSLT(t, file, recs, cfg.opts)
+					addr := ""
+					if cfg.cluster {
+						addr = cluster.addr
+					}
+					results := runSLT(t, file, recs, cfg.opts, addr)
 					if *rewrite && ci == 0 {
 						if err := os.WriteFile(file, []byte(formatSLT(recs, results)), 0o644); err != nil {
 							t.Fatal(err)
@@ -126,10 +139,17 @@ func TestSLT(t *testing.T) {
 
 // runSLT runs the records in one fresh session and checks them; it returns
 // the actual rows of each query record (for -rewrite).
-func runSLT(t *testing.T, file string, recs []sltRecord, opts []quiver.Option) [][]string {
+func runSLT(t *testing.T, file string, recs []sltRecord, opts []quiver.Option, clusterAddr string) [][]string {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	s, err := quiver.NewSession(ctx, append([]quiver.Option{quiver.WithAllocator(mem)}, opts...)...)
+	opts = append([]quiver.Option{quiver.WithAllocator(mem)}, opts...)
+	var s *quiver.Session
+	var err error
+	if clusterAddr != "" {
+		s, err = quiver.Connect(ctx, clusterAddr, opts...)
+	} else {
+		s, err = quiver.NewSession(ctx, opts...)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
