@@ -181,7 +181,7 @@ func TestRunBenchErrorsBeforeRunning(t *testing.T) {
 		{"missing answer", func(o *BenchOptions) { o.VerifyDir = noAnswers }, qerr.Plan, "q01.csv"},
 		{"unknown query", func(o *BenchOptions) { o.Queries = []int{1, 23} }, qerr.Plan, "unknown query 23"},
 		{"bad iterations", func(o *BenchOptions) { o.Iterations = -2 }, qerr.Plan, "iterations"},
-		{"cached mode", func(o *BenchOptions) { o.Mode = "cached" }, qerr.NotImplemented, "not implemented yet"},
+		{"cached mode", func(o *BenchOptions) { o.Mode = "cached" }, qerr.Plan, "RunDashboard"},
 		{"unknown mode", func(o *BenchOptions) { o.Mode = "warm" }, qerr.Plan, "unknown mode"},
 	}
 	for _, c := range cases {

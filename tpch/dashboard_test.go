@@ -85,3 +85,20 @@ func sumDecimal(t *testing.T, rows [][]string, col int) int64 {
 	}
 	return sum
 }
+
+// TestRunDashboard runs the cached workload on SF 0.01: the cached results
+// equal the view's (RunDashboard checks) and every query ran both ways.
+func TestRunDashboard(t *testing.T) {
+	res, err := RunDashboard(context.Background(), BenchOptions{DataDir: "../testdata/tpch/sf0.01", Iterations: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Queries) < 10 || res.BuildMS <= 0 || res.CacheRows <= 0 || res.CacheBytes <= 0 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, q := range res.Queries {
+		if q.PlainMS <= 0 || q.CachedMS <= 0 {
+			t.Errorf("%s was not timed both ways: %+v", q.Name, q)
+		}
+	}
+}

@@ -212,6 +212,17 @@ func benchTPCH(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	o.Log = stderr
+	if o.Mode == "cached" {
+		res, err := tpch.RunDashboard(ctx, o)
+		if res != nil {
+			res.Print(stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "quiver bench tpch:", err)
+			return 1
+		}
+		return 0
+	}
 	res, err := tpch.RunBench(ctx, o)
 	if res != nil {
 		res.Print(stdout)

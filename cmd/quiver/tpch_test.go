@@ -54,7 +54,6 @@ func TestBenchCommand(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"bench", "tpch", "--data", "../../testdata/tpch/sf0.01", "--mode", "cached"}, 1, "not implemented yet"},
 		{[]string{"bench", "tpch", "--data", "../../testdata/tpch/sf0.01", "--scheduler", "h:1"}, 1, "scheduler h:1"},
 		{[]string{"bench", "tpch", "--data", "../../testdata/tpch/sf0.01", "--queries", "1,99"}, 2, "unknown query"},
 		{[]string{"bench", "tpch", "--data", filepath.Join(dir, "none")}, 1, "data folder"},
