@@ -22,12 +22,13 @@ var allowed = map[string][]string{
 	"exec":              {"physical", "exec/eval", "qerr"},
 	"exec/eval":         {"physical", "qerr"},
 	"cache":             {"physical", "qerr"},
-	"logical/codec":     {"logical", "catalog", "rpc", "qerr"},
-	"physical/codec":    {"physical", "rpc", "qerr"},
+	"logical/codec":     {"logical", "catalog", "rpc", "arrowpb", "qerr"},
+	"physical/codec":    {"physical", "rpc", "arrowpb", "qerr"},
+	"arrowpb":           {"rpc", "qerr"},
 	"physical/stage":    {"physical", "qerr"},
 	"rpc":               {},
-	"executor":          {"exec", "exec/eval", "physical", "physical/codec", "rpc", "qerr"},
-	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "catalog", "cache", "rpc", "qerr"},
+	"executor":          {"exec", "exec/eval", "physical", "physical/codec", "arrowpb", "rpc", "qerr"},
+	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "qerr"},
 }
 
 // forbiddenExternal are modules a package must not link, even indirectly:
