@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -430,4 +431,119 @@ func ExampleExpr_Cast() {
 	// ├─────┤
 	// │ 3.0 │
 	// └─────┘
+}
+
+func ExampleSession_Close() {
+	ctx := context.Background()
+	s, _ := quiver.NewSession(ctx)
+	fmt.Println(s.Close(), s.Close()) // idempotent
+	_, err := s.SQL(ctx, "SELECT 1")
+	fmt.Println(err)
+	// Output:
+	// <nil> <nil>
+	// planning error: session is closed
+}
+
+func ExampleCol() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	// A column by name, or qualified by its relation.
+	df := fruitsDF(ctx, s).Select(quiver.Col("fruits.name")).Filter(quiver.Col("name").Neq("apple")).Sort(quiver.Col("name").Desc())
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┐
+	// │ name   │
+	// ├────────┤
+	// │ lemon  │
+	// │ cherry │
+	// │ banana │
+	// └────────┘
+}
+
+func ExampleLit() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).
+		Filter(quiver.Col("qty").Gte(quiver.Lit(10)).Or(quiver.Col("qty").IsNull())).
+		Select(quiver.Col("name"), quiver.Lit("fresh").As("label"), quiver.Lit(time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)).As("day")).
+		Sort(quiver.Col("name").Asc())
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬───────┬────────────┐
+	// │ name   │ label │ day        │
+	// ├────────┼───────┼────────────┤
+	// │ apple  │ fresh │ 2024-05-01 │
+	// │ banana │ fresh │ 2024-05-01 │
+	// │ cherry │ fresh │ 2024-05-01 │
+	// └────────┴───────┴────────────┘
+}
+
+func ExampleSum() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).Aggregate(nil, []quiver.Expr{
+		quiver.Sum(quiver.Col("qty")).As("sum"),
+		quiver.Avg(quiver.Col("qty")).As("avg"),
+		quiver.Min(quiver.Col("price")).As("min"),
+		quiver.Max(quiver.Col("price")).As("max"),
+		quiver.Count(quiver.Col("qty")).As("count"),
+		quiver.CountDistinct(quiver.Col("color")).As("colors"),
+	})
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌─────┬──────┬──────┬──────┬───────┬────────┐
+	// │ sum │ avg  │ min  │ max  │ count │ colors │
+	// ├─────┼──────┼──────┼──────┼───────┼────────┤
+	// │  42 │ 14.0 │ 0.50 │ 3.00 │     3 │      2 │
+	// └─────┴──────┴──────┴──────┴───────┴────────┘
+}
+
+func ExampleExpr_Like() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	n, _ := fruitsDF(ctx, s).Filter(quiver.Col("name").Like("%e%").And(quiver.Col("name").Like("a%").Not())).Count(ctx)
+	fmt.Println(n)
+	// Output: 2
+}
+
+func ExampleExpr_Add() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).
+		Select(quiver.Col("name"),
+			quiver.Col("price").Add(quiver.Decimal("0.10")).As("plus"),
+			quiver.Col("price").Sub(1).As("minus"),
+			quiver.Col("price").Div(2).As("half")).
+		Filter(quiver.Col("name").Eq("cherry"))
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬──────┬───────┬──────┐
+	// │ name   │ plus │ minus │ half │
+	// ├────────┼──────┼───────┼──────┤
+	// │ cherry │ 3.10 │  2.00 │  1.5 │
+	// └────────┴──────┴───────┴──────┘
+}
+
+func ExampleSession_Caches() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	if _, err := s.SQL(ctx, "CACHE TABLE red AS SELECT * FROM fruits WHERE color = 'red'"); err != nil {
+		panic(err)
+	}
+	infos, _ := s.Caches(ctx)
+	for _, c := range infos {
+		fmt.Println(c.Name, c.State, c.Rows)
+	}
+	s.ClearCache(ctx)
+	infos, _ = s.Caches(ctx)
+	fmt.Println(len(infos))
+	// Output:
+	// red materialized 2
+	// 0
 }
