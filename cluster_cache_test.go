@@ -141,3 +141,36 @@ func TestClusterCacheEviction(t *testing.T) {
 	// An idle session's caches go, with their files.
 	waitFor(t, "the idle session's files to be deleted", func() bool { return c.files(t) == 0 })
 }
+
+// TestClusterKillDuringCacheBuild kills -9 an executor while an eager
+// CACHE TABLE builds, with a second query waiting on that build: the build
+// recovers (and both answers are right) or aborts with a clear error, and
+// the waiter is released either way — nothing hangs.
+func TestClusterKillDuringCacheBuild(t *testing.T) {
+	want := expectedSlow(t)
+	rest := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c := startCluster(t, 2, "--rest", rest, "--heartbeat-timeout", "1s", "--policy", "round_robin")
+	s := c.connect(t, quiver.WithTargetPartitions(4))
+	sqlRows(t, s, "CACHE LAZY TABLE slow AS "+slowQuery)
+	first := runAsync(t, s, "SELECT * FROM slow")
+	waitJob(t, rest, func(j jobInfo) bool { return j.State == "running" && j.TasksDone > 0 })
+	second := runAsync(t, s, "SELECT * FROM slow") // waits on the pending build
+	c.executors[0].kill()
+	for i, ch := range []<-chan result{first, second} {
+		select {
+		case r := <-ch:
+			switch {
+			case r.err == nil && fmt.Sprint(r.rows) != fmt.Sprint(want):
+				t.Errorf("query %d: %v, want %v", i, r.rows, want)
+			case r.err != nil && !strings.Contains(strings.ToLower(r.err.Error()), "executor"):
+				t.Errorf("query %d failed unclearly: %v", i, r.err)
+			}
+		case <-time.After(90 * time.Second):
+			t.Fatalf("query %d hung after the kill", i)
+		}
+	}
+	// Afterwards the cache works: built (again if needed) and right.
+	if _, rows := outcome(t, s, "SELECT * FROM slow"); fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Errorf("after the kill: %v, want %v", rows, want)
+	}
+}
