@@ -47,6 +47,29 @@ func (e CacheEvent) String() string {
 	return fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, FormatBytes(e.Bytes))
 }
 
+// CacheStats are the scheduler's cache counters (over all sessions).
+type CacheStats struct {
+	Hits, Misses, Materializations, Aborts int64
+	Invalidations                          map[string]int64 // by cause: executor_lost, session_closed, uncache, evicted, fetch_failed
+	BytesRead                              int64
+}
+
+func (st CacheStats) String() string {
+	causes := make([]string, 0, len(st.Invalidations))
+	for c, n := range st.Invalidations {
+		causes = append(causes, fmt.Sprintf("%s=%d", c, n))
+	}
+	sort.Strings(causes)
+	return fmt.Sprintf("hits=%d misses=%d materializations=%d aborts=%d invalidations[%s] bytes_read=%d",
+		st.Hits, st.Misses, st.Materializations, st.Aborts, strings.Join(causes, " "), st.BytesRead)
+}
+
+// CacheStats returns the scheduler's cache counters.
+func (s *Session) CacheStats(ctx context.Context) (CacheStats, error) {
+	_, st, err := s.listCaches(ctx)
+	return st, err
+}
+
 // cacheOptions are the OPTIONS CACHE TABLE accepts.
 var cacheOptions = map[string]func(string) error{
 	"ttl": func(v string) error {
@@ -210,14 +233,23 @@ func (s *Session) ClearCache(ctx context.Context) error {
 // Caches lists the session's cache entries: built or being built on the
 // scheduler, and CACHE LAZY TABLE names not built yet (state lazy).
 func (s *Session) Caches(ctx context.Context) ([]CacheInfo, error) {
+	out, _, err := s.listCaches(ctx)
+	return out, err
+}
+
+func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, error) {
 	if err := s.needScheduler("SHOW CACHES"); err != nil {
-		return nil, err
+		return nil, CacheStats{}, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	resp, err := s.remote.client.ListCaches(cctx, &rpc.ListCachesRequest{SessionId: s.id})
 	if err != nil {
-		return nil, qerr.IOf("list caches: %w", err)
+		return nil, CacheStats{}, qerr.IOf("list caches: %w", err)
+	}
+	var stats CacheStats
+	if st := resp.Stats; st != nil {
+		stats = CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts, Invalidations: st.Invalidations, BytesRead: st.BytesRead}
 	}
 	names := map[string]string{}
 	for _, ct := range s.cat.AllCached() {
@@ -248,11 +280,13 @@ func (s *Session) Caches(ctx context.Context) ([]CacheInfo, error) {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, stats, nil
 }
 
+// showCaches is SHOW CACHES: a row per entry, then a "totals" row whose
+// executors column carries the scheduler's counters.
 func (s *Session) showCaches(ctx context.Context) (*DataFrame, error) {
-	infos, err := s.Caches(ctx)
+	infos, stats, err := s.listCaches(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -266,9 +300,14 @@ func (s *Session) showCaches(ctx context.Context) (*DataFrame, error) {
 	for i, c := range infos {
 		rows[i] = []any{c.Name, c.CacheID, c.State, int64(c.Partitions), c.Rows, c.Bytes, strings.Join(c.Executors, ","), c.Hits, ts(c.Created), ts(c.LastHit)}
 	}
+	var bytes int64
+	for _, c := range infos {
+		bytes += c.Bytes
+	}
+	rows = append(rows, []any{nil, nil, "totals", nil, nil, bytes, stats.String(), stats.Hits, nil, nil})
 	return s.typedTable([]logical.Field{
-		{Name: "name", Type: logical.String}, {Name: "cache_id", Type: logical.String}, {Name: "state", Type: logical.String},
-		{Name: "partitions", Type: logical.Int64}, {Name: "rows", Type: logical.Int64}, {Name: "bytes", Type: logical.Int64},
+		{Name: "name", Type: logical.String, Nullable: true}, {Name: "cache_id", Type: logical.String, Nullable: true}, {Name: "state", Type: logical.String},
+		{Name: "partitions", Type: logical.Int64, Nullable: true}, {Name: "rows", Type: logical.Int64, Nullable: true}, {Name: "bytes", Type: logical.Int64},
 		{Name: "executors", Type: logical.String}, {Name: "hits", Type: logical.Int64},
 		{Name: "created", Type: logical.String, Nullable: true}, {Name: "last_hit", Type: logical.String, Nullable: true},
 	}, rows)

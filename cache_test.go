@@ -307,3 +307,26 @@ func TestCacheConcurrentCold(t *testing.T) {
 		t.Errorf("%d queries built the cache (outcomes %v); want exactly 1", misses, outcomes)
 	}
 }
+
+// TestShowCachesCounters: SHOW CACHES lists the entries and a totals row
+// with the scheduler's counters.
+func TestShowCachesCounters(t *testing.T) {
+	s := newTPCHSession(t)
+	sqlRows(t, s, "CACHE TABLE n AS SELECT * FROM nation")
+	sqlRows(t, s, "SELECT count(*) FROM n")
+	sqlRows(t, s, "UNCACHE TABLE n")
+	sqlRows(t, s, "CACHE TABLE r AS SELECT * FROM region")
+	rows := sqlRows(t, s, "SHOW CACHES")
+	if len(rows) != 2 || rows[0][0] != "r" || rows[0][2] != "materialized" || rows[1][2] != "totals" {
+		t.Fatalf("SHOW CACHES: %v", rows)
+	}
+	for _, want := range []string{"misses=2", "materializations=2", "uncache=1", "hits="} {
+		if !strings.Contains(rows[1][6], want) {
+			t.Errorf("totals %q lack %q", rows[1][6], want)
+		}
+	}
+	st, err := s.CacheStats(context.Background())
+	if err != nil || st.Materializations != 2 || st.Invalidations["uncache"] != 1 || st.Hits < 1 {
+		t.Errorf("CacheStats %+v %v", st, err)
+	}
+}

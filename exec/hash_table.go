@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -179,8 +180,8 @@ func (t *hashTable) lookupInt(p *probe, arr arrow.Array, n int, sel []int32, out
 		if sel != nil {
 			rows = len(sel)
 		}
-		for (t.n+rows)*2 > len(t.intSlots) {
-			t.growInt()
+		if c := slotsFor(t.n + rows); c > len(t.intSlots) {
+			t.growInt(c)
 		}
 	}
 	switch a := arr.(type) {
@@ -303,11 +304,22 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 	}
 }
 
-// growInt doubles the integer layout's slots and reinserts every key.
-func (t *hashTable) growInt() {
+// slotsFor is the slot count (a power of two) that keeps n keys at most
+// half full.
+func slotsFor(n int) int {
+	c := initialSlots
+	for n*2 > c {
+		c *= 2
+	}
+	return c
+}
+
+// growInt resizes the integer layout to c slots (a power of two larger
+// than now) and reinserts every key, in one pass however large the step.
+func (t *hashTable) growInt(c int) {
 	old := t.intSlots
-	t.intSlots = make([]intSlot, len(old)*2)
-	t.shift--
+	t.intSlots = make([]intSlot, c)
+	t.shift = uint(64 - bits.TrailingZeros(uint(c)))
 	mask := uint64(len(t.intSlots) - 1)
 	for _, sl := range old {
 		if sl.id == 0 {
@@ -333,9 +345,10 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 		p.pending = append(p.pending, sel...)
 	}
 	if insert {
-		for (t.n+len(p.pending))*2 > len(t.slots) {
-			t.grow()
+		if c := slotsFor(t.n + len(p.pending)); c > len(t.slots) {
+			t.grow(c)
 		}
+		t.hashes = slices.Grow(t.hashes, len(p.pending))
 	}
 	for _, r := range p.pending {
 		p.pos[r] = uint32(p.rowHash[r] >> t.shift)
@@ -404,11 +417,11 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 	}
 }
 
-// grow doubles the generic layout's slots and reinserts every id by its
-// stored hash.
-func (t *hashTable) grow() {
-	t.slots = make([]uint64, len(t.slots)*2)
-	t.shift--
+// grow resizes the generic layout to c slots (a power of two larger than
+// now) and reinserts every id by its stored hash, in one pass.
+func (t *hashTable) grow(c int) {
+	t.slots = make([]uint64, c)
+	t.shift = uint(64 - bits.TrailingZeros(uint(c)))
 	mask := uint32(len(t.slots) - 1)
 	for id, h := range t.hashes {
 		s := uint32(h >> t.shift)

@@ -1147,16 +1147,102 @@ func (x *ListCachesRequest) GetSessionId() string {
 	return ""
 }
 
+// CacheStats are the scheduler's cache counters (all sessions).
+type CacheStats struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Hits             int64                  `protobuf:"varint,1,opt,name=hits,proto3" json:"hits,omitempty"`
+	Misses           int64                  `protobuf:"varint,2,opt,name=misses,proto3" json:"misses,omitempty"`
+	Materializations int64                  `protobuf:"varint,3,opt,name=materializations,proto3" json:"materializations,omitempty"`
+	Aborts           int64                  `protobuf:"varint,4,opt,name=aborts,proto3" json:"aborts,omitempty"`
+	Invalidations    map[string]int64       `protobuf:"bytes,5,rep,name=invalidations,proto3" json:"invalidations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // by cause: executor_lost, session_closed, uncache, evicted, fetch_failed
+	BytesRead        int64                  `protobuf:"varint,6,opt,name=bytes_read,json=bytesRead,proto3" json:"bytes_read,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *CacheStats) Reset() {
+	*x = CacheStats{}
+	mi := &file_quiver_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CacheStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CacheStats) ProtoMessage() {}
+
+func (x *CacheStats) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CacheStats.ProtoReflect.Descriptor instead.
+func (*CacheStats) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CacheStats) GetHits() int64 {
+	if x != nil {
+		return x.Hits
+	}
+	return 0
+}
+
+func (x *CacheStats) GetMisses() int64 {
+	if x != nil {
+		return x.Misses
+	}
+	return 0
+}
+
+func (x *CacheStats) GetMaterializations() int64 {
+	if x != nil {
+		return x.Materializations
+	}
+	return 0
+}
+
+func (x *CacheStats) GetAborts() int64 {
+	if x != nil {
+		return x.Aborts
+	}
+	return 0
+}
+
+func (x *CacheStats) GetInvalidations() map[string]int64 {
+	if x != nil {
+		return x.Invalidations
+	}
+	return nil
+}
+
+func (x *CacheStats) GetBytesRead() int64 {
+	if x != nil {
+		return x.BytesRead
+	}
+	return 0
+}
+
 type ListCachesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Caches        []*CacheInfo           `protobuf:"bytes,1,rep,name=caches,proto3" json:"caches,omitempty"`
+	Stats         *CacheStats            `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListCachesResponse) Reset() {
 	*x = ListCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1254,7 @@ func (x *ListCachesResponse) String() string {
 func (*ListCachesResponse) ProtoMessage() {}
 
 func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,12 +1267,19 @@ func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachesResponse.ProtoReflect.Descriptor instead.
 func (*ListCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{16}
+	return file_quiver_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListCachesResponse) GetCaches() []*CacheInfo {
 	if x != nil {
 		return x.Caches
+	}
+	return nil
+}
+
+func (x *ListCachesResponse) GetStats() *CacheStats {
+	if x != nil {
+		return x.Stats
 	}
 	return nil
 }
@@ -1201,7 +1294,7 @@ type UncacheRequest struct {
 
 func (x *UncacheRequest) Reset() {
 	*x = UncacheRequest{}
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1213,7 +1306,7 @@ func (x *UncacheRequest) String() string {
 func (*UncacheRequest) ProtoMessage() {}
 
 func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1226,7 +1319,7 @@ func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheRequest.ProtoReflect.Descriptor instead.
 func (*UncacheRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{17}
+	return file_quiver_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *UncacheRequest) GetSessionId() string {
@@ -1252,7 +1345,7 @@ type UncacheResponse struct {
 
 func (x *UncacheResponse) Reset() {
 	*x = UncacheResponse{}
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1357,7 @@ func (x *UncacheResponse) String() string {
 func (*UncacheResponse) ProtoMessage() {}
 
 func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1370,7 @@ func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheResponse.ProtoReflect.Descriptor instead.
 func (*UncacheResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{18}
+	return file_quiver_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *UncacheResponse) GetRemoved() bool {
@@ -1296,7 +1389,7 @@ type ClearCachesRequest struct {
 
 func (x *ClearCachesRequest) Reset() {
 	*x = ClearCachesRequest{}
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1401,7 @@ func (x *ClearCachesRequest) String() string {
 func (*ClearCachesRequest) ProtoMessage() {}
 
 func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1414,7 @@ func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesRequest.ProtoReflect.Descriptor instead.
 func (*ClearCachesRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{19}
+	return file_quiver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ClearCachesRequest) GetSessionId() string {
@@ -1340,7 +1433,7 @@ type ClearCachesResponse struct {
 
 func (x *ClearCachesResponse) Reset() {
 	*x = ClearCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1445,7 @@ func (x *ClearCachesResponse) String() string {
 func (*ClearCachesResponse) ProtoMessage() {}
 
 func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1458,7 @@ func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesResponse.ProtoReflect.Descriptor instead.
 func (*ClearCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{20}
+	return file_quiver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ClearCachesResponse) GetRemoved() int32 {
@@ -1385,7 +1478,7 @@ type RegisterExecutorRequest struct {
 
 func (x *RegisterExecutorRequest) Reset() {
 	*x = RegisterExecutorRequest{}
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1490,7 @@ func (x *RegisterExecutorRequest) String() string {
 func (*RegisterExecutorRequest) ProtoMessage() {}
 
 func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1503,7 @@ func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorRequest.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{21}
+	return file_quiver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RegisterExecutorRequest) GetProtocolVersion() uint32 {
@@ -1435,7 +1528,7 @@ type RegisterExecutorResponse struct {
 
 func (x *RegisterExecutorResponse) Reset() {
 	*x = RegisterExecutorResponse{}
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1540,7 @@ func (x *RegisterExecutorResponse) String() string {
 func (*RegisterExecutorResponse) ProtoMessage() {}
 
 func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1553,7 @@ func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{22}
+	return file_quiver_proto_rawDescGZIP(), []int{23}
 }
 
 type HeartbeatRequest struct {
@@ -1473,7 +1566,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1485,7 +1578,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1498,7 +1591,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{23}
+	return file_quiver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HeartbeatRequest) GetExecutorId() string {
@@ -1524,7 +1617,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1629,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1642,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{24}
+	return file_quiver_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *HeartbeatResponse) GetReregister() bool {
@@ -1571,7 +1664,7 @@ type TaskId struct {
 
 func (x *TaskId) Reset() {
 	*x = TaskId{}
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1676,7 @@ func (x *TaskId) String() string {
 func (*TaskId) ProtoMessage() {}
 
 func (x *TaskId) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1689,7 @@ func (x *TaskId) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskId.ProtoReflect.Descriptor instead.
 func (*TaskId) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{25}
+	return file_quiver_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TaskId) GetJobId() string {
@@ -1638,7 +1731,7 @@ type TaskDefinition struct {
 
 func (x *TaskDefinition) Reset() {
 	*x = TaskDefinition{}
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1743,7 @@ func (x *TaskDefinition) String() string {
 func (*TaskDefinition) ProtoMessage() {}
 
 func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1756,7 @@ func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDefinition.ProtoReflect.Descriptor instead.
 func (*TaskDefinition) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{26}
+	return file_quiver_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TaskDefinition) GetId() *TaskId {
@@ -1699,7 +1792,7 @@ type FetchFailure struct {
 
 func (x *FetchFailure) Reset() {
 	*x = FetchFailure{}
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +1804,7 @@ func (x *FetchFailure) String() string {
 func (*FetchFailure) ProtoMessage() {}
 
 func (x *FetchFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +1817,7 @@ func (x *FetchFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailure.ProtoReflect.Descriptor instead.
 func (*FetchFailure) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{27}
+	return file_quiver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FetchFailure) GetExecutorId() string {
@@ -1770,7 +1863,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +1875,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +1888,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{28}
+	return file_quiver_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TaskStatus) GetId() *TaskId {
@@ -1857,7 +1950,7 @@ type UpdateTaskStatusRequest struct {
 
 func (x *UpdateTaskStatusRequest) Reset() {
 	*x = UpdateTaskStatusRequest{}
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1869,7 +1962,7 @@ func (x *UpdateTaskStatusRequest) String() string {
 func (*UpdateTaskStatusRequest) ProtoMessage() {}
 
 func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1882,7 +1975,7 @@ func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{29}
+	return file_quiver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *UpdateTaskStatusRequest) GetExecutorId() string {
@@ -1907,7 +2000,7 @@ type UpdateTaskStatusResponse struct {
 
 func (x *UpdateTaskStatusResponse) Reset() {
 	*x = UpdateTaskStatusResponse{}
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +2012,7 @@ func (x *UpdateTaskStatusResponse) String() string {
 func (*UpdateTaskStatusResponse) ProtoMessage() {}
 
 func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2025,7 @@ func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{30}
+	return file_quiver_proto_rawDescGZIP(), []int{31}
 }
 
 type LaunchTasksRequest struct {
@@ -1944,7 +2037,7 @@ type LaunchTasksRequest struct {
 
 func (x *LaunchTasksRequest) Reset() {
 	*x = LaunchTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2049,7 @@ func (x *LaunchTasksRequest) String() string {
 func (*LaunchTasksRequest) ProtoMessage() {}
 
 func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2062,7 @@ func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksRequest.ProtoReflect.Descriptor instead.
 func (*LaunchTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{31}
+	return file_quiver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *LaunchTasksRequest) GetTasks() []*TaskDefinition {
@@ -1987,7 +2080,7 @@ type LaunchTasksResponse struct {
 
 func (x *LaunchTasksResponse) Reset() {
 	*x = LaunchTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1999,7 +2092,7 @@ func (x *LaunchTasksResponse) String() string {
 func (*LaunchTasksResponse) ProtoMessage() {}
 
 func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2012,7 +2105,7 @@ func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksResponse.ProtoReflect.Descriptor instead.
 func (*LaunchTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{32}
+	return file_quiver_proto_rawDescGZIP(), []int{33}
 }
 
 type CancelTasksRequest struct {
@@ -2024,7 +2117,7 @@ type CancelTasksRequest struct {
 
 func (x *CancelTasksRequest) Reset() {
 	*x = CancelTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2129,7 @@ func (x *CancelTasksRequest) String() string {
 func (*CancelTasksRequest) ProtoMessage() {}
 
 func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2142,7 @@ func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksRequest.ProtoReflect.Descriptor instead.
 func (*CancelTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{33}
+	return file_quiver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CancelTasksRequest) GetTasks() []*TaskId {
@@ -2067,7 +2160,7 @@ type CancelTasksResponse struct {
 
 func (x *CancelTasksResponse) Reset() {
 	*x = CancelTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2172,7 @@ func (x *CancelTasksResponse) String() string {
 func (*CancelTasksResponse) ProtoMessage() {}
 
 func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2185,7 @@ func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksResponse.ProtoReflect.Descriptor instead.
 func (*CancelTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{34}
+	return file_quiver_proto_rawDescGZIP(), []int{35}
 }
 
 type RemoveJobDataRequest struct {
@@ -2107,7 +2200,7 @@ type RemoveJobDataRequest struct {
 
 func (x *RemoveJobDataRequest) Reset() {
 	*x = RemoveJobDataRequest{}
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2212,7 @@ func (x *RemoveJobDataRequest) String() string {
 func (*RemoveJobDataRequest) ProtoMessage() {}
 
 func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2225,7 @@ func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataRequest.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{35}
+	return file_quiver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RemoveJobDataRequest) GetJobId() string {
@@ -2164,7 +2257,7 @@ type RemoveJobDataResponse struct {
 
 func (x *RemoveJobDataResponse) Reset() {
 	*x = RemoveJobDataResponse{}
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2176,7 +2269,7 @@ func (x *RemoveJobDataResponse) String() string {
 func (*RemoveJobDataResponse) ProtoMessage() {}
 
 func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +2282,7 @@ func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataResponse.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{36}
+	return file_quiver_proto_rawDescGZIP(), []int{37}
 }
 
 var File_quiver_proto protoreflect.FileDescriptor
@@ -2290,9 +2383,22 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10last_hit_unix_ms\x18\v \x01(\x03R\rlastHitUnixMs\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"C\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xae\x02\n" +
+	"\n" +
+	"CacheStats\x12\x12\n" +
+	"\x04hits\x18\x01 \x01(\x03R\x04hits\x12\x16\n" +
+	"\x06misses\x18\x02 \x01(\x03R\x06misses\x12*\n" +
+	"\x10materializations\x18\x03 \x01(\x03R\x10materializations\x12\x16\n" +
+	"\x06aborts\x18\x04 \x01(\x03R\x06aborts\x12O\n" +
+	"\rinvalidations\x18\x05 \x03(\v2).quiver.rpc.CacheStats.InvalidationsEntryR\rinvalidations\x12\x1d\n" +
+	"\n" +
+	"bytes_read\x18\x06 \x01(\x03R\tbytesRead\x1a@\n" +
+	"\x12InvalidationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"q\n" +
 	"\x12ListCachesResponse\x12-\n" +
-	"\x06caches\x18\x01 \x03(\v2\x15.quiver.rpc.CacheInfoR\x06caches\"J\n" +
+	"\x06caches\x18\x01 \x03(\v2\x15.quiver.rpc.CacheInfoR\x06caches\x12,\n" +
+	"\x05stats\x18\x02 \x01(\v2\x16.quiver.rpc.CacheStatsR\x05stats\"J\n" +
 	"\x0eUncacheRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2407,7 +2513,7 @@ func file_quiver_proto_rawDescGZIP() []byte {
 }
 
 var file_quiver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_quiver_proto_goTypes = []any{
 	(JobState)(0),                    // 0: quiver.rpc.JobState
 	(TaskState)(0),                   // 1: quiver.rpc.TaskState
@@ -2427,83 +2533,87 @@ var file_quiver_proto_goTypes = []any{
 	(*CancelJobResponse)(nil),        // 15: quiver.rpc.CancelJobResponse
 	(*CacheInfo)(nil),                // 16: quiver.rpc.CacheInfo
 	(*ListCachesRequest)(nil),        // 17: quiver.rpc.ListCachesRequest
-	(*ListCachesResponse)(nil),       // 18: quiver.rpc.ListCachesResponse
-	(*UncacheRequest)(nil),           // 19: quiver.rpc.UncacheRequest
-	(*UncacheResponse)(nil),          // 20: quiver.rpc.UncacheResponse
-	(*ClearCachesRequest)(nil),       // 21: quiver.rpc.ClearCachesRequest
-	(*ClearCachesResponse)(nil),      // 22: quiver.rpc.ClearCachesResponse
-	(*RegisterExecutorRequest)(nil),  // 23: quiver.rpc.RegisterExecutorRequest
-	(*RegisterExecutorResponse)(nil), // 24: quiver.rpc.RegisterExecutorResponse
-	(*HeartbeatRequest)(nil),         // 25: quiver.rpc.HeartbeatRequest
-	(*HeartbeatResponse)(nil),        // 26: quiver.rpc.HeartbeatResponse
-	(*TaskId)(nil),                   // 27: quiver.rpc.TaskId
-	(*TaskDefinition)(nil),           // 28: quiver.rpc.TaskDefinition
-	(*FetchFailure)(nil),             // 29: quiver.rpc.FetchFailure
-	(*TaskStatus)(nil),               // 30: quiver.rpc.TaskStatus
-	(*UpdateTaskStatusRequest)(nil),  // 31: quiver.rpc.UpdateTaskStatusRequest
-	(*UpdateTaskStatusResponse)(nil), // 32: quiver.rpc.UpdateTaskStatusResponse
-	(*LaunchTasksRequest)(nil),       // 33: quiver.rpc.LaunchTasksRequest
-	(*LaunchTasksResponse)(nil),      // 34: quiver.rpc.LaunchTasksResponse
-	(*CancelTasksRequest)(nil),       // 35: quiver.rpc.CancelTasksRequest
-	(*CancelTasksResponse)(nil),      // 36: quiver.rpc.CancelTasksResponse
-	(*RemoveJobDataRequest)(nil),     // 37: quiver.rpc.RemoveJobDataRequest
-	(*RemoveJobDataResponse)(nil),    // 38: quiver.rpc.RemoveJobDataResponse
-	nil,                              // 39: quiver.rpc.CreateSessionRequest.SettingsEntry
-	nil,                              // 40: quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	nil,                              // 41: quiver.rpc.TaskDefinition.SettingsEntry
+	(*CacheStats)(nil),               // 18: quiver.rpc.CacheStats
+	(*ListCachesResponse)(nil),       // 19: quiver.rpc.ListCachesResponse
+	(*UncacheRequest)(nil),           // 20: quiver.rpc.UncacheRequest
+	(*UncacheResponse)(nil),          // 21: quiver.rpc.UncacheResponse
+	(*ClearCachesRequest)(nil),       // 22: quiver.rpc.ClearCachesRequest
+	(*ClearCachesResponse)(nil),      // 23: quiver.rpc.ClearCachesResponse
+	(*RegisterExecutorRequest)(nil),  // 24: quiver.rpc.RegisterExecutorRequest
+	(*RegisterExecutorResponse)(nil), // 25: quiver.rpc.RegisterExecutorResponse
+	(*HeartbeatRequest)(nil),         // 26: quiver.rpc.HeartbeatRequest
+	(*HeartbeatResponse)(nil),        // 27: quiver.rpc.HeartbeatResponse
+	(*TaskId)(nil),                   // 28: quiver.rpc.TaskId
+	(*TaskDefinition)(nil),           // 29: quiver.rpc.TaskDefinition
+	(*FetchFailure)(nil),             // 30: quiver.rpc.FetchFailure
+	(*TaskStatus)(nil),               // 31: quiver.rpc.TaskStatus
+	(*UpdateTaskStatusRequest)(nil),  // 32: quiver.rpc.UpdateTaskStatusRequest
+	(*UpdateTaskStatusResponse)(nil), // 33: quiver.rpc.UpdateTaskStatusResponse
+	(*LaunchTasksRequest)(nil),       // 34: quiver.rpc.LaunchTasksRequest
+	(*LaunchTasksResponse)(nil),      // 35: quiver.rpc.LaunchTasksResponse
+	(*CancelTasksRequest)(nil),       // 36: quiver.rpc.CancelTasksRequest
+	(*CancelTasksResponse)(nil),      // 37: quiver.rpc.CancelTasksResponse
+	(*RemoveJobDataRequest)(nil),     // 38: quiver.rpc.RemoveJobDataRequest
+	(*RemoveJobDataResponse)(nil),    // 39: quiver.rpc.RemoveJobDataResponse
+	nil,                              // 40: quiver.rpc.CreateSessionRequest.SettingsEntry
+	nil,                              // 41: quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	nil,                              // 42: quiver.rpc.CacheStats.InvalidationsEntry
+	nil,                              // 43: quiver.rpc.TaskDefinition.SettingsEntry
 }
 var file_quiver_proto_depIdxs = []int32{
 	2,  // 0: quiver.rpc.PartitionLocation.executor:type_name -> quiver.rpc.ExecutorMeta
 	3,  // 1: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
-	39, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
-	40, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	40, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
+	41, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
 	0,  // 4: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
 	4,  // 5: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
 	11, // 6: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
-	16, // 7: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
-	2,  // 8: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
-	27, // 9: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	41, // 10: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
-	27, // 11: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
-	1,  // 12: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
-	29, // 13: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
-	3,  // 14: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	30, // 15: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	28, // 16: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	27, // 17: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 18: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 19: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 20: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	13, // 21: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	14, // 22: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	23, // 23: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	25, // 24: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	31, // 25: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	17, // 26: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	19, // 27: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	21, // 28: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	33, // 29: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	35, // 30: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	37, // 31: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 32: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 33: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 34: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 35: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	15, // 36: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	24, // 37: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	26, // 38: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	32, // 39: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	18, // 40: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	20, // 41: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	22, // 42: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	34, // 43: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	36, // 44: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	38, // 45: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	32, // [32:46] is the sub-list for method output_type
-	18, // [18:32] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	42, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
+	16, // 8: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
+	18, // 9: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
+	2,  // 10: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
+	28, // 11: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
+	43, // 12: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	28, // 13: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
+	1,  // 14: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
+	30, // 15: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
+	3,  // 16: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
+	31, // 17: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	29, // 18: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	28, // 19: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	5,  // 20: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	7,  // 21: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	9,  // 22: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	13, // 23: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	14, // 24: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	24, // 25: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	26, // 26: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	32, // 27: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	17, // 28: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	20, // 29: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	22, // 30: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	34, // 31: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	36, // 32: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	38, // 33: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 34: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 35: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 36: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 37: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	15, // 38: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	25, // 39: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	27, // 40: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	33, // 41: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	19, // 42: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	21, // 43: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	23, // 44: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	35, // 45: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	37, // 46: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	39, // 47: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	34, // [34:48] is the sub-list for method output_type
+	20, // [20:34] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }
@@ -2517,7 +2627,7 @@ func file_quiver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_quiver_proto_rawDesc), len(file_quiver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"github.com/quiverdb/quiver/cache"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
@@ -201,7 +202,18 @@ func (h *service) ListCaches(ctx context.Context, req *rpc.ListCachesRequest) (*
 	if err != nil {
 		return nil, grpcErr(err)
 	}
-	return &rpc.ListCachesResponse{Caches: infos}, nil
+	return &rpc.ListCachesResponse{Caches: infos, Stats: wireStats(h.s.core.caches.Stats())}, nil
+}
+
+// wireStats converts the registry's counters (the registry is safe for
+// concurrent use, so this runs outside the event loop).
+func wireStats(st cache.Stats) *rpc.CacheStats {
+	out := &rpc.CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations,
+		Aborts: st.Aborts, BytesRead: st.BytesRead, Invalidations: map[string]int64{}}
+	for c := range cache.Cause(cache.NumCauses) {
+		out.Invalidations[c.String()] = st.Invalidations[c]
+	}
+	return out
 }
 
 // Uncache drops one cache entry of the session and deletes its files;
