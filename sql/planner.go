@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"runtime/debug"
@@ -55,7 +56,46 @@ func (p *Planner) Plan(src Source) (st Statement, err error) {
 		src.Line, src.Col = 1, 1
 	}
 	b := &builder{p: p, src: src}
-	return b.statement()
+	st, err = b.statement()
+	if err != nil {
+		err = locateName(src, err)
+	}
+	return st, err
+}
+
+// nameInError finds the name a planning error is about: the quoted name of
+// `column "x" not found`, `table "x" not found`, `unknown function "x"`.
+var nameInError = regexp.MustCompile(`(?:column|table|function) "([^"]+)"`)
+
+// locateName gives a planning error without a position the position of the
+// first token that names what the error is about (TiDB's expression nodes
+// carry no positions, so lowering errors are located in the text instead).
+func locateName(src Source, err error) error {
+	var qe *qerr.Error
+	if !errors.As(err, &qe) || qe.Kind != qerr.Plan || qe.Line != 0 {
+		return err
+	}
+	m := nameInError.FindStringSubmatch(qe.Msg)
+	if m == nil {
+		return err
+	}
+	name := m[1]
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	toks, terr := tokenize(src.Text)
+	if terr != nil {
+		return err
+	}
+	for _, t := range toks {
+		if (t.Kind == tokIdent || t.Kind == tokQuotedIdent) && strings.EqualFold(t.value(), name) {
+			line, col := src.position(t.Off)
+			located := *qe
+			located.Line, located.Column = line, col
+			return &located
+		}
+	}
+	return err
 }
 
 // PlanQuery lowers a query (SELECT/WITH/VALUES/UNION) text to a logical plan.

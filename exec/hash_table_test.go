@@ -1,0 +1,156 @@
+package exec
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TestHashTableAgainstMap drives both table layouts (one integer key; an
+// integer and a string key) with batches of random keys, NULLs, selections
+// and many growths, and checks every id against a Go map of the same keys.
+func TestHashTableAgainstMap(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	for _, layout := range []string{"int32", "int64", "int64+string"} {
+		t.Run(layout, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 11))
+			types := []arrow.DataType{arrow.PrimitiveTypes.Int64}
+			switch layout {
+			case "int32":
+				types = []arrow.DataType{arrow.PrimitiveTypes.Int32}
+			case "int64+string":
+				types = append(types, arrow.BinaryTypes.String)
+			}
+			tbl, err := newHashTable(types)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tbl.intKey != (len(types) == 1) {
+				t.Fatalf("intKey = %v for %v", tbl.intKey, types)
+			}
+			ids := map[string]uint32{} // key text -> id
+			var p probe
+			for batch := range 12 {
+				n := 1 + rng.IntN(3000)
+				cols, keys := randomKeys(mem, rng, types, n, int64(200*(batch+1)))
+				var sel []int32
+				if batch%3 == 1 {
+					for r := range n {
+						if rng.IntN(2) == 0 {
+							sel = append(sel, int32(r))
+						}
+					}
+				}
+				out := make([]uint32, n)
+				for i := range out {
+					out[i] = 12345678
+				}
+				tbl.findOrInsert(&p, cols, n, sel, out)
+				in := func(r int) bool { return sel == nil || contains(sel, int32(r)) }
+				for r := range n {
+					if !in(r) {
+						if out[r] != 12345678 {
+							t.Fatalf("batch %d: row %d outside sel was written", batch, r)
+						}
+						continue
+					}
+					want, ok := ids[keys[r]]
+					if !ok {
+						want = uint32(len(ids))
+						ids[keys[r]] = want
+					}
+					if out[r] != want {
+						t.Fatalf("batch %d row %d key %s: id %d, want %d", batch, r, keys[r], out[r], want)
+					}
+				}
+				if tbl.len() != len(ids) {
+					t.Fatalf("len %d, want %d", tbl.len(), len(ids))
+				}
+				// find agrees and reports absent keys as noID.
+				fcols, fkeys := randomKeys(mem, rng, types, 500, int64(400*(batch+1)))
+				found := make([]uint32, 500)
+				tbl.find(&p, fcols, 500, nil, found)
+				for r, k := range fkeys {
+					want, ok := ids[k]
+					if !ok {
+						want = noID
+					}
+					if found[r] != want {
+						t.Fatalf("find %s: %d, want %d", k, found[r], want)
+					}
+				}
+				releaseCols(cols)
+				releaseCols(fcols)
+			}
+			// The stored keys come back in id order.
+			m := arrayMaker{mem: mem}
+			back := make([]arrow.Array, len(tbl.keys))
+			for i, k := range tbl.keys {
+				back[i] = k.build(&m, 0, tbl.len())
+			}
+			defer releaseCols(back)
+			for id := 0; id < tbl.len(); id++ {
+				if got := keyText(back, id); ids[got] != uint32(id) {
+					t.Fatalf("stored key of id %d is %s (id %d)", id, got, ids[got])
+				}
+			}
+		})
+	}
+}
+
+func contains(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// randomKeys makes n rows of keys in [0, spread) with some NULLs, and each
+// row's key as text.
+func randomKeys(mem memory.Allocator, rng *rand.Rand, types []arrow.DataType, n int, spread int64) ([]arrow.Array, []string) {
+	cols := make([]arrow.Array, len(types))
+	for c, dt := range types {
+		b := array.NewBuilder(mem, dt)
+		for range n {
+			v := rng.Int64N(spread) - spread/2
+			if rng.IntN(50) == 0 {
+				b.AppendNull()
+				continue
+			}
+			switch bb := b.(type) {
+			case *array.Int64Builder:
+				bb.Append(v << 33) // high bits matter too
+			case *array.Int32Builder:
+				bb.Append(int32(v))
+			case *array.StringBuilder:
+				bb.Append(fmt.Sprint("s", v%7))
+			}
+		}
+		cols[c] = b.NewArray()
+		b.Release()
+	}
+	keys := make([]string, n)
+	for r := range keys {
+		keys[r] = keyText(cols, r)
+	}
+	return cols, keys
+}
+
+func keyText(cols []arrow.Array, r int) string {
+	s := ""
+	for _, c := range cols {
+		if c.IsNull(r) {
+			s += "|NULL"
+		} else {
+			s += "|" + c.ValueStr(r)
+		}
+	}
+	return s
+}
