@@ -26,7 +26,7 @@ func lineitemSchema(t testing.TB) *arrow.Schema {
 	t.Helper()
 	f, err := os.Open(lineitemPath)
 	if err != nil {
-		t.Skipf("no TPC-H data: %v", err)
+		t.Fatalf("no TPC-H data: %v", err)
 	}
 	defer f.Close()
 	mem := memory.NewGoAllocator()

@@ -34,7 +34,7 @@ func nationScan(t *testing.T) *physical.Scan {
 	t.Helper()
 	f, err := os.Open(nationPath)
 	if err != nil {
-		t.Skipf("no TPC-H data: %v", err)
+		t.Fatalf("no TPC-H data: %v", err)
 	}
 	defer f.Close()
 	tab, err := pqarrow.ReadTable(context.Background(), f, nil, pqarrow.ArrowReadProperties{}, memory.NewGoAllocator())
