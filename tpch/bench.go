@@ -78,6 +78,8 @@ type BenchSettings struct {
 	MemTable         bool   `json:"mem_table"`
 	VerifyDir        string `json:"verify_dir,omitempty"`
 	TargetPartitions int    `json:"target_partitions"`
+	Exec             string `json:"exec"` // local or standalone (cluster runs: the scheduler's address is in Scheduler)
+	Scheduler        string `json:"scheduler,omitempty"`
 }
 
 // BenchResult is a whole run, as written by --json.
@@ -148,6 +150,7 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 		Settings: BenchSettings{
 			DataDir: opts.DataDir, Queries: opts.Queries, Iterations: opts.Iterations, Mode: opts.Mode,
 			MemTable: opts.MemTable, VerifyDir: opts.VerifyDir, TargetPartitions: opts.TargetPartitions,
+			Exec: opts.Exec, Scheduler: opts.Scheduler,
 		},
 	}
 	if res.Settings.TargetPartitions == 0 {
@@ -212,7 +215,9 @@ func checkBenchOptions(o *BenchOptions) error {
 		return qerr.Planf("bench: unknown mode %q (want cold or cached)", o.Mode)
 	}
 	switch o.Exec {
-	case "", "standalone", "local":
+	case "":
+		o.Exec = "standalone"
+	case "standalone", "local":
 	default:
 		return qerr.Planf("bench: unknown --exec %q (want local or standalone)", o.Exec)
 	}

@@ -183,6 +183,7 @@ func TestRunBenchErrorsBeforeRunning(t *testing.T) {
 		{"bad iterations", func(o *BenchOptions) { o.Iterations = -2 }, qerr.Plan, "iterations"},
 		{"cached mode", func(o *BenchOptions) { o.Mode = "cached" }, qerr.Plan, "RunDashboard"},
 		{"unknown mode", func(o *BenchOptions) { o.Mode = "warm" }, qerr.Plan, "unknown mode"},
+		{"unknown exec", func(o *BenchOptions) { o.Exec = "remote" }, qerr.Plan, "unknown --exec"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
