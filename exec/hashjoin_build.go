@@ -133,6 +133,11 @@ func buildJoinSide(ctx context.Context, tc *TaskContext, schema *arrow.Schema, b
 		}
 		jb.cols[c] = a
 	}
+	// Arrow computes an array's null count lazily, writing it on first use;
+	// every probe partition reads these columns at once, so compute it now.
+	for _, a := range jb.cols {
+		a.NullN()
+	}
 	// flags (matched, nullMatched per partition and shared) and chains
 	jb.bytes = int64(jb.n) * 16
 	if err := tc.Grow(jb.bytes); err != nil {
