@@ -3,17 +3,14 @@ package quiver_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver"
-	"github.com/quiverdb/quiver/format"
+	"github.com/quiverdb/quiver/tpch"
 )
 
 var tpchTables = []string{"customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier"}
@@ -93,93 +90,22 @@ func runTPCH(t *testing.T, s *quiver.Session, q int) {
 	compareAnswer(t, df.Schema(), got, want)
 }
 
-// render turns batches into rows of text (NULL as "").
-func render(schema *arrow.Schema, batches []arrow.RecordBatch) [][]string {
-	var rows [][]string
-	for _, b := range batches {
-		cols := make([][]string, b.NumCols())
-		for i := range cols {
-			cols[i], _ = format.Column(b.Column(i))
-		}
-		for r := 0; r < int(b.NumRows()); r++ {
-			row := make([]string, len(cols))
-			for i := range cols {
-				row[i] = cols[i][r]
-			}
-			rows = append(rows, row)
-		}
-	}
-	return rows
-}
+// render turns batches into rows of text (NULL as ""), as the answer files.
+func render(_ *arrow.Schema, batches []arrow.RecordBatch) [][]string { return tpch.Render(batches) }
 
-// readAnswer reads an answer file: '|'-delimited, a header line, no
-// quoting, NULL as an empty field (a one-column NULL row is an empty line).
 func readAnswer(t *testing.T, path string) [][]string {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	recs, err := tpch.ReadAnswer(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	recs := make([][]string, len(lines))
-	for i, l := range lines {
-		recs[i] = strings.Split(strings.TrimSuffix(l, "\r"), "|")
 	}
 	return recs
 }
 
-// compareAnswer checks got against an answer file's records (header first):
-// the header names, then every cell, floats within 1e-9 relative, all else exactly.
+// compareAnswer checks got against an answer file's records (header first).
 func compareAnswer(t *testing.T, schema *arrow.Schema, got, want [][]string) {
 	t.Helper()
-	header, want := want[0], want[1:]
-	names := make([]string, schema.NumFields())
-	for i, f := range schema.Fields() {
-		names[i] = f.Name
+	if err := tpch.CompareAnswer(schema, got, want); err != nil {
+		t.Error(err)
 	}
-	if strings.Join(names, "|") != strings.Join(header, "|") {
-		t.Errorf("columns %v, want %v", names, header)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d rows, want %d\nfirst rows: %v", len(got), len(want), head(got))
-	}
-	bad := 0
-	for r := range want {
-		for c := range want[r] {
-			if c >= len(got[r]) {
-				t.Fatalf("row %d has %d columns, want %d", r, len(got[r]), len(want[r]))
-			}
-			if !cellEqual(schema.Field(c).Type, got[r][c], want[r][c]) {
-				t.Errorf("row %d column %s: got %q, want %q", r, header[c], got[r][c], want[r][c])
-				if bad++; bad > 10 {
-					t.FailNow()
-				}
-			}
-		}
-	}
-}
-
-func head(rows [][]string) [][]string {
-	if len(rows) > 5 {
-		return rows[:5]
-	}
-	return rows
-}
-
-func cellEqual(typ arrow.DataType, got, want string) bool {
-	if typ.ID() != arrow.FLOAT64 && typ.ID() != arrow.FLOAT32 {
-		return got == want
-	}
-	if got == "" || want == "" {
-		return got == want
-	}
-	g, err1 := strconv.ParseFloat(got, 64)
-	w, err2 := strconv.ParseFloat(want, 64)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	if g == w {
-		return true
-	}
-	return math.Abs(g-w) <= 1e-9*math.Max(math.Abs(g), math.Abs(w))
 }
