@@ -77,7 +77,7 @@ func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings,
 }
 
 // start optimizes, plans and opens df's query.
-func (df *DataFrame) start(ctx context.Context, analyze bool) (*execution, error) {
+func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (*execution, error) {
 	if df.err != nil {
 		return nil, df.err
 	}
@@ -87,7 +87,7 @@ func (df *DataFrame) start(ctx context.Context, analyze bool) (*execution, error
 	// execution collects; a standalone cluster's data is in this process, so
 	// analyze runs the same physical plan directly.
 	if s.remote != nil && !(analyze && s.remote.standalone && !hasCache(df.plan)) {
-		x, err := df.startRemote(ctx, st)
+		x, err := df.startRemote(ctx, st, info)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +129,7 @@ func (s *Session) memoryTable(name string) ([][]arrow.RecordBatch, bool) {
 // Collect runs the query and returns all result batches; the caller
 // releases each batch.
 func (df *DataFrame) Collect(ctx context.Context) ([]arrow.RecordBatch, error) {
-	x, err := df.start(ctx, false)
+	x, err := df.start(ctx, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -174,13 +174,21 @@ func (df *DataFrame) Stream(ctx context.Context) iter.Seq2[arrow.RecordBatch, er
 type QueryInfo struct {
 	JobID  string
 	Caches []CacheEvent
+	// OnProgress, if set, is called (from the query's goroutine) each time
+	// the job's progress changes while it runs on a scheduler.
+	OnProgress func(JobProgress)
+}
+
+// JobProgress is how far a running job is.
+type JobProgress struct {
+	StagesDone, StagesTotal, TasksDone, TasksTotal int
 }
 
 // StreamInfo is Stream that also fills *info (if not nil) once the query's
 // job has finished, before the first batch is yielded.
 func (df *DataFrame) StreamInfo(ctx context.Context, info *QueryInfo) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
-		x, err := df.start(ctx, false)
+		x, err := df.start(ctx, false, info)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -284,7 +292,7 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 		}
 	}
 	if st.Analyze {
-		x, err := df.start(ctx, true)
+		x, err := df.start(ctx, true, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -151,7 +151,7 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 
 // startRemote submits df's optimized plan as a job, waits for it and
 // returns an operator over its result partitions in order.
-func (df *DataFrame) startRemote(ctx context.Context, st settings) (*execution, error) {
+func (df *DataFrame) startRemote(ctx context.Context, st settings, info *QueryInfo) (*execution, error) {
 	s := df.s
 	lp, err := s.optimize(ctx, df.plan, nil)
 	if err != nil {
@@ -169,7 +169,11 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings) (*execution, 
 	if err != nil {
 		return nil, qerr.IOf("submit query: %w", err)
 	}
-	status, err := r.wait(ctx, resp.JobId)
+	var progress func(JobProgress)
+	if info != nil {
+		progress = info.OnProgress
+	}
+	status, err := r.wait(ctx, resp.JobId, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +205,7 @@ func (s *Session) checkShippable(p logical.Plan) error {
 }
 
 // wait follows the job until it ends; canceling ctx cancels the job.
-func (r *remote) wait(ctx context.Context, jobID string) (*rpc.JobStatus, error) {
+func (r *remote) wait(ctx context.Context, jobID string, progress func(JobProgress)) (*rpc.JobStatus, error) {
 	stream, err := r.client.WatchJob(ctx, &rpc.WatchJobRequest{JobId: jobID})
 	if err != nil {
 		return nil, qerr.IOf("watch job %s: %w", jobID, err)
@@ -216,6 +220,9 @@ func (r *remote) wait(ctx context.Context, jobID string) (*rpc.JobStatus, error)
 				return nil, ctx.Err()
 			}
 			return nil, qerr.IOf("job %s: lost the scheduler: %w", jobID, err)
+		}
+		if progress != nil && st.State == rpc.JobState_JOB_RUNNING {
+			progress(JobProgress{StagesDone: int(st.StagesDone), StagesTotal: int(st.StagesTotal), TasksDone: int(st.TasksDone), TasksTotal: int(st.TasksTotal)})
 		}
 		switch st.State {
 		case rpc.JobState_JOB_SUCCESSFUL:

@@ -109,3 +109,24 @@ func TestFailedStatementsLeaveNoState(t *testing.T) {
 		t.Errorf("lineitem changed: %v", rows)
 	}
 }
+
+// TestJobProgress: a query on the scheduler reports its stages and tasks.
+func TestJobProgress(t *testing.T) {
+	s := newTPCHSession(t)
+	ctx := context.Background()
+	df, err := s.SQL(ctx, "SELECT l_returnflag, count(*) FROM lineitem GROUP BY l_returnflag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last quiver.JobProgress
+	calls := 0
+	info := quiver.QueryInfo{OnProgress: func(p quiver.JobProgress) { last = p; calls++ }}
+	for _, err := range df.StreamInfo(ctx, &info) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls == 0 || last.StagesTotal < 2 || last.TasksTotal < 2 || info.JobID == "" {
+		t.Errorf("progress calls %d, last %+v, job %q", calls, last, info.JobID)
+	}
+}

@@ -84,7 +84,7 @@ func (df *DataFrame) writeFile(ctx context.Context, op, path string, write func(
 			os.Remove(tmp.Name())
 		}
 	}()
-	x, err := df.start(ctx, false)
+	x, err := df.start(ctx, false, nil)
 	if err != nil {
 		return err
 	}

@@ -142,7 +142,9 @@ func (sh *shell) printFooter(res Result, what string) {
 // and shows the progress line while it runs.
 func (sh *shell) collect(ctx context.Context, df *quiver.DataFrame, info *quiver.QueryInfo) ([]arrow.RecordBatch, error) {
 	var rows atomic.Int64
-	stop := sh.startProgress(&rows)
+	var job atomic.Pointer[quiver.JobProgress]
+	info.OnProgress = func(p quiver.JobProgress) { job.Store(&p) }
+	stop := sh.startProgress(&rows, &job)
 	defer stop()
 	var out []arrow.RecordBatch
 	fail := func(err error) ([]arrow.RecordBatch, error) {
@@ -172,9 +174,10 @@ const (
 	progressEvery = 100 * time.Millisecond
 )
 
-// startProgress draws "running… 1.2 s, 34 rows" on Err while a query runs,
-// if Err is a terminal. stop erases the line and waits for its goroutine.
-func (sh *shell) startProgress(rows *atomic.Int64) (stop func()) {
+// startProgress draws "running… 1.2 s, stages 1/3, tasks 4/9, 34 rows" on
+// Err while a query runs, if Err is a terminal. stop erases the line and
+// waits for its goroutine.
+func (sh *shell) startProgress(rows *atomic.Int64, job *atomic.Pointer[quiver.JobProgress]) (stop func()) {
 	if !sh.progress {
 		return func() {}
 	}
@@ -201,8 +204,12 @@ func (sh *shell) startProgress(rows *atomic.Int64) (stop func()) {
 		defer tick.Stop()
 		spin := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 		for i := 0; ; i++ {
-			fmt.Fprintf(sh.errw, "\r\x1b[K%s running… %.1f s, %s received (Ctrl-C cancels)",
-				spin[i%len(spin)], time.Since(start).Seconds(), plural(rows.Load(), "row"))
+			stages := ""
+			if p := job.Load(); p != nil {
+				stages = fmt.Sprintf("stages %d/%d, tasks %d/%d, ", p.StagesDone, p.StagesTotal, p.TasksDone, p.TasksTotal)
+			}
+			fmt.Fprintf(sh.errw, "\r\x1b[K%s running… %.1f s, %s%s received (Ctrl-C cancels)",
+				spin[i%len(spin)], time.Since(start).Seconds(), stages, plural(rows.Load(), "row"))
 			drawn = true
 			select {
 			case <-done:
