@@ -1680,6 +1680,8 @@ type PhysicalScan struct {
 	Options       map[string]string      `protobuf:"bytes,7,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Predicate     *PhysicalExpr          `protobuf:"bytes,8,opt,name=predicate,proto3" json:"predicate,omitempty"` // optional
 	Fetch         int64                  `protobuf:"varint,9,opt,name=fetch,proto3" json:"fetch,omitempty"`
+	// Per partition, one row-group range per file (empty: whole files).
+	RowGroups     []*RowGroupRanges `protobuf:"bytes,10,rep,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1777,6 +1779,110 @@ func (x *PhysicalScan) GetFetch() int64 {
 	return 0
 }
 
+func (x *PhysicalScan) GetRowGroups() []*RowGroupRanges {
+	if x != nil {
+		return x.RowGroups
+	}
+	return nil
+}
+
+// RowGroupRange is the row groups [start, end) of one Parquet file.
+type RowGroupRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Start         int32                  `protobuf:"varint,1,opt,name=start,proto3" json:"start,omitempty"`
+	End           int32                  `protobuf:"varint,2,opt,name=end,proto3" json:"end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RowGroupRange) Reset() {
+	*x = RowGroupRange{}
+	mi := &file_plan_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RowGroupRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RowGroupRange) ProtoMessage() {}
+
+func (x *RowGroupRange) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RowGroupRange.ProtoReflect.Descriptor instead.
+func (*RowGroupRange) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RowGroupRange) GetStart() int32 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *RowGroupRange) GetEnd() int32 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+type RowGroupRanges struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ranges        []*RowGroupRange       `protobuf:"bytes,1,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RowGroupRanges) Reset() {
+	*x = RowGroupRanges{}
+	mi := &file_plan_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RowGroupRanges) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RowGroupRanges) ProtoMessage() {}
+
+func (x *RowGroupRanges) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RowGroupRanges.ProtoReflect.Descriptor instead.
+func (*RowGroupRanges) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RowGroupRanges) GetRanges() []*RowGroupRange {
+	if x != nil {
+		return x.Ranges
+	}
+	return nil
+}
+
 type PhysicalFilter struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
@@ -1787,7 +1893,7 @@ type PhysicalFilter struct {
 
 func (x *PhysicalFilter) Reset() {
 	*x = PhysicalFilter{}
-	mi := &file_plan_proto_msgTypes[19]
+	mi := &file_plan_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +1905,7 @@ func (x *PhysicalFilter) String() string {
 func (*PhysicalFilter) ProtoMessage() {}
 
 func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[19]
+	mi := &file_plan_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +1918,7 @@ func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalFilter.ProtoReflect.Descriptor instead.
 func (*PhysicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{19}
+	return file_plan_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PhysicalFilter) GetInput() *PhysicalPlan {
@@ -1840,7 +1946,7 @@ type PhysicalProjection struct {
 
 func (x *PhysicalProjection) Reset() {
 	*x = PhysicalProjection{}
-	mi := &file_plan_proto_msgTypes[20]
+	mi := &file_plan_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +1958,7 @@ func (x *PhysicalProjection) String() string {
 func (*PhysicalProjection) ProtoMessage() {}
 
 func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[20]
+	mi := &file_plan_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +1971,7 @@ func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalProjection.ProtoReflect.Descriptor instead.
 func (*PhysicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{20}
+	return file_plan_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PhysicalProjection) GetInput() *PhysicalPlan {
@@ -1902,7 +2008,7 @@ type PhysicalAggregateExpr struct {
 
 func (x *PhysicalAggregateExpr) Reset() {
 	*x = PhysicalAggregateExpr{}
-	mi := &file_plan_proto_msgTypes[21]
+	mi := &file_plan_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1914,7 +2020,7 @@ func (x *PhysicalAggregateExpr) String() string {
 func (*PhysicalAggregateExpr) ProtoMessage() {}
 
 func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[21]
+	mi := &file_plan_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1927,7 +2033,7 @@ func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalAggregateExpr.ProtoReflect.Descriptor instead.
 func (*PhysicalAggregateExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{21}
+	return file_plan_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PhysicalAggregateExpr) GetFunc() int32 {
@@ -1978,7 +2084,7 @@ type PhysicalHashAggregate struct {
 
 func (x *PhysicalHashAggregate) Reset() {
 	*x = PhysicalHashAggregate{}
-	mi := &file_plan_proto_msgTypes[22]
+	mi := &file_plan_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2096,7 @@ func (x *PhysicalHashAggregate) String() string {
 func (*PhysicalHashAggregate) ProtoMessage() {}
 
 func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[22]
+	mi := &file_plan_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2109,7 @@ func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashAggregate.ProtoReflect.Descriptor instead.
 func (*PhysicalHashAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{22}
+	return file_plan_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PhysicalHashAggregate) GetInput() *PhysicalPlan {
@@ -2051,7 +2157,7 @@ type PhysicalJoinOn struct {
 
 func (x *PhysicalJoinOn) Reset() {
 	*x = PhysicalJoinOn{}
-	mi := &file_plan_proto_msgTypes[23]
+	mi := &file_plan_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2063,7 +2169,7 @@ func (x *PhysicalJoinOn) String() string {
 func (*PhysicalJoinOn) ProtoMessage() {}
 
 func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[23]
+	mi := &file_plan_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2076,7 +2182,7 @@ func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalJoinOn.ProtoReflect.Descriptor instead.
 func (*PhysicalJoinOn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{23}
+	return file_plan_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PhysicalJoinOn) GetLeft() *PhysicalExpr {
@@ -2109,7 +2215,7 @@ type PhysicalHashJoin struct {
 
 func (x *PhysicalHashJoin) Reset() {
 	*x = PhysicalHashJoin{}
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2121,7 +2227,7 @@ func (x *PhysicalHashJoin) String() string {
 func (*PhysicalHashJoin) ProtoMessage() {}
 
 func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2134,7 +2240,7 @@ func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalHashJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{24}
+	return file_plan_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PhysicalHashJoin) GetLeft() *PhysicalPlan {
@@ -2206,7 +2312,7 @@ type PhysicalNestedLoopJoin struct {
 
 func (x *PhysicalNestedLoopJoin) Reset() {
 	*x = PhysicalNestedLoopJoin{}
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2218,7 +2324,7 @@ func (x *PhysicalNestedLoopJoin) String() string {
 func (*PhysicalNestedLoopJoin) ProtoMessage() {}
 
 func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2231,7 +2337,7 @@ func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalNestedLoopJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalNestedLoopJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{25}
+	return file_plan_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PhysicalNestedLoopJoin) GetLeft() *PhysicalPlan {
@@ -2281,7 +2387,7 @@ type PhysicalSort struct {
 
 func (x *PhysicalSort) Reset() {
 	*x = PhysicalSort{}
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2293,7 +2399,7 @@ func (x *PhysicalSort) String() string {
 func (*PhysicalSort) ProtoMessage() {}
 
 func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2306,7 +2412,7 @@ func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSort.ProtoReflect.Descriptor instead.
 func (*PhysicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{26}
+	return file_plan_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PhysicalSort) GetInput() *PhysicalPlan {
@@ -2348,7 +2454,7 @@ type PhysicalSortPreservingMerge struct {
 
 func (x *PhysicalSortPreservingMerge) Reset() {
 	*x = PhysicalSortPreservingMerge{}
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2466,7 @@ func (x *PhysicalSortPreservingMerge) String() string {
 func (*PhysicalSortPreservingMerge) ProtoMessage() {}
 
 func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2479,7 @@ func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSortPreservingMerge.ProtoReflect.Descriptor instead.
 func (*PhysicalSortPreservingMerge) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{27}
+	return file_plan_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PhysicalSortPreservingMerge) GetInput() *PhysicalPlan {
@@ -2408,7 +2514,7 @@ type PhysicalLimit struct {
 
 func (x *PhysicalLimit) Reset() {
 	*x = PhysicalLimit{}
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2420,7 +2526,7 @@ func (x *PhysicalLimit) String() string {
 func (*PhysicalLimit) ProtoMessage() {}
 
 func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2433,7 +2539,7 @@ func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{28}
+	return file_plan_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PhysicalLimit) GetInput() *PhysicalPlan {
@@ -2467,7 +2573,7 @@ type PhysicalLocalLimit struct {
 
 func (x *PhysicalLocalLimit) Reset() {
 	*x = PhysicalLocalLimit{}
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2479,7 +2585,7 @@ func (x *PhysicalLocalLimit) String() string {
 func (*PhysicalLocalLimit) ProtoMessage() {}
 
 func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2492,7 +2598,7 @@ func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLocalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLocalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{29}
+	return file_plan_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PhysicalLocalLimit) GetInput() *PhysicalPlan {
@@ -2518,7 +2624,7 @@ type PhysicalUnion struct {
 
 func (x *PhysicalUnion) Reset() {
 	*x = PhysicalUnion{}
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2530,7 +2636,7 @@ func (x *PhysicalUnion) String() string {
 func (*PhysicalUnion) ProtoMessage() {}
 
 func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2543,7 +2649,7 @@ func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnion.ProtoReflect.Descriptor instead.
 func (*PhysicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{30}
+	return file_plan_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PhysicalUnion) GetInputs() []*PhysicalPlan {
@@ -2563,7 +2669,7 @@ type PhysicalValues struct {
 
 func (x *PhysicalValues) Reset() {
 	*x = PhysicalValues{}
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2575,7 +2681,7 @@ func (x *PhysicalValues) String() string {
 func (*PhysicalValues) ProtoMessage() {}
 
 func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2588,7 +2694,7 @@ func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalValues.ProtoReflect.Descriptor instead.
 func (*PhysicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{31}
+	return file_plan_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PhysicalValues) GetSchema() []byte {
@@ -2615,7 +2721,7 @@ type PhysicalEmpty struct {
 
 func (x *PhysicalEmpty) Reset() {
 	*x = PhysicalEmpty{}
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2627,7 +2733,7 @@ func (x *PhysicalEmpty) String() string {
 func (*PhysicalEmpty) ProtoMessage() {}
 
 func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2640,7 +2746,7 @@ func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalEmpty.ProtoReflect.Descriptor instead.
 func (*PhysicalEmpty) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{32}
+	return file_plan_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PhysicalEmpty) GetSchema() []byte {
@@ -2668,7 +2774,7 @@ type PhysicalRepartition struct {
 
 func (x *PhysicalRepartition) Reset() {
 	*x = PhysicalRepartition{}
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2680,7 +2786,7 @@ func (x *PhysicalRepartition) String() string {
 func (*PhysicalRepartition) ProtoMessage() {}
 
 func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2693,7 +2799,7 @@ func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRepartition.ProtoReflect.Descriptor instead.
 func (*PhysicalRepartition) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{33}
+	return file_plan_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PhysicalRepartition) GetInput() *PhysicalPlan {
@@ -2726,7 +2832,7 @@ type PhysicalCoalesce struct {
 
 func (x *PhysicalCoalesce) Reset() {
 	*x = PhysicalCoalesce{}
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +2844,7 @@ func (x *PhysicalCoalesce) String() string {
 func (*PhysicalCoalesce) ProtoMessage() {}
 
 func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +2857,7 @@ func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCoalesce.ProtoReflect.Descriptor instead.
 func (*PhysicalCoalesce) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{34}
+	return file_plan_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PhysicalCoalesce) GetInput() *PhysicalPlan {
@@ -2776,7 +2882,7 @@ type PhysicalShuffleWriter struct {
 
 func (x *PhysicalShuffleWriter) Reset() {
 	*x = PhysicalShuffleWriter{}
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2788,7 +2894,7 @@ func (x *PhysicalShuffleWriter) String() string {
 func (*PhysicalShuffleWriter) ProtoMessage() {}
 
 func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2801,7 +2907,7 @@ func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleWriter.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleWriter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{35}
+	return file_plan_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PhysicalShuffleWriter) GetInput() *PhysicalPlan {
@@ -2864,7 +2970,7 @@ type PhysicalUnresolvedShuffle struct {
 
 func (x *PhysicalUnresolvedShuffle) Reset() {
 	*x = PhysicalUnresolvedShuffle{}
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +2982,7 @@ func (x *PhysicalUnresolvedShuffle) String() string {
 func (*PhysicalUnresolvedShuffle) ProtoMessage() {}
 
 func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +2995,7 @@ func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnresolvedShuffle.ProtoReflect.Descriptor instead.
 func (*PhysicalUnresolvedShuffle) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{36}
+	return file_plan_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PhysicalUnresolvedShuffle) GetStageId() int32 {
@@ -2925,7 +3031,7 @@ type PhysicalShuffleReader struct {
 
 func (x *PhysicalShuffleReader) Reset() {
 	*x = PhysicalShuffleReader{}
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2937,7 +3043,7 @@ func (x *PhysicalShuffleReader) String() string {
 func (*PhysicalShuffleReader) ProtoMessage() {}
 
 func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2950,7 +3056,7 @@ func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleReader.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{37}
+	return file_plan_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PhysicalShuffleReader) GetStageId() int32 {
@@ -2984,7 +3090,7 @@ type CacheKey struct {
 
 func (x *CacheKey) Reset() {
 	*x = CacheKey{}
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2996,7 +3102,7 @@ func (x *CacheKey) String() string {
 func (*CacheKey) ProtoMessage() {}
 
 func (x *CacheKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3009,7 +3115,7 @@ func (x *CacheKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheKey.ProtoReflect.Descriptor instead.
 func (*CacheKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{38}
+	return file_plan_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CacheKey) GetSessionId() string {
@@ -3038,7 +3144,7 @@ type PhysicalCacheReader struct {
 
 func (x *PhysicalCacheReader) Reset() {
 	*x = PhysicalCacheReader{}
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3050,7 +3156,7 @@ func (x *PhysicalCacheReader) String() string {
 func (*PhysicalCacheReader) ProtoMessage() {}
 
 func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3063,7 +3169,7 @@ func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCacheReader.ProtoReflect.Descriptor instead.
 func (*PhysicalCacheReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{39}
+	return file_plan_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PhysicalCacheReader) GetKey() *CacheKey {
@@ -3122,7 +3228,7 @@ type LogicalExpr struct {
 
 func (x *LogicalExpr) Reset() {
 	*x = LogicalExpr{}
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3134,7 +3240,7 @@ func (x *LogicalExpr) String() string {
 func (*LogicalExpr) ProtoMessage() {}
 
 func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3147,7 +3253,7 @@ func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpr.ProtoReflect.Descriptor instead.
 func (*LogicalExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{40}
+	return file_plan_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LogicalExpr) GetKind() isLogicalExpr_Kind {
@@ -3426,7 +3532,7 @@ type LogicalColumn struct {
 
 func (x *LogicalColumn) Reset() {
 	*x = LogicalColumn{}
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3438,7 +3544,7 @@ func (x *LogicalColumn) String() string {
 func (*LogicalColumn) ProtoMessage() {}
 
 func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3451,7 +3557,7 @@ func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalColumn.ProtoReflect.Descriptor instead.
 func (*LogicalColumn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{41}
+	return file_plan_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *LogicalColumn) GetQualifier() string {
@@ -3480,7 +3586,7 @@ type LogicalOuterRef struct {
 
 func (x *LogicalOuterRef) Reset() {
 	*x = LogicalOuterRef{}
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3492,7 +3598,7 @@ func (x *LogicalOuterRef) String() string {
 func (*LogicalOuterRef) ProtoMessage() {}
 
 func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3505,7 +3611,7 @@ func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalOuterRef.ProtoReflect.Descriptor instead.
 func (*LogicalOuterRef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{42}
+	return file_plan_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *LogicalOuterRef) GetQualifier() string {
@@ -3546,7 +3652,7 @@ type LogicalAlias struct {
 
 func (x *LogicalAlias) Reset() {
 	*x = LogicalAlias{}
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3558,7 +3664,7 @@ func (x *LogicalAlias) String() string {
 func (*LogicalAlias) ProtoMessage() {}
 
 func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3571,7 +3677,7 @@ func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAlias.ProtoReflect.Descriptor instead.
 func (*LogicalAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{43}
+	return file_plan_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LogicalAlias) GetExpr() *LogicalExpr {
@@ -3599,7 +3705,7 @@ type LogicalBinary struct {
 
 func (x *LogicalBinary) Reset() {
 	*x = LogicalBinary{}
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3611,7 +3717,7 @@ func (x *LogicalBinary) String() string {
 func (*LogicalBinary) ProtoMessage() {}
 
 func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3624,7 +3730,7 @@ func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalBinary.ProtoReflect.Descriptor instead.
 func (*LogicalBinary) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{44}
+	return file_plan_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LogicalBinary) GetOp() int32 {
@@ -3658,7 +3764,7 @@ type LogicalIsNull struct {
 
 func (x *LogicalIsNull) Reset() {
 	*x = LogicalIsNull{}
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3670,7 +3776,7 @@ func (x *LogicalIsNull) String() string {
 func (*LogicalIsNull) ProtoMessage() {}
 
 func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3683,7 +3789,7 @@ func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalIsNull.ProtoReflect.Descriptor instead.
 func (*LogicalIsNull) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{45}
+	return file_plan_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LogicalIsNull) GetExpr() *LogicalExpr {
@@ -3710,7 +3816,7 @@ type LogicalCast struct {
 
 func (x *LogicalCast) Reset() {
 	*x = LogicalCast{}
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3722,7 +3828,7 @@ func (x *LogicalCast) String() string {
 func (*LogicalCast) ProtoMessage() {}
 
 func (x *LogicalCast) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3735,7 +3841,7 @@ func (x *LogicalCast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCast.ProtoReflect.Descriptor instead.
 func (*LogicalCast) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{46}
+	return file_plan_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LogicalCast) GetExpr() *LogicalExpr {
@@ -3762,7 +3868,7 @@ type LogicalWhen struct {
 
 func (x *LogicalWhen) Reset() {
 	*x = LogicalWhen{}
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3774,7 +3880,7 @@ func (x *LogicalWhen) String() string {
 func (*LogicalWhen) ProtoMessage() {}
 
 func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3787,7 +3893,7 @@ func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWhen.ProtoReflect.Descriptor instead.
 func (*LogicalWhen) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{47}
+	return file_plan_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LogicalWhen) GetCond() *LogicalExpr {
@@ -3815,7 +3921,7 @@ type LogicalCase struct {
 
 func (x *LogicalCase) Reset() {
 	*x = LogicalCase{}
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3827,7 +3933,7 @@ func (x *LogicalCase) String() string {
 func (*LogicalCase) ProtoMessage() {}
 
 func (x *LogicalCase) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3840,7 +3946,7 @@ func (x *LogicalCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCase.ProtoReflect.Descriptor instead.
 func (*LogicalCase) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{48}
+	return file_plan_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LogicalCase) GetOperand() *LogicalExpr {
@@ -3876,7 +3982,7 @@ type LogicalLike struct {
 
 func (x *LogicalLike) Reset() {
 	*x = LogicalLike{}
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3888,7 +3994,7 @@ func (x *LogicalLike) String() string {
 func (*LogicalLike) ProtoMessage() {}
 
 func (x *LogicalLike) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3901,7 +4007,7 @@ func (x *LogicalLike) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLike.ProtoReflect.Descriptor instead.
 func (*LogicalLike) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{49}
+	return file_plan_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LogicalLike) GetExpr() *LogicalExpr {
@@ -3943,7 +4049,7 @@ type LogicalInList struct {
 
 func (x *LogicalInList) Reset() {
 	*x = LogicalInList{}
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3955,7 +4061,7 @@ func (x *LogicalInList) String() string {
 func (*LogicalInList) ProtoMessage() {}
 
 func (x *LogicalInList) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3968,7 +4074,7 @@ func (x *LogicalInList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInList.ProtoReflect.Descriptor instead.
 func (*LogicalInList) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{50}
+	return file_plan_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LogicalInList) GetExpr() *LogicalExpr {
@@ -4002,7 +4108,7 @@ type LogicalScalarFunc struct {
 
 func (x *LogicalScalarFunc) Reset() {
 	*x = LogicalScalarFunc{}
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4014,7 +4120,7 @@ func (x *LogicalScalarFunc) String() string {
 func (*LogicalScalarFunc) ProtoMessage() {}
 
 func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4027,7 +4133,7 @@ func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScalarFunc.ProtoReflect.Descriptor instead.
 func (*LogicalScalarFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{51}
+	return file_plan_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LogicalScalarFunc) GetName() string {
@@ -4055,7 +4161,7 @@ type LogicalAggExpr struct {
 
 func (x *LogicalAggExpr) Reset() {
 	*x = LogicalAggExpr{}
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4067,7 +4173,7 @@ func (x *LogicalAggExpr) String() string {
 func (*LogicalAggExpr) ProtoMessage() {}
 
 func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4080,7 +4186,7 @@ func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggExpr.ProtoReflect.Descriptor instead.
 func (*LogicalAggExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{52}
+	return file_plan_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LogicalAggExpr) GetFunc() int32 {
@@ -4114,7 +4220,7 @@ type LogicalExists struct {
 
 func (x *LogicalExists) Reset() {
 	*x = LogicalExists{}
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4126,7 +4232,7 @@ func (x *LogicalExists) String() string {
 func (*LogicalExists) ProtoMessage() {}
 
 func (x *LogicalExists) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4139,7 +4245,7 @@ func (x *LogicalExists) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExists.ProtoReflect.Descriptor instead.
 func (*LogicalExists) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{53}
+	return file_plan_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *LogicalExists) GetPlan() *LogicalPlan {
@@ -4167,7 +4273,7 @@ type LogicalInSubquery struct {
 
 func (x *LogicalInSubquery) Reset() {
 	*x = LogicalInSubquery{}
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4179,7 +4285,7 @@ func (x *LogicalInSubquery) String() string {
 func (*LogicalInSubquery) ProtoMessage() {}
 
 func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4192,7 +4298,7 @@ func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInSubquery.ProtoReflect.Descriptor instead.
 func (*LogicalInSubquery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{54}
+	return file_plan_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *LogicalInSubquery) GetExpr() *LogicalExpr {
@@ -4227,7 +4333,7 @@ type LogicalSortKey struct {
 
 func (x *LogicalSortKey) Reset() {
 	*x = LogicalSortKey{}
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4239,7 +4345,7 @@ func (x *LogicalSortKey) String() string {
 func (*LogicalSortKey) ProtoMessage() {}
 
 func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4252,7 +4358,7 @@ func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSortKey.ProtoReflect.Descriptor instead.
 func (*LogicalSortKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{55}
+	return file_plan_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *LogicalSortKey) GetExpr() *LogicalExpr {
@@ -4288,7 +4394,7 @@ type LogicalField struct {
 
 func (x *LogicalField) Reset() {
 	*x = LogicalField{}
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4300,7 +4406,7 @@ func (x *LogicalField) String() string {
 func (*LogicalField) ProtoMessage() {}
 
 func (x *LogicalField) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4313,7 +4419,7 @@ func (x *LogicalField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalField.ProtoReflect.Descriptor instead.
 func (*LogicalField) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{56}
+	return file_plan_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LogicalField) GetQualifier() string {
@@ -4367,7 +4473,7 @@ type LogicalPlan struct {
 
 func (x *LogicalPlan) Reset() {
 	*x = LogicalPlan{}
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4379,7 +4485,7 @@ func (x *LogicalPlan) String() string {
 func (*LogicalPlan) ProtoMessage() {}
 
 func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4392,7 +4498,7 @@ func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalPlan.ProtoReflect.Descriptor instead.
 func (*LogicalPlan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{57}
+	return file_plan_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *LogicalPlan) GetNode() isLogicalPlan_Node {
@@ -4605,7 +4711,7 @@ type TableDef struct {
 
 func (x *TableDef) Reset() {
 	*x = TableDef{}
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4617,7 +4723,7 @@ func (x *TableDef) String() string {
 func (*TableDef) ProtoMessage() {}
 
 func (x *TableDef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4630,7 +4736,7 @@ func (x *TableDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableDef.ProtoReflect.Descriptor instead.
 func (*TableDef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{58}
+	return file_plan_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *TableDef) GetName() string {
@@ -4703,7 +4809,7 @@ type LogicalScan struct {
 
 func (x *LogicalScan) Reset() {
 	*x = LogicalScan{}
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4715,7 +4821,7 @@ func (x *LogicalScan) String() string {
 func (*LogicalScan) ProtoMessage() {}
 
 func (x *LogicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4728,7 +4834,7 @@ func (x *LogicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScan.ProtoReflect.Descriptor instead.
 func (*LogicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{59}
+	return file_plan_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LogicalScan) GetTable() *TableDef {
@@ -4783,7 +4889,7 @@ type LogicalFilter struct {
 
 func (x *LogicalFilter) Reset() {
 	*x = LogicalFilter{}
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4795,7 +4901,7 @@ func (x *LogicalFilter) String() string {
 func (*LogicalFilter) ProtoMessage() {}
 
 func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4808,7 +4914,7 @@ func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalFilter.ProtoReflect.Descriptor instead.
 func (*LogicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{60}
+	return file_plan_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *LogicalFilter) GetInput() *LogicalPlan {
@@ -4835,7 +4941,7 @@ type LogicalProjection struct {
 
 func (x *LogicalProjection) Reset() {
 	*x = LogicalProjection{}
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4847,7 +4953,7 @@ func (x *LogicalProjection) String() string {
 func (*LogicalProjection) ProtoMessage() {}
 
 func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4860,7 +4966,7 @@ func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalProjection.ProtoReflect.Descriptor instead.
 func (*LogicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{61}
+	return file_plan_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *LogicalProjection) GetInput() *LogicalPlan {
@@ -4888,7 +4994,7 @@ type LogicalAggregate struct {
 
 func (x *LogicalAggregate) Reset() {
 	*x = LogicalAggregate{}
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4900,7 +5006,7 @@ func (x *LogicalAggregate) String() string {
 func (*LogicalAggregate) ProtoMessage() {}
 
 func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4913,7 +5019,7 @@ func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggregate.ProtoReflect.Descriptor instead.
 func (*LogicalAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{62}
+	return file_plan_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *LogicalAggregate) GetInput() *LogicalPlan {
@@ -4947,7 +5053,7 @@ type LogicalEquiPair struct {
 
 func (x *LogicalEquiPair) Reset() {
 	*x = LogicalEquiPair{}
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4959,7 +5065,7 @@ func (x *LogicalEquiPair) String() string {
 func (*LogicalEquiPair) ProtoMessage() {}
 
 func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4972,7 +5078,7 @@ func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEquiPair.ProtoReflect.Descriptor instead.
 func (*LogicalEquiPair) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{63}
+	return file_plan_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LogicalEquiPair) GetLeft() *LogicalExpr {
@@ -5004,7 +5110,7 @@ type LogicalJoin struct {
 
 func (x *LogicalJoin) Reset() {
 	*x = LogicalJoin{}
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5016,7 +5122,7 @@ func (x *LogicalJoin) String() string {
 func (*LogicalJoin) ProtoMessage() {}
 
 func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5029,7 +5135,7 @@ func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalJoin.ProtoReflect.Descriptor instead.
 func (*LogicalJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{64}
+	return file_plan_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LogicalJoin) GetLeft() *LogicalPlan {
@@ -5092,7 +5198,7 @@ type LogicalSort struct {
 
 func (x *LogicalSort) Reset() {
 	*x = LogicalSort{}
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5104,7 +5210,7 @@ func (x *LogicalSort) String() string {
 func (*LogicalSort) ProtoMessage() {}
 
 func (x *LogicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5117,7 +5223,7 @@ func (x *LogicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSort.ProtoReflect.Descriptor instead.
 func (*LogicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{65}
+	return file_plan_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LogicalSort) GetInput() *LogicalPlan {
@@ -5152,7 +5258,7 @@ type LogicalLimit struct {
 
 func (x *LogicalLimit) Reset() {
 	*x = LogicalLimit{}
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5164,7 +5270,7 @@ func (x *LogicalLimit) String() string {
 func (*LogicalLimit) ProtoMessage() {}
 
 func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5177,7 +5283,7 @@ func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLimit.ProtoReflect.Descriptor instead.
 func (*LogicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{66}
+	return file_plan_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LogicalLimit) GetInput() *LogicalPlan {
@@ -5210,7 +5316,7 @@ type LogicalUnion struct {
 
 func (x *LogicalUnion) Reset() {
 	*x = LogicalUnion{}
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5222,7 +5328,7 @@ func (x *LogicalUnion) String() string {
 func (*LogicalUnion) ProtoMessage() {}
 
 func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5235,7 +5341,7 @@ func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalUnion.ProtoReflect.Descriptor instead.
 func (*LogicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{67}
+	return file_plan_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LogicalUnion) GetInputs() []*LogicalPlan {
@@ -5254,7 +5360,7 @@ type LogicalExprRow struct {
 
 func (x *LogicalExprRow) Reset() {
 	*x = LogicalExprRow{}
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5266,7 +5372,7 @@ func (x *LogicalExprRow) String() string {
 func (*LogicalExprRow) ProtoMessage() {}
 
 func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5279,7 +5385,7 @@ func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExprRow.ProtoReflect.Descriptor instead.
 func (*LogicalExprRow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{68}
+	return file_plan_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogicalExprRow) GetValues() []*LogicalExpr {
@@ -5299,7 +5405,7 @@ type LogicalValues struct {
 
 func (x *LogicalValues) Reset() {
 	*x = LogicalValues{}
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5311,7 +5417,7 @@ func (x *LogicalValues) String() string {
 func (*LogicalValues) ProtoMessage() {}
 
 func (x *LogicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5324,7 +5430,7 @@ func (x *LogicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalValues.ProtoReflect.Descriptor instead.
 func (*LogicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{69}
+	return file_plan_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LogicalValues) GetSchema() []*LogicalField {
@@ -5351,7 +5457,7 @@ type LogicalEmptyRelation struct {
 
 func (x *LogicalEmptyRelation) Reset() {
 	*x = LogicalEmptyRelation{}
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5363,7 +5469,7 @@ func (x *LogicalEmptyRelation) String() string {
 func (*LogicalEmptyRelation) ProtoMessage() {}
 
 func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5376,7 +5482,7 @@ func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEmptyRelation.ProtoReflect.Descriptor instead.
 func (*LogicalEmptyRelation) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{70}
+	return file_plan_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LogicalEmptyRelation) GetProduceOneRow() bool {
@@ -5403,7 +5509,7 @@ type LogicalSubqueryAlias struct {
 
 func (x *LogicalSubqueryAlias) Reset() {
 	*x = LogicalSubqueryAlias{}
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5415,7 +5521,7 @@ func (x *LogicalSubqueryAlias) String() string {
 func (*LogicalSubqueryAlias) ProtoMessage() {}
 
 func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5428,7 +5534,7 @@ func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSubqueryAlias.ProtoReflect.Descriptor instead.
 func (*LogicalSubqueryAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{71}
+	return file_plan_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LogicalSubqueryAlias) GetInput() *LogicalPlan {
@@ -5458,7 +5564,7 @@ type LogicalCache struct {
 
 func (x *LogicalCache) Reset() {
 	*x = LogicalCache{}
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5470,7 +5576,7 @@ func (x *LogicalCache) String() string {
 func (*LogicalCache) ProtoMessage() {}
 
 func (x *LogicalCache) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5483,7 +5589,7 @@ func (x *LogicalCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCache.ProtoReflect.Descriptor instead.
 func (*LogicalCache) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{72}
+	return file_plan_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LogicalCache) GetCacheId() string {
@@ -5639,7 +5745,7 @@ const file_plan_proto_rawDesc = "" +
 	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReaderB\x06\n" +
 	"\x04node\" \n" +
 	"\bFileList\x12\x14\n" +
-	"\x05files\x18\x01 \x03(\tR\x05files\"\xa5\x03\n" +
+	"\x05files\x18\x01 \x03(\tR\x05files\"\xe0\x03\n" +
 	"\fPhysicalScan\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x1f\n" +
@@ -5654,10 +5760,18 @@ const file_plan_proto_rawDesc = "" +
 	"partitions\x12?\n" +
 	"\aoptions\x18\a \x03(\v2%.quiver.rpc.PhysicalScan.OptionsEntryR\aoptions\x126\n" +
 	"\tpredicate\x18\b \x01(\v2\x18.quiver.rpc.PhysicalExprR\tpredicate\x12\x14\n" +
-	"\x05fetch\x18\t \x01(\x03R\x05fetch\x1a:\n" +
+	"\x05fetch\x18\t \x01(\x03R\x05fetch\x129\n" +
+	"\n" +
+	"row_groups\x18\n" +
+	" \x03(\v2\x1a.quiver.rpc.RowGroupRangesR\trowGroups\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"x\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"7\n" +
+	"\rRowGroupRange\x12\x14\n" +
+	"\x05start\x18\x01 \x01(\x05R\x05start\x12\x10\n" +
+	"\x03end\x18\x02 \x01(\x05R\x03end\"C\n" +
+	"\x0eRowGroupRanges\x121\n" +
+	"\x06ranges\x18\x01 \x03(\v2\x19.quiver.rpc.RowGroupRangeR\x06ranges\"x\n" +
 	"\x0ePhysicalFilter\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x126\n" +
 	"\tpredicate\x18\x02 \x01(\v2\x18.quiver.rpc.PhysicalExprR\tpredicate\"\x8a\x01\n" +
@@ -5941,7 +6055,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -5962,64 +6076,66 @@ var file_plan_proto_goTypes = []any{
 	(*PhysicalPlan)(nil),                // 16: quiver.rpc.PhysicalPlan
 	(*FileList)(nil),                    // 17: quiver.rpc.FileList
 	(*PhysicalScan)(nil),                // 18: quiver.rpc.PhysicalScan
-	(*PhysicalFilter)(nil),              // 19: quiver.rpc.PhysicalFilter
-	(*PhysicalProjection)(nil),          // 20: quiver.rpc.PhysicalProjection
-	(*PhysicalAggregateExpr)(nil),       // 21: quiver.rpc.PhysicalAggregateExpr
-	(*PhysicalHashAggregate)(nil),       // 22: quiver.rpc.PhysicalHashAggregate
-	(*PhysicalJoinOn)(nil),              // 23: quiver.rpc.PhysicalJoinOn
-	(*PhysicalHashJoin)(nil),            // 24: quiver.rpc.PhysicalHashJoin
-	(*PhysicalNestedLoopJoin)(nil),      // 25: quiver.rpc.PhysicalNestedLoopJoin
-	(*PhysicalSort)(nil),                // 26: quiver.rpc.PhysicalSort
-	(*PhysicalSortPreservingMerge)(nil), // 27: quiver.rpc.PhysicalSortPreservingMerge
-	(*PhysicalLimit)(nil),               // 28: quiver.rpc.PhysicalLimit
-	(*PhysicalLocalLimit)(nil),          // 29: quiver.rpc.PhysicalLocalLimit
-	(*PhysicalUnion)(nil),               // 30: quiver.rpc.PhysicalUnion
-	(*PhysicalValues)(nil),              // 31: quiver.rpc.PhysicalValues
-	(*PhysicalEmpty)(nil),               // 32: quiver.rpc.PhysicalEmpty
-	(*PhysicalRepartition)(nil),         // 33: quiver.rpc.PhysicalRepartition
-	(*PhysicalCoalesce)(nil),            // 34: quiver.rpc.PhysicalCoalesce
-	(*PhysicalShuffleWriter)(nil),       // 35: quiver.rpc.PhysicalShuffleWriter
-	(*PhysicalUnresolvedShuffle)(nil),   // 36: quiver.rpc.PhysicalUnresolvedShuffle
-	(*PhysicalShuffleReader)(nil),       // 37: quiver.rpc.PhysicalShuffleReader
-	(*CacheKey)(nil),                    // 38: quiver.rpc.CacheKey
-	(*PhysicalCacheReader)(nil),         // 39: quiver.rpc.PhysicalCacheReader
-	(*LogicalExpr)(nil),                 // 40: quiver.rpc.LogicalExpr
-	(*LogicalColumn)(nil),               // 41: quiver.rpc.LogicalColumn
-	(*LogicalOuterRef)(nil),             // 42: quiver.rpc.LogicalOuterRef
-	(*LogicalAlias)(nil),                // 43: quiver.rpc.LogicalAlias
-	(*LogicalBinary)(nil),               // 44: quiver.rpc.LogicalBinary
-	(*LogicalIsNull)(nil),               // 45: quiver.rpc.LogicalIsNull
-	(*LogicalCast)(nil),                 // 46: quiver.rpc.LogicalCast
-	(*LogicalWhen)(nil),                 // 47: quiver.rpc.LogicalWhen
-	(*LogicalCase)(nil),                 // 48: quiver.rpc.LogicalCase
-	(*LogicalLike)(nil),                 // 49: quiver.rpc.LogicalLike
-	(*LogicalInList)(nil),               // 50: quiver.rpc.LogicalInList
-	(*LogicalScalarFunc)(nil),           // 51: quiver.rpc.LogicalScalarFunc
-	(*LogicalAggExpr)(nil),              // 52: quiver.rpc.LogicalAggExpr
-	(*LogicalExists)(nil),               // 53: quiver.rpc.LogicalExists
-	(*LogicalInSubquery)(nil),           // 54: quiver.rpc.LogicalInSubquery
-	(*LogicalSortKey)(nil),              // 55: quiver.rpc.LogicalSortKey
-	(*LogicalField)(nil),                // 56: quiver.rpc.LogicalField
-	(*LogicalPlan)(nil),                 // 57: quiver.rpc.LogicalPlan
-	(*TableDef)(nil),                    // 58: quiver.rpc.TableDef
-	(*LogicalScan)(nil),                 // 59: quiver.rpc.LogicalScan
-	(*LogicalFilter)(nil),               // 60: quiver.rpc.LogicalFilter
-	(*LogicalProjection)(nil),           // 61: quiver.rpc.LogicalProjection
-	(*LogicalAggregate)(nil),            // 62: quiver.rpc.LogicalAggregate
-	(*LogicalEquiPair)(nil),             // 63: quiver.rpc.LogicalEquiPair
-	(*LogicalJoin)(nil),                 // 64: quiver.rpc.LogicalJoin
-	(*LogicalSort)(nil),                 // 65: quiver.rpc.LogicalSort
-	(*LogicalLimit)(nil),                // 66: quiver.rpc.LogicalLimit
-	(*LogicalUnion)(nil),                // 67: quiver.rpc.LogicalUnion
-	(*LogicalExprRow)(nil),              // 68: quiver.rpc.LogicalExprRow
-	(*LogicalValues)(nil),               // 69: quiver.rpc.LogicalValues
-	(*LogicalEmptyRelation)(nil),        // 70: quiver.rpc.LogicalEmptyRelation
-	(*LogicalSubqueryAlias)(nil),        // 71: quiver.rpc.LogicalSubqueryAlias
-	(*LogicalCache)(nil),                // 72: quiver.rpc.LogicalCache
-	nil,                                 // 73: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 74: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 75: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 76: quiver.rpc.PartitionLocations
+	(*RowGroupRange)(nil),               // 19: quiver.rpc.RowGroupRange
+	(*RowGroupRanges)(nil),              // 20: quiver.rpc.RowGroupRanges
+	(*PhysicalFilter)(nil),              // 21: quiver.rpc.PhysicalFilter
+	(*PhysicalProjection)(nil),          // 22: quiver.rpc.PhysicalProjection
+	(*PhysicalAggregateExpr)(nil),       // 23: quiver.rpc.PhysicalAggregateExpr
+	(*PhysicalHashAggregate)(nil),       // 24: quiver.rpc.PhysicalHashAggregate
+	(*PhysicalJoinOn)(nil),              // 25: quiver.rpc.PhysicalJoinOn
+	(*PhysicalHashJoin)(nil),            // 26: quiver.rpc.PhysicalHashJoin
+	(*PhysicalNestedLoopJoin)(nil),      // 27: quiver.rpc.PhysicalNestedLoopJoin
+	(*PhysicalSort)(nil),                // 28: quiver.rpc.PhysicalSort
+	(*PhysicalSortPreservingMerge)(nil), // 29: quiver.rpc.PhysicalSortPreservingMerge
+	(*PhysicalLimit)(nil),               // 30: quiver.rpc.PhysicalLimit
+	(*PhysicalLocalLimit)(nil),          // 31: quiver.rpc.PhysicalLocalLimit
+	(*PhysicalUnion)(nil),               // 32: quiver.rpc.PhysicalUnion
+	(*PhysicalValues)(nil),              // 33: quiver.rpc.PhysicalValues
+	(*PhysicalEmpty)(nil),               // 34: quiver.rpc.PhysicalEmpty
+	(*PhysicalRepartition)(nil),         // 35: quiver.rpc.PhysicalRepartition
+	(*PhysicalCoalesce)(nil),            // 36: quiver.rpc.PhysicalCoalesce
+	(*PhysicalShuffleWriter)(nil),       // 37: quiver.rpc.PhysicalShuffleWriter
+	(*PhysicalUnresolvedShuffle)(nil),   // 38: quiver.rpc.PhysicalUnresolvedShuffle
+	(*PhysicalShuffleReader)(nil),       // 39: quiver.rpc.PhysicalShuffleReader
+	(*CacheKey)(nil),                    // 40: quiver.rpc.CacheKey
+	(*PhysicalCacheReader)(nil),         // 41: quiver.rpc.PhysicalCacheReader
+	(*LogicalExpr)(nil),                 // 42: quiver.rpc.LogicalExpr
+	(*LogicalColumn)(nil),               // 43: quiver.rpc.LogicalColumn
+	(*LogicalOuterRef)(nil),             // 44: quiver.rpc.LogicalOuterRef
+	(*LogicalAlias)(nil),                // 45: quiver.rpc.LogicalAlias
+	(*LogicalBinary)(nil),               // 46: quiver.rpc.LogicalBinary
+	(*LogicalIsNull)(nil),               // 47: quiver.rpc.LogicalIsNull
+	(*LogicalCast)(nil),                 // 48: quiver.rpc.LogicalCast
+	(*LogicalWhen)(nil),                 // 49: quiver.rpc.LogicalWhen
+	(*LogicalCase)(nil),                 // 50: quiver.rpc.LogicalCase
+	(*LogicalLike)(nil),                 // 51: quiver.rpc.LogicalLike
+	(*LogicalInList)(nil),               // 52: quiver.rpc.LogicalInList
+	(*LogicalScalarFunc)(nil),           // 53: quiver.rpc.LogicalScalarFunc
+	(*LogicalAggExpr)(nil),              // 54: quiver.rpc.LogicalAggExpr
+	(*LogicalExists)(nil),               // 55: quiver.rpc.LogicalExists
+	(*LogicalInSubquery)(nil),           // 56: quiver.rpc.LogicalInSubquery
+	(*LogicalSortKey)(nil),              // 57: quiver.rpc.LogicalSortKey
+	(*LogicalField)(nil),                // 58: quiver.rpc.LogicalField
+	(*LogicalPlan)(nil),                 // 59: quiver.rpc.LogicalPlan
+	(*TableDef)(nil),                    // 60: quiver.rpc.TableDef
+	(*LogicalScan)(nil),                 // 61: quiver.rpc.LogicalScan
+	(*LogicalFilter)(nil),               // 62: quiver.rpc.LogicalFilter
+	(*LogicalProjection)(nil),           // 63: quiver.rpc.LogicalProjection
+	(*LogicalAggregate)(nil),            // 64: quiver.rpc.LogicalAggregate
+	(*LogicalEquiPair)(nil),             // 65: quiver.rpc.LogicalEquiPair
+	(*LogicalJoin)(nil),                 // 66: quiver.rpc.LogicalJoin
+	(*LogicalSort)(nil),                 // 67: quiver.rpc.LogicalSort
+	(*LogicalLimit)(nil),                // 68: quiver.rpc.LogicalLimit
+	(*LogicalUnion)(nil),                // 69: quiver.rpc.LogicalUnion
+	(*LogicalExprRow)(nil),              // 70: quiver.rpc.LogicalExprRow
+	(*LogicalValues)(nil),               // 71: quiver.rpc.LogicalValues
+	(*LogicalEmptyRelation)(nil),        // 72: quiver.rpc.LogicalEmptyRelation
+	(*LogicalSubqueryAlias)(nil),        // 73: quiver.rpc.LogicalSubqueryAlias
+	(*LogicalCache)(nil),                // 74: quiver.rpc.LogicalCache
+	nil,                                 // 75: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 76: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 77: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 78: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -6058,145 +6174,147 @@ var file_plan_proto_depIdxs = []int32{
 	0,   // 33: quiver.rpc.PhysicalScalarFunc.type:type_name -> quiver.rpc.ArrowType
 	5,   // 34: quiver.rpc.PhysicalSortKey.expr:type_name -> quiver.rpc.PhysicalExpr
 	18,  // 35: quiver.rpc.PhysicalPlan.scan:type_name -> quiver.rpc.PhysicalScan
-	19,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
-	20,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
-	22,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
-	24,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
-	25,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
-	26,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
-	27,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
-	28,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
-	29,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
-	30,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
-	31,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
-	32,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
-	33,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
-	34,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
-	35,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
-	36,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
-	37,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
-	39,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
+	21,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
+	22,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
+	24,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
+	26,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
+	27,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
+	28,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
+	29,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
+	30,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
+	31,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
+	32,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
+	33,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
+	34,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
+	35,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
+	36,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
+	37,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
+	38,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
+	39,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
+	41,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
 	17,  // 54: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	73,  // 55: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	75,  // 55: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
 	5,   // 56: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 57: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 58: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 59: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 60: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 61: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
-	0,   // 62: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
-	16,  // 63: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 64: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	21,  // 65: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
-	5,   // 66: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 67: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 68: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 69: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	23,  // 70: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
-	5,   // 71: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 72: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 73: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 74: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 75: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 76: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 77: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 78: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 79: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 80: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 81: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 82: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 83: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 84: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 85: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 86: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 87: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	76,  // 88: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	38,  // 89: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	76,  // 90: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	41,  // 91: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	42,  // 92: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 93: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	43,  // 94: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	44,  // 95: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	40,  // 96: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	40,  // 97: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	45,  // 98: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	46,  // 99: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	48,  // 100: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	49,  // 101: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	50,  // 102: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	51,  // 103: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	52,  // 104: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	57,  // 105: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	53,  // 106: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	54,  // 107: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	0,   // 108: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	40,  // 109: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	40,  // 110: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	40,  // 111: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	40,  // 112: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	40,  // 113: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 114: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	40,  // 115: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	40,  // 116: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	40,  // 117: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	47,  // 118: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	40,  // 119: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	40,  // 120: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	40,  // 121: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	40,  // 122: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	40,  // 123: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	40,  // 124: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	40,  // 125: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	57,  // 126: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	40,  // 127: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	57,  // 128: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	40,  // 129: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 130: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	59,  // 131: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	60,  // 132: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	61,  // 133: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	62,  // 134: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	64,  // 135: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	65,  // 136: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	66,  // 137: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	67,  // 138: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	69,  // 139: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	70,  // 140: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	71,  // 141: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	72,  // 142: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	74,  // 143: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	58,  // 144: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	40,  // 145: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	57,  // 146: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	40,  // 147: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	57,  // 148: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	40,  // 149: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	57,  // 150: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	40,  // 151: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	40,  // 152: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	40,  // 153: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	40,  // 154: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	57,  // 155: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	57,  // 156: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	63,  // 157: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	40,  // 158: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	57,  // 159: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	55,  // 160: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	57,  // 161: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	57,  // 162: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	40,  // 163: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	56,  // 164: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	68,  // 165: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	56,  // 166: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	57,  // 167: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	57,  // 168: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	75,  // 169: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	170, // [170:170] is the sub-list for method output_type
-	170, // [170:170] is the sub-list for method input_type
-	170, // [170:170] is the sub-list for extension type_name
-	170, // [170:170] is the sub-list for extension extendee
-	0,   // [0:170] is the sub-list for field type_name
+	20,  // 57: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	19,  // 58: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	16,  // 59: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 60: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 61: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 62: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 63: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
+	0,   // 64: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
+	16,  // 65: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 66: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
+	23,  // 67: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	5,   // 68: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 69: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 70: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 71: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	25,  // 72: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	5,   // 73: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 74: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 75: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 76: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 77: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 78: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 79: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 80: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 81: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 82: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 83: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 84: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 85: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 86: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 87: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 88: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 89: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	78,  // 90: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	40,  // 91: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	78,  // 92: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	43,  // 93: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	44,  // 94: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 95: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	45,  // 96: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	46,  // 97: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	42,  // 98: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	42,  // 99: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	47,  // 100: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	48,  // 101: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	50,  // 102: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	51,  // 103: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	52,  // 104: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	53,  // 105: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	54,  // 106: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	59,  // 107: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	55,  // 108: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	56,  // 109: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	0,   // 110: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	42,  // 111: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 112: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	42,  // 113: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	42,  // 114: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 115: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 116: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	42,  // 117: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	42,  // 118: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	42,  // 119: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	49,  // 120: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	42,  // 121: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	42,  // 122: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 123: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	42,  // 124: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 125: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	42,  // 126: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	42,  // 127: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	59,  // 128: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	42,  // 129: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	59,  // 130: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	42,  // 131: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 132: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	61,  // 133: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	62,  // 134: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	63,  // 135: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	64,  // 136: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	66,  // 137: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	67,  // 138: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	68,  // 139: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	69,  // 140: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	71,  // 141: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	72,  // 142: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	73,  // 143: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	74,  // 144: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	76,  // 145: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	60,  // 146: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	42,  // 147: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	59,  // 148: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 149: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	59,  // 150: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 151: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	59,  // 152: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 153: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	42,  // 154: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	42,  // 155: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	42,  // 156: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	59,  // 157: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	59,  // 158: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	65,  // 159: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	42,  // 160: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	59,  // 161: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	57,  // 162: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	59,  // 163: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	59,  // 164: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	42,  // 165: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	58,  // 166: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	70,  // 167: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	58,  // 168: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	59,  // 169: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	59,  // 170: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	77,  // 171: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	172, // [172:172] is the sub-list for method output_type
+	172, // [172:172] is the sub-list for method input_type
+	172, // [172:172] is the sub-list for extension type_name
+	172, // [172:172] is the sub-list for extension extendee
+	0,   // [0:172] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -6249,7 +6367,7 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_ShuffleReader)(nil),
 		(*PhysicalPlan_CacheReader)(nil),
 	}
-	file_plan_proto_msgTypes[40].OneofWrappers = []any{
+	file_plan_proto_msgTypes[42].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
 		(*LogicalExpr_OuterRef)(nil),
 		(*LogicalExpr_Literal)(nil),
@@ -6268,7 +6386,7 @@ func file_plan_proto_init() {
 		(*LogicalExpr_Exists)(nil),
 		(*LogicalExpr_InSubquery)(nil),
 	}
-	file_plan_proto_msgTypes[57].OneofWrappers = []any{
+	file_plan_proto_msgTypes[59].OneofWrappers = []any{
 		(*LogicalPlan_Scan)(nil),
 		(*LogicalPlan_Filter)(nil),
 		(*LogicalPlan_Projection)(nil),
@@ -6288,7 +6406,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   76,
+			NumMessages:   78,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -183,7 +183,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 			return nil, err
 		}
 		m := &rpc.PhysicalScan{Table: n.Table, Format: string(n.Format), FileSchema: fs,
-			HasProjection: n.Projection != nil, Options: encodeScanOptions(n), Predicate: pred, Fetch: n.Fetch}
+			HasProjection: n.Projection != nil, Options: n.Options, Predicate: pred, Fetch: n.Fetch, RowGroups: encodeRowGroups(n)}
 		for _, c := range n.Projection {
 			m.Projection = append(m.Projection, int32(c))
 		}
@@ -738,7 +738,7 @@ func decodeScan(n *rpc.PhysicalScan) (physical.Plan, error) {
 			}
 		}
 	}
-	if err := decodeScanRowGroups(s); err != nil {
+	if err := decodeRowGroups(s, n.RowGroups); err != nil {
 		return nil, err
 	}
 	if err := checkFetch("scan", n.Fetch); err != nil {

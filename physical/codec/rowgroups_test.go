@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/rpc"
 )
 
 // TestScanRowGroupsRoundTrip: a split Parquet scan keeps its row-group
@@ -28,12 +29,23 @@ func TestScanRowGroupsRoundTrip(t *testing.T) {
 }
 
 func TestScanRowGroupsDecodeRejects(t *testing.T) {
-	s := &physical.Scan{Table: "t", Partitions: [][]string{{"a"}, {"a"}}}
-	for _, enc := range []string{"0-1", "0-1;", "0-1;2", "0-1;3-2", "0-1;x-2", "0-1,1-2;2-3"} {
-		s.Options = map[string]string{rowGroupsKey: enc}
-		s.RowGroups = nil
-		if err := decodeScanRowGroups(s); err == nil {
-			t.Errorf("%q: decoded as %v, want an error", enc, s.RowGroups)
+	rg := func(pairs ...int32) *rpc.RowGroupRanges {
+		m := &rpc.RowGroupRanges{}
+		for i := 0; i < len(pairs); i += 2 {
+			m.Ranges = append(m.Ranges, &rpc.RowGroupRange{Start: pairs[i], End: pairs[i+1]})
+		}
+		return m
+	}
+	for _, bad := range [][]*rpc.RowGroupRanges{
+		{rg(0, 1)},                 // one partition's ranges for two partitions
+		{rg(0, 1), rg()},           // a partition without its file's range
+		{rg(0, 1), rg(3, 2)},       // end before start
+		{rg(0, 1), rg(-1, 2)},      // negative start
+		{rg(0, 1, 1, 2), rg(2, 3)}, // two ranges for one file
+	} {
+		s := &physical.Scan{Table: "t", Partitions: [][]string{{"a"}, {"a"}}}
+		if err := decodeRowGroups(s, bad); err == nil {
+			t.Errorf("%v: decoded as %v, want an error", bad, s.RowGroups)
 		}
 	}
 }
