@@ -41,7 +41,7 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 	if len(batches) > 0 {
 		schema = batches[0].Schema()
 	}
-	mt := &catalog.Table{Name: t.Name, Schema: schema, Format: catalog.Memory, Partitions: parts, Rows: rows}
+	mt := &catalog.Table{Name: t.Name, Schema: schema, Format: catalog.Memory, Partitions: parts, Rows: rows, Distinct: t.Distinct}
 	if err := s.cat.RegisterTable(mt, true); err != nil {
 		for _, b := range batches {
 			b.Release()

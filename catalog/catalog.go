@@ -39,6 +39,10 @@ type Table struct {
 	// unknown (other formats, or a table decoded from a plan: see
 	// ParquetRowGroups).
 	RowGroupRows [][]int64
+	// Distinct parallels Schema's fields: an upper bound on the number of
+	// distinct values of each column, 0 when unknown (nil: none known). It
+	// comes from file statistics and serves only cardinality estimates.
+	Distinct []int64
 }
 
 // NumPartitions is the number of partitions a scan of the table produces.

@@ -83,6 +83,7 @@ func listFiles(location string) ([]string, error) {
 func (t *Table) openParquet() error {
 	var rows int64
 	t.RowGroupRows = make([][]int64, len(t.Files))
+	var bounds *distinctBounds
 	for i, f := range t.Files {
 		pf, err := file.OpenParquetFile(f, false)
 		if err != nil {
@@ -96,6 +97,12 @@ func (t *Table) openParquet() error {
 			return qerr.IOf("catalog: %s: %w", f, err)
 		}
 		s, err := fr.Schema()
+		if err == nil {
+			if bounds == nil {
+				bounds = newDistinctBounds(s.NumFields())
+			}
+			bounds.add(pf)
+		}
 		pf.Close()
 		if err != nil {
 			return qerr.IOf("catalog: %s: reading schema: %w", f, err)
@@ -106,6 +113,9 @@ func (t *Table) openParquet() error {
 		}
 	}
 	t.Rows = rows
+	if bounds != nil && len(bounds.cols) == t.Schema.NumFields() {
+		t.Distinct = bounds.result(rows)
+	}
 	return nil
 }
 

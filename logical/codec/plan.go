@@ -128,7 +128,7 @@ func encodeTable(t *catalog.Table) (*rpc.TableDef, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows}
+	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows, Distinct: t.Distinct}
 	if t.Format == catalog.Memory {
 		m.MemoryPartitions = int32(len(t.Partitions))
 		return m, nil
@@ -149,6 +149,9 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 		return nil, err
 	}
 	t := &catalog.Table{Name: m.Name, Schema: s, Format: catalog.Format(m.Format), Rows: m.Rows}
+	if len(m.Distinct) == s.NumFields() {
+		t.Distinct = m.Distinct
+	}
 	switch t.Format {
 	case catalog.Memory:
 		if m.MemoryPartitions < 0 {

@@ -1,10 +1,11 @@
 package optimizer
 
 // reorder_joins chooses the order of a tree of inner joins by estimated
-// cardinality. Greedily, it starts from the smallest input, then adds the
-// smallest input connected to the joined ones by a key equality (a cross
-// product only when nothing is connected), and puts the smaller side of each
-// join on the LEFT, because the hash join builds its table from the left:
+// cardinality (logical.Estimate). Greedily, it starts from the smallest
+// input, then adds the input connected to the joined ones by a key equality
+// whose join is estimated smallest (a cross product only when nothing is
+// connected), and puts the smaller side of each join on the LEFT, because
+// the hash join builds its table from the left:
 //
 //	Inner Join: on=[l.k = o.k]           Projection: l.*, o.*, c.* (old order)
 //	  Inner Join: on=[l.k2 = c.k]    →     Inner Join: on=[o.k = l.k]
@@ -13,18 +14,22 @@ package optimizer
 //	  TableScan: orders (15k)                   TableScan: orders
 //	                                          TableScan: lineitem
 //
-// Estimates: Scan rows from the catalog (1e6 when unknown); a Filter keeps
-// 0.1 per conjunct (0.01 for an equality of a key-like column with a constant);
-// a keyed join yields its larger input; a global aggregate one row, a grouped
-// one a tenth of its input. Non-key conditions become the filter of the lowest
-// join that has their columns. It must NOT look through outer, semi, anti or
-// mark joins (they are inputs of the tree), and it fires only on trees of at
-// least two inputs whose joins all have keys or are crosses.
+// Non-key conditions become the filter of the lowest join that has their
+// columns. It must NOT look through outer or mark joins (they are inputs of
+// the tree), and it fires only on trees of at least two inputs whose joins
+// all have keys or are crosses. A semi or anti join over an inner join tree
+// whose left-side columns all come from one input of the tree is first
+// moved onto that input, since it only filters that input's rows:
+//
+//	LeftSemi Join: on=[o.k = sq.k]         Inner Join: on=[c.k = o.ck]
+//	  Inner Join: on=[c.k = o.ck]    →       TableScan: customer
+//	    TableScan: customer                  LeftSemi Join: on=[o.k = sq.k]
+//	    TableScan: orders                      TableScan: orders
+//	  SubqueryAlias: sq                        SubqueryAlias: sq
 
 import (
 	"context"
 	"math"
-	"strings"
 
 	"github.com/quiverdb/quiver/logical"
 )
@@ -49,6 +54,14 @@ func (ReorderJoins) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bo
 
 func reorder(p logical.Plan) (logical.Plan, error) {
 	j, ok := p.(*logical.Join)
+	if ok && (j.Type == logical.SemiJoin || j.Type == logical.AntiJoin) {
+		if np, moved, err := sinkSemi(j, j.Left, logical.Estimate(j.Left).Rows); err != nil || moved {
+			if err != nil {
+				return nil, err
+			}
+			return reorder(np)
+		}
+	}
 	if !ok || j.Type != logical.InnerJoin {
 		ch := p.Children()
 		if len(ch) == 0 {
@@ -93,7 +106,7 @@ type sizedPlan struct {
 func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, error) {
 	rest := make([]sizedPlan, len(leaves))
 	for i, l := range leaves {
-		rest[i] = sizedPlan{p: l, rows: estimateRows(l), key: planString(l)}
+		rest[i] = sizedPlan{p: l, rows: logical.Estimate(l).Rows, key: planString(l)}
 	}
 	less := func(a, b sizedPlan) bool {
 		if a.rows != b.rows {
@@ -111,20 +124,28 @@ func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, err
 	rest = append(rest[:start:start], rest[start+1:]...)
 	used := make([]bool, len(conds))
 	for len(rest) > 0 {
-		pick, connected := -1, false
+		pick, connected, pickRows := -1, false, 0.0
 		for i, l := range rest {
-			c := false
+			var on []logical.EquiPair
 			for k, e := range conds {
 				if used[k] {
 					continue
 				}
-				if _, ok := equiPair(e, cur.p.Schema(), l.p.Schema()); ok {
-					c = true
-					break
+				if pair, ok := equiPair(e, cur.p.Schema(), l.p.Schema()); ok {
+					on = append(on, pair)
 				}
 			}
-			if pick < 0 || (c && !connected) || (c == connected && less(l, rest[pick])) {
-				pick, connected = i, c
+			c := len(on) > 0
+			rows := cur.rows * l.rows
+			if c {
+				rows = joinRows(cur.p, l.p, on)
+			}
+			better := pick < 0 || (c && !connected)
+			if !better && c == connected {
+				better = rows < pickRows || (rows == pickRows && less(l, rest[pick]))
+			}
+			if better {
+				pick, connected, pickRows = i, c, rows
 			}
 		}
 		next := rest[pick]
@@ -153,11 +174,7 @@ func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, err
 		if err != nil {
 			return nil, err
 		}
-		rows := left.rows * right.rows
-		if len(on) > 0 {
-			rows = math.Max(left.rows, right.rows)
-		}
-		cur = sizedPlan{p: j, rows: rows, key: planString(j)}
+		cur = sizedPlan{p: j, rows: logical.Estimate(j).Rows, key: planString(j)}
 	}
 	var rem []logical.Expr
 	for k, c := range conds {
@@ -168,86 +185,77 @@ func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, err
 	return withFilter(cur.p, rem)
 }
 
-// estimateRows is a rough cardinality estimate of p.
-func estimateRows(p logical.Plan) float64 {
-	switch n := p.(type) {
-	case *logical.Scan:
-		r := float64(n.Table.Rows)
-		if n.Table.Rows < 0 {
-			r = 1e6
-		}
-		if n.Fetch >= 0 {
-			r = math.Min(r, float64(n.Fetch))
-		}
-		return r
-	case *logical.Filter:
-		r := estimateRows(n.Input)
-		for _, c := range logical.SplitAnd(n.Predicate) {
-			r *= selectivity(c)
-		}
-		return math.Max(r, 1)
-	case *logical.Join:
-		l, r := estimateRows(n.Left), estimateRows(n.Right)
-		switch n.Type {
-		case logical.SemiJoin, logical.AntiJoin, logical.MarkJoin:
-			return l
-		case logical.LeftJoin:
-			return math.Max(l, r)
-		}
-		if len(n.On) == 0 {
-			return l * r
-		}
-		return math.Max(l, r)
-	case *logical.Aggregate:
-		if len(n.GroupBy) == 0 {
-			return 1
-		}
-		return math.Max(1, estimateRows(n.Input)*0.1)
-	case *logical.Limit:
-		r := estimateRows(n.Input)
-		if n.Fetch >= 0 {
-			r = math.Min(r, float64(n.Fetch))
-		}
-		return r
-	case *logical.Sort:
-		r := estimateRows(n.Input)
-		if n.Fetch >= 0 {
-			r = math.Min(r, float64(n.Fetch))
-		}
-		return r
-	case *logical.Union:
-		s := 0.0
-		for _, in := range n.Inputs {
-			s += estimateRows(in)
-		}
-		return s
-	case *logical.Values:
-		return float64(len(n.Rows))
-	case *logical.EmptyRelation:
-		if n.ProduceOneRow {
-			return 1
-		}
-		return 0
+// joinRows estimates the rows of the inner join of l and r on the pairs.
+func joinRows(l, r logical.Plan, on []logical.EquiPair) float64 {
+	j, err := logical.NewJoin(l, r, logical.InnerJoin, on, nil, false, "")
+	if err != nil {
+		return math.Inf(1)
 	}
-	ch := p.Children()
-	if len(ch) == 1 {
-		return estimateRows(ch[0])
-	}
-	return 1e6
+	return logical.Estimate(j).Rows
 }
 
-// selectivity is the fraction of rows a conjunct is assumed to keep.
-func selectivity(c logical.Expr) float64 {
-	if b, ok := c.(*logical.Binary); ok && b.Op == logical.OpEq {
-		col, lit := b.Left, b.Right
-		if _, ok := col.(*logical.Literal); ok {
-			col, lit = lit, col
-		}
-		if cc, ok := col.(*logical.Column); ok {
-			if _, ok := lit.(*logical.Literal); ok && strings.HasSuffix(strings.ToLower(cc.Name), "key") {
-				return 0.01
+// sinkSemi moves the semi or anti join semi down onto the input of the
+// inner join tree in that holds every left-side column semi reads, and
+// reports whether it moved. The tree's schema is unchanged (a semi or anti
+// join has its left input's schema), so nothing above needs rewriting. It
+// moves only when that input is estimated no larger than the whole tree
+// (treeRows): the hash join builds the semi join's left side, so sinking
+// below joins that shrink the rows would build a bigger table.
+func sinkSemi(semi *logical.Join, in logical.Plan, treeRows float64) (logical.Plan, bool, error) {
+	inner, ok := in.(*logical.Join)
+	if !ok || inner.Type != logical.InnerJoin {
+		return nil, false, nil
+	}
+	var refs []logical.Expr
+	for _, p := range semi.On {
+		refs = append(refs, p.Left)
+	}
+	if semi.Filter != nil {
+		for _, c := range logical.ColumnsOf(semi.Filter) {
+			if !semi.Right.Schema().Has(c.Qualifier, c.Name) {
+				refs = append(refs, c)
 			}
 		}
 	}
-	return 0.1
+	if len(refs) == 0 {
+		return nil, false, nil
+	}
+	within := func(s *logical.Schema) bool {
+		for _, e := range refs {
+			if !resolvesIn(e, s) {
+				return false
+			}
+		}
+		return true
+	}
+	var side int
+	switch {
+	case within(inner.Left.Schema()):
+		side = 0
+	case within(inner.Right.Schema()):
+		side = 1
+	default:
+		return nil, false, nil
+	}
+	target := inner.Children()[side]
+	sunk, moved, err := sinkSemi(semi, target, treeRows)
+	if err != nil {
+		return nil, false, err
+	}
+	if !moved {
+		if logical.Estimate(target).Rows > treeRows {
+			return nil, false, nil
+		}
+		sunk, err = logical.NewJoin(target, semi.Right, semi.Type, semi.On, semi.Filter, semi.NullAware, semi.MarkName)
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	ch := inner.Children()
+	ch[side] = sunk
+	np, err := inner.WithChildren(ch)
+	if err != nil {
+		return nil, false, err
+	}
+	return np, true, nil
 }

@@ -432,47 +432,5 @@ func (pl *Planner) limit(ctx context.Context, n *logical.Limit) (physical.Plan, 
 	return &physical.Limit{Input: in, Skip: n.Skip, Fetch: n.Fetch}, nil
 }
 
-// estimate guesses a plan's output rows from table statistics.
-func estimate(p logical.Plan) float64 {
-	switch n := p.(type) {
-	case *logical.Scan:
-		r := float64(n.Table.Rows)
-		if r < 0 {
-			r = 100_000
-		}
-		if n.Fetch >= 0 {
-			r = min(r, float64(n.Fetch))
-		}
-		return r
-	case *logical.Filter:
-		return estimate(n.Input) * 0.2
-	case *logical.Aggregate:
-		if len(n.GroupBy) == 0 {
-			return 1
-		}
-		return estimate(n.Input) * 0.1
-	case *logical.Join:
-		l, r := estimate(n.Left), estimate(n.Right)
-		switch n.Type {
-		case logical.SemiJoin, logical.AntiJoin, logical.MarkJoin:
-			return l
-		}
-		if len(n.On) == 0 && n.Filter == nil {
-			return l * r
-		}
-		return max(l, r)
-	case *logical.Limit:
-		if n.Fetch >= 0 {
-			return min(float64(n.Fetch), estimate(n.Input))
-		}
-	case *logical.Values:
-		return float64(len(n.Rows))
-	case *logical.EmptyRelation:
-		return 1
-	}
-	var sum float64
-	for _, c := range p.Children() {
-		sum += estimate(c)
-	}
-	return sum
-}
+// estimate is the estimated output rows of p (logical.Estimate).
+func estimate(p logical.Plan) float64 { return logical.Estimate(p).Rows }
