@@ -37,6 +37,24 @@ var (
 		arrow.Field{Name: "z", Type: logical.Float64})
 )
 
+// Tables with distinct-value bounds, for the estimates of join ordering.
+var (
+	tblFact = withDistinct(table("fact", 100_000,
+		arrow.Field{Name: "k", Type: logical.Int64},
+		arrow.Field{Name: "dk", Type: logical.Int64}), 100_000, 100)
+	tblDim = withDistinct(table("dim", 100,
+		arrow.Field{Name: "k", Type: logical.Int64},
+		arrow.Field{Name: "grp", Type: logical.Int64},
+		arrow.Field{Name: "name", Type: logical.String}), 100, 2, 0)
+	tblGrp = withDistinct(table("grp", 50,
+		arrow.Field{Name: "grp", Type: logical.Int64}), 2)
+)
+
+func withDistinct(t *catalog.Table, d ...int64) *catalog.Table {
+	t.Distinct = d
+	return t
+}
+
 func scan(t *catalog.Table, q string) *logical.Scan { return logical.NewScan(t, q) }
 
 func col(s string) *logical.Column { return logical.Col(s) }

@@ -202,5 +202,22 @@ func TestReorderJoins(t *testing.T) {
 		{"already ordered", func() logical.Plan {
 			return join(scan(tblW, "w"), scan(tblU, "u"), logical.InnerJoin, []logical.EquiPair{{Left: col("w.k"), Right: col("u.k")}}, nil)
 		}},
+		{"semi join sunk onto the input with its keys", func() logical.Plan {
+			j1 := join(scan(tblT, "t"), scan(tblU, "u"), logical.InnerJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return join(j1, scan(tblW, "w"), logical.SemiJoin, []logical.EquiPair{{Left: col("u.k"), Right: col("w.k")}},
+				bin(logical.OpLt, col("u.x"), col("w.k")))
+		}},
+		{"semi join kept above a join that shrinks its input", func() logical.Plan {
+			j1 := join(scan(tblFact, "f"), filter(scan(tblDim, "d"), eq(col("d.name"), logical.Lit("x"))), logical.InnerJoin,
+				[]logical.EquiPair{{Left: col("f.dk"), Right: col("d.k")}}, nil)
+			return join(j1, scan(tblW, "w"), logical.AntiJoin, []logical.EquiPair{{Left: col("f.k"), Right: col("w.k")}}, nil)
+		}},
+		{"join by smallest result, not smallest input", func() logical.Plan {
+			// d (100 rows) joins f on f.dk (100 distinct) and g on g.grp (2
+			// distinct): d ⋈ g is the bigger join although g is smaller than f.
+			j1 := join(scan(tblDim, "d"), scan(tblGrp, "g"), logical.InnerJoin, []logical.EquiPair{{Left: col("d.grp"), Right: col("g.grp")}}, nil)
+			return join(j1, filter(scan(tblFact, "f"), eq(col("f.k"), logical.Lit(int64(7)))), logical.InnerJoin,
+				[]logical.EquiPair{{Left: col("d.k"), Right: col("f.dk")}}, nil)
+		}},
 	})
 }
