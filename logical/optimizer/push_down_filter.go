@@ -50,6 +50,46 @@ func (PushDownFilter) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, 
 	return np, true, nil
 }
 
+// impliedOn derives from a disjunction over both sides of a join the
+// predicate it implies on the side with schema s: the OR, over the
+// disjuncts, of each one's conjuncts that use only s's columns. Every
+// disjunct must have such a conjunct; otherwise (or when e is not an OR)
+// it returns nil. The derived predicate is pushed to that side while e
+// stays in the join, so (n1 = 'A' AND n2 = 'B') OR (n1 = 'B' AND n2 = 'A')
+// lets each nation input keep only 'A' and 'B' rows before the join.
+func impliedOn(e logical.Expr, s *logical.Schema) logical.Expr {
+	b, ok := e.(*logical.Binary)
+	if !ok || b.Op != logical.OpOr {
+		return nil
+	}
+	var out logical.Expr
+	for _, d := range splitOr(e) {
+		var part []logical.Expr
+		for _, c := range logical.SplitAnd(d) {
+			if pushable(c) && hasColumns(c) && resolvesIn(c, s) {
+				part = append(part, c)
+			}
+		}
+		if len(part) == 0 {
+			return nil
+		}
+		if out == nil {
+			out = logical.And(part...)
+		} else {
+			out = &logical.Binary{Op: logical.OpOr, Left: out, Right: logical.And(part...)}
+		}
+	}
+	return out
+}
+
+// splitOr flattens a disjunction into its disjuncts.
+func splitOr(e logical.Expr) []logical.Expr {
+	if b, ok := e.(*logical.Binary); ok && b.Op == logical.OpOr {
+		return append(splitOr(b.Left), splitOr(b.Right)...)
+	}
+	return []logical.Expr{e}
+}
+
 func pushable(e logical.Expr) bool { return !hasSubquery(e) && !hasOuterRef(e) }
 
 // withFilter puts preds in a Filter above p (none: p itself).
@@ -287,6 +327,12 @@ func pushJoin(n *logical.Join, down, keep []logical.Expr) (logical.Plan, error) 
 					on = append(on, pair)
 				} else {
 					jf = append(jf, e)
+					if d := impliedOn(e, ls); d != nil {
+						toL = append(toL, d)
+					}
+					if d := impliedOn(e, rs); d != nil {
+						toR = append(toR, d)
+					}
 				}
 			}
 		}

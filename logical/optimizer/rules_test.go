@@ -99,6 +99,16 @@ func TestEliminateCrossJoin(t *testing.T) {
 
 func TestPushDownFilter(t *testing.T) {
 	runRuleGolden(t, PushDownFilter{}, "push_down_filter", []ruleCase{
+		{"a disjunction over both sides implies one on each side", func() logical.Plan {
+			return filter(join(scan(tblT, "t"), scan(tblU, "u"), logical.InnerJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil),
+				bin(logical.OpOr,
+					logical.And(eq(col("t.c"), logical.Lit("A")), eq(col("u.y"), logical.Lit("B"))),
+					logical.And(eq(col("t.c"), logical.Lit("B")), eq(col("u.y"), logical.Lit("A")), bin(logical.OpGt, col("u.x"), logical.Lit(int64(3))))))
+		}},
+		{"no implied predicate when a disjunct does not constrain the side", func() logical.Plan {
+			return filter(join(scan(tblT, "t"), scan(tblU, "u"), logical.InnerJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil),
+				bin(logical.OpOr, eq(col("t.c"), logical.Lit("A")), eq(col("u.y"), logical.Lit("B"))))
+		}},
 		{"into join sides and keys", func() logical.Plan {
 			return filter(cross(scan(tblT, "t"), scan(tblU, "u")), logical.And(
 				bin(logical.OpGt, col("t.a"), logical.Lit(1)),
