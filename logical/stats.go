@@ -247,37 +247,48 @@ func aggregateStats(n *Aggregate) Stats {
 	return capped(math.Max(1, math.Min(groups, in.Rows)), d)
 }
 
-// joinStats estimates a join: an equi-join keeps |L|·|R| / max(dL, dR)
-// rows, where dX is the product of side X's key distinct counts (capped at
-// its rows); with no distinct count known on either side, the smaller side
-// is taken to be unique on its keys. A residual filter keeps its
+// joinStats estimates a join: an equi-join on one key keeps |L|·|R| /
+// max(dL, dR) rows, where dX is side X's distinct key count (capped at its
+// rows); with no distinct count known on either side, the smaller side is
+// taken to be unique on its keys. A residual filter keeps its
 // selectivity; semi, anti and mark joins keep at most the left rows.
 func joinStats(n *Join) Stats {
 	l, r := Estimate(n.Left), Estimate(n.Right)
 	ls, rs := n.Left.Schema(), n.Right.Schema()
 	rows := l.Rows * r.Rows
-	dl, dr := 1.0, 1.0
-	knownL, knownR := false, false
+	// Per key pair the larger distinct count divides; over several pairs
+	// the largest such divisor is used, as if the keys were correlated (a
+	// composite key like (partkey, suppkey) has far fewer combinations
+	// than the product of its columns' counts; underestimating a join is
+	// what leads to the worst orders).
+	div, known := 0.0, false
+	dl, dr, knownL, knownR := 0.0, 0.0, false, false
 	for _, p := range n.On {
-		if d := l.distinctOf(p.Left, ls); d >= 1 {
-			dl *= d
-			knownL = true
+		a, b := math.Min(l.distinctOf(p.Left, ls), l.Rows), math.Min(r.distinctOf(p.Right, rs), r.Rows)
+		// A key unique in its table (a primary key) holds every value a
+		// foreign key referencing it can match, so the other side counts
+		// no more distinct values than that table's rows, even when its own
+		// bound (a value range) says more.
+		if dom := keyDomain(n.Right, p.Right); dom >= 1 && a >= 1 {
+			a = math.Min(a, dom)
 		}
-		if d := r.distinctOf(p.Right, rs); d >= 1 {
-			dr *= d
-			knownR = true
+		if dom := keyDomain(n.Left, p.Left); dom >= 1 && b >= 1 {
+			b = math.Min(b, dom)
+		}
+		if a >= 1 {
+			dl, knownL = math.Max(dl, a), true
+		}
+		if b >= 1 {
+			dr, knownR = math.Max(dr, b), true
+		}
+		if a >= 1 || b >= 1 {
+			div, known = math.Max(div, math.Max(a, b)), true
 		}
 	}
-	dl, dr = math.Min(dl, l.Rows), math.Min(dr, r.Rows)
 	if len(n.On) > 0 {
-		switch {
-		case knownL && knownR:
-			rows /= math.Max(dl, dr)
-		case knownL:
-			rows /= dl
-		case knownR:
-			rows /= dr
-		default:
+		if known {
+			rows /= div
+		} else {
 			rows /= math.Max(1, math.Min(l.Rows, r.Rows))
 		}
 	}
@@ -324,4 +335,64 @@ func indexOfCol(e Expr, s *Schema) (int, bool) {
 	}
 	i, err := s.IndexOf(c.Qualifier, c.Name)
 	return i, err == nil
+}
+
+// keyDomain is the row count of the table whose column e (over p's schema)
+// reads, if that column is unique there (its distinct bound equals the
+// table's rows); else 0.
+func keyDomain(p Plan, e Expr) float64 {
+	for {
+		switch x := e.(type) {
+		case *Alias:
+			e = x.Expr
+			continue
+		case *Cast:
+			e = x.Expr
+			continue
+		}
+		break
+	}
+	i, ok := indexOfCol(e, p.Schema())
+	if !ok {
+		return 0
+	}
+	return columnDomain(p, i)
+}
+
+// columnDomain is keyDomain for output column i of p.
+func columnDomain(p Plan, i int) float64 {
+	switch n := p.(type) {
+	case *Scan:
+		c := i
+		if n.Projection != nil {
+			c = n.Projection[i]
+		}
+		if len(n.Table.Distinct) == n.Table.Schema.NumFields() && n.Table.Rows > 0 && n.Table.Distinct[c] == n.Table.Rows {
+			return float64(n.Table.Rows)
+		}
+		return 0
+	case *Filter:
+		return columnDomain(n.Input, i)
+	case *Sort:
+		return columnDomain(n.Input, i)
+	case *Limit:
+		return columnDomain(n.Input, i)
+	case *SubqueryAlias:
+		return columnDomain(n.Input, i)
+	case *Cache:
+		return columnDomain(n.Input, i)
+	case *Projection:
+		return keyDomain(n.Input, n.List[i])
+	case *Aggregate:
+		if i < len(n.GroupBy) {
+			return keyDomain(n.Input, n.GroupBy[i])
+		}
+	case *Join:
+		if nl := n.Left.Schema().Len(); i < nl {
+			return columnDomain(n.Left, i)
+		} else if n.Type != SemiJoin && n.Type != AntiJoin && n.Type != MarkJoin {
+			return columnDomain(n.Right, i-nl)
+		}
+	}
+	return 0
 }

@@ -21,6 +21,9 @@ func TestEstimate(t *testing.T) {
 	customer := NewScan(statsTable("customer", 150_000, []int64{150_000, 25}, "c_custkey", "c_nationkey"), "c")
 	supplier := NewScan(statsTable("supplier", 10_000, []int64{10_000, 25}, "s_suppkey", "s_nationkey"), "s")
 	unknown := NewScan(statsTable("u", -1, nil, "k"), "u")
+	// l_orderkey's bound comes from its value range (6M) though only 1.5M
+	// order keys exist: the unique o_orderkey caps it.
+	lineitem := NewScan(statsTable("lineitem", 6_000_000, []int64{6_000_000}, "l_orderkey"), "l")
 	mustJoin := func(l, r Plan, typ JoinType, on ...EquiPair) Plan {
 		j, err := NewJoin(l, r, typ, on, nil, false, "")
 		if err != nil {
@@ -53,6 +56,7 @@ func TestEstimate(t *testing.T) {
 		{"foreign-key join keeps the fact rows", mustJoin(customer, orders, InnerJoin, EquiPair{Left: Col("c.c_custkey"), Right: Col("o.o_custkey")}), 1_500_000},
 		{"join on a low-cardinality key multiplies", mustJoin(supplier, customer, InnerJoin, EquiPair{Left: Col("s.s_nationkey"), Right: Col("c.c_nationkey")}), 60_000_000},
 		{"a filtered side lowers its key's distinct count", mustJoin(eqLit(customer, "c.c_custkey", 5), orders, InnerJoin, EquiPair{Left: Col("c.c_custkey"), Right: Col("o.o_custkey")}), 15},
+		{"a unique key caps the foreign key's distinct count", mustJoin(orders, lineitem, InnerJoin, EquiPair{Left: Col("o.o_orderkey"), Right: Col("l.l_orderkey")}), 6_000_000},
 		{"group by a bounded key", agg(customer, Col("c.c_nationkey")), 25},
 		{"group by an unbounded key", agg(unknown, Col("u.k")), defaultRows / 10},
 		{"semi join keeps the matched fraction", mustJoin(orders, customer, SemiJoin, EquiPair{Left: Col("o.o_custkey"), Right: Col("c.c_custkey")}), 1_500_000},

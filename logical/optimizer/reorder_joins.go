@@ -1,11 +1,12 @@
 package optimizer
 
 // reorder_joins chooses the order of a tree of inner joins by estimated
-// cardinality (logical.Estimate). Greedily, it starts from the smallest
-// input, then adds the input connected to the joined ones by a key equality
-// whose join is estimated smallest (a cross product only when nothing is
-// connected), and puts the smaller side of each join on the LEFT, because
-// the hash join builds its table from the left:
+// cardinality (logical.Estimate). Greedily, from each input in turn, it
+// adds the input connected to the joined ones by a key equality whose join
+// is estimated smallest (a cross product only when nothing is connected),
+// and keeps the tree whose joins' estimated outputs and build sides sum
+// least. It puts the smaller side of each join on the LEFT, because the
+// hash join builds its table from the left:
 //
 //	Inner Join: on=[l.k = o.k]           Projection: l.*, o.*, c.* (old order)
 //	  Inner Join: on=[l.k2 = c.k]    →     Inner Join: on=[o.k = l.k]
@@ -104,25 +105,45 @@ type sizedPlan struct {
 }
 
 func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, error) {
-	rest := make([]sizedPlan, len(leaves))
+	sized := make([]sizedPlan, len(leaves))
 	for i, l := range leaves {
-		rest[i] = sizedPlan{p: l, rows: logical.Estimate(l).Rows, key: planString(l)}
+		sized[i] = sizedPlan{p: l, rows: logical.Estimate(l).Rows, key: planString(l)}
 	}
-	less := func(a, b sizedPlan) bool {
-		if a.rows != b.rows {
-			return a.rows < b.rows
+	// Greedy from every start; keep the cheapest tree. Ties go to the
+	// start whose plan sorts first, so the choice does not depend on the
+	// order of the leaves (the rule must be idempotent).
+	var best logical.Plan
+	var bestCost float64
+	var bestKey string
+	for start := range sized {
+		p, cost, err := greedyOrder(sized, start, conds)
+		if err != nil {
+			return nil, err
 		}
-		return a.key < b.key
-	}
-	start := 0
-	for i := range rest {
-		if less(rest[i], rest[start]) {
-			start = i
+		if best == nil || cost < bestCost || (cost == bestCost && sized[start].key < bestKey) {
+			best, bestCost, bestKey = p, cost, sized[start].key
 		}
 	}
-	cur := rest[start]
-	rest = append(rest[:start:start], rest[start+1:]...)
+	return best, nil
+}
+
+// lessSized orders inputs by estimated rows, then by rendering.
+func lessSized(a, b sizedPlan) bool {
+	if a.rows != b.rows {
+		return a.rows < b.rows
+	}
+	return a.key < b.key
+}
+
+// greedyOrder joins the leaves starting from leaves[start], each step adding
+// the connected input whose join is estimated smallest, and returns the
+// tree with its cost: the estimated rows of every join's output plus its
+// build (smaller) side, summed.
+func greedyOrder(leaves []sizedPlan, start int, conds []logical.Expr) (logical.Plan, float64, error) {
+	cur := leaves[start]
+	rest := append(append([]sizedPlan(nil), leaves[:start]...), leaves[start+1:]...)
 	used := make([]bool, len(conds))
+	cost := 0.0
 	for len(rest) > 0 {
 		pick, connected, pickRows := -1, false, 0.0
 		for i, l := range rest {
@@ -142,7 +163,7 @@ func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, err
 			}
 			better := pick < 0 || (c && !connected)
 			if !better && c == connected {
-				better = rows < pickRows || (rows == pickRows && less(l, rest[pick]))
+				better = rows < pickRows || (rows == pickRows && lessSized(l, rest[pick]))
 			}
 			if better {
 				pick, connected, pickRows = i, c, rows
@@ -151,7 +172,7 @@ func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, err
 		next := rest[pick]
 		rest = append(rest[:pick:pick], rest[pick+1:]...)
 		left, right := cur, next
-		if less(next, cur) {
+		if lessSized(next, cur) {
 			left, right = next, cur
 		}
 		var on []logical.EquiPair
@@ -172,9 +193,10 @@ func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, err
 		}
 		j, err := logical.NewJoin(left.p, right.p, logical.InnerJoin, on, logical.And(filters...), false, "")
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		cur = sizedPlan{p: j, rows: logical.Estimate(j).Rows, key: planString(j)}
+		cost += cur.rows + left.rows
 	}
 	var rem []logical.Expr
 	for k, c := range conds {
@@ -182,7 +204,8 @@ func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, err
 			rem = append(rem, c)
 		}
 	}
-	return withFilter(cur.p, rem)
+	p, err := withFilter(cur.p, rem)
+	return p, cost, err
 }
 
 // joinRows estimates the rows of the inner join of l and r on the pairs.
