@@ -344,11 +344,12 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 	}
 	rows = append(rows, []string{"logical_plan", markCaches(logical.Indent(lp), states)}, []string{"physical_plan", physical.Indent(pp)})
 	if st.Distributed {
-		g, err := stage.Split("explain", pp, stage.Options{})
+		opts, how := s.explainSplit()
+		g, err := stage.Split("explain", pp, opts)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, []string{"distributed_plan", g.String()})
+		rows = append(rows, []string{"distributed_plan", how + "\n" + g.String()})
 	}
 	return rows, nil
 }

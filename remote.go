@@ -73,6 +73,7 @@ func (st settings) wire() map[string]string {
 	m := map[string]string{
 		"quiver.target_partitions": strconv.Itoa(st.targetPartitions),
 		"quiver.batch_size":        strconv.Itoa(st.batchSize),
+		"quiver.exchange_mode":     st.exchangeMode,
 	}
 	if st.memoryLimit > 0 {
 		m["quiver.memory_limit"] = strconv.FormatInt(st.memoryLimit, 10)

@@ -65,6 +65,10 @@ func WithBatchSize(n int) Option {
 	}
 }
 
+// WithExchangeMode sets quiver.exchange_mode: ExchangeAuto (the default)
+// or ExchangeShuffle. NewSession rejects any other value.
+func WithExchangeMode(mode string) Option { return func(c *config) { c.settings.exchangeMode = mode } }
+
 // WithMemoryLimit caps the memory one query may use (0: no limit).
 func WithMemoryLimit(bytes int64) Option { return func(c *config) { c.settings.memoryLimit = bytes } }
 
@@ -84,6 +88,9 @@ type Session struct {
 	// remote, when set, runs queries as jobs on a scheduler (Connect or a standalone cluster).
 	remote  *remote
 	workDir string // a standalone cluster's temporary work dir, removed on Close
+	// standaloneExecutors is how many executors the session's own
+	// standalone cluster has (0: none; local execution or Connect).
+	standaloneExecutors int
 }
 
 // NewSession returns an embedded session: no server is needed.
@@ -95,6 +102,11 @@ func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
 	for _, o := range opts {
 		o(&c)
 	}
+	mode, err := parseExchangeMode(c.settings.exchangeMode)
+	if err != nil {
+		return nil, qerr.Planf("new session: exchange mode: %w", err)
+	}
+	c.settings.exchangeMode = mode
 	cat := catalog.New()
 	s := &Session{
 		id:       uuid.NewString(),
@@ -114,6 +126,7 @@ func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
 			return nil, err
 		}
 		s.workDir = dir
+		s.standaloneExecutors = c.standalone
 	}
 	return s, nil
 }

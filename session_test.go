@@ -130,3 +130,68 @@ func TestJobProgress(t *testing.T) {
 		t.Errorf("progress calls %d, last %+v, job %q", calls, last, info.JobID)
 	}
 }
+
+// TestExchangeMode: quiver.exchange_mode is validated, shown, and decides
+// what EXPLAIN DISTRIBUTED shows and how a standalone job runs.
+func TestExchangeMode(t *testing.T) {
+	ctx := context.Background()
+	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
+	q := "SELECT o_orderpriority, count(*) AS n FROM orders JOIN customer ON o_custkey = c_custkey GROUP BY o_orderpriority ORDER BY o_orderpriority"
+	want := sqlRows(t, s, q)
+	if len(want) != 5 {
+		t.Fatalf("query rows %v", want)
+	}
+	distributed := func() string {
+		t.Helper()
+		for _, r := range sqlRows(t, s, "EXPLAIN DISTRIBUTED "+q) {
+			if r[0] == "distributed_plan" {
+				return r[1]
+			}
+		}
+		t.Fatal("EXPLAIN DISTRIBUTED has no distributed_plan row")
+		return ""
+	}
+	if got := sqlRows(t, s, "SHOW quiver.exchange_mode"); len(got) != 1 || got[0][1] != "auto" {
+		t.Fatalf("SHOW quiver.exchange_mode: %v", got)
+	}
+	if d := distributed(); !strings.Contains(d, "1 stages") || !strings.Contains(d, "whole") || !strings.Contains(d, "RepartitionExec") {
+		t.Errorf("default standalone session: EXPLAIN DISTRIBUTED should show one whole stage keeping its exchanges:\n%s", d)
+	}
+
+	sqlRows(t, s, "SET quiver.exchange_mode = 'SHUFFLE'")
+	if got := sqlRows(t, s, "SHOW quiver.exchange_mode"); len(got) != 1 || got[0][1] != "shuffle" {
+		t.Fatalf("SHOW quiver.exchange_mode: %v", got)
+	}
+	if d := distributed(); strings.Contains(d, "whole") || strings.Contains(d, "1 stages") || strings.Contains(d, "RepartitionExec") {
+		t.Errorf("shuffle mode: EXPLAIN DISTRIBUTED should show shuffle stages:\n%s", d)
+	}
+	if got := sqlRows(t, s, q); strings.Join(flat(got), ",") != strings.Join(flat(want), ",") {
+		t.Errorf("shuffle mode rows %v, in-memory rows %v", got, want)
+	}
+
+	_, err := s.SQL(ctx, "SET quiver.exchange_mode = 'memory'")
+	if !qerr.Is(err, qerr.Plan) || !strings.Contains(err.Error(), "auto") || !strings.Contains(err.Error(), "shuffle") {
+		t.Errorf("SET a bad mode: %v", err)
+	}
+	if got := sqlRows(t, s, "SHOW quiver.exchange_mode"); got[0][1] != "shuffle" {
+		t.Errorf("a rejected SET changed the mode to %v", got)
+	}
+	if _, err := quiver.NewSession(ctx, quiver.WithExchangeMode("fast")); !qerr.Is(err, qerr.Plan) {
+		t.Errorf("NewSession with a bad mode: %v", err)
+	}
+
+	two := newTPCHSession(t, quiver.WithStandaloneCluster(2), quiver.WithTargetPartitions(2))
+	for _, r := range sqlRows(t, two, "EXPLAIN DISTRIBUTED "+q) {
+		if r[0] == "distributed_plan" && (strings.Contains(r[1], "whole") || !strings.Contains(r[1], "2 executors")) {
+			t.Errorf("two executors: EXPLAIN DISTRIBUTED should show shuffle stages:\n%s", r[1])
+		}
+	}
+}
+
+func flat(rows [][]string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, strings.Join(r, "|"))
+	}
+	return out
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/physical/stage"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -22,14 +23,29 @@ type settings struct {
 	cacheTTL           string
 	cacheMaxBytes      string
 	sessionIdleTimeout string
+	// exchangeMode is quiver.exchange_mode: ExchangeAuto or ExchangeShuffle.
+	exchangeMode string
 }
 
+// Values of the setting quiver.exchange_mode: how a job's exchanges
+// (repartitions, coalesces, merges, shared join build sides) run.
+const (
+	// ExchangeAuto (the default) keeps a job's exchanges in memory, in one
+	// whole stage run as one task, when the scheduler has exactly one live
+	// executor at planning time (a standalone session's default); between
+	// executors they are shuffle files.
+	ExchangeAuto = "auto"
+	// ExchangeShuffle cuts a job into stages at every exchange, writing
+	// shuffle files, however many executors there are.
+	ExchangeShuffle = "shuffle"
+)
+
 func defaultSettings() settings {
-	return settings{targetPartitions: runtime.GOMAXPROCS(0), batchSize: exec.DefaultBatchSize}
+	return settings{targetPartitions: runtime.GOMAXPROCS(0), batchSize: exec.DefaultBatchSize, exchangeMode: ExchangeAuto}
 }
 
 // settingNames lists the settings SET accepts.
-var settingNames = []string{"quiver.batch_size", "quiver.cache.max_bytes", "quiver.cache.ttl", "quiver.memory_limit", "quiver.session.idle_timeout", "quiver.target_partitions"}
+var settingNames = []string{"quiver.batch_size", "quiver.cache.max_bytes", "quiver.cache.ttl", "quiver.exchange_mode", "quiver.memory_limit", "quiver.session.idle_timeout", "quiver.target_partitions"}
 
 // set applies SET name = value, validating value; it changes nothing on error.
 func (st *settings) set(name, value string) error {
@@ -68,6 +84,12 @@ func (st *settings) set(name, value string) error {
 			return qerr.Planf("SET %s: %w", name, err)
 		}
 		st.cacheMaxBytes = strconv.FormatInt(n, 10)
+	case "quiver.exchange_mode":
+		mode, err := parseExchangeMode(value)
+		if err != nil {
+			return qerr.Planf("SET %s: %w", name, err)
+		}
+		st.exchangeMode = mode
 	default:
 		return qerr.Planf("unknown setting %q; settings are: %s", name, strings.Join(settingNames, ", "))
 	}
@@ -91,6 +113,8 @@ func (st *settings) get(name string) (string, error) {
 		return orDefault(st.cacheMaxBytes), nil
 	case "quiver.session.idle_timeout":
 		return orDefault(st.sessionIdleTimeout), nil
+	case "quiver.exchange_mode":
+		return st.exchangeMode, nil
 	}
 	return "", qerr.Planf("unknown setting %q; settings are: %s", name, strings.Join(settingNames, ", "))
 }
@@ -103,6 +127,34 @@ func (st *settings) all() [][2]string {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
+}
+
+// explainSplit is how EXPLAIN DISTRIBUTED cuts a physical plan into
+// stages: as the scheduler would cut this session's next job (see the
+// scheduler's exchange mode choice), with a line saying which way and why.
+func (s *Session) explainSplit() (stage.Options, string) {
+	mode := s.snapshot().exchangeMode
+	cut := "a stage per exchange, shuffle files between them"
+	switch {
+	case mode == ExchangeShuffle:
+		return stage.Options{}, "exchange_mode=shuffle: " + cut
+	case s.remote == nil:
+		return stage.Options{}, "local execution runs the physical plan directly, exchanges in memory; on several executors: " + cut
+	case s.standaloneExecutors == 1:
+		return stage.Options{InMemory: true}, "exchange_mode=auto, one executor: one whole stage run as one task, exchanges in memory"
+	case s.standaloneExecutors > 1:
+		return stage.Options{}, fmt.Sprintf("exchange_mode=auto, %d executors: %s", s.standaloneExecutors, cut)
+	}
+	return stage.Options{}, "exchange_mode=auto on a cluster: " + cut + " (one whole stage with in-memory exchanges if exactly one executor is alive when the job is planned)"
+}
+
+// parseExchangeMode validates a quiver.exchange_mode value (any case).
+func parseExchangeMode(v string) (string, error) {
+	switch m := strings.ToLower(strings.TrimSpace(v)); m {
+	case ExchangeAuto, ExchangeShuffle:
+		return m, nil
+	}
+	return "", fmt.Errorf("want %s (in-memory exchanges when the job runs on one executor) or %s (shuffle files at every exchange), got %q", ExchangeAuto, ExchangeShuffle, v)
 }
 
 var byteUnits = []struct {

@@ -87,7 +87,8 @@ var sltConfigs = []struct {
 	opts    []quiver.Option
 	cluster bool // on a cluster of real scheduler and executor processes
 }{
-	{"standalone", nil, false},
+	{"standalone", nil, false}, // one executor: whole stages, in-memory exchanges
+	{"standalone,exchange=shuffle,batch=7", []quiver.Option{quiver.WithExchangeMode(quiver.ExchangeShuffle), quiver.WithBatchSize(7), quiver.WithTargetPartitions(3)}, false},
 	{"local", []quiver.Option{quiver.WithLocalExecution()}, false},
 	{"local,batch=1", []quiver.Option{quiver.WithLocalExecution(), quiver.WithBatchSize(1), quiver.WithTargetPartitions(1)}, false},
 	{"standalone,executors=2,batch=7", []quiver.Option{quiver.WithStandaloneCluster(2), quiver.WithBatchSize(7), quiver.WithTargetPartitions(3)}, false},

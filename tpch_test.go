@@ -42,7 +42,11 @@ func TestTPCH(t *testing.T) {
 		name string
 		opts []quiver.Option
 	}{
+		// The default session: one executor, each job one whole stage
+		// with in-memory exchanges.
 		{"standalone", nil},
+		// One executor cut into stages with shuffle files, as on a cluster.
+		{"standalone,exchange=shuffle", []quiver.Option{quiver.WithExchangeMode(quiver.ExchangeShuffle)}},
 		{"standalone,executors=2,partitions=3", []quiver.Option{quiver.WithStandaloneCluster(2), quiver.WithTargetPartitions(3)}},
 		{"local", []quiver.Option{quiver.WithLocalExecution()}},
 		{"local,partitions=1", []quiver.Option{quiver.WithLocalExecution(), quiver.WithTargetPartitions(1)}},

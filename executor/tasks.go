@@ -14,6 +14,7 @@ import (
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -131,8 +132,9 @@ func (e *Executor) execute(ctx context.Context, t *task) *rpc.TaskStatus {
 }
 
 // runPlan decodes the stage plan, runs partition t.def.Id.Partition of it
-// to the end and returns the locations of the files it wrote. A panic
-// anywhere below becomes an internal error (this is a task root).
+// (or, for a whole-stage task, every partition) to the end and returns the
+// locations of the files it wrote. A panic anywhere below becomes an
+// internal error (this is a task root).
 func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionLocation, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -166,10 +168,53 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 	tc.ExecutorID = e.cfg.ID
 	tc.Fetcher = e.fetcher
 	tc.MemoryTables = e.cfg.MemoryTables
+	if t.def.GetAllPartitions() {
+		if t.key.partition != 0 {
+			return nil, qerr.Internalf("executor: whole-stage task %s must have partition 0", t.key)
+		}
+		return e.runAll(ctx, tc, w, t.key)
+	}
 	// A task builds one partition of its stage; sibling partitions are other tasks.
 	tc.SinglePartition = true
+	return e.runPartition(ctx, tc, w, int(t.key.partition))
+}
 
-	op, err := exec.Build(tc, w, int(t.key.partition))
+// runAll runs every partition of a whole stage (stage.Stage.Whole) in its
+// own goroutine, all sharing tc, so that the plan's exchanges and join build
+// sides are shared in memory as in the single-node engine. It returns the
+// locations of every partition's files, in partition order. The first
+// failure cancels the other partitions; runAll returns once all have
+// stopped (each partition's writer removes its own unfinished files).
+func (e *Executor) runAll(ctx context.Context, tc *exec.TaskContext, w *physical.ShuffleWriter, key taskKey) ([]*rpc.PartitionLocation, error) {
+	n := w.OutputPartitions()
+	parts := make([][]*rpc.PartitionLocation, n)
+	g, gctx := errgroup.WithContext(ctx)
+	for p := range n {
+		g.Go(func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					e.log.l.Error("task partition panicked", "task", key.String(), "partition", p, "panic", r, "stack", string(debug.Stack()))
+					err = qerr.Internalf("executor: task %s partition %d panicked: %v", key, p, r)
+				}
+			}()
+			parts[p], err = e.runPartition(gctx, tc, w, p)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var locs []*rpc.PartitionLocation
+	for _, l := range parts {
+		locs = append(locs, l...)
+	}
+	return locs, nil
+}
+
+// runPartition builds, opens and drains map partition p of w in tc and
+// returns the locations of the files it wrote.
+func (e *Executor) runPartition(ctx context.Context, tc *exec.TaskContext, w *physical.ShuffleWriter, p int) (locs []*rpc.PartitionLocation, err error) {
+	op, err := exec.Build(tc, w, p)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +234,7 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 		if err != nil {
 			return nil, err
 		}
-		locs, err = e.appendLocations(locs, b, w, int(t.key.partition))
+		locs, err = e.appendLocations(locs, b, w, p)
 		b.Release()
 		if err != nil {
 			return nil, err

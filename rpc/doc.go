@@ -8,5 +8,6 @@ package rpc
 //go:generate ./gen.sh
 
 // ProtocolVersion is the wire protocol version checked at executor
-// registration and session creation.
-const ProtocolVersion = 1
+// registration and session creation. 2: TaskDefinition.all_partitions
+// (an executor that ignored it would run only partition 0 of a whole stage).
+const ProtocolVersion = 2

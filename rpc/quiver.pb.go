@@ -1721,10 +1721,14 @@ func (x *TaskId) GetAttempt() int32 {
 }
 
 type TaskDefinition struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            *TaskId                `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Plan          []byte                 `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"` // physical/codec: the stage's ShuffleWriter
-	Settings      map[string]string      `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       *TaskId                `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Plan     []byte                 `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"` // physical/codec: the stage's ShuffleWriter
+	Settings map[string]string      `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// all_partitions: the task runs every partition of the plan in one task
+	// context (a whole stage, exchanges in memory; id.partition is 0) and
+	// reports the files of every map partition it wrote.
+	AllPartitions bool `protobuf:"varint,4,opt,name=all_partitions,json=allPartitions,proto3" json:"all_partitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1778,6 +1782,13 @@ func (x *TaskDefinition) GetSettings() map[string]string {
 		return x.Settings
 	}
 	return nil
+}
+
+func (x *TaskDefinition) GetAllPartitions() bool {
+	if x != nil {
+		return x.AllPartitions
+	}
+	return false
 }
 
 type FetchFailure struct {
@@ -2426,11 +2437,12 @@ const file_quiver_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x02 \x01(\x05R\astageId\x12\x1c\n" +
 	"\tpartition\x18\x03 \x01(\x05R\tpartition\x12\x18\n" +
-	"\aattempt\x18\x04 \x01(\x05R\aattempt\"\xcb\x01\n" +
+	"\aattempt\x18\x04 \x01(\x05R\aattempt\"\xf2\x01\n" +
 	"\x0eTaskDefinition\x12\"\n" +
 	"\x02id\x18\x01 \x01(\v2\x12.quiver.rpc.TaskIdR\x02id\x12\x12\n" +
 	"\x04plan\x18\x02 \x01(\fR\x04plan\x12D\n" +
-	"\bsettings\x18\x03 \x03(\v2(.quiver.rpc.TaskDefinition.SettingsEntryR\bsettings\x1a;\n" +
+	"\bsettings\x18\x03 \x03(\v2(.quiver.rpc.TaskDefinition.SettingsEntryR\bsettings\x12%\n" +
+	"\x0eall_partitions\x18\x04 \x01(\bR\rallPartitions\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x86\x01\n" +

@@ -31,7 +31,7 @@ func (c *core) placeCacheReads() {
 				if t.state != taskPending {
 					continue
 				}
-				e := c.cacheHolder(s.resolved, t)
+				e := c.cacheHolder(s.resolved, t, taskPartitions(s, t))
 				if e == nil {
 					continue
 				}
@@ -42,9 +42,7 @@ func (c *core) placeCacheReads() {
 				if _, ok := batches[e.meta.ID]; !ok {
 					order = append(order, e.meta.ID)
 				}
-				batches[e.meta.ID] = append(batches[e.meta.ID], &rpc.TaskDefinition{
-					Id: c.taskID(j, s, t), Plan: s.encoded, Settings: j.settings,
-				})
+				batches[e.meta.ID] = append(batches[e.meta.ID], c.taskDef(j, s, t))
 			}
 		}
 	}
@@ -52,15 +50,21 @@ func (c *core) placeCacheReads() {
 }
 
 // cacheHolder is the live executor with a free slot holding the most bytes
-// of the cached data task t reads, or nil (none holds any, or all are busy,
-// or t already failed there).
-func (c *core) cacheHolder(plan physical.Plan, t *task) *executorState {
+// of the cached data task t reads (partition p of plan, or every partition
+// if p < 0), or nil (none holds any, or all are busy, or t already failed
+// there).
+func (c *core) cacheHolder(plan physical.Plan, t *task, p int) *executorState {
 	bytes := map[string]int64{}
 	var walk func(physical.Plan)
 	walk = func(n physical.Plan) {
-		if r, ok := n.(*physical.CacheReader); ok && t.partition < len(r.Locations) {
-			for _, l := range r.Locations[t.partition] {
-				bytes[l.Executor.ID] += l.Bytes + 1 // +1: an empty file still says where the partition is
+		if r, ok := n.(*physical.CacheReader); ok {
+			for i, part := range r.Locations {
+				if p >= 0 && i != p {
+					continue
+				}
+				for _, l := range part {
+					bytes[l.Executor.ID] += l.Bytes + 1 // +1: an empty file still says where the partition is
+				}
 			}
 		}
 		for _, ch := range n.Children() {

@@ -236,53 +236,105 @@ func TestClusterTPCH(t *testing.T) {
 
 	for q := 1; q <= 22; q++ {
 		t.Run(fmt.Sprintf("q%02d", q), func(t *testing.T) {
-			jobID := c.submit(t, ctx, sess, tpchLogical(t, cat, q))
-			st := c.watch(t, ctx, jobID)
-			if st.State != rpc.JobState_JOB_SUCCESSFUL {
-				t.Fatalf("job %s: %s", st.State, st.Error)
-			}
-			if st.StagesDone != st.StagesTotal || st.TasksDone != st.TasksTotal {
-				t.Errorf("status %d/%d stages, %d/%d tasks", st.StagesDone, st.StagesTotal, st.TasksDone, st.TasksTotal)
-			}
-			schema, batches := fetchResult(t, ctx, mem, st)
-			defer func() {
-				for _, b := range batches {
-					b.Release()
-				}
-			}()
-			header, rows := answer(t, q)
-			if schema.NumFields() != len(header) {
-				t.Fatalf("%d result columns, answer has %d", schema.NumFields(), len(header))
-			}
-			n := 0
-			for _, b := range batches {
-				n += int(b.NumRows())
-			}
-			if n != len(rows) {
-				t.Fatalf("%d rows, answer has %d", n, len(rows))
-			}
-			// Spot-check: the first column's values as a multiset (result
-			// partitions come back in any order unless the query sorts).
-			if n > 0 {
-				want := map[string]int{}
-				for _, r := range rows {
-					want[r[0]]++
-				}
-				for _, b := range batches {
-					col := b.Column(0)
-					for i := range col.Len() {
-						want[valueString(col, i)]--
-					}
-				}
-				for v, k := range want {
-					if k != 0 {
-						t.Errorf("column %s value %q: count off by %d (type %s)", header[0], v, k, schema.Field(0).Type)
-						break
-					}
-				}
+			st := c.runTPCH(t, ctx, mem, sess, cat, q)
+			if c.whole(t, ctx, st.JobId) {
+				t.Error("a whole stage on two executors: the exchanges must be shuffles")
 			}
 		})
 	}
+}
+
+// TestClusterOneExecutorInMemory: with one executor, each job runs as one
+// whole stage (one task of all partitions, exchanges in memory); with
+// quiver.exchange_mode=shuffle it is cut into stages as on a cluster.
+func TestClusterOneExecutorInMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(t, ctx, Config{HeartbeatTimeout: 5 * time.Second, FinalStageCleanupDelay: 30 * time.Second}, 1, mem)
+	auto := c.session(t, ctx, map[string]string{"quiver.target_partitions": "3"})
+	shuffle := c.session(t, ctx, map[string]string{"quiver.target_partitions": "3", "quiver.exchange_mode": "shuffle"})
+	cat := tpchCatalog(t)
+	for _, q := range []int{1, 3, 13, 18, 21, 22} {
+		t.Run(fmt.Sprintf("q%02d", q), func(t *testing.T) {
+			if st := c.runTPCH(t, ctx, mem, auto, cat, q); st.StagesTotal != 1 || st.TasksTotal != 1 || !c.whole(t, ctx, st.JobId) {
+				t.Errorf("auto mode: %d stages, %d tasks; want one whole stage", st.StagesTotal, st.TasksTotal)
+			}
+			if st := c.runTPCH(t, ctx, mem, shuffle, cat, q); c.whole(t, ctx, st.JobId) {
+				t.Errorf("shuffle mode ran a whole stage (%d stages)", st.StagesTotal)
+			}
+		})
+	}
+}
+
+// whole reports whether job ran as one whole stage.
+func (c *cluster) whole(t *testing.T, ctx context.Context, jobID string) bool {
+	t.Helper()
+	var w bool
+	if err := c.sched.inspect(ctx, func(c *core) {
+		if j := c.jobs[jobID]; j != nil && len(j.order) == 1 {
+			w = j.stages[j.order[0]].whole
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// runTPCH runs TPC-H query q in session sess, checks its row count and
+// first column against the answer and returns the job's final status.
+func (c *cluster) runTPCH(t *testing.T, ctx context.Context, mem memory.Allocator, sess string, cat *catalog.Catalog, q int) *rpc.JobStatus {
+	t.Helper()
+	jobID := c.submit(t, ctx, sess, tpchLogical(t, cat, q))
+	st := c.watch(t, ctx, jobID)
+	if st.State != rpc.JobState_JOB_SUCCESSFUL {
+		t.Fatalf("job %s: %s", st.State, st.Error)
+	}
+	if st.StagesDone != st.StagesTotal || st.TasksDone != st.TasksTotal {
+		t.Errorf("status %d/%d stages, %d/%d tasks", st.StagesDone, st.StagesTotal, st.TasksDone, st.TasksTotal)
+	}
+	schema, batches := fetchResult(t, ctx, mem, st)
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	header, rows := answer(t, q)
+	if schema.NumFields() != len(header) {
+		t.Fatalf("%d result columns, answer has %d", schema.NumFields(), len(header))
+	}
+	n := 0
+	for _, b := range batches {
+		n += int(b.NumRows())
+	}
+	if n != len(rows) {
+		t.Fatalf("%d rows, answer has %d", n, len(rows))
+	}
+	// Spot-check: the first column's values as a multiset (result
+	// partitions come back in any order unless the query sorts).
+	if n > 0 {
+		want := map[string]int{}
+		for _, r := range rows {
+			want[r[0]]++
+		}
+		for _, b := range batches {
+			col := b.Column(0)
+			for i := range col.Len() {
+				want[valueString(col, i)]--
+			}
+		}
+		for v, k := range want {
+			if k != 0 {
+				t.Errorf("column %s value %q: count off by %d (type %s)", header[0], v, k, schema.Field(0).Type)
+				break
+			}
+		}
+	}
+	return st
 }
 
 // valueString renders a cell like the answer files for the spot check.

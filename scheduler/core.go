@@ -169,6 +169,10 @@ func (c *core) submit(e evSubmit) error {
 		c.failJob(j, err)
 		return nil
 	}
+	if _, err := exchangeModeSetting(settings); err != nil {
+		c.failJob(j, err)
+		return nil
+	}
 	if err := c.applyQuerySettings(sess, settings); err != nil {
 		c.failJob(j, err)
 		return nil
@@ -213,10 +217,46 @@ func (c *core) startJob(j *job) {
 		c.failJob(j, err)
 		return
 	}
+	mode, err := exchangeModeSetting(j.settings)
+	if err != nil {
+		c.failJob(j, err)
+		return
+	}
 	c.actions = append(c.actions, actPlan{
 		jobID: j.id, gen: j.planGen, plan: j.plan, targetPartitions: tp, compression: comp,
-		caches: hits, pinFinal: j.build != nil,
+		caches: hits, pinFinal: j.build != nil, inMemory: c.inMemory(mode),
 	})
+}
+
+// Exchange modes, the values of the setting quiver.exchange_mode.
+const (
+	settingExchangeMode = "quiver.exchange_mode"
+	// ExchangeAuto (the default) keeps a job's exchanges in memory, as one
+	// whole stage, when exactly one executor is alive at planning time;
+	// otherwise every exchange is a stage boundary with shuffle files.
+	ExchangeAuto = "auto"
+	// ExchangeShuffle always cuts stages at every exchange.
+	ExchangeShuffle = "shuffle"
+)
+
+// exchangeModeSetting is the setting quiver.exchange_mode (default auto).
+func exchangeModeSetting(settings map[string]string) (string, error) {
+	switch v := settings[settingExchangeMode]; v {
+	case "", ExchangeAuto:
+		return ExchangeAuto, nil
+	case ExchangeShuffle:
+		return v, nil
+	default:
+		return "", qerr.Planf("scheduler: setting %s=%q: want %s or %s", settingExchangeMode, v, ExchangeAuto, ExchangeShuffle)
+	}
+}
+
+// inMemory reports whether a job planned now in mode runs as one whole
+// stage: in auto mode, when exactly one executor is alive. The job can
+// still run anywhere (a whole stage reads no shuffle files), so an
+// executor registering or lost later does not invalidate the choice.
+func (c *core) inMemory(mode string) bool {
+	return mode == ExchangeAuto && len(c.executors) == 1
 }
 
 // compressionSetting is the setting quiver.shuffle_compression ("" = default).
@@ -267,7 +307,11 @@ func (c *core) planned(e evPlanned) {
 			c.failJob(j, qerr.Internalf("scheduler: job %s: stage %d is duplicated or has no plan", j.id, ps.ID))
 			return
 		}
-		j.stages[ps.ID] = &stage{id: ps.ID, plan: ps.Plan, inputs: ps.Inputs, final: ps.Final}
+		if ps.Whole && len(e.stages) != 1 {
+			c.failJob(j, qerr.Internalf("scheduler: job %s: whole stage %d is not the job's only stage", j.id, ps.ID))
+			return
+		}
+		j.stages[ps.ID] = &stage{id: ps.ID, plan: ps.Plan, inputs: ps.Inputs, final: ps.Final, whole: ps.Whole}
 		j.order = append(j.order, ps.ID)
 		if ps.Final {
 			j.final = ps.ID
@@ -333,6 +377,9 @@ func (c *core) resolveReady(j *job) {
 		}
 		s.resolved, s.encoded, s.state = plan, enc, stageRunning
 		n := plan.OutputPartitions()
+		if s.whole {
+			n = 1
+		}
 		if s.tasks == nil || len(s.tasks) != n {
 			s.tasks = make([]*task, n)
 			for p := range s.tasks {

@@ -131,6 +131,9 @@ type actPlan struct {
 	// once sent); pinFinal marks a cache materialization job.
 	caches   map[physical.CacheKey]*physical.CacheReader
 	pinFinal bool
+	// inMemory splits the job into one whole stage with in-memory
+	// exchanges (it runs on one executor).
+	inMemory bool
 }
 
 type actLaunch struct {

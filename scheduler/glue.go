@@ -31,13 +31,13 @@ func planJob(ctx context.Context, a actPlan) evPlanned {
 	if err != nil {
 		return evPlanned{jobID: a.jobID, gen: a.gen, err: err}
 	}
-	g, err := stages.Split(a.jobID, pp, stages.Options{Compression: a.compression, PinFinal: a.pinFinal})
+	g, err := stages.Split(a.jobID, pp, stages.Options{Compression: a.compression, PinFinal: a.pinFinal, InMemory: a.inMemory})
 	if err != nil {
 		return evPlanned{jobID: a.jobID, gen: a.gen, err: err}
 	}
 	out := make([]plannedStage, len(g.Stages))
 	for i, s := range g.Stages {
-		out[i] = plannedStage{ID: s.ID, Plan: s.Plan, Inputs: s.Inputs, Final: s.Final}
+		out[i] = plannedStage{ID: s.ID, Plan: s.Plan, Inputs: s.Inputs, Final: s.Final, Whole: s.Whole}
 	}
 	return evPlanned{jobID: a.jobID, gen: a.gen, stages: out, schema: g.Final().Plan.Input.Schema()}
 }

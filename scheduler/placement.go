@@ -48,9 +48,7 @@ func (c *core) schedule() {
 				if _, ok := batches[e.meta.ID]; !ok {
 					order = append(order, e.meta.ID)
 				}
-				batches[e.meta.ID] = append(batches[e.meta.ID], &rpc.TaskDefinition{
-					Id: c.taskID(j, s, t), Plan: s.encoded, Settings: j.settings,
-				})
+				batches[e.meta.ID] = append(batches[e.meta.ID], c.taskDef(j, s, t))
 				if freeTotal == 0 {
 					c.flush(batches, order)
 					return
@@ -108,7 +106,7 @@ func (c *core) pick(execs []*executorState, s *stage, t *task) *executorState {
 		c.rrLast = cands[0].seq
 		return cands[0]
 	case PolicyLocality:
-		bytes := inputBytes(s.resolved, t.partition)
+		bytes := inputBytes(s.resolved, taskPartitions(s, t))
 		best := cands[0]
 		for _, e := range cands[1:] {
 			if bytes[e.meta.ID] > bytes[best.meta.ID] {
@@ -120,8 +118,22 @@ func (c *core) pick(execs []*executorState, s *stage, t *task) *executorState {
 	return cands[0] // bias: the earliest registered executor with room
 }
 
+// taskDef is what LaunchTasks sends for t.
+func (c *core) taskDef(j *job, s *stage, t *task) *rpc.TaskDefinition {
+	return &rpc.TaskDefinition{Id: c.taskID(j, s, t), Plan: s.encoded, Settings: j.settings, AllPartitions: s.whole}
+}
+
+// taskPartitions is the partitions of s's plan that t runs: its own, or
+// every one for a whole stage (-1).
+func taskPartitions(s *stage, t *task) int {
+	if s.whole {
+		return -1
+	}
+	return t.partition
+}
+
 // inputBytes sums, per executor, the bytes of the shuffle and cache files
-// partition p of plan reads.
+// partition p of plan reads (every partition if p < 0).
 func inputBytes(plan physical.Plan, p int) map[string]int64 {
 	out := map[string]int64{}
 	var walk func(physical.Plan)
@@ -133,8 +145,11 @@ func inputBytes(plan physical.Plan, p int) map[string]int64 {
 		case *physical.CacheReader:
 			locs = r.Locations
 		}
-		if p < len(locs) {
-			for _, l := range locs[p] {
+		for i, part := range locs {
+			if p >= 0 && i != p {
+				continue
+			}
+			for _, l := range part {
 				out[l.Executor.ID] += l.Bytes
 			}
 		}
@@ -160,6 +175,9 @@ func (c *core) status(j *job) *rpc.JobStatus {
 		n := len(s.tasks)
 		if n == 0 {
 			n = s.plan.OutputPartitions()
+			if s.whole {
+				n = 1
+			}
 		}
 		st.TasksTotal += int32(n)
 		for _, t := range s.tasks {

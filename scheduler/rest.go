@@ -121,10 +121,13 @@ func (c *core) cachesInfo() CachesInfo {
 
 // StageInfo is one stage of GET /api/job/{id}.
 type StageInfo struct {
-	ID        int        `json:"id"`
-	State     string     `json:"state"`
-	Inputs    []int      `json:"inputs"`
-	Final     bool       `json:"final"`
+	ID     int    `json:"id"`
+	State  string `json:"state"`
+	Inputs []int  `json:"inputs"`
+	Final  bool   `json:"final"`
+	// Whole: the stage runs as one task of all its partitions (exchanges
+	// in memory); its one task's partition is 0.
+	Whole     bool       `json:"whole,omitempty"`
 	Rollbacks int        `json:"rollbacks"`
 	Plan      string     `json:"plan"`
 	Tasks     []TaskInfo `json:"tasks"`
@@ -194,7 +197,7 @@ func (c *core) jobInfo(j *job, detail bool) JobInfo {
 		if s.resolved != nil {
 			plan = s.resolved
 		}
-		si := StageInfo{ID: s.id, State: s.state.String(), Inputs: s.inputs, Final: s.final, Rollbacks: s.rollbacks, Plan: physical.Indent(plan), Tasks: []TaskInfo{}}
+		si := StageInfo{ID: s.id, State: s.state.String(), Inputs: s.inputs, Final: s.final, Whole: s.whole, Rollbacks: s.rollbacks, Plan: physical.Indent(plan), Tasks: []TaskInfo{}}
 		for _, t := range s.tasks {
 			si.Tasks = append(si.Tasks, TaskInfo{Partition: t.partition, Attempt: t.attempt, Failures: t.failures, State: t.state.String(), Executor: t.executor, Error: t.lastErr})
 		}

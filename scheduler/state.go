@@ -66,6 +66,9 @@ type stage struct {
 	inputs    []int
 	consumers []int
 	final     bool
+	// whole: the stage runs as one task of all its partitions, exchanges in
+	// memory (stage.Stage.Whole); its one task has partition 0.
+	whole     bool
 	state     stageState
 	tasks     []*task
 	rollbacks int // times lost output was recomputed, against StageRetries
@@ -152,6 +155,7 @@ type plannedStage struct {
 	Plan   *physical.ShuffleWriter
 	Inputs []int
 	Final  bool
+	Whole  bool
 }
 
 // delayedCleanup removes stages of a finished job once due.

@@ -11,5 +11,11 @@
 // are independent: no task relies on another building a sibling partition.
 // See Split for the rules.
 //
+// A job that runs on one executor may instead be split with
+// Options.InMemory into one Whole stage: the plan keeps its in-memory
+// exchanges and runs as a single task of all its partitions, as the
+// single-node engine runs it; only the final writer's files (the result,
+// or a cache's pinned partitions) go to disk.
+//
 // stage imports physical and qerr only.
 package stage

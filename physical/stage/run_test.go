@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -254,4 +255,103 @@ func compareAnswer(schema *arrow.Schema, batches []arrow.RecordBatch, answer str
 		}
 	}
 	return nil
+}
+
+// TestTPCHWholeStage runs the 22 TPC-H queries as the single whole stage of
+// Options.InMemory, the way an executor runs it: every partition of the
+// stage in its own goroutine, sharing one TaskContext (not SinglePartition),
+// then reads the result files back.
+func TestTPCHWholeStage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the 22 TPC-H queries")
+	}
+	cat := tpchCatalog(t)
+	for q := 1; q <= 22; q++ {
+		t.Run(fmt.Sprintf("q%02d", q), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			c := &cluster{mem: mem, dirs: map[string]string{"e0": t.TempDir(), "client": t.TempDir()}}
+			pp := tpchPlan(t, cat, q)
+			g, err := stage.Split(fmt.Sprintf("q%02d", q), pp, stage.Options{InMemory: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := g.Final().Plan
+			tc := exec.NewTaskContext(mem, 0)
+			tc.WorkDir = c.dirs["e0"]
+			tc.ExecutorID = "e0"
+			tc.Fetcher = c
+			n := w.OutputPartitions()
+			parts := make([][]physical.PartitionLocation, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for p := range n {
+				wg.Go(func() { parts[p], errs[p] = runPartition(tc, w, p) })
+			}
+			wg.Wait()
+			locs := make([][]physical.PartitionLocation, w.OutputN())
+			for p := range n {
+				if errs[p] != nil {
+					t.Fatalf("partition %d: %v", p, errs[p])
+				}
+				for _, l := range parts[p] {
+					l.Executor.ID = "e0"
+					locs[l.OutputPartition] = append(locs[l.OutputPartition], l)
+				}
+			}
+			rd := &physical.ShuffleReader{StageID: 1, OutSchema: w.Input.Schema(), Locations: locs}
+			var res []arrow.RecordBatch
+			for p := range rd.OutputPartitions() {
+				res = append(res, c.drain(t, c.task("client"), rd, p)...)
+			}
+			defer func() {
+				for _, b := range res {
+					b.Release()
+				}
+			}()
+			want, err := os.ReadFile(filepath.Join(tpchDir, "answers", fmt.Sprintf("q%02d.csv", q)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := compareAnswer(pp.Schema(), res, string(want)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// runPartition runs map partition p of w in tc (from any goroutine) and
+// returns its locations (without executor).
+func runPartition(tc *exec.TaskContext, w *physical.ShuffleWriter, p int) (locs []physical.PartitionLocation, err error) {
+	ctx := context.Background()
+	op, err := exec.Build(tc, w, p)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := op.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if err := op.Open(ctx); err != nil {
+		return nil, err
+	}
+	for {
+		b, err := op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return locs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		cols := make([]*array.Int64, 4)
+		for i := range cols {
+			cols[i] = b.Column(i).(*array.Int64)
+		}
+		for r := range int(b.NumRows()) {
+			locs = append(locs, physical.PartitionLocation{JobID: w.JobID, StageID: w.StageID, OutputPartition: int(cols[0].Value(r)),
+				MapPartition: p, Rows: cols[1].Value(r), Batches: cols[2].Value(r), Bytes: cols[3].Value(r)})
+		}
+		b.Release()
+	}
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // Stage is one stage of a job: a plan rooted at a ShuffleWriter that runs as
-// Plan.OutputPartitions() independent tasks (task p runs map partition p).
+// Plan.OutputPartitions() independent tasks (task p runs map partition p),
+// or, when Whole, as one task that runs every partition.
 type Stage struct {
 	// ID is 1-based and unique in the job.
 	ID int
@@ -23,10 +24,23 @@ type Stage struct {
 	// Final marks the job's last stage: its output partitions are the
 	// query's result partitions.
 	Final bool
+	// Whole marks the single stage of a job split with Options.InMemory:
+	// its plan keeps the in-memory exchanges (Repartition, Coalesce,
+	// SortPreservingMerge, CollectLeft build sides shared by every probe
+	// partition), so it runs as ONE task that builds all of the plan's
+	// partitions in one exec.TaskContext (not SinglePartition), in
+	// parallel, and reports the files of every map partition it wrote.
+	Whole bool
 }
 
-// Tasks is the number of tasks (map partitions) of the stage.
-func (s *Stage) Tasks() int { return s.Plan.OutputPartitions() }
+// Tasks is the number of tasks of the stage: one per map partition, or
+// one for a Whole stage.
+func (s *Stage) Tasks() int {
+	if s.Whole {
+		return 1
+	}
+	return s.Plan.OutputPartitions()
+}
 
 // Graph is a job's stages in dependency order: every stage comes after the
 // stages it reads, and the final stage is last.
@@ -73,6 +87,9 @@ func (g *Graph) String() string {
 			ins[i] = fmt.Sprint(id)
 		}
 		fmt.Fprintf(&b, "\nstage %d: tasks=%d outputs=%d inputs=[%s]", s.ID, s.Tasks(), s.Plan.OutputN(), strings.Join(ins, ", "))
+		if s.Whole {
+			b.WriteString(" whole (one task runs every partition; exchanges in memory)")
+		}
 		if s.Final {
 			b.WriteString(" final")
 		}
@@ -89,6 +106,12 @@ type Options struct {
 	// PinFinal marks the final stage's writer Pinned: a cache
 	// materialization, whose files cleanup keeps.
 	PinFinal bool
+	// InMemory keeps every exchange in memory: the job is one Whole stage,
+	// the plan as the single-node engine runs it, ending in the final
+	// writer (pinned with PinFinal). Only a job that runs on one executor
+	// may be split so (DESIGN.md §5); between executors every exchange
+	// must be a stage boundary.
+	InMemory bool
 }
 
 var jobIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -122,6 +145,10 @@ var jobIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // partitions than p; partition counts carry no meaning in a result).
 // When the plan's root is itself a cut without keys (a Coalesce), the stage
 // it cuts off is the final stage. Stage ids are 1-based in dependency order.
+//
+// With opts.InMemory nothing is cut: the graph is one Whole stage (id 1,
+// final) whose writer's input is p unchanged, round-robin repartitions
+// included, since its partitions all run in one task and share exchanges.
 func Split(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 	if !jobIDRe.MatchString(jobID) {
 		return nil, qerr.Internalf("stage: job id %q must match %s", jobID, jobIDRe)
@@ -136,6 +163,9 @@ func Split(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 	case physical.CompressLZ4, physical.CompressZstd, physical.CompressNone:
 	default:
 		return nil, qerr.Planf("stage: shuffle compression %q is not one of lz4, zstd, none", opts.Compression)
+	}
+	if opts.InMemory {
+		return whole(jobID, p, opts)
 	}
 	s := &splitter{jobID: jobID, opts: opts}
 	root, err := s.visit(p)
@@ -159,6 +189,29 @@ func Split(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 	final.Final = true
 	final.Plan.Pinned = opts.PinFinal
 	return &Graph{JobID: jobID, Stages: s.stages}, nil
+}
+
+// whole makes the one-stage graph of Options.InMemory: p under the final
+// writer, a single writer if p has one partition, else passthrough.
+func whole(jobID string, p physical.Plan, opts Options) (*Graph, error) {
+	var bad physical.Plan
+	walk(p, func(n physical.Plan) {
+		switch n.(type) {
+		case *physical.ShuffleWriter, *physical.UnresolvedShuffle:
+			if bad == nil {
+				bad = n
+			}
+		}
+	})
+	if bad != nil {
+		return nil, qerr.Internalf("stage: split of job %s: the plan already contains %s", jobID, bad)
+	}
+	n := 0
+	if p.OutputPartitions() == 1 {
+		n = 1
+	}
+	w := &physical.ShuffleWriter{Input: p, JobID: jobID, StageID: 1, N: n, Compression: opts.Compression, Pinned: opts.PinFinal}
+	return &Graph{JobID: jobID, Stages: []*Stage{{ID: 1, Plan: w, Final: true, Whole: true}}}, nil
 }
 
 type splitter struct {

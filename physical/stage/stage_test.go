@@ -164,3 +164,64 @@ func checkGraph(t *testing.T, g *stage.Graph, p physical.Plan) {
 		t.Error("String does not mark the final stage")
 	}
 }
+
+// TestTPCHWholeStages compares the in-memory (Options.InMemory) graphs of
+// the 22 TPC-H queries with testdata/memory/qNN.golden: one whole final
+// stage over the unchanged plan.
+func TestTPCHWholeStages(t *testing.T) {
+	cat := tpchCatalog(t)
+	for q := 1; q <= 22; q++ {
+		t.Run(fmt.Sprintf("q%02d", q), func(t *testing.T) {
+			pp := tpchPlan(t, cat, q)
+			g, err := stage.Split("job1", pp, stage.Options{InMemory: true, PinFinal: q == 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g.Stages) != 1 {
+				t.Fatalf("%d stages, want 1", len(g.Stages))
+			}
+			s := g.Final()
+			if s.ID != 1 || !s.Final || !s.Whole || s.Tasks() != 1 || len(s.Inputs) != 0 || s.Plan.Pinned != (q == 1) {
+				t.Errorf("stage %+v", s)
+			}
+			if s.Plan.Input != pp || len(s.Plan.Keys) != 0 || s.Plan.OutputN() != pp.OutputPartitions() || s.Plan.Compression != physical.CompressLZ4 {
+				t.Errorf("writer %s over %d partitions, outputs %d; want the plan itself, passthrough or single", s.Plan, pp.OutputPartitions(), s.Plan.OutputN())
+			}
+			got := g.String()
+			path := filepath.Join("testdata", "memory", fmt.Sprintf("q%02d.golden", q))
+			if *rewrite {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -rewrite to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("stage graph differs from %s (run with -rewrite to update):\n%s", path, got)
+			}
+		})
+	}
+}
+
+func TestWholeRejectsStagedPlans(t *testing.T) {
+	cat := tpchCatalog(t)
+	g, err := stage.Split("job1", tpchPlan(t, cat, 3), stage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stage.Split("job2", g.Final().Plan, stage.Options{InMemory: true}); err == nil || !strings.Contains(err.Error(), "already contains") {
+		t.Fatalf("in-memory split of a staged plan: %v", err)
+	}
+	if _, err := stage.Split("bad/id", tpchPlan(t, cat, 1), stage.Options{InMemory: true}); err == nil {
+		t.Fatal("in-memory split accepted a bad job id")
+	}
+	if _, err := stage.Split("job3", tpchPlan(t, cat, 1), stage.Options{InMemory: true, Compression: "gzip"}); err == nil {
+		t.Fatal("in-memory split accepted a bad compression")
+	}
+}
