@@ -110,24 +110,34 @@ func TestFailedStatementsLeaveNoState(t *testing.T) {
 	}
 }
 
-// TestJobProgress: a query on the scheduler reports its stages and tasks.
+// TestJobProgress: a query on the scheduler reports its stages and tasks:
+// several with shuffles, one whole stage with in-memory exchanges.
 func TestJobProgress(t *testing.T) {
-	s := newTPCHSession(t)
-	ctx := context.Background()
-	df, err := s.SQL(ctx, "SELECT l_returnflag, count(*) FROM lineitem GROUP BY l_returnflag")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var last quiver.JobProgress
-	calls := 0
-	info := quiver.QueryInfo{OnProgress: func(p quiver.JobProgress) { last = p; calls++ }}
-	for _, err := range df.StreamInfo(ctx, &info) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if calls == 0 || last.StagesTotal < 2 || last.TasksTotal < 2 || info.JobID == "" {
-		t.Errorf("progress calls %d, last %+v, job %q", calls, last, info.JobID)
+	for _, c := range []struct {
+		mode      string
+		minStages int
+		minTasks  int
+		maxStages int
+	}{{"shuffle", 2, 2, 1 << 30}, {"auto", 1, 1, 1}} {
+		t.Run(c.mode, func(t *testing.T) {
+			s := newTPCHSession(t, quiver.WithExchangeMode(c.mode))
+			ctx := context.Background()
+			df, err := s.SQL(ctx, "SELECT l_returnflag, count(*) FROM lineitem GROUP BY l_returnflag")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var last quiver.JobProgress
+			calls := 0
+			info := quiver.QueryInfo{OnProgress: func(p quiver.JobProgress) { last = p; calls++ }}
+			for _, err := range df.StreamInfo(ctx, &info) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if calls == 0 || last.StagesTotal < c.minStages || last.StagesTotal > c.maxStages || last.TasksTotal < c.minTasks || info.JobID == "" {
+				t.Errorf("progress calls %d, last %+v, job %q", calls, last, info.JobID)
+			}
+		})
 	}
 }
 
