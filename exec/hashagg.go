@@ -162,8 +162,11 @@ func (h *hashAggregate) size() int64 {
 		n += h.table.memSize()
 	}
 	for _, a := range h.accs {
-		if d, ok := a.(*distinctAcc); ok {
+		switch d := a.(type) {
+		case *distinctAcc:
 			n += d.table.memSize()
+		case *distinctIntAcc:
+			n += d.memSize()
 		}
 	}
 	return n
@@ -197,6 +200,11 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 	worst := int64(n)*(h.perGroup+4) + int64(n)*64*int64(len(h.accs))
 	if h.table != nil {
 		worst += h.table.worstCase(keys, n)
+	}
+	for _, a := range h.accs {
+		if d, ok := a.(*distinctIntAcc); ok {
+			worst += d.worstCase(n)
+		}
 	}
 	if err := h.reserveTo(h.size() + worst); err != nil {
 		return err

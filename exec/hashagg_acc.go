@@ -78,6 +78,9 @@ func newAccumulator(a physical.AggregateExpr, argType arrow.DataType, mode physi
 		if a.Func == physical.AggMin || a.Func == physical.AggMax {
 			return acc, nil // DISTINCT changes nothing
 		}
+		if distinctIntType(argType) {
+			return newDistinctIntAcc(acc, mem), nil
+		}
 		t, err := newHashTable([]arrow.DataType{arrow.PrimitiveTypes.Uint32, argType})
 		if err != nil {
 			return nil, err

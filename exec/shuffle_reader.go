@@ -44,8 +44,9 @@ type locationReader struct {
 	next   int // index of the location to open next
 
 	// the open location: a local file or a fetch
-	cur    int // index of the open location, -1 if none
-	file   *os.File
+	cur    int      // index of the open location, -1 if none
+	path   string   // the open local file's path
+	file   *os.File // the open local file, nil when it is mapped
 	stream *ipc.Reader
 	remote Operator
 	closed bool
@@ -127,17 +128,29 @@ func (r *locationReader) open(ctx context.Context) error {
 	if err != nil {
 		return qerr.IOf("exec: %s: cannot open shuffle file %s: %w", r.what, path, err)
 	}
-	s, err := ipc.NewReader(f, ipc.WithAllocator(r.tc.Mem))
+	// Mapped when possible (see shuffle_mapped.go): the file is then closed
+	// at once and the stream reads the mapping; else the stream reads f.
+	s, mapped, err := openMappedStream(f, r.tc.Mem)
+	if mapped {
+		f.Close() // read only; the mapping stays valid
+		f = nil
+	} else {
+		s, err = ipc.NewReader(f, ipc.WithAllocator(r.tc.Mem))
+	}
 	if err != nil {
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 		return qerr.IOf("exec: %s: shuffle file %s is not an arrow ipc stream: %w", r.what, path, err)
 	}
 	if err := r.checkSchema(s.Schema()); err != nil {
 		s.Release()
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 		return err
 	}
-	r.file, r.stream = f, s
+	r.path, r.file, r.stream = path, f, s
 	return nil
 }
 
@@ -148,7 +161,7 @@ func (r *locationReader) read(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	if !r.stream.Next() {
 		if err := r.stream.Err(); err != nil && !errors.Is(err, io.EOF) {
-			return nil, qerr.IOf("exec: %s: cannot read shuffle file %s: %w", r.what, r.file.Name(), err)
+			return nil, qerr.IOf("exec: %s: cannot read shuffle file %s: %w", r.what, r.path, err)
 		}
 		return nil, io.EOF
 	}

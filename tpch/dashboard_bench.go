@@ -48,6 +48,9 @@ func (r *DashboardResult) Print(w io.Writer) {
 // dashboard query over the plain view (after one warm-up, median of
 // opts.Iterations), then CACHE TABLE sales (timed: the build), then each
 // query again over the cache. The two runs' results must agree.
+// opts.Queries, if set, selects dashboard queries by number (1 is d01);
+// opts.OnTimed brackets the runs over the cache only (a CPU profile of the
+// read-back, not of the view or the build).
 func RunDashboard(ctx context.Context, opts BenchOptions) (*DashboardResult, error) {
 	if opts.Iterations <= 0 {
 		opts.Iterations = 3
@@ -62,6 +65,16 @@ func RunDashboard(ctx context.Context, opts BenchOptions) (*DashboardResult, err
 	queries, err := DashboardQueries()
 	if err != nil {
 		return nil, err
+	}
+	if len(opts.Queries) > 0 {
+		var sel []DashboardQuery
+		for _, n := range opts.Queries {
+			if n < 1 || n > len(queries) {
+				return nil, qerr.Planf("bench: --mode cached has dashboard queries 1 to %d, not %d", len(queries), n)
+			}
+			sel = append(sel, queries[n-1])
+		}
+		queries = sel
 	}
 	var sopts []quiver.Option
 	if opts.TargetPartitions > 0 {
@@ -105,6 +118,10 @@ func RunDashboard(ctx context.Context, opts BenchOptions) (*DashboardResult, err
 				res.CacheBytes, res.CacheRows = c.Bytes, c.Rows
 			}
 		}
+	}
+	if opts.OnTimed != nil {
+		opts.OnTimed(true)
+		defer opts.OnTimed(false)
 	}
 	for i, q := range queries {
 		med, _, text, err := timeQuery(ctx, s, q.SQL, opts.Iterations)

@@ -99,3 +99,22 @@ func BenchmarkLikeInfix(b *testing.B) {
 func BenchmarkLikeSequence(b *testing.B) {
 	runBench(b, &physical.Like{Expr: col(3, "comment", tStr), Pattern: lit(tStr, "%special%requests%")})
 }
+
+// CASE WHEN l_quantity <= 10 THEN '01-10' WHEN ... ELSE '41-50' END (the
+// dashboard's quantity bands: string constants).
+func BenchmarkCaseStringBands(b *testing.B) {
+	qty := col(2, "qty", tI64)
+	le := func(v int64) physical.Expr { return bin(physical.OpLtEq, qty, lit(tI64, v), tBool) }
+	runBench(b, &physical.Case{Whens: []physical.When{
+		{Cond: le(250), Then: lit(tStr, "01-10")},
+		{Cond: le(500), Then: lit(tStr, "11-25")},
+		{Cond: le(750), Then: lit(tStr, "26-40")},
+	}, Else: lit(tStr, "41-50"), Type: tStr})
+}
+
+// CASE WHEN flag THEN price ELSE 0 END (a decimal column or a constant).
+func BenchmarkCaseDecimalColumn(b *testing.B) {
+	runBench(b, &physical.Case{Whens: []physical.When{
+		{Cond: bin(physical.OpLt, col(2, "qty", tI64), lit(tI64, int64(333)), tBool), Then: col(0, "price", tDec(15, 2))},
+	}, Else: lit(tDec(15, 2), decimal128.FromI64(0)), Type: tDec(15, 2)})
+}

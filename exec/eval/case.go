@@ -20,7 +20,8 @@ type caseNode struct {
 	thens []node
 	els   node // nil: NULL
 	typ   arrow.DataType
-	used  []int // columns the expression references, gathered for sub-batches
+	used  []int        // columns the expression references, gathered for sub-batches
+	fast  []caseBranch // the THENs and the ELSE for the fast path (case_fast.go); nil: none
 }
 
 func compileCase(e *physical.Case) (node, error) {
@@ -69,10 +70,25 @@ func compileCase(e *physical.Case) (node, error) {
 		}
 		c.els = en
 	}
+	c.compileFast(e)
 	return c, nil
 }
 
-func (c *caseNode) eval(ctx context.Context, mem memory.Allocator, in *input) (out arrow.Array, err error) {
+func (c *caseNode) eval(ctx context.Context, mem memory.Allocator, in *input) (arrow.Array, error) {
+	if c.fast != nil && in.n > 0 {
+		if out, ok := c.evalFast(ctx, mem, in); ok {
+			return out, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return c.evalExact(ctx, mem, in)
+}
+
+// evalExact evaluates each WHEN only on the rows no earlier WHEN took and
+// each branch only on its rows.
+func (c *caseNode) evalExact(ctx context.Context, mem memory.Allocator, in *input) (out arrow.Array, err error) {
 	n := in.n
 	var pieces []arrow.Array
 	defer func() {

@@ -107,6 +107,20 @@ func TestEvalTable(t *testing.T) {
 		{"case guards division by zero", &physical.Case{Whens: []physical.When{
 			{Cond: bin(physical.OpNotEq, cI, lit(tI64, int64(0)), tBool), Then: bin(physical.OpDiv, lit(tI64, int64(100)), cI, tI64)},
 		}, Else: lit(tI64, int64(-1)), Type: tI64}, "100|-50|-1|10|-1"},
+		{"case string columns, first when wins", &physical.Case{Whens: []physical.When{
+			{Cond: bin(physical.OpGt, cI, lit(tI64, int64(0)), tBool), Then: cS},
+			{Cond: bin(physical.OpLt, cI, lit(tI64, int64(5)), tBool), Then: lit(tStr, "low")},
+		}, Type: tStr}, "'apple'|'low'|NULL|'cherry pie'|'low'"},
+		{"case overlapping whens, column else", &physical.Case{Whens: []physical.When{
+			{Cond: bin(physical.OpGtEq, cI, lit(tI64, int64(0)), tBool), Then: lit(tI64, int64(1))},
+			{Cond: bin(physical.OpGtEq, cI, lit(tI64, int64(1)), tBool), Then: lit(tI64, int64(2))},
+		}, Else: cI, Type: tI64}, "1|-2|NULL|1|1"},
+		{"case date column or literal", &physical.Case{Whens: []physical.When{
+			{Cond: cB, Then: cDt},
+		}, Else: lit(tDate, arrow.Date32(date("1999-01-01"))), Type: tDate}, "1994-01-31|1999-01-01|1999-01-01|2000-02-29|1999-01-01"},
+		{"case null then", &physical.Case{Whens: []physical.When{
+			{Cond: cB, Then: lit(tNull, nil)},
+		}, Else: cD, Type: tDec(5, 2)}, "NULL|2.50|NULL|NULL|0.00"},
 		{"case decimal branches", &physical.Case{Whens: []physical.When{
 			{Cond: bin(physical.OpLt, cD, lit(tDec(1, 0), dec("2", 0)), tBool), Then: bin(physical.OpMul, cD, lit(tDec(2, 1), dec("2.0", 1)), tDec(13, 3))},
 		}, Else: lit(tDec(13, 3), dec("0", 3)), Type: tDec(13, 3)}, "2.500|0.000|0.000|-7.500|0.000"},
@@ -311,6 +325,8 @@ func TestSlicedInput(t *testing.T) {
 		fn("upper", tStr, cS),
 		&physical.Like{Expr: cS, Pattern: lit(tStr, "%e%")},
 		&physical.Case{Whens: []physical.When{{Cond: cB, Then: cI}}, Else: lit(tI64, int64(0)), Type: tI64},
+		&physical.Case{Whens: []physical.When{{Cond: cB, Then: cS}}, Else: lit(tStr, "none"), Type: tStr},
+		&physical.Case{Whens: []physical.When{{Cond: bin(physical.OpEq, cS, lit(tStr, "banana"), tBool), Then: cD}}, Else: cE, Type: tDec(5, 2)},
 	}
 	for _, e := range exprs {
 		full, err := evalString(t, mem, rec, e)
@@ -418,5 +434,26 @@ func TestLikeMatcher(t *testing.T) {
 		if got := compilePattern(c.pat, false).match([]byte(c.s)); got != c.want {
 			t.Errorf("%q LIKE %q = %v, want %v", c.s, c.pat, got, c.want)
 		}
+	}
+}
+
+// CASE takes its fast path for the result types it has a gather loop for.
+func TestCaseFastPathChosen(t *testing.T) {
+	for _, typ := range []arrow.DataType{tI64, tI32, tDate, tF64, tDec(5, 2), tStr} {
+		e := &physical.Case{Whens: []physical.When{{Cond: cB, Then: lit(typ, nil)}}, Type: typ}
+		n, err := compileCase(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.(*caseNode).fast == nil {
+			t.Errorf("CASE of %s: no fast path", typ)
+		}
+	}
+	n, err := compileCase(&physical.Case{Whens: []physical.When{{Cond: cB, Then: cB}}, Type: tBool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.(*caseNode).fast != nil {
+		t.Errorf("CASE of bool: a fast path without a gather loop")
 	}
 }

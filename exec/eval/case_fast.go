@@ -1,0 +1,312 @@
+package eval
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/physical"
+)
+
+// The fast path of CASE: evaluate every WHEN and every (needed) branch
+// over the whole batch, pick each row's branch (the first WHEN that is
+// TRUE, else ELSE) into a byte per row, and gather the result with one
+// typed loop, constants taken as scalars. No sub-batches, no Take, no
+// Concatenate.
+//
+// It evaluates WHENs and branches on rows the CASE's semantics would not
+// evaluate them on, which is harmless unless one fails there (a division
+// by zero guarded by an earlier WHEN): any error sends the batch down the
+// exact path (caseNode.evalExact), which then reports only the errors the
+// semantics allow. Errors have no side effects, so this changes no result.
+
+// caseBranch is a THEN or the ELSE as the fast path holds it: a constant
+// (lit), or a node evaluated over the batch.
+type caseBranch struct {
+	n   node
+	lit *litVal
+}
+
+// caseFastType reports whether the fast path has a gather loop for t.
+func caseFastType(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.DATE32,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.STRING:
+		return true
+	}
+	return false
+}
+
+// compileFast prepares the fast path, if the result type has one; the
+// branches' nodes are those compileCase built (already cast to c.typ).
+func (c *caseNode) compileFast(e *physical.Case) {
+	if !caseFastType(c.typ) || len(c.conds) >= 255 {
+		return
+	}
+	exprs := make([]physical.Expr, 0, len(e.Whens)+1)
+	for _, w := range e.Whens {
+		exprs = append(exprs, w.Then)
+	}
+	exprs = append(exprs, e.Else)
+	nodes := append(append([]node(nil), c.thens...), c.els)
+	br := make([]caseBranch, len(nodes))
+	for i, n := range nodes {
+		switch {
+		case n == nil || exprs[i] == nil || exprs[i].DataType().ID() == arrow.NULL:
+			br[i].lit = &litVal{typ: c.typ, null: true}
+		case !hasColumn(exprs[i]):
+			if lv, ok := foldConst(n, c.typ); ok {
+				br[i].lit = &lv
+			} else {
+				br[i].n = n
+			}
+		default:
+			br[i].n = n
+		}
+	}
+	c.fast = br
+}
+
+// evalFast returns ok == false when the batch must take the exact path.
+func (c *caseNode) evalFast(ctx context.Context, mem memory.Allocator, in *input) (out arrow.Array, ok bool) {
+	n := in.n
+	k := len(c.conds)
+	choice := make([]uint8, n)
+	for i := range choice {
+		choice[i] = uint8(k)
+	}
+	// Last WHEN first, so the first TRUE one wins.
+	for w := k - 1; w >= 0; w-- {
+		ca, err := c.conds[w].eval(ctx, mem, in)
+		if err != nil {
+			return nil, false
+		}
+		if ca.DataType().ID() == arrow.NULL || ca.NullN() == ca.Len() {
+			ca.Release()
+			continue
+		}
+		vals, valid := boolParts(ca)
+		markTrue(choice, vals, valid, uint8(w))
+		ca.Release()
+	}
+	var used [256]bool
+	for _, ch := range choice {
+		used[ch] = true
+	}
+	arrs := make([]arrow.Array, len(c.fast))
+	defer func() {
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for i, b := range c.fast {
+		if b.lit != nil || !used[i] {
+			continue
+		}
+		a, err := b.n.eval(ctx, mem, in)
+		if err != nil {
+			return nil, false
+		}
+		arrs[i] = a
+		if a.Len() != n || (a.DataType().ID() != arrow.NULL && a.DataType().ID() != c.typ.ID()) {
+			return nil, false
+		}
+		if _, isStr := a.(*array.String); c.typ.ID() == arrow.STRING && a.DataType().ID() != arrow.NULL && !isStr {
+			return nil, false
+		}
+	}
+	switch c.typ.ID() {
+	case arrow.INT8:
+		return gatherCase(mem, c, choice, arrs, func(l *litVal) int8 { return int8(l.i64) }), true
+	case arrow.INT16:
+		return gatherCase(mem, c, choice, arrs, func(l *litVal) int16 { return int16(l.i64) }), true
+	case arrow.INT32, arrow.DATE32:
+		return gatherCase(mem, c, choice, arrs, func(l *litVal) int32 { return int32(l.i64) }), true
+	case arrow.INT64:
+		return gatherCase(mem, c, choice, arrs, func(l *litVal) int64 { return l.i64 }), true
+	case arrow.FLOAT32:
+		return gatherCase(mem, c, choice, arrs, func(l *litVal) float32 { return float32(l.f64) }), true
+	case arrow.FLOAT64:
+		return gatherCase(mem, c, choice, arrs, func(l *litVal) float64 { return l.f64 }), true
+	case arrow.DECIMAL128:
+		return gatherCase(mem, c, choice, arrs, func(l *litVal) decimal128.Num { return l.dec }), true
+	case arrow.STRING:
+		return gatherCaseStrings(mem, c, choice, arrs), true
+	}
+	return nil, false
+}
+
+// markTrue sets choice[i] = w where the boolean (vals, valid) is TRUE.
+func markTrue(choice []uint8, vals, valid []byte, w uint8) {
+	n := len(choice)
+	for bi, v := range vals {
+		if valid != nil {
+			v &= valid[bi]
+		}
+		if v == 0 {
+			continue
+		}
+		base := bi * 8
+		for j := 0; j < 8 && base+j < n; j++ {
+			if v&(1<<j) != 0 {
+				choice[base+j] = w
+			}
+		}
+	}
+}
+
+// caseSrc is one branch's data for a gather loop.
+type caseSrc[T any] struct {
+	scalar   bool
+	null     bool // a NULL constant, or a Null-typed array
+	v        T    // the constant
+	vals     []T
+	valid    []byte // nil: no nulls
+	validOff int
+}
+
+func caseSources[T arrow.FixedWidthType](c *caseNode, arrs []arrow.Array, conv func(*litVal) T) ([]caseSrc[T], bool) {
+	srcs := make([]caseSrc[T], len(c.fast))
+	mayNull := false
+	for i, b := range c.fast {
+		s := &srcs[i]
+		switch {
+		case b.lit != nil:
+			s.scalar, s.null = true, b.lit.null
+			if !s.null {
+				s.v = conv(b.lit)
+			}
+		case arrs[i] == nil: // no row takes it
+			s.scalar, s.null = true, true
+		case arrs[i].DataType().ID() == arrow.NULL:
+			s.scalar, s.null = true, true
+		default:
+			s.vals = values[T](arrs[i])
+			s.valid, s.validOff = validityBits(arrs[i])
+		}
+		if s.null || s.valid != nil {
+			mayNull = true
+		}
+	}
+	return srcs, mayNull
+}
+
+// gatherCase builds the fixed-width result: row i from branch choice[i].
+func gatherCase[T arrow.FixedWidthType](mem memory.Allocator, c *caseNode, choice []uint8, arrs []arrow.Array, conv func(*litVal) T) arrow.Array {
+	n := len(choice)
+	srcs, mayNull := caseSources(c, arrs, conv)
+	vbuf, out := newFixed[T](mem, n)
+	defer vbuf.Release()
+	for i, ch := range choice {
+		s := &srcs[ch]
+		if s.scalar {
+			out[i] = s.v
+		} else {
+			out[i] = s.vals[i]
+		}
+	}
+	var valid *memory.Buffer
+	if mayNull {
+		valid = caseValidity(mem, choice, func(ch uint8) (bool, []byte, int) {
+			s := &srcs[ch]
+			return s.null, s.valid, s.validOff
+		})
+		defer valid.Release()
+	}
+	return makeArray(c.typ, n, valid, vbuf)
+}
+
+// caseValidity builds the result's validity: row i is valid when its
+// branch is not a NULL constant and is valid at row i.
+func caseValidity(mem memory.Allocator, choice []uint8, src func(uint8) (null bool, valid []byte, off int)) *memory.Buffer {
+	n := len(choice)
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	bm := buf.Bytes()
+	clear(bm)
+	for i, ch := range choice {
+		null, valid, off := src(ch)
+		ok := !null && (valid == nil || bitutil.BitIsSet(valid, off+i))
+		if ok {
+			bm[i>>3] |= 1 << (uint(i) & 7)
+		}
+	}
+	return buf
+}
+
+// gatherCaseStrings builds the Utf8 result: row i from branch choice[i].
+func gatherCaseStrings(mem memory.Allocator, c *caseNode, choice []uint8, arrs []arrow.Array) arrow.Array {
+	n := len(choice)
+	type src struct {
+		scalar   bool
+		null     bool
+		s        string
+		offs     []int32
+		data     []byte
+		valid    []byte
+		validOff int
+	}
+	srcs := make([]src, len(c.fast))
+	mayNull := false
+	for i, b := range c.fast {
+		s := &srcs[i]
+		switch {
+		case b.lit != nil:
+			s.scalar, s.null, s.s = true, b.lit.null, b.lit.s
+		case arrs[i] == nil || arrs[i].DataType().ID() == arrow.NULL:
+			s.scalar, s.null = true, true
+		default:
+			s.offs, s.data = strParts(arrs[i].(*array.String)) // evalFast checked the type
+			s.valid, s.validOff = validityBits(arrs[i])
+		}
+		if s.null || s.valid != nil {
+			mayNull = true
+		}
+	}
+	total := 0
+	for i, ch := range choice {
+		s := &srcs[ch]
+		if s.scalar {
+			total += len(s.s)
+		} else {
+			total += int(s.offs[i+1] - s.offs[i])
+		}
+	}
+	obuf, offs := newFixed[int32](mem, n+1)
+	defer obuf.Release()
+	dbuf := memory.NewResizableBuffer(mem)
+	defer dbuf.Release()
+	dbuf.Resize(total)
+	data := dbuf.Bytes()
+	pos := 0
+	for i, ch := range choice {
+		offs[i] = int32(pos)
+		s := &srcs[ch]
+		if s.scalar {
+			pos += copy(data[pos:], s.s)
+		} else {
+			pos += copy(data[pos:], s.data[s.offs[i]:s.offs[i+1]])
+		}
+	}
+	offs[n] = int32(pos)
+	var valid *memory.Buffer
+	if mayNull {
+		valid = caseValidity(mem, choice, func(ch uint8) (bool, []byte, int) {
+			s := &srcs[ch]
+			return s.null, s.valid, s.validOff
+		})
+		defer valid.Release()
+	}
+	nulls := 0
+	if valid != nil {
+		nulls = array.UnknownNullCount
+	}
+	d := array.NewData(c.typ, n, []*memory.Buffer{valid, obuf, dbuf}, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}

@@ -1,0 +1,189 @@
+package exec
+
+import (
+	"context"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// distinctIntAcc is DISTINCT over an integer-like argument (Int8..Int64,
+// Uint8..Uint32, Date32): like distinctAcc it feeds inner only the first
+// occurrence of each (group, value) pair, but keeps the pairs in a flat
+// open-addressing set of (value, group) slots compared in place — one slot
+// touched per probe, no key columns, no candidate rounds — and skips a row
+// equal to the row before it (same group, same value) without probing:
+// cached and joined data often holds runs of one key (an order's line
+// items), which this makes nearly free. Other types (strings, decimals,
+// Uint64, ...) use distinctAcc.
+type distinctIntAcc struct {
+	inner accumulator
+	mem   memory.Allocator
+	slots []distinctSlot // len is a power of two, at most half full
+	shift uint           // 64 - log2(len(slots))
+	n     int            // pairs in the set
+	vals  []int64        // scratch: the batch's values widened
+	rows  []int32        // scratch: rows with a new pair
+	grps  []uint32       // scratch: their groups
+}
+
+// distinctSlot holds one (value, group) pair; used is 0 for an empty slot.
+type distinctSlot struct {
+	val  int64
+	grp  uint32
+	used uint32
+}
+
+// distinctIntType reports whether distinctIntAcc handles arguments of dt.
+func distinctIntType(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.DATE32:
+		return true
+	}
+	return false
+}
+
+func newDistinctIntAcc(inner accumulator, mem memory.Allocator) *distinctIntAcc {
+	return &distinctIntAcc{inner: inner, mem: mem, slots: make([]distinctSlot, initialSlots), shift: 64 - 4}
+}
+
+func (d *distinctIntAcc) resize(n int)         { d.inner.resize(n) }
+func (d *distinctIntAcc) bytesPerGroup() int64 { return d.inner.bytesPerGroup() }
+
+// memSize is the set's bytes, for memory accounting.
+func (d *distinctIntAcc) memSize() int64 { return int64(len(d.slots)) * 16 }
+
+// worstCase bounds the bytes adding n rows can add to the set.
+func (d *distinctIntAcc) worstCase(n int) int64 {
+	grow := int64(0)
+	for c := len(d.slots); (d.n+n)*2 > c; c *= 2 {
+		grow += int64(c) * 2 * 16
+	}
+	return grow
+}
+
+func (d *distinctIntAcc) merge([]uint32, []arrow.Array) error {
+	return qerr.Internalf("exec/hashagg: DISTINCT aggregates run in single mode, never merge")
+}
+func (d *distinctIntAcc) final(m *arrayMaker, start, end int) arrow.Array {
+	return d.inner.final(m, start, end)
+}
+func (d *distinctIntAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+	return d.inner.state(m, start, end)
+}
+
+// widen copies arg's values into d.vals as int64: one type switch per batch.
+func (d *distinctIntAcc) widen(arg arrow.Array) bool {
+	n := arg.Len()
+	d.vals = growSlice(d.vals[:0], n)[:n]
+	switch a := arg.(type) {
+	case *array.Int8:
+		widenInto(d.vals, a.Int8Values())
+	case *array.Int16:
+		widenInto(d.vals, a.Int16Values())
+	case *array.Int32:
+		widenInto(d.vals, a.Int32Values())
+	case *array.Int64:
+		copy(d.vals, a.Int64Values())
+	case *array.Uint8:
+		widenInto(d.vals, a.Uint8Values())
+	case *array.Uint16:
+		widenInto(d.vals, a.Uint16Values())
+	case *array.Uint32:
+		widenInto(d.vals, a.Uint32Values())
+	case *array.Date32:
+		widenInto(d.vals, a.Date32Values())
+	default:
+		return false
+	}
+	return true
+}
+
+func widenInto[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32](dst []int64, src []T) {
+	for i, v := range src {
+		dst[i] = int64(v)
+	}
+}
+
+func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.Array) error {
+	if allNull(arg) {
+		return nil
+	}
+	if !d.widen(arg) {
+		return qerr.Internalf("exec/hashagg: DISTINCT over %s reached the integer set", arg.DataType())
+	}
+	n := arg.Len()
+	if need := slotsFor(d.n + n); need > len(d.slots) {
+		d.grow(need)
+	}
+	valid, off := validBits(arg)
+	vals := d.vals[:n]
+	d.rows, d.grps = d.rows[:0], d.grps[:0]
+	slots, shift, mask := d.slots, d.shift, uint64(len(d.slots)-1)
+	prevOK := false // the row before is a valid (group, value) just seen
+	var prevVal int64
+	var prevGrp uint32
+	for i := 0; i < n; i++ {
+		if valid != nil && !bitutil.BitIsSet(valid, off+i) {
+			prevOK = false
+			continue
+		}
+		v, g := vals[i], groups[i]
+		if prevOK && v == prevVal && g == prevGrp {
+			continue // a run of one pair: already in the set
+		}
+		prevOK, prevVal, prevGrp = true, v, g
+		s := distinctHash(v, g) >> shift
+		for {
+			sl := &slots[s]
+			if sl.used == 0 {
+				*sl = distinctSlot{val: v, grp: g, used: 1}
+				d.n++
+				d.rows = append(d.rows, int32(i))
+				d.grps = append(d.grps, g)
+				break
+			}
+			if sl.val == v && sl.grp == g {
+				break
+			}
+			s = (s + 1) & mask
+		}
+	}
+	if len(d.rows) == 0 {
+		return nil
+	}
+	first, ok := gather(d.mem, arg, d.rows)
+	if !ok {
+		return qerr.Internalf("exec/hashagg: DISTINCT cannot gather values of %s", arg.DataType())
+	}
+	defer first.Release()
+	return d.inner.update(ctx, d.grps, first)
+}
+
+// distinctHash mixes a (value, group) pair; its HIGH bits pick the slot.
+func distinctHash(v int64, g uint32) uint64 {
+	return fmix64(uint64(v)*hashPrime + uint64(g))
+}
+
+// grow rehashes the set into c slots.
+func (d *distinctIntAcc) grow(c int) {
+	old := d.slots
+	d.slots = make([]distinctSlot, c)
+	d.shift = uint(64 - bits.TrailingZeros(uint(c)))
+	mask := uint64(c - 1)
+	for _, sl := range old {
+		if sl.used == 0 {
+			continue
+		}
+		s := distinctHash(sl.val, sl.grp) >> d.shift
+		for d.slots[s].used != 0 {
+			s = (s + 1) & mask
+		}
+		d.slots[s] = sl
+	}
+}

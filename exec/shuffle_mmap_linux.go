@@ -1,0 +1,27 @@
+//go:build linux
+
+package exec
+
+import (
+	"os"
+	"syscall"
+)
+
+// mapFile maps all of f private and copy-on-write, its pages populated up
+// front (the whole file is about to be read). It returns nil data for an
+// empty file. The mapping outlives f.
+func mapFile(f *os.File) ([]byte, func([]byte) error, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	size := fi.Size()
+	if size <= 0 || int64(int(size)) != size {
+		return nil, nil, nil
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_POPULATE)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, syscall.Munmap, nil
+}
