@@ -7,9 +7,10 @@ import (
 	"syscall"
 )
 
-// mapFile maps all of f private and copy-on-write, its pages populated up
-// front (the whole file is about to be read). It returns nil data for an
-// empty file. The mapping outlives f.
+// mapFile maps all of f private and copy-on-write. Pages are faulted in
+// as they are read, so the columns a query does not use are never read
+// (with MAP_POPULATE every query paid for the whole file). It returns nil
+// data for an empty file. The mapping outlives f.
 func mapFile(f *os.File) ([]byte, func([]byte) error, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -19,7 +20,7 @@ func mapFile(f *os.File) ([]byte, func([]byte) error, error) {
 	if size <= 0 || int64(int(size)) != size {
 		return nil, nil, nil
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_POPULATE)
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE)
 	if err != nil {
 		return nil, nil, err
 	}

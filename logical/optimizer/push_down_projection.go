@@ -13,7 +13,8 @@ package optimizer
 // node may keep more columns than needed; parents still resolve theirs. The
 // root's schema never changes. It must NOT shrink a Union's inputs (they must
 // stay aligned), or push requirements into a Cache's input from outside (the
-// input is pruned as its own tree, keeping all its columns).
+// input is pruned as its own tree, keeping all its columns); the columns
+// needed of a Cache are selected by a Projection right above it instead.
 
 import (
 	"context"
@@ -118,7 +119,13 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 		if len(list) == 0 {
 			list = n.List[:1]
 		}
-		in, err := prune(n.Input, need(n.Input.Schema(), nil, list...))
+		inNeed := need(n.Input.Schema(), nil, list...)
+		if _, ok := n.Input.(*logical.Cache); ok && onlyColumns(n.List) {
+			// Already the column selection cacheColumns puts above a
+			// cache (or one like it): wrapping again would never end.
+			inNeed = allCols(n.Input)
+		}
+		in, err := prune(n.Input, inNeed)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +205,11 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return n.WithChildren([]logical.Plan{in})
+		c, err := n.WithChildren([]logical.Plan{in})
+		if err != nil {
+			return nil, err
+		}
+		return cacheColumns(c, needed)
 	}
 	// Union, Values, EmptyRelation: keep every column, prune inside each input on its own.
 	ch := p.Children()
@@ -214,6 +225,43 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 		nc[i] = x
 	}
 	return p.WithChildren(nc)
+}
+
+// cacheColumns selects the needed columns of a cache right above it, so
+// that the operators between the read-back and their user carry only those
+// (a cached dataset is often wide and a query reads a few of its columns).
+// The cache's own schema, and so its identity, stays whole. It leaves c
+// alone when every column is needed or a name is ambiguous.
+func cacheColumns(c logical.Plan, needed []bool) (logical.Plan, error) {
+	if allTrue(needed) {
+		return c, nil
+	}
+	s := c.Schema()
+	var list []logical.Expr
+	for i, ok := range needed {
+		if !ok {
+			continue
+		}
+		f := s.Field(i)
+		if j, err := s.IndexOf(f.Qualifier, f.Name); err != nil || j != i {
+			return c, nil
+		}
+		list = append(list, &logical.Column{Qualifier: f.Qualifier, Name: f.Name})
+	}
+	if len(list) == 0 {
+		list = append(list, &logical.Column{Qualifier: s.Field(0).Qualifier, Name: s.Field(0).Name})
+	}
+	return logical.NewProjection(c, list)
+}
+
+// onlyColumns reports whether every expression is a plain column reference.
+func onlyColumns(es []logical.Expr) bool {
+	for _, e := range es {
+		if _, ok := e.(*logical.Column); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // needResolvable adds the columns of exprs that resolve in s.

@@ -1,6 +1,7 @@
 package optimizer
 
 import (
+	"context"
 	"testing"
 
 	"github.com/quiverdb/quiver/logical"
@@ -164,7 +165,26 @@ func TestPushDownProjection(t *testing.T) {
 		{"cache input keeps its columns", func() logical.Plan {
 			return project(&logical.Cache{CacheID: "c1", Input: scan(tblT, "t")}, col("t.a"))
 		}},
+		{"columns needed of a cache are selected above it", cacheFilterAgg},
 	})
+}
+
+func cacheFilterAgg() logical.Plan {
+	c := &logical.Cache{CacheID: "c1", Input: scan(tblT, "t")}
+	f := filter(c, bin(logical.OpGt, col("t.d"), date("1995-01-01")))
+	return must(logical.NewAggregate(f, []logical.Expr{col("t.c")}, []logical.Expr{&logical.AggExpr{Func: logical.AggSum, Args: []logical.Expr{col("t.a")}}}))
+}
+
+// TestPushDownProjectionCacheFixpoint: the selection above a cache is made
+// once; the rule applied again changes nothing.
+func TestPushDownProjectionCacheFixpoint(t *testing.T) {
+	p, changed, err := PushDownProjection{}.Rewrite(context.Background(), cacheFilterAgg())
+	if err != nil || !changed {
+		t.Fatalf("first pass: changed %v, err %v", changed, err)
+	}
+	if _, changed, err := (PushDownProjection{}).Rewrite(context.Background(), p); err != nil || changed {
+		t.Fatalf("second pass changed the plan (err %v):\n%s", err, logical.Indent(p))
+	}
 }
 
 func TestPushDownLimit(t *testing.T) {
