@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/catalog"
+	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -25,11 +26,25 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	batches, err := df.Collect(ctx)
-	if err != nil {
-		return qerr.Execf("load into memory %q: %w", name, err)
+	// The rows move outside the Go heap (exec.OffHeapAllocator) batch by
+	// batch as they arrive: a gigabyte of tables on the heap would make the
+	// collector let garbage grow by as much again before each cycle, and
+	// copying as they stream keeps only one batch on the heap at a time.
+	offHeap := exec.NewOffHeapAllocator()
+	var batches []arrow.RecordBatch
+	release := func() {
+		for _, b := range batches {
+			b.Release()
+		}
 	}
-	// The catalog takes over the one reference Collect gave us on each batch.
+	for b, err := range df.Stream(ctx) {
+		if err != nil {
+			release()
+			return qerr.Execf("load into memory %q: %w", name, err)
+		}
+		batches = append(batches, exec.CopyBatch(offHeap, b))
+	}
+	// The catalog takes over the one reference of each copy.
 	n := max(1, s.snapshot().targetPartitions)
 	parts := make([][]arrow.RecordBatch, n)
 	var rows int64
@@ -43,9 +58,7 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 	}
 	mt := &catalog.Table{Name: t.Name, Schema: schema, Format: catalog.Memory, Partitions: parts, Rows: rows, Distinct: t.Distinct}
 	if err := s.cat.RegisterTable(mt, true); err != nil {
-		for _, b := range batches {
-			b.Release()
-		}
+		release()
 		return err
 	}
 	return nil
