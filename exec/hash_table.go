@@ -219,6 +219,11 @@ type intLike interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
 }
 
+// probeChunk is how many rows lookupInts resolves per pass pair: enough
+// independent loads in flight to hide memory latency, few enough that their
+// slots stay in cache until the second pass.
+const probeChunk = 64
+
 // intSlotHash places an integer key: a full-avalanche mix whose high bits
 // index the slots.
 func intSlotHash(v int64) uint64 { return fmix64(uint64(v)*hashMulA + hashSeed) }
@@ -233,27 +238,47 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 	mask := uint64(len(slots) - 1)
 	shift := t.shift
 	if sel == nil && bits == nil {
-		for r := 0; r < n; r++ {
-			v := int64(vals[r])
-			s := intSlotHash(v) >> shift
-			for {
-				sl := &slots[s]
-				if sl.id == 0 {
-					if insert {
-						t.n++
-						sl.key, sl.id = v, uint32(t.n)
-						out[r] = uint32(t.n - 1)
-						p.newRows = append(p.newRows, int32(r))
-					} else {
-						out[r] = noID
+		// Two passes per chunk of rows: the first computes every row's home
+		// slot and loads it, loads that do not depend on one another, so
+		// the CPU overlaps their cache misses; the second probes, mostly
+		// from cache. One pass would wait out a miss per row: the branch on
+		// the loaded slot stops the CPU from running ahead.
+		var home [probeChunk]uint64
+		var homeID [probeChunk]uint32
+		for base := 0; base < n; base += probeChunk {
+			m := min(probeChunk, n-base)
+			for i := 0; i < m; i++ {
+				s := intSlotHash(int64(vals[base+i])) >> shift
+				home[i] = s
+				homeID[i] = slots[s].id
+			}
+			for i := 0; i < m; i++ {
+				r := base + i
+				v := int64(vals[r])
+				s := home[i]
+				if !insert && homeID[i] == 0 {
+					out[r] = noID
+					continue
+				}
+				for {
+					sl := &slots[s]
+					if sl.id == 0 {
+						if insert {
+							t.n++
+							sl.key, sl.id = v, uint32(t.n)
+							out[r] = uint32(t.n - 1)
+							p.newRows = append(p.newRows, int32(r))
+						} else {
+							out[r] = noID
+						}
+						break
 					}
-					break
+					if sl.key == v {
+						out[r] = sl.id - 1
+						break
+					}
+					s = (s + 1) & mask
 				}
-				if sl.key == v {
-					out[r] = sl.id - 1
-					break
-				}
-				s = (s + 1) & mask
 			}
 		}
 		return
