@@ -242,19 +242,29 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 		// slot and loads it, loads that do not depend on one another, so
 		// the CPU overlaps their cache misses; the second probes, mostly
 		// from cache. One pass would wait out a miss per row: the branch on
-		// the loaded slot stops the CPU from running ahead.
+		// the loaded slot stops the CPU from running ahead. A row whose key
+		// repeats the row before it (line items of one order sit together)
+		// takes that row's answer without touching the table.
 		var home [probeChunk]uint64
 		var homeID [probeChunk]uint32
 		for base := 0; base < n; base += probeChunk {
 			m := min(probeChunk, n-base)
 			for i := 0; i < m; i++ {
-				s := intSlotHash(int64(vals[base+i])) >> shift
+				r := base + i
+				if r > 0 && vals[r] == vals[r-1] {
+					continue
+				}
+				s := intSlotHash(int64(vals[r])) >> shift
 				home[i] = s
 				homeID[i] = slots[s].id
 			}
 			for i := 0; i < m; i++ {
 				r := base + i
 				v := int64(vals[r])
+				if r > 0 && vals[r] == vals[r-1] {
+					out[r] = out[r-1]
+					continue
+				}
 				s := home[i]
 				if !insert && homeID[i] == 0 {
 					out[r] = noID

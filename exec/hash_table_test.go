@@ -154,3 +154,57 @@ func keyText(cols []arrow.Array, r int) string {
 	}
 	return s
 }
+
+// TestHashTableRuns: keys in runs (as line items of one order arrive) get
+// the same id as the run's first row, for inserts and for finds, across the
+// probe's 64-row chunks.
+func TestHashTableRuns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	tbl, err := newHashTable([]arrow.DataType{arrow.PrimitiveTypes.Int64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	b := array.NewInt64Builder(mem)
+	defer b.Release()
+	var keys []int64
+	for len(keys) < 1000 {
+		k := rng.Int64N(300)
+		for range 1 + rng.IntN(7) {
+			keys = append(keys, k)
+		}
+	}
+	b.AppendValues(keys, nil)
+	arr := b.NewArray()
+	defer arr.Release()
+	var p probe
+	ins := make([]uint32, len(keys))
+	tbl.findOrInsert(&p, []arrow.Array{arr}, len(keys), nil, ins)
+	ids := map[int64]uint32{}
+	for r, k := range keys {
+		if id, ok := ids[k]; ok && id != ins[r] {
+			t.Fatalf("row %d: key %d got id %d, earlier %d", r, k, ins[r], id)
+		}
+		ids[k] = ins[r]
+	}
+	if tbl.n != len(ids) {
+		t.Fatalf("%d ids for %d distinct keys", tbl.n, len(ids))
+	}
+	// Finds of the same keys shifted by one row, plus absent keys in runs.
+	probeKeys := append([]int64{-1, -1}, keys...)
+	b.AppendValues(probeKeys, nil)
+	parr := b.NewArray()
+	defer parr.Release()
+	got := make([]uint32, len(probeKeys))
+	tbl.find(&p, []arrow.Array{parr}, len(probeKeys), nil, got)
+	for r, k := range probeKeys {
+		want, ok := ids[k]
+		if !ok {
+			want = noID
+		}
+		if got[r] != want {
+			t.Fatalf("find row %d key %d: id %d, want %d", r, k, got[r], want)
+		}
+	}
+}
