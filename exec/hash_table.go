@@ -138,6 +138,8 @@ type probe struct {
 	candIDs  []uint32
 	eq       []bool
 	newRows  []int32
+	rep      []bool // rows whose key repeats the row before (markRepeats)
+	repCol   []bool // markRepeats' scratch
 }
 
 func (p *probe) reset(n int) {
@@ -371,10 +373,25 @@ func (t *hashTable) growInt(c int) {
 func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.reset(n)
 	HashColumns(cols, p.rowHash)
+	repeats := false
 	if sel == nil {
-		p.pending = growSlice(p.pending[:0], n)
-		for r := range p.pending {
-			p.pending[r] = int32(r)
+		p.rep, p.repCol = growSlice(p.rep, n), growSlice(p.repCol, n)
+		repeats = markRepeats(cols, n, p.rep, p.repCol)
+		p.pending = p.pending[:0]
+		for r := 0; r < n; r++ {
+			if !repeats || !p.rep[r] {
+				p.pending = append(p.pending, int32(r))
+			}
+		}
+		if repeats {
+			// Resolved last, in row order, so that a run follows its first row.
+			defer func() {
+				for r := 1; r < n; r++ {
+					if p.rep[r] {
+						out[r] = out[r-1]
+					}
+				}
+			}()
 		}
 	} else {
 		p.pending = append(p.pending, sel...)

@@ -208,3 +208,65 @@ func TestHashTableRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestHashTableRunsComposite: the generic layout with runs of repeated
+// (int, string) keys, NULLs among them, gives every row the id of its key.
+func TestHashTableRunsComposite(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	tbl, err := newHashTable([]arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 4))
+	ib, sb := array.NewInt64Builder(mem), array.NewStringBuilder(mem)
+	defer ib.Release()
+	defer sb.Release()
+	var texts []string // the key of each row as text, NULLs included
+	for len(texts) < 2000 {
+		k, s := rng.Int64N(40), fmt.Sprint("s", rng.IntN(3))
+		kNull, sNull := rng.IntN(9) == 0, rng.IntN(9) == 0
+		for range 1 + rng.IntN(6) {
+			txt := ""
+			if kNull {
+				ib.AppendNull()
+				txt += "null|"
+			} else {
+				ib.Append(k)
+				txt += fmt.Sprint(k, "|")
+			}
+			if sNull {
+				sb.AppendNull()
+				txt += "null"
+			} else {
+				sb.Append(s)
+				txt += s
+			}
+			texts = append(texts, txt)
+		}
+	}
+	ia, sa := ib.NewArray(), sb.NewArray()
+	defer ia.Release()
+	defer sa.Release()
+	var p probe
+	out := make([]uint32, len(texts))
+	tbl.findOrInsert(&p, []arrow.Array{ia, sa}, len(texts), nil, out)
+	ids := map[string]uint32{}
+	seen := map[uint32]string{}
+	for r, txt := range texts {
+		if id, ok := ids[txt]; ok && id != out[r] {
+			t.Fatalf("row %d key %s: id %d, earlier %d", r, txt, out[r], id)
+		}
+		if other, ok := seen[out[r]]; ok && other != txt {
+			t.Fatalf("row %d: id %d shared by %s and %s", r, out[r], txt, other)
+		}
+		ids[txt], seen[out[r]] = out[r], txt
+	}
+	got := make([]uint32, len(texts))
+	tbl.find(&p, []arrow.Array{ia, sa}, len(texts), nil, got)
+	for r := range texts {
+		if got[r] != out[r] {
+			t.Fatalf("find row %d: %d, want %d", r, got[r], out[r])
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package exec
+
+import (
+	"bytes"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+)
+
+// markRepeats sets rep[r], for r in [1, n), to whether row r's key (its
+// values in every column of cols) equals row r-1's, NULL equal to NULL as
+// in the hash table; rep[0] is false. Rows of one order or one customer
+// often arrive together, and such a row can take the row before's answer
+// without hashing or probing. It reports false, with rep unspecified, when
+// a column's type is not compared here: floats, whose NaN and signed zeros
+// the table's equality treats its own way, and nested types. scratch holds
+// one column's verdicts; both slices have at least n entries.
+func markRepeats(cols []arrow.Array, n int, rep, scratch []bool) bool {
+	if n == 0 {
+		return true
+	}
+	rep[0] = false
+	for r := 1; r < n; r++ {
+		rep[r] = true
+	}
+	for _, c := range cols {
+		col := scratch[:n]
+		for r := range col {
+			col[r] = true
+		}
+		if !repeatsIn(c, n, col) {
+			return false
+		}
+		for r := 1; r < n; r++ {
+			rep[r] = rep[r] && col[r]
+		}
+	}
+	return true
+}
+
+// repeatsIn clears rep[r] (all true on entry) where column c's row r
+// differs from row r-1.
+func repeatsIn(c arrow.Array, n int, rep []bool) bool {
+	switch a := c.(type) {
+	case *array.Null:
+		return true
+	case *array.Int8:
+		repeatsFixed(a.Int8Values(), c, n, rep)
+	case *array.Int16:
+		repeatsFixed(a.Int16Values(), c, n, rep)
+	case *array.Int32:
+		repeatsFixed(a.Int32Values(), c, n, rep)
+	case *array.Int64:
+		repeatsFixed(a.Int64Values(), c, n, rep)
+	case *array.Uint8:
+		repeatsFixed(a.Uint8Values(), c, n, rep)
+	case *array.Uint16:
+		repeatsFixed(a.Uint16Values(), c, n, rep)
+	case *array.Uint32:
+		repeatsFixed(a.Uint32Values(), c, n, rep)
+	case *array.Uint64:
+		repeatsFixed(a.Uint64Values(), c, n, rep)
+	case *array.Date32:
+		repeatsFixed(a.Date32Values(), c, n, rep)
+	case *array.Date64:
+		repeatsFixed(a.Date64Values(), c, n, rep)
+	case *array.Timestamp:
+		repeatsFixed(a.TimestampValues(), c, n, rep)
+	case *array.Decimal128:
+		repeatsFixed(a.Values(), c, n, rep)
+	case *array.String:
+		for r := 1; r < n; r++ {
+			if rep[r] && a.Value(r) != a.Value(r-1) {
+				rep[r] = false
+			}
+		}
+		repeatsNulls(c, n, rep)
+	case *array.LargeString:
+		for r := 1; r < n; r++ {
+			if rep[r] && a.Value(r) != a.Value(r-1) {
+				rep[r] = false
+			}
+		}
+		repeatsNulls(c, n, rep)
+	case *array.Binary:
+		for r := 1; r < n; r++ {
+			if rep[r] && !bytes.Equal(a.Value(r), a.Value(r-1)) {
+				rep[r] = false
+			}
+		}
+		repeatsNulls(c, n, rep)
+	case *array.Boolean:
+		for r := 1; r < n; r++ {
+			if rep[r] && a.Value(r) != a.Value(r-1) {
+				rep[r] = false
+			}
+		}
+		repeatsNulls(c, n, rep)
+	default:
+		return false
+	}
+	return true
+}
+
+// repeatsFixed clears rep[r] where fixed-width values differ; the values
+// under NULLs are compared too, which repeatsNulls then corrects.
+func repeatsFixed[T comparable](vals []T, c arrow.Array, n int, rep []bool) {
+	for r := 1; r < n; r++ {
+		if vals[r] != vals[r-1] {
+			rep[r] = false
+		}
+	}
+	repeatsNulls(c, n, rep)
+}
+
+// repeatsNulls makes rows whose validity differs from the row before not
+// repeats, and two NULLs in a row repeats (whatever the values under them).
+func repeatsNulls(c arrow.Array, n int, rep []bool) {
+	bits, off := validBits(c)
+	if bits == nil {
+		return
+	}
+	prev := bitutil.BitIsSet(bits, off)
+	for r := 1; r < n; r++ {
+		cur := bitutil.BitIsSet(bits, off+r)
+		switch {
+		case cur != prev:
+			rep[r] = false
+		case !cur:
+			rep[r] = true
+		}
+		prev = cur
+	}
+}
