@@ -29,6 +29,9 @@ type distinctIntAcc struct {
 	vals  []int64        // scratch: the batch's values widened
 	rows  []int32        // scratch: rows with a new pair
 	grps  []uint32       // scratch: their groups
+	// loaded keeps update's first-pass slot loads observable, so the
+	// compiler does not drop them as dead; its value means nothing.
+	loaded uint32
 }
 
 // distinctSlot holds one (value, group) pair; used is 0 for an empty slot.
@@ -125,35 +128,52 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 	vals := d.vals[:n]
 	d.rows, d.grps = d.rows[:0], d.grps[:0]
 	slots, shift, mask := d.slots, d.shift, uint64(len(d.slots)-1)
-	prevOK := false // the row before is a valid (group, value) just seen
+	// Two passes per chunk of rows, as in lookupInts: the first loads
+	// every row's home slot (independent loads whose cache misses overlap),
+	// the second inserts from cache.
+	var home [probeChunk]uint64
+	var homeUsed [probeChunk]uint32
+	var loaded uint32 // reads homeUsed, so the first pass's loads are kept
+	prevOK := false   // the row before is a valid (group, value) just seen
 	var prevVal int64
 	var prevGrp uint32
-	for i := 0; i < n; i++ {
-		if valid != nil && !bitutil.BitIsSet(valid, off+i) {
-			prevOK = false
-			continue
+	for base := 0; base < n; base += probeChunk {
+		m := min(probeChunk, n-base)
+		for j := 0; j < m; j++ {
+			s := distinctHash(vals[base+j], groups[base+j]) >> shift
+			home[j] = s
+			homeUsed[j] = slots[s].used
 		}
-		v, g := vals[i], groups[i]
-		if prevOK && v == prevVal && g == prevGrp {
-			continue // a run of one pair: already in the set
-		}
-		prevOK, prevVal, prevGrp = true, v, g
-		s := distinctHash(v, g) >> shift
-		for {
-			sl := &slots[s]
-			if sl.used == 0 {
-				*sl = distinctSlot{val: v, grp: g, used: 1}
-				d.n++
-				d.rows = append(d.rows, int32(i))
-				d.grps = append(d.grps, g)
-				break
+		for j := 0; j < m; j++ {
+			i := base + j
+			if valid != nil && !bitutil.BitIsSet(valid, off+i) {
+				prevOK = false
+				continue
 			}
-			if sl.val == v && sl.grp == g {
-				break
+			v, g := vals[i], groups[i]
+			if prevOK && v == prevVal && g == prevGrp {
+				continue // a run of one pair: already in the set
 			}
-			s = (s + 1) & mask
+			prevOK, prevVal, prevGrp = true, v, g
+			s := home[j]
+			loaded += homeUsed[j]
+			for {
+				sl := &slots[s]
+				if sl.used == 0 {
+					*sl = distinctSlot{val: v, grp: g, used: 1}
+					d.n++
+					d.rows = append(d.rows, int32(i))
+					d.grps = append(d.grps, g)
+					break
+				}
+				if sl.val == v && sl.grp == g {
+					break
+				}
+				s = (s + 1) & mask
+			}
 		}
 	}
+	d.loaded = loaded
 	if len(d.rows) == 0 {
 		return nil
 	}
