@@ -70,11 +70,7 @@ func repeatsIn(c arrow.Array, n int, rep []bool) bool {
 	case *array.Decimal128:
 		repeatsFixed(a.Values(), c, n, rep)
 	case *array.String:
-		for r := 1; r < n; r++ {
-			if rep[r] && a.Value(r) != a.Value(r-1) {
-				rep[r] = false
-			}
-		}
+		repeatsBytes(a.ValueOffsets(), a.ValueBytes(), n, rep)
 		repeatsNulls(c, n, rep)
 	case *array.LargeString:
 		for r := 1; r < n; r++ {
@@ -101,6 +97,18 @@ func repeatsIn(c arrow.Array, n int, rep []bool) bool {
 		return false
 	}
 	return true
+}
+
+// repeatsBytes clears rep[r] where the r-th and (r-1)-th of the
+// variable-width values (offsets into data, offs[0] at data[0]) differ.
+func repeatsBytes(offs []int32, data []byte, n int, rep []bool) {
+	base := offs[0]
+	for r := 1; r < n; r++ {
+		a0, a1, b1 := offs[r-1]-base, offs[r]-base, offs[r+1]-base
+		if a1-a0 != b1-a1 || !bytes.Equal(data[a0:a1], data[a1:b1]) {
+			rep[r] = false
+		}
+	}
 }
 
 // repeatsFixed clears rep[r] where fixed-width values differ; the values

@@ -269,4 +269,15 @@ func TestHashTableRunsComposite(t *testing.T) {
 			t.Fatalf("find row %d: %d, want %d", r, got[r], out[r])
 		}
 	}
+	// Sliced arrays (a non-zero offset) compare the same rows.
+	is, ss := array.NewSlice(ia, 5, int64(len(texts))), array.NewSlice(sa, 5, int64(len(texts)))
+	defer is.Release()
+	defer ss.Release()
+	got = got[:len(texts)-5]
+	tbl.find(&p, []arrow.Array{is, ss}, len(got), nil, got)
+	for r := range got {
+		if got[r] != out[r+5] {
+			t.Fatalf("sliced find row %d: %d, want %d", r, got[r], out[r+5])
+		}
+	}
 }
