@@ -119,11 +119,7 @@ func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (
 }
 
 func (s *Session) memoryTable(name string) ([][]arrow.RecordBatch, bool) {
-	t, ok := s.cat.Table(name)
-	if !ok {
-		return nil, false
-	}
-	return t.Partitions, true
+	return s.cat.RetainPartitions(name)
 }
 
 // Collect runs the query and returns all result batches; the caller

@@ -205,3 +205,57 @@ func flat(rows [][]string) []string {
 	}
 	return out
 }
+
+// TestDropMemoryTableDuringScan: a table loaded into memory (outside the Go
+// heap) and dropped while a query streams it never crashes the query.
+// Scans already started keep their data until they finish; in local mode a
+// partition whose scan starts after the drop fails the query with a clear
+// error instead (the standalone executor builds every scan up front).
+func TestDropMemoryTableDuringScan(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		opts       []quiver.Option
+		mayFailNow bool
+	}{{"standalone", nil, false}, {"local", []quiver.Option{quiver.WithLocalExecution()}, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newTPCHSession(t, append(c.opts, quiver.WithBatchSize(1000))...)
+			if err := s.LoadIntoMemory(ctx, "lineitem"); err != nil {
+				t.Fatal(err)
+			}
+			df, err := s.SQL(ctx, "SELECT l_orderkey, l_comment FROM lineitem")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows int64
+			dropped := false
+			var streamErr error
+			for b, err := range df.Stream(ctx) {
+				if err != nil {
+					streamErr = err
+					break
+				}
+				rows += b.NumRows()
+				if !dropped {
+					if _, err := s.SQL(ctx, "DROP TABLE lineitem"); err != nil {
+						t.Fatal(err)
+					}
+					dropped = true
+				}
+			}
+			switch {
+			case streamErr != nil && c.mayFailNow:
+				if !strings.Contains(streamErr.Error(), `memory table "lineitem" not found`) {
+					t.Fatalf("query failed with %v", streamErr)
+				}
+			case streamErr != nil:
+				t.Fatal(streamErr)
+			case rows != 60175:
+				t.Fatalf("read %d rows, want 60175", rows)
+			}
+			if _, err := s.SQL(ctx, "SELECT count(*) FROM lineitem"); err == nil {
+				t.Fatal("lineitem is still registered after DROP TABLE")
+			}
+		})
+	}
+}

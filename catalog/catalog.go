@@ -237,6 +237,28 @@ func (c *Catalog) Names() (names []string, isView []bool) {
 	return names, isView
 }
 
+// RetainPartitions returns a memory table's partitions with one new
+// reference on every batch, taken under the catalog's lock so that a
+// concurrent drop cannot free them first; the caller releases each batch.
+// It reports false when name is not a table.
+func (c *Catalog) RetainPartitions(name string) ([][]arrow.RecordBatch, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tables[key(name)]
+	if !ok {
+		return nil, false
+	}
+	out := make([][]arrow.RecordBatch, len(t.Partitions))
+	for i, p := range t.Partitions {
+		out[i] = make([]arrow.RecordBatch, len(p))
+		for j, b := range p {
+			b.Retain()
+			out[i][j] = b
+		}
+	}
+	return out, true
+}
+
 // Close releases every memory table.
 func (c *Catalog) Close() {
 	c.mu.Lock()

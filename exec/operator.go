@@ -35,7 +35,10 @@ type TaskContext struct {
 	// BatchSize is the target rows per batch (DefaultBatchSize if 0).
 	BatchSize int
 	// MemoryTables resolves a FormatMemory scan's table name to its partitions.
-	// The batches are borrowed: operators Retain what they return.
+	// Every batch it returns carries one reference for the caller, who
+	// releases each (ReleasePartitions): a table dropped meanwhile keeps its
+	// data until the scans reading it are done, which matters for tables
+	// held outside the Go heap.
 	MemoryTables func(name string) ([][]arrow.RecordBatch, bool)
 	// WrapSource, if set, wraps the operator of every scan partition before
 	// Build instruments it. Tests use it to deliver source batches from

@@ -82,7 +82,9 @@ func newScan(tc *TaskContext, n *physical.Scan, partition int) (Operator, error)
 		if tc.MemoryTables == nil {
 			return nil, qerr.Internalf("exec: scan of memory table %s: no memory tables in the task context", n.Table)
 		}
-		if _, ok := tc.MemoryTables(n.Table); !ok {
+		parts, ok := tc.MemoryTables(n.Table)
+		ReleasePartitions(parts)
+		if !ok {
 			return nil, qerr.Execf("exec: scan: memory table %q not found", n.Table)
 		}
 	default:
@@ -104,7 +106,9 @@ func (s *scanOp) Open(ctx context.Context) error {
 		var bs []arrow.RecordBatch
 		if s.partition < len(parts) {
 			bs = parts[s.partition]
+			parts[s.partition] = nil
 		}
+		ReleasePartitions(parts)
 		s.src = &memorySource{batches: bs, proj: s.proj}
 	}
 	return nil
@@ -263,11 +267,30 @@ func (m *memorySource) next(ctx context.Context) (arrow.RecordBatch, error) {
 		return nil, io.EOF
 	}
 	b := m.batches[m.i]
+	m.batches[m.i] = nil
 	m.i++
+	defer b.Release()
 	return projectBatch(b, m.proj), nil
 }
 
-func (m *memorySource) close() {}
+// close releases the batches not read yet.
+func (m *memorySource) close() {
+	for _, b := range m.batches[m.i:] {
+		b.Release()
+	}
+	m.batches = nil
+}
+
+// ReleasePartitions releases every batch of parts (nil entries are skipped).
+func ReleasePartitions(parts [][]arrow.RecordBatch) {
+	for _, p := range parts {
+		for _, b := range p {
+			if b != nil {
+				b.Release()
+			}
+		}
+	}
+}
 
 // projectBatch returns a new batch of b's columns proj (b keeps its reference).
 func projectBatch(b arrow.RecordBatch, proj []int) arrow.RecordBatch {

@@ -85,10 +85,21 @@ func Split(rec arrow.RecordBatch, splits []int) []arrow.RecordBatch {
 // Close releases their batches.
 type Tables map[string][][]arrow.RecordBatch
 
-// Lookup implements TaskContext.MemoryTables.
+// Lookup implements TaskContext.MemoryTables: it returns retained copies.
 func (ts Tables) Lookup(name string) ([][]arrow.RecordBatch, bool) {
 	p, ok := ts[name]
-	return p, ok
+	if !ok {
+		return nil, false
+	}
+	out := make([][]arrow.RecordBatch, len(p))
+	for i, bs := range p {
+		out[i] = make([]arrow.RecordBatch, len(bs))
+		for j, b := range bs {
+			b.Retain()
+			out[i][j] = b
+		}
+	}
+	return out, true
 }
 
 // Release releases every batch of every table.
