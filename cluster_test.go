@@ -85,6 +85,19 @@ type testCluster struct {
 	workDirs  []string
 }
 
+// executorByID returns the executor process that announced id ("quiver
+// executor ID listening on ...").
+func (c *testCluster) executorByID(t *testing.T, id string) *proc {
+	t.Helper()
+	for _, e := range c.executors {
+		if strings.Contains(e.output(), "quiver executor "+id+" listening") {
+			return e
+		}
+	}
+	t.Fatalf("no executor process announced id %s", id)
+	return nil
+}
+
 // startCluster starts a scheduler and n executors and waits until all
 // executors have registered. Everything is killed when the test ends.
 func startCluster(t *testing.T, n int, schedulerArgs ...string) *testCluster {

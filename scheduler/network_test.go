@@ -226,9 +226,12 @@ func TestClusterRESTAndCleanup(t *testing.T) {
 	waitFor("final cleanup", func(dirs []string) bool { return len(dirs) == 0 })
 }
 
-// TestClusterExecutorLoss closes one of two executors while queries run:
-// its tasks move to the other executor, the shuffle output it held is
-// recomputed, and every query still returns the right number of rows.
+// TestClusterExecutorLoss closes one of two executors before the scheduler
+// has noticed (its heartbeats only stop): tasks placed on it fail to launch
+// or never report, move to the other executor once it is declared lost,
+// and every query still returns the right number of rows. (Closing it a
+// few milliseconds after submitting was a race: at SF 0.01 the queries
+// could finish first and leave their results on the closed executor.)
 func TestClusterExecutorLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
@@ -240,16 +243,15 @@ func TestClusterExecutorLoss(t *testing.T) {
 	c := startCluster(t, ctx, Config{HeartbeatTimeout: 500 * time.Millisecond}, 2, mem)
 	sess := c.session(t, ctx, map[string]string{"quiver.target_partitions": "4"})
 	cat := tpchCatalog(t)
+	if err := c.execs[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.execs = c.execs[:1]
 	queries := []int{3, 5, 9, 18}
 	ids := make([]string, len(queries))
 	for i, q := range queries {
 		ids[i] = c.submit(t, ctx, sess, tpchLogical(t, cat, q))
 	}
-	time.Sleep(30 * time.Millisecond)
-	if err := c.execs[1].Close(); err != nil {
-		t.Fatal(err)
-	}
-	c.execs = c.execs[:1]
 	for i, q := range queries {
 		st := c.watch(t, ctx, ids[i])
 		if st.State != rpc.JobState_JOB_SUCCESSFUL {
@@ -264,5 +266,21 @@ func TestClusterExecutorLoss(t *testing.T) {
 		if _, rows := answer(t, q); n != len(rows) {
 			t.Fatalf("q%02d: %d rows, answer has %d", q, n, len(rows))
 		}
+	}
+	// The closed executor was given work that had to move.
+	moved := false
+	if err := c.sched.inspect(ctx, func(core *core) {
+		for _, id := range ids {
+			for _, st := range core.jobInfo(core.jobs[id], true).Stages {
+				for _, tk := range st.Tasks {
+					moved = moved || tk.Attempt > 0 || tk.Failures > 0
+				}
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !moved {
+		t.Error("no task was retried: the closed executor was never given work")
 	}
 }
