@@ -36,7 +36,7 @@ type TaskContext struct {
 	BatchSize int
 	// MemoryTables resolves a FormatMemory scan's table name to its partitions.
 	// Every batch it returns carries one reference for the caller, who
-	// releases each (ReleasePartitions): a table dropped meanwhile keeps its
+	// releases each one: a table dropped meanwhile keeps its
 	// data until the scans reading it are done, which matters for tables
 	// held outside the Go heap.
 	MemoryTables func(name string) ([][]arrow.RecordBatch, bool)

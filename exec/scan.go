@@ -83,7 +83,7 @@ func newScan(tc *TaskContext, n *physical.Scan, partition int) (Operator, error)
 			return nil, qerr.Internalf("exec: scan of memory table %s: no memory tables in the task context", n.Table)
 		}
 		parts, ok := tc.MemoryTables(n.Table)
-		ReleasePartitions(parts)
+		releasePartitions(parts)
 		if !ok {
 			return nil, qerr.Execf("exec: scan: memory table %q not found", n.Table)
 		}
@@ -108,7 +108,7 @@ func (s *scanOp) Open(ctx context.Context) error {
 			bs = parts[s.partition]
 			parts[s.partition] = nil
 		}
-		ReleasePartitions(parts)
+		releasePartitions(parts)
 		s.src = &memorySource{batches: bs, proj: s.proj}
 	}
 	return nil
@@ -281,8 +281,8 @@ func (m *memorySource) close() {
 	m.batches = nil
 }
 
-// ReleasePartitions releases every batch of parts (nil entries are skipped).
-func ReleasePartitions(parts [][]arrow.RecordBatch) {
+// releasePartitions releases every batch of parts (nil entries are skipped).
+func releasePartitions(parts [][]arrow.RecordBatch) {
 	for _, p := range parts {
 		for _, b := range p {
 			if b != nil {
