@@ -16,14 +16,20 @@ import (
 // themselves live beside it in columnar form (one typed keyColumn per key
 // column), from which the aggregate builds its output.
 //
-// It has two flat open-addressing (linear probing) layouts, both indexed by
-// a hash's HIGH bits and kept at most half full:
+// It has three layouts:
 //   - one integer-like key column (Int8..Int64, Uint8..Uint64, Date32/64,
-//     Timestamp): intSlots hold the key value itself beside its id, so a
-//     lookup touches one slot and compares the value in place, with no
-//     per-row call and no second memory access. A NULL key has its own id
-//     (nullID) outside the slots.
-//   - anything else: slots pack the low 32 bits of the row hash (a tag) with
+//     Timestamp) whose values span a small range (see hash_direct.go): a
+//     direct array indexed by the value minus the smallest one, so a lookup
+//     is one load at a place that follows the key (keys arriving in order,
+//     like line items by order key, read memory in order).
+//   - one integer-like key column otherwise: open addressing (linear
+//     probing) indexed by a hash's HIGH bits and kept at most half full;
+//     intSlots hold the key value itself beside its id, so a lookup touches
+//     one slot and compares the value in place, with no per-row call and no
+//     second memory access. An integer table starts direct and turns hashed,
+//     once and for good, when an insert would make the range too wide.
+//     In both a NULL key has its own id (nullID) outside the slots.
+//   - anything else: open addressing as above, where slots pack the low 32 bits of the row hash (a tag) with
 //     the id, so a probe touches one 8-byte slot and compares keys only on a
 //     tag match; candidate rows are then checked vector-at-a-time, one type
 //     switch per key column per round, never per row.
@@ -39,9 +45,12 @@ type hashTable struct {
 	hashes []uint64 // per id: its key's hash (read only when growing)
 	slots  []uint64 // tag<<32 | id+1; 0 = empty
 
-	// integer layout
+	// integer layouts
 	intKey   bool
-	intSlots []intSlot
+	hashed   bool      // the integer table uses intSlots, not direct
+	intSlots []intSlot // hashed integer layout
+	direct   []uint32  // direct integer layout: id+1 of key directLo+i; 0 = absent
+	directLo int64
 	nullID   uint32 // id of the NULL key, noID while none
 }
 
@@ -67,8 +76,7 @@ func newHashTable(types []arrow.DataType) (*hashTable, error) {
 		t.keys = append(t.keys, k)
 	}
 	if len(types) == 1 && isIntLike(types[0]) {
-		t.intKey = true
-		t.intSlots = make([]intSlot, initialSlots)
+		t.intKey = true // direct and empty until the first insert
 	} else {
 		t.slots = make([]uint64, initialSlots)
 	}
@@ -89,6 +97,7 @@ func isIntLike(dt arrow.DataType) bool {
 // len is the number of distinct keys (ids) in the table.
 func (t *hashTable) len() int { return t.n }
 
+// numSlots is the open-addressing slot count (0 while direct).
 func (t *hashTable) numSlots() int {
 	if t.intKey {
 		return len(t.intSlots)
@@ -105,7 +114,7 @@ func (t *hashTable) slotBytes() int64 {
 
 // memSize approximates the table's bytes for memory accounting.
 func (t *hashTable) memSize() int64 {
-	n := int64(t.numSlots())*t.slotBytes() + int64(cap(t.hashes))*8
+	n := int64(t.numSlots())*t.slotBytes() + int64(cap(t.hashes))*8 + int64(len(t.direct))*4
 	for _, k := range t.keys {
 		n += k.memSize()
 	}
@@ -116,8 +125,13 @@ func (t *hashTable) memSize() int64 {
 func (t *hashTable) worstCase(cols []arrow.Array, n int) int64 {
 	need := t.n + n
 	grow := int64(0)
-	for c := t.numSlots(); need*2 > c; c *= 2 {
-		grow += int64(c) * 2 * t.slotBytes()
+	if t.intKey && !t.hashed {
+		// A new direct window, or the move to hashed slots: count both.
+		grow += 4*int64(directLimit(need)) + 16*int64(slotsFor(need))
+	} else {
+		for c := t.numSlots(); need*2 > c; c *= 2 {
+			grow += int64(c) * 2 * t.slotBytes()
+		}
 	}
 	if !t.intKey {
 		grow += int64(n) * 8 * 2 // hashes, amortised append doubling
@@ -177,38 +191,29 @@ func (t *hashTable) find(p *probe, cols []arrow.Array, n int, sel []int32, out [
 // lookupInt is find/findOrInsert for the integer layout: one type switch,
 // then a typed loop.
 func (t *hashTable) lookupInt(p *probe, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
-	if insert {
-		rows := n
-		if sel != nil {
-			rows = len(sel)
-		}
-		if c := slotsFor(t.n + rows); c > len(t.intSlots) {
-			t.growInt(c)
-		}
-	}
 	switch a := arr.(type) {
 	case *array.Int8:
-		lookupInts(t, p, a.Int8Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Int8Values(), arr, n, sel, out, insert)
 	case *array.Int16:
-		lookupInts(t, p, a.Int16Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Int16Values(), arr, n, sel, out, insert)
 	case *array.Int32:
-		lookupInts(t, p, a.Int32Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Int32Values(), arr, n, sel, out, insert)
 	case *array.Int64:
-		lookupInts(t, p, a.Int64Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Int64Values(), arr, n, sel, out, insert)
 	case *array.Uint8:
-		lookupInts(t, p, a.Uint8Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Uint8Values(), arr, n, sel, out, insert)
 	case *array.Uint16:
-		lookupInts(t, p, a.Uint16Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Uint16Values(), arr, n, sel, out, insert)
 	case *array.Uint32:
-		lookupInts(t, p, a.Uint32Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Uint32Values(), arr, n, sel, out, insert)
 	case *array.Uint64:
-		lookupInts(t, p, a.Uint64Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Uint64Values(), arr, n, sel, out, insert)
 	case *array.Date32:
-		lookupInts(t, p, a.Date32Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Date32Values(), arr, n, sel, out, insert)
 	case *array.Date64:
-		lookupInts(t, p, a.Date64Values(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.Date64Values(), arr, n, sel, out, insert)
 	case *array.Timestamp:
-		lookupInts(t, p, a.TimestampValues(), arr, n, sel, out, insert)
+		lookupIntsIn(t, p, a.TimestampValues(), arr, n, sel, out, insert)
 	default:
 		panic("exec/hash: integer key table given " + arr.DataType().String())
 	}
@@ -225,6 +230,33 @@ type intLike interface {
 // independent loads in flight to hide memory latency, few enough that their
 // slots stay in cache until the second pass.
 const probeChunk = 64
+
+// lookupIntsIn resolves the rows of sel (nil: all n) in whichever integer
+// layout the table has, first moving from direct to hashed when inserting
+// these rows would make the direct window too wide.
+func lookupIntsIn[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+	rows := n
+	if sel != nil {
+		rows = len(sel)
+	}
+	if !t.hashed {
+		if insert {
+			if lo, hi, ok := keyRange(vals, arr, n, sel); ok && !t.coverDirect(lo, hi, rows) {
+				t.toHashed(slotsFor(t.n + rows))
+			}
+		}
+		if !t.hashed {
+			lookupDirect(t, p, vals, arr, n, sel, out, insert)
+			return
+		}
+	}
+	if insert {
+		if c := slotsFor(t.n + rows); c > len(t.intSlots) {
+			t.growInt(c)
+		}
+	}
+	lookupInts(t, p, vals, arr, n, sel, out, insert)
+}
 
 // intSlotHash places an integer key: a full-avalanche mix whose high bits
 // index the slots.
