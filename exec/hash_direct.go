@@ -10,25 +10,44 @@ import (
 // The direct integer layout. Keys of joins and groupings are very often
 // dense integers (surrogate keys 1..N, dates): then an array indexed by
 // key-directLo holding id+1 is both smaller than hashed slots (4 bytes a
-// value in the window against 16 a slot at half load) and far cheaper to
-// probe: one load, no hash, no compare loop, and keys that arrive in order
-// touch memory in order. A table stays direct while its window — every
-// value from the smallest to the largest key, plus growth slack — is at
-// most directLimit(keys) values wide.
+// value against 16 a slot at half load) and far cheaper to probe: one load,
+// no hash, no compare loop, and keys that arrive in order touch memory in
+// order.
+//
+// The array is paged: a window of up to directMax values is split into
+// pages of pageSize, and only pages holding a key are allocated (the others
+// share the read-only zeroPage), so keys clustered in a few places of a
+// wide range — two scan partitions each feeding ascending order keys — cost
+// only the pages they touch. A table stays direct while its allocated pages
+// hold at most directLimit(keys) values.
 
 const (
-	// directMin is a window small enough (256 KiB) to allow for any count.
-	directMin = 1 << 16
-	// directPerKey bounds the window per key, so a direct table never
-	// takes much more memory than the hashed one would.
-	directPerKey = 16
-	// directMax caps the window (128 MiB) whatever the key count.
-	directMax = 1 << 25
+	pageBits = 16
+	pageSize = 1 << pageBits
+	pageMask = pageSize - 1
+
+	// directMin values (one page, 256 KiB) are allowed for any key count.
+	directMin = pageSize
+	// directSmall values (32 MiB) are allowed at up to 256 per key (a
+	// filtered build side of order keys keeps its fast probe); beyond that
+	// 16 per key, so a large direct table never takes much more memory than
+	// the hashed one would.
+	directSmall = 1 << 23
+	// directMax is the widest window (1024 pages), whatever the key count.
+	directMax = 1 << 26
 )
 
-// directLimit is the widest window a table of n keys may have.
+// directPage holds id+1 of each of pageSize consecutive key values; 0 = absent.
+type directPage = [pageSize]uint32
+
+// zeroPage stands for every page without a key; it is never written.
+var zeroPage directPage
+
+// directLimit is how many values the allocated pages of a table of n keys
+// may hold.
 func directLimit(n int) uint64 {
-	return min(directMax, max(directMin, directPerKey*uint64(n)))
+	u := uint64(n)
+	return max(directMin, min(256*u, directSmall), min(16*u, directMax))
 }
 
 // keyRange returns the smallest and largest value of the rows of sel (nil:
@@ -44,98 +63,142 @@ func keyRange[T intLike](vals []T, arr arrow.Array, n int, sel []int32) (lo, hi 
 		}
 		return lo, hi, n > 0
 	}
-	for i := 0; ; i++ {
-		var r int
-		if sel == nil {
-			if i >= n {
-				break
-			}
-			r = i
-		} else {
-			if i >= len(sel) {
-				break
-			}
-			r = int(sel[i])
+	for k := range rowCount(n, sel) {
+		r := rowAt(sel, k)
+		if bits == nil || bitutil.BitIsSet(bits, off+r) {
+			v := int64(vals[r])
+			lo, hi, ok = min(lo, v), max(hi, v), true
 		}
-		if bits != nil && !bitutil.BitIsSet(bits, off+r) {
-			continue
-		}
-		v := int64(vals[r])
-		lo, hi, ok = min(lo, v), max(hi, v), true
 	}
 	return lo, hi, ok
 }
 
-// coverDirect widens the direct window so that it holds [lo, hi], before
-// rows more keys are inserted; it reports false, changing nothing, when the
-// window would grow past directLimit.
-func (t *hashTable) coverDirect(lo, hi int64, rows int) bool {
-	if len(t.direct) > 0 {
-		// The window never wraps past MaxInt64 (see below), so curHi holds.
-		curHi := t.directLo + int64(len(t.direct)-1)
-		if lo >= t.directLo && hi <= curHi {
-			return true
-		}
-		lo, hi = min(lo, t.directLo), max(hi, curHi)
+// rowCount is how many rows sel (nil: all n) selects.
+func rowCount(n int, sel []int32) int {
+	if sel == nil {
+		return n
 	}
-	limit := directLimit(t.n + rows)
-	span := uint64(hi) - uint64(lo) // values in [lo, hi] minus one; no overflow in uint64
-	if span >= limit {
+	return len(sel)
+}
+
+// rowAt is the k-th selected row.
+func rowAt(sel []int32, k int) int {
+	if sel == nil {
+		return k
+	}
+	return int(sel[k])
+}
+
+// coverDirect widens the window and allocates the pages so that every
+// non-NULL key of the rows of sel (nil: all n) has its entry, before they
+// are inserted. It reports false, changing nothing, when the window would
+// grow past directMax or the pages past directLimit.
+func coverDirect[T intLike](t *hashTable, vals []T, arr arrow.Array, n int, sel []int32) bool {
+	lo, hi, ok := keyRange(vals, arr, n, sel)
+	if !ok {
+		return true
+	}
+	rows := rowCount(n, sel)
+	// Windows start on a page boundary, so a page never straddles MaxInt64
+	// (MaxInt64+1 is a multiple of pageSize) and the window's last key is a
+	// valid int64.
+	newLo := lo &^ pageMask
+	if len(t.pages) > 0 {
+		curHi := int64(uint64(t.directLo) + uint64(len(t.pages))<<pageBits - 1)
+		newLo, hi = min(newLo, t.directLo), max(hi, curHi)
+	}
+	numPages := (uint64(hi)-uint64(newLo))>>pageBits + 1
+	if numPages > directMax>>pageBits {
 		return false
 	}
-	// Grow geometrically so a growing key range is copied O(log) times; the
-	// slack goes above hi, where ascending keys will arrive.
-	size := min(max(span+1, 2*uint64(len(t.direct))), limit)
-	if room := uint64(math.MaxInt64) - uint64(lo); size-1 > room {
-		size = room + 1 // keep directLo+size-1 a valid int64
+	shift := 0 // the old pages' place in the new table
+	if len(t.pages) > 0 {
+		shift = int((uint64(t.directLo) - uint64(newLo)) >> pageBits)
 	}
-	nd := make([]uint32, size)
-	if len(t.direct) > 0 {
-		copy(nd[uint64(t.directLo)-uint64(lo):], t.direct)
+	// Mark the absent pages these rows need.
+	mark := make([]bool, numPages)
+	fresh := 0
+	base := uint64(newLo)
+	bits, off := validBits(arr)
+	for k := range rows {
+		r := rowAt(sel, k)
+		if bits != nil && !bitutil.BitIsSet(bits, off+r) {
+			continue
+		}
+		pi := int((uint64(int64(vals[r])) - base) >> pageBits)
+		if mark[pi] {
+			continue
+		}
+		if old := pi - shift; old >= 0 && old < len(t.pages) && t.pages[old] != &zeroPage {
+			continue
+		}
+		mark[pi] = true
+		fresh++
 	}
-	t.direct, t.directLo = nd, lo
+	if uint64(t.directUsed+fresh)*pageSize > directLimit(t.n+rows) {
+		return false
+	}
+	pages := t.pages
+	if uint64(len(pages)) != numPages {
+		pages = make([]*directPage, numPages)
+		for i := range pages {
+			pages[i] = &zeroPage
+		}
+		copy(pages[shift:], t.pages)
+	}
+	for pi, m := range mark {
+		if m {
+			pages[pi] = new(directPage)
+		}
+	}
+	t.pages, t.directLo, t.directUsed = pages, newLo, t.directUsed+fresh
 	return true
 }
 
-// toHashed moves every key of the direct window into c hashed slots (a
+// toHashed moves every key of the direct pages into c hashed slots (a
 // power of two at least twice the key count) and leaves the direct layout
 // for good.
 func (t *hashTable) toHashed(c int) {
 	t.hashed = true
 	t.growInt(c)
 	mask := uint64(c - 1)
-	for i, id := range t.direct {
-		if id == 0 {
+	for pi, pg := range t.pages {
+		if pg == &zeroPage {
 			continue
 		}
-		key := int64(uint64(t.directLo) + uint64(i))
-		s := intSlotHash(key) >> t.shift
-		for t.intSlots[s].id != 0 {
-			s = (s + 1) & mask
+		for i, id := range pg {
+			if id == 0 {
+				continue
+			}
+			key := int64(uint64(t.directLo) + uint64(pi)<<pageBits + uint64(i))
+			s := intSlotHash(key) >> t.shift
+			for t.intSlots[s].id != 0 {
+				s = (s + 1) & mask
+			}
+			t.intSlots[s] = intSlot{key: key, id: id}
 		}
-		t.intSlots[s] = intSlot{key: key, id: id}
 	}
-	t.direct = nil
+	t.pages, t.directUsed = nil, 0
 }
 
 // lookupDirect is lookupInts for the direct layout. For inserts the caller
-// has made the window cover every non-NULL key of the rows (coverDirect);
-// for finds a key outside the window is absent.
+// has allocated the page of every non-NULL key of the rows (coverDirect);
+// for finds a key outside the window or on an absent page is absent.
 func lookupDirect[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.newRows = p.newRows[:0]
 	bits, off := validBits(arr)
-	d := t.direct
+	pages := t.pages
 	lo := uint64(t.directLo)
-	size := uint64(len(d))
+	size := uint64(len(pages)) << pageBits
 	if sel == nil && bits == nil {
 		if !insert {
 			// No branch waits on a load, so the CPU keeps many in flight;
-			// an empty entry holds 0, and 0-1 is noID.
+			// an absent entry holds 0, and 0-1 is noID.
 			for r, v := range vals[:n] {
 				i := uint64(int64(v)) - lo
 				id := uint32(0)
 				if i < size {
-					id = d[i]
+					id = pages[i>>pageBits][i&pageMask]
 				}
 				out[r] = id - 1
 			}
@@ -143,11 +206,12 @@ func lookupDirect[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, 
 		}
 		for r, v := range vals[:n] {
 			i := uint64(int64(v)) - lo
-			id := d[i]
+			pg := pages[i>>pageBits]
+			id := pg[i&pageMask]
 			if id == 0 {
 				t.n++
 				id = uint32(t.n)
-				d[i] = id
+				pg[i&pageMask] = id
 				p.newRows = append(p.newRows, int32(r))
 			}
 			out[r] = id - 1
@@ -179,12 +243,12 @@ func lookupDirect[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, 
 		i := uint64(int64(vals[r])) - lo
 		id := uint32(0)
 		if i < size {
-			id = d[i]
+			id = pages[i>>pageBits][i&pageMask]
 		}
 		if id == 0 && insert {
 			t.n++
 			id = uint32(t.n)
-			d[i] = id
+			pages[i>>pageBits][i&pageMask] = id
 			p.newRows = append(p.newRows, r)
 		}
 		out[r] = id - 1

@@ -13,7 +13,8 @@ import (
 // TestHashTableDirectLayout drives an integer table through the direct
 // layout's cases — a window growing upward and downward, keys at the ends
 // of the int64 range, NULLs and selections, a range that becomes too wide
-// (the move to hashed slots) — checking every id against a Go map and
+// (the move to hashed slots), keys in two far clusters that take only
+// their own pages — checking every id against a Go map and
 // which layout the table is in after each batch.
 func TestHashTableDirectLayout(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
@@ -22,23 +23,30 @@ func TestHashTableDirectLayout(t *testing.T) {
 		name   string
 		lo, hi int64 // keys drawn from [lo, hi]
 		hashed bool  // the layout expected after the batch
+		pages  int   // direct pages expected after the batch (0: not checked)
 	}
 	cases := map[string][]batch{
 		"grow then hash": {
-			{"first", 1000, 5000, false},
-			{"upward", 4000, 60000, false},
-			{"downward", -3000, 2000, false},
-			{"too wide", 0, 1 << 40, true},
-			{"after", -10, 10, true},
+			{"first", 1000, 5000, false, 0},
+			{"upward", 4000, 60000, false, 0},
+			{"downward", -3000, 2000, false, 0},
+			{"too wide", 0, 1 << 40, true, 0},
+			{"after", -10, 10, true, 0},
+		},
+		"two clusters": {
+			{"low", 1, 5000, false, 1},
+			{"high", 3_000_000, 3_005_000, false, 2},
+			{"low again", 2, 4000, false, 2},
+			{"scattered", 0, 60_000_000, true, 0},
 		},
 		"top of int64": {
-			{"near max", math.MaxInt64 - 5000, math.MaxInt64, false},
-			{"below", math.MaxInt64 - 9000, math.MaxInt64 - 4000, false},
+			{"near max", math.MaxInt64 - 5000, math.MaxInt64, false, 0},
+			{"below", math.MaxInt64 - 9000, math.MaxInt64 - 4000, false, 0},
 		},
 		"bottom of int64": {
-			{"near min", math.MinInt64, math.MinInt64 + 3000, false},
-			{"above", math.MinInt64 + 2000, math.MinInt64 + 8000, false},
-			{"both ends", math.MinInt64, math.MaxInt64, true},
+			{"near min", math.MinInt64, math.MinInt64 + 3000, false, 0},
+			{"above", math.MinInt64 + 2000, math.MinInt64 + 8000, false, 0},
+			{"both ends", math.MinInt64, math.MaxInt64, true, 0},
 		},
 	}
 	for name, batches := range cases {
@@ -113,13 +121,16 @@ func TestHashTableDirectLayout(t *testing.T) {
 				if tbl.hashed != bt.hashed {
 					t.Fatalf("%s: hashed = %v, want %v", bt.name, tbl.hashed, bt.hashed)
 				}
+				if bt.pages != 0 && tbl.directUsed != bt.pages {
+					t.Fatalf("%s: %d direct pages, want %d", bt.name, tbl.directUsed, bt.pages)
+				}
 				// find agrees: every inserted key, and keys just outside the window.
 				var probeKeys []int64
 				for k := range ids {
 					probeKeys = append(probeKeys, k)
 				}
 				probeKeys = append(probeKeys, bt.lo-1, bt.hi+1, tbl.directLo-1,
-					tbl.directLo+int64(len(tbl.direct)))
+					tbl.directLo+int64(len(tbl.pages))<<pageBits)
 				b.AppendValues(probeKeys, nil)
 				parr := b.NewArray()
 				got := make([]uint32, len(probeKeys))

@@ -49,9 +49,12 @@ type hashTable struct {
 	intKey   bool
 	hashed   bool      // the integer table uses intSlots, not direct
 	intSlots []intSlot // hashed integer layout
-	direct   []uint32  // direct integer layout: id+1 of key directLo+i; 0 = absent
-	directLo int64
-	nullID   uint32 // id of the NULL key, noID while none
+	// direct integer layout (hash_direct.go): the entry of key v is
+	// pages[(v-directLo)>>pageBits][(v-directLo)&pageMask]
+	pages      []*directPage
+	directLo   int64
+	directUsed int    // pages allocated (not zeroPage)
+	nullID     uint32 // id of the NULL key, noID while none
 }
 
 // intSlot is one slot of the integer layout; id is the key's id+1, 0 = empty.
@@ -114,7 +117,7 @@ func (t *hashTable) slotBytes() int64 {
 
 // memSize approximates the table's bytes for memory accounting.
 func (t *hashTable) memSize() int64 {
-	n := int64(t.numSlots())*t.slotBytes() + int64(cap(t.hashes))*8 + int64(len(t.direct))*4
+	n := int64(t.numSlots())*t.slotBytes() + int64(cap(t.hashes))*8 + int64(t.directUsed)*pageSize*4 + int64(len(t.pages))*8
 	for _, k := range t.keys {
 		n += k.memSize()
 	}
@@ -126,7 +129,7 @@ func (t *hashTable) worstCase(cols []arrow.Array, n int) int64 {
 	need := t.n + n
 	grow := int64(0)
 	if t.intKey && !t.hashed {
-		// A new direct window, or the move to hashed slots: count both.
+		// New direct pages, or the move to hashed slots: count both.
 		grow += 4*int64(directLimit(need)) + 16*int64(slotsFor(need))
 	} else {
 		for c := t.numSlots(); need*2 > c; c *= 2 {
@@ -240,10 +243,8 @@ func lookupIntsIn[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, 
 		rows = len(sel)
 	}
 	if !t.hashed {
-		if insert {
-			if lo, hi, ok := keyRange(vals, arr, n, sel); ok && !t.coverDirect(lo, hi, rows) {
-				t.toHashed(slotsFor(t.n + rows))
-			}
+		if insert && !coverDirect(t, vals, arr, n, sel) {
+			t.toHashed(slotsFor(t.n + rows))
 		}
 		if !t.hashed {
 			lookupDirect(t, p, vals, arr, n, sel, out, insert)
