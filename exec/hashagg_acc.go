@@ -332,11 +332,31 @@ func addFloats(arr arrow.Array, groups []uint32, sums []float64, seen []bool, co
 }
 
 // addDecimals sums Decimal128 values (unscaled, 128-bit) into sums by group.
+// Without NULLs it runs one tight loop per output slice instead of one loop
+// testing the validity, seen and counts per row: the sum loop is then only
+// a 128-bit add per row.
 func addDecimals(arr arrow.Array, groups []uint32, sums []decimal128.Num, seen []bool, counts []int64) {
 	vals := arrow.GetValues[decimal128.Num](arr.Data(), 1)
 	bits, off := validBits(arr)
+	if bits == nil {
+		vals = vals[:len(groups)]
+		for i, g := range groups {
+			sums[g] = sums[g].Add(vals[i])
+		}
+		if seen != nil {
+			for _, g := range groups {
+				seen[g] = true
+			}
+		}
+		if counts != nil {
+			for _, g := range groups {
+				counts[g]++
+			}
+		}
+		return
+	}
 	for i, g := range groups {
-		if bits != nil && !bitutil.BitIsSet(bits, off+i) {
+		if !bitutil.BitIsSet(bits, off+i) {
 			continue
 		}
 		sums[g] = sums[g].Add(vals[i])

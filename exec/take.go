@@ -32,7 +32,17 @@ func takeBatch(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, 
 	cctx := compute.WithAllocator(ctx, mem)
 	cols := make([]arrow.Array, b.NumCols())
 	defer releaseCols(cols)
+	var runs []idxRun
+	if b.NumCols() > 0 {
+		runs = selRuns(idx, nil)
+	}
 	for i, c := range b.Columns() {
+		if runs != nil {
+			if out, ok := gatherRuns(mem, c, runs, len(idx)); ok {
+				cols[i] = out
+				continue
+			}
+		}
 		if out, ok := gather(mem, c, idx); ok {
 			cols[i] = out
 			continue

@@ -432,26 +432,29 @@ func (a *arithNode) decimalArr(mem memory.Allocator, la, ra arrow.Array, n int, 
 	buf, out := newFixed[decimal128.Num](mem, n)
 	defer buf.Release()
 	bad := false
-	switch a.op {
-	case physical.OpAdd:
+	fast := a.op != physical.OpMod && decArith64(a.op, x, y, xm, ym, out)
+	switch {
+	case fast:
+		// every operand fit an int64: out is exact and nothing overflowed
+	case a.op == physical.OpAdd:
 		for i := range out {
 			r, ok := addDec(x[i&xm], y[i&ym])
 			out[i] = r
 			bad = bad || !ok
 		}
-	case physical.OpSub:
+	case a.op == physical.OpSub:
 		for i := range out {
 			r, ok := subDec(x[i&xm], y[i&ym])
 			out[i] = r
 			bad = bad || !ok
 		}
-	case physical.OpMul:
+	case a.op == physical.OpMul:
 		for i := range out {
 			r, ok := mulDec(x[i&xm], y[i&ym])
 			out[i] = r
 			bad = bad || !ok
 		}
-	case physical.OpMod:
+	case a.op == physical.OpMod:
 		zero := decimal128.Num{}
 		for i := range out {
 			q := y[i&ym]

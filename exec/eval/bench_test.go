@@ -118,3 +118,45 @@ func BenchmarkCaseDecimalColumn(b *testing.B) {
 		{Cond: bin(physical.OpLt, col(2, "qty", tI64), lit(tI64, int64(333)), tBool), Then: col(0, "price", tDec(15, 2))},
 	}, Else: lit(tDec(15, 2), decimal128.FromI64(0)), Type: tDec(15, 2)})
 }
+
+// BenchmarkDecimalKernels compares the int64 fast path of decimal
+// arithmetic and comparison with the general 128-bit kernels on the same
+// data (run with -count to interleave them on a noisy machine).
+func BenchmarkDecimalKernels(b *testing.B) {
+	x := make([]decimal128.Num, benchRows)
+	y := make([]decimal128.Num, benchRows)
+	for i := range x {
+		x[i] = decimal128.FromI64(int64(i*37%100000+1) * 100)
+		y[i] = decimal128.FromI64(int64(i%11) - 3)
+	}
+	out := make([]decimal128.Num, benchRows)
+	bm := make([]byte, benchRows/8)
+	b.Run("mul/fast", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if !decArith64(physical.OpMul, x, y, -1, -1, out) {
+				b.Fatal("fast path refused")
+			}
+		}
+	})
+	b.Run("mul/slow", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for j := range out {
+				out[j], _ = mulDec(x[j], y[j])
+			}
+		}
+	})
+	b.Run("lt/fast", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			clear(bm)
+			if !cmpDecAS64(physical.OpLt, x, y[5], bm) {
+				b.Fatal("fast path refused")
+			}
+		}
+	})
+	b.Run("lt/slow", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			clear(bm)
+			cmpDecAS(physical.OpLt, x, y[5], bm)
+		}
+	})
+}

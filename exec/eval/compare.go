@@ -118,6 +118,9 @@ func (c *cmpNode) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 	case arrow.FLOAT64:
 		cmpDispatch(op, values[float64](la), arrOrNil[float64](ra), litF64(c.r.lit), bm)
 	case arrow.STRING:
+		if ra == nil && op == physical.OpEq && strEqScalar(la, c.r.lit.s, bm) {
+			break
+		}
 		var rs []string
 		var s string
 		if ra != nil {
@@ -158,14 +161,20 @@ func (c *cmpNode) cmpDecimal(op physical.BinaryOp, la, ra arrow.Array, bm []byte
 		if !ok {
 			return qerr.Execf("eval: %s: decimal overflow rescaling %s", c.expr, c.r.lit.dec.ToString(rs))
 		}
-		cmpDecAS(op, a, v, bm)
+		if !cmpDecAS64(op, a, v, bm) {
+			clear(bm)
+			cmpDecAS(op, a, v, bm)
+		}
 		return nil
 	}
 	b, err := rescaledDecimals(ra, rs, s, c.expr)
 	if err != nil {
 		return err
 	}
-	cmpDecAA(op, a, b, bm)
+	if !cmpDecAA64(op, a, b, bm) {
+		clear(bm)
+		cmpDecAA(op, a, b, bm)
+	}
 	return nil
 }
 
@@ -240,46 +249,15 @@ func cmpDispatch[T cmp.Ordered](op physical.BinaryOp, a, b []T, s T, bm []byte) 
 	}
 	switch op {
 	case physical.OpEq:
-		for i, x := range a {
-			bm[i>>3] |= b2u(x == s) << (uint(i) & 7)
-		}
+		cmpEqAS(a, s, bm)
 	case physical.OpLt:
-		for i, x := range a {
-			bm[i>>3] |= b2u(x < s) << (uint(i) & 7)
-		}
+		cmpLtAS(a, s, bm)
 	case physical.OpLtEq:
-		for i, x := range a {
-			bm[i>>3] |= b2u(x <= s) << (uint(i) & 7)
-		}
+		cmpLeAS(a, s, bm)
 	case physical.OpGt:
-		for i, x := range a {
-			bm[i>>3] |= b2u(x > s) << (uint(i) & 7)
-		}
+		cmpGtAS(a, s, bm)
 	case physical.OpGtEq:
-		for i, x := range a {
-			bm[i>>3] |= b2u(x >= s) << (uint(i) & 7)
-		}
-	}
-}
-
-func cmpEqAA[T cmp.Ordered](a, b []T, bm []byte) {
-	b = b[:len(a)]
-	for i, x := range a {
-		bm[i>>3] |= b2u(x == b[i]) << (uint(i) & 7)
-	}
-}
-
-func cmpLtAA[T cmp.Ordered](a, b []T, bm []byte) {
-	b = b[:len(a)]
-	for i, x := range a {
-		bm[i>>3] |= b2u(x < b[i]) << (uint(i) & 7)
-	}
-}
-
-func cmpLeAA[T cmp.Ordered](a, b []T, bm []byte) {
-	b = b[:len(a)]
-	for i, x := range a {
-		bm[i>>3] |= b2u(x <= b[i]) << (uint(i) & 7)
+		cmpGeAS(a, s, bm)
 	}
 }
 

@@ -193,7 +193,9 @@ func (g *inListNode) eval(ctx context.Context, mem memory.Allocator, in *input) 
 	case arrow.DECIMAL128:
 		probeSet(values[decimal128.Num](a), g.dec, bm)
 	case arrow.STRING:
-		probeSet(stringView(a), g.str, bm)
+		if !strProbeSet(a, g.str, bm) {
+			probeSet(stringView(a), g.str, bm)
+		}
 	}
 	// Validity: a NULL probe is NULL; with a NULL in the list, a row that
 	// found no match is NULL too (x IN (1, NULL) is NULL for x = 2).

@@ -1,0 +1,76 @@
+package eval
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// String kernels that read a Utf8 array's offsets and bytes in place. The
+// general path (stringView) first builds a []string per batch, which costs
+// an allocation of 16 bytes per row that the GC must scan; equality with a
+// constant and IN-list probes (Q12, Q19 and others filter on them over all
+// of lineitem) need no such view.
+
+// strEqScalar sets bit i of bm (zeroed) where row i of a equals s; ok is
+// false when a is not a plain Utf8 array (the caller takes the general path).
+func strEqScalar(a arrow.Array, s string, bm []byte) (ok bool) {
+	sa, isStr := a.(*array.String)
+	if !isStr {
+		return false
+	}
+	offs, data := strParts(sa)
+	n := sa.Len()
+	offs = offs[:n+1]
+	ls := int32(len(s))
+	for i := 0; i < n; i++ {
+		lo, hi := offs[i], offs[i+1]
+		eq := hi-lo == ls && string(data[lo:hi]) == s
+		bm[i>>3] |= b2u(eq) << (uint(i) & 7)
+	}
+	return true
+}
+
+// strProbeSet sets bit i of bm (zeroed) where row i of a is in set; ok is
+// false when a is not a plain Utf8 array.
+func strProbeSet(a arrow.Array, set *inSet[string], bm []byte) (ok bool) {
+	sa, isStr := a.(*array.String)
+	if !isStr {
+		return false
+	}
+	offs, data := strParts(sa)
+	n := sa.Len()
+	offs = offs[:n+1]
+	if set.m != nil {
+		for i := 0; i < n; i++ {
+			_, hit := set.m[string(data[offs[i]:offs[i+1]])] // no allocation: map index by converted bytes
+			bm[i>>3] |= b2u(hit) << (uint(i) & 7)
+		}
+		return true
+	}
+	// Short lists: reject on length first, which settles most rows
+	// without touching their bytes.
+	var lens uint64 // bit l set when some item has length l (l < 64)
+	long := false
+	for _, x := range set.small {
+		if len(x) < 64 {
+			lens |= 1 << uint(len(x))
+		} else {
+			long = true
+		}
+	}
+	for i := 0; i < n; i++ {
+		lo, hi := offs[i], offs[i+1]
+		l := hi - lo
+		if !long && (l >= 64 || lens&(1<<uint(l)) == 0) {
+			continue
+		}
+		v := data[lo:hi]
+		for _, x := range set.small {
+			if string(v) == x {
+				bm[i>>3] |= 1 << (uint(i) & 7)
+				break
+			}
+		}
+	}
+	return true
+}
