@@ -23,7 +23,11 @@ import (
 //	Semi, Anti, Mark).
 //
 // Candidates are the build rows with an equal non-NULL key (hash join) or
-// every build row (nested-loop join). Match flags for build rows are kept
+// every build row (nested-loop join). Fast paths: with unique build keys no
+// chain is walked; Semi/Anti/Mark joins without a filter form no pairs
+// (keyOnly) and with one skip build rows already matched; the filter
+// gathers only the columns it reads; a contiguous run of rows is output as
+// a zero-copy slice (pickColumns). Match flags for build rows are kept
 // per partition and OR-merged into the shared state when the partition
 // finishes, so the probe loop takes no locks.
 type joinOp struct {
@@ -42,8 +46,20 @@ type joinOp struct {
 	right     Operator
 	leftKeys  []exprRunner
 	rightKeys []exprRunner
-	filter    *exprRunner
+	filter    *joinFilter
+	fLeft     []int // filter columns of the left side (build column indices)
+	fRight    []int // filter columns of the right side (probe column indices)
+	allLeft   []int // 0..nLeft-1
+	allRight  []int // 0..nRight-1
 	nullAware bool
+	// keyOnly: a Semi/Anti/Mark hash join without a filter only needs to
+	// know which keys some probe row has; it marks each key's first build
+	// row and spreads the flag along the chain once, in finishProbe.
+	keyOnly bool
+	// skipMatched: Semi/Anti/Mark joins with a filter (or nested-loop
+	// ones) need one TRUE pair per build row; pairs of build rows already
+	// matched are not formed again.
+	skipMatched bool
 
 	build        *joinBuild
 	matched      []bool
@@ -130,12 +146,27 @@ func newJoinOp(tc *TaskContext, left, right physical.Plan, typ physical.JoinType
 		nLeft: ls.NumFields(), nRight: rs.NumFields(),
 		pairSc: arrow.NewSchema(append(append([]arrow.Field{}, ls.Fields()...), rs.Fields()...), nil),
 	}
+	j.allLeft, j.allRight = seqInts(j.nLeft), seqInts(j.nRight)
 	if filter != nil {
-		f, err := compileExpr(filter)
+		f, err := compileJoinFilter(filter, j.pairSc)
 		if err != nil {
 			return nil, err
 		}
-		j.filter = &f
+		j.filter = f
+		j.fLeft, j.fRight = []int{}, []int{}
+		for _, c := range f.cols {
+			if c < j.nLeft {
+				j.fLeft = append(j.fLeft, c)
+			} else {
+				j.fRight = append(j.fRight, c-j.nLeft)
+			}
+		}
+	}
+	switch typ {
+	case physical.SemiJoin, physical.AntiJoin, physical.MarkJoin:
+		// newNestedLoopJoin turns keyOnly into skipMatched: it has no keys.
+		j.keyOnly = filter == nil
+		j.skipMatched = filter != nil
 	}
 	r, err := Build(tc, right, partition)
 	if err != nil {
@@ -304,46 +335,25 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 // the output batch of the matches (nil if this chunk outputs nothing).
 func (j *joinOp) pairs(ctx context.Context, bs int) (arrow.RecordBatch, error) {
 	n := int(j.cur.NumRows())
-	bIdx, pIdx := j.bIdx[:0], j.pIdx[:0]
-	if j.nested {
-		nb := int32(j.build.n)
-		for len(pIdx) < bs && j.row < n {
-			for j.chain < nb && len(pIdx) < bs {
-				bIdx = append(bIdx, j.chain)
-				pIdx = append(pIdx, int32(j.row))
-				j.chain++
-			}
-			if j.chain >= nb {
-				j.chain = 0
-				j.row++
-			}
-		}
-	} else {
-		head, next := j.build.head, j.build.next
-		for len(pIdx) < bs && j.row < n {
-			if !j.inChain {
-				id := j.ids[j.row]
-				if id == noID {
-					j.row++
-					continue
-				}
-				j.chain, j.inChain = head[id], true
-			}
-			for j.chain >= 0 && len(pIdx) < bs {
-				bIdx = append(bIdx, j.chain)
-				pIdx = append(pIdx, int32(j.row))
-				j.chain = next[j.chain]
-			}
-			if j.chain < 0 {
-				j.inChain = false
-				j.row++
-			}
-		}
-	}
-	j.bIdx, j.pIdx = bIdx, pIdx
-	if len(pIdx) == 0 {
+	if j.keyOnly {
+		j.matchKeys(n)
 		return nil, nil
 	}
+	bIdx, pIdx := scratch(j.bIdx, bs), scratch(j.pIdx, bs)
+	var k int
+	switch {
+	case j.nested:
+		k = j.nestedPairs(bIdx, pIdx, n)
+	case j.build.unique:
+		k = j.uniquePairs(bIdx, pIdx, n)
+	default:
+		k = j.chainPairs(bIdx, pIdx, n)
+	}
+	j.bIdx, j.pIdx = bIdx, pIdx
+	if k == 0 {
+		return nil, nil
+	}
+	bIdx, pIdx = bIdx[:k], pIdx[:k]
 	if j.filter != nil {
 		var err error
 		if bIdx, pIdx, err = j.applyFilter(ctx, bIdx, pIdx); err != nil {
@@ -366,25 +376,142 @@ func (j *joinOp) pairs(ctx context.Context, bs int) (arrow.RecordBatch, error) {
 	return j.output(ctx, bIdx, pIdx, nil)
 }
 
+// matchKeys (keyOnly) marks, for every probe row of cur from j.row on with
+// a key in the table, the first build row of that key; finishProbe marks
+// the rest of each chain.
+func (j *joinOp) matchKeys(n int) {
+	head, ids, m := j.build.head, j.ids[:n], j.matched
+	for _, id := range ids[j.row:] {
+		if id != noID {
+			m[head[id]] = true
+		}
+	}
+	j.row = n
+}
+
+// spreadKeyMatches (keyOnly) marks every build row whose chain head
+// matchKeys marked.
+func (j *joinOp) spreadKeyMatches() {
+	if j.build.unique || j.build.table == nil {
+		return
+	}
+	m, next := j.matched, j.build.next
+	for _, h := range j.build.head {
+		if h >= 0 && m[h] {
+			for r := next[h]; r >= 0; r = next[r] {
+				m[r] = true
+			}
+		}
+	}
+}
+
+// uniquePairs fills bIdx, pIdx (len ≥ 1) with the next pairs of cur when
+// every key has one build row: no chain to walk, and the probe rows come
+// out strictly increasing. It returns the pair count.
+func (j *joinOp) uniquePairs(bIdx, pIdx []int32, n int) int {
+	head, ids := j.build.head, j.ids[:n]
+	k, r := 0, j.row
+	if j.skipMatched {
+		m := j.matched
+		for ; r < n && k < len(pIdx); r++ {
+			if id := ids[r]; id != noID && !m[head[id]] {
+				bIdx[k], pIdx[k] = head[id], int32(r)
+				k++
+			}
+		}
+	} else {
+		for ; r < n && k < len(pIdx); r++ {
+			if id := ids[r]; id != noID {
+				bIdx[k], pIdx[k] = head[id], int32(r)
+				k++
+			}
+		}
+	}
+	j.row = r
+	return k
+}
+
+// chainPairs fills bIdx, pIdx with the next pairs of cur by walking each
+// probe row's chain of build rows (resumable mid-chain) and returns the
+// pair count. With skipMatched, build rows already matched are passed over.
+func (j *joinOp) chainPairs(bIdx, pIdx []int32, n int) int {
+	head, next := j.build.head, j.build.next
+	var skip []bool
+	if j.skipMatched {
+		skip = j.matched
+	}
+	k, bs := 0, len(pIdx)
+	for k < bs && j.row < n {
+		if !j.inChain {
+			id := j.ids[j.row]
+			if id == noID {
+				j.row++
+				continue
+			}
+			j.chain, j.inChain = head[id], true
+		}
+		for j.chain >= 0 && k < bs {
+			c := j.chain
+			j.chain = next[c]
+			if skip != nil && skip[c] {
+				continue
+			}
+			bIdx[k], pIdx[k] = c, int32(j.row)
+			k++
+		}
+		if j.chain < 0 {
+			j.inChain = false
+			j.row++
+		}
+	}
+	return k
+}
+
+// nestedPairs fills bIdx, pIdx with the next (left row, probe row) pairs of
+// the cross product and returns the pair count.
+func (j *joinOp) nestedPairs(bIdx, pIdx []int32, n int) int {
+	nb := int32(j.build.n)
+	var skip []bool
+	if j.skipMatched {
+		skip = j.matched
+	}
+	k, bs := 0, len(pIdx)
+	for k < bs && j.row < n {
+		for j.chain < nb && k < bs {
+			c := j.chain
+			j.chain++
+			if skip != nil && skip[c] {
+				continue
+			}
+			bIdx[k], pIdx[k] = c, int32(j.row)
+			k++
+		}
+		if j.chain >= nb {
+			j.chain = 0
+			j.row++
+		}
+	}
+	return k
+}
+
 // applyFilter evaluates the join filter over the pairs and keeps those where
 // it is TRUE (compacting bIdx and pIdx in place); pairs where it is NULL
-// mark their build row in nullMatched (mark semantics).
+// mark their build row in nullMatched (mark semantics). Only the columns
+// the filter references are gathered.
 func (j *joinOp) applyFilter(ctx context.Context, bIdx, pIdx []int32) ([]int32, []int32, error) {
-	cols := make([]arrow.Array, 0, j.nLeft+j.nRight)
+	f := j.filter
+	cols := make([]arrow.Array, 0, len(f.cols))
 	defer func() { freeArrays(cols) }()
-	l, err := takeColumns(ctx, j.tc, j.build.cols, bIdx)
-	cols = append(cols, l...)
-	if err != nil {
+	var err error
+	if cols, err = pickColumns(ctx, j.tc, cols, j.build.cols, j.fLeft, bIdx); err != nil {
 		return nil, nil, err
 	}
-	r, err := takeColumns(ctx, j.tc, j.cur.Columns(), pIdx)
-	cols = append(cols, r...)
-	if err != nil {
+	if cols, err = pickColumns(ctx, j.tc, cols, j.cur.Columns(), j.fRight, pIdx); err != nil {
 		return nil, nil, err
 	}
-	pb := array.NewRecordBatch(j.pairSc, cols, int64(len(pIdx)))
+	pb := array.NewRecordBatch(f.schema, cols, int64(len(pIdx)))
 	defer pb.Release()
-	res, err := j.filter.eval(ctx, j.tc.Mem, pb)
+	res, err := f.run.eval(ctx, j.tc.Mem, pb)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -394,8 +521,9 @@ func (j *joinOp) applyFilter(ctx context.Context, bIdx, pIdx []int32) ([]int32, 
 		return nil, nil, qerr.Internalf("exec/%s: filter returned %s, not boolean", j.what, res.DataType())
 	}
 	k := 0
+	hasNulls := mask.NullN() > 0
 	for i := range pIdx {
-		if mask.IsNull(i) {
+		if hasNulls && mask.IsNull(i) {
 			if j.nullMatched != nil {
 				j.nullMatched[bIdx[i]] = true
 			}
@@ -455,10 +583,9 @@ func (j *joinOp) output(ctx context.Context, bIdx, pIdx []int32, mark []int8) (a
 	n := max(len(bIdx), len(pIdx), len(mark))
 	cols := make([]arrow.Array, 0, j.schema.NumFields())
 	defer func() { freeArrays(cols) }()
+	var err error
 	if bIdx != nil {
-		l, err := takeColumns(ctx, j.tc, j.build.cols, bIdx)
-		cols = append(cols, l...)
-		if err != nil {
+		if cols, err = pickColumns(ctx, j.tc, cols, j.build.cols, j.allLeft, bIdx); err != nil {
 			return nil, err
 		}
 	} else {
@@ -475,9 +602,7 @@ func (j *joinOp) output(ctx context.Context, bIdx, pIdx []int32, mark []int8) (a
 		cols = append(cols, makeBool(&arrayMaker{mem: j.tc.Mem}, vals, valid))
 	default:
 		if pIdx != nil {
-			r, err := takeColumns(ctx, j.tc, j.cur.Columns(), pIdx)
-			cols = append(cols, r...)
-			if err != nil {
+			if cols, err = pickColumns(ctx, j.tc, cols, j.cur.Columns(), j.allRight, pIdx); err != nil {
 				return nil, err
 			}
 		} else {
@@ -493,6 +618,9 @@ func (j *joinOp) finishProbe() {
 	j.probeDone = true
 	if !j.emitsLeftTail() {
 		return
+	}
+	if j.keyOnly {
+		j.spreadKeyMatches()
 	}
 	last := j.shared.finish(j.matched, j.nullMatched, j.rightRows, j.rightNullKey)
 	if !last {
@@ -578,4 +706,22 @@ func (j *joinOp) Close() error {
 	j.shared.release(j.tc)
 	j.build = nil
 	return err
+}
+
+// seqInts returns 0, 1, ..., n-1.
+func seqInts(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// scratch returns s resized to n, reusing its array when it is big enough;
+// the contents are garbage.
+func scratch(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
 }

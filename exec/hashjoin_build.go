@@ -22,6 +22,7 @@ type joinBuild struct {
 	head    []int32    // per key id: first row with that key
 	next    []int32    // per row: next row with the same key, -1 at the end
 	keyNull []bool     // per row: some key is NULL (nil if none is)
+	unique  bool       // every key has one row: every chain is its head alone
 	bytes   int64      // reserved with tc.Grow
 }
 
@@ -194,6 +195,7 @@ func buildJoinSide(ctx context.Context, tc *TaskContext, schema *arrow.Schema, b
 		jb.head[i] = -1
 	}
 	jb.next = make([]int32, jb.n)
+	jb.unique = jb.table.len() == len(sel)
 	// Insert in reverse so each chain lists its rows in input order.
 	for i := len(sel) - 1; i >= 0; i-- {
 		r := sel[i]

@@ -20,6 +20,9 @@ func newNestedLoopJoin(tc *TaskContext, n *physical.NestedLoopJoin, partition in
 		return nil, err
 	}
 	j.nested = true
+	if j.keyOnly {
+		j.keyOnly, j.skipMatched = false, true
+	}
 	left, leftSc := n.Left, n.Left.Schema()
 	j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
 	j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
