@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/quiverdb/quiver/physical"
@@ -30,7 +31,12 @@ type parquetSource struct {
 	fields []int // per output column, its field index in the file
 	rgs    []int // row groups left to read
 	rr     pqarrow.RecordReader
-	closed bool
+	mem    *recycler // the decoder's allocator (scan_parquet_alloc.go)
+	// per field the reader returns: how to convert it (scan_parquet_widen.go)
+	uniq    []int // the distinct fields read, ascending
+	fix     []colFix
+	fixType []arrow.DataType
+	closed  bool
 }
 
 // openParquet opens path to read the row groups of rg (End < 0: to the end).
@@ -38,12 +44,17 @@ func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGro
 	if _, err := os.Stat(path); err != nil {
 		return nil, qerr.IOf("exec: scan of %s: cannot open parquet file %s: %w", s.n.Table, path, err)
 	}
-	f, err := file.OpenParquetFile(path, false)
+	// The decoder allocates through a scan-local recycler (its page buffers
+	// too, which the default reader properties would take from the Go heap
+	// outside the query's accounting).
+	rec := newRecycler(s.tc.Mem, defaultRecycleFree)
+	f, err := file.OpenParquetFile(path, false, file.WithReadProps(parquet.NewReaderProperties(rec)))
 	if err != nil {
+		rec.close()
 		return nil, qerr.Execf("exec: scan of %s: cannot read parquet file %s (corrupt or not parquet): %w", s.n.Table, path, err)
 	}
-	p := &parquetSource{s: s, path: path, f: f}
-	fr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{BatchSize: int64(s.tc.batchSize())}, s.tc.Mem)
+	p := &parquetSource{s: s, path: path, f: f, mem: rec}
+	fr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{BatchSize: int64(s.tc.batchSize())}, rec)
 	if err != nil {
 		p.close()
 		return nil, qerr.Execf("exec: scan of %s: cannot read parquet schema of %s: %w", s.n.Table, path, err)
@@ -69,6 +80,7 @@ func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGro
 		}
 		p.rgs = append(p.rgs, rg)
 	}
+	p.planFixes(p.uniq)
 	return p, nil
 }
 
@@ -107,6 +119,7 @@ func (p *parquetSource) resolveColumns() error {
 	for _, f := range uniq {
 		p.leaves = appendLeaves(p.leaves, &p.fr.Manifest.Fields[f])
 	}
+	p.uniq = uniq
 	slices.Sort(p.leaves)
 	return nil
 }
@@ -161,8 +174,8 @@ func (p *parquetSource) next(ctx context.Context) (arrow.RecordBatch, error) {
 		if err != nil {
 			return nil, qerr.Execf("exec: scan of %s: cannot read parquet file %s: %w", p.s.n.Table, p.path, err)
 		}
-		// b is borrowed until the next Read; projectBatch takes its own references.
-		return projectBatch(b, p.outPos), nil
+		// b is borrowed until the next Read; finish takes its own references.
+		return p.finish(b)
 	}
 }
 
@@ -178,4 +191,5 @@ func (p *parquetSource) close() {
 	if p.f != nil {
 		p.f.Close()
 	}
+	p.mem.close()
 }

@@ -1,0 +1,388 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/quiverdb/quiver/physical"
+)
+
+// fixSchema has one column per conversion path of scan_parquet_widen.go,
+// plus a string column whose dictionary overflows (plain pages: read as
+// strings) and a plain int64.
+var fixSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "price", Type: &arrow.Decimal128Type{Precision: 15, Scale: 2}, Nullable: true}, // INT64
+	{Name: "small", Type: &arrow.Decimal128Type{Precision: 7, Scale: 2}, Nullable: true},  // INT32
+	{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+	{Name: "mode", Type: arrow.BinaryTypes.String, Nullable: true},    // few values: dictionary only
+	{Name: "comment", Type: arrow.BinaryTypes.String, Nullable: true}, // many: falls back to plain
+	{Name: "tag", Type: arrow.BinaryTypes.Binary, Nullable: true},     // binary dictionary
+}, nil)
+
+// writeFixFile writes rows rows of fixSchema with NULLs in every column
+// (none in the first row group's "mode", so both bitmap paths run) and
+// returns the record written.
+func writeFixFile(t *testing.T, mem memory.Allocator, path string, rows int, rgRows int64) arrow.RecordBatch {
+	t.Helper()
+	r := rand.New(rand.NewPCG(7, 9))
+	b := array.NewRecordBuilder(mem, fixSchema)
+	defer b.Release()
+	modes := []string{"AIR", "MAIL", "SHIP", "", "TRUCK", "REG AIR"}
+	for i := range rows {
+		null := func(k int) bool { return r.IntN(k) == 0 }
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if null(17) {
+			b.Field(1).AppendNull()
+		} else {
+			b.Field(1).(*array.Decimal128Builder).Append(decimal128.FromI64(r.Int64N(1e12) - 5e11))
+		}
+		if null(13) {
+			b.Field(2).AppendNull()
+		} else {
+			b.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(r.Int64N(1e7) - 5e6))
+		}
+		if null(11) {
+			b.Field(3).AppendNull()
+		} else {
+			b.Field(3).(*array.Date32Builder).Append(arrow.Date32(r.IntN(20000)))
+		}
+		if int64(i) >= rgRows && null(5) {
+			b.Field(4).AppendNull()
+		} else {
+			b.Field(4).(*array.StringBuilder).Append(modes[r.IntN(len(modes))])
+		}
+		if null(7) {
+			b.Field(5).AppendNull()
+		} else {
+			b.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("comment %d %x", i, r.Uint64()))
+		}
+		if null(3) {
+			b.Field(6).AppendNull()
+		} else {
+			b.Field(6).(*array.BinaryBuilder).Append([]byte{byte(r.IntN(4)), 0, 1})
+		}
+	}
+	rec := b.NewRecordBatch()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rgRows), parquet.WithStats(true),
+		parquet.WithStoreDecimalAsInteger(true), parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithDictionaryPageSizeLimit(2048), parquet.WithDataPageSize(4096), parquet.WithAllocator(mem))
+	w, err := pqarrow.NewFileWriter(fixSchema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func checkedMem(t *testing.T) *memory.CheckedAllocator {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() {
+		if n := mem.CurrentAlloc(); n != 0 {
+			t.Errorf("%d bytes still allocated", n)
+		}
+	})
+	return mem
+}
+
+// TestParquetScanConversions reads a file through every conversion path
+// (INT64 and INT32 decimals widened, date32 relabelled, dictionary-only
+// strings and binaries gathered, plain-page strings as before) with
+// several batch sizes, projections that repeat and reorder columns, and
+// row-group ranges, and compares with the data written.
+func TestParquetScanConversions(t *testing.T) {
+	mem := checkedMem(t)
+	path := filepath.Join(t.TempDir(), "fix.parquet")
+	const rows, rgRows = 3000, 1100
+	want := writeFixFile(t, mem, path, rows, rgRows)
+	defer want.Release()
+
+	// The conversions this test means to exercise are the ones chosen.
+	tc := NewTaskContext(mem, 0)
+	s := &scanOp{tc: tc, n: &physical.Scan{Table: "t"}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
+	src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := src.(*parquetSource).fix
+	wantFix := []colFix{fixNone, fixDecimal64, fixDecimal32, fixDate32, fixDict, fixNone, fixDict}
+	if fmt.Sprint(got) != fmt.Sprint(wantFix) {
+		t.Errorf("conversions %v, want %v", got, wantFix)
+	}
+	src.close()
+
+	for _, bs := range []int{1, 7, 100, 1024, 8192} {
+		for _, proj := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {6, 4, 1, 4, 0}, {3}} {
+			for _, rg := range [][]physical.RowGroupRange{nil, {{Start: 1, End: 3}}} {
+				t.Run(fmt.Sprintf("bs%d/proj%v/rg%v", bs, proj, rg), func(t *testing.T) {
+					checkScan(t, mem, path, want, bs, proj, rg)
+				})
+			}
+		}
+	}
+}
+
+func checkScan(t *testing.T, mem memory.Allocator, path string, want arrow.RecordBatch, bs int, proj []int, rg []physical.RowGroupRange) {
+	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema, Projection: proj,
+		Partitions: [][]string{{path}}, Fetch: -1}
+	lo, hi := int64(0), want.NumRows()
+	if rg != nil {
+		n.RowGroups = [][]physical.RowGroupRange{rg}
+		lo, hi = int64(rg[0].Start)*1100, min(int64(rg[0].End)*1100, want.NumRows())
+	}
+	tc := NewTaskContext(mem, bs)
+	op, err := Build(tc, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := op.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	var got []arrow.RecordBatch
+	defer func() {
+		for _, b := range got {
+			b.Release()
+		}
+	}()
+	for {
+		b, err := op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !b.Schema().Equal(n.Schema()) {
+			t.Fatalf("batch schema %s, want %s", b.Schema(), n.Schema())
+		}
+		got = append(got, b)
+	}
+	for i, c := range proj {
+		exp := array.NewSlice(want.Column(c), lo, hi)
+		chunks := make([]arrow.Array, len(got))
+		for j, b := range got {
+			chunks[j] = b.Column(i)
+		}
+		all, err := array.Concatenate(chunks, mem)
+		if err != nil {
+			exp.Release()
+			t.Fatal(err)
+		}
+		if !array.Equal(all, exp) {
+			t.Errorf("column %s differs from the data written", fixSchema.Field(c).Name)
+		}
+		all.Release()
+		exp.Release()
+	}
+}
+
+// TestParquetScanReleasesUnderQueryAllocator checks that the scan's
+// recycled buffers are all returned to the query's allocator when batches
+// outlive the scan (a join build side keeps them) and when they do not.
+func TestParquetScanKeepsBatchesAfterClose(t *testing.T) {
+	mem := checkedMem(t)
+	path := filepath.Join(t.TempDir(), "fix.parquet")
+	want := writeFixFile(t, mem, path, 5000, 5000)
+	defer want.Release()
+	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
+		Partitions: [][]string{{path}}, Fetch: -1}
+	tc := NewTaskContext(mem, 0)
+	op, err := Build(tc, n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := op.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var kept []arrow.RecordBatch
+	for {
+		b, err := op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, b)
+	}
+	op.Close()
+	var rows int64
+	for _, b := range kept {
+		rows += b.NumRows()
+		if b.Column(1).(*array.Decimal128).Len() != int(b.NumRows()) {
+			t.Fatal("bad column")
+		}
+		b.Release()
+	}
+	if rows != 5000 {
+		t.Fatalf("%d rows, want 5000", rows)
+	}
+}
+
+func TestRecycler(t *testing.T) {
+	parent := checkedMem(t)
+	r := newRecycler(parent, 1<<20)
+
+	// Small requests go to the parent untracked.
+	small := r.Allocate(100)
+	if len(small) != 100 {
+		t.Fatalf("len %d", len(small))
+	}
+	r.Free(small)
+
+	a := r.Allocate(40000)
+	if len(a) != 40000 || cap(a) != 40960 {
+		t.Fatalf("len %d cap %d, want 40000 and the class size 40960", len(a), cap(a))
+	}
+	a[0], a[39999] = 1, 2
+	// Growing within the class keeps the buffer and its bytes.
+	a2 := r.Reallocate(40960, a)
+	if unsafe.SliceData(a2) != unsafe.SliceData(a) || a2[0] != 1 || a2[39999] != 2 {
+		t.Fatal("reallocate within the class moved or lost the bytes")
+	}
+	// Growing beyond it copies.
+	a3 := r.Reallocate(100000, a2)
+	if len(a3) != 100000 || a3[0] != 1 || a3[39999] != 2 {
+		t.Fatal("reallocate beyond the class lost the bytes")
+	}
+	// a2's buffer went to the free list and is handed out again.
+	b := r.Allocate(33000)
+	if unsafe.SliceData(b) != unsafe.SliceData(a) {
+		t.Error("a freed buffer of the same class was not reused")
+	}
+	if r.reused != 1 {
+		t.Errorf("reused %d, want 1", r.reused)
+	}
+	// A buffer held by an Arrow buffer is recycled only after the last Release.
+	buf := memory.NewResizableBuffer(r)
+	buf.Resize(50000)
+	buf.Retain()
+	buf.Release()
+	c := r.Allocate(50000)
+	if unsafe.SliceData(c) == unsafe.SliceData(buf.Bytes()) {
+		t.Fatal("a buffer still referenced was reused")
+	}
+	held := unsafe.SliceData(buf.Bytes())
+	buf.Release()
+	d := r.Allocate(50000)
+	if unsafe.SliceData(d) != held {
+		t.Error("a released buffer was not reused")
+	}
+	// The free list is bounded.
+	big := r.Allocate(900 << 10)
+	big2 := r.Allocate(900 << 10)
+	r.Free(big)
+	r.Free(big2) // over maxFree: back to the parent
+	if r.freeBytes > r.maxFree {
+		t.Errorf("free list holds %d bytes, limit %d", r.freeBytes, r.maxFree)
+	}
+	r.Free(a3)
+	r.Free(b)
+	r.close()
+	// Frees after close go to the parent.
+	r.Free(c)
+	r.Free(d)
+	if len(r.owned) != 0 {
+		t.Errorf("%d buffers still tracked", len(r.owned))
+	}
+}
+
+func TestRecycleClass(t *testing.T) {
+	prev := 0
+	for _, size := range []int{recycleMin, recycleMin + 1, 40960, 40961, 65535, 65536, 1 << 20, 3<<20 + 5, 7 << 24, 1 << 27, 7 << 25} {
+		c, cs := recycleClass(size)
+		if c < 0 || cs < size || cs > size+size/4+1 || c < prev {
+			t.Errorf("size %d: class %d of %d bytes", size, c, cs)
+		}
+		prev = c
+	}
+	if c, _ := recycleClass(recycleMin - 1); c >= 0 {
+		t.Error("a small size is recycled")
+	}
+	if c, _ := recycleClass(1 << 28); c >= 0 {
+		t.Error("a huge size is recycled")
+	}
+}
+
+// TestParquetScanZeroesNullSlots: the recycler reuses buffers without
+// zeroing them, so the scan clears the values under NULL rows itself; a
+// batch read after earlier ones were released (their buffers reused) must
+// hold zero under every NULL of a fixed-width column.
+func TestParquetScanZeroesNullSlots(t *testing.T) {
+	mem := checkedMem(t)
+	path := filepath.Join(t.TempDir(), "fix.parquet")
+	want := writeFixFile(t, mem, path, 60000, 20000)
+	want.Release()
+	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
+		Partitions: [][]string{{path}}, Fetch: -1}
+	op, err := Build(NewTaskContext(mem, 8192), n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := op.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	nulls := 0
+	for {
+		b, err := op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, col := range b.Columns() {
+			fw, ok := col.DataType().(arrow.FixedWidthDataType)
+			if !ok || fw.BitWidth() < 8 {
+				continue
+			}
+			w := fw.BitWidth() / 8
+			vals := col.Data().Buffers()[1].Bytes()
+			off := col.Data().Offset()
+			for r := range col.Len() {
+				if col.IsValid(r) {
+					continue
+				}
+				nulls++
+				for _, x := range vals[(off+r)*w : (off+r+1)*w] {
+					if x != 0 {
+						t.Fatalf("column %d row %d: NULL slot holds %x", c, r, vals[(off+r)*w:(off+r+1)*w])
+					}
+				}
+			}
+		}
+		b.Release() // frees the buffers for the next batches to reuse
+	}
+	if nulls == 0 {
+		t.Fatal("no NULL slot was checked")
+	}
+}
