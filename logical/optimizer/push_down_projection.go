@@ -9,7 +9,8 @@ package optimizer
 // Walking down from the root it computes which output columns of every node
 // are used above, sets Scan.Projection to the table columns needed (in table
 // order), drops unused entries of Projections below the root and unused
-// aggregates (never group keys). Because columns are referenced by name, a
+// aggregates (never group keys), and selects above a join's filtered or
+// joined input only the columns the join and its parents use. Because columns are referenced by name, a
 // node may keep more columns than needed; parents still resolve theirs. The
 // root's schema never changes. It must NOT shrink a Union's inputs (they must
 // stay aligned), or push requirements into a Cache's input from outside (the
@@ -199,6 +200,12 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		if l, err = narrow(l, ls, ln); err != nil {
+			return nil, err
+		}
+		if r, err = narrow(r, rs, rn); err != nil {
+			return nil, err
+		}
 		return n.WithChildren([]logical.Plan{l, r})
 	case *logical.Cache:
 		in, err := prune(n.Input, allCols(n.Input))
@@ -225,6 +232,42 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 		nc[i] = x
 	}
 	return p.WithChildren(nc)
+}
+
+// narrow selects the needed columns (of was, the schema p had before
+// pruning) of a pruned join input that still outputs others — a filter's
+// or a join's, whose own conditions used them — so that the join does not
+// copy columns nobody above reads. Scans and projections are already
+// exact; p is left alone when a name is ambiguous.
+func narrow(p logical.Plan, was *logical.Schema, needed []bool) (logical.Plan, error) {
+	switch p.(type) {
+	case *logical.Filter, *logical.Join:
+	default:
+		return p, nil
+	}
+	keep := map[[2]string]bool{}
+	for i, ok := range needed {
+		if ok {
+			f := was.Field(i)
+			keep[[2]string{f.Qualifier, f.Name}] = true
+		}
+	}
+	s := p.Schema()
+	var list []logical.Expr
+	for i, f := range s.Fields {
+		if !keep[[2]string{f.Qualifier, f.Name}] {
+			continue
+		}
+		c, ok := columnFor(s, i)
+		if !ok {
+			return p, nil
+		}
+		list = append(list, c)
+	}
+	if len(list) == len(s.Fields) || len(list) == 0 {
+		return p, nil
+	}
+	return logical.NewProjection(p, list)
 }
 
 // cacheColumns selects the needed columns of a cache right above it, so
