@@ -157,7 +157,19 @@ type probe struct {
 	newRows  []int32
 	rep      []bool // rows whose key repeats the row before (markRepeats)
 	repCol   []bool // markRepeats' scratch
+	// skipRepeats counts down the batches lookup resolves without looking
+	// for repeated keys, after a batch in which few rows repeated: the
+	// check costs about as much as hashing short keys, so it only pays
+	// where runs are common.
+	skipRepeats int
 }
+
+// Repeat checks are paused for repeatPause batches when fewer than one row
+// in repeatMinShare repeats the row before.
+const (
+	repeatPause    = 16
+	repeatMinShare = 8
+)
 
 func (p *probe) reset(n int) {
 	if cap(p.rowHash) < n {
@@ -407,7 +419,13 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 	p.reset(n)
 	HashColumns(cols, p.rowHash)
 	repeats := false
-	if sel == nil {
+	if sel == nil && p.skipRepeats > 0 {
+		p.skipRepeats--
+		p.pending = p.pending[:0]
+		for r := 0; r < n; r++ {
+			p.pending = append(p.pending, int32(r))
+		}
+	} else if sel == nil {
 		p.rep, p.repCol = growSlice(p.rep, n), growSlice(p.repCol, n)
 		repeats = markRepeats(cols, n, p.rep, p.repCol)
 		p.pending = p.pending[:0]
@@ -415,6 +433,9 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 			if !repeats || !p.rep[r] {
 				p.pending = append(p.pending, int32(r))
 			}
+		}
+		if (n-len(p.pending))*repeatMinShare < n {
+			p.skipRepeats = repeatPause
 		}
 		if repeats {
 			// Resolved last, in row order, so that a run follows its first row.
