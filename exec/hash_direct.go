@@ -54,7 +54,7 @@ func directLimit(n int) uint64 {
 // all n) that are not NULL, compared as int64; ok is false when there is
 // none.
 func keyRange[T intLike](vals []T, arr arrow.Array, n int, sel []int32) (lo, hi int64, ok bool) {
-	bits, off := validBits(arr)
+	bits, off := keyBits(arr)
 	lo, hi = math.MaxInt64, math.MinInt64
 	if sel == nil && bits == nil {
 		for _, v := range vals[:n] {
@@ -119,7 +119,7 @@ func coverDirect[T intLike](t *hashTable, vals []T, arr arrow.Array, n int, sel 
 	mark := make([]bool, numPages)
 	fresh := 0
 	base := uint64(newLo)
-	bits, off := validBits(arr)
+	bits, off := keyBits(arr)
 	for k := range rows {
 		r := rowAt(sel, k)
 		if bits != nil && !bitutil.BitIsSet(bits, off+r) {
@@ -186,7 +186,7 @@ func (t *hashTable) toHashed(c int) {
 // for finds a key outside the window or on an absent page is absent.
 func lookupDirect[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.newRows = p.newRows[:0]
-	bits, off := validBits(arr)
+	bits, off := keyBits(arr)
 	pages := t.pages
 	lo := uint64(t.directLo)
 	size := uint64(len(pages)) << pageBits

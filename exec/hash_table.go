@@ -29,6 +29,10 @@ import (
 //     second memory access. An integer table starts direct and turns hashed,
 //     once and for good, when an insert would make the range too wide.
 //     In both a NULL key has its own id (nullID) outside the slots.
+//   - several integer-like key columns (hash_packed.go): each row's key
+//     packed into one int64 of per-column bit fields, which then uses the
+//     two integer layouts above; it falls back to the generic layout for
+//     good on a NULL key or fields wider than 63 bits.
 //   - anything else: open addressing as above, where slots pack the low 32 bits of the row hash (a tag) with
 //     the id, so a probe touches one 8-byte slot and compares keys only on a
 //     tag match; candidate rows are then checked vector-at-a-time, one type
@@ -55,6 +59,11 @@ type hashTable struct {
 	directLo   int64
 	directUsed int    // pages allocated (not zeroPage)
 	nullID     uint32 // id of the NULL key, noID while none
+
+	// packed layout (hash_packed.go): several integer-like key columns
+	// packed into one int64 that uses the integer layouts; nil otherwise.
+	// intKey is set while packed.
+	packed *packing
 }
 
 // intSlot is one slot of the integer layout; id is the key's id+1, 0 = empty.
@@ -80,10 +89,21 @@ func newHashTable(types []arrow.DataType) (*hashTable, error) {
 	}
 	if len(types) == 1 && isIntLike(types[0]) {
 		t.intKey = true // direct and empty until the first insert
+	} else if packable(types) {
+		t.intKey, t.packed = true, &packing{} // fields chosen at the first insert
 	} else {
 		t.slots = make([]uint64, initialSlots)
 	}
 	return t, nil
+}
+
+// keyBits is validBits for the integer layouts, where arr may be nil (the
+// packed layout's keys, never NULL).
+func keyBits(arr arrow.Array) ([]byte, int) {
+	if arr == nil {
+		return nil, 0
+	}
+	return validBits(arr)
 }
 
 // isIntLike reports whether dt's values compare as their int64 bit pattern.
@@ -139,6 +159,14 @@ func (t *hashTable) worstCase(cols []arrow.Array, n int) int64 {
 	if !t.intKey {
 		grow += int64(n) * 8 * 2 // hashes, amortised append doubling
 	}
+	if t.packed != nil {
+		// A re-pack's packed keys and ids, and the stored keys copied, or
+		// the fall back to generic slots and hashes.
+		grow += int64(need)*(8+4) + 8*int64(slotsFor(need)) + 16*int64(need)
+		for _, k := range t.keys {
+			grow += k.memSize()
+		}
+	}
 	for i, k := range t.keys {
 		grow += k.worstCase(cols[i], n)
 	}
@@ -155,8 +183,9 @@ type probe struct {
 	candIDs  []uint32
 	eq       []bool
 	newRows  []int32
-	rep      []bool // rows whose key repeats the row before (markRepeats)
-	repCol   []bool // markRepeats' scratch
+	rep      []bool  // rows whose key repeats the row before (markRepeats)
+	packed   []int64 // packed keys of the packed layout
+	repCol   []bool  // markRepeats' scratch
 	// skipRepeats counts down the batches lookup resolves without looking
 	// for repeated keys, after a batch in which few rows repeated: the
 	// check costs about as much as hashing short keys, so it only pays
@@ -185,6 +214,10 @@ func (p *probe) reset(n int) {
 // (nil: all rows 0..n-1), inserting keys not yet present; out[r] is left
 // untouched for rows outside sel. NULL equals NULL here (grouping).
 func (t *hashTable) findOrInsert(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
+	if t.packed != nil {
+		t.lookupPacked(p, cols, n, sel, out, true)
+		return
+	}
 	if t.intKey {
 		t.lookupInt(p, cols[0], n, sel, out, true)
 		return
@@ -196,6 +229,10 @@ func (t *hashTable) findOrInsert(p *probe, cols []arrow.Array, n int, sel []int3
 // row of sel (nil: all). It never mutates t, so many goroutines may find
 // concurrently, each with its own probe.
 func (t *hashTable) find(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
+	if t.packed != nil {
+		t.lookupPacked(p, cols, n, sel, out, false)
+		return
+	}
 	if t.intKey {
 		t.lookupInt(p, cols[0], n, sel, out, false)
 		return
@@ -280,7 +317,7 @@ func intSlotHash(v int64) uint64 { return fmix64(uint64(v)*hashMulA + hashSeed) 
 // for the caller to store. The caller has grown the slots for inserts.
 func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.newRows = p.newRows[:0]
-	bits, off := validBits(arr)
+	bits, off := keyBits(arr)
 	slots := t.intSlots
 	mask := uint64(len(slots) - 1)
 	shift := t.shift
