@@ -18,17 +18,22 @@ import (
 // touched per probe, no key columns, no candidate rounds — and skips a row
 // equal to the row before it (same group, same value) without probing:
 // cached and joined data often holds runs of one key (an order's line
-// items), which this makes nearly free. Other types (strings, decimals,
-// Uint64, ...) use distinctAcc.
+// items), which this makes nearly free. It starts in the direct layout (a
+// paged bitmap per group, hashagg_distinct_direct.go) and moves to the
+// hashed set for good, even mid-batch, when the values are too wide or too
+// sparse for it. Other types (strings, decimals, Uint64, ...) use
+// distinctAcc.
 type distinctIntAcc struct {
-	inner accumulator
-	mem   memory.Allocator
-	slots []distinctSlot // len is a power of two, at most half full
-	shift uint           // 64 - log2(len(slots))
-	n     int            // pairs in the set
-	vals  []int64        // scratch: the batch's values widened
-	rows  []int32        // scratch: rows with a new pair
-	grps  []uint32       // scratch: their groups
+	inner   accumulator
+	mem     memory.Allocator
+	dir     *distinctDirect // the direct layout; nil once hashed
+	ngroups int             // groups, from resize
+	slots   []distinctSlot  // hashed set: len is a power of two, at most half full
+	shift   uint            // 64 - log2(len(slots))
+	n       int             // pairs held (in dir or slots)
+	vals    []int64         // scratch: the batch's values widened
+	rows    []int32         // scratch: rows with a new pair
+	grps    []uint32        // scratch: their groups
 	// loaded keeps update's first-pass slot loads observable, so the
 	// compiler does not drop them as dead; its value means nothing.
 	loaded uint32
@@ -52,17 +57,30 @@ func distinctIntType(dt arrow.DataType) bool {
 }
 
 func newDistinctIntAcc(inner accumulator, mem memory.Allocator) *distinctIntAcc {
-	return &distinctIntAcc{inner: inner, mem: mem, slots: make([]distinctSlot, initialSlots), shift: 64 - 4}
+	return &distinctIntAcc{inner: inner, mem: mem, dir: &distinctDirect{}, slots: make([]distinctSlot, initialSlots), shift: 64 - 4}
 }
 
-func (d *distinctIntAcc) resize(n int)         { d.inner.resize(n) }
+func (d *distinctIntAcc) resize(n int) {
+	d.inner.resize(n)
+	d.ngroups = max(d.ngroups, n)
+}
 func (d *distinctIntAcc) bytesPerGroup() int64 { return d.inner.bytesPerGroup() }
 
-// memSize is the set's bytes, for memory accounting.
-func (d *distinctIntAcc) memSize() int64 { return int64(len(d.slots)) * 16 }
+// memSize is the layout's bytes, for memory accounting.
+func (d *distinctIntAcc) memSize() int64 {
+	n := int64(len(d.slots)) * 16
+	if d.dir != nil {
+		n += d.dir.memSize()
+	}
+	return n
+}
 
-// worstCase bounds the bytes adding n rows can add to the set.
+// worstCase bounds the bytes adding n rows can add to the layout. The
+// direct layout may also move to a hashed set sized for every pair.
 func (d *distinctIntAcc) worstCase(n int) int64 {
+	if d.dir != nil {
+		return d.dir.worstCase(d.n, n) + int64(slotsFor(d.n+n))*16
+	}
 	grow := int64(0)
 	for c := len(d.slots); (d.n+n)*2 > c; c *= 2 {
 		grow += int64(c) * 2 * 16
@@ -121,12 +139,38 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 		return qerr.Internalf("exec/hashagg: DISTINCT over %s reached the integer set", arg.DataType())
 	}
 	n := arg.Len()
-	if need := slotsFor(d.n + n); need > len(d.slots) {
-		d.grow(need)
-	}
 	valid, off := validBits(arg)
 	vals := d.vals[:n]
 	d.rows, d.grps = d.rows[:0], d.grps[:0]
+	var run distinctRun
+	start := 0
+	if d.dir != nil {
+		start = d.updateDirect(groups, valid, off, vals, &run)
+		if start < n {
+			d.toHashed(n - start)
+		}
+	}
+	if start < n {
+		d.updateHashed(groups, valid, off, vals, start, &run)
+	}
+	if len(d.rows) == 0 {
+		return nil
+	}
+	first, ok := gather(d.mem, arg, d.rows)
+	if !ok {
+		return qerr.Internalf("exec/hashagg: DISTINCT cannot gather values of %s", arg.DataType())
+	}
+	defer first.Release()
+	return d.inner.update(ctx, d.grps, first)
+}
+
+// updateHashed inserts rows [start, len(vals)) into the hashed set, in row
+// order, appending each row with a new pair to d.rows and d.grps.
+func (d *distinctIntAcc) updateHashed(groups []uint32, valid []byte, off int, vals []int64, start int, run *distinctRun) {
+	n := len(vals)
+	if need := slotsFor(d.n + n - start); need > len(d.slots) {
+		d.grow(need)
+	}
 	slots, shift, mask := d.slots, d.shift, uint64(len(d.slots)-1)
 	// Two passes per chunk of rows, as in lookupInts: the first loads
 	// every row's home slot (independent loads whose cache misses overlap),
@@ -134,10 +178,8 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 	var home [probeChunk]uint64
 	var homeUsed [probeChunk]uint32
 	var loaded uint32 // reads homeUsed, so the first pass's loads are kept
-	prevOK := false   // the row before is a valid (group, value) just seen
-	var prevVal int64
-	var prevGrp uint32
-	for base := 0; base < n; base += probeChunk {
+	prevOK, prevVal, prevGrp := run.ok, run.val, run.grp
+	for base := start; base < n; base += probeChunk {
 		m := min(probeChunk, n-base)
 		for j := 0; j < m; j++ {
 			s := distinctHash(vals[base+j], groups[base+j]) >> shift
@@ -174,15 +216,7 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 		}
 	}
 	d.loaded = loaded
-	if len(d.rows) == 0 {
-		return nil
-	}
-	first, ok := gather(d.mem, arg, d.rows)
-	if !ok {
-		return qerr.Internalf("exec/hashagg: DISTINCT cannot gather values of %s", arg.DataType())
-	}
-	defer first.Release()
-	return d.inner.update(ctx, d.grps, first)
+	run.ok, run.val, run.grp = prevOK, prevVal, prevGrp
 }
 
 // distinctHash mixes a (value, group) pair; its HIGH bits pick the slot.
