@@ -102,7 +102,12 @@ func newScan(tc *TaskContext, n *physical.Scan, partition int) (Operator, error)
 
 func (s *scanOp) Open(ctx context.Context) error {
 	if s.n.Format == physical.FormatMemory {
-		parts, _ := s.tc.MemoryTables(s.n.Table)
+		// Resolved again here, not kept from Build: a table dropped in
+		// between must fail the scan, never read as an empty partition.
+		parts, ok := s.tc.MemoryTables(s.n.Table)
+		if !ok {
+			return qerr.Execf("exec: scan: memory table %q not found", s.n.Table)
+		}
 		var bs []arrow.RecordBatch
 		if s.partition < len(parts) {
 			bs = parts[s.partition]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -82,5 +83,42 @@ func TestMemoryScanOutlivesDrop(t *testing.T) {
 	}
 	if m := off.Mapped(); m != 0 {
 		t.Fatalf("%d bytes still mapped after the scans closed", m)
+	}
+}
+
+// TestMemoryScanDroppedBeforeOpen: a table dropped after the scan was built
+// but before it opened fails the scan with a clear error; it must never
+// read as an empty partition (a silently short result).
+func TestMemoryScanDroppedBeforeOpen(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(mem)
+	b.AppendValues([]int64{1, 2, 3}, nil)
+	a := b.NewArray()
+	b.Release()
+	rb := array.NewRecordBatch(schema, []arrow.Array{a}, 3)
+	a.Release()
+	tables := exectest.Tables{"t": {{rb}}}
+	dropped := false
+	tc := exec.NewTaskContext(mem, 0)
+	tc.MemoryTables = func(name string) ([][]arrow.RecordBatch, bool) {
+		if dropped {
+			return nil, false
+		}
+		return tables.Lookup(name)
+	}
+	op, err := exec.Build(tc, exectest.MemoryScan("t", schema, 1), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped = true
+	tables.Release()
+	err = op.Open(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `memory table "t" not found`) {
+		t.Fatalf("Open after the drop: %v, want a memory table not found error", err)
+	}
+	if err := op.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
