@@ -11,8 +11,9 @@ import (
 )
 
 // The packed layout. A key of two or more integer-like columns (q9's
-// (ps_partkey, ps_suppkey), q3's (l_orderkey, o_orderdate, o_shippriority))
-// is packed into one int64: per column a field of width bits holding the
+// (ps_partkey, ps_suppkey), q3's (l_orderkey, o_orderdate, o_shippriority)),
+// or of short strings and integers (q1's one-letter flags), is packed into
+// one int64 (a string by its code: length and up to maxCodeLen bytes): per column a field of width bits holding the
 // value minus the column's base, the first column in the highest field. The
 // packed value then goes through the integer layouts (direct or hashed,
 // the same code as one integer key), which cost a fraction of the generic
@@ -27,7 +28,7 @@ import (
 // fields covering the stored keys and the new rows, and the integer layout
 // rebuilt from the stored key columns (ids unchanged). Fields double at
 // least at each re-pack, so their cost is amortised. When the fields would
-// need more than 63 bits, or an inserted key holds a NULL (grouping keeps
+// need more than 63 bits, a string has no code, or an inserted key holds a NULL (grouping keeps
 // NULL equal to NULL, which the generic layout handles), the table falls
 // back for good to the generic layout, rebuilt from the stored keys.
 
@@ -49,33 +50,73 @@ type packing struct {
 // maxPackedBits keeps packed keys non-negative int64s.
 const maxPackedBits = 63
 
-// packable reports whether keys of types can use the packed layout.
+// packable reports whether keys of types can use the packed layout: two or
+// more integer-like columns, or any number with at least one string column
+// (a string is packed by its code, see stringCode; one integer column alone
+// uses the integer layout directly).
 func packable(types []arrow.DataType) bool {
-	if len(types) < 2 {
-		return false
-	}
+	strs := 0
 	for _, dt := range types {
-		if !isIntLike(dt) {
+		switch {
+		case dt.ID() == arrow.STRING:
+			strs++
+		case !isIntLike(dt):
 			return false
 		}
 	}
-	return true
+	return len(types) >= 2 || strs > 0
+}
+
+// maxCodeLen is the longest string that has a code.
+const maxCodeLen = 7
+
+// stringCodes writes the code of row r of a string array into dst[r] for
+// the rows of sel (nil: all n): its length in the low 3 bits and its bytes
+// above (the first byte lowest), so equal codes mean equal strings and
+// short strings of one length (flags, codes) span a narrow range. A string longer than
+// maxCodeLen has no code; stringCodes reports false if a row has one (its
+// dst entry is then meaningless). NULL rows get the code of their slot's
+// bytes, which the callers ignore through validity.
+func stringCodes(a *array.String, n int, sel []int32, dst []int64) bool {
+	offs := a.ValueOffsets()
+	data := a.ValueBytes()
+	base := offs[0]
+	long := false
+	for k := range rowCount(n, sel) {
+		r := rowAt(sel, k)
+		lo, hi := offs[r]-base, offs[r+1]-base
+		l := hi - lo
+		if l > maxCodeLen {
+			long = true
+			continue
+		}
+		var c uint64
+		for i := int32(0); i < l; i++ {
+			c |= uint64(data[lo+i]) << (8*i + 3)
+		}
+		dst[r] = int64(c | uint64(l))
+	}
+	return !long
 }
 
 // colRange is a column's smallest and largest value (as int64) over some rows.
 type colRange struct {
 	lo, hi int64
 	ok     bool // any value seen
+	bad    bool // a value cannot be packed (a string without a code)
 }
 
 func (r colRange) union(o colRange) colRange {
+	bad := r.bad || o.bad
 	switch {
 	case !o.ok:
+		r.bad = bad
 		return r
 	case !r.ok:
+		o.bad = bad
 		return o
 	}
-	return colRange{lo: min(r.lo, o.lo), hi: max(r.hi, o.hi), ok: true}
+	return colRange{lo: min(r.lo, o.lo), hi: max(r.hi, o.hi), ok: true, bad: bad}
 }
 
 // intColRange returns the range of the non-NULL values of the rows of sel
@@ -106,6 +147,12 @@ func intColRange(arr arrow.Array, n int, sel []int32) colRange {
 		lo, hi, ok = keyRange(a.Date64Values(), arr, n, sel)
 	case *array.Timestamp:
 		lo, hi, ok = keyRange(a.TimestampValues(), arr, n, sel)
+	case *array.String:
+		codes := make([]int64, n)
+		if !stringCodes(a, n, sel, codes) {
+			return colRange{bad: true}
+		}
+		lo, hi, ok = keyRange(codes, arr, n, sel)
 	default:
 		panic("exec/hash: packed key table given " + arr.DataType().String())
 	}
@@ -121,6 +168,9 @@ func chooseFields(ranges []colRange, grewDown []bool) ([]packField, bool) {
 	fields := make([]packField, len(ranges))
 	total := uint(0)
 	for i, r := range ranges {
+		if r.bad {
+			return nil, false
+		}
 		if !r.ok {
 			r = colRange{lo: 0, hi: 0, ok: true}
 		}
@@ -227,8 +277,27 @@ func packColumns(cols []arrow.Array, fields []packField, n int, sel []int32, dst
 			packCol(a.Date64Values(), arr, f, n, sel, dst, first)
 		case *array.Timestamp:
 			packCol(a.TimestampValues(), arr, f, n, sel, dst, first)
+		case *array.String:
+			codes := make([]int64, n)
+			fits := stringCodes(a, n, sel, codes)
+			packCol(codes, arr, f, n, sel, dst, first)
+			if !fits {
+				markLong(a, n, sel, dst)
+			}
 		default:
 			panic("exec/hash: packed key table given " + arr.DataType().String())
+		}
+	}
+}
+
+// markLong sets bit 63 (outside: absent, or a re-pack that falls back) in
+// dst for the rows of sel (nil: all n) whose string has no code.
+func markLong(a *array.String, n int, sel []int32, dst []int64) {
+	offs := a.ValueOffsets()
+	for k := range rowCount(n, sel) {
+		r := rowAt(sel, k)
+		if offs[r+1]-offs[r] > maxCodeLen {
+			dst[r] |= math.MinInt64
 		}
 	}
 }

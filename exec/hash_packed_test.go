@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,6 +22,7 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	i8, i32, i64 := arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64
 	u16, d32 := arrow.PrimitiveTypes.Uint16, arrow.FixedWidthTypes.Date32
+	str := arrow.BinaryTypes.String
 	for _, c := range []struct {
 		name  string
 		types []arrow.DataType
@@ -34,6 +36,10 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 		{"uint16+int64", []arrow.DataType{u16, i64}, false, false, true},
 		{"int64+int32/nulls", []arrow.DataType{i64, i32}, true, false, false},
 		{"int64+int64+int64/wide", []arrow.DataType{i64, i64, i64}, false, true, false},
+		{"string+int32", []arrow.DataType{str, i32}, false, false, true},
+		{"string alone", []arrow.DataType{str}, false, false, true},
+		{"string+int64/long strings", []arrow.DataType{str, i64}, false, true, false},
+		{"int8+string/nulls", []arrow.DataType{i8, str}, true, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(5, uint64(len(c.name))))
@@ -147,7 +153,7 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 	}
 }
 
-// packedKeys makes n rows of integer keys in [lo, lo+spread) (runs of
+// packedKeys makes n rows of integer (or integer-as-base-36-string) keys in [lo, lo+spread) (runs of
 // repeated keys among them), some NULL when nulls, some ±2^40 when wide,
 // and each row's key as text (keyText).
 func packedKeys(mem memory.Allocator, rng *rand.Rand, types []arrow.DataType, n int, lo, spread int64, nulls, wide bool) ([]arrow.Array, []string) {
@@ -190,6 +196,10 @@ func packedKeys(mem memory.Allocator, rng *rand.Rand, types []arrow.DataType, n 
 					bb.Append(uint16(v & 0xffff))
 				case *array.Date32Builder:
 					bb.Append(arrow.Date32(v))
+				case *array.StringBuilder:
+					// Base 36: at most 5 bytes for the ranges used, so
+					// packable; ±2^40 (wide) takes 8 or 9, too long to pack.
+					bb.Append(strconv.FormatInt(v, 36))
 				default:
 					panic(fmt.Sprint("packedKeys: ", b.Type()))
 				}
@@ -229,5 +239,41 @@ func TestPackFields(t *testing.T) {
 		if got := outside(c.d, c.w); got != c.want {
 			t.Fatalf("outside(%d, %d) = %x", c.d, c.w, got)
 		}
+	}
+}
+
+// TestStringCodes: distinct strings of up to maxCodeLen bytes get distinct
+// codes (trailing zero bytes and lengths included); longer ones get none.
+func TestStringCodes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	vals := []string{"", "a", "a\x00", "\x00", "\x00a", "ab", "ba", "R", "N", "abcdefg", "abcdef\x00", "\xff\xff\xff\xff\xff\xff\xff"}
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.AppendValues(vals, nil)
+	a := b.NewStringArray()
+	defer a.Release()
+	codes := make([]int64, len(vals))
+	if !stringCodes(a, len(vals), nil, codes) {
+		t.Fatal("a string of at most 7 bytes was refused")
+	}
+	seen := map[int64]string{}
+	for i, c := range codes {
+		if c < 0 {
+			t.Fatalf("%q: negative code %x", vals[i], c)
+		}
+		if o, ok := seen[c]; ok {
+			t.Fatalf("%q and %q share code %x", o, vals[i], c)
+		}
+		seen[c] = vals[i]
+	}
+	b.AppendValues([]string{"x", "abcdefgh"}, nil)
+	long := b.NewStringArray()
+	defer long.Release()
+	if stringCodes(long, 2, nil, make([]int64, 2)) {
+		t.Fatal("an 8-byte string got a code")
+	}
+	if !stringCodes(long, 2, []int32{0}, make([]int64, 2)) {
+		t.Fatal("a selection without the long string was refused")
 	}
 }
