@@ -218,26 +218,10 @@ func lookupDirect[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, 
 		}
 		return
 	}
-	for k := 0; ; k++ {
-		var r int32
-		if sel == nil {
-			if k >= n {
-				break
-			}
-			r = int32(k)
-		} else {
-			if k >= len(sel) {
-				break
-			}
-			r = sel[k]
-		}
+	for k := range rowCount(n, sel) {
+		r := int32(rowAt(sel, k))
 		if bits != nil && !bitutil.BitIsSet(bits, off+int(r)) {
-			if t.nullID == noID && insert {
-				t.nullID = uint32(t.n)
-				t.n++
-				p.newRows = append(p.newRows, r)
-			}
-			out[r] = t.nullID
+			t.resolveNull(p, r, out, insert)
 			continue
 		}
 		i := uint64(int64(vals[r])) - lo

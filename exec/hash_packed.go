@@ -250,8 +250,9 @@ func outside(d uint64, w uint) uint64 {
 }
 
 // packColumns computes the packed key of every row of sel (nil: all n) of
-// cols into dst (len >= n) under fields.
-func packColumns(cols []arrow.Array, fields []packField, n int, sel []int32, dst []int64) {
+// cols into dst (len >= n) under fields. codes is scratch for a string
+// column's codes (len >= n; nil: allocated when needed).
+func packColumns(cols []arrow.Array, fields []packField, n int, sel []int32, dst, codes []int64) {
 	for c, arr := range cols {
 		f, first := fields[c], c == 0
 		switch a := arr.(type) {
@@ -278,7 +279,9 @@ func packColumns(cols []arrow.Array, fields []packField, n int, sel []int32, dst
 		case *array.Timestamp:
 			packCol(a.TimestampValues(), arr, f, n, sel, dst, first)
 		case *array.String:
-			codes := make([]int64, n)
+			if len(codes) < n {
+				codes = make([]int64, n)
+			}
 			fits := stringCodes(a, n, sel, codes)
 			packCol(codes, arr, f, n, sel, dst, first)
 			if !fits {
@@ -353,14 +356,15 @@ func (t *hashTable) lookupPacked(p *probe, cols []arrow.Array, n int, sel []int3
 		return
 	}
 	p.packed = growSlice(p.packed, n)
-	packColumns(cols, pk.fields, n, sel, p.packed)
+	p.codes = growSlice(p.codes, n)
+	packColumns(cols, pk.fields, n, sel, p.packed, p.codes)
 	if insert && anyOutside(p.packed, n, sel) {
 		if !t.repack(p, cols, n, sel) {
 			t.toGeneric()
 			t.lookup(p, cols, n, sel, out, true)
 			return
 		}
-		packColumns(cols, t.packed.fields, n, sel, p.packed)
+		packColumns(cols, t.packed.fields, n, sel, p.packed, p.codes)
 	}
 	lookupIntsIn(t, p, p.packed[:n], nil, n, sel, out, insert)
 	if len(p.newRows) > 0 {
@@ -423,7 +427,7 @@ func (t *hashTable) repack(p *probe, cols []arrow.Array, n int, sel []int32) boo
 	// Reinsert the stored keys in id order into an empty integer layout:
 	// they are distinct, so they get their old ids back.
 	keys := make([]int64, t.n)
-	packColumns(stored, fields, t.n, nil, keys)
+	packColumns(stored, fields, t.n, nil, keys, nil)
 	n0 := t.n
 	t.n, t.hashed, t.intSlots, t.pages, t.directLo, t.directUsed = 0, false, nil, nil, 0, 0
 	t.shift = 64 - 4

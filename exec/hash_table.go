@@ -185,6 +185,7 @@ type probe struct {
 	newRows  []int32
 	rep      []bool  // rows whose key repeats the row before (markRepeats)
 	packed   []int64 // packed keys of the packed layout
+	codes    []int64 // string codes, scratch of packColumns
 	repCol   []bool  // markRepeats' scratch
 	// skipRepeats counts down the batches lookup resolves without looking
 	// for repeated keys, after a batch in which few rows repeated: the
@@ -377,26 +378,10 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 		}
 		return
 	}
-	for i := 0; ; i++ {
-		var r int32
-		if sel == nil {
-			if i >= n {
-				break
-			}
-			r = int32(i)
-		} else {
-			if i >= len(sel) {
-				break
-			}
-			r = sel[i]
-		}
+	for k := range rowCount(n, sel) {
+		r := int32(rowAt(sel, k))
 		if bits != nil && !bitutil.BitIsSet(bits, off+int(r)) {
-			if t.nullID == noID && insert {
-				t.nullID = uint32(t.n)
-				t.n++
-				p.newRows = append(p.newRows, r)
-			}
-			out[r] = t.nullID
+			t.resolveNull(p, r, out, insert)
 			continue
 		}
 		v := int64(vals[r])
@@ -421,6 +406,17 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 			s = (s + 1) & mask
 		}
 	}
+}
+
+// resolveNull gives row r, whose key is NULL, the NULL key's id, first
+// handing that id out when inserting (NULL groups with NULL).
+func (t *hashTable) resolveNull(p *probe, r int32, out []uint32, insert bool) {
+	if t.nullID == noID && insert {
+		t.nullID = uint32(t.n)
+		t.n++
+		p.newRows = append(p.newRows, r)
+	}
+	out[r] = t.nullID
 }
 
 // slotsFor is the slot count (a power of two) that keeps n keys at most
