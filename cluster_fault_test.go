@@ -28,6 +28,7 @@ type jobInfo struct {
 	Stages     []struct {
 		ID        int    `json:"id"`
 		State     string `json:"state"`
+		Inputs    []int  `json:"inputs"`
 		Rollbacks int    `json:"rollbacks"`
 		Tasks     []struct {
 			Attempt  int    `json:"attempt"`
@@ -92,6 +93,49 @@ func runningExecutor(t *testing.T, rest, id string) string {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("timed out waiting for a running task")
+	return ""
+}
+
+// finishedOutputHolder returns an executor holding the output of a
+// successful stage that a later stage still needs: preferably one whose
+// consumer is unresolved (it will fetch from the dead executor), else one
+// that also runs the consumer (its task dies, and the retry elsewhere must
+// fetch the lost output again). "" if there is none yet.
+func finishedOutputHolder(j jobInfo) string {
+	byID := map[int]int{}
+	for i, st := range j.Stages {
+		byID[st.ID] = i
+	}
+	holders := func(id int) []string {
+		var out []string
+		for _, task := range j.Stages[byID[id]].Tasks {
+			if task.Executor != "" {
+				out = append(out, task.Executor)
+			}
+		}
+		return out
+	}
+	for _, want := range []string{"unresolved", "running"} {
+		for _, st := range j.Stages {
+			if st.State != want {
+				continue
+			}
+			running := map[string]bool{}
+			for _, e := range holders(st.ID) {
+				running[e] = true
+			}
+			for _, in := range st.Inputs {
+				if j.Stages[byID[in]].State != "successful" {
+					continue
+				}
+				for _, e := range holders(in) {
+					if want == "unresolved" || running[e] {
+						return e
+					}
+				}
+			}
+		}
+	}
 	return ""
 }
 
@@ -181,20 +225,21 @@ func TestClusterKillExecutorBetweenStages(t *testing.T) {
 	c := startCluster(t, 2, "--rest", rest, "--heartbeat-timeout", "1s", "--policy", "round_robin")
 	s := c.connect(t, quiver.WithTargetPartitions(4))
 	res := runAsync(t, s, slowQuery)
-	// Wait until at least one stage has completed (its output now sits on the executors).
+	// Wait until a finished stage's output is still needed — its consumer
+	// unresolved, or running on the same executor — and kill that executor,
+	// whichever executors the stages landed on: the lost output must be
+	// fetched again and recomputed. The queries got fast enough that killing
+	// a fixed executor often hit one holding nothing still needed.
+	var victim string
 	job := waitJob(t, rest, func(j jobInfo) bool {
 		var detail jobInfo
 		if j.State != "running" || getJSON(t, "http://"+rest+"/api/job/"+j.ID, &detail) != nil {
 			return false
 		}
-		for _, st := range detail.Stages {
-			if st.State == "successful" {
-				return true
-			}
-		}
-		return false
+		victim = finishedOutputHolder(detail)
+		return victim != ""
 	})
-	c.executors[1].kill()
+	c.executorByID(t, victim).kill()
 	r := <-res
 	if r.err != nil {
 		t.Fatalf("query failed: %v", r.err)
