@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -62,39 +60,7 @@ func TestGatherRunsMatchesTake(t *testing.T) {
 		for _, nulls := range []bool{false, true} {
 			for _, keep := range []float64{0.999, 0.98, 0.9} {
 				t.Run(fmt.Sprintf("%s/nulls=%v/keep=%v", dt, nulls, keep), func(t *testing.T) {
-					b := array.NewBuilder(mem, dt)
-					defer b.Release()
-					for i := range n {
-						if nulls && rng.IntN(5) == 0 {
-							b.AppendNull()
-							continue
-						}
-						switch bb := b.(type) {
-						case *array.BooleanBuilder:
-							bb.Append(rng.IntN(2) == 0)
-						case *array.Int8Builder:
-							bb.Append(int8(i))
-						case *array.Int16Builder:
-							bb.Append(int16(i))
-						case *array.Int32Builder:
-							bb.Append(int32(i))
-						case *array.Int64Builder:
-							bb.Append(int64(i) << 20)
-						case *array.Float64Builder:
-							bb.Append(float64(i) / 3)
-						case *array.Date32Builder:
-							bb.Append(arrow.Date32(i))
-						case *array.Decimal128Builder:
-							bb.Append(decimal128.FromI64(int64(i) * -7))
-						case *array.StringBuilder:
-							bb.Append(strings.Repeat("x", i%9))
-						case *array.LargeStringBuilder:
-							bb.Append(strings.Repeat("y", i%5))
-						case *array.BinaryBuilder:
-							bb.Append([]byte(strings.Repeat("z", i%7)))
-						}
-					}
-					full := b.NewArray()
+					full := testColumn(mem, rng, dt, n, nullEvery(nulls, 5), -7)
 					defer full.Release()
 					arr := array.NewSlice(full, 13, n-5)
 					defer arr.Release()

@@ -30,39 +30,7 @@ func TestGatherMatchesTake(t *testing.T) {
 	for _, dt := range types {
 		for _, nulls := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/nulls=%v", dt, nulls), func(t *testing.T) {
-				b := array.NewBuilder(mem, dt)
-				defer b.Release()
-				for i := range n {
-					if nulls && rng.IntN(4) == 0 {
-						b.AppendNull()
-						continue
-					}
-					switch bb := b.(type) {
-					case *array.BooleanBuilder:
-						bb.Append(rng.IntN(2) == 0)
-					case *array.Int8Builder:
-						bb.Append(int8(i))
-					case *array.Int16Builder:
-						bb.Append(int16(i))
-					case *array.Int32Builder:
-						bb.Append(int32(i))
-					case *array.Int64Builder:
-						bb.Append(int64(i) << 20)
-					case *array.Float64Builder:
-						bb.Append(float64(i) / 3)
-					case *array.Date32Builder:
-						bb.Append(arrow.Date32(i))
-					case *array.Decimal128Builder:
-						bb.Append(decimal128.FromI64(int64(i) * 7))
-					case *array.StringBuilder:
-						bb.Append(strings.Repeat("x", i%9))
-					case *array.LargeStringBuilder:
-						bb.Append(strings.Repeat("y", i%5))
-					case *array.BinaryBuilder:
-						bb.Append([]byte(strings.Repeat("z", i%7)))
-					}
-				}
-				full := b.NewArray()
+				full := testColumn(mem, rng, dt, n, nullEvery(nulls, 4), 7)
 				defer full.Release()
 				arr := array.NewSlice(full, 13, n-7)
 				defer arr.Release()
@@ -91,4 +59,51 @@ func TestGatherMatchesTake(t *testing.T) {
 			})
 		}
 	}
+}
+
+// nullEvery is 1 in every k rows NULL when nulls, else none (0).
+func nullEvery(nulls bool, k int) int {
+	if nulls {
+		return k
+	}
+	return 0
+}
+
+// testColumn makes n rows of dt with about one NULL in nullOneIn rows (0:
+// none); values follow the row number (decimals scaled by decMul) so that
+// gathers of different rows differ.
+func testColumn(mem memory.Allocator, rng *rand.Rand, dt arrow.DataType, n, nullOneIn int, decMul int64) arrow.Array {
+	b := array.NewBuilder(mem, dt)
+	defer b.Release()
+	for i := range n {
+		if nullOneIn > 0 && rng.IntN(nullOneIn) == 0 {
+			b.AppendNull()
+			continue
+		}
+		switch bb := b.(type) {
+		case *array.BooleanBuilder:
+			bb.Append(rng.IntN(2) == 0)
+		case *array.Int8Builder:
+			bb.Append(int8(i))
+		case *array.Int16Builder:
+			bb.Append(int16(i))
+		case *array.Int32Builder:
+			bb.Append(int32(i))
+		case *array.Int64Builder:
+			bb.Append(int64(i) << 20)
+		case *array.Float64Builder:
+			bb.Append(float64(i) / 3)
+		case *array.Date32Builder:
+			bb.Append(arrow.Date32(i))
+		case *array.Decimal128Builder:
+			bb.Append(decimal128.FromI64(int64(i) * decMul))
+		case *array.StringBuilder:
+			bb.Append(strings.Repeat("x", i%9))
+		case *array.LargeStringBuilder:
+			bb.Append(strings.Repeat("y", i%5))
+		case *array.BinaryBuilder:
+			bb.Append([]byte(strings.Repeat("z", i%7)))
+		}
+	}
+	return b.NewArray()
 }

@@ -36,6 +36,7 @@ package optimizer
 
 import (
 	"context"
+	"strings"
 
 	"github.com/quiverdb/quiver/logical"
 )
@@ -281,7 +282,7 @@ func isReduced(in logical.Plan) bool {
 		return false
 	}
 	a, ok := j.Left.(*logical.SubqueryAlias)
-	return ok && len(a.Alias) > len(reductionPrefix) && a.Alias[:len(reductionPrefix)] == reductionPrefix
+	return ok && strings.HasPrefix(a.Alias, reductionPrefix+"_")
 }
 
 // hasJoin reports whether p's subtree holds a join.
