@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -58,6 +59,10 @@ type QueryResult struct {
 	VerifyError     string    `json:"verify_error,omitempty"` // why it did not
 	Error           string    `json:"error,omitempty"`        // the query failed to run
 	PeakEngineBytes int64     `json:"peak_engine_bytes"`      // Arrow memory high-water mark during this query
+	// CPUCores is the process's CPU time over the wall time of the timed
+	// runs: how many cores the query kept busy. 0 when the engine runs in
+	// other processes (--scheduler).
+	CPUCores float64 `json:"cpu_cores,omitempty"`
 }
 
 // Machine describes where a benchmark ran.
@@ -180,6 +185,9 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 		}
 		mem.peak.Store(mem.cur.Load())
 		qr := runQuery(ctx, s, q, opts.Iterations, answers[q])
+		if opts.Scheduler != "" {
+			qr.CPUCores = 0
+		}
 		qr.PeakEngineBytes = mem.peak.Load()
 		res.Queries = append(res.Queries, qr)
 		switch {
@@ -336,10 +344,12 @@ func runQuery(ctx context.Context, s *quiver.Session, q, iterations int, want []
 			qr.VerifyError = verr.Error()
 		}
 	}
+	var wall, cpu time.Duration
 	for range iterations {
-		start := time.Now()
+		start, cpuStart := time.Now(), processCPU()
 		n, _, err := runOnce(ctx, s, text, nil)
 		d := time.Since(start)
+		wall, cpu = wall+d, cpu+processCPU()-cpuStart
 		if err != nil {
 			qr.Error = err.Error()
 			return qr
@@ -349,6 +359,9 @@ func runQuery(ctx context.Context, s *quiver.Session, q, iterations int, want []
 			return qr
 		}
 		qr.IterationsMs = append(qr.IterationsMs, ms(d))
+	}
+	if wall > 0 {
+		qr.CPUCores = cpu.Seconds() / wall.Seconds()
 	}
 	sorted := slices.Clone(qr.IterationsMs)
 	slices.Sort(sorted)
@@ -414,7 +427,7 @@ func (r *BenchResult) summarize() {
 
 // Print writes the results table.
 func (r *BenchResult) Print(w io.Writer) {
-	fmt.Fprintf(w, "%-5s %10s %10s %10s %10s  %s\n", "query", "min ms", "median ms", "max ms", "rows", "verified")
+	fmt.Fprintf(w, "%-5s %10s %10s %10s %10s %6s  %s\n", "query", "min ms", "median ms", "max ms", "rows", "cores", "verified")
 	for _, q := range r.Queries {
 		if q.Error != "" {
 			fmt.Fprintf(w, "q%02d   error: %s\n", q.Query, q.Error)
@@ -427,7 +440,11 @@ func (r *BenchResult) Print(w io.Writer) {
 				v = "NO"
 			}
 		}
-		fmt.Fprintf(w, "q%02d   %10.1f %10.1f %10.1f %10d  %s\n", q.Query, q.MinMs, q.MedianMs, q.MaxMs, q.Rows, v)
+		cores := "-"
+		if q.CPUCores > 0 {
+			cores = strconv.FormatFloat(q.CPUCores, 'f', 2, 64)
+		}
+		fmt.Fprintf(w, "q%02d   %10.1f %10.1f %10.1f %10d %6s  %s\n", q.Query, q.MinMs, q.MedianMs, q.MaxMs, q.Rows, cores, v)
 	}
 	fmt.Fprintf(w, "total %.1f ms (sum of medians), geomean %.1f ms\n", r.TotalMs, r.GeomeanMs)
 	fmt.Fprintf(w, "peak RSS %s, engine peak %s", quiver.FormatBytes(r.PeakRSSBytes), quiver.FormatBytes(r.PeakEngineBytes))
@@ -538,6 +555,16 @@ func (a *trackingAllocator) Reallocate(size int, b []byte) []byte {
 func (a *trackingAllocator) Free(b []byte) {
 	a.add(-int64(len(b)))
 	a.mem.Free(b)
+}
+
+// processCPU is the user and system CPU time this process has used so far,
+// 0 where unknown.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // peakRSS is the process's peak resident set size (VmHWM), 0 where unknown.
