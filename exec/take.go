@@ -27,33 +27,58 @@ func indexArray(idx []int32) arrow.Array {
 // takeBatch returns the rows idx of b (in that order) as a new batch with
 // schema; b keeps its reference.
 func takeBatch(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, b arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
-	indices := indexArray(idx)
-	defer indices.Release()
-	cctx := compute.WithAllocator(ctx, mem)
-	cols := make([]arrow.Array, b.NumCols())
-	defer releaseCols(cols)
-	var runs []idxRun
-	if b.NumCols() > 0 {
-		runs = selRuns(idx, nil)
+	cols, err := takeSome(ctx, mem, schema, b.Columns(), nil, idx)
+	if err != nil {
+		return nil, err
 	}
-	for i, c := range b.Columns() {
-		if runs != nil {
-			if out, ok := gatherRuns(mem, c, runs, len(idx)); ok {
-				cols[i] = out
+	defer releaseCols(cols)
+	return array.NewRecordBatch(schema, cols, int64(len(idx))), nil
+}
+
+// takeSome gathers rows idx of the columns which (every column when which
+// is nil) of cols, described by schema; the other entries of the result
+// are nil. The caller owns the arrays.
+func takeSome(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, cols []arrow.Array, which []int, idx []int32) ([]arrow.Array, error) {
+	out := make([]arrow.Array, len(cols))
+	if which == nil {
+		which = make([]int, len(cols))
+		for i := range which {
+			which[i] = i
+		}
+	}
+	if len(which) == 0 {
+		return out, nil
+	}
+	runs := selRuns(idx, nil)
+	var indices arrow.Array // for compute.Take, made on first need
+	defer func() {
+		if indices != nil {
+			indices.Release()
+		}
+	}()
+	for _, i := range which {
+		c := cols[i]
+		if runs != nil { // nil: the selection has too few runs to copy by runs
+			if a, ok := gatherRuns(mem, c, runs, len(idx)); ok {
+				out[i] = a
 				continue
 			}
 		}
-		if out, ok := gather(mem, c, idx); ok {
-			cols[i] = out
+		if a, ok := gather(mem, c, idx); ok {
+			out[i] = a
 			continue
 		}
-		out, err := compute.TakeArrayOpts(cctx, c, indices, compute.TakeOptions{BoundsCheck: false})
+		if indices == nil {
+			indices = indexArray(idx)
+		}
+		a, err := compute.TakeArrayOpts(compute.WithAllocator(ctx, mem), c, indices, compute.TakeOptions{BoundsCheck: false})
 		if err != nil {
+			releaseCols(out)
 			return nil, limitErr(qerr.Execf("exec: take rows of column %q: %w", schema.Field(i).Name, err))
 		}
-		cols[i] = out
+		out[i] = a
 	}
-	return array.NewRecordBatch(schema, cols, int64(len(idx))), nil
+	return out, nil
 }
 
 // releaseCols releases every non-nil array of as.

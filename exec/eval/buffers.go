@@ -30,14 +30,24 @@ func newBitmap(mem memory.Allocator, n int, v bool) *memory.Buffer {
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(n))))
 	b := buf.Bytes()
-	fill := byte(0)
-	if v {
-		fill = 0xff
+	if !v {
+		clear(b) // allocators need not zero (a recycling one does not)
+		return buf
 	}
-	for i := range b {
-		b[i] = fill
-	}
+	fillOnes(b)
 	return buf
+}
+
+// fillOnes sets every byte of b to 0xff, by doubling copies rather than a
+// byte loop (bitmaps of a batch run to kilobytes).
+func fillOnes(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = 0xff
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
 }
 
 // makeArray wraps buffers into an array of dt; valid may be nil (no nulls).

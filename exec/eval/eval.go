@@ -3,9 +3,11 @@ package eval
 import (
 	"context"
 	"runtime/debug"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -97,6 +99,63 @@ func (ev *Evaluator) EvalSelection(ctx context.Context, mem memory.Allocator, ba
 	}
 	defer arr.Release()
 	return appendTrue(sel[:0], arr), nil
+}
+
+// Columns returns the indices of the batch columns the expression reads,
+// in increasing order.
+func (ev *Evaluator) Columns() []int {
+	used := map[int]bool{}
+	columnsOf(ev.expr, used)
+	out := make([]int, 0, len(used))
+	for c := range used {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Refine evaluates a boolean predicate over n rows of cols (a column the
+// predicate does not read may be nil) and clears in mask, a bitmap of at
+// least n bits, every row where the predicate is not TRUE (false or NULL).
+// It returns how many of the first n bits of mask are still set; the bits
+// of mask's last byte past n are unspecified afterwards.
+func (ev *Evaluator) Refine(ctx context.Context, mem memory.Allocator, cols []arrow.Array, n int, mask []byte) (count int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			count, err = 0, qerr.Internalf("eval: %s: panic: %v\n%s", ev.expr, r, debug.Stack())
+		}
+	}()
+	if t := ev.expr.DataType(); t.ID() != arrow.BOOL && t.ID() != arrow.NULL {
+		return 0, qerr.Internalf("eval: selection over non-boolean expression %s of type %s", ev.expr, t)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	a, err := ev.root.eval(ctx, mem, &input{cols: cols, n: n})
+	if err != nil {
+		return 0, err
+	}
+	defer a.Release()
+	if a.Len() != n {
+		return 0, qerr.Internalf("eval: %s produced %d rows for a batch of %d", ev.expr, a.Len(), n)
+	}
+	nb := int(bitutil.BytesForBits(int64(n)))
+	if a.DataType().ID() == arrow.NULL {
+		clear(mask[:nb])
+		return 0, nil
+	}
+	vals, valid := boolParts(a)
+	m := mask[:nb]
+	if valid == nil {
+		for i := range m {
+			m[i] &= vals[i]
+		}
+	} else {
+		for i := range m {
+			m[i] &= vals[i] & valid[i]
+		}
+	}
+	return bitutil.CountSetBits(mask, 0, n), nil
 }
 
 // ScalarValue evaluates an expression with no column references to a
