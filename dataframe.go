@@ -101,21 +101,40 @@ func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (
 	if err != nil {
 		return nil, err
 	}
-	mem := exec.NewAccountingAllocator(s.mem, st.memoryLimit)
+	// Operators allocate through a recycler, so buffers released by one
+	// batch serve the next; it is closed with the operator tree.
+	rec := exec.NewRecycler(s.mem, exec.DefaultTaskRecycleFree)
+	mem := exec.NewAccountingAllocator(rec, st.memoryLimit)
 	tc := exec.NewTaskContext(mem, st.batchSize)
 	tc.MemoryTables = s.memoryTable
 	if analyze {
 		tc.EnableMetrics()
 	}
-	op, err := exec.Execute(ctx, tc, pp)
+	inner, err := exec.Execute(ctx, tc, pp)
 	if err != nil {
+		rec.Close()
 		return nil, err
 	}
+	op := &recyclingOp{Operator: inner, rec: rec}
 	if err := op.Open(ctx); err != nil {
 		op.Close()
 		return nil, err
 	}
 	return &execution{tc: tc, mem: mem, plan: pp, op: op}, nil
+}
+
+// recyclingOp closes the recycler its operator tree allocated through
+// once the tree is closed (buffers of batches still held then go back to
+// the parent allocator when released).
+type recyclingOp struct {
+	exec.Operator
+	rec *exec.Recycler
+}
+
+func (o *recyclingOp) Close() error {
+	err := o.Operator.Close()
+	o.rec.Close()
+	return err
 }
 
 func (s *Session) memoryTable(name string) ([][]arrow.RecordBatch, bool) {

@@ -78,8 +78,7 @@ func gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 
 // newBuf returns a zeroed buffer of n bytes from mem.
 func newBuf(mem memory.Allocator, n int) *memory.Buffer {
-	b := memory.NewResizableBuffer(mem)
-	b.Resize(n)
+	b := newDirtyBuffer(mem, n)
 	clear(b.Bytes())
 	return b
 }
@@ -89,8 +88,7 @@ func gatherFixed[T any](mem memory.Allocator, arr arrow.Array, idx []int32) *mem
 	d := arr.Data()
 	raw := d.Buffers()[1].Bytes()
 	src := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/int(unsafe.Sizeof(z)))[d.Offset():]
-	b := memory.NewResizableBuffer(mem)
-	b.Resize(len(idx) * int(unsafe.Sizeof(z)))
+	b := newDirtyBuffer(mem, len(idx)*int(unsafe.Sizeof(z)))
 	dst := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b.Bytes()))), len(idx))
 	for i, r := range idx {
 		dst[i] = src[r]
@@ -113,11 +111,9 @@ func gatherBytes[O int32 | int64](mem memory.Allocator, arr arrow.Array, idx []i
 		total += offs[r+1] - offs[r]
 	}
 	var z O
-	ob := memory.NewResizableBuffer(mem)
-	ob.Resize((len(idx) + 1) * int(unsafe.Sizeof(z)))
+	ob := newDirtyBuffer(mem, (len(idx)+1)*int(unsafe.Sizeof(z)))
 	oDst := unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(ob.Bytes()))), len(idx)+1)
-	db := memory.NewResizableBuffer(mem)
-	db.Resize(int(total))
+	db := newDirtyBuffer(mem, int(total))
 	dDst := db.Bytes()
 	var pos O
 	oDst[0] = 0

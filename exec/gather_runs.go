@@ -67,8 +67,7 @@ func gatherRuns(mem memory.Allocator, arr arrow.Array, runs []idxRun, n int) (ou
 		}
 		w := fw.BitWidth() / 8
 		src := d.Buffers()[1].Bytes()
-		b := memory.NewResizableBuffer(mem)
-		b.Resize(n * w)
+		b := newDirtyBuffer(mem, n*w)
 		dst := b.Bytes()
 		pos := 0
 		for _, r := range runs {
@@ -119,11 +118,9 @@ func gatherBytesRuns[O int32 | int64](mem memory.Allocator, arr arrow.Array, run
 	for _, r := range runs {
 		total += offs[r.start+r.n] - offs[r.start]
 	}
-	ob := memory.NewResizableBuffer(mem)
-	ob.Resize((n + 1) * sizeOfOffset[O]())
+	ob := newDirtyBuffer(mem, (n+1)*sizeOfOffset[O]())
 	oDst := arrow.GetData[O](ob.Bytes())[:n+1]
-	db := memory.NewResizableBuffer(mem)
-	db.Resize(int(total))
+	db := newDirtyBuffer(mem, int(total))
 	dDst := db.Bytes()
 	var pos O
 	at := 0

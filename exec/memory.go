@@ -228,3 +228,38 @@ func (tc *TaskContext) Shared(key any, mk func() any) any {
 	}
 	return v
 }
+
+// AllocateDirty is Allocate without the promise of zeroed memory, when the
+// parent can skip the zeroing (a Recycler); it panics with a *LimitError
+// over the limit.
+func (a *AccountingAllocator) AllocateDirty(size int) []byte {
+	if err := a.reserve(int64(size)); err != nil {
+		panic(err)
+	}
+	if d, ok := a.parent.(dirtyAllocator); ok {
+		return d.AllocateDirty(size)
+	}
+	return a.parent.Allocate(size)
+}
+
+// dirtyAllocator is an allocator that can hand out memory without zeroing
+// it first.
+type dirtyAllocator interface {
+	AllocateDirty(size int) []byte
+}
+
+// newDirtyBuffer returns a buffer of size bytes (capacity rounded up to 64
+// as arrow-go does) whose contents are unspecified: the caller writes every
+// byte it or a reader will read. Over an allocator without AllocateDirty it
+// is an ordinary zeroed buffer.
+func newDirtyBuffer(mem memory.Allocator, size int) *memory.Buffer {
+	d, ok := mem.(dirtyAllocator)
+	if !ok {
+		b := memory.NewResizableBuffer(mem)
+		b.Resize(size)
+		return b
+	}
+	b := memory.NewBufferWithAllocator(d.AllocateDirty((size+63)&^63), mem)
+	b.ResizeNoShrink(size)
+	return b
+}

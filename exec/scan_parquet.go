@@ -31,7 +31,7 @@ type parquetSource struct {
 	fields []int // per output column, its field index in the file
 	rgs    []int // row groups left to read
 	rr     pqarrow.RecordReader
-	mem    *recycler // the decoder's allocator (scan_parquet_alloc.go)
+	mem    *Recycler // the decoder's allocator (scan_parquet_alloc.go)
 	// per field the reader returns: how to convert it (scan_parquet_widen.go)
 	uniq    []int // the distinct fields read, ascending
 	fix     []colFix
@@ -47,10 +47,10 @@ func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGro
 	// The decoder allocates through a scan-local recycler (its page buffers
 	// too, which the default reader properties would take from the Go heap
 	// outside the query's accounting).
-	rec := newRecycler(s.tc.Mem, defaultRecycleFree)
+	rec := newScanRecycler(s.tc.Mem, defaultRecycleFree)
 	f, err := file.OpenParquetFile(path, false, file.WithReadProps(parquet.NewReaderProperties(rec)))
 	if err != nil {
-		rec.close()
+		rec.Close()
 		return nil, qerr.Execf("exec: scan of %s: cannot read parquet file %s (corrupt or not parquet): %w", s.n.Table, path, err)
 	}
 	p := &parquetSource{s: s, path: path, f: f, mem: rec}
@@ -191,5 +191,5 @@ func (p *parquetSource) close() {
 	if p.f != nil {
 		p.f.Close()
 	}
-	p.mem.close()
+	p.mem.Close()
 }

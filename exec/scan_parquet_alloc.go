@@ -8,10 +8,21 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// recycler is the allocator a Parquet scan hands to the Parquet decoder: it
-// serves large requests from buffers the scan's own batches gave back, so
-// that steady-state decoding does not pay the Go heap's zeroing of fresh
-// large allocations (and the collector's work on them) for every batch.
+// Recycler is an allocator that serves large requests from buffers given
+// back to it, so that steady-state work (a Parquet scan decoding batch
+// after batch, a task's operators gathering and computing batch after
+// batch) does not pay the Go heap's zeroing of fresh large allocations, and
+// the collector's work on them, for every batch.
+//
+// Two uses:
+//   - A Parquet scan hands one that does not zero (newScanRecycler) to the
+//     Parquet decoder, whose record readers overwrite or clear what they
+//     use. The bytes under a NULL slot of a decoded column are therefore
+//     unspecified, as Arrow's format allows (the scan clears them).
+//   - A task's allocator sits over one that zeroes what it reuses
+//     (NewRecycler), because arrow-go's own code (MakeArrayOfNull, builders)
+//     relies on fresh memory being zero. Kernels that write every byte of a
+//     buffer ask for unzeroed memory with AllocateDirty (newDirtyBuffer).
 //
 // Contract:
 //   - A buffer is reused only after Free was called on it, that is after
@@ -20,20 +31,13 @@ import (
 //     (join build sides, sorts) simply are not recycled until released.
 //   - Requests below recycleMin, and above the largest size class, go to
 //     the parent unchanged.
-//   - A recycled buffer is NOT zeroed: callers of memory.Allocator must not
-//     rely on fresh memory being zero. Arrow's builders and the Parquet
-//     record readers overwrite or clear what they use (arrow-go supports
-//     allocators that do not zero); the scan only hands this allocator to
-//     those. The bytes under a NULL slot of a decoded column are therefore
-//     unspecified, as Arrow's format allows.
-//   - Every buffer in the free list is still allocated from the parent (the
-//     query's accounting sees it as held) and the free list is bounded by
-//     maxFree bytes. close returns the free list to the parent; buffers
-//     freed after close go to the parent directly.
+//   - Every buffer in the free list is still allocated from the parent and
+//     the free list is bounded by maxFree bytes. Close returns the free list
+//     to the parent; buffers freed after Close go to the parent directly.
 //
 // Safe for concurrent use: batches are released on whichever goroutine
 // consumes them.
-type recycler struct {
+type Recycler struct {
 	parent memory.Allocator
 
 	mu        sync.Mutex
@@ -42,24 +46,39 @@ type recycler struct {
 	freeBytes int
 	maxFree   int
 	closed    bool
+	zero      bool // clear a reused buffer on Allocate (not on AllocateDirty)
 
 	// counters for tests and tuning
 	reused, fresh int
 }
 
 const (
-	recycleMin         = 32 << 10 // below this the Go heap's small-object path is cheap
-	recycleMinShift    = 15       // log2(recycleMin)
+	recycleMin         = 16 << 10 // below this the Go heap's small-object path is cheap
+	recycleMinShift    = 14       // log2(recycleMin)
 	recycleMaxShift    = 27       // classes up to 128 MiB
 	numRecycleClasses  = (recycleMaxShift - recycleMinShift + 1) * 4
 	defaultRecycleFree = 16 << 20
 )
 
-func newRecycler(parent memory.Allocator, maxFree int) *recycler {
+// DefaultTaskRecycleFree is the free-list bound of a task's recycler.
+const DefaultTaskRecycleFree = 32 << 20
+
+// NewRecycler returns a recycler over parent (DefaultAllocator if nil)
+// keeping at most maxFree bytes of free buffers; Allocate returns zeroed
+// memory, as Go's allocator does. The caller calls Close when done.
+func NewRecycler(parent memory.Allocator, maxFree int) *Recycler {
+	r := newScanRecycler(parent, maxFree)
+	r.zero = true
+	return r
+}
+
+// newScanRecycler returns a recycler whose Allocate does not zero reused
+// buffers, for the Parquet decoder.
+func newScanRecycler(parent memory.Allocator, maxFree int) *Recycler {
 	if parent == nil {
 		parent = memory.DefaultAllocator
 	}
-	return &recycler{parent: parent, owned: make(map[uintptr][]byte), maxFree: maxFree}
+	return &Recycler{parent: parent, owned: make(map[uintptr][]byte), maxFree: maxFree}
 }
 
 // recycleClass returns the size class of a request of size bytes and the
@@ -85,10 +104,27 @@ func recycleClass(size int) (int, int) {
 func dataPtr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // Allocate implements memory.Allocator.
-func (r *recycler) Allocate(size int) []byte {
+func (r *Recycler) Allocate(size int) []byte {
+	b, reused := r.allocate(size)
+	if reused && r.zero {
+		clear(b)
+	}
+	return b
+}
+
+// AllocateDirty is Allocate without zeroing: the caller writes every byte
+// it will read.
+func (r *Recycler) AllocateDirty(size int) []byte {
+	b, _ := r.allocate(size)
+	return b
+}
+
+// allocate returns a buffer of size bytes and whether it was reused (and
+// so holds old bytes).
+func (r *Recycler) allocate(size int) ([]byte, bool) {
 	c, csize := recycleClass(size)
 	if c < 0 {
-		return r.parent.Allocate(size)
+		return r.parent.Allocate(size), false
 	}
 	r.mu.Lock()
 	if n := len(r.free[c]); n > 0 {
@@ -99,7 +135,7 @@ func (r *recycler) Allocate(size int) []byte {
 		r.owned[dataPtr(b)] = b
 		r.reused++
 		r.mu.Unlock()
-		return b[:size:len(b)]
+		return b[:size:len(b)], true
 	}
 	r.fresh++
 	r.mu.Unlock()
@@ -108,12 +144,12 @@ func (r *recycler) Allocate(size int) []byte {
 	r.mu.Lock()
 	r.owned[dataPtr(b)] = b
 	r.mu.Unlock()
-	return b[:size:len(b)]
+	return b[:size:len(b)], false
 }
 
 // Reallocate implements memory.Allocator: the first min(len(b), size)
 // bytes are preserved; b must not be used afterwards.
-func (r *recycler) Reallocate(size int, b []byte) []byte {
+func (r *Recycler) Reallocate(size int, b []byte) []byte {
 	if len(b) == 0 {
 		if b != nil {
 			r.Free(b)
@@ -129,6 +165,9 @@ func (r *recycler) Reallocate(size int, b []byte) []byte {
 		}
 	} else if size <= len(orig) {
 		if c, _ := recycleClass(size); c >= 0 {
+			if r.zero && size > len(b) {
+				clear(orig[len(b):size]) // the grown part must read as fresh memory
+			}
 			return orig[:size:len(orig)]
 		}
 	}
@@ -139,7 +178,7 @@ func (r *recycler) Reallocate(size int, b []byte) []byte {
 }
 
 // Free implements memory.Allocator.
-func (r *recycler) Free(b []byte) {
+func (r *Recycler) Free(b []byte) {
 	if cap(b) == 0 {
 		r.parent.Free(b)
 		return
@@ -164,9 +203,9 @@ func (r *recycler) Free(b []byte) {
 	r.parent.Free(orig)
 }
 
-// close hands the free list back to the parent; later frees go straight
+// Close hands the free list back to the parent; later frees go straight
 // to the parent. Buffers still in use stay valid. Idempotent.
-func (r *recycler) close() {
+func (r *Recycler) Close() {
 	r.mu.Lock()
 	r.closed = true
 	var drop [][]byte

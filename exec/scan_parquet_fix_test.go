@@ -248,7 +248,7 @@ func TestParquetScanKeepsBatchesAfterClose(t *testing.T) {
 
 func TestRecycler(t *testing.T) {
 	parent := checkedMem(t)
-	r := newRecycler(parent, 1<<20)
+	r := newScanRecycler(parent, 1<<20)
 
 	// Small requests go to the parent untracked.
 	small := r.Allocate(100)
@@ -305,7 +305,7 @@ func TestRecycler(t *testing.T) {
 	}
 	r.Free(a3)
 	r.Free(b)
-	r.close()
+	r.Close()
 	// Frees after close go to the parent.
 	r.Free(c)
 	r.Free(d)
@@ -385,4 +385,56 @@ func TestParquetScanZeroesNullSlots(t *testing.T) {
 	if nulls == 0 {
 		t.Fatal("no NULL slot was checked")
 	}
+}
+
+// TestRecyclerZeroes: a task's recycler hands out reused memory zeroed
+// through Allocate (arrow-go relies on it) and as it is through
+// AllocateDirty; the accounting allocator passes AllocateDirty down.
+func TestRecyclerZeroes(t *testing.T) {
+	parent := checkedMem(t)
+	r := NewRecycler(parent, 1<<20)
+	defer r.Close()
+	a := r.Allocate(20000)
+	for i := range a {
+		a[i] = 7
+	}
+	r.Free(a)
+	b := r.Allocate(20000)
+	if unsafe.SliceData(b) != unsafe.SliceData(a) {
+		t.Fatal("the freed buffer was not reused")
+	}
+	for i, v := range b {
+		if v != 0 {
+			t.Fatalf("reused byte %d is %d, want 0", i, v)
+		}
+	}
+	// Growing within the class zeroes the grown part only.
+	b[0] = 9
+	b = b[:10000]
+	b = r.Reallocate(20000, b)
+	if b[0] != 9 || b[15000] != 0 {
+		t.Fatalf("reallocate kept %d and grew to %d, want 9 and 0", b[0], b[15000])
+	}
+	for i := range b {
+		b[i] = 7
+	}
+	r.Free(b)
+	acct := NewAccountingAllocator(r, 0)
+	buf := newDirtyBuffer(acct, 20000)
+	if buf.Len() != 20000 || unsafe.SliceData(buf.Bytes()) != unsafe.SliceData(a) || buf.Bytes()[0] != 7 {
+		t.Fatal("a dirty buffer did not reuse the freed buffer as it was")
+	}
+	if acct.Current() < 20000 {
+		t.Fatalf("accounting holds %d bytes for a dirty buffer of 20000", acct.Current())
+	}
+	buf.Release()
+	if acct.Current() != 0 {
+		t.Fatalf("accounting holds %d bytes after release", acct.Current())
+	}
+	// Over an allocator without AllocateDirty, a dirty buffer is an ordinary one.
+	plain := newDirtyBuffer(parent, 100)
+	if plain.Len() != 100 {
+		t.Fatalf("len %d", plain.Len())
+	}
+	plain.Release()
 }

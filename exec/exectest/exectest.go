@@ -27,6 +27,32 @@ func Allocator(t testing.TB) *memory.CheckedAllocator {
 	return mem
 }
 
+// DirtyPoison wraps an allocator with AllocateDirty (exec.Recycler) and
+// fills every buffer it hands out through AllocateDirty with PoisonByte,
+// so that a kernel which asks for unzeroed memory and then reads a byte it
+// did not write fails its tests. Allocate, Reallocate and Free pass
+// through.
+type DirtyPoison struct {
+	memory.Allocator
+}
+
+// PoisonByte is the value DirtyPoison fills dirty memory with.
+const PoisonByte = 0xA5
+
+// AllocateDirty implements the exec package's dirty allocation.
+func (p DirtyPoison) AllocateDirty(size int) []byte {
+	var b []byte
+	if d, ok := p.Allocator.(interface{ AllocateDirty(int) []byte }); ok {
+		b = d.AllocateDirty(size)
+	} else {
+		b = p.Allocator.Allocate(size)
+	}
+	for i := range b {
+		b[i] = PoisonByte
+	}
+	return b
+}
+
 // Batches builds rows from a JSON array of objects and splits them into
 // batches ending at the given row boundaries (ascending; 0 or a repeated
 // boundary makes an empty batch). Without splits the boundaries are random
@@ -247,7 +273,11 @@ func setup(t *testing.T, mem memory.Allocator, c Case, batchSize int, r *rand.Ra
 		tables[in.Name] = tbl
 		scans[i] = MemoryScan(in.Name, in.Schema, parts)
 	}
-	tc := exec.NewTaskContext(mem, batchSize)
+	// Operators allocate as in a task: through a recycler (reused buffers,
+	// unzeroed where kernels ask) over the checked allocator.
+	rec := exec.NewRecycler(mem, 1<<20)
+	t.Cleanup(rec.Close) // before the checked allocator's leak check
+	tc := exec.NewTaskContext(exec.NewAccountingAllocator(DirtyPoison{rec}, 0), batchSize)
 	tc.MemoryTables = tables.Lookup
 	if c.Async {
 		tc.WrapSource = func(_ *physical.Scan, _ int, op exec.Operator) exec.Operator {
