@@ -218,7 +218,7 @@ func arithIntArr[T int32 | int64](mem memory.Allocator, a *arithNode, la, ra arr
 		y = values[T](ra)
 	}
 	xm, ym := maskOf(la == nil), maskOf(ra == nil)
-	buf, out := newFixed[T](mem, n)
+	buf, out := newFixedDirty[T](mem, n)
 	defer buf.Release()
 	if flag := intKernel(a.op, x, y, xm, ym, out); flag {
 		// Slow path, only for batches where something overflowed or a
@@ -356,7 +356,7 @@ func (a *arithNode) floatArr(mem memory.Allocator, x, y []float64, n int, valid 
 	if y == nil {
 		y, ym = []float64{litF64(ly)}, 0
 	}
-	buf, out := newFixed[float64](mem, n)
+	buf, out := newFixedDirty[float64](mem, n)
 	defer buf.Release()
 	zero := false
 	switch a.op {
@@ -429,7 +429,7 @@ func (a *arithNode) decimalArr(mem memory.Allocator, la, ra arrow.Array, n int, 
 	if err != nil {
 		return nil, err
 	}
-	buf, out := newFixed[decimal128.Num](mem, n)
+	buf, out := newFixedDirty[decimal128.Num](mem, n)
 	defer buf.Release()
 	bad := false
 	fast := a.op != physical.OpMod && decArith64(a.op, x, y, xm, ym, out)

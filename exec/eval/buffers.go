@@ -25,6 +25,27 @@ func newFixed[T arrow.FixedWidthType](mem memory.Allocator, n int) (*memory.Buff
 	return buf, arrow.GetData[T](buf.Bytes())[:n]
 }
 
+// newFixedDirty is newFixed for kernels that write every one of the n
+// values (NULL rows included): over an allocator that can skip zeroing
+// (the task's recycler), the memory is handed out as it is.
+func newFixedDirty[T arrow.FixedWidthType](mem memory.Allocator, n int) (*memory.Buffer, []T) {
+	d, ok := mem.(dirtyAllocator)
+	if !ok || n == 0 {
+		return newFixed[T](mem, n)
+	}
+	var zero T
+	size := n * int(unsafe.Sizeof(zero))
+	buf := memory.NewBufferWithAllocator(d.AllocateDirty((size+63)&^63), mem)
+	buf.ResizeNoShrink(size)
+	return buf, arrow.GetData[T](buf.Bytes())[:n]
+}
+
+// dirtyAllocator is an allocator that can hand out memory without zeroing
+// it first (exec's accounting allocator over a recycler).
+type dirtyAllocator interface {
+	AllocateDirty(size int) []byte
+}
+
 // newBitmap allocates a bitmap of n bits, all set to v.
 func newBitmap(mem memory.Allocator, n int, v bool) *memory.Buffer {
 	buf := memory.NewResizableBuffer(mem)

@@ -14,10 +14,22 @@ import (
 )
 
 // checkedMem returns an allocator that must be empty when the test ends.
-func checkedMem(t testing.TB) *memory.CheckedAllocator {
+// Kernels that ask it for unzeroed memory get bytes set to 0xA5, so one
+// that reads a byte it did not write fails.
+func checkedMem(t testing.TB) *testMem {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
+	return &testMem{mem}
+}
+
+type testMem struct{ *memory.CheckedAllocator }
+
+func (m *testMem) AllocateDirty(size int) []byte {
+	b := m.Allocate(size)
+	for i := range b {
+		b[i] = 0xA5
+	}
+	return b
 }
 
 var (
