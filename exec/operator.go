@@ -57,6 +57,11 @@ type TaskContext struct {
 	SinglePartition bool
 	// Fetcher reads shuffle files held by other executors (over Flight).
 	Fetcher ShuffleFetcher
+	// Maps, if set, keeps local cache files mapped from one CacheReader to
+	// the next (the executor's registry, shared by all its tasks); nil means
+	// each read maps its file afresh. Plain shuffle files, read once, never
+	// go through it.
+	Maps *FileMaps
 	// shared holds per-node state shared across partitions (exchanges, join
 	// build sides), created on first use by any partition.
 	shared sharedState

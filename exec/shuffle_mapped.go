@@ -170,10 +170,18 @@ func openMappedStream(f *os.File, mem memory.Allocator) (s *ipc.Reader, ok bool,
 	if err != nil || data == nil {
 		return nil, false, nil
 	}
-	mr := newMappedMessages(newMapping(data, unmap))
-	s, err = ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
+	s, err = newMappedStream(newMapping(data, unmap), mem)
+	return s, true, err
+}
+
+// newMappedStream returns an IPC stream reader over m, taking over the
+// caller's reference to m (dropped when the reader is released, or at once
+// when this fails).
+func newMappedStream(m *mapping, mem memory.Allocator) (*ipc.Reader, error) {
+	mr := newMappedMessages(m)
+	s, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
 	if err != nil {
-		return nil, true, err // the failed reader released mr, and so the mapping
+		return nil, err // the failed reader released mr, and so the reference
 	}
-	return s, true, nil
+	return s, nil
 }

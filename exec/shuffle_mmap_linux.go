@@ -26,3 +26,14 @@ func mapFile(f *os.File) ([]byte, func([]byte) error, error) {
 	}
 	return data, syscall.Munmap, nil
 }
+
+// identityOf returns what tells one version of a file from another: a file
+// rewritten under the same path (shuffle files are renamed into place, so
+// a new inode) or changed in place (size, mtime) gets another identity.
+func identityOf(fi os.FileInfo) fileIdentity {
+	id := fileIdentity{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(st.Dev), st.Ino
+	}
+	return id
+}

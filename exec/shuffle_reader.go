@@ -17,8 +17,12 @@ func newShuffleReader(tc *TaskContext, n *physical.ShuffleReader, partition int)
 	return newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition), nil
 }
 
+// newCacheReader reads pinned cache files, which every query over the cache
+// reads again: through tc.Maps, when set, they stay mapped between reads.
 func newCacheReader(tc *TaskContext, n *physical.CacheReader, partition int) (Operator, error) {
-	return newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition), nil
+	r := newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition)
+	r.maps = tc.Maps
+	return r, nil
 }
 
 func newLocationReader(tc *TaskContext, what string, schema *arrow.Schema, locs [][]physical.PartitionLocation, partition int) *locationReader {
@@ -40,6 +44,7 @@ type locationReader struct {
 	tc     *TaskContext
 	what   string
 	schema *arrow.Schema
+	maps   *FileMaps // keeps local files mapped between readers; nil: map per read
 	locs   []physical.PartitionLocation
 	next   int // index of the location to open next
 
@@ -124,6 +129,25 @@ func (r *locationReader) open(ctx context.Context) error {
 		return qerr.Internalf("exec: %s: no work dir to read local shuffle file %s from", r.what, loc)
 	}
 	path := ShuffleFilePath(r.tc.WorkDir, loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)
+	if r.maps != nil {
+		m, err := r.maps.Acquire(path)
+		if err != nil {
+			return qerr.IOf("exec: %s: cannot open shuffle file %s: %w", r.what, path, err)
+		}
+		if m != nil {
+			s, err := newMappedStream(m, r.tc.Mem)
+			if err != nil {
+				return qerr.IOf("exec: %s: shuffle file %s is not an arrow ipc stream: %w", r.what, path, err)
+			}
+			if err := r.checkSchema(s.Schema()); err != nil {
+				s.Release()
+				return err
+			}
+			r.path, r.stream = path, s
+			return nil
+		}
+		// Not mappable (e.g. empty): read it as a stream below.
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return qerr.IOf("exec: %s: cannot open shuffle file %s: %w", r.what, path, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -39,6 +40,10 @@ type Executor struct {
 	cfg     Config
 	log     loggerT
 	fetcher *FlightFetcher
+	// maps keeps the local cache files every task reads mapped between
+	// tasks; stage directories are forgotten as they are removed, and
+	// everything at Close.
+	maps *exec.FileMaps
 
 	// Set by Start before any goroutine that reads them starts.
 	meta     physical.ExecutorMeta
@@ -88,6 +93,7 @@ func New(cfg Config) (*Executor, error) {
 		cfg:        cfg,
 		log:        loggerT{cfg.Logger.With("executor", cfg.ID)},
 		fetcher:    NewFlightFetcher(cfg.Allocator),
+		maps:       exec.NewFileMaps(),
 		running:    map[taskKey]*task{},
 		pinned:     map[string]map[int]bool{},
 		wake:       make(chan struct{}, cfg.VCores),
@@ -196,6 +202,10 @@ func (e *Executor) WorkDir() string { return e.cfg.WorkDir }
 // Fetcher is the executor's Flight fetcher (shared by its tasks).
 func (e *Executor) Fetcher() *FlightFetcher { return e.fetcher }
 
+// Maps returns the registry of the cache files kept mapped between the
+// tasks that read them (exec.TaskContext.Maps of every task).
+func (e *Executor) Maps() *exec.FileMaps { return e.maps }
+
 func (e *Executor) rpcMeta() *rpc.ExecutorMeta {
 	return &rpc.ExecutorMeta{
 		Id:         e.meta.ID,
@@ -228,6 +238,7 @@ func (e *Executor) Close() error {
 		srv.Stop()
 	}
 	e.wg.Wait()
+	e.maps.Close() // no task runs any more; batches still held keep their pages
 	var errs []error
 	if conn != nil {
 		errs = append(errs, conn.Close())
@@ -347,7 +358,7 @@ func (e *Executor) RemoveJobData(ctx context.Context, req *rpc.RemoveJobDataRequ
 		}
 	}
 	e.mu.Unlock()
-	removed, err := removeJobData(e.cfg.WorkDir, req.JobId, stages, keep)
+	removed, err := removeJobData(e.cfg.WorkDir, req.JobId, stages, keep, e.maps)
 	e.mu.Lock()
 	for _, s := range removed {
 		delete(e.pinned[req.JobId], s)

@@ -163,10 +163,15 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 		e.pinned[w.JobID][w.StageID] = true
 		e.mu.Unlock()
 	}
-	tc := exec.NewTaskContext(exec.NewAccountingAllocator(e.cfg.Allocator, settings.memoryLimit), settings.batchSize)
+	// The task's operators allocate through a recycler, so buffers released
+	// by one batch serve the next; it is closed when the task returns.
+	rec := exec.NewRecycler(e.cfg.Allocator, exec.DefaultTaskRecycleFree)
+	defer rec.Close()
+	tc := exec.NewTaskContext(exec.NewAccountingAllocator(rec, settings.memoryLimit), settings.batchSize)
 	tc.WorkDir = e.cfg.WorkDir
 	tc.ExecutorID = e.cfg.ID
 	tc.Fetcher = e.fetcher
+	tc.Maps = e.maps
 	tc.MemoryTables = e.cfg.MemoryTables
 	if t.def.GetAllPartitions() {
 		if t.key.partition != 0 {

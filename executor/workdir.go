@@ -45,8 +45,10 @@ func within(dir, path string) bool {
 // stage directory of the job when stages is empty), except the stages in
 // keep. Entries of the job directory that are not stage numbers are left
 // alone. The job directory itself goes when it ends up empty. It returns
-// the stages it removed.
-func removeJobData(workDir, job string, stages []int, keep map[int]bool) ([]int, error) {
+// the stages it removed. Each stage directory is forgotten by maps (when
+// not nil) before it is removed, so no later reader shares a mapping of a
+// removed file; readers and batches over one keep it until released.
+func removeJobData(workDir, job string, stages []int, keep map[int]bool, maps *exec.FileMaps) ([]int, error) {
 	if err := checkJobID(job); err != nil {
 		return nil, err
 	}
@@ -84,6 +86,9 @@ func removeJobData(workDir, job string, stages []int, keep map[int]bool) ([]int,
 		}
 		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 			continue
+		}
+		if maps != nil {
+			maps.Forget(dir)
 		}
 		if err := os.RemoveAll(dir); err != nil {
 			errs = append(errs, err)
