@@ -27,6 +27,7 @@ const (
 	hashPrime uint64 = 0x100000001b3
 	hashMulA  uint64 = 0x87c37b91114253d5
 	hashMulB  uint64 = 0x4cf5ad432745937f
+	hashMulC  uint64 = 0x9fb21c651e98df25
 )
 
 // fmix64 is the murmur3 64-bit finalizer: a cheap full-avalanche mix.
@@ -39,25 +40,74 @@ func fmix64(h uint64) uint64 {
 	return h
 }
 
-// hashCombine folds value hash v into the running row hash h.
-func hashCombine(h, v uint64) uint64 { return fmix64(h*hashPrime + v) }
+// hashCombine folds value hash v into the running row state h. It is
+// cheap (one multiply) and, for a fixed h, a bijection of v, so one column
+// never collides by itself; it does not avalanche: HashColumns finishes
+// every row with one fmix64 after the last column, so the finished hash's
+// high bits (hash table slots) and low bits (partition = hash mod N, slot
+// tags) both depend on every bit of every value. The rotation brings the
+// previous product's well-mixed high bits down, so two columns whose
+// values differ only in high bits do not leave the low bits equal.
+func hashCombine(h, v uint64) uint64 { return (bits.RotateLeft64(h, 29) ^ v) * hashMulC }
 
-// hashBytes hashes a byte string 8 bytes at a time.
+// hashFinish is the finalising mix of a row state.
+func hashFinish(h uint64) uint64 { return fmix64(h) }
+
+// mum multiplies a by b to 128 bits and folds the halves: one MUL that
+// mixes every bit of both inputs into the middle bits of the result.
+func mum(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// hashBytes hashes a byte string into a value hash (unfinalised: fold it
+// in with hashCombine). Strings of 4 to 16 bytes, the usual group and
+// partition keys, take four possibly overlapping 4-byte loads and one
+// multiply, with no loop and no branch on the length within that range
+// (mixed lengths would mispredict): the loads and the length determine the
+// string. Other lengths go to hashBytesOther.
 func hashBytes(b []byte) uint64 {
-	h := uint64(len(b))*hashMulA + hashSeed
-	for len(b) >= 8 {
-		k := binary.LittleEndian.Uint64(b) * hashMulB
-		h = bits.RotateLeft64(h^k, 31) * hashMulA
-		b = b[8:]
+	n := uint(len(b))
+	if n-4 > 12 {
+		return hashBytesOther(b)
 	}
-	if len(b) > 0 {
-		var k uint64
-		for i, c := range b {
-			k |= uint64(c) << (8 * uint(i))
+	lo, hi := load4x2(b)
+	return mum(lo^hashMulB, hi^hashSeed^uint64(n)*hashMulA)
+}
+
+// load4x2 packs a string of 4 to 16 bytes into two words: bytes [0, 4),
+// [j, j+4), [n-4, n) and [n-4-j, n-j), where j is 4 when n >= 8 and 0
+// otherwise. Together they cover every byte, so with n they determine
+// the string.
+func load4x2(b []byte) (lo, hi uint64) {
+	n := len(b)
+	j := (n >> 3) << 2
+	lo = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[j:]))
+	hi = uint64(binary.LittleEndian.Uint32(b[n-4:]))<<32 | uint64(binary.LittleEndian.Uint32(b[n-4-j:]))
+	return lo, hi
+}
+
+// hashBytesOther hashes strings of 0-3 bytes and longer than 16 bytes
+// (see hashBytes). Longer strings take 16 bytes per multiply and finish on
+// their last 16 bytes.
+func hashBytesOther(b []byte) uint64 {
+	n := len(b)
+	seed := hashSeed ^ uint64(n)*hashMulA
+	if n > 16 {
+		h := seed
+		for p := b; len(p) > 16; p = p[16:] {
+			h = mum(binary.LittleEndian.Uint64(p)^hashMulB, binary.LittleEndian.Uint64(p[8:])^h)
 		}
-		h = bits.RotateLeft64(h^(k*hashMulB), 31) * hashMulA
+		// The last 16 bytes of the whole string (overlapping bytes already
+		// hashed when n is not a multiple of 16).
+		t := b[n-16:]
+		return mum(binary.LittleEndian.Uint64(t)^hashMulC, binary.LittleEndian.Uint64(t[8:])^h)
 	}
-	return fmix64(h)
+	var lo uint64
+	if n > 0 {
+		lo = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+	}
+	return mum(lo^hashMulB, seed)
 }
 
 // hashFloat normalises -0 to 0 and every NaN to one NaN so that values SQL
@@ -85,6 +135,11 @@ func HashColumns(cols []arrow.Array, hashes []uint64) {
 	}
 	for _, c := range cols {
 		hashColumn(c, hashes)
+	}
+	// One finalising mix per row, not per value: the combines above are
+	// cheap and not avalanching.
+	for i, h := range hashes {
+		hashes[i] = hashFinish(h)
 	}
 }
 
@@ -159,24 +214,16 @@ func hashValues(c arrow.Array, hashes []uint64) {
 		}
 	case *array.Decimal128:
 		for i, v := range arrow.GetValues[decimal128.Num](a.Data(), 1) {
-			hashes[i] = hashCombine(hashes[i], fmix64(v.LowBits())^uint64(v.HighBits()))
+			hashes[i] = hashCombine(hashes[i], v.LowBits()^uint64(v.HighBits())*hashMulB)
 		}
 	case *array.String:
-		offs, data := a.ValueOffsets(), a.ValueBytes()
-		base := offs[0]
-		for i := range hashes {
-			hashes[i] = hashCombine(hashes[i], hashBytes(data[offs[i]-base:offs[i+1]-base]))
-		}
+		hashStrings(a.ValueOffsets(), a.ValueBytes(), hashes)
 	case *array.LargeString:
-		offs, data := a.ValueOffsets(), a.ValueBytes()
-		base := offs[0]
-		for i := range hashes {
-			hashes[i] = hashCombine(hashes[i], hashBytes(data[offs[i]-base:offs[i+1]-base]))
-		}
+		hashStrings(a.ValueOffsets(), a.ValueBytes(), hashes)
 	case *array.Binary:
-		for i := range hashes {
-			hashes[i] = hashCombine(hashes[i], hashBytes(a.Value(i)))
-		}
+		hashStrings(a.ValueOffsets(), a.ValueBytes(), hashes)
+	case *array.LargeBinary:
+		hashStrings(a.ValueOffsets(), a.ValueBytes(), hashes)
 	default:
 		panic("exec: HashColumns: unsupported key type " + c.DataType().String())
 	}
@@ -191,5 +238,39 @@ func hashInts[T ~int8 | ~int16 | ~int32 | ~int64](vals []T, hashes []uint64) {
 func hashUints[T ~uint8 | ~uint16 | ~uint32 | ~uint64](vals []T, hashes []uint64) {
 	for i, v := range vals {
 		hashes[i] = hashCombine(hashes[i], uint64(v))
+	}
+}
+
+// hashStrings combines variable-width values (offsets into data, offs[0]
+// at data[0]) into hashes. A value longer than 16 bytes that equals the
+// row before's (rows of one order or customer arrive together) reuses
+// that row's value hash: comparing costs less than hashing it again.
+// Shorter values hash in about the time a comparison would take, so they
+// are always hashed (and skip the unpredictable branch).
+func hashStrings[O int32 | int64](offs []O, data []byte, hashes []uint64) {
+	base := offs[0]
+	offs = offs[:len(hashes)+1]
+	var prev []byte
+	var prevHash uint64
+	for i := range hashes {
+		s := data[offs[i]-base : offs[i+1]-base]
+		var v uint64
+		if n := uint(len(s)); n-4 <= 12 {
+			// hashBytes by hand: the compiler does not inline it.
+			lo, hi := load4x2(s)
+			v = mum(lo^hashMulB, hi^hashSeed^uint64(n)*hashMulA)
+		} else if n < 4 {
+			v = hashBytesOther(s)
+		} else {
+			// The last 8 bytes first: keys such as Customer#000012345
+			// differ there, and it spares a memequal call.
+			if !(len(s) == len(prev) &&
+				binary.LittleEndian.Uint64(s[len(s)-8:]) == binary.LittleEndian.Uint64(prev[len(prev)-8:]) &&
+				string(s) == string(prev)) {
+				prevHash = hashBytes(s)
+			}
+			prev, v = s, prevHash
+		}
+		hashes[i] = hashCombine(hashes[i], v)
 	}
 }

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -73,18 +72,10 @@ func repeatsIn(c arrow.Array, n int, rep []bool) bool {
 		repeatsBytes(a.ValueOffsets(), a.ValueBytes(), n, rep)
 		repeatsNulls(c, n, rep)
 	case *array.LargeString:
-		for r := 1; r < n; r++ {
-			if rep[r] && a.Value(r) != a.Value(r-1) {
-				rep[r] = false
-			}
-		}
+		repeatsBytes(a.ValueOffsets(), a.ValueBytes(), n, rep)
 		repeatsNulls(c, n, rep)
 	case *array.Binary:
-		for r := 1; r < n; r++ {
-			if rep[r] && !bytes.Equal(a.Value(r), a.Value(r-1)) {
-				rep[r] = false
-			}
-		}
+		repeatsBytes(a.ValueOffsets(), a.ValueBytes(), n, rep)
 		repeatsNulls(c, n, rep)
 	case *array.Boolean:
 		for r := 1; r < n; r++ {
@@ -101,14 +92,33 @@ func repeatsIn(c arrow.Array, n int, rep []bool) bool {
 
 // repeatsBytes clears rep[r] where the r-th and (r-1)-th of the
 // variable-width values (offsets into data, offs[0] at data[0]) differ.
-func repeatsBytes(offs []int32, data []byte, n int, rep []bool) {
+func repeatsBytes[O int32 | int64](offs []O, data []byte, n int, rep []bool) {
 	base := offs[0]
+	offs = offs[:n+1]
 	for r := 1; r < n; r++ {
 		a0, a1, b1 := offs[r-1]-base, offs[r]-base, offs[r+1]-base
-		if a1-a0 != b1-a1 || !bytes.Equal(data[a0:a1], data[a1:b1]) {
+		if !equalBytes(data[a0:a1], data[a1:b1]) {
 			rep[r] = false
 		}
 	}
+}
+
+// equalBytes reports whether a and b hold the same bytes. Keys of 4 to 16
+// bytes compare as the two words of load4x2 (the same loads as hashBytes,
+// no branch on the length within that range) instead of calling the
+// runtime's memequal, which costs more than the comparison itself at
+// these lengths.
+func equalBytes(a, b []byte) bool {
+	n := uint(len(a))
+	if n != uint(len(b)) {
+		return false
+	}
+	if n-4 > 12 {
+		return string(a) == string(b)
+	}
+	alo, ahi := load4x2(a)
+	blo, bhi := load4x2(b)
+	return (alo^blo)|(ahi^bhi) == 0
 }
 
 // repeatsFixed clears rep[r] where fixed-width values differ; the values

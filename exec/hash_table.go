@@ -813,7 +813,7 @@ func (k *bytesKeys) equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool
 			eq[i] = !k.valid[id]
 			continue
 		}
-		eq[i] = k.valid[id] && string(src.at(int(r))) == string(k.data[k.offs[id]:k.offs[id+1]])
+		eq[i] = k.valid[id] && equalBytes(src.at(int(r)), k.data[k.offs[id]:k.offs[id+1]])
 	}
 }
 

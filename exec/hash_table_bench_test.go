@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -121,6 +123,119 @@ func benchProbeComposite(b *testing.B, generic bool) {
 	b.ResetTimer()
 	for i := range b.N {
 		tbl.find(&p, probes[i%len(probes)], batch, nil, out)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/row")
+}
+
+// tpchLikeStrings returns n string keys shaped like the dashboard's group
+// and partition keys: kind "nation" (25 names of 5-14 bytes), "priority"
+// (5 of 5-15 bytes), "cname" (Customer#%09d, 18 bytes, 150k distinct).
+// With runs, each value repeats for 1-7 rows in a row (the line items of
+// one order); without, every row draws afresh.
+func tpchLikeStrings(kind string, n int, runs bool, rng *rand.Rand) []string {
+	nations := []string{"ALGERIA", "ARGENTINA", "BRAZIL", "CANADA", "EGYPT", "ETHIOPIA", "FRANCE",
+		"GERMANY", "INDIA", "INDONESIA", "IRAN", "IRAQ", "JAPAN", "JORDAN", "KENYA", "MOROCCO",
+		"MOZAMBIQUE", "PERU", "CHINA", "ROMANIA", "SAUDI ARABIA", "VIETNAM", "RUSSIA",
+		"UNITED KINGDOM", "UNITED STATES"}
+	prios := []string{"1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED", "5-LOW"}
+	draw := func() string {
+		switch kind {
+		case "nation":
+			return nations[rng.IntN(len(nations))]
+		case "priority":
+			return prios[rng.IntN(len(prios))]
+		default:
+			return fmt.Sprintf("Customer#%09d", rng.IntN(150_000)+1)
+		}
+	}
+	out := make([]string, 0, n)
+	for len(out) < n {
+		v, k := draw(), 1
+		if runs {
+			k = rng.IntN(7) + 1
+		}
+		for j := 0; j < k && len(out) < n; j++ {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// BenchmarkHashColumnsStrings hashes one batch of 8192 string keys per
+// iteration (hash repartitioning and the hash aggregate's first step).
+// Reports ns per row.
+func BenchmarkHashColumnsStrings(b *testing.B) {
+	for _, kind := range []string{"nation", "priority", "cname", "nation+cname"} {
+		for _, runs := range []bool{false, true} {
+			name := kind + "/random"
+			if runs {
+				name = kind + "/runs"
+			}
+			b.Run(name, func(b *testing.B) { benchHashStrings(b, kind, runs) })
+		}
+	}
+}
+
+func benchHashStrings(b *testing.B, kind string, runs bool) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(b, 0)
+	const batch = 8192
+	rng := rand.New(rand.NewPCG(3, 4))
+	var cols []arrow.Array
+	for _, k := range strings.Split(kind, "+") {
+		bld := array.NewStringBuilder(mem)
+		bld.AppendValues(tpchLikeStrings(k, batch, runs, rng), nil)
+		cols = append(cols, bld.NewArray())
+		bld.Release()
+	}
+	defer releaseCols(cols)
+	hashes := make([]uint64, batch)
+	b.ResetTimer()
+	for range b.N {
+		HashColumns(cols, hashes)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/row")
+}
+
+// BenchmarkStringKeyEqual measures the string key comparisons of the
+// generic layout: markRepeats over a batch with runs (each row against the
+// row before) and bytesKeys.equal of a batch against stored equal keys.
+// Reports ns per row.
+func BenchmarkStringKeyEqual(b *testing.B) {
+	for _, kind := range []string{"nation", "priority", "cname"} {
+		b.Run(kind+"/repeats", func(b *testing.B) { benchStringEqual(b, kind, true) })
+		b.Run(kind+"/keys", func(b *testing.B) { benchStringEqual(b, kind, false) })
+	}
+}
+
+func benchStringEqual(b *testing.B, kind string, repeats bool) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(b, 0)
+	const batch = 8192
+	rng := rand.New(rand.NewPCG(5, 6))
+	bld := array.NewStringBuilder(mem)
+	bld.AppendValues(tpchLikeStrings(kind, batch, true, rng), nil)
+	arr := bld.NewArray()
+	bld.Release()
+	defer arr.Release()
+	rep, scratch := make([]bool, batch), make([]bool, batch)
+	k := &bytesKeys{dt: arrow.BinaryTypes.String, offs: []int{0}}
+	rows, ids, eq := make([]int32, batch), make([]uint32, batch), make([]bool, batch)
+	for i := range rows {
+		rows[i], ids[i] = int32(i), uint32(i)
+	}
+	k.appendRows(arr, rows)
+	cols := []arrow.Array{arr}
+	b.ResetTimer()
+	for range b.N {
+		if repeats {
+			markRepeats(cols, batch, rep, scratch)
+		} else {
+			for i := range eq {
+				eq[i] = true
+			}
+			k.equal(arr, rows, ids, eq)
+		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/row")
 }
