@@ -438,3 +438,58 @@ func TestRecyclerZeroes(t *testing.T) {
 	}
 	plain.Release()
 }
+
+// TestGatherDictionary materialises dictionary strings through both copy
+// paths (every value at most 8 bytes: one word store per row; a longer
+// value: copies), with NULLs and a sliced array, against the values the
+// indices name.
+func TestGatherDictionary(t *testing.T) {
+	mem := checkedMem(t)
+	for _, dictVals := range [][]string{
+		{"A", "", "N", "REG AIR", "12345678"},
+		{"A", "DELIVER IN PERSON", "", "NONE", "123456789"},
+	} {
+		db := array.NewStringBuilder(mem)
+		db.AppendValues(dictVals, nil)
+		dict := db.NewArray()
+		db.Release()
+		r := rand.New(rand.NewPCG(3, uint64(len(dictVals[1]))))
+		ib := array.NewInt32Builder(mem)
+		var want []*string
+		for i := 0; i < 1000; i++ {
+			if r.IntN(6) == 0 {
+				ib.AppendNull()
+				want = append(want, nil)
+				continue
+			}
+			k := r.IntN(len(dictVals))
+			ib.Append(int32(k))
+			want = append(want, &dictVals[k])
+		}
+		idx := ib.NewArray()
+		ib.Release()
+		full := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, idx, dict)
+		idx.Release()
+		dict.Release()
+		for _, off := range []int{0, 13} {
+			d := array.NewSlice(full, int64(off), int64(full.Len())).(*array.Dictionary)
+			got, err := gatherDictionary(mem, d, arrow.BinaryTypes.String)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := got.(*array.String)
+			for i := 0; i < s.Len(); i++ {
+				w := want[off+i]
+				switch {
+				case w == nil && s.IsValid(i):
+					t.Fatalf("dict %q offset %d row %d: got %q, want NULL", dictVals, off, i, s.Value(i))
+				case w != nil && (s.IsNull(i) || s.Value(i) != *w):
+					t.Fatalf("dict %q offset %d row %d: got %q, want %q", dictVals, off, i, s.Value(i), *w)
+				}
+			}
+			got.Release()
+			d.Release()
+		}
+		full.Release()
+	}
+}

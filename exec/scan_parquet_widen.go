@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -210,7 +211,7 @@ func gatherDictionary(mem memory.Allocator, d *array.Dictionary, typ arrow.DataT
 	}
 	data := d.Data()
 	var valid []byte
-	if data.NullN() > 0 && data.Buffers()[0] != nil {
+	if d.NullN() > 0 && data.Buffers()[0] != nil { // d.NullN counts a slice's NULLs (data.NullN may be unknown, -1)
 		valid = data.Buffers()[0].Bytes()
 	}
 	voff := data.Offset()
@@ -244,14 +245,29 @@ func gatherDictionary(mem memory.Allocator, d *array.Dictionary, typ arrow.DataT
 
 	valBuf := memory.NewResizableBuffer(mem)
 	defer valBuf.Release()
-	valBuf.Resize(int(total))
-	out := valBuf.Bytes()
-	for i, k := range idx {
-		o := offs[i]
-		if offs[i+1] == o {
-			continue
+	if words := shortDictWords(doffs, dbytes); words != nil {
+		// Values of at most 8 bytes (flags, modes, priorities): one 8-byte
+		// store per row instead of a copy call; a store's bytes past its
+		// value are overwritten by the next row's, and the last spills into
+		// the 8 bytes of slack reserved past the end.
+		valBuf.Resize(int(total) + 8)
+		valBuf.ResizeNoShrink(int(total))
+		out := valBuf.Buf()
+		for i, k := range idx {
+			if o := offs[i]; offs[i+1] != o {
+				binary.LittleEndian.PutUint64(out[o:], words[k])
+			}
 		}
-		copy(out[o:offs[i+1]], dbytes[doffs[k]:doffs[k+1]])
+	} else {
+		valBuf.Resize(int(total))
+		out := valBuf.Bytes()
+		for i, k := range idx {
+			o := offs[i]
+			if offs[i+1] == o {
+				continue
+			}
+			copy(out[o:offs[i+1]], dbytes[doffs[k]:doffs[k+1]])
+		}
 	}
 
 	var bitmap *memory.Buffer
@@ -266,9 +282,28 @@ func gatherDictionary(mem memory.Allocator, d *array.Dictionary, typ arrow.DataT
 		}
 		defer bitmap.Release()
 	}
-	od := array.NewData(typ, n, []*memory.Buffer{bitmap, offBuf, valBuf}, nil, data.NullN(), 0)
+	od := array.NewData(typ, n, []*memory.Buffer{bitmap, offBuf, valBuf}, nil, d.NullN(), 0)
 	defer od.Release()
 	return array.MakeFromData(od), nil
+}
+
+// shortDictWords returns each dictionary value packed little-endian into a
+// word, or nil when some value is longer than 8 bytes.
+func shortDictWords(doffs []int32, dbytes []byte) []uint64 {
+	if len(doffs) < 2 {
+		return nil
+	}
+	words := make([]uint64, len(doffs)-1)
+	for k := range words {
+		v := dbytes[doffs[k]:doffs[k+1]]
+		if len(v) > 8 {
+			return nil
+		}
+		var w [8]byte
+		copy(w[:], v)
+		words[k] = binary.LittleEndian.Uint64(w[:])
+	}
+	return words
 }
 
 func errDictIndex(k int32, n uint32) error {
