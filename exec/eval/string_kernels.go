@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/binary"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
@@ -47,6 +48,9 @@ func strProbeSet(a arrow.Array, set *inSet[string], bm []byte) (ok bool) {
 		}
 		return true
 	}
+	if strProbeWords(offs, data, n, set.small, bm) {
+		return true
+	}
 	// Short lists: reject on length first, which settles most rows
 	// without touching their bytes.
 	var lens uint64 // bit l set when some item has length l (l < 64)
@@ -73,4 +77,53 @@ func strProbeSet(a arrow.Array, set *inSet[string], bm []byte) (ok bool) {
 		}
 	}
 	return true
+}
+
+// strProbeWords is strProbeSet's path for short lists whose items are all
+// at most 8 bytes (ship modes, country codes, flags): each item and each
+// row is packed into a word, so a probe is a few word comparisons with no
+// call to the runtime's memequal. It returns false (and sets nothing) when
+// the list does not qualify.
+func strProbeWords(offs []int32, data []byte, n int, items []string, bm []byte) bool {
+	if len(items) == 0 || len(items) > smallSet {
+		return false
+	}
+	var words [smallSet]uint64
+	var lens [smallSet]int32
+	for j, x := range items {
+		if len(x) > 8 {
+			return false
+		}
+		words[j], lens[j] = packShort([]byte(x)), int32(len(x))
+	}
+	k := len(items)
+	for i := 0; i < n; i++ {
+		lo, hi := offs[i], offs[i+1]
+		l := hi - lo
+		if l > 8 {
+			continue
+		}
+		var w uint64
+		if int(lo)+8 <= len(data) {
+			// One load; the bytes past the value are masked off.
+			w = binary.LittleEndian.Uint64(data[lo:]) & (^uint64(0) >> (64 - 8*uint(l))) // l = 0: shifts all out
+		} else {
+			w = packShort(data[lo:hi])
+		}
+		hit := false
+		for j := range k {
+			hit = hit || (words[j] == w && lens[j] == l)
+		}
+		bm[i>>3] |= b2u(hit) << (uint(i) & 7)
+	}
+	return true
+}
+
+// packShort packs up to 8 bytes little-endian into a word, zero-padded.
+func packShort(b []byte) uint64 {
+	var w uint64
+	for i, c := range b {
+		w |= uint64(c) << (8 * uint(i))
+	}
+	return w
 }

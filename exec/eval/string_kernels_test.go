@@ -18,7 +18,7 @@ func TestStringKernelsMatchView(t *testing.T) {
 	mem := checkedMem(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	words := []string{"", "AIR", "AIR REG", "MAIL", "SHIP", "DELIVER IN PERSON", "SM CASE", "SM BOX",
-		strings.Repeat("L", 64), strings.Repeat("L", 70), "é", "AIR "}
+		strings.Repeat("L", 64), strings.Repeat("L", 70), "é", "AIR ", "ABCDEFGH", "ABCDEFG", "AIR\x00", "\x00"}
 	b := array.NewStringBuilder(mem)
 	defer b.Release()
 	for range 1000 {
