@@ -18,21 +18,25 @@ func benchBatch(b *testing.B) arrow.RecordBatch {
 	eb := array.NewDecimal128Builder(mem, &arrow.Decimal128Type{Precision: 15, Scale: 2})
 	ib := array.NewInt64Builder(mem)
 	sb := array.NewStringBuilder(mem)
+	mb := array.NewStringBuilder(mem)
+	modes := []string{"AIR", "AIR REG", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB"}
 	words := []string{"special", "requests", "furiously", "pending", "express", "deposits"}
 	for i := 0; i < benchRows; i++ {
 		db.Append(decimal128.FromI64(int64(i*37%100000 + 1)))
 		eb.Append(decimal128.FromI64(int64(i % 11)))
 		ib.Append(int64(i % 1000))
 		sb.Append(words[i%6] + " " + words[(i/6)%6] + " " + words[(i/36)%6])
+		mb.Append(modes[(i*7919)%len(modes)])
 	}
-	arrs := []arrow.Array{db.NewArray(), eb.NewArray(), ib.NewArray(), sb.NewArray()}
+	arrs := []arrow.Array{db.NewArray(), eb.NewArray(), ib.NewArray(), sb.NewArray(), mb.NewArray()}
+	mb.Release()
 	db.Release()
 	eb.Release()
 	ib.Release()
 	sb.Release()
 	sch := arrow.NewSchema([]arrow.Field{
 		{Name: "price", Type: arrs[0].DataType()}, {Name: "disc", Type: arrs[1].DataType()},
-		{Name: "qty", Type: tI64}, {Name: "comment", Type: tStr},
+		{Name: "qty", Type: tI64}, {Name: "comment", Type: tStr}, {Name: "mode", Type: tStr},
 	}, nil)
 	rec := array.NewRecordBatch(sch, arrs, benchRows)
 	for _, a := range arrs {
@@ -90,6 +94,11 @@ func BenchmarkCompareLiteralSelection(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// l_shipmode IN ('AIR', 'AIR REG') (Q19): a short list of short strings.
+func BenchmarkInListShortStrings(b *testing.B) {
+	runBench(b, &physical.InList{Expr: col(4, "mode", tStr), List: []physical.Expr{lit(tStr, "AIR"), lit(tStr, "AIR REG")}})
 }
 
 func BenchmarkLikeInfix(b *testing.B) {

@@ -97,24 +97,32 @@ func strProbeWords(offs []int32, data []byte, n int, items []string, bm []byte) 
 		words[j], lens[j] = packShort([]byte(x)), int32(len(x))
 	}
 	k := len(items)
-	for i := 0; i < n; i++ {
-		lo, hi := offs[i], offs[i+1]
-		l := hi - lo
-		if l > 8 {
-			continue
+	// Eight rows' bits gather in a register and are stored once: a
+	// read-modify-write of the output byte per row would make every row
+	// wait for the previous row's store.
+	for base := 0; base < n; base += 8 {
+		var acc byte
+		for bit := range min(8, n-base) {
+			i := base + bit
+			lo, hi := offs[i], offs[i+1]
+			l := hi - lo
+			if l > 8 {
+				continue
+			}
+			var w uint64
+			if int(lo)+8 <= len(data) {
+				// One load; the bytes past the value are masked off.
+				w = binary.LittleEndian.Uint64(data[lo:]) & (^uint64(0) >> (64 - 8*uint(l))) // l = 0: shifts all out
+			} else {
+				w = packShort(data[lo:hi])
+			}
+			var hit byte // branch-free: which item matches is unpredictable
+			for j := range k {
+				hit |= b2u(words[j] == w) & b2u(lens[j] == l)
+			}
+			acc |= hit << uint(bit)
 		}
-		var w uint64
-		if int(lo)+8 <= len(data) {
-			// One load; the bytes past the value are masked off.
-			w = binary.LittleEndian.Uint64(data[lo:]) & (^uint64(0) >> (64 - 8*uint(l))) // l = 0: shifts all out
-		} else {
-			w = packShort(data[lo:hi])
-		}
-		hit := false
-		for j := range k {
-			hit = hit || (words[j] == w && lens[j] == l)
-		}
-		bm[i>>3] |= b2u(hit) << (uint(i) & 7)
+		bm[base>>3] |= acc
 	}
 	return true
 }
