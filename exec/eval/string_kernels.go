@@ -23,10 +23,14 @@ func strEqScalar(a arrow.Array, s string, bm []byte) (ok bool) {
 	n := sa.Len()
 	offs = offs[:n+1]
 	ls := int32(len(s))
-	for i := 0; i < n; i++ {
-		lo, hi := offs[i], offs[i+1]
-		eq := hi-lo == ls && string(data[lo:hi]) == s
-		bm[i>>3] |= b2u(eq) << (uint(i) & 7)
+	for base := 0; base < n; base += 8 {
+		var acc byte // eight rows' bits, stored once (see strProbeWords)
+		for bit := range min(8, n-base) {
+			lo, hi := offs[base+bit], offs[base+bit+1]
+			eq := hi-lo == ls && string(data[lo:hi]) == s
+			acc |= b2u(eq) << uint(bit)
+		}
+		bm[base>>3] |= acc
 	}
 	return true
 }
