@@ -3,6 +3,7 @@ package exec_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -361,5 +362,55 @@ func TestFormatAnalyze(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[2], "03)----MemoryScan: t") {
 		t.Errorf("line 3 = %q", lines[2])
+	}
+}
+
+// TestMemoryLimitInExpressions: a memory limit crossed while an expression
+// is evaluated (in a projection, and in a filter's AND operands) is a
+// Resources error, not an internal one: eval lets the limit's panic through
+// to the operator boundary.
+func TestMemoryLimitInExpressions(t *testing.T) {
+	boolT := arrow.FixedWidthTypes.Boolean
+	for _, name := range []string{"projection", "filter"} {
+		t.Run(name, func(t *testing.T) {
+			mem := exectest.Allocator(t)
+			tables := exectest.Tables{}
+			defer tables.Release()
+			var rows strings.Builder
+			rows.WriteString("[")
+			for i := range 20000 {
+				if i > 0 {
+					rows.WriteString(",")
+				}
+				fmt.Fprintf(&rows, `{"a": %d, "b": "x"}`, i)
+			}
+			rows.WriteString("]")
+			tables["t"] = [][]arrow.RecordBatch{exectest.Batches(t, mem, abSchema, rows.String(), 10000)}
+			// The input batches are already allocated; the limit leaves no room
+			// for one output column of a 10000-row batch (80 KB).
+			acct := exec.NewAccountingAllocator(mem, 16<<10)
+			tc := exec.NewTaskContext(acct, 10000)
+			tc.MemoryTables = tables.Lookup
+			scan := exectest.MemoryScan("t", abSchema, 1)
+			var plan physical.Plan
+			if name == "projection" {
+				plan = &physical.Projection{Input: scan,
+					Exprs: []physical.Expr{opBin(physical.OpAdd, colA, i64Lit(1), arrow.PrimitiveTypes.Int64)}, Names: []string{"a1"}}
+			} else {
+				plan = &physical.Filter{Input: scan, Predicate: opBin(physical.OpAnd,
+					opBin(physical.OpGtEq, colA, i64Lit(0), boolT),
+					opBin(physical.OpEq, opBin(physical.OpAdd, colA, i64Lit(1), arrow.PrimitiveTypes.Int64), i64Lit(5), boolT), boolT)}
+			}
+			bs, err := exec.CollectAll(context.Background(), tc, plan)
+			for _, b := range bs {
+				b.Release()
+			}
+			if !qerr.Is(err, qerr.Resources) {
+				t.Fatalf("want a resources error, got %v", err)
+			}
+			if acct.Current() != 0 {
+				t.Errorf("accounting allocator holds %d bytes after the failure", acct.Current())
+			}
+		})
 	}
 }

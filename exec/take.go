@@ -40,6 +40,12 @@ func takeBatch(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, 
 // are nil. The caller owns the arrays.
 func takeSome(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, cols []arrow.Array, which []int, idx []int32) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(cols))
+	defer func() {
+		if r := recover(); r != nil { // a memory limit: free what was gathered, then let it through
+			releaseCols(out)
+			panic(r)
+		}
+	}()
 	if which == nil {
 		which = make([]int, len(cols))
 		for i := range which {

@@ -65,6 +65,7 @@ func (ev *Evaluator) Eval(ctx context.Context, mem memory.Allocator, batch arrow
 			if out != nil {
 				out.Release()
 			}
+			rethrowLimit(r)
 			out, err = nil, qerr.Internalf("eval: %s: panic: %v\n%s", ev.expr, r, debug.Stack())
 		}
 	}()
@@ -101,6 +102,15 @@ func (ev *Evaluator) EvalSelection(ctx context.Context, mem memory.Allocator, ba
 	return appendTrue(sel[:0], arr), nil
 }
 
+// rethrowLimit re-panics a memory-limit panic (exec's LimitError, which
+// marks itself with ResourcesExhausted): the operator boundary turns it into
+// a Resources error. Every other panic in eval is reported as internal.
+func rethrowLimit(r any) {
+	if _, ok := r.(interface{ ResourcesExhausted() }); ok {
+		panic(r)
+	}
+}
+
 // Columns returns the indices of the batch columns the expression reads,
 // in increasing order.
 func (ev *Evaluator) Columns() []int {
@@ -122,6 +132,7 @@ func (ev *Evaluator) Columns() []int {
 func (ev *Evaluator) Refine(ctx context.Context, mem memory.Allocator, cols []arrow.Array, n int, mask []byte) (count int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			rethrowLimit(r)
 			count, err = 0, qerr.Internalf("eval: %s: panic: %v\n%s", ev.expr, r, debug.Stack())
 		}
 	}()
@@ -166,6 +177,7 @@ func (ev *Evaluator) ScalarValue(ctx context.Context, mem memory.Allocator) (out
 			if out != nil {
 				out.Release()
 			}
+			rethrowLimit(r)
 			out, err = nil, qerr.Internalf("eval: %s: panic: %v\n%s", ev.expr, r, debug.Stack())
 		}
 	}()
