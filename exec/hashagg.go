@@ -147,12 +147,18 @@ func (h *hashAggregate) consume(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		err = h.process(ctx, b)
-		b.Release()
-		if err != nil {
+		if err := h.processReleasing(ctx, b); err != nil {
 			return err
 		}
 	}
+}
+
+// processReleasing is process that then releases b, also when process
+// panics (a memory limit crossed in an expression panics up to the
+// operator boundary).
+func (h *hashAggregate) processReleasing(ctx context.Context, b arrow.RecordBatch) error {
+	defer b.Release()
+	return h.process(ctx, b)
 }
 
 // size is the non-Arrow memory the aggregate holds now.

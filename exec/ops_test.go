@@ -371,7 +371,7 @@ func TestFormatAnalyze(t *testing.T) {
 // to the operator boundary.
 func TestMemoryLimitInExpressions(t *testing.T) {
 	boolT := arrow.FixedWidthTypes.Boolean
-	for _, name := range []string{"projection", "filter"} {
+	for _, name := range []string{"projection", "filter", "aggregate", "sort", "repartition", "join-probe"} {
 		t.Run(name, func(t *testing.T) {
 			mem := exectest.Allocator(t)
 			tables := exectest.Tables{}
@@ -393,10 +393,22 @@ func TestMemoryLimitInExpressions(t *testing.T) {
 			tc.MemoryTables = tables.Lookup
 			scan := exectest.MemoryScan("t", abSchema, 1)
 			var plan physical.Plan
-			if name == "projection" {
-				plan = &physical.Projection{Input: scan,
-					Exprs: []physical.Expr{opBin(physical.OpAdd, colA, i64Lit(1), arrow.PrimitiveTypes.Int64)}, Names: []string{"a1"}}
-			} else {
+			a1 := opBin(physical.OpAdd, colA, i64Lit(1), arrow.PrimitiveTypes.Int64)
+			switch name {
+			case "projection":
+				plan = &physical.Projection{Input: scan, Exprs: []physical.Expr{a1}, Names: []string{"a1"}}
+			case "aggregate":
+				plan = &physical.HashAggregate{Input: scan, Mode: physical.AggSingle, GroupBy: []physical.Expr{a1}, GroupNames: []string{"a1"}}
+			case "sort":
+				plan = &physical.Sort{Input: scan, Keys: []physical.SortKey{{Expr: a1, Asc: true}}, Fetch: -1}
+			case "repartition":
+				plan = &physical.Repartition{Input: scan, Keys: []physical.Expr{a1}, N: 2}
+			case "join-probe":
+				// A one-row build side; the probe keys a+1 cross the limit.
+				tables["one"] = [][]arrow.RecordBatch{exectest.Batches(t, mem, abSchema, `[{"a": 5, "b": "y"}]`)}
+				plan = &physical.HashJoin{Left: exectest.MemoryScan("one", abSchema, 1), Right: scan,
+					Mode: physical.CollectLeft, Type: physical.InnerJoin, On: []physical.JoinOn{{Left: colA, Right: a1}}}
+			default:
 				plan = &physical.Filter{Input: scan, Predicate: opBin(physical.OpAnd,
 					opBin(physical.OpGtEq, colA, i64Lit(0), boolT),
 					opBin(physical.OpEq, opBin(physical.OpAdd, colA, i64Lit(1), arrow.PrimitiveTypes.Int64), i64Lit(5), boolT), boolT)}

@@ -146,12 +146,19 @@ func (ex *exchange) produce(ctx context.Context, p int) (err error) {
 			next = (next + 1) % ex.n.N
 			continue
 		}
-		hashes, counts, perm, err = ex.route(ctx, b, hashes, counts, perm)
-		b.Release()
+		hashes, counts, perm, err = ex.routeReleasing(ctx, b, hashes, counts, perm)
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// routeReleasing is route that then releases b, also when route panics (a
+// memory limit crossed in the key expressions panics up to the goroutine
+// root).
+func (ex *exchange) routeReleasing(ctx context.Context, b arrow.RecordBatch, hashes []uint64, counts []int, perm []int32) ([]uint64, []int, []int32, error) {
+	defer b.Release()
+	return ex.route(ctx, b, hashes, counts, perm)
 }
 
 // route sends each row of b to output hash(keys) % N; b keeps its
