@@ -251,16 +251,8 @@ func TestMemoryLimit(t *testing.T) {
 	acct := exec.NewAccountingAllocator(mem, 64<<10)
 	tables := exectest.Tables{}
 	defer tables.Release()
-	var rows strings.Builder
-	rows.WriteString("[")
-	for i := range 20000 {
-		if i > 0 {
-			rows.WriteString(",")
-		}
-		rows.WriteString(`{"a": 1, "b": "some longer string value"}`)
-	}
-	rows.WriteString("]")
-	tables["t"] = [][]arrow.RecordBatch{exectest.Batches(t, mem, abSchema, rows.String(), 5000, 10000, 15000)}
+	rows := jsonRows(20000, func(int) string { return `{"a": 1, "b": "some longer string value"}` })
+	tables["t"] = [][]arrow.RecordBatch{exectest.Batches(t, mem, abSchema, rows, 5000, 10000, 15000)}
 	tc := exec.NewTaskContext(acct, 1024)
 	tc.MemoryTables = tables.Lookup
 	plan := &physical.Sort{Input: exectest.MemoryScan("t", abSchema, 1), Keys: []physical.SortKey{{Expr: colB, Asc: true}}, Fetch: -1}
@@ -376,16 +368,8 @@ func TestMemoryLimitInExpressions(t *testing.T) {
 			mem := exectest.Allocator(t)
 			tables := exectest.Tables{}
 			defer tables.Release()
-			var rows strings.Builder
-			rows.WriteString("[")
-			for i := range 20000 {
-				if i > 0 {
-					rows.WriteString(",")
-				}
-				fmt.Fprintf(&rows, `{"a": %d, "b": "x"}`, i)
-			}
-			rows.WriteString("]")
-			tables["t"] = [][]arrow.RecordBatch{exectest.Batches(t, mem, abSchema, rows.String(), 10000)}
+			rows := jsonRows(20000, func(i int) string { return fmt.Sprintf(`{"a": %d, "b": "x"}`, i) })
+			tables["t"] = [][]arrow.RecordBatch{exectest.Batches(t, mem, abSchema, rows, 10000)}
 			// The input batches are already allocated; the limit leaves no room
 			// for one output column of a 10000-row batch (80 KB).
 			acct := exec.NewAccountingAllocator(mem, 16<<10)
@@ -425,4 +409,18 @@ func TestMemoryLimitInExpressions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jsonRows is a JSON array of n objects, row(i) the i-th.
+func jsonRows(n int, row func(i int) string) string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(row(i))
+	}
+	b.WriteString("]")
+	return b.String()
 }
