@@ -31,7 +31,7 @@ type parquetSource struct {
 	fields []int // per output column, its field index in the file
 	rgs    []int // row groups left to read
 	rr     pqarrow.RecordReader
-	mem    *Recycler // the decoder's allocator (scan_parquet_alloc.go)
+	mem    *Recycler // the decoder's allocator (recycler.go)
 	// per field the reader returns: how to convert it (scan_parquet_widen.go)
 	uniq    []int // the distinct fields read, ascending
 	fix     []colFix
