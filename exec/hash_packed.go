@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 
@@ -91,8 +92,13 @@ func stringCodes(a *array.String, n int, sel []int32, dst []int64) bool {
 			continue
 		}
 		var c uint64
-		for i := int32(0); i < l; i++ {
-			c |= uint64(data[lo+i]) << (8*i + 3)
+		if int(lo)+8 <= len(data) {
+			// One load and a mask (l <= 7, so the shift is below 64).
+			c = binary.LittleEndian.Uint64(data[lo:]) & (1<<(8*uint(l)) - 1) << 3
+		} else {
+			for i := int32(0); i < l; i++ {
+				c |= uint64(data[lo+i]) << (8*i + 3)
+			}
 		}
 		dst[r] = int64(c | uint64(l))
 	}

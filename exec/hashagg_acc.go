@@ -175,6 +175,10 @@ func (c *countAcc) bytesPerGroup() int64 { return 8 }
 func (c *countAcc) update(_ context.Context, groups []uint32, arg arrow.Array) error {
 	counts := c.counts
 	if arg == nil || arg.NullN() == 0 {
+		if len(counts) <= fewGroups {
+			countFew(groups, counts)
+			return nil
+		}
 		for _, g := range groups {
 			counts[g]++
 		}
@@ -339,6 +343,10 @@ func addDecimals(arr arrow.Array, groups []uint32, sums []decimal128.Num, seen [
 	vals := arrow.GetValues[decimal128.Num](arr.Data(), 1)
 	bits, off := validBits(arr)
 	if bits == nil {
+		if len(sums) <= fewGroups {
+			addDecimalsFew(vals, groups, sums, seen, counts)
+			return
+		}
 		vals = vals[:len(groups)]
 		for i, g := range groups {
 			sums[g] = sums[g].Add(vals[i])
