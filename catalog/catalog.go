@@ -39,6 +39,13 @@ type Table struct {
 	// unknown (other formats, or a table decoded from a plan: see
 	// ParquetRowGroups).
 	RowGroupRows [][]int64
+	// RowGroupRanges, for Parquet, parallels RowGroupRows: each row
+	// group's KeyRange of each column, from the footers (a file's entry is
+	// nil when unknown). PartitionRanges, for Memory, parallels Partitions:
+	// each partition's KeyRange of each column. Both serve only the
+	// planner's search for partition-disjoint columns; nil: none known.
+	RowGroupRanges  [][][]KeyRange
+	PartitionRanges [][]KeyRange
 	// Distinct parallels Schema's fields: an upper bound on the number of
 	// distinct values of each column, 0 when unknown (nil: none known). It
 	// comes from file statistics and serves only cardinality estimates.

@@ -83,6 +83,7 @@ func listFiles(location string) ([]string, error) {
 func (t *Table) openParquet() error {
 	var rows int64
 	t.RowGroupRows = make([][]int64, len(t.Files))
+	t.RowGroupRanges = make([][][]KeyRange, len(t.Files))
 	var bounds *distinctBounds
 	for i, f := range t.Files {
 		pf, err := file.OpenParquetFile(f, false)
@@ -102,6 +103,7 @@ func (t *Table) openParquet() error {
 				bounds = newDistinctBounds(s.NumFields())
 			}
 			bounds.add(pf)
+			t.RowGroupRanges[i] = rowGroupRanges(pf, s.NumFields())
 		}
 		pf.Close()
 		if err != nil {

@@ -238,3 +238,18 @@ func lookupDirect[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, 
 		out[r] = id - 1
 	}
 }
+
+// IntegerRange returns the smallest and largest value (as int64) of an
+// integer-like array (see isIntLike), for the planner's partition ranges.
+// ok is false when arr has another type or holds a NULL; an empty array
+// gives ok with lo > hi.
+func IntegerRange(arr arrow.Array) (lo, hi int64, ok bool) {
+	if !isIntLike(arr.DataType()) || arr.NullN() != 0 {
+		return 0, 0, false
+	}
+	r := intColRange(arr, arr.Len(), nil)
+	if !r.ok {
+		return math.MaxInt64, math.MinInt64, true
+	}
+	return r.lo, r.hi, true
+}

@@ -14,7 +14,7 @@ import (
 // by side, and fold the lanes into the group's sum once per batch.
 
 const (
-	fewLanes  = 4 // the unrolled loops below assume 4
+	fewLanes  = 4  // the unrolled loops below assume 4
 	fewGroups = 16 // most groups the few-group loops take (stack lanes)
 )
 

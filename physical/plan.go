@@ -55,6 +55,10 @@ type Scan struct {
 	Options    map[string]string
 	Predicate  Expr
 	Fetch      int64
+	// Disjoint lists output columns (positions in the projected schema)
+	// whose values never occur in two partitions, as the planner found from
+	// the partitions' value ranges (see DisjointColumns); nil: none known.
+	Disjoint []int
 }
 
 // RowGroupRange is the row groups [Start, End) of one Parquet file.
@@ -484,6 +488,14 @@ func (s *Scan) String() string {
 	}
 	if s.Fetch >= 0 {
 		fmt.Fprintf(&b, " fetch=%d", s.Fetch)
+	}
+	if len(s.Disjoint) > 0 {
+		names := make([]string, len(s.Disjoint))
+		out := s.Schema()
+		for i, c := range s.Disjoint {
+			names[i] = out.Field(c).Name
+		}
+		fmt.Fprintf(&b, " disjoint=[%s]", strings.Join(names, ", "))
 	}
 	if s.RowGroups != nil {
 		b.WriteString(" row_groups=[")

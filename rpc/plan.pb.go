@@ -1681,7 +1681,9 @@ type PhysicalScan struct {
 	Predicate     *PhysicalExpr          `protobuf:"bytes,8,opt,name=predicate,proto3" json:"predicate,omitempty"` // optional
 	Fetch         int64                  `protobuf:"varint,9,opt,name=fetch,proto3" json:"fetch,omitempty"`
 	// Per partition, one row-group range per file (empty: whole files).
-	RowGroups     []*RowGroupRanges `protobuf:"bytes,10,rep,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
+	RowGroups []*RowGroupRanges `protobuf:"bytes,10,rep,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
+	// Output columns whose values never occur in two partitions.
+	Disjoint      []int32 `protobuf:"varint,11,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1782,6 +1784,13 @@ func (x *PhysicalScan) GetFetch() int64 {
 func (x *PhysicalScan) GetRowGroups() []*RowGroupRanges {
 	if x != nil {
 		return x.RowGroups
+	}
+	return nil
+}
+
+func (x *PhysicalScan) GetDisjoint() []int32 {
+	if x != nil {
+		return x.Disjoint
 	}
 	return nil
 }
@@ -5754,7 +5763,7 @@ const file_plan_proto_rawDesc = "" +
 	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReaderB\x06\n" +
 	"\x04node\" \n" +
 	"\bFileList\x12\x14\n" +
-	"\x05files\x18\x01 \x03(\tR\x05files\"\xe0\x03\n" +
+	"\x05files\x18\x01 \x03(\tR\x05files\"\xfc\x03\n" +
 	"\fPhysicalScan\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x1f\n" +
@@ -5772,7 +5781,8 @@ const file_plan_proto_rawDesc = "" +
 	"\x05fetch\x18\t \x01(\x03R\x05fetch\x129\n" +
 	"\n" +
 	"row_groups\x18\n" +
-	" \x03(\v2\x1a.quiver.rpc.RowGroupRangesR\trowGroups\x1a:\n" +
+	" \x03(\v2\x1a.quiver.rpc.RowGroupRangesR\trowGroups\x12\x1a\n" +
+	"\bdisjoint\x18\v \x03(\x05R\bdisjoint\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"7\n" +

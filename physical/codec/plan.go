@@ -190,6 +190,9 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		for _, files := range n.Partitions {
 			m.Partitions = append(m.Partitions, &rpc.FileList{Files: files})
 		}
+		for _, c := range n.Disjoint {
+			m.Disjoint = append(m.Disjoint, int32(c))
+		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_Scan{Scan: m}}, nil
 	case *physical.Filter:
 		in, err := encodePlan(n.Input)
@@ -743,6 +746,12 @@ func decodeScan(n *rpc.PhysicalScan) (physical.Plan, error) {
 	}
 	if err := checkFetch("scan", n.Fetch); err != nil {
 		return nil, err
+	}
+	for _, c := range n.Disjoint {
+		if c < 0 || int(c) >= s.Schema().NumFields() {
+			return nil, qerr.Internalf("codec: scan of %q lists disjoint column %d of %d", n.Table, c, s.Schema().NumFields())
+		}
+		s.Disjoint = append(s.Disjoint, int(c))
 	}
 	if s.Predicate, err = decodeOptExpr(n.Predicate, width(s)); err != nil {
 		return nil, err

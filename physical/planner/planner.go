@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"runtime"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/catalog"
@@ -162,6 +163,7 @@ func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
 		}
 	}
 	out.Predicate = andAll(preds)
+	out.Disjoint = disjointColumns(t, out)
 	var plan physical.Plan = out
 	if out.OutputPartitions() < pl.cfg.TargetPartitions && t.Format != catalog.Memory {
 		// A scan yields one partition per file; spread its batches so the
@@ -169,6 +171,73 @@ func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
 		plan = &physical.Repartition{Input: plan, N: pl.cfg.TargetPartitions}
 	}
 	return plan, nil
+}
+
+// disjointColumns lists the scan's output columns whose value ranges over
+// its partitions do not overlap (see catalog.Disjoint), from a memory
+// table's partition ranges or a Parquet table's row-group statistics.
+func disjointColumns(t *catalog.Table, s *physical.Scan) []int {
+	parts := s.OutputPartitions()
+	if parts <= 1 {
+		return nil
+	}
+	// rangeOf is partition p's range of table column c.
+	var rangeOf func(p, c int) catalog.KeyRange
+	switch {
+	case t.Format == catalog.Memory && len(t.PartitionRanges) == parts:
+		rangeOf = func(p, c int) catalog.KeyRange {
+			if c >= len(t.PartitionRanges[p]) {
+				return catalog.KeyRange{}
+			}
+			return t.PartitionRanges[p][c]
+		}
+	case t.Format == catalog.Parquet && len(t.RowGroupRanges) == len(t.Files):
+		fileIndex := make(map[string]int, len(t.Files))
+		for i, f := range t.Files {
+			fileIndex[f] = i
+		}
+		rangeOf = func(p, c int) catalog.KeyRange {
+			r := catalog.EmptyRange
+			for i, f := range s.Partitions[p] {
+				fi, ok := fileIndex[f]
+				if !ok {
+					return catalog.KeyRange{}
+				}
+				rgs := t.RowGroupRanges[fi]
+				lo, hi := 0, len(rgs)
+				if s.RowGroups != nil {
+					lo, hi = s.RowGroups[p][i].Start, s.RowGroups[p][i].End
+				}
+				if rgs == nil || hi > len(rgs) {
+					return catalog.KeyRange{}
+				}
+				for _, rg := range rgs[lo:hi] {
+					if c >= len(rg) {
+						return catalog.KeyRange{}
+					}
+					r = r.Union(rg[c])
+				}
+			}
+			return r
+		}
+	default:
+		return nil
+	}
+	var out []int
+	ranges := make([]catalog.KeyRange, parts)
+	for j := range s.Schema().NumFields() {
+		c := j
+		if s.Projection != nil {
+			c = s.Projection[j]
+		}
+		for p := range ranges {
+			ranges[p] = rangeOf(p, c)
+		}
+		if catalog.Disjoint(ranges) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // splitParquet spreads a Parquet table with fewer files than
@@ -266,6 +335,11 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		distinct = distinct || aggs[i].Distinct
 	}
 	groupNames := outNames[:g]
+	if in.OutputPartitions() > 1 && groupedByDisjoint(in, groups) {
+		// Every group lives in one input partition: aggregate each
+		// partition on its own, with no exchange and no second phase.
+		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}, nil
+	}
 	if in.OutputPartitions() == 1 || distinct {
 		// One pass over all rows of each group in one partition.
 		if in.OutputPartitions() > 1 {
@@ -290,6 +364,18 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		mid = &physical.Coalesce{Input: partial}
 	}
 	return &physical.HashAggregate{Input: mid, Mode: physical.AggFinal, GroupBy: finalGroups, GroupNames: groupNames, Aggs: aggs}, nil
+}
+
+// groupedByDisjoint reports whether a group column is a plain column whose
+// values never occur in two of in's partitions (physical.DisjointColumns).
+func groupedByDisjoint(in physical.Plan, groups []physical.Expr) bool {
+	disjoint := physical.DisjointColumns(in)
+	for _, g := range groups {
+		if c, ok := g.(*physical.Column); ok && slices.Contains(disjoint, c.Index) {
+			return true
+		}
+	}
+	return false
 }
 
 var joinTypes = map[logical.JoinType]physical.JoinType{

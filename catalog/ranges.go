@@ -1,0 +1,110 @@
+package catalog
+
+import (
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+)
+
+// KeyRange is the smallest and largest value (as int64) of an integer-like
+// column over some rows, known only when those rows hold no NULL in it.
+// Known with Lo > Hi means the rows hold no value at all. The planner reads
+// ranges to find columns whose values never occur in two scan partitions
+// (see Disjoint), which lets an aggregate grouped by such a column skip the
+// exchange.
+type KeyRange struct {
+	Lo, Hi int64
+	Known  bool
+}
+
+// EmptyRange is the range of no rows: known, and the identity of Union.
+var EmptyRange = KeyRange{Lo: math.MaxInt64, Hi: math.MinInt64, Known: true}
+
+// Union is the range covering the rows of r and o; unknown if either is.
+func (r KeyRange) Union(o KeyRange) KeyRange {
+	if !r.Known || !o.Known {
+		return KeyRange{}
+	}
+	return KeyRange{Lo: min(r.Lo, o.Lo), Hi: max(r.Hi, o.Hi), Known: true}
+}
+
+// Disjoint reports whether every range is known and no two non-empty
+// ranges share a value: then no value occurs in two of the row sets they
+// describe.
+func Disjoint(ranges []KeyRange) bool {
+	var live []KeyRange
+	for _, r := range ranges {
+		if !r.Known {
+			return false
+		}
+		if r.Lo <= r.Hi {
+			live = append(live, r)
+		}
+	}
+	slices.SortFunc(live, func(a, b KeyRange) int {
+		switch {
+		case a.Lo < b.Lo:
+			return -1
+		case a.Lo > b.Lo:
+			return 1
+		}
+		return 0
+	})
+	for i := 1; i < len(live); i++ {
+		if live[i].Lo <= live[i-1].Hi {
+			return false
+		}
+	}
+	return true
+}
+
+// rowGroupRanges reads each row group's KeyRange of each top-level column
+// from a flat Parquet file's statistics: known for INT32 and INT64 columns
+// (integers, dates) whose chunk records min, max and a NULL count of zero.
+// Nil for a nested schema (leaf and field indexes differ).
+func rowGroupRanges(pf *file.Reader, fields int) [][]KeyRange {
+	md := pf.MetaData()
+	if md.Schema.NumColumns() != fields {
+		return nil
+	}
+	out := make([][]KeyRange, pf.NumRowGroups())
+	for rg := range out {
+		rmd := md.RowGroup(rg)
+		out[rg] = make([]KeyRange, fields)
+		for c := range fields {
+			out[rg][c] = chunkRange(rmd, c)
+		}
+	}
+	return out
+}
+
+func chunkRange(rmd *metadata.RowGroupMetaData, c int) KeyRange {
+	if rmd.NumRows() == 0 {
+		return EmptyRange
+	}
+	cc, err := rmd.ColumnChunk(c)
+	if err != nil {
+		return KeyRange{}
+	}
+	if set, _ := cc.StatsSet(); !set {
+		return KeyRange{}
+	}
+	st, err := cc.Statistics()
+	if err != nil || st == nil || !st.HasMinMax() || !st.HasNullCount() || st.NullCount() != 0 {
+		return KeyRange{}
+	}
+	var r KeyRange
+	switch s := st.(type) {
+	case *metadata.Int32Statistics:
+		r = KeyRange{Lo: int64(s.Min()), Hi: int64(s.Max()), Known: true}
+	case *metadata.Int64Statistics:
+		r = KeyRange{Lo: s.Min(), Hi: s.Max(), Known: true}
+	}
+	if r.Lo > r.Hi {
+		// Unsigned statistics spanning 2^63 reverse as int64: unknown.
+		return KeyRange{}
+	}
+	return r
+}
