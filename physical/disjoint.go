@@ -28,23 +28,9 @@ func DisjointColumns(p Plan) []int {
 	case *Sort:
 		return DisjointColumns(n.Input) // OutputPartitions > 1: preserves them
 	case *Projection:
-		in := DisjointColumns(n.Input)
-		var out []int
-		for i, e := range n.Exprs {
-			if c, ok := e.(*Column); ok && slices.Contains(in, c.Index) {
-				out = append(out, i)
-			}
-		}
-		return out
+		return plainColumnsOf(n.Exprs, DisjointColumns(n.Input))
 	case *HashAggregate:
-		in := DisjointColumns(n.Input)
-		var out []int
-		for i, e := range n.GroupBy {
-			if c, ok := e.(*Column); ok && slices.Contains(in, c.Index) {
-				out = append(out, i)
-			}
-		}
-		return out
+		return plainColumnsOf(n.GroupBy, DisjointColumns(n.Input))
 	case *Repartition:
 		if len(n.Keys) == 1 {
 			if c, ok := n.Keys[0].(*Column); ok {
@@ -73,4 +59,16 @@ func DisjointColumns(p Plan) []int {
 		return out
 	}
 	return nil
+}
+
+// plainColumnsOf returns the positions of exprs that are plain references
+// to input columns listed in in.
+func plainColumnsOf(exprs []Expr, in []int) []int {
+	var out []int
+	for i, e := range exprs {
+		if c, ok := e.(*Column); ok && slices.Contains(in, c.Index) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
