@@ -9,18 +9,19 @@ import (
 )
 
 // TestScanRowGroupsRoundTrip: a split Parquet scan keeps its row-group
-// ranges and its user options through Encode/Decode, with or without options.
+// ranges, its disjoint columns and its user options through Encode/Decode,
+// with or without options.
 func TestScanRowGroupsRoundTrip(t *testing.T) {
 	s := testSchema()
 	for _, opts := range []map[string]string{nil, {"k": "v"}} {
 		scan := &physical.Scan{Table: "lineitem", Format: physical.FormatParquet, FileSchema: s,
 			Partitions: [][]string{{"/d/a.parquet"}, {"/d/a.parquet", "/d/b.parquet"}},
 			RowGroups:  [][]physical.RowGroupRange{{{Start: 0, End: 3}}, {{Start: 3, End: 6}, {Start: 0, End: 2}}},
-			Options:    opts, Fetch: -1}
+			Options:    opts, Fetch: -1, Disjoint: []int{0}}
 		got := roundTrip(t, scan).(*physical.Scan)
-		if fmt.Sprint(got.Partitions, got.RowGroups, got.Options) != fmt.Sprint(scan.Partitions, scan.RowGroups, scan.Options) {
-			t.Fatalf("round trip: got %v %v %v, want %v %v %v", got.Partitions, got.RowGroups, got.Options,
-				scan.Partitions, scan.RowGroups, scan.Options)
+		if fmt.Sprint(got.Partitions, got.RowGroups, got.Options, got.Disjoint) != fmt.Sprint(scan.Partitions, scan.RowGroups, scan.Options, scan.Disjoint) {
+			t.Fatalf("round trip: got %v %v %v %v, want %v %v %v %v", got.Partitions, got.RowGroups, got.Options, got.Disjoint,
+				scan.Partitions, scan.RowGroups, scan.Options, scan.Disjoint)
 		}
 		if len(scan.Options) != len(opts) {
 			t.Fatalf("encoding changed the plan's options: %v", scan.Options)
