@@ -449,9 +449,26 @@ func (t *hashTable) toGeneric() {
 	t.packed, t.intKey = nil, false
 	t.intSlots, t.pages, t.directUsed, t.hashed = nil, nil, 0, false
 	t.hashes = make([]uint64, t.n, max(t.n, 16))
+	t.rec = newKeyRecords(t.types)
 	if t.n > 0 {
+		// Stored hashes are record hashes while the records last (see
+		// lookup), column hashes otherwise.
 		stored := t.storedKeys()
-		HashColumns(stored, t.hashes)
+		if t.rec != nil {
+			t.rec.data = make([]uint64, t.n*t.rec.words)
+			if t.rec.encode(stored, t.n, t.rec.data) {
+				ids := make([]int32, t.n)
+				for i := range ids {
+					ids[i] = int32(i)
+				}
+				t.rec.hash(t.rec.data, ids, t.hashes)
+			} else {
+				t.rec = nil
+			}
+		}
+		if t.rec == nil {
+			HashColumns(stored, t.hashes)
+		}
 		releaseArrays(stored)
 	}
 	t.slots = nil

@@ -42,12 +42,16 @@ import (
 // mutates are safe only with separate scratch (see probe).
 type hashTable struct {
 	keys  []keyColumn
+	types []arrow.DataType // the key columns' types
 	n     int  // ids handed out
 	shift uint // 64 - log2(slot count)
 
 	// generic layout
 	hashes []uint64 // per id: its key's hash (read only when growing)
 	slots  []uint64 // tag<<32 | id+1; 0 = empty
+	// rec holds the keys as fixed-width records (hash_records.go) while
+	// every key inserted fits one; nil otherwise, for good.
+	rec *keyRecords
 
 	// integer layouts
 	intKey   bool
@@ -79,7 +83,7 @@ const initialSlots = 16
 
 // newHashTable returns an empty table for keys of the given types.
 func newHashTable(types []arrow.DataType) (*hashTable, error) {
-	t := &hashTable{nullID: noID, shift: 64 - 4}
+	t := &hashTable{nullID: noID, shift: 64 - 4, types: types}
 	for _, dt := range types {
 		k, err := newKeyColumn(dt)
 		if err != nil {
@@ -93,6 +97,7 @@ func newHashTable(types []arrow.DataType) (*hashTable, error) {
 		t.intKey, t.packed = true, &packing{} // fields chosen at the first insert
 	} else {
 		t.slots = make([]uint64, initialSlots)
+		t.rec = newKeyRecords(types)
 	}
 	return t, nil
 }
@@ -141,6 +146,9 @@ func (t *hashTable) memSize() int64 {
 	for _, k := range t.keys {
 		n += k.memSize()
 	}
+	if t.rec != nil {
+		n += int64(cap(t.rec.data)) * 8
+	}
 	return n
 }
 
@@ -158,6 +166,9 @@ func (t *hashTable) worstCase(cols []arrow.Array, n int) int64 {
 	}
 	if !t.intKey {
 		grow += int64(n) * 8 * 2 // hashes, amortised append doubling
+	}
+	if t.rec != nil {
+		grow += int64(n) * int64(t.rec.words) * 8 * 2 // records, the same
 	}
 	if t.packed != nil {
 		// A re-pack's packed keys and ids, and the stored keys copied, or
@@ -187,6 +198,7 @@ type probe struct {
 	packed   []int64 // packed keys of the packed layout
 	codes    []int64 // string codes, scratch of packColumns
 	repCol   []bool  // markRepeats' scratch
+	recs     []uint64 // the rows' key records (keyRecords.encode)
 	// skipRepeats counts down the batches lookup resolves without looking
 	// for repeated keys, after a batch in which few rows repeated: the
 	// check costs about as much as hashing short keys, so it only pays
@@ -450,9 +462,40 @@ func (t *hashTable) growInt(c int) {
 
 func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.reset(n)
-	HashColumns(cols, p.rowHash)
+	rec := t.rec
+	if rec != nil {
+		p.recs = growSlice(p.recs, n*rec.words)
+		if !rec.encode(cols, n, p.recs) && insert {
+			// A key too long for a record is to be stored: the key columns
+			// hash and compare from now on. (A find just misses on it.)
+			t.dropRecords()
+			rec = nil
+		}
+	}
 	repeats := false
-	if sel == nil && p.skipRepeats > 0 {
+	if rec != nil {
+		// The records hash (only the rows that do not repeat the row
+		// before) and compare; the table's hashes are all record hashes.
+		if sel == nil {
+			p.rep = growSlice(p.rep, n)
+			rec.repeats(p.recs, n, p.rep)
+			for r := 0; r < n; r++ {
+				if !p.rep[r] {
+					p.pending = append(p.pending, int32(r))
+				}
+			}
+			defer func() {
+				for r := 1; r < n; r++ {
+					if p.rep[r] {
+						out[r] = out[r-1]
+					}
+				}
+			}()
+		} else {
+			p.pending = append(p.pending, sel...)
+		}
+		rec.hash(p.recs, p.pending, p.rowHash)
+	} else if HashColumns(cols, p.rowHash); sel == nil && p.skipRepeats > 0 {	} else if sel == nil && p.skipRepeats > 0 {
 		p.skipRepeats--
 		p.pending = p.pending[:0]
 		for r := 0; r < n; r++ {
@@ -529,6 +572,9 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 			for i, k := range t.keys {
 				k.appendRows(cols[i], p.newRows)
 			}
+			if rec != nil {
+				rec.appendRows(p.recs, p.newRows)
+			}
 		}
 		p.next = p.next[:0]
 		if len(p.candRows) > 0 {
@@ -539,8 +585,12 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 			for i := range eq {
 				eq[i] = true
 			}
-			for i, k := range t.keys {
-				k.equal(cols[i], p.candRows, p.candIDs, eq)
+			if rec != nil {
+				rec.equal(p.recs, p.candRows, p.candIDs, eq)
+			} else {
+				for i, k := range t.keys {
+					k.equal(cols[i], p.candRows, p.candIDs, eq)
+				}
 			}
 			for i, ok := range eq {
 				r := p.candRows[i]
@@ -554,6 +604,19 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 		}
 		p.pending, p.next = p.next, p.pending
 	}
+}
+
+// dropRecords ends the record layout for good: the stored keys are
+// rehashed by HashColumns and the slots rebuilt, ids unchanged.
+func (t *hashTable) dropRecords() {
+	t.rec = nil
+	t.hashes = t.hashes[:t.n]
+	if t.n > 0 {
+		stored := t.storedKeys()
+		HashColumns(stored, t.hashes)
+		releaseArrays(stored)
+	}
+	t.grow(len(t.slots))
 }
 
 // grow resizes the generic layout to c slots (a power of two larger than
