@@ -43,8 +43,8 @@ import (
 type hashTable struct {
 	keys  []keyColumn
 	types []arrow.DataType // the key columns' types
-	n     int  // ids handed out
-	shift uint // 64 - log2(slot count)
+	n     int              // ids handed out
+	shift uint             // 64 - log2(slot count)
 
 	// generic layout
 	hashes []uint64 // per id: its key's hash (read only when growing)
@@ -194,10 +194,10 @@ type probe struct {
 	candIDs  []uint32
 	eq       []bool
 	newRows  []int32
-	rep      []bool  // rows whose key repeats the row before (markRepeats)
-	packed   []int64 // packed keys of the packed layout
-	codes    []int64 // string codes, scratch of packColumns
-	repCol   []bool  // markRepeats' scratch
+	rep      []bool   // rows whose key repeats the row before (markRepeats)
+	packed   []int64  // packed keys of the packed layout
+	codes    []int64  // string codes, scratch of packColumns
+	repCol   []bool   // markRepeats' scratch
 	recs     []uint64 // the rows' key records (keyRecords.encode)
 	// skipRepeats counts down the batches lookup resolves without looking
 	// for repeated keys, after a batch in which few rows repeated: the
@@ -495,7 +495,8 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 			p.pending = append(p.pending, sel...)
 		}
 		rec.hash(p.recs, p.pending, p.rowHash)
-	} else if HashColumns(cols, p.rowHash); sel == nil && p.skipRepeats > 0 {	} else if sel == nil && p.skipRepeats > 0 {
+	} else if HashColumns(cols, p.rowHash); sel == nil && p.skipRepeats > 0 {
+	} else if sel == nil && p.skipRepeats > 0 {
 		p.skipRepeats--
 		p.pending = p.pending[:0]
 		for r := 0; r < n; r++ {
