@@ -367,7 +367,13 @@ func (w *tableWriter) openFile(i int) error {
 		props := parquet.NewWriterProperties(
 			parquet.WithCompression(compress.Codecs.Snappy),
 			parquet.WithStoreDecimalAsInteger(true),
-			parquet.WithMaxRowGroupLength(int64(w.opts.RowGroupRows)),
+			// flush writes a row group once RowGroupRows rows are pending,
+			// after a whole generator row (an order's line items), so a row
+			// group ends where an order ends. The writer's own limit sits
+			// above that, or it would cut the last few rows of the order
+			// into a row group of their own and split the order's key
+			// across two row groups.
+			parquet.WithMaxRowGroupLength(2*int64(w.opts.RowGroupRows)),
 			parquet.WithAllocator(w.mem),
 		)
 		pw, err := pqarrow.NewFileWriter(w.schema, plainWriter{w.buf}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.mem)))

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/quiverdb/quiver"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -276,5 +278,51 @@ func TestParseDate(t *testing.T) {
 		if got := parseDate(c.s); got != c.want {
 			t.Errorf("parseDate(%s) = %d, want %d", c.s, got, c.want)
 		}
+	}
+}
+
+// TestGenerateRowGroupsEndWithAnOrder checks that lineitem's row groups
+// hold at least the row group size (all but the last) and that no order's
+// line items straddle two of them: each row group's largest l_orderkey is
+// below the next one's smallest. Scans rely on that to keep orders within
+// one partition.
+func TestGenerateRowGroupsEndWithAnOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("each gen initialises dbgen (~5 s)")
+	}
+	dir := t.TempDir()
+	const size = 4096
+	o := GenOptions{SF: 1, Dir: dir, limit: 20_000, RowGroupRows: size, mem: checkedMem(t)}
+	if _, err := Generate(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	r, err := file.OpenParquetFile(filepath.Join(dir, "lineitem.parquet"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := r.NumRowGroups()
+	if n < 3 {
+		t.Fatalf("lineitem has %d row groups; the test needs at least 3", n)
+	}
+	prevMax := int64(-1)
+	for i := 0; i < n; i++ {
+		rg := r.MetaData().RowGroup(i)
+		if rows := rg.NumRows(); rows < size && i < n-1 {
+			t.Errorf("row group %d of %d holds %d rows, fewer than %d", i, n, rows, size)
+		}
+		col, err := rg.ColumnChunk(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := col.Statistics()
+		if err != nil || st == nil || !st.HasMinMax() {
+			t.Fatalf("row group %d: no l_orderkey statistics (%v)", i, err)
+		}
+		s := st.(*metadata.Int64Statistics)
+		if s.Min() <= prevMax {
+			t.Errorf("row group %d starts at l_orderkey %d, not above the previous group's largest %d", i, s.Min(), prevMax)
+		}
+		prevMax = s.Max()
 	}
 }
