@@ -496,7 +496,6 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 		}
 		rec.hash(p.recs, p.pending, p.rowHash)
 	} else if HashColumns(cols, p.rowHash); sel == nil && p.skipRepeats > 0 {
-	} else if sel == nil && p.skipRepeats > 0 {
 		p.skipRepeats--
 		p.pending = p.pending[:0]
 		for r := 0; r < n; r++ {
