@@ -361,12 +361,18 @@ func (e explainCaches) ResolveCache(c *logical.Cache) (*physical.CacheReader, bo
 	if !ok || info.GetState() != "materialized" {
 		return nil, false
 	}
-	return &physical.CacheReader{
+	r := &physical.CacheReader{
 		Key:       physical.CacheKey{SessionID: c.SessionID, CacheID: c.CacheID},
 		Name:      c.Name,
 		OutSchema: c.Schema().Arrow(),
 		Locations: make([][]physical.PartitionLocation, max(1, int(info.Partitions))),
-	}, true
+	}
+	for _, d := range info.GetDisjoint() {
+		if int(d) < r.OutSchema.NumFields() {
+			r.Disjoint = append(r.Disjoint, int(d))
+		}
+	}
+	return r, true
 }
 
 // markCaches appends each Cache line of an indented plan with what a query

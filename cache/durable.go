@@ -58,6 +58,7 @@ type fileEntry struct {
 	StageID   int               `json:"stage_id"`
 	Schema    []byte            `json:"schema"` // an Arrow IPC stream holding only the schema
 	Locations [][]fileLocation  `json:"locations"`
+	Disjoint  []int             `json:"disjoint,omitempty"`
 	Rows      int64             `json:"rows"`
 	Bytes     int64             `json:"bytes"`
 	Created   time.Time         `json:"created"`
@@ -130,7 +131,7 @@ func (d *Durable) load(data []byte) error {
 		k := Key{SessionID: fe.SessionID, CacheID: fe.CacheID}
 		d.Memory.entries[k] = &entry{Entry: Entry{
 			Key: k, Name: fe.Name, State: Materialized, JobID: fe.JobID, StageID: fe.StageID,
-			Schema: schema, Locations: locs, Rows: fe.Rows, Bytes: fe.Bytes,
+			Schema: schema, Locations: locs, Disjoint: fe.Disjoint, Rows: fe.Rows, Bytes: fe.Bytes,
 			Created: fe.Created, LastHit: fe.LastHit, Hits: fe.Hits, Options: fe.Options,
 		}}
 	}
@@ -193,7 +194,7 @@ func (d *Durable) write(entries []Entry) error {
 		}
 		fe := fileEntry{
 			SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, JobID: e.JobID, StageID: e.StageID,
-			Schema: schema, Locations: make([][]fileLocation, len(e.Locations)), Rows: e.Rows, Bytes: e.Bytes,
+			Schema: schema, Locations: make([][]fileLocation, len(e.Locations)), Disjoint: e.Disjoint, Rows: e.Rows, Bytes: e.Bytes,
 			Created: e.Created, LastHit: e.LastHit, Hits: e.Hits, Options: e.Options,
 		}
 		for i, part := range e.Locations {

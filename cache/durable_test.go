@@ -174,7 +174,7 @@ func TestDurableConcurrentWrites(t *testing.T) {
 			defer wg.Done()
 			k := key("s", jobName(i))
 			d.Begin(k, jobName(i), "", nil)
-			if err := d.Complete(k, jobName(i), 1, testSchema, locs(jobName(i), 1, "ex1")); err != nil {
+			if err := d.Complete(k, jobName(i), 1, testSchema, locs(jobName(i), 1, "ex1"), nil); err != nil {
 				t.Error(err)
 				return
 			}

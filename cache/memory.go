@@ -140,7 +140,7 @@ func describe(e *entry, ok bool) string {
 }
 
 // Complete implements State.
-func (m *Memory) Complete(k Key, jobID string, stageID int, schema *arrow.Schema, locs [][]physical.PartitionLocation) error {
+func (m *Memory) Complete(k Key, jobID string, stageID int, schema *arrow.Schema, locs [][]physical.PartitionLocation, disjoint []int) error {
 	unlock := m.lock()
 	defer unlock()
 	e, ok := m.entries[k]
@@ -169,6 +169,7 @@ func (m *Memory) Complete(k Key, jobID string, stageID int, schema *arrow.Schema
 	e.StageID = stageID
 	e.Schema = schema
 	e.Locations = Entry{Locations: locs}.clone().Locations
+	e.Disjoint = slices.Clone(disjoint)
 	e.Rows, e.Bytes = rows, bytes
 	e.Created = m.now()
 	close(e.done)

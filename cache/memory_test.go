@@ -29,7 +29,7 @@ func TestLifecycleBeginCompleteInvalidate(t *testing.T) {
 	}
 
 	clock.Advance(time.Minute)
-	if err := m.Complete(k, "job-1", 3, testSchema, locs("job-1", 3, "ex1", "ex2")); err != nil {
+	if err := m.Complete(k, "job-1", 3, testSchema, locs("job-1", 3, "ex1", "ex2"), nil); err != nil {
 		t.Fatalf("complete: %v", err)
 	}
 	e, ok := m.Lookup(k)
@@ -47,7 +47,7 @@ func TestLifecycleBeginCompleteInvalidate(t *testing.T) {
 		t.Fatalf("begin on materialized = %v", res)
 	}
 	// A duplicate completion by the producing job is idempotent.
-	if err := m.Complete(k, "job-1", 3, testSchema, locs("job-1", 3, "ex1", "ex2")); err != nil {
+	if err := m.Complete(k, "job-1", 3, testSchema, locs("job-1", 3, "ex1", "ex2"), nil); err != nil {
 		t.Fatalf("duplicate complete: %v", err)
 	}
 
@@ -91,7 +91,7 @@ func TestAbort(t *testing.T) {
 	}
 	// Abort never removes a materialized entry, even by its producer.
 	m.Begin(k, "job-2", "", nil)
-	if err := m.Complete(k, "job-2", 0, testSchema, locs("job-2", 0, "ex1")); err != nil {
+	if err := m.Complete(k, "job-2", 0, testSchema, locs("job-2", 0, "ex1"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := m.Abort(k, "job-2"); ok {
@@ -138,7 +138,7 @@ func TestCompleteStale(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := NewMemory()
 			tc.setup(m)
-			err := m.Complete(k, "job-1", 1, testSchema, locs("job-1", 1, "ex1"))
+			err := m.Complete(k, "job-1", 1, testSchema, locs("job-1", 1, "ex1"), nil)
 			if !errors.Is(err, ErrStale) || qerr.KindOf(err) != qerr.Execution {
 				t.Fatalf("complete = %v, want a stale execution error", err)
 			}
@@ -164,7 +164,7 @@ func mustComplete(t *testing.T, m State, k Key, job string, stage int, executors
 	if len(executors) == 0 {
 		executors = []string{"ex1"}
 	}
-	if err := m.Complete(k, job, stage, testSchema, locs(job, stage, executors...)); err != nil {
+	if err := m.Complete(k, job, stage, testSchema, locs(job, stage, executors...), nil); err != nil {
 		t.Fatalf("complete %v by %s: %v", k, job, err)
 	}
 }
@@ -173,22 +173,22 @@ func TestCompleteValidatesOutput(t *testing.T) {
 	m := NewMemory()
 	k := key("s1", "c1")
 	m.Begin(k, "job-1", "", nil)
-	if err := m.Complete(k, "job-1", 1, nil, locs("job-1", 1, "ex1")); qerr.KindOf(err) != qerr.Internal {
+	if err := m.Complete(k, "job-1", 1, nil, locs("job-1", 1, "ex1"), nil); qerr.KindOf(err) != qerr.Internal {
 		t.Fatalf("nil schema: %v", err)
 	}
-	if err := m.Complete(k, "job-1", 1, testSchema, locs("job-1", 2, "ex1")); qerr.KindOf(err) != qerr.Internal {
+	if err := m.Complete(k, "job-1", 1, testSchema, locs("job-1", 2, "ex1"), nil); qerr.KindOf(err) != qerr.Internal {
 		t.Fatalf("location of another stage: %v", err)
 	}
 	bad := locs("job-1", 1, "ex1", "ex2")
 	bad[0], bad[1] = bad[1], bad[0]
-	if err := m.Complete(k, "job-1", 1, testSchema, bad); qerr.KindOf(err) != qerr.Internal {
+	if err := m.Complete(k, "job-1", 1, testSchema, bad, nil); qerr.KindOf(err) != qerr.Internal {
 		t.Fatalf("locations out of partition order: %v", err)
 	}
 	if e, _ := m.Lookup(k); e.State != Pending {
 		t.Fatalf("a rejected completion changed the entry: %+v", e)
 	}
 	// An empty output (zero partitions) is a valid, empty cache.
-	if err := m.Complete(k, "job-1", 1, testSchema, nil); err != nil {
+	if err := m.Complete(k, "job-1", 1, testSchema, nil, nil); err != nil {
 		t.Fatalf("empty output: %v", err)
 	}
 }
@@ -375,7 +375,7 @@ func TestRemoveSession(t *testing.T) {
 		t.Fatalf("removed = %+v", removed)
 	}
 	assertWoken(t, []<-chan error{w})
-	if err := m.Complete(b, "job-b", 1, testSchema, locs("job-b", 1, "ex1")); !errors.Is(err, ErrStale) {
+	if err := m.Complete(b, "job-b", 1, testSchema, locs("job-b", 1, "ex1"), nil); !errors.Is(err, ErrStale) {
 		t.Fatalf("completion after session close = %v", err)
 	}
 	if got := m.List("s1"); len(got) != 0 {
@@ -416,7 +416,7 @@ func TestEntriesAreCopies(t *testing.T) {
 	m.Begin(k, "job-1", "", opts)
 	opts["ttl"] = "changed"
 	l := locs("job-1", 1, "ex1")
-	if err := m.Complete(k, "job-1", 1, testSchema, l); err != nil {
+	if err := m.Complete(k, "job-1", 1, testSchema, l, nil); err != nil {
 		t.Fatal(err)
 	}
 	l[0][0].Executor.ID = "changed"
@@ -564,7 +564,7 @@ func TestConcurrentQueriesOnePendingCache(t *testing.T) {
 					}
 					continue
 				}
-				if err := m.Complete(k, job, 1, testSchema, locs(job, 1, "ex1")); err != nil {
+				if err := m.Complete(k, job, 1, testSchema, locs(job, 1, "ex1"), nil); err != nil {
 					errs <- err
 					return
 				}

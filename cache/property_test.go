@@ -106,7 +106,7 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 				execs[i] = pick("ex0", "ex1", "ex2")
 			}
 			history = append(history, fmt.Sprintf("complete(%v,%s,%d,%v)", k, job, stage, execs))
-			err := m.Complete(k, job, stage, testSchema, locs(job, stage, execs...))
+			err := m.Complete(k, job, stage, testSchema, locs(job, stage, execs...), nil)
 			me, ok := md.entries[k]
 			switch {
 			case ok && me.state == Materialized && me.job == job:

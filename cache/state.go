@@ -90,8 +90,11 @@ type Entry struct {
 	Schema  *arrow.Schema // nil while Pending
 	// Locations are the pinned shuffle files, indexed by output partition.
 	Locations [][]physical.PartitionLocation
-	Rows      int64
-	Bytes     int64
+	// Disjoint lists the columns whose values never occur in two
+	// partitions (see Registry.Complete).
+	Disjoint []int
+	Rows     int64
+	Bytes    int64
 	// Created is when the key was claimed, reset to the materialization time by
 	// Complete. LastHit is the last Touch (zero if never hit).
 	Created time.Time
@@ -134,6 +137,7 @@ func (e Entry) clone() Entry {
 		}
 		e.Locations = locs
 	}
+	e.Disjoint = slices.Clone(e.Disjoint)
 	if e.Options != nil {
 		opts := make(map[string]string, len(e.Options))
 		for k, v := range e.Options {
@@ -225,7 +229,9 @@ type State interface {
 	// stageID) and locs[i] to output partition i. Completing an entry that
 	// jobID already materialized is a no-op returning nil; anything else
 	// returns an error wrapping ErrStale and changes nothing. Waiters wake.
-	Complete(k Key, jobID string, stageID int, schema *arrow.Schema, locs [][]physical.PartitionLocation) error
+	// disjoint lists the columns whose values never occur in two partitions
+	// (physical.DisjointColumns of the building plan; nil: none known).
+	Complete(k Key, jobID string, stageID int, schema *arrow.Schema, locs [][]physical.PartitionLocation, disjoint []int) error
 	// Abort removes k if it is Pending and owned by jobID, returning it and
 	// waking its waiters; otherwise it changes nothing and returns false.
 	Abort(k Key, jobID string) (Entry, bool)

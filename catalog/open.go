@@ -130,29 +130,34 @@ func rowGroupRows(pf *file.Reader) []int64 {
 	return out
 }
 
-// ParquetRowGroups returns the row count of each row group of each of a
-// Parquet table's files (parallel to t.Files): t.RowGroupRows when it was
-// recorded at registration, else read from the files' footers (a table
-// decoded from a shipped logical plan does not carry them). It errors when a
-// footer cannot be read, for instance on a scheduler that cannot see the
-// files; callers then plan one partition per file.
-func ParquetRowGroups(t *Table) ([][]int64, error) {
+// ParquetRowGroups returns, for each of a Parquet table's files (parallel
+// to t.Files), the row count and the column value ranges of each row group:
+// t.RowGroupRows and t.RowGroupRanges when they were recorded at
+// registration, else read from the files' footers (a table decoded from a
+// shipped logical plan does not carry them). It errors when a footer cannot
+// be read, for instance on a scheduler that cannot see the files; callers
+// then plan one partition per file and assume nothing of the ranges.
+func ParquetRowGroups(t *Table) (rows [][]int64, ranges [][][]KeyRange, err error) {
 	if t.Format != Parquet {
-		return nil, qerr.Internalf("catalog: table %q is %s, not parquet: it has no row groups", t.Name, t.Format)
+		return nil, nil, qerr.Internalf("catalog: table %q is %s, not parquet: it has no row groups", t.Name, t.Format)
 	}
 	if len(t.RowGroupRows) == len(t.Files) {
-		return t.RowGroupRows, nil
+		return t.RowGroupRows, t.RowGroupRanges, nil // recorded together at registration
 	}
-	out := make([][]int64, len(t.Files))
+	rows = make([][]int64, len(t.Files))
+	ranges = make([][][]KeyRange, len(t.Files))
 	for i, f := range t.Files {
 		pf, err := file.OpenParquetFile(f, false)
 		if err != nil {
-			return nil, qerr.IOf("catalog: table %q: cannot read the footer of %s: %w", t.Name, f, err)
+			return nil, nil, qerr.IOf("catalog: table %q: cannot read the footer of %s: %w", t.Name, f, err)
 		}
-		out[i] = rowGroupRows(pf)
+		rows[i] = rowGroupRows(pf)
+		if t.Schema != nil {
+			ranges[i] = rowGroupRanges(pf, t.Schema.NumFields())
+		}
 		pf.Close()
 	}
-	return out, nil
+	return rows, ranges, nil
 }
 
 func (t *Table) openIPC() error {

@@ -72,8 +72,11 @@ func newAccumulator(a physical.AggregateExpr, argType arrow.DataType, mode physi
 		return nil, err
 	}
 	if a.Distinct && a.Arg != nil {
-		if mode != physical.AggSingle {
-			return nil, qerr.NotImplementedf("exec/hashagg: %s(DISTINCT ...) in %s mode is not supported; plan it as a single-mode aggregate", a.Func, mode)
+		// Partial mode: the planner guarantees that each argument value
+		// lives in one input partition, so the partition's distinct values
+		// are final and their state merges as the plain aggregate's does.
+		if mode == physical.AggFinal {
+			return nil, qerr.Internalf("exec/hashagg: %s(DISTINCT ...) in final mode: the final phase merges plain states", a.Func)
 		}
 		if a.Func == physical.AggMin || a.Func == physical.AggMax {
 			return acc, nil // DISTINCT changes nothing

@@ -9,7 +9,8 @@ import "slices"
 // DISTINCT over one of them is exact within each partition.
 //
 // The property starts at scans whose partitions' value ranges are disjoint
-// (Scan.Disjoint) and at hash repartitions on one column; it passes through
+// (Scan.Disjoint), at cache reads of entries built with it
+// (CacheReader.Disjoint) and at hash repartitions on one column; it passes through
 // nodes that keep rows in their partition: filters, projections of plain
 // columns, partition-preserving sorts and limits, aggregates (their group
 // columns), and the probe side of a collect-left inner join, where an
@@ -20,6 +21,8 @@ func DisjointColumns(p Plan) []int {
 	}
 	switch n := p.(type) {
 	case *Scan:
+		return n.Disjoint
+	case *CacheReader:
 		return n.Disjoint
 	case *Filter:
 		return DisjointColumns(n.Input)

@@ -106,7 +106,11 @@ const (
 func (f AggFunc) String() string { return [...]string{"count", "sum", "avg", "min", "max"}[f] }
 
 // AggregateExpr is one aggregate of a HashAggregate. Arg is nil for COUNT(*).
-// Type is the final result type. Distinct aggregates run only in AggSingle mode.
+// Type is the final result type. Distinct aggregates run in AggSingle mode,
+// or in AggPartial mode when each value of Arg occurs in one input partition
+// only (DisjointColumns): a partition's distinct values are then all its
+// group's, and AggFinal merges their states as the plain aggregate's
+// (Distinct false there).
 //
 // State layout between Partial and Final (StateFields): count → [Int64];
 // sum → [Type]; min, max → [Type]; avg → [sum, count Int64] where sum is
@@ -489,14 +493,7 @@ func (s *Scan) String() string {
 	if s.Fetch >= 0 {
 		fmt.Fprintf(&b, " fetch=%d", s.Fetch)
 	}
-	if len(s.Disjoint) > 0 {
-		names := make([]string, len(s.Disjoint))
-		out := s.Schema()
-		for i, c := range s.Disjoint {
-			names[i] = out.Field(c).Name
-		}
-		fmt.Fprintf(&b, " disjoint=[%s]", strings.Join(names, ", "))
-	}
+	b.WriteString(disjointSuffix(s.Schema(), s.Disjoint))
 	if s.RowGroups != nil {
 		b.WriteString(" row_groups=[")
 		for p, rs := range s.RowGroups {
@@ -611,4 +608,17 @@ func Indent(p Plan) string {
 	}
 	walk(p, 0)
 	return b.String()
+}
+
+// disjointSuffix is EXPLAIN's " disjoint=[names]" for the columns cols of
+// schema, or "" when there are none.
+func disjointSuffix(schema *arrow.Schema, cols []int) string {
+	if len(cols) == 0 {
+		return ""
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = schema.Field(c).Name
+	}
+	return " disjoint=[" + strings.Join(names, ", ") + "]"
 }

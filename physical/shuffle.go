@@ -105,6 +105,10 @@ type CacheReader struct {
 	Name      string
 	OutSchema *arrow.Schema
 	Locations [][]PartitionLocation
+	// Disjoint lists the columns whose values never occur in two cache
+	// partitions: DisjointColumns of the plan that built the entry, whose
+	// output partitions are the cache's.
+	Disjoint []int
 }
 
 func (*ShuffleWriter) isPlan()     {}
@@ -176,7 +180,8 @@ func (c *CacheReader) String() string {
 	for id := range execs {
 		ids = append(ids, id)
 	}
-	return fmt.Sprintf("CacheReaderExec: %s partitions=%d files=%d executors=%d", strings.TrimSpace(name), len(c.Locations), countLocs(c.Locations), len(ids))
+	s := fmt.Sprintf("CacheReaderExec: %s partitions=%d files=%d executors=%d", strings.TrimSpace(name), len(c.Locations), countLocs(c.Locations), len(ids))
+	return s + disjointSuffix(c.OutSchema, c.Disjoint)
 }
 
 func countLocs(ls [][]PartitionLocation) int {

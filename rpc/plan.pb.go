@@ -3147,6 +3147,7 @@ type PhysicalCacheReader struct {
 	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	Schema        []byte                 `protobuf:"bytes,3,opt,name=schema,proto3" json:"schema,omitempty"` // Arrow IPC schema
 	Locations     []*PartitionLocations  `protobuf:"bytes,4,rep,name=locations,proto3" json:"locations,omitempty"`
+	Disjoint      []int32                `protobuf:"varint,5,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"` // CacheReader.Disjoint
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3205,6 +3206,13 @@ func (x *PhysicalCacheReader) GetSchema() []byte {
 func (x *PhysicalCacheReader) GetLocations() []*PartitionLocations {
 	if x != nil {
 		return x.Locations
+	}
+	return nil
+}
+
+func (x *PhysicalCacheReader) GetDisjoint() []int32 {
+	if x != nil {
+		return x.Disjoint
 	}
 	return nil
 }
@@ -5881,12 +5889,13 @@ const file_plan_proto_rawDesc = "" +
 	"\bCacheKey\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
-	"\bcache_id\x18\x02 \x01(\tR\acacheId\"\xa7\x01\n" +
+	"\bcache_id\x18\x02 \x01(\tR\acacheId\"\xc3\x01\n" +
 	"\x13PhysicalCacheReader\x12&\n" +
 	"\x03key\x18\x01 \x01(\v2\x14.quiver.rpc.CacheKeyR\x03key\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x03 \x01(\fR\x06schema\x12<\n" +
-	"\tlocations\x18\x04 \x03(\v2\x1e.quiver.rpc.PartitionLocationsR\tlocations\"\xa8\a\n" +
+	"\tlocations\x18\x04 \x03(\v2\x1e.quiver.rpc.PartitionLocationsR\tlocations\x12\x1a\n" +
+	"\bdisjoint\x18\x05 \x03(\x05R\bdisjoint\"\xa8\a\n" +
 	"\vLogicalExpr\x123\n" +
 	"\x06column\x18\x01 \x01(\v2\x19.quiver.rpc.LogicalColumnH\x00R\x06column\x12:\n" +
 	"\touter_ref\x18\x02 \x01(\v2\x1b.quiver.rpc.LogicalOuterRefH\x00R\bouterRef\x12/\n" +

@@ -992,6 +992,7 @@ type CacheInfo struct {
 	Hits          int64                  `protobuf:"varint,9,opt,name=hits,proto3" json:"hits,omitempty"`
 	CreatedUnixMs int64                  `protobuf:"varint,10,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	LastHitUnixMs int64                  `protobuf:"varint,11,opt,name=last_hit_unix_ms,json=lastHitUnixMs,proto3" json:"last_hit_unix_ms,omitempty"`
+	Disjoint      []int32                `protobuf:"varint,12,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"` // columns whose values never occur in two partitions
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1101,6 +1102,13 @@ func (x *CacheInfo) GetLastHitUnixMs() int64 {
 		return x.LastHitUnixMs
 	}
 	return 0
+}
+
+func (x *CacheInfo) GetDisjoint() []int32 {
+	if x != nil {
+		return x.Disjoint
+	}
+	return nil
 }
 
 type ListCachesRequest struct {
@@ -2375,7 +2383,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"1\n" +
 	"\x11CancelJobResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xbc\x02\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xd8\x02\n" +
 	"\tCacheInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2391,7 +2399,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\x04hits\x18\t \x01(\x03R\x04hits\x12&\n" +
 	"\x0fcreated_unix_ms\x18\n" +
 	" \x01(\x03R\rcreatedUnixMs\x12'\n" +
-	"\x10last_hit_unix_ms\x18\v \x01(\x03R\rlastHitUnixMs\"2\n" +
+	"\x10last_hit_unix_ms\x18\v \x01(\x03R\rlastHitUnixMs\x12\x1a\n" +
+	"\bdisjoint\x18\f \x03(\x05R\bdisjoint\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xae\x02\n" +

@@ -209,7 +209,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 				}
 				continue
 			}
-			return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, e.Name), OutSchema: e.Schema, Locations: e.Locations}, "", nil
+			return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, e.Name), OutSchema: e.Schema, Locations: e.Locations, Disjoint: e.Disjoint}, "", nil
 		}
 		if ok {
 			c.recordEvent(j, key, n.Name, outcomePending, e)
@@ -350,7 +350,10 @@ func (c *core) jobEndedCaches(j *job) {
 	}
 	kept := false
 	if j.state == rpc.JobState_JOB_SUCCESSFUL {
-		err := c.caches.Complete(b.key, j.id, j.final, j.schema, stageLocations(j.stages[j.final]))
+		fs := j.stages[j.final]
+		// The final stage's writer is a passthrough: cache partition i is
+		// its input's partition i, so the input's disjoint columns hold.
+		err := c.caches.Complete(b.key, j.id, j.final, j.schema, stageLocations(fs), physical.DisjointColumns(fs.plan.Input))
 		switch {
 		case err == nil:
 			kept = true
@@ -700,6 +703,9 @@ func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 		SessionId: e.Key.SessionID, CacheId: e.Key.CacheID, Name: e.Name, State: e.State.String(),
 		Partitions: int32(len(e.Locations)), Rows: e.Rows, Bytes: e.Bytes, Executors: e.Executors(),
 		Hits: e.Hits, CreatedUnixMs: e.Created.UnixMilli(),
+	}
+	for _, c := range e.Disjoint {
+		info.Disjoint = append(info.Disjoint, int32(c))
 	}
 	if !e.LastHit.IsZero() {
 		info.LastHitUnixMs = e.LastHit.UnixMilli()

@@ -298,7 +298,7 @@ func TestCacheHitOnDeadExecutorIsAMiss(t *testing.T) {
 		{{JobID: "old", StageID: 3, OutputPartition: 0, Executor: physical.ExecutorMeta{ID: "e1"}, Bytes: 10}},
 		{{JobID: "old", StageID: 3, OutputPartition: 1, Executor: physical.ExecutorMeta{ID: "ghost"}, Bytes: 10}},
 	}
-	if err := h.c.caches.Complete(k, "old", 3, testSchema, locs); err != nil {
+	if err := h.c.caches.Complete(k, "old", 3, testSchema, locs, nil); err != nil {
 		t.Fatal(err)
 	}
 	h.acts = nil
@@ -740,7 +740,7 @@ func TestCacheReadsPlacedOnHolders(t *testing.T) {
 	loc := func(p int) []physical.PartitionLocation {
 		return []physical.PartitionLocation{{JobID: "b", StageID: 1, OutputPartition: p, Executor: physical.ExecutorMeta{ID: "e2"}, Bytes: 50}}
 	}
-	if err := h.c.caches.Complete(k, "b", 1, testSchema, [][]physical.PartitionLocation{loc(0), loc(1)}); err != nil {
+	if err := h.c.caches.Complete(k, "b", 1, testSchema, [][]physical.PartitionLocation{loc(0), loc(1)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	h.submitPlan("q", cacheNode("c1", nil), nil)

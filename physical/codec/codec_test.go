@@ -199,8 +199,8 @@ func TestShuffleNodes(t *testing.T) {
 		t.Fatalf("location details lost: %+v", r.Locations[0][1])
 	}
 	roundTrip(t, &physical.UnresolvedShuffle{StageID: 5, OutSchema: s, Partitions: 8})
-	cr := roundTrip(t, &physical.CacheReader{Key: physical.CacheKey{SessionID: "s1", CacheID: "c1"}, Name: "t", OutSchema: s, Locations: testLocations()}).(*physical.CacheReader)
-	if cr.Key.SessionID != "s1" || cr.Key.CacheID != "c1" || cr.OutSchema.Field(2).Metadata.Values()[0] != "v" {
+	cr := roundTrip(t, &physical.CacheReader{Key: physical.CacheKey{SessionID: "s1", CacheID: "c1"}, Name: "t", OutSchema: s, Locations: testLocations(), Disjoint: []int{0, 2}}).(*physical.CacheReader)
+	if cr.Key.SessionID != "s1" || cr.Key.CacheID != "c1" || cr.OutSchema.Field(2).Metadata.Values()[0] != "v" || fmt.Sprint(cr.Disjoint) != "[0 2]" {
 		t.Fatalf("cache reader fields lost: %+v", cr)
 	}
 }

@@ -190,9 +190,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		for _, files := range n.Partitions {
 			m.Partitions = append(m.Partitions, &rpc.FileList{Files: files})
 		}
-		for _, c := range n.Disjoint {
-			m.Disjoint = append(m.Disjoint, int32(c))
-		}
+		m.Disjoint = int32s(n.Disjoint)
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_Scan{Scan: m}}, nil
 	case *physical.Filter:
 		in, err := encodePlan(n.Input)
@@ -391,9 +389,18 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_CacheReader{CacheReader: &rpc.PhysicalCacheReader{
 			Key:  &rpc.CacheKey{SessionId: n.Key.SessionID, CacheId: n.Key.CacheID},
-			Name: n.Name, Schema: s, Locations: encodeLocations(n.Locations)}}}, nil
+			Name: n.Name, Schema: s, Locations: encodeLocations(n.Locations), Disjoint: int32s(n.Disjoint)}}}, nil
 	}
 	return nil, qerr.Internalf("codec: unknown physical plan node %T", p)
+}
+
+// int32s converts column positions for the wire.
+func int32s(cols []int) []int32 {
+	var out []int32
+	for _, c := range cols {
+		out = append(out, int32(c))
+	}
+	return out
 }
 
 // width is the number of columns of p's output.
@@ -703,7 +710,14 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if n.Key != nil {
 			key = physical.CacheKey{SessionID: n.Key.SessionId, CacheID: n.Key.CacheId}
 		}
-		return &physical.CacheReader{Key: key, Name: n.Name, OutSchema: s, Locations: locs}, nil
+		cr := &physical.CacheReader{Key: key, Name: n.Name, OutSchema: s, Locations: locs}
+		for _, c := range n.Disjoint {
+			if c < 0 || int(c) >= s.NumFields() {
+				return nil, qerr.Internalf("codec: cache reader of %q lists disjoint column %d of %d", n.Name, c, s.NumFields())
+			}
+			cr.Disjoint = append(cr.Disjoint, int(c))
+		}
+		return cr, nil
 	}
 	return nil, qerr.Internalf("codec: empty or unknown physical plan node %T", m.Node)
 }

@@ -62,3 +62,65 @@ func TestDisjointScanAggregate(t *testing.T) {
 		})
 	}
 }
+
+// TestDistinctOverDisjoint: an aggregate whose DISTINCT argument is
+// disjoint across the input partitions runs as Partial (with DISTINCT) and
+// Final (merging plain states) around an exchange of partial rows; with the
+// argument not disjoint it stays single-phase over a repartition of every
+// row.
+func TestDistinctOverDisjoint(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "g", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	r := func(lo, hi int64) []catalog.KeyRange {
+		return []catalog.KeyRange{{Lo: lo, Hi: hi, Known: true}, {Lo: 1, Hi: 3, Known: true}}
+	}
+	tbl := &catalog.Table{Name: "t", Schema: schema, Format: catalog.Parquet, Files: []string{"f"},
+		RowGroupRows: [][]int64{{100, 100}}, RowGroupRanges: [][][]catalog.KeyRange{{r(1, 10), r(11, 20)}}, Rows: 200}
+	for _, c := range []struct {
+		arg      string
+		twoPhase bool
+	}{{"k", true}, {"g", false}} {
+		t.Run(c.arg, func(t *testing.T) {
+			scan := logical.NewScan(tbl, "t")
+			groupBy := "g"
+			if c.arg == "g" {
+				groupBy = "k"
+			}
+			agg, err := logical.NewAggregate(scan, []logical.Expr{logical.Col(groupBy)}, []logical.Expr{
+				&logical.AggExpr{Func: logical.AggCount, Distinct: true, Args: []logical.Expr{logical.Col(c.arg)}},
+				&logical.AggExpr{Func: logical.AggSum, Args: []logical.Expr{logical.Col("k")}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := New(Config{TargetPartitions: 2}).Plan(context.Background(), agg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			top := p.(*physical.HashAggregate)
+			if !c.twoPhase {
+				// k is the group key and disjoint: single-phase, no exchange.
+				if top.Mode != physical.AggSingle || !top.Aggs[0].Distinct {
+					t.Fatalf("got %s", physical.Indent(p))
+				}
+				return
+			}
+			rep, ok := top.Input.(*physical.Repartition)
+			if top.Mode != physical.AggFinal || !ok {
+				t.Fatalf("got %s, want Final over a repartition", physical.Indent(p))
+			}
+			partial, ok := rep.Input.(*physical.HashAggregate)
+			if !ok || partial.Mode != physical.AggPartial {
+				t.Fatalf("got %s, want a Partial under the repartition", physical.Indent(p))
+			}
+			if !partial.Aggs[0].Distinct || top.Aggs[0].Distinct {
+				t.Fatalf("DISTINCT must stay in the partial phase only: partial %v, final %v", partial.Aggs, top.Aggs)
+			}
+			if _, ok := partial.Input.(*physical.Scan); !ok {
+				t.Fatalf("the partial phase reads %s, want the scan itself", partial.Input)
+			}
+		})
+	}
+}

@@ -148,9 +148,16 @@ func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
 		Options:    t.Options,
 		Fetch:      n.Fetch,
 	}
+	var rgRows [][]int64
+	var rgRanges [][][]catalog.KeyRange
+	if t.Format == catalog.Parquet {
+		// Unreadable footers (a scheduler that cannot see the files) leave
+		// both nil: one partition per file, no ranges.
+		rgRows, rgRanges, _ = catalog.ParquetRowGroups(t)
+	}
 	if t.Format == catalog.Memory {
 		out.Partitions = make([][]string, t.NumPartitions())
-	} else if !pl.splitParquet(t, out) {
+	} else if !pl.splitParquet(t, rgRows, out) {
 		for _, f := range t.Files {
 			out.Partitions = append(out.Partitions, []string{f})
 		}
@@ -163,7 +170,7 @@ func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
 		}
 	}
 	out.Predicate = andAll(preds)
-	out.Disjoint = disjointColumns(t, out)
+	out.Disjoint = disjointColumns(t, rgRanges, out)
 	var plan physical.Plan = out
 	if out.OutputPartitions() < pl.cfg.TargetPartitions && t.Format != catalog.Memory {
 		// A scan yields one partition per file; spread its batches so the
@@ -175,8 +182,9 @@ func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
 
 // disjointColumns lists the scan's output columns whose value ranges over
 // its partitions do not overlap (see catalog.Disjoint), from a memory
-// table's partition ranges or a Parquet table's row-group statistics.
-func disjointColumns(t *catalog.Table, s *physical.Scan) []int {
+// table's partition ranges or a Parquet table's row-group statistics
+// (rgRanges, parallel to t.Files).
+func disjointColumns(t *catalog.Table, rgRanges [][][]catalog.KeyRange, s *physical.Scan) []int {
 	parts := s.OutputPartitions()
 	if parts <= 1 {
 		return nil
@@ -191,7 +199,7 @@ func disjointColumns(t *catalog.Table, s *physical.Scan) []int {
 			}
 			return t.PartitionRanges[p][c]
 		}
-	case t.Format == catalog.Parquet && len(t.RowGroupRanges) == len(t.Files):
+	case t.Format == catalog.Parquet && len(rgRanges) == len(t.Files):
 		fileIndex := make(map[string]int, len(t.Files))
 		for i, f := range t.Files {
 			fileIndex[f] = i
@@ -203,7 +211,7 @@ func disjointColumns(t *catalog.Table, s *physical.Scan) []int {
 				if !ok {
 					return catalog.KeyRange{}
 				}
-				rgs := t.RowGroupRanges[fi]
+				rgs := rgRanges[fi]
 				lo, hi := 0, len(rgs)
 				if s.RowGroups != nil {
 					lo, hi = s.RowGroups[p][i].Start, s.RowGroups[p][i].End
@@ -247,14 +255,10 @@ func disjointColumns(t *catalog.Table, s *physical.Scan) []int {
 // counts (a row group is never split). It reports false, leaving out
 // untouched, when splitting would not add partitions (enough files already,
 // too few row groups) or the row groups are unknown.
-func (pl *Planner) splitParquet(t *catalog.Table, out *physical.Scan) bool {
+func (pl *Planner) splitParquet(t *catalog.Table, rgs [][]int64, out *physical.Scan) bool {
 	n := pl.cfg.TargetPartitions
-	if t.Format != catalog.Parquet || len(t.Files) >= n {
+	if t.Format != catalog.Parquet || len(t.Files) >= n || len(rgs) != len(t.Files) {
 		return false
-	}
-	rgs, err := catalog.ParquetRowGroups(t)
-	if err != nil {
-		return false // e.g. a scheduler that cannot see the files
 	}
 	var total int64
 	units := 0
@@ -340,6 +344,16 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		// partition on its own, with no exchange and no second phase.
 		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}, nil
 	}
+	if in.OutputPartitions() > 1 && distinct && distinctOverDisjoint(in, aggs) {
+		// Each DISTINCT argument value lives in one input partition, so
+		// per-partition distinct values are final: two phases, with the
+		// final one merging plain states and only partial rows exchanged.
+		finals := slices.Clone(aggs)
+		for i := range finals {
+			finals[i].Distinct = false
+		}
+		return pl.twoPhase(in, groups, groupNames, aggs, finals), nil
+	}
 	if in.OutputPartitions() == 1 || distinct {
 		// One pass over all rows of each group in one partition.
 		if in.OutputPartitions() > 1 {
@@ -351,7 +365,15 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		}
 		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}, nil
 	}
-	partial := &physical.HashAggregate{Input: in, Mode: physical.AggPartial, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}
+	return pl.twoPhase(in, groups, groupNames, aggs, aggs), nil
+}
+
+// twoPhase plans a Partial aggregate per input partition, an exchange of
+// its rows by group, and a Final aggregate merging them; partial and final
+// are the same aggregates but for DISTINCT (see distinctOverDisjoint).
+func (pl *Planner) twoPhase(in physical.Plan, groups []physical.Expr, groupNames []string, partialAggs, finalAggs []physical.AggregateExpr) physical.Plan {
+	g := len(groups)
+	partial := &physical.HashAggregate{Input: in, Mode: physical.AggPartial, GroupBy: groups, GroupNames: groupNames, Aggs: partialAggs}
 	ps := partial.Schema()
 	finalGroups := make([]physical.Expr, g)
 	for i := range finalGroups {
@@ -363,7 +385,23 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 	} else {
 		mid = &physical.Coalesce{Input: partial}
 	}
-	return &physical.HashAggregate{Input: mid, Mode: physical.AggFinal, GroupBy: finalGroups, GroupNames: groupNames, Aggs: aggs}, nil
+	return &physical.HashAggregate{Input: mid, Mode: physical.AggFinal, GroupBy: finalGroups, GroupNames: groupNames, Aggs: finalAggs}
+}
+
+// distinctOverDisjoint reports whether every DISTINCT aggregate's argument
+// is a plain column whose values never occur in two of in's partitions.
+func distinctOverDisjoint(in physical.Plan, aggs []physical.AggregateExpr) bool {
+	disjoint := physical.DisjointColumns(in)
+	for _, a := range aggs {
+		if !a.Distinct {
+			continue
+		}
+		c, ok := a.Arg.(*physical.Column)
+		if !ok || !slices.Contains(disjoint, c.Index) {
+			return false
+		}
+	}
+	return true
 }
 
 // groupedByDisjoint reports whether a group column is a plain column whose
