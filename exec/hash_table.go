@@ -484,13 +484,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 					p.pending = append(p.pending, int32(r))
 				}
 			}
-			defer func() {
-				for r := 1; r < n; r++ {
-					if p.rep[r] {
-						out[r] = out[r-1]
-					}
-				}
-			}()
+			defer p.resolveRepeats(n, out)
 		} else {
 			p.pending = append(p.pending, sel...)
 		}
@@ -514,14 +508,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 			p.skipRepeats = repeatPause
 		}
 		if repeats {
-			// Resolved last, in row order, so that a run follows its first row.
-			defer func() {
-				for r := 1; r < n; r++ {
-					if p.rep[r] {
-						out[r] = out[r-1]
-					}
-				}
-			}()
+			defer p.resolveRepeats(n, out)
 		}
 	} else {
 		p.pending = append(p.pending, sel...)
@@ -603,6 +590,16 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 			}
 		}
 		p.pending, p.next = p.next, p.pending
+	}
+}
+
+// resolveRepeats gives each row marked in p.rep the id of the row before;
+// called last, in row order, so that a run follows its first row.
+func (p *probe) resolveRepeats(n int, out []uint32) {
+	for r := 1; r < n; r++ {
+		if p.rep[r] {
+			out[r] = out[r-1]
+		}
 	}
 }
 
