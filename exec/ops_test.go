@@ -1,10 +1,13 @@
 package exec_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -423,4 +426,78 @@ func jsonRows(n int, row func(i int) string) string {
 	}
 	b.WriteString("]")
 	return b.String()
+}
+
+// TestSortTopKAgainstStableSort checks top-k, whose kept rows also drop
+// later rows on arrival, against the prefix of a stable sort of the same
+// rows: keys with many ties and NULLs, so that rows tying with the worst
+// kept row must lose to it, at every fetch from 1 to past the row count.
+func TestSortTopKAgainstStableSort(t *testing.T) {
+	type row struct {
+		a *int64
+		b *string
+	}
+	rnd := rand.New(rand.NewPCG(7, 11))
+	rows := make([]row, 150)
+	var js strings.Builder
+	js.WriteString("[")
+	for i := range rows {
+		if rnd.IntN(10) > 0 {
+			v := int64(rnd.IntN(9))
+			rows[i].a = &v
+		}
+		if rnd.IntN(8) > 0 {
+			v := fmt.Sprintf("s%02d", i) // unique: rows stay tellable apart
+			rows[i].b = &v
+		}
+		if i > 0 {
+			js.WriteString(",")
+		}
+		fmt.Fprintf(&js, "%s", rowJSON(rows[i].a, rows[i].b))
+	}
+	js.WriteString("]")
+	// Key: a DESC NULLS FIRST only; b is the payload that shows the order.
+	ref := slices.Clone(rows)
+	slices.SortStableFunc(ref, func(x, y row) int {
+		switch {
+		case x.a == nil && y.a == nil:
+			return 0
+		case x.a == nil:
+			return -1
+		case y.a == nil:
+			return 1
+		}
+		return cmp.Compare(*y.a, *x.a)
+	})
+	keys := []physical.SortKey{{Expr: colA, Asc: false, NullsFirst: true}}
+	for _, fetch := range []int{1, 3, 10, 40, 200} {
+		var want strings.Builder
+		want.WriteString("[")
+		for i, r := range ref[:min(fetch, len(ref))] {
+			if i > 0 {
+				want.WriteString(",")
+			}
+			want.WriteString(rowJSON(r.a, r.b))
+		}
+		want.WriteString("]")
+		exectest.Run(t, exectest.Case{
+			Name: fmt.Sprintf("fetch=%d", fetch), Order: exectest.Ordered,
+			Inputs: []exectest.Input{{Name: "t", Schema: abSchema, Rows: js.String(), Partitions: 1}},
+			Plan: func(s []physical.Plan) physical.Plan {
+				return &physical.Sort{Input: s[0], Keys: keys, Fetch: int64(fetch)}
+			},
+			Want: want.String(),
+		})
+	}
+}
+
+func rowJSON(a *int64, b *string) string {
+	as, bs := "null", "null"
+	if a != nil {
+		as = fmt.Sprint(*a)
+	}
+	if b != nil {
+		bs = fmt.Sprintf("%q", *b)
+	}
+	return fmt.Sprintf(`{"a": %s, "b": %s}`, as, bs)
 }

@@ -18,6 +18,10 @@ import (
 // With Fetch ≥ 0 it keeps only the best Fetch rows (top-k): buffered input
 // is compacted to the Fetch best rows whenever it exceeds max(2·Fetch,
 // BatchSize) rows, so memory stays bounded by about 2·Fetch + BatchSize rows.
+// Once Fetch rows are kept, an incoming row that does not sort strictly
+// before the worst kept row cannot enter the top (a tie loses to the earlier
+// row), so it is dropped on arrival: on most inputs almost every row is,
+// and compaction sorts only the few that remain.
 //
 // The permutation is reserved with Grow; batches are accounted by the
 // allocator.
@@ -32,6 +36,12 @@ type sortOp struct {
 	buf      []arrow.RecordBatch // input not yet sorted
 	bufRows  int64
 	data     arrow.RecordBatch // sorted rows come from here, through perm
+	// With Fetch > 0, after a compaction that left Fetch rows: the key
+	// arrays of data (released at the next compaction and by Close) and
+	// typed access to them; the worst kept row is the last one.
+	topArrs []arrow.Array
+	topKeys []sortKeyCol
+	keep    []int32 // scratch rows of dropBeyondTop
 	perm     []int32
 	reserved int64
 	off      int
@@ -108,6 +118,14 @@ func (s *sortOp) consume(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if s.topKeys != nil {
+			if b, err = s.dropBeyondTop(ctx, b); err != nil {
+				return err
+			}
+			if b == nil {
+				continue
+			}
+		}
 		if b.NumRows() == 0 {
 			b.Release()
 			continue
@@ -124,6 +142,36 @@ func (s *sortOp) consume(ctx context.Context) error {
 		return err
 	}
 	return s.sortBuffered(ctx, fetch)
+}
+
+// dropBeyondTop returns the rows of b (which it takes over) that sort
+// strictly before the worst of the fetch rows kept in data, or nil when
+// none does.
+func (s *sortOp) dropBeyondTop(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	arrs, keys, err := s.keys.eval(ctx, s.tc.Mem, b)
+	if err != nil {
+		b.Release()
+		return nil, err
+	}
+	defer releaseCols(arrs)
+	worst := int(s.data.NumRows()) - 1
+	keep := s.keep[:0]
+	n := int(b.NumRows())
+	for r := 0; r < n; r++ {
+		if s.spec.compare(keys, r, s.topKeys, worst) < 0 {
+			keep = append(keep, int32(r))
+		}
+	}
+	s.keep = keep
+	switch len(keep) {
+	case n:
+		return b, nil
+	case 0:
+		b.Release()
+		return nil, nil
+	}
+	defer b.Release()
+	return takeBatch(ctx, s.tc.Mem, s.schema, b, keep)
 }
 
 // sortBuffered sorts data plus the buffered batches. With fetch ≥ 0 it
@@ -177,8 +225,19 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 		for i := range s.perm {
 			s.perm[i] = int32(i)
 		}
+		s.releaseTop()
+		if fetch > 0 && int64(len(s.perm)) == fetch {
+			if s.topArrs, s.topKeys, err = s.keys.eval(ctx, s.tc.Mem, top); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+func (s *sortOp) releaseTop() {
+	releaseCols(s.topArrs)
+	s.topArrs, s.topKeys = nil, nil
 }
 
 // reservePerm makes room for a permutation of n rows, reserving its memory.
@@ -206,6 +265,7 @@ func (s *sortOp) Close() error {
 		s.data.Release()
 		s.data = nil
 	}
+	s.releaseTop()
 	s.perm = nil
 	s.tc.Shrink(s.reserved)
 	s.reserved = 0
