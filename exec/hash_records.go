@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -189,55 +190,76 @@ func encodeInts[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 
 // encodeStrings writes each value's length into word 0 and its bytes,
 // zero-padded, into three words; false if one is longer than 24 bytes.
+// The loop keeps to a few locals and one bounds check per slice: it runs
+// for every row of every string key column.
 func encodeStrings[O int32 | int64](offs []O, data []byte, c recordCol, w, n int, dst []uint64) bool {
-	base := offs[0]
 	offs = offs[:n+1]
+	dst = dst[:n*w]
+	base := int(offs[0])
+	fast := len(data) - recordStringBytes // values starting at or before fast: read whole words
+	lenBit, word := c.lenBit, c.word
 	ok := true
-	for row := 0; row < n; row++ {
-		a, b := int(offs[row]-base), int(offs[row+1]-base)
-		l := b - a
-		rec := dst[row*w : (row+1)*w]
+	for row, hdr := 0, 0; row < n; row, hdr = row+1, hdr+w {
+		a := int(offs[row]) - base
+		l := int(offs[row+1]) - base - a
 		if l > recordStringBytes {
-			rec[0] |= unmatchable
+			dst[hdr] |= unmatchable
 			ok = false
 			continue
 		}
-		rec[0] |= uint64(l) << c.lenBit
-		if a+recordStringBytes <= len(data) {
-			// Whole words, masked past the value: no copy.
-			rec[c.word] = binary.LittleEndian.Uint64(data[a:]) & byteMask(l)
-			rec[c.word+1] = binary.LittleEndian.Uint64(data[a+8:]) & byteMask(l-8)
-			rec[c.word+2] = binary.LittleEndian.Uint64(data[a+16:]) & byteMask(l-16)
+		dst[hdr] |= uint64(l) << lenBit
+		out := dst[hdr+word : hdr+word+3 : hdr+word+3]
+		if a <= fast {
+			v := data[a : a+recordStringBytes : a+recordStringBytes]
+			out[0] = binary.LittleEndian.Uint64(v[0:8]) & byteMask(l)
+			out[1] = binary.LittleEndian.Uint64(v[8:16]) & byteMask(l-8)
+			out[2] = binary.LittleEndian.Uint64(v[16:24]) & byteMask(l-16)
 			continue
 		}
 		var buf [recordStringBytes]byte
-		copy(buf[:], data[a:b])
-		rec[c.word] = binary.LittleEndian.Uint64(buf[0:])
-		rec[c.word+1] = binary.LittleEndian.Uint64(buf[8:])
-		rec[c.word+2] = binary.LittleEndian.Uint64(buf[16:])
+		copy(buf[:], data[a:a+l])
+		out[0] = binary.LittleEndian.Uint64(buf[0:8])
+		out[1] = binary.LittleEndian.Uint64(buf[8:16])
+		out[2] = binary.LittleEndian.Uint64(buf[16:24])
 	}
 	return ok
 }
 
-// byteMask keeps the low k bytes of a word (all for k >= 8, none for k <= 0).
+// byteMask keeps the low k bytes of a word (all for k >= 8, none for
+// k <= 0). Branch-free: string lengths vary row to row, and a branch on
+// them would mispredict often. (A shift by 64 gives 0 in Go.)
 func byteMask(k int) uint64 {
-	if k >= 8 {
-		return ^uint64(0)
-	}
-	if k <= 0 {
-		return 0
-	}
-	return 1<<(8*uint(k)) - 1
+	k = min(max(k, 0), 8)
+	return ^uint64(0) >> (64 - 8*uint(k))
 }
 
-// repeats sets rep[r], r in [1, n), to whether record r equals record r-1;
-// rep[0] is false.
-func (r *keyRecords) repeats(recs []uint64, n int, rep []bool) {
+// repeats sets rep[r], r in [1, n), to whether record r equals record
+// r-1 (rep[0] is false), and returns pending with the other rows appended,
+// in order. Branch-free per row: runs are short and of varying length.
+func (r *keyRecords) repeats(recs []uint64, n int, rep []bool, pending []int32) []int32 {
 	w := r.words
+	rep = rep[:n]
 	rep[0] = false
+	k := len(pending)
+	pending = slices.Grow(pending, n)[:k+n]
+	pending[k] = 0
+	k++
 	for row := 1; row < n; row++ {
-		rep[row] = sameRecord(recs[row*w:(row+1)*w], recs[(row-1)*w:row*w])
+		same := sameRecord(recs[row*w:(row+1)*w], recs[(row-1)*w:row*w])
+		rep[row] = same
+		pending[k] = int32(row)
+		k += 1 - b2i(same)
 	}
+	return pending[:k]
+}
+
+// b2i is 1 for true: the compiler makes it a flag move, not a branch.
+func b2i(b bool) int {
+	i := 0
+	if b {
+		i = 1
+	}
+	return i
 }
 
 // hash sets hashes[r] for the rows r of rows to the hash of record r: one

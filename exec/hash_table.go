@@ -478,12 +478,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 		// before) and compare; the table's hashes are all record hashes.
 		if sel == nil {
 			p.rep = growSlice(p.rep, n)
-			rec.repeats(p.recs, n, p.rep)
-			for r := 0; r < n; r++ {
-				if !p.rep[r] {
-					p.pending = append(p.pending, int32(r))
-				}
-			}
+			p.pending = rec.repeats(p.recs, n, p.rep, p.pending)
 			defer p.resolveRepeats(n, out)
 		} else {
 			p.pending = append(p.pending, sel...)
@@ -596,10 +591,15 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 // resolveRepeats gives each row marked in p.rep the id of the row before;
 // called last, in row order, so that a run follows its first row.
 func (p *probe) resolveRepeats(n int, out []uint32) {
+	rep := p.rep[:n]
+	out = out[:n]
+	prev := out[0]
 	for r := 1; r < n; r++ {
-		if p.rep[r] {
-			out[r] = out[r-1]
+		v := out[r]
+		if rep[r] {
+			v = prev // a conditional move: runs are short and irregular
 		}
+		out[r], prev = v, v
 	}
 }
 

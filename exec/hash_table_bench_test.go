@@ -245,10 +245,17 @@ func benchStringEqual(b *testing.B, kind string, repeats bool) {
 // 1.37 M rows, one run of 1-7 rows per order, 90 k distinct customers, in
 // batches of 8192 (one partition of d06's partial aggregate).
 // Reports ns per input row.
-func BenchmarkHashTableGroupCustomers(b *testing.B) {
+func BenchmarkHashTableGroupCustomers(b *testing.B) { benchGroupOrders(b, true) }
+
+// BenchmarkHashTableGroupNation is the same rows grouped by nation alone
+// (25 strings of 5-14 bytes, runs of 1-7 rows): one partition of the
+// dashboard's top-nations partial aggregate.
+func BenchmarkHashTableGroupNation(b *testing.B) { benchGroupOrders(b, false) }
+
+func benchGroupOrders(b *testing.B, customers bool) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(b, 0)
-	const rows, batch, customers = 1_370_000, 8192, 90_000
+	const rows, batch, ncust = 1_370_000, 8192, 90_000
 	nations := tpchLikeStrings("nation", 25, false, rand.New(rand.NewPCG(9, 9)))
 	rng := rand.New(rand.NewPCG(7, 8))
 	kb, nb, sb := array.NewInt64Builder(mem), array.NewStringBuilder(mem), array.NewStringBuilder(mem)
@@ -257,14 +264,20 @@ func BenchmarkHashTableGroupCustomers(b *testing.B) {
 	defer sb.Release()
 	var batches [][]arrow.Array
 	for k := 0; k < rows; {
-		c := rng.IntN(customers) + 1
+		c := rng.IntN(ncust) + 1
 		for j := rng.IntN(7) + 1; j > 0 && k < rows; j-- {
-			kb.Append(int64(c))
-			nb.Append(fmt.Sprintf("Customer#%09d", c))
+			if customers {
+				kb.Append(int64(c))
+				nb.Append(fmt.Sprintf("Customer#%09d", c))
+			}
 			sb.Append(nations[c%len(nations)])
 			k++
-			if kb.Len() == batch || k == rows {
-				batches = append(batches, []arrow.Array{kb.NewArray(), nb.NewArray(), sb.NewArray()})
+			if sb.Len() == batch || k == rows {
+				if customers {
+					batches = append(batches, []arrow.Array{kb.NewArray(), nb.NewArray(), sb.NewArray()})
+				} else {
+					batches = append(batches, []arrow.Array{sb.NewArray()})
+				}
 			}
 		}
 	}
@@ -273,7 +286,10 @@ func BenchmarkHashTableGroupCustomers(b *testing.B) {
 			releaseCols(c)
 		}
 	}()
-	types := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String, arrow.BinaryTypes.String}
+	types := []arrow.DataType{arrow.BinaryTypes.String}
+	if customers {
+		types = []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String, arrow.BinaryTypes.String}
+	}
 	out := make([]uint32, batch)
 	b.ReportAllocs()
 	b.ResetTimer()
