@@ -33,15 +33,15 @@ type sortOp struct {
 	keys   *sortKeyExprs
 	spec   sortSpec
 
-	buf      []arrow.RecordBatch // input not yet sorted
-	bufRows  int64
-	data     arrow.RecordBatch // sorted rows come from here, through perm
+	buf     []arrow.RecordBatch // input not yet sorted
+	bufRows int64
+	data    arrow.RecordBatch // sorted rows come from here, through perm
 	// With Fetch > 0, after a compaction that left Fetch rows: the key
 	// arrays of data (released at the next compaction and by Close) and
 	// typed access to them; the worst kept row is the last one.
-	topArrs []arrow.Array
-	topKeys []sortKeyCol
-	keep    []int32 // scratch rows of dropBeyondTop
+	topArrs  []arrow.Array
+	topKeys  []sortKeyCol
+	keep     []int32 // scratch rows of dropBeyondTop
 	perm     []int32
 	reserved int64
 	off      int
