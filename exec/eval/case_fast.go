@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"encoding/binary"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -142,6 +143,9 @@ func (c *caseNode) evalFast(ctx context.Context, mem memory.Allocator, in *input
 }
 
 // markTrue sets choice[i] = w where the boolean (vals, valid) is TRUE.
+// Within a byte it selects with masks, not branches: conditions such as
+// l_returnflag = 'R' are TRUE on scattered rows, which a branch per row
+// would mispredict.
 func markTrue(choice []uint8, vals, valid []byte, w uint8) {
 	n := len(choice)
 	for bi, v := range vals {
@@ -152,10 +156,18 @@ func markTrue(choice []uint8, vals, valid []byte, w uint8) {
 			continue
 		}
 		base := bi * 8
-		for j := 0; j < 8 && base+j < n; j++ {
-			if v&(1<<j) != 0 {
-				choice[base+j] = w
+		if base+8 > n {
+			for j := 0; base+j < n; j++ {
+				if v&(1<<j) != 0 {
+					choice[base+j] = w
+				}
 			}
+			continue
+		}
+		c := choice[base : base+8 : base+8]
+		for j := range c {
+			m := -(v >> j & 1) // 0xff where row base+j is TRUE
+			c[j] = c[j]&^m | w&m
 		}
 	}
 }
@@ -240,6 +252,47 @@ func caseValidity(mem memory.Allocator, choice []uint8, src func(uint8) (null bo
 }
 
 // gatherCaseStrings builds the Utf8 result: row i from branch choice[i].
+// gatherShortConstants builds the result when every branch is a non-NULL
+// constant of at most 8 bytes (bands such as '01-10'), or returns nil: each
+// row then stores its constant as one 8-byte word that the next row's
+// overwrites past the value's end, with no per-row branch or copy call.
+func gatherShortConstants[S any](mem memory.Allocator, typ arrow.DataType, choice []uint8, srcs []S, constant func(*S) (string, bool)) arrow.Array {
+	var words [256]uint64
+	var lens [256]int32
+	for i := range srcs {
+		v, ok := constant(&srcs[i])
+		if !ok || len(v) > 8 {
+			return nil
+		}
+		var buf [8]byte
+		copy(buf[:], v)
+		words[i], lens[i] = binary.LittleEndian.Uint64(buf[:]), int32(len(v))
+	}
+	n := len(choice)
+	total := 0
+	for _, ch := range choice {
+		total += int(lens[ch])
+	}
+	obuf, offs := newFixed[int32](mem, n+1)
+	defer obuf.Release()
+	dbuf := memory.NewResizableBuffer(mem)
+	defer dbuf.Release()
+	dbuf.Reserve(total + 8) // slack for the last row's whole word
+	dbuf.ResizeNoShrink(total)
+	data := dbuf.Buf()
+	pos := int32(0)
+	offs = offs[:n+1]
+	for i, ch := range choice {
+		offs[i] = pos
+		binary.LittleEndian.PutUint64(data[pos:pos+8], words[ch])
+		pos += lens[ch]
+	}
+	offs[n] = pos
+	d := array.NewData(typ, n, []*memory.Buffer{nil, obuf, dbuf}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
 func gatherCaseStrings(mem memory.Allocator, c *caseNode, choice []uint8, arrs []arrow.Array) arrow.Array {
 	n := len(choice)
 	type src struct {
@@ -267,6 +320,11 @@ func gatherCaseStrings(mem memory.Allocator, c *caseNode, choice []uint8, arrs [
 		if s.null || s.valid != nil {
 			mayNull = true
 		}
+	}
+	if out := gatherShortConstants(mem, c.typ, choice, srcs, func(s *src) (string, bool) {
+		return s.s, s.scalar && !s.null
+	}); out != nil {
+		return out
 	}
 	total := 0
 	for i, ch := range choice {

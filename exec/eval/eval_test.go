@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -455,5 +456,61 @@ func TestCaseFastPathChosen(t *testing.T) {
 	}
 	if n.(*caseNode).fast != nil {
 		t.Errorf("CASE of bool: a fast path without a gather loop")
+	}
+}
+
+// CASE with string constants over batches long enough for whole bytes of
+// the condition bitmaps (the masked path of markTrue) and for the short
+// constants' word stores: checked against a row-by-row reference, also on
+// a slice that starts mid-byte. Conditions are NULL on some rows, which
+// must fall through to the next WHEN; one constant is 8 bytes, one empty.
+func TestCaseStringConstantsLong(t *testing.T) {
+	mem := checkedMem(t)
+	const n = 203
+	vals := make([]any, n)
+	for i := range vals {
+		if i%11 != 3 {
+			vals[i] = int64((i * 37) % 50)
+		}
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "q", Type: tI64, Nullable: true}}, nil)
+	arr := buildArray(mem, tI64, vals)
+	rec := array.NewRecordBatch(schema, []arrow.Array{arr}, n)
+	arr.Release()
+	defer rec.Release()
+	q := col(0, "q", tI64)
+	le := func(v int64) physical.Expr { return bin(physical.OpLtEq, q, lit(tI64, v), tBool) }
+	for _, els := range []string{"41-50", "longer than eight"} {
+		e := &physical.Case{Whens: []physical.When{
+			{Cond: le(10), Then: lit(tStr, "")},
+			{Cond: le(25), Then: lit(tStr, "12345678")},
+			{Cond: le(40), Then: lit(tStr, "x")},
+		}, Else: lit(tStr, els), Type: tStr}
+		ref := make([]string, n)
+		for i, v := range vals {
+			switch {
+			case v == nil:
+				ref[i] = "'" + els + "'"
+			case v.(int64) <= 10:
+				ref[i] = "''"
+			case v.(int64) <= 25:
+				ref[i] = "'12345678'"
+			case v.(int64) <= 40:
+				ref[i] = "'x'"
+			default:
+				ref[i] = "'" + els + "'"
+			}
+		}
+		for _, off := range []int64{0, 5} {
+			in := rec.NewSlice(off, n)
+			got, err := evalString(t, mem, in, e)
+			in.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.Join(ref[off:], "|"); got != want {
+				t.Errorf("else %q, offset %d:\n got  %s\n want %s", els, off, got, want)
+			}
+		}
 	}
 }
