@@ -456,11 +456,11 @@ func (t *hashTable) toGeneric() {
 		stored := t.storedKeys()
 		if t.rec != nil {
 			t.rec.data = make([]uint64, t.n*t.rec.words)
-			if t.rec.encode(stored, t.n, t.rec.data) {
-				ids := make([]int32, t.n)
-				for i := range ids {
-					ids[i] = int32(i)
-				}
+			ids := make([]int32, t.n)
+			for i := range ids {
+				ids[i] = int32(i)
+			}
+			if t.rec.encode(stored, ids, t.rec.data) {
 				t.rec.hash(t.rec.data, ids, t.hashes)
 			} else {
 				t.rec = nil

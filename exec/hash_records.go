@@ -78,24 +78,24 @@ func newKeyRecords(types []arrow.DataType) *keyRecords {
 	return r
 }
 
-// encode writes the records of rows 0..n-1 of cols into dst (n*words
-// words). It reports false when a string is longer than a record holds:
-// that row's record then has bit 63 of word 0 set, which no stored record
-// has, so it matches none (the rest of the record is unspecified).
-func (r *keyRecords) encode(cols []arrow.Array, n int, dst []uint64) bool {
+// encode writes the records of rows of cols into dst (record r at words
+// r*words..; dst holds every row's place, rows need not be all). It
+// reports false when a string is longer than a record holds: that row's
+// record then has bit 63 of word 0 set, which no stored record has, so it
+// matches none (the rest of the record is unspecified).
+func (r *keyRecords) encode(cols []arrow.Array, rows []int32, dst []uint64) bool {
 	w := r.words
-	dst = dst[:n*w]
-	for i := 0; i < len(dst); i += w {
-		dst[i] = 0
+	for _, row := range rows {
+		dst[int(row)*w] = 0
 	}
 	ok := true
 	for i, c := range r.cols {
 		arr := cols[i]
-		if !encodeColumn(arr, c, w, n, dst) {
+		if !encodeColumn(arr, c, w, rows, dst) {
 			ok = false
 		}
 		if arr.NullN() > 0 {
-			r.encodeNulls(arr, i, c, n, dst)
+			r.encodeNulls(arr, i, c, rows, dst)
 		}
 	}
 	return ok
@@ -104,9 +104,9 @@ func (r *keyRecords) encode(cols []arrow.Array, n int, dst []uint64) bool {
 // unmatchable marks word 0 of a record that holds a key too long.
 const unmatchable = 1 << 63
 
-// encodeNulls rewrites the NULL rows of column i: its bit set, its words
-// and length zero, whatever encodeColumn read under them.
-func (r *keyRecords) encodeNulls(arr arrow.Array, i int, c recordCol, n int, dst []uint64) {
+// encodeNulls rewrites the NULL rows (of rows) of column i: its bit set,
+// its words and length zero, whatever encodeColumn read under them.
+func (r *keyRecords) encodeNulls(arr arrow.Array, i int, c recordCol, rows []int32, dst []uint64) {
 	w := r.words
 	bits, off := validBits(arr)
 	span := 1
@@ -116,11 +116,11 @@ func (r *keyRecords) encodeNulls(arr arrow.Array, i int, c recordCol, n int, dst
 	case arr.DataType().ID() == arrow.DECIMAL128:
 		span = 2
 	}
-	for row := 0; row < n; row++ {
-		if bitutil.BitIsSet(bits, off+row) {
+	for _, row := range rows {
+		if bitutil.BitIsSet(bits, off+int(row)) {
 			continue
 		}
-		rec := dst[row*w : (row+1)*w]
+		rec := dst[int(row)*w : (int(row)+1)*w]
 		clear(rec[c.word : c.word+span])
 		if c.str {
 			rec[0] &^= 31 << c.lenBit
@@ -129,77 +129,74 @@ func (r *keyRecords) encodeNulls(arr arrow.Array, i int, c recordCol, n int, dst
 	}
 }
 
-// encodeColumn writes every row's value of arr (NULL or not) at c's words:
-// one type switch, then a typed loop.
-func encodeColumn(arr arrow.Array, c recordCol, w, n int, dst []uint64) bool {
+// encodeColumn writes the value of arr (NULL or not) at c's words for
+// each of rows: one type switch, then a typed loop.
+func encodeColumn(arr arrow.Array, c recordCol, w int, rows []int32, dst []uint64) bool {
 	switch a := arr.(type) {
 	case *array.Int8:
-		encodeInts(a.Int8Values(), c.word, w, n, dst)
+		encodeInts(a.Int8Values(), c.word, w, rows, dst)
 	case *array.Int16:
-		encodeInts(a.Int16Values(), c.word, w, n, dst)
+		encodeInts(a.Int16Values(), c.word, w, rows, dst)
 	case *array.Int32:
-		encodeInts(a.Int32Values(), c.word, w, n, dst)
+		encodeInts(a.Int32Values(), c.word, w, rows, dst)
 	case *array.Int64:
-		encodeInts(a.Int64Values(), c.word, w, n, dst)
+		encodeInts(a.Int64Values(), c.word, w, rows, dst)
 	case *array.Uint8:
-		encodeInts(a.Uint8Values(), c.word, w, n, dst)
+		encodeInts(a.Uint8Values(), c.word, w, rows, dst)
 	case *array.Uint16:
-		encodeInts(a.Uint16Values(), c.word, w, n, dst)
+		encodeInts(a.Uint16Values(), c.word, w, rows, dst)
 	case *array.Uint32:
-		encodeInts(a.Uint32Values(), c.word, w, n, dst)
+		encodeInts(a.Uint32Values(), c.word, w, rows, dst)
 	case *array.Uint64:
-		encodeInts(a.Uint64Values(), c.word, w, n, dst)
+		encodeInts(a.Uint64Values(), c.word, w, rows, dst)
 	case *array.Date32:
-		encodeInts(a.Date32Values(), c.word, w, n, dst)
+		encodeInts(a.Date32Values(), c.word, w, rows, dst)
 	case *array.Date64:
-		encodeInts(a.Date64Values(), c.word, w, n, dst)
+		encodeInts(a.Date64Values(), c.word, w, rows, dst)
 	case *array.Timestamp:
-		encodeInts(a.TimestampValues(), c.word, w, n, dst)
+		encodeInts(a.TimestampValues(), c.word, w, rows, dst)
 	case *array.Boolean:
-		for row := 0; row < n; row++ {
-			v := uint64(0)
-			if a.Value(row) {
-				v = 1
-			}
-			dst[row*w+c.word] = v
+		for _, row := range rows {
+			dst[int(row)*w+c.word] = uint64(b2i(a.Value(int(row))))
 		}
 	case *array.Decimal128:
-		vals := a.Values()[:n]
-		for row, v := range vals {
-			dst[row*w+c.word] = v.LowBits()
-			dst[row*w+c.word+1] = uint64(v.HighBits())
+		vals := a.Values()
+		for _, row := range rows {
+			v := vals[row]
+			dst[int(row)*w+c.word] = v.LowBits()
+			dst[int(row)*w+c.word+1] = uint64(v.HighBits())
 		}
 	case *array.String:
-		return encodeStrings(a.ValueOffsets(), a.ValueBytes(), c, w, n, dst)
+		return encodeStrings(a.ValueOffsets(), a.ValueBytes(), c, w, rows, dst)
 	case *array.LargeString:
-		return encodeStrings(a.ValueOffsets(), a.ValueBytes(), c, w, n, dst)
+		return encodeStrings(a.ValueOffsets(), a.ValueBytes(), c, w, rows, dst)
 	case *array.Binary:
-		return encodeStrings(a.ValueOffsets(), a.ValueBytes(), c, w, n, dst)
+		return encodeStrings(a.ValueOffsets(), a.ValueBytes(), c, w, rows, dst)
 	default:
 		return false
 	}
 	return true
 }
 
-func encodeInts[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | arrow.Date32 | arrow.Date64 | arrow.Timestamp](vals []T, word, w, n int, dst []uint64) {
-	vals = vals[:n]
-	for row, v := range vals {
-		dst[row*w+word] = uint64(int64(v))
+type recordInt interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | arrow.Date32 | arrow.Date64 | arrow.Timestamp
+}
+
+func encodeInts[T recordInt](vals []T, word, w int, rows []int32, dst []uint64) {
+	for _, row := range rows {
+		dst[int(row)*w+word] = uint64(int64(vals[row]))
 	}
 }
 
 // encodeStrings writes each value's length into word 0 and its bytes,
 // zero-padded, into three words; false if one is longer than 24 bytes.
-// The loop keeps to a few locals and one bounds check per slice: it runs
-// for every row of every string key column.
-func encodeStrings[O int32 | int64](offs []O, data []byte, c recordCol, w, n int, dst []uint64) bool {
-	offs = offs[:n+1]
-	dst = dst[:n*w]
+func encodeStrings[O int32 | int64](offs []O, data []byte, c recordCol, w int, rows []int32, dst []uint64) bool {
 	base := int(offs[0])
 	fast := len(data) - recordStringBytes // values starting at or before fast: read whole words
 	lenBit, word := c.lenBit, c.word
 	ok := true
-	for row, hdr := 0, 0; row < n; row, hdr = row+1, hdr+w {
+	for _, row := range rows {
+		hdr := int(row) * w
 		a := int(offs[row]) - base
 		l := int(offs[row+1]) - base - a
 		if l > recordStringBytes {
@@ -209,43 +206,167 @@ func encodeStrings[O int32 | int64](offs []O, data []byte, c recordCol, w, n int
 		}
 		dst[hdr] |= uint64(l) << lenBit
 		out := dst[hdr+word : hdr+word+3 : hdr+word+3]
-		if a <= fast {
-			v := data[a : a+recordStringBytes : a+recordStringBytes]
-			out[0] = binary.LittleEndian.Uint64(v[0:8]) & byteMask(l)
-			out[1] = binary.LittleEndian.Uint64(v[8:16]) & byteMask(l-8)
-			out[2] = binary.LittleEndian.Uint64(v[16:24]) & byteMask(l-16)
-			continue
-		}
-		var buf [recordStringBytes]byte
-		copy(buf[:], data[a:a+l])
-		out[0] = binary.LittleEndian.Uint64(buf[0:8])
-		out[1] = binary.LittleEndian.Uint64(buf[8:16])
-		out[2] = binary.LittleEndian.Uint64(buf[16:24])
+		out[0], out[1], out[2] = stringWords(data, a, l, fast)
 	}
 	return ok
 }
 
-// byteMask keeps the low k bytes of a word (all for k >= 8, none for
-// k <= 0). Branch-free: string lengths vary row to row, and a branch on
-// them would mispredict often. (A shift by 64 gives 0 in Go.)
-func byteMask(k int) uint64 {
-	k = min(max(k, 0), 8)
-	return ^uint64(0) >> (64 - 8*uint(k))
+// stringWords returns the l <= 24 bytes at data[a:] as three little-endian
+// words, zero past the value; fast is len(data) - 24.
+func stringWords(data []byte, a, l, fast int) (uint64, uint64, uint64) {
+	if a > fast {
+		return stringWordsCopy(data[a : a+l])
+	}
+	// Whole words, masked past the value: no copy, no branch on l.
+	v := data[a : a+recordStringBytes : a+recordStringBytes]
+	m := &stringMasks[l]
+	return binary.LittleEndian.Uint64(v[0:8]) & m[0],
+		binary.LittleEndian.Uint64(v[8:16]) & m[1],
+		binary.LittleEndian.Uint64(v[16:24]) & m[2]
 }
 
-// repeats sets rep[r], r in [1, n), to whether record r equals record
-// r-1 (rep[0] is false), and returns pending with the other rows appended,
-// in order. Branch-free per row: runs are short and of varying length.
-func (r *keyRecords) repeats(recs []uint64, n int, rep []bool, pending []int32) []int32 {
-	w := r.words
+// stringWordsCopy is stringWords for a value too near the end of its data
+// to read whole words.
+func stringWordsCopy(v []byte) (uint64, uint64, uint64) {
+	var buf [recordStringBytes]byte
+	copy(buf[:], v)
+	return binary.LittleEndian.Uint64(buf[0:8]), binary.LittleEndian.Uint64(buf[8:16]), binary.LittleEndian.Uint64(buf[16:24])
+}
+
+// stringMasks[l] keeps the first l bytes of three words: a table, because
+// computing the masks per row costs more than the load.
+var stringMasks = func() (m [recordStringBytes + 1][3]uint64) {
+	for l := range m {
+		for k := range m[l] {
+			m[l][k] = byteMask(l - 8*k)
+		}
+	}
+	return m
+}()
+
+// byteMask keeps the low k bytes of a word (all for k >= 8, none for k <= 0).
+func byteMask(k int) uint64 {
+	if k >= 8 {
+		return ^uint64(0)
+	}
+	if k <= 0 {
+		return 0
+	}
+	return 1<<(8*uint(k)) - 1
+}
+
+// differs sets diff[r], r in [0, n), non-zero when row r's key may differ
+// from row r-1's, zero only when they are equal (NULL equal to NULL is
+// not looked for: a NULL next to anything counts as differing, as does a
+// string too long for a record); diff[0] is non-zero. It reads the key
+// columns directly, so that rows repeating the row before (line items of
+// one order) need no record.
+func (r *keyRecords) differs(cols []arrow.Array, n int, diff []uint64) {
+	diff = diff[:n]
+	clear(diff)
+	diff[0] = 1
+	for i := range r.cols {
+		arr := cols[i]
+		differsColumn(arr, n, diff)
+		if arr.NullN() > 0 {
+			bits, off := validBits(arr)
+			prev := bitutil.BitIsSet(bits, off)
+			for row := 1; row < n; row++ {
+				v := bitutil.BitIsSet(bits, off+row)
+				diff[row] |= uint64(1 - b2i(v && prev))
+				prev = v
+			}
+		}
+	}
+}
+
+// differsColumn ORs into diff[r] a non-zero value where row r of arr
+// differs from row r-1 (values under NULLs included).
+func differsColumn(arr arrow.Array, n int, diff []uint64) {
+	switch a := arr.(type) {
+	case *array.Int8:
+		differsInts(a.Int8Values(), n, diff)
+	case *array.Int16:
+		differsInts(a.Int16Values(), n, diff)
+	case *array.Int32:
+		differsInts(a.Int32Values(), n, diff)
+	case *array.Int64:
+		differsInts(a.Int64Values(), n, diff)
+	case *array.Uint8:
+		differsInts(a.Uint8Values(), n, diff)
+	case *array.Uint16:
+		differsInts(a.Uint16Values(), n, diff)
+	case *array.Uint32:
+		differsInts(a.Uint32Values(), n, diff)
+	case *array.Uint64:
+		differsInts(a.Uint64Values(), n, diff)
+	case *array.Date32:
+		differsInts(a.Date32Values(), n, diff)
+	case *array.Date64:
+		differsInts(a.Date64Values(), n, diff)
+	case *array.Timestamp:
+		differsInts(a.TimestampValues(), n, diff)
+	case *array.Boolean:
+		for row := 1; row < n; row++ {
+			diff[row] |= uint64(b2i(a.Value(row) != a.Value(row-1)))
+		}
+	case *array.Decimal128:
+		vals := a.Values()[:n]
+		for row := 1; row < n; row++ {
+			diff[row] |= vals[row].LowBits() ^ vals[row-1].LowBits() | uint64(vals[row].HighBits()^vals[row-1].HighBits())
+		}
+	case *array.String:
+		differsStrings(a.ValueOffsets(), a.ValueBytes(), n, diff)
+	case *array.LargeString:
+		differsStrings(a.ValueOffsets(), a.ValueBytes(), n, diff)
+	case *array.Binary:
+		differsStrings(a.ValueOffsets(), a.ValueBytes(), n, diff)
+	default:
+		for row := 1; row < n; row++ {
+			diff[row] = 1
+		}
+	}
+}
+
+func differsInts[T recordInt](vals []T, n int, diff []uint64) {
+	vals = vals[:n]
+	for row := 1; row < n; row++ {
+		diff[row] |= uint64(int64(vals[row]) ^ int64(vals[row-1]))
+	}
+}
+
+// differsStrings compares each value's length and three masked words with
+// the row before's, kept in locals; a value longer than 24 bytes always
+// differs (its words do not hold all of it).
+func differsStrings[O int32 | int64](offs []O, data []byte, n int, diff []uint64) {
+	offs = offs[:n+1]
+	base := int(offs[0])
+	fast := len(data) - recordStringBytes
+	var pl, p0, p1, p2 uint64
+	for row := 0; row < n; row++ {
+		a := int(offs[row]) - base
+		l := int(offs[row+1]) - base - a
+		long := uint64(b2i(l > recordStringBytes))
+		l = min(l, recordStringBytes)
+		x0, x1, x2 := stringWords(data, a, l, fast)
+		d := (uint64(l) ^ pl) | (x0 ^ p0) | (x1 ^ p1) | (x2 ^ p2) | long
+		if row > 0 {
+			diff[row] |= d
+		}
+		pl, p0, p1, p2 = uint64(l)|long<<8, x0, x1, x2
+	}
+}
+
+// pendingRows appends to pending the rows r with diff[r] != 0, in order,
+// and sets rep[r] to diff[r] == 0; branch-free per row (runs are short
+// and of varying length).
+func pendingRows(diff []uint64, rep []bool, pending []int32) []int32 {
+	n := len(diff)
 	rep = rep[:n]
-	rep[0] = false
 	k := len(pending)
 	pending = slices.Grow(pending, n)[:k+n]
-	pending[k] = 0
-	k++
-	for row := 1; row < n; row++ {
-		same := sameRecord(recs[row*w:(row+1)*w], recs[(row-1)*w:row*w])
+	for row, d := range diff {
+		same := d == 0
 		rep[row] = same
 		pending[k] = int32(row)
 		k += 1 - b2i(same)

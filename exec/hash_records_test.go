@@ -171,3 +171,40 @@ func recordString(v int, long bool) string {
 	}
 	return strings.Repeat("k", l-1) + string(rune('a'+v/len(lengths)))
 }
+
+// A string longer than a record right after a 24-byte string that is its
+// prefix must not be taken for a repeat of it (its record words alone
+// would match): inserted it gets a new id, found it misses.
+func TestHashTableRecordsLongAfterPrefix(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	prefix := strings.Repeat("p", recordStringBytes)
+	build := func(vals ...string) arrow.Array {
+		b := array.NewStringBuilder(mem)
+		defer b.Release()
+		b.AppendValues(vals, nil)
+		return b.NewArray()
+	}
+	tbl, err := newHashTable([]arrow.DataType{arrow.BinaryTypes.String})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p probe
+	short := build(prefix, prefix)
+	defer short.Release()
+	out := make([]uint32, 2)
+	tbl.findOrInsert(&p, []arrow.Array{short}, 2, nil, out)
+	if tbl.rec == nil || out[0] != 0 || out[1] != 0 {
+		t.Fatalf("two equal 24-byte keys: ids %v, records %v", out, tbl.rec != nil)
+	}
+	mixed := build(prefix, prefix+"x")
+	defer mixed.Release()
+	tbl.find(&p, []arrow.Array{mixed}, 2, nil, out)
+	if out[0] != 0 || out[1] != noID {
+		t.Errorf("find: ids %v, want [0 %d]", out, noID)
+	}
+	tbl.findOrInsert(&p, []arrow.Array{mixed}, 2, nil, out)
+	if out[0] != 0 || out[1] != 1 {
+		t.Errorf("insert: ids %v, want [0 1]", out)
+	}
+}

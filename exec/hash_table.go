@@ -199,6 +199,7 @@ type probe struct {
 	codes    []int64  // string codes, scratch of packColumns
 	repCol   []bool   // markRepeats' scratch
 	recs     []uint64 // the rows' key records (keyRecords.encode)
+	diff     []uint64 // non-zero where a row's key may differ from the row before (keyRecords.differs)
 	// skipRepeats counts down the batches lookup resolves without looking
 	// for repeated keys, after a batch in which few rows repeated: the
 	// check costs about as much as hashing short keys, so it only pays
@@ -464,49 +465,58 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 	p.reset(n)
 	rec := t.rec
 	if rec != nil {
+		// Only the rows that may differ from the row before (all of sel
+		// with a selection) are encoded, hashed and looked up; the others
+		// take the id of the row before at the end.
+		if sel == nil {
+			p.diff = growSlice(p.diff, n)
+			rec.differs(cols, n, p.diff)
+			p.rep = growSlice(p.rep, n)
+			p.pending = pendingRows(p.diff[:n], p.rep, p.pending)
+		} else {
+			p.pending = append(p.pending, sel...)
+		}
 		p.recs = growSlice(p.recs, n*rec.words)
-		if !rec.encode(cols, n, p.recs) && insert {
+		if !rec.encode(cols, p.pending, p.recs) && insert {
 			// A key too long for a record is to be stored: the key columns
 			// hash and compare from now on. (A find just misses on it.)
 			t.dropRecords()
 			rec = nil
+			p.pending = p.pending[:0]
+		} else {
+			if sel == nil {
+				defer p.resolveRepeats(n, out)
+			}
+			rec.hash(p.recs, p.pending, p.rowHash)
 		}
 	}
-	repeats := false
-	if rec != nil {
-		// The records hash (only the rows that do not repeat the row
-		// before) and compare; the table's hashes are all record hashes.
-		if sel == nil {
-			p.rep = growSlice(p.rep, n)
-			p.pending = rec.repeats(p.recs, n, p.rep, p.pending)
-			defer p.resolveRepeats(n, out)
-		} else {
+	if rec == nil {
+		// The key columns hash and compare; rows that repeat the row
+		// before are skipped while enough do.
+		HashColumns(cols, p.rowHash)
+		switch {
+		case sel != nil:
 			p.pending = append(p.pending, sel...)
-		}
-		rec.hash(p.recs, p.pending, p.rowHash)
-	} else if HashColumns(cols, p.rowHash); sel == nil && p.skipRepeats > 0 {
-		p.skipRepeats--
-		p.pending = p.pending[:0]
-		for r := 0; r < n; r++ {
-			p.pending = append(p.pending, int32(r))
-		}
-	} else if sel == nil {
-		p.rep, p.repCol = growSlice(p.rep, n), growSlice(p.repCol, n)
-		repeats = markRepeats(cols, n, p.rep, p.repCol)
-		p.pending = p.pending[:0]
-		for r := 0; r < n; r++ {
-			if !repeats || !p.rep[r] {
+		case p.skipRepeats > 0:
+			p.skipRepeats--
+			for r := 0; r < n; r++ {
 				p.pending = append(p.pending, int32(r))
 			}
+		default:
+			p.rep, p.repCol = growSlice(p.rep, n), growSlice(p.repCol, n)
+			repeats := markRepeats(cols, n, p.rep, p.repCol)
+			for r := 0; r < n; r++ {
+				if !repeats || !p.rep[r] {
+					p.pending = append(p.pending, int32(r))
+				}
+			}
+			if (n-len(p.pending))*repeatMinShare < n {
+				p.skipRepeats = repeatPause
+			}
+			if repeats {
+				defer p.resolveRepeats(n, out)
+			}
 		}
-		if (n-len(p.pending))*repeatMinShare < n {
-			p.skipRepeats = repeatPause
-		}
-		if repeats {
-			defer p.resolveRepeats(n, out)
-		}
-	} else {
-		p.pending = append(p.pending, sel...)
 	}
 	if insert {
 		if c := slotsFor(t.n + len(p.pending)); c > len(t.slots) {
