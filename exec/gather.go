@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -113,13 +114,25 @@ func gatherBytes[O int32 | int64](mem memory.Allocator, arr arrow.Array, idx []i
 	var z O
 	ob := newDirtyBuffer(mem, (len(idx)+1)*int(unsafe.Sizeof(z)))
 	oDst := unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(ob.Bytes()))), len(idx)+1)
-	db := newDirtyBuffer(mem, int(total))
-	dDst := db.Bytes()
+	// 16 bytes of slack: a value of at most 16 bytes is moved as two
+	// whole words (no copy call), whatever lies past it being overwritten
+	// by the next value or left in the slack.
+	db := newDirtyBuffer(mem, int(total)+16)
+	db.ResizeNoShrink(int(total))
+	dDst := db.Buf()
+	fast := O(len(data) - 16) // values starting at or before fast: read whole words
 	var pos O
 	oDst[0] = 0
 	for i, r := range idx {
 		lo, hi := offs[r], offs[r+1]
-		copy(dDst[pos:], data[lo:hi])
+		if hi-lo <= 16 && lo <= fast {
+			s := data[lo : lo+16 : lo+16]
+			d := dDst[pos : pos+16 : pos+16]
+			binary.LittleEndian.PutUint64(d[0:8], binary.LittleEndian.Uint64(s[0:8]))
+			binary.LittleEndian.PutUint64(d[8:16], binary.LittleEndian.Uint64(s[8:16]))
+		} else {
+			copy(dDst[pos:], data[lo:hi])
+		}
 		pos += hi - lo
 		oDst[i+1] = pos
 	}

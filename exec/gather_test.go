@@ -69,6 +69,11 @@ func nullEvery(nulls bool, k int) int {
 	return 0
 }
 
+// rowText is l bytes that spell row i's number over and over.
+func rowText(i, l int) string {
+	return strings.Repeat(fmt.Sprintf("%d,", i), l+1)[:l]
+}
+
 // testColumn makes n rows of dt with about one NULL in nullOneIn rows (0:
 // none); values follow the row number (decimals scaled by decMul) so that
 // gathers of different rows differ.
@@ -98,11 +103,11 @@ func testColumn(mem memory.Allocator, rng *rand.Rand, dt arrow.DataType, n, null
 		case *array.Decimal128Builder:
 			bb.Append(decimal128.FromI64(int64(i) * decMul))
 		case *array.StringBuilder:
-			bb.Append(strings.Repeat("x", i%9))
+			bb.Append(rowText(i, i%21)) // around the 16 bytes moved as words
 		case *array.LargeStringBuilder:
-			bb.Append(strings.Repeat("y", i%5))
+			bb.Append(rowText(i, i%5))
 		case *array.BinaryBuilder:
-			bb.Append([]byte(strings.Repeat("z", i%7)))
+			bb.Append([]byte(rowText(i, i%19)))
 		}
 	}
 	return b.NewArray()
