@@ -172,12 +172,14 @@ func markTrue(choice []uint8, vals, valid []byte, w uint8) {
 	}
 }
 
-// caseSrc is one branch's data for a gather loop.
+// caseSrc is one branch's data for a gather loop: row i's value is
+// vals[i&mask], where a constant is vals = [v] and mask 0, and a column
+// is its values and mask all ones, so that the loop takes no branch on
+// the kind of branch (rows pick branches in no predictable order).
 type caseSrc[T any] struct {
-	scalar   bool
 	null     bool // a NULL constant, or a Null-typed array
-	v        T    // the constant
 	vals     []T
+	mask     int
 	valid    []byte // nil: no nulls
 	validOff int
 }
@@ -187,18 +189,19 @@ func caseSources[T arrow.FixedWidthType](c *caseNode, arrs []arrow.Array, conv f
 	mayNull := false
 	for i, b := range c.fast {
 		s := &srcs[i]
+		s.vals = make([]T, 1) // a constant's, or NULL's, one value
 		switch {
 		case b.lit != nil:
-			s.scalar, s.null = true, b.lit.null
+			s.null = b.lit.null
 			if !s.null {
-				s.v = conv(b.lit)
+				s.vals[0] = conv(b.lit)
 			}
 		case arrs[i] == nil: // no row takes it
-			s.scalar, s.null = true, true
+			s.null = true
 		case arrs[i].DataType().ID() == arrow.NULL:
-			s.scalar, s.null = true, true
+			s.null = true
 		default:
-			s.vals = values[T](arrs[i])
+			s.vals, s.mask = values[T](arrs[i]), -1
 			s.valid, s.validOff = validityBits(arrs[i])
 		}
 		if s.null || s.valid != nil {
@@ -216,11 +219,7 @@ func gatherCase[T arrow.FixedWidthType](mem memory.Allocator, c *caseNode, choic
 	defer vbuf.Release()
 	for i, ch := range choice {
 		s := &srcs[ch]
-		if s.scalar {
-			out[i] = s.v
-		} else {
-			out[i] = s.vals[i]
-		}
+		out[i] = s.vals[i&s.mask]
 	}
 	var valid *memory.Buffer
 	if mayNull {
@@ -251,7 +250,6 @@ func caseValidity(mem memory.Allocator, choice []uint8, src func(uint8) (null bo
 	return buf
 }
 
-// gatherCaseStrings builds the Utf8 result: row i from branch choice[i].
 // gatherShortConstants builds the result when every branch is a non-NULL
 // constant of at most 8 bytes (bands such as '01-10'), or returns nil: each
 // row then stores its constant as one 8-byte word that the next row's
@@ -293,6 +291,7 @@ func gatherShortConstants[S any](mem memory.Allocator, typ arrow.DataType, choic
 	return array.MakeFromData(d)
 }
 
+// gatherCaseStrings builds the Utf8 result: row i from branch choice[i].
 func gatherCaseStrings(mem memory.Allocator, c *caseNode, choice []uint8, arrs []arrow.Array) arrow.Array {
 	n := len(choice)
 	type src struct {
