@@ -14,8 +14,9 @@ import (
 // gather returns arr's rows idx (in that order, every index in range) as a
 // new array allocated from mem, in one pass per buffer: the output buffers
 // are sized exactly up front. It handles fixed-width types by byte width,
-// Boolean and 32/64-bit-offset strings and binaries; ok is false for any
-// other type (the caller falls back to compute.Take).
+// Boolean, 32/64-bit-offset strings and binaries, and lists of what it
+// handles (DISTINCT set states); ok is false for any other type (the
+// caller falls back to compute.Take).
 func gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array, ok bool) {
 	dt := arr.DataType()
 	n := len(idx)
@@ -39,6 +40,8 @@ func gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 		bufs = gatherBytes[int32](mem, arr, idx)
 	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
 		bufs = gatherBytes[int64](mem, arr, idx)
+	case arrow.LIST:
+		return gatherList(mem, arr.(*array.List), idx)
 	case arrow.DICTIONARY, arrow.EXTENSION, arrow.NULL:
 		return nil, false
 	default:
@@ -68,6 +71,47 @@ func gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 		bufs[0], nulls = gatherValidity(mem, arr, idx)
 	}
 	data := array.NewData(dt, n, bufs, nil, nulls, 0)
+	defer data.Release()
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
+	return array.MakeFromData(data), true
+}
+
+// gatherList gathers a list array: new offsets, and the child's rows of
+// every gathered list, in order, gathered in turn.
+func gatherList(mem memory.Allocator, arr *array.List, idx []int32) (arrow.Array, bool) {
+	n := len(idx)
+	ob := newDirtyBuffer(mem, (n+1)*4)
+	offs := arrow.Int32Traits.CastFromBytes(ob.Bytes())[:n+1]
+	var childIdx []int32
+	offs[0] = 0
+	for i, r := range idx {
+		lo, hi := arr.ValueOffsets(int(r))
+		for c := lo; c < hi; c++ {
+			childIdx = append(childIdx, int32(c))
+		}
+		offs[i+1] = int32(len(childIdx))
+	}
+	var child arrow.Array
+	if len(childIdx) == 0 {
+		child = array.NewSlice(arr.ListValues(), 0, 0)
+	} else {
+		var ok bool
+		if child, ok = gather(mem, arr.ListValues(), childIdx); !ok {
+			ob.Release()
+			return nil, false
+		}
+	}
+	defer child.Release()
+	bufs := []*memory.Buffer{nil, ob}
+	nulls := 0
+	if arr.NullN() > 0 {
+		bufs[0], nulls = gatherValidity(mem, arr, idx)
+	}
+	data := array.NewData(arr.DataType(), n, bufs, []arrow.ArrayData{child.Data()}, nulls, 0)
 	defer data.Release()
 	for _, b := range bufs {
 		if b != nil {

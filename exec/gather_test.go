@@ -26,6 +26,7 @@ func TestGatherMatchesTake(t *testing.T) {
 		arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64,
 		arrow.FixedWidthTypes.Date32, &arrow.Decimal128Type{Precision: 15, Scale: 2},
 		arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString, arrow.BinaryTypes.Binary,
+		arrow.ListOf(arrow.PrimitiveTypes.Int32),
 	}
 	for _, dt := range types {
 		for _, nulls := range []bool{false, true} {
@@ -108,6 +109,12 @@ func testColumn(mem memory.Allocator, rng *rand.Rand, dt arrow.DataType, n, null
 			bb.Append(rowText(i, i%5))
 		case *array.BinaryBuilder:
 			bb.Append([]byte(rowText(i, i%19)))
+		case *array.ListBuilder:
+			bb.Append(true) // i%4 values, from i
+			vb := bb.ValueBuilder().(*array.Int32Builder)
+			for k := range i % 4 {
+				vb.Append(int32(i + k))
+			}
 		}
 	}
 	return b.NewArray()

@@ -168,15 +168,20 @@ func (h *hashAggregate) size() int64 {
 		n += h.table.memSize()
 	}
 	for _, a := range h.accs {
-		switch d := a.(type) {
-		case *distinctAcc:
-			n += d.table.memSize()
-		case *distinctIntAcc:
-			n += d.memSize()
+		if l, ok := a.(layoutSizer); ok {
+			n += l.memSize()
 		}
 	}
 	return n
 }
+
+// layoutSizer is an accumulator holding memory besides bytesPerGroup a
+// group (a DISTINCT set), accounted by the aggregate after each batch.
+type layoutSizer interface{ memSize() int64 }
+
+// worstCaser is an accumulator that can bound what a batch of n more
+// values adds to its layout, reserved before the batch runs.
+type worstCaser interface{ worstCase(n int) int64 }
 
 // reserveTo adjusts the reservation to exactly want bytes.
 func (h *hashAggregate) reserveTo(want int64) error {
@@ -207,9 +212,9 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 	if h.table != nil {
 		worst += h.table.worstCase(keys, n)
 	}
-	for _, a := range h.accs {
-		if d, ok := a.(*distinctIntAcc); ok {
-			worst += d.worstCase(n)
+	for i, a := range h.accs {
+		if w, ok := a.(worstCaser); ok {
+			worst += w.worstCase(h.values(i, b))
 		}
 	}
 	if err := h.reserveTo(h.size() + worst); err != nil {
@@ -252,6 +257,21 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 		}
 	}
 	return h.reserveTo(h.size())
+}
+
+// values is how many values aggregate i takes from b: its rows, or in
+// Final mode with a list state (DISTINCT sets) the lists' values.
+func (h *hashAggregate) values(i int, b arrow.RecordBatch) int {
+	n := int(b.NumRows())
+	if h.n.Mode != physical.AggFinal || n == 0 {
+		return n
+	}
+	if l, ok := b.Column(h.stateOff[i]).(*array.List); ok {
+		lo, _ := l.ValueOffsets(0)
+		_, hi := l.ValueOffsets(n - 1)
+		return max(n, int(hi-lo))
+	}
+	return n
 }
 
 // emit builds the output batch of groups [start, end).

@@ -71,6 +71,12 @@ func newAccumulator(a physical.AggregateExpr, argType arrow.DataType, mode physi
 	if err != nil {
 		return nil, err
 	}
+	if a.Distinct && a.Arg != nil && a.SetState {
+		if !distinctIntType(argType) {
+			return nil, qerr.Internalf("exec/hashagg: %s(DISTINCT ...) by sets over %s", a.Func, argType)
+		}
+		return newDistinctSetAcc(acc, argType, mode == physical.AggPartial, mem), nil
+	}
 	if a.Distinct && a.Arg != nil {
 		// Partial mode: the planner guarantees that each argument value
 		// lives in one input partition, so the partition's distinct values
@@ -680,6 +686,9 @@ func (a *minMaxStrAcc) state(m *arrayMaker, start, end int) []arrow.Array {
 
 // distinctAcc feeds inner only the first occurrence of each (group, value)
 // pair, found with a hash table keyed on (group id, value).
+// memSize is the set's bytes, for memory accounting.
+func (d *distinctAcc) memSize() int64 { return d.table.memSize() }
+
 type distinctAcc struct {
 	table   *hashTable
 	probe   probe

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -46,15 +47,9 @@ type distinctSlot struct {
 	used uint32
 }
 
-// distinctIntType reports whether distinctIntAcc handles arguments of dt.
-func distinctIntType(dt arrow.DataType) bool {
-	switch dt.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.DATE32:
-		return true
-	}
-	return false
-}
+// distinctIntType reports whether distinctIntAcc handles arguments of dt:
+// the types a DISTINCT aggregate can run by sets over.
+func distinctIntType(dt arrow.DataType) bool { return physical.DistinctSetType(dt) }
 
 func newDistinctIntAcc(inner accumulator, mem memory.Allocator) *distinctIntAcc {
 	return &distinctIntAcc{inner: inner, mem: mem, dir: &distinctDirect{}, slots: make([]distinctSlot, initialSlots), shift: 64 - 4}

@@ -161,3 +161,52 @@ func TestHashAggregateDistinctAndMultiKey(t *testing.T) {
 		 {"a":2,"b":null,"cd":1,"sd":"1.00","ad":4.0,"c":1}
 		]`})
 }
+
+// DISTINCT by sets: Partial per partition passes each group's set of
+// values (rows of one pair spread over partitions), Final unites them;
+// with groups, without, and with a date argument.
+func TestHashAggregateDistinctBySets(t *testing.T) {
+	sc := schemaOf(fld("a", i32), fld("b", date), fld("v", i64))
+	rows := `[
+	 {"a":1,"b":"2020-01-01","v":1}, {"a":1,"b":"2020-01-01","v":1}, {"a":1,"b":"2020-01-01","v":2},
+	 {"a":1,"b":"2020-01-02","v":null}, {"a":null,"b":"2020-01-01","v":3}, {"a":null,"b":"2020-01-01","v":3},
+	 {"a":2,"b":null,"v":4}, {"a":1,"b":"2020-01-03","v":2}, {"a":1,"b":"2020-01-01","v":-5},
+	 {"a":2,"b":"2020-01-01","v":4}, {"a":2,"b":"2020-01-01","v":1}, {"a":1,"b":"2020-01-01","v":2}
+	]`
+	aggs := func() []physical.AggregateExpr {
+		v, b := col(2, "v", i64), col(1, "b", date)
+		return []physical.AggregateExpr{
+			{Func: physical.AggCount, Arg: v, Distinct: true, SetState: true, Type: i64, Name: "cd"},
+			{Func: physical.AggSum, Arg: v, Distinct: true, SetState: true, Type: i64, Name: "sd"},
+			{Func: physical.AggCount, Arg: b, Distinct: true, SetState: true, Type: i64, Name: "db"},
+			{Func: physical.AggCount, Arg: v, Type: i64, Name: "c"},
+		}
+	}
+	twoPhase := func(groups bool) func(s []physical.Plan) physical.Plan {
+		return func(s []physical.Plan) physical.Plan {
+			var gb, fg []physical.Expr
+			var names []string
+			if groups {
+				gb, fg, names = []physical.Expr{col(0, "a", i32)}, []physical.Expr{col(0, "a", i32)}, []string{"a"}
+			}
+			partial := &physical.HashAggregate{Input: s[0], Mode: physical.AggPartial, GroupBy: gb, GroupNames: names, Aggs: aggs()}
+			var mid physical.Plan = &physical.Coalesce{Input: partial}
+			if groups {
+				mid = &physical.Repartition{Input: partial, Keys: fg, N: 2}
+			}
+			return &physical.HashAggregate{Input: mid, Mode: physical.AggFinal, GroupBy: fg, GroupNames: names, Aggs: aggs()}
+		}
+	}
+	in := []exectest.Input{{Name: "t", Schema: sc, Rows: rows, Partitions: 3}}
+	exectest.Run(t, exectest.Case{Name: "groups", Plan: twoPhase(true), Inputs: in, Async: true,
+		Want: `[
+		 {"a":1,"cd":3,"sd":-2,"db":3,"c":6},
+		 {"a":null,"cd":1,"sd":3,"db":1,"c":2},
+		 {"a":2,"cd":2,"sd":5,"db":1,"c":3}
+		]`})
+	exectest.Run(t, exectest.Case{Name: "nogroups", Plan: twoPhase(false), Inputs: in,
+		Want: `[{"cd":5,"sd":5,"db":3,"c":11}]`})
+	empty := []exectest.Input{{Name: "t", Schema: sc, Rows: `[]`, Partitions: 2}}
+	exectest.Run(t, exectest.Case{Name: "empty-nogroups", Plan: twoPhase(false), Inputs: empty,
+		Want: `[{"cd":0,"sd":null,"db":0,"c":0}]`})
+}

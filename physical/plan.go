@@ -107,18 +107,24 @@ func (f AggFunc) String() string { return [...]string{"count", "sum", "avg", "mi
 
 // AggregateExpr is one aggregate of a HashAggregate. Arg is nil for COUNT(*).
 // Type is the final result type. Distinct aggregates run in AggSingle mode,
-// or in AggPartial mode when each value of Arg occurs in one input partition
-// only (DisjointColumns): a partition's distinct values are then all its
-// group's, and AggFinal merges their states as the plain aggregate's
-// (Distinct false there).
+// or in two phases:
+//   - SetState (both phases): AggPartial passes each group's set of
+//     distinct values, AggFinal unites the sets and aggregates them.
+//     Only for integer-like and Date32 arguments.
+//   - otherwise, when each value of Arg occurs in one input partition only
+//     (DisjointColumns): a partition's distinct values are then all its
+//     group's, AggPartial passes the plain state and AggFinal merges it as
+//     the plain aggregate's (Distinct false there).
 //
 // State layout between Partial and Final (StateFields): count → [Int64];
 // sum → [Type]; min, max → [Type]; avg → [sum, count Int64] where sum is
-// Float64 for integer and float inputs and DECIMAL(38, s) for DECIMAL(p, s).
+// Float64 for integer and float inputs and DECIMAL(38, s) for DECIMAL(p, s);
+// with SetState → [List<Arg's type>].
 type AggregateExpr struct {
 	Func     AggFunc
 	Arg      Expr
 	Distinct bool
+	SetState bool
 	Type     arrow.DataType
 	Name     string
 }
@@ -131,12 +137,30 @@ func (a AggregateExpr) String() string {
 	if a.Distinct {
 		arg = "DISTINCT " + arg
 	}
+	if a.SetState {
+		return fmt.Sprintf("%s(%s) by sets", a.Func, arg)
+	}
 	return fmt.Sprintf("%s(%s)", a.Func, arg)
+}
+
+// DistinctSetType reports whether a DISTINCT aggregate over values of dt
+// can run by sets (AggregateExpr.SetState): integer-like types up to
+// 64 bits signed or 32 bits unsigned, and Date32.
+func DistinctSetType(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.DATE32:
+		return true
+	}
+	return false
 }
 
 // StateFields is the partial state this aggregate passes from Partial to Final.
 func (a AggregateExpr) StateFields() []arrow.Field {
 	n := a.Name
+	if a.SetState && a.Arg != nil {
+		return []arrow.Field{{Name: n + "[distinct]", Type: arrow.ListOf(a.Arg.DataType())}}
+	}
 	switch a.Func {
 	case AggCount:
 		return []arrow.Field{{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64}}

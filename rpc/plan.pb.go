@@ -2011,6 +2011,7 @@ type PhysicalAggregateExpr struct {
 	Distinct      bool                   `protobuf:"varint,3,opt,name=distinct,proto3" json:"distinct,omitempty"`
 	Type          *ArrowType             `protobuf:"bytes,4,opt,name=type,proto3" json:"type,omitempty"`
 	Name          string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	SetState      bool                   `protobuf:"varint,6,opt,name=set_state,json=setState,proto3" json:"set_state,omitempty"` // physical.AggregateExpr.SetState
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2078,6 +2079,13 @@ func (x *PhysicalAggregateExpr) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *PhysicalAggregateExpr) GetSetState() bool {
+	if x != nil {
+		return x.SetState
+	}
+	return false
 }
 
 type PhysicalHashAggregate struct {
@@ -5805,13 +5813,14 @@ const file_plan_proto_rawDesc = "" +
 	"\x12PhysicalProjection\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12.\n" +
 	"\x05exprs\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\x05exprs\x12\x14\n" +
-	"\x05names\x18\x03 \x03(\tR\x05names\"\xb2\x01\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\"\xcf\x01\n" +
 	"\x15PhysicalAggregateExpr\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12*\n" +
 	"\x03arg\x18\x02 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x03arg\x12\x1a\n" +
 	"\bdistinct\x18\x03 \x01(\bR\bdistinct\x12)\n" +
 	"\x04type\x18\x04 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x12\n" +
-	"\x04name\x18\x05 \x01(\tR\x04name\"\xe8\x01\n" +
+	"\x04name\x18\x05 \x01(\tR\x04name\x12\x1b\n" +
+	"\tset_state\x18\x06 \x01(\bR\bsetState\"\xe8\x01\n" +
 	"\x15PhysicalHashAggregate\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\x05R\x04mode\x123\n" +

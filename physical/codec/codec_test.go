@@ -234,7 +234,8 @@ func TestOtherNodes(t *testing.T) {
 			On: []physical.JoinOn{{Left: b, Right: b}}},
 		&physical.HashAggregate{Input: values, Mode: physical.AggPartial, GroupBy: []physical.Expr{b}, GroupNames: []string{"b"},
 			Aggs: []physical.AggregateExpr{{Func: physical.AggCount, Type: i64, Name: "count(*)"},
-				{Func: physical.AggAvg, Arg: b, Distinct: true, Type: arrow.PrimitiveTypes.Float64, Name: "avg(b)"}}},
+				{Func: physical.AggAvg, Arg: b, Distinct: true, Type: arrow.PrimitiveTypes.Float64, Name: "avg(b)"},
+				{Func: physical.AggCount, Arg: b, Distinct: true, SetState: true, Type: arrow.PrimitiveTypes.Int64, Name: "count(DISTINCT a)"}}},
 	}
 	for _, p := range plans {
 		t.Run(p.String(), func(t *testing.T) {

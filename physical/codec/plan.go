@@ -231,7 +231,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.Aggs = append(m.Aggs, &rpc.PhysicalAggregateExpr{Func: int32(a.Func), Arg: arg, Distinct: a.Distinct, Type: t, Name: a.Name})
+			m.Aggs = append(m.Aggs, &rpc.PhysicalAggregateExpr{Func: int32(a.Func), Arg: arg, Distinct: a.Distinct, Type: t, Name: a.Name, SetState: a.SetState})
 		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_HashAggregate{HashAggregate: m}}, nil
 	case *physical.HashJoin:
@@ -820,7 +820,7 @@ func decodeAggregate(n *rpc.PhysicalHashAggregate) (physical.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.Aggs = append(a.Aggs, physical.AggregateExpr{Func: fn, Arg: arg, Distinct: am.Distinct, Type: t, Name: am.Name})
+		a.Aggs = append(a.Aggs, physical.AggregateExpr{Func: fn, Arg: arg, Distinct: am.Distinct, Type: t, Name: am.Name, SetState: am.SetState})
 	}
 	return a, nil
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -120,6 +121,58 @@ func TestDistinctOverDisjoint(t *testing.T) {
 			}
 			if _, ok := partial.Input.(*physical.Scan); !ok {
 				t.Fatalf("the partial phase reads %s, want the scan itself", partial.Input)
+			}
+		})
+	}
+}
+
+// A DISTINCT aggregate over values not disjoint across partitions runs by
+// sets when its input is estimated at DistinctSetsRows or more (Partial
+// and Final both SetState), else over an exchange of its rows (Single);
+// a string argument has no sets.
+func TestDistinctBySets(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "g", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "s", Type: arrow.BinaryTypes.String},
+	}, nil)
+	for _, c := range []struct {
+		arg  string
+		rows int64
+		sets bool
+	}{{"k", 2_000_000, true}, {"k", 2_000, false}, {"s", 2_000_000, false}} {
+		t.Run(fmt.Sprint(c.arg, c.rows), func(t *testing.T) {
+			tbl := &catalog.Table{Name: "t", Schema: schema, Format: catalog.Parquet, Files: []string{"f", "g"}, Rows: c.rows}
+			agg, err := logical.NewAggregate(logical.NewScan(tbl, "t"), []logical.Expr{logical.Col("g")}, []logical.Expr{
+				&logical.AggExpr{Func: logical.AggCount, Distinct: true, Args: []logical.Expr{logical.Col(c.arg)}},
+				&logical.AggExpr{Func: logical.AggSum, Args: []logical.Expr{logical.Col("k")}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := New(Config{TargetPartitions: 2}).Plan(context.Background(), agg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			top := p.(*physical.HashAggregate)
+			if !c.sets {
+				if top.Mode != physical.AggSingle || top.Aggs[0].SetState {
+					t.Fatalf("got %s, want a single phase over the rows", physical.Indent(p))
+				}
+				return
+			}
+			rep, ok := top.Input.(*physical.Repartition)
+			if top.Mode != physical.AggFinal || !ok {
+				t.Fatalf("got %s, want Final over a repartition", physical.Indent(p))
+			}
+			partial, ok := rep.Input.(*physical.HashAggregate)
+			if !ok || partial.Mode != physical.AggPartial {
+				t.Fatalf("got %s, want a Partial under the repartition", physical.Indent(p))
+			}
+			for _, a := range [][]physical.AggregateExpr{partial.Aggs, top.Aggs} {
+				if !a[0].Distinct || !a[0].SetState || a[1].SetState {
+					t.Fatalf("want the DISTINCT aggregate by sets in both phases, the sum plain: %v", a)
+				}
 			}
 		})
 	}

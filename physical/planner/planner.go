@@ -20,6 +20,11 @@ type Config struct {
 	// rows builds one shared hash table (CollectLeft); larger ones are
 	// hash-partitioned on the keys.
 	CollectLeftRows float64
+	// DistinctSetsRows: a DISTINCT aggregate over multiple partitions whose
+	// input is estimated at least this many rows runs in two phases by
+	// sets (physical.AggregateExpr.SetState); smaller inputs exchange their
+	// rows, which costs less than the extra grouping pass of the sets.
+	DistinctSetsRows float64
 	// Caches, if set, lowers Cache nodes that are materialized (hits) to
 	// CacheReaders; a Cache node it does not resolve runs its input.
 	Caches CacheResolver
@@ -33,8 +38,11 @@ type CacheResolver interface {
 	ResolveCache(c *logical.Cache) (reader *physical.CacheReader, ok bool)
 }
 
-// DefaultCollectLeftRows is the default CollectLeft threshold.
-const DefaultCollectLeftRows = 2_000_000
+// Defaults of Config's thresholds.
+const (
+	DefaultCollectLeftRows  = 2_000_000
+	DefaultDistinctSetsRows = 500_000
+)
 
 // Planner turns optimized logical plans into physical plans.
 type Planner struct {
@@ -48,6 +56,9 @@ func New(cfg Config) *Planner {
 	}
 	if cfg.CollectLeftRows <= 0 {
 		cfg.CollectLeftRows = DefaultCollectLeftRows
+	}
+	if cfg.DistinctSetsRows <= 0 {
+		cfg.DistinctSetsRows = DefaultDistinctSetsRows
 	}
 	return &Planner{cfg: cfg}
 }
@@ -354,6 +365,16 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		}
 		return pl.twoPhase(in, groups, groupNames, aggs, finals), nil
 	}
+	if in.OutputPartitions() > 1 && distinct && distinctBySets(aggs) && estimate(n.Input) >= pl.cfg.DistinctSetsRows {
+		// Each partition dedupes its own rows and passes every group's set
+		// of distinct values; the final phase unites the sets. Only the
+		// sets are exchanged, not the rows.
+		sets := slices.Clone(aggs)
+		for i := range sets {
+			sets[i].SetState = sets[i].Distinct
+		}
+		return pl.twoPhase(in, groups, groupNames, sets, sets), nil
+	}
 	if in.OutputPartitions() == 1 || distinct {
 		// One pass over all rows of each group in one partition.
 		if in.OutputPartitions() > 1 {
@@ -398,6 +419,17 @@ func distinctOverDisjoint(in physical.Plan, aggs []physical.AggregateExpr) bool 
 		}
 		c, ok := a.Arg.(*physical.Column)
 		if !ok || !slices.Contains(disjoint, c.Index) {
+			return false
+		}
+	}
+	return true
+}
+
+// distinctBySets reports whether every DISTINCT aggregate can run by sets
+// (physical.DistinctSetType).
+func distinctBySets(aggs []physical.AggregateExpr) bool {
+	for _, a := range aggs {
+		if a.Distinct && (a.Arg == nil || !physical.DistinctSetType(a.Arg.DataType())) {
 			return false
 		}
 	}
