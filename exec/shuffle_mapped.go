@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -47,6 +48,10 @@ type mapping struct {
 	refs   atomic.Int64
 	unmap  func([]byte) error
 	closed atomic.Bool
+
+	decodeMu   sync.Mutex
+	registered bool         // a FileMaps entry holds it (see decoded)
+	dec        *decodedFile // decoded batches, once a reader asked
 }
 
 func newMapping(data []byte, unmap func([]byte) error) *mapping {

@@ -25,6 +25,10 @@ import (
 // files are renamed into place) is mapped afresh, and the stale mapping is
 // dropped like a forgotten one.
 //
+// A registered mapping also keeps its batches decoded once for all readers
+// (decodedFile, shuffle_decoded.go): they hold the pages like any batch, and
+// are dropped when the registry drops the mapping.
+//
 // Memory: mapped pages are page cache, not heap, and are not charged to
 // any allocator (as for a single read); they count in the process's RSS
 // while mapped and touched, and the kernel may reclaim them (clean, file
@@ -99,8 +103,9 @@ func (fm *FileMaps) Acquire(path string) (*mapping, error) {
 			m.release()
 			return e.m, nil
 		}
-		e.m.release() // a stale version: its readers keep their references
+		e.m.unregister() // a stale version: its readers keep their references
 	}
+	m.registered = true // not shared yet: no lock needed
 	fm.files[path] = &mappedFile{id: id, m: m}
 	m.retain() // the caller's
 	fm.mu.Unlock()
@@ -140,7 +145,7 @@ func (fm *FileMaps) Forget(dir string) {
 	}
 	fm.mu.Unlock()
 	for _, m := range drop {
-		m.release()
+		m.unregister()
 	}
 }
 
@@ -153,7 +158,7 @@ func (fm *FileMaps) Close() {
 	fm.files = map[string]*mappedFile{}
 	fm.mu.Unlock()
 	for _, e := range files {
-		e.m.release()
+		e.m.unregister()
 	}
 }
 

@@ -270,3 +270,55 @@ func TestFileMapsConcurrent(t *testing.T) {
 	}
 	fm.Close()
 }
+
+// A registered file's batches are decoded once and shared: a second
+// reader gets the same batches; a reader's reference keeps them (and the
+// pages) after Forget, and the last release unmaps. A mapping made after
+// Close is not registered and has no shared batches.
+func TestFileMapsDecodedBatches(t *testing.T) {
+	fm, mem := newMapsTest(t)
+	p := filepath.Join(t.TempDir(), "job", "1", "0", "data-0.arrow")
+	writeIPCFile(t, mem, p, 7, 10)
+	m, err := fm.Acquire(p)
+	if err != nil || m == nil {
+		t.Fatalf("acquire: %v, %v", m, err)
+	}
+	d1, err := m.decoded()
+	if err != nil || d1 == nil {
+		t.Fatalf("decoded: %v, %v", d1, err)
+	}
+	m.release()
+	m2, err := fm.Acquire(p)
+	if err != nil || m2 != m {
+		t.Fatalf("second acquire: %v, %v", m2, err)
+	}
+	d2, err := m2.decoded()
+	if err != nil || d2 != d1 {
+		t.Fatalf("second reader decoded afresh: %p vs %p (%v)", d2, d1, err)
+	}
+	m2.release()
+	d2.release()
+	if len(d1.batches) != 1 || firstKey(d1.batches[0]) != 7 || d1.batches[0].NumRows() != 10 {
+		t.Fatalf("decoded %d batches", len(d1.batches))
+	}
+	fm.Forget(filepath.Dir(p))
+	if m.closed.Load() {
+		t.Fatal("unmapped while a reader holds the decoded batches")
+	}
+	if firstKey(d1.batches[0]) != 7 {
+		t.Error("batch changed after forget")
+	}
+	d1.release()
+	if !m.closed.Load() {
+		t.Errorf("still mapped after Forget and the last reader (refs %d)", m.refs.Load())
+	}
+	fm.Close()
+	m3, err := fm.Acquire(p)
+	if err != nil || m3 == nil {
+		t.Fatalf("acquire after close: %v, %v", m3, err)
+	}
+	if d, err := m3.decoded(); d != nil || err != nil {
+		t.Errorf("a mapping made after Close has shared batches: %v, %v", d, err)
+	}
+	m3.release()
+}

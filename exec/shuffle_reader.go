@@ -53,6 +53,8 @@ type locationReader struct {
 	path   string   // the open local file's path
 	file   *os.File // the open local file, nil when it is mapped
 	stream *ipc.Reader
+	dec    *decodedFile // the open local file's shared decoded batches, instead of stream
+	decPos int          // the next of dec's batches
 	remote Operator
 	closed bool
 }
@@ -135,6 +137,20 @@ func (r *locationReader) open(ctx context.Context) error {
 			return qerr.IOf("exec: %s: cannot open shuffle file %s: %w", r.what, path, err)
 		}
 		if m != nil {
+			d, err := m.decoded()
+			if err != nil {
+				m.release()
+				return qerr.IOf("exec: %s: shuffle file %s is not an arrow ipc stream: %w", r.what, path, err)
+			}
+			if d != nil {
+				m.release() // the decoded batches keep the pages mapped
+				if err := r.checkSchema(d.schema); err != nil {
+					d.release()
+					return err
+				}
+				r.path, r.dec, r.decPos = path, d, 0
+				return nil
+			}
 			s, err := newMappedStream(m, r.tc.Mem)
 			if err != nil {
 				return qerr.IOf("exec: %s: shuffle file %s is not an arrow ipc stream: %w", r.what, path, err)
@@ -182,6 +198,15 @@ func (r *locationReader) open(ctx context.Context) error {
 func (r *locationReader) read(ctx context.Context) (arrow.RecordBatch, error) {
 	if r.remote != nil {
 		return r.remote.Next(ctx)
+	}
+	if r.dec != nil {
+		if r.decPos == len(r.dec.batches) {
+			return nil, io.EOF
+		}
+		b := r.dec.batches[r.decPos]
+		r.decPos++
+		b.Retain()
+		return b, nil
 	}
 	if !r.stream.Next() {
 		if err := r.stream.Err(); err != nil && !errors.Is(err, io.EOF) {
@@ -231,6 +256,10 @@ func (r *locationReader) closeCurrent() {
 	if r.stream != nil {
 		r.stream.Release()
 		r.stream = nil
+	}
+	if r.dec != nil {
+		r.dec.release()
+		r.dec = nil
 	}
 	if r.file != nil {
 		_ = r.file.Close() // read only

@@ -1,0 +1,95 @@
+package exec
+
+import (
+	"errors"
+	"io"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// decodedFile is a registered mapping's batches, decoded from the IPC
+// stream once and then handed to every reader of the file: a pinned cache
+// file is read by every query over the cache, and decoding a batch (its
+// flatbuffer metadata, an array per column) costs about as much as a
+// simple query's work on it. The batches are views over the mapping's
+// pages (their body buffers hold references to the mapping), allocated
+// from no task's allocator.
+//
+// refs counts the registry's reference (held while the mapping is
+// registered, see FileMaps) and one per reader; the last release releases
+// the batches, so the pages are unmapped once nothing else holds them.
+// Safe for concurrent use: readers only retain the batches.
+type decodedFile struct {
+	schema  *arrow.Schema
+	batches []arrow.RecordBatch
+	refs    atomic.Int64
+}
+
+func (d *decodedFile) retain() { d.refs.Add(1) }
+
+func (d *decodedFile) release() {
+	if d.refs.Add(-1) == 0 {
+		releaseAll(d.batches)
+		d.batches = nil
+	}
+}
+
+// decoded returns m's decoded batches with a reference for the caller,
+// decoding them on the first call; nil, nil when m is not registered
+// (the caller reads a stream, as without a registry).
+func (m *mapping) decoded() (*decodedFile, error) {
+	m.decodeMu.Lock()
+	defer m.decodeMu.Unlock()
+	if !m.registered {
+		return nil, nil
+	}
+	if m.dec == nil {
+		d, err := decodeMapping(m)
+		if err != nil {
+			return nil, err
+		}
+		d.refs.Store(1) // the registry's
+		m.dec = d
+	}
+	m.dec.retain()
+	return m.dec, nil
+}
+
+// unregister drops the registry's references: to the decoded batches,
+// then to the mapping itself.
+func (m *mapping) unregister() {
+	m.decodeMu.Lock()
+	d := m.dec
+	m.dec, m.registered = nil, false
+	m.decodeMu.Unlock()
+	if d != nil {
+		d.release()
+	}
+	m.release()
+}
+
+// decodeMapping reads every batch of m's stream.
+func decodeMapping(m *mapping) (*decodedFile, error) {
+	m.retain() // newMappedStream takes it over
+	s, err := newMappedStream(m, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Release()
+	d := &decodedFile{schema: s.Schema()}
+	for s.Next() {
+		b := s.RecordBatch()
+		if b.NumRows() == 0 {
+			continue
+		}
+		b.Retain()
+		d.batches = append(d.batches, b)
+	}
+	if err := s.Err(); err != nil && !errors.Is(err, io.EOF) {
+		releaseAll(d.batches)
+		return nil, err
+	}
+	return d, nil
+}
