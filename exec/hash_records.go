@@ -262,6 +262,9 @@ func byteMask(k int) uint64 {
 // columns directly, so that rows repeating the row before (line items of
 // one order) need no record.
 func (r *keyRecords) differs(cols []arrow.Array, n int, diff []uint64) {
+	if n == 0 {
+		return
+	}
 	diff = diff[:n]
 	clear(diff)
 	diff[0] = 1

@@ -208,3 +208,25 @@ func TestHashTableRecordsLongAfterPrefix(t *testing.T) {
 		t.Errorf("insert: ids %v, want [0 1]", out)
 	}
 }
+
+// An empty batch changes nothing and does not fail, with records.
+func TestHashTableRecordsEmptyBatch(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	dec := &arrow.Decimal128Type{Precision: 15, Scale: 2} // not packable: the generic layout, with records
+	tbl, err := newHashTable([]arrow.DataType{arrow.BinaryTypes.String, dec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, ib := array.NewStringBuilder(mem), array.NewDecimal128Builder(mem, dec)
+	defer sb.Release()
+	defer ib.Release()
+	cols := []arrow.Array{sb.NewArray(), ib.NewArray()}
+	defer releaseCols(cols)
+	var p probe
+	tbl.findOrInsert(&p, cols, 0, nil, nil)
+	tbl.find(&p, cols, 0, nil, nil)
+	if tbl.len() != 0 || tbl.rec == nil {
+		t.Errorf("after empty batches: %d keys, records %v", tbl.len(), tbl.rec != nil)
+	}
+}

@@ -601,6 +601,9 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 // resolveRepeats gives each row marked in p.rep the id of the row before;
 // called last, in row order, so that a run follows its first row.
 func (p *probe) resolveRepeats(n int, out []uint32) {
+	if n == 0 {
+		return
+	}
 	rep := p.rep[:n]
 	out = out[:n]
 	prev := out[0]
