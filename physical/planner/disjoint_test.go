@@ -89,17 +89,7 @@ func TestDistinctOverDisjoint(t *testing.T) {
 			if c.arg == "g" {
 				groupBy = "k"
 			}
-			agg, err := logical.NewAggregate(scan, []logical.Expr{logical.Col(groupBy)}, []logical.Expr{
-				&logical.AggExpr{Func: logical.AggCount, Distinct: true, Args: []logical.Expr{logical.Col(c.arg)}},
-				&logical.AggExpr{Func: logical.AggSum, Args: []logical.Expr{logical.Col("k")}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := New(Config{TargetPartitions: 2}).Plan(context.Background(), agg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := planCountDistinct(t, scan, groupBy, c.arg)
 			top := p.(*physical.HashAggregate)
 			if !c.twoPhase {
 				// k is the group key and disjoint: single-phase, no exchange.
@@ -108,14 +98,7 @@ func TestDistinctOverDisjoint(t *testing.T) {
 				}
 				return
 			}
-			rep, ok := top.Input.(*physical.Repartition)
-			if top.Mode != physical.AggFinal || !ok {
-				t.Fatalf("got %s, want Final over a repartition", physical.Indent(p))
-			}
-			partial, ok := rep.Input.(*physical.HashAggregate)
-			if !ok || partial.Mode != physical.AggPartial {
-				t.Fatalf("got %s, want a Partial under the repartition", physical.Indent(p))
-			}
+			partial := partialUnder(t, top)
 			if !partial.Aggs[0].Distinct || top.Aggs[0].Distinct {
 				t.Fatalf("DISTINCT must stay in the partial phase only: partial %v, final %v", partial.Aggs, top.Aggs)
 			}
@@ -143,17 +126,7 @@ func TestDistinctBySets(t *testing.T) {
 	}{{"k", 2_000_000, true}, {"k", 2_000, false}, {"s", 2_000_000, false}} {
 		t.Run(fmt.Sprint(c.arg, c.rows), func(t *testing.T) {
 			tbl := &catalog.Table{Name: "t", Schema: schema, Format: catalog.Parquet, Files: []string{"f", "g"}, Rows: c.rows}
-			agg, err := logical.NewAggregate(logical.NewScan(tbl, "t"), []logical.Expr{logical.Col("g")}, []logical.Expr{
-				&logical.AggExpr{Func: logical.AggCount, Distinct: true, Args: []logical.Expr{logical.Col(c.arg)}},
-				&logical.AggExpr{Func: logical.AggSum, Args: []logical.Expr{logical.Col("k")}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := New(Config{TargetPartitions: 2}).Plan(context.Background(), agg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := planCountDistinct(t, logical.NewScan(tbl, "t"), "g", c.arg)
 			top := p.(*physical.HashAggregate)
 			if !c.sets {
 				if top.Mode != physical.AggSingle || top.Aggs[0].SetState {
@@ -161,14 +134,7 @@ func TestDistinctBySets(t *testing.T) {
 				}
 				return
 			}
-			rep, ok := top.Input.(*physical.Repartition)
-			if top.Mode != physical.AggFinal || !ok {
-				t.Fatalf("got %s, want Final over a repartition", physical.Indent(p))
-			}
-			partial, ok := rep.Input.(*physical.HashAggregate)
-			if !ok || partial.Mode != physical.AggPartial {
-				t.Fatalf("got %s, want a Partial under the repartition", physical.Indent(p))
-			}
+			partial := partialUnder(t, top)
 			for _, a := range [][]physical.AggregateExpr{partial.Aggs, top.Aggs} {
 				if !a[0].Distinct || !a[0].SetState || a[1].SetState {
 					t.Fatalf("want the DISTINCT aggregate by sets in both phases, the sum plain: %v", a)
@@ -176,4 +142,37 @@ func TestDistinctBySets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// planCountDistinct plans SELECT count(DISTINCT arg), sum(k) FROM in
+// GROUP BY group at two partitions.
+func planCountDistinct(t *testing.T, in logical.Plan, group, arg string) physical.Plan {
+	t.Helper()
+	agg, err := logical.NewAggregate(in, []logical.Expr{logical.Col(group)}, []logical.Expr{
+		&logical.AggExpr{Func: logical.AggCount, Distinct: true, Args: []logical.Expr{logical.Col(arg)}},
+		&logical.AggExpr{Func: logical.AggSum, Args: []logical.Expr{logical.Col("k")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Config{TargetPartitions: 2}).Plan(context.Background(), agg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// partialUnder returns the Partial aggregate of a two-phase plan whose
+// top is the Final one over a repartition, failing t for another shape.
+func partialUnder(t *testing.T, top *physical.HashAggregate) *physical.HashAggregate {
+	t.Helper()
+	rep, ok := top.Input.(*physical.Repartition)
+	if top.Mode != physical.AggFinal || !ok {
+		t.Fatalf("got %s, want Final over a repartition", physical.Indent(top))
+	}
+	partial, ok := rep.Input.(*physical.HashAggregate)
+	if !ok || partial.Mode != physical.AggPartial {
+		t.Fatalf("got %s, want a Partial under the repartition", physical.Indent(top))
+	}
+	return partial
 }
