@@ -90,10 +90,10 @@ func (d *distinctSetAcc) state(m *arrayMaker, start, end int) []arrow.Array {
 	}
 	child := narrowInts(m, d.argType, d.sorted[base:d.off[end]])
 	defer child.Release()
-	raw := arrow.Int32Traits.CastToBytes(offs)
-	data := array.NewData(arrow.ListOf(d.argType), end-start, []*memory.Buffer{nil, m.newBuffer(raw)}, []arrow.ArrayData{child.Data()}, 0, 0)
+	ob := m.newBuffer(arrow.Int32Traits.CastToBytes(offs))
+	defer ob.Release()
+	data := array.NewData(arrow.ListOf(d.argType), end-start, []*memory.Buffer{nil, ob}, []arrow.ArrayData{child.Data()}, 0, 0)
 	defer data.Release()
-	data.Buffers()[1].Release() // NewData retained it
 	return []arrow.Array{array.MakeFromData(data)}
 }
 

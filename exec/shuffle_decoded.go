@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -37,18 +38,24 @@ func (d *decodedFile) release() {
 }
 
 // decoded returns m's decoded batches with a reference for the caller,
-// decoding them on the first call; nil, nil when m is not registered
-// (the caller reads a stream, as without a registry).
+// decoding them on the first call; nil, nil when m is not registered or
+// its batches are not views of its pages (a compressed file, whose
+// decompressed batches would hold the file's data again on the heap): the
+// caller then reads a stream, as without a registry.
 func (m *mapping) decoded() (*decodedFile, error) {
 	m.decodeMu.Lock()
 	defer m.decodeMu.Unlock()
-	if !m.registered {
+	if !m.registered || m.noShare {
 		return nil, nil
 	}
 	if m.dec == nil {
 		d, err := decodeMapping(m)
 		if err != nil {
 			return nil, err
+		}
+		if d == nil {
+			m.noShare = true
+			return nil, nil
 		}
 		d.refs.Store(1) // the registry's
 		m.dec = d
@@ -70,7 +77,8 @@ func (m *mapping) unregister() {
 	m.release()
 }
 
-// decodeMapping reads every batch of m's stream.
+// decodeMapping reads every batch of m's stream; nil when a batch holds a
+// buffer that is not part of the mapping.
 func decodeMapping(m *mapping) (*decodedFile, error) {
 	m.retain() // newMappedStream takes it over
 	s, err := newMappedStream(m, memory.DefaultAllocator)
@@ -86,10 +94,38 @@ func decodeMapping(m *mapping) (*decodedFile, error) {
 		}
 		b.Retain()
 		d.batches = append(d.batches, b)
+		for _, c := range b.Columns() {
+			if !viewsOf(m.data, c.Data()) {
+				releaseAll(d.batches)
+				return nil, nil
+			}
+		}
 	}
 	if err := s.Err(); err != nil && !errors.Is(err, io.EOF) {
 		releaseAll(d.batches)
 		return nil, err
 	}
 	return d, nil
+}
+
+// viewsOf reports whether every buffer of d and its children lies within
+// data.
+func viewsOf(data []byte, d arrow.ArrayData) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	hi := lo + uintptr(len(data))
+	for _, b := range d.Buffers() {
+		if b == nil || b.Len() == 0 {
+			continue
+		}
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(b.Bytes())))
+		if p < lo || p+uintptr(b.Len()) > hi {
+			return false
+		}
+	}
+	for _, c := range d.Children() {
+		if !viewsOf(data, c) {
+			return false
+		}
+	}
+	return true
 }

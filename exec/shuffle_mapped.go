@@ -52,6 +52,7 @@ type mapping struct {
 	decodeMu   sync.Mutex
 	registered bool         // a FileMaps entry holds it (see decoded)
 	dec        *decodedFile // decoded batches, once a reader asked
+	noShare    bool         // its batches are not views of it: readers stream
 }
 
 func newMapping(data []byte, unmap func([]byte) error) *mapping {

@@ -27,7 +27,7 @@ func skipUnlessMmap(t *testing.T) {
 
 // writeIPCFile writes an IPC stream of one batch with keys base..base+n-1
 // to a temporary file and renames it to path, as the shuffle writer does.
-func writeIPCFile(t *testing.T, mem memory.Allocator, path string, base, n int) {
+func writeIPCFile(t *testing.T, mem memory.Allocator, path string, base, n int, opts ...ipc.Option) {
 	t.Helper()
 	b := array.NewRecordBuilder(mem, mapsTestSchema)
 	defer b.Release()
@@ -44,7 +44,7 @@ func writeIPCFile(t *testing.T, mem memory.Allocator, path string, base, n int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := ipc.NewWriter(f, ipc.WithSchema(mapsTestSchema), ipc.WithAllocator(mem))
+	w := ipc.NewWriter(f, append([]ipc.Option{ipc.WithSchema(mapsTestSchema), ipc.WithAllocator(mem)}, opts...)...)
 	if err := w.Write(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -321,4 +321,25 @@ func TestFileMapsDecodedBatches(t *testing.T) {
 		t.Errorf("a mapping made after Close has shared batches: %v, %v", d, err)
 	}
 	m3.release()
+}
+
+// A compressed file's batches are decompressed onto the heap, not views of
+// the pages: they are not kept, and readers stream the file as before.
+func TestFileMapsCompressedNotDecoded(t *testing.T) {
+	fm, mem := newMapsTest(t)
+	p := filepath.Join(t.TempDir(), "job", "1", "0", "data-0.arrow")
+	writeIPCFile(t, mem, p, 3, 10, ipc.WithLZ4())
+	m, err := fm.Acquire(p)
+	if err != nil || m == nil {
+		t.Fatalf("acquire: %v, %v", m, err)
+	}
+	if d, err := m.decoded(); d != nil || err != nil {
+		t.Fatalf("compressed file decoded for sharing: %v, %v", d, err)
+	}
+	b := readFirst(t, m, mem) // takes over m's reference
+	if firstKey(b) != 3 || b.NumRows() != 10 {
+		t.Errorf("streamed %d rows from key %d", b.NumRows(), firstKey(b))
+	}
+	b.Release()
+	fm.Close()
 }
