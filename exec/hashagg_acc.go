@@ -67,7 +67,9 @@ func growSlice[T any](s []T, n int) []T {
 // newAccumulator returns the accumulator for a, whose input values have type
 // argType (ignored for COUNT(*)).
 func newAccumulator(a physical.AggregateExpr, argType arrow.DataType, mode physical.AggMode, mem memory.Allocator) (accumulator, error) {
-	acc, err := newPlainAccumulator(a, argType)
+	plain := a
+	plain.SetState = false // the inner aggregate of a set keeps the plain state layout
+	acc, err := newPlainAccumulator(plain, argType)
 	if err != nil {
 		return nil, err
 	}

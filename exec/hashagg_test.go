@@ -179,6 +179,7 @@ func TestHashAggregateDistinctBySets(t *testing.T) {
 			{Func: physical.AggCount, Arg: v, Distinct: true, SetState: true, Type: i64, Name: "cd"},
 			{Func: physical.AggSum, Arg: v, Distinct: true, SetState: true, Type: i64, Name: "sd"},
 			{Func: physical.AggCount, Arg: b, Distinct: true, SetState: true, Type: i64, Name: "db"},
+			{Func: physical.AggAvg, Arg: v, Distinct: true, SetState: true, Type: f64, Name: "ad"},
 			{Func: physical.AggCount, Arg: v, Type: i64, Name: "c"},
 		}
 	}
@@ -200,13 +201,13 @@ func TestHashAggregateDistinctBySets(t *testing.T) {
 	in := []exectest.Input{{Name: "t", Schema: sc, Rows: rows, Partitions: 3}}
 	exectest.Run(t, exectest.Case{Name: "groups", Plan: twoPhase(true), Inputs: in, Async: true,
 		Want: `[
-		 {"a":1,"cd":3,"sd":-2,"db":3,"c":6},
-		 {"a":null,"cd":1,"sd":3,"db":1,"c":2},
-		 {"a":2,"cd":2,"sd":5,"db":1,"c":3}
+		 {"a":1,"cd":3,"sd":-2,"db":3,"ad":-0.6666666666666666,"c":6},
+		 {"a":null,"cd":1,"sd":3,"db":1,"ad":3.0,"c":2},
+		 {"a":2,"cd":2,"sd":5,"db":1,"ad":2.5,"c":3}
 		]`})
 	exectest.Run(t, exectest.Case{Name: "nogroups", Plan: twoPhase(false), Inputs: in,
-		Want: `[{"cd":5,"sd":5,"db":3,"c":11}]`})
+		Want: `[{"cd":5,"sd":5,"db":3,"ad":1.0,"c":11}]`})
 	empty := []exectest.Input{{Name: "t", Schema: sc, Rows: `[]`, Partitions: 2}}
 	exectest.Run(t, exectest.Case{Name: "empty-nogroups", Plan: twoPhase(false), Inputs: empty,
-		Want: `[{"cd":0,"sd":null,"db":0,"c":0}]`})
+		Want: `[{"cd":0,"sd":null,"db":0,"ad":null,"c":0}]`})
 }
