@@ -379,7 +379,7 @@ func (c *core) jobEndedCaches(j *job) {
 // with the build's error. It repeats until nothing changes, since starting
 // one job may end another's wait.
 func (c *core) settleCaches() {
-	if !slices.ContainsFunc(c.jobOrder, func(id string) bool {
+	if !slices.ContainsFunc(c.activeJobs(), func(id string) bool {
 		j := c.jobs[id]
 		return j != nil && !j.terminal() && len(j.waitingOn) > 0
 	}) {
@@ -387,7 +387,7 @@ func (c *core) settleCaches() {
 	}
 	for progress := true; progress; {
 		progress = false
-		for _, jid := range slices.Clone(c.jobOrder) {
+		for _, jid := range c.activeJobs() {
 			j := c.jobs[jid]
 			if j == nil || j.terminal() || len(j.waitingOn) == 0 {
 				continue
@@ -571,7 +571,7 @@ func (c *core) closeSessionCaches(id string) {
 	for _, e := range c.caches.RemoveSession(id) {
 		c.deleteEntryFiles(e)
 	}
-	for _, jid := range slices.Clone(c.jobOrder) {
+	for _, jid := range c.activeJobs() {
 		j := c.jobs[jid]
 		if j == nil || j.terminal() || j.session != id {
 			continue
@@ -609,7 +609,7 @@ func (c *core) sweepCaches(now time.Time) {
 
 // sessionBusy reports whether the session has a job that has not ended.
 func (c *core) sessionBusy(id string) bool {
-	for _, jid := range c.jobOrder {
+	for _, jid := range c.activeJobs() {
 		if j := c.jobs[jid]; j != nil && j.session == id && !j.terminal() {
 			return true
 		}

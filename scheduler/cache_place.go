@@ -17,7 +17,7 @@ func (c *core) placeCacheReads() {
 	}
 	batches := map[string][]*rpc.TaskDefinition{}
 	var order []string
-	for _, jid := range c.jobOrder {
+	for _, jid := range c.activeJobs() {
 		j := c.jobs[jid]
 		if j == nil || j.terminal() || !j.planned || len(j.hits) == 0 {
 			continue

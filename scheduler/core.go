@@ -29,7 +29,8 @@ type core struct {
 	now       func() time.Time
 	sessions  map[string]*session
 	jobs      map[string]*job
-	jobOrder  []string // submission order: the scheduling order
+	jobOrder  []string // submission order, ended jobs kept for finishedJobRetention (status, REST)
+	active    []string // the jobs not ended, in submission order: the scheduling order (activeJobs)
 	executors map[string]*executorState
 	execSeq   int
 	rrLast    int // round_robin: seq of the executor picked last
@@ -182,6 +183,22 @@ func (c *core) submit(e evSubmit) error {
 }
 
 // addJob registers a queued job.
+// activeJobs returns the jobs not ended, in submission order, as a copy
+// the caller may hold while it ends or adds jobs. Ended jobs leave c.active
+// here, each once, so that scheduling walks only live jobs however many
+// ended ones jobOrder keeps.
+func (c *core) activeJobs() []string {
+	keep := c.active[:0]
+	for _, id := range c.active {
+		if j := c.jobs[id]; j != nil && !j.terminal() {
+			keep = append(keep, id)
+		}
+	}
+	clear(c.active[len(keep):])
+	c.active = keep
+	return slices.Clone(keep)
+}
+
 func (c *core) addJob(id, sessionID, name string, settings map[string]string, plan logical.Plan) *job {
 	j := &job{
 		id: id, session: sessionID, name: name, settings: settings, plan: plan,
@@ -190,6 +207,7 @@ func (c *core) addJob(id, sessionID, name string, settings map[string]string, pl
 	}
 	c.jobs[j.id] = j
 	c.jobOrder = append(c.jobOrder, j.id)
+	c.active = append(c.active, j.id)
 	c.dirty[j.id] = true
 	return j
 }
@@ -733,7 +751,7 @@ func (c *core) executorLost(id, why string) {
 	if len(c.executors) == 0 {
 		c.noExecSince = c.now()
 	}
-	for _, jid := range c.jobOrder {
+	for _, jid := range c.activeJobs() {
 		j := c.jobs[jid]
 		if j == nil || j.terminal() || !j.planned {
 			continue
@@ -777,7 +795,7 @@ func (c *core) tick(now time.Time) {
 		}
 	}
 	if len(c.executors) == 0 {
-		for _, jid := range c.jobOrder {
+		for _, jid := range c.activeJobs() {
 			j := c.jobs[jid]
 			if j == nil || j.terminal() {
 				continue

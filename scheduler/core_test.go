@@ -692,3 +692,28 @@ func TestExecutorLostWithTwoLostInputs(t *testing.T) {
 		t.Fatalf("job %s", h.jobState("j"))
 	}
 }
+
+// Ended jobs leave the scheduling order (activeJobs) at once, while
+// jobOrder keeps them for status until finishedJobRetention; a job still
+// running stays in both, in submission order.
+func TestActiveJobsSkipEnded(t *testing.T) {
+	h := newHarness(t, Config{HeartbeatTimeout: time.Hour})
+	h.register("e1", 4)
+	h.submit("a", chain("a"))
+	h.submit("b", chain("b"))
+	h.submit("c", chain("c"))
+	for _, job := range []string{"a", "c"} {
+		h.succeed(job, 1, 0, 2)
+		h.succeed(job, 1, 1, 2)
+		h.succeed(job, 2, 0, 0)
+		h.succeed(job, 2, 1, 0)
+		if s := h.jobState(job); s != rpc.JobState_JOB_SUCCESSFUL {
+			t.Fatalf("job %s is %s", job, s)
+		}
+	}
+	wantStrings(t, "active jobs", h.c.activeJobs(), []string{"b"})
+	wantStrings(t, "jobs kept", h.c.jobOrder, []string{"a", "b", "c"})
+	if len(h.c.active) != 1 {
+		t.Errorf("the active list still holds %v", h.c.active)
+	}
+}

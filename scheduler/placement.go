@@ -21,7 +21,7 @@ func (c *core) schedule() {
 	}
 	batches := map[string][]*rpc.TaskDefinition{}
 	var order []string
-	for _, jid := range c.jobOrder {
+	for _, jid := range c.activeJobs() {
 		j := c.jobs[jid]
 		if j == nil || j.terminal() || !j.planned {
 			continue
