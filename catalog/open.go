@@ -134,7 +134,8 @@ func rowGroupRows(pf *file.Reader) []int64 {
 // to t.Files), the row count and the column value ranges of each row group:
 // t.RowGroupRows and t.RowGroupRanges when they were recorded at
 // registration, else read from the files' footers (a table decoded from a
-// shipped logical plan does not carry them). It errors when a footer cannot
+// shipped logical plan does not carry them), once per file version (see
+// footers). The results are shared: callers must not modify them. It errors when a footer cannot
 // be read, for instance on a scheduler that cannot see the files; callers
 // then plan one partition per file and assume nothing of the ranges.
 func ParquetRowGroups(t *Table) (rows [][]int64, ranges [][][]KeyRange, err error) {
@@ -144,18 +145,16 @@ func ParquetRowGroups(t *Table) (rows [][]int64, ranges [][][]KeyRange, err erro
 	if len(t.RowGroupRows) == len(t.Files) {
 		return t.RowGroupRows, t.RowGroupRanges, nil // recorded together at registration
 	}
+	fields := 0
+	if t.Schema != nil {
+		fields = t.Schema.NumFields()
+	}
 	rows = make([][]int64, len(t.Files))
 	ranges = make([][][]KeyRange, len(t.Files))
 	for i, f := range t.Files {
-		pf, err := file.OpenParquetFile(f, false)
-		if err != nil {
+		if rows[i], ranges[i], err = footers.rowGroups(f, fields); err != nil {
 			return nil, nil, qerr.IOf("catalog: table %q: cannot read the footer of %s: %w", t.Name, f, err)
 		}
-		rows[i] = rowGroupRows(pf)
-		if t.Schema != nil {
-			ranges[i] = rowGroupRanges(pf, t.Schema.NumFields())
-		}
-		pf.Close()
 	}
 	return rows, ranges, nil
 }
