@@ -178,11 +178,7 @@ func encodeColumn(arr arrow.Array, c recordCol, w int, rows []int32, dst []uint6
 	return true
 }
 
-type recordInt interface {
-	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | arrow.Date32 | arrow.Date64 | arrow.Timestamp
-}
-
-func encodeInts[T recordInt](vals []T, word, w int, rows []int32, dst []uint64) {
+func encodeInts[T intLike](vals []T, word, w int, rows []int32, dst []uint64) {
 	for _, row := range rows {
 		dst[int(row)*w+word] = uint64(int64(vals[row]))
 	}
@@ -331,7 +327,7 @@ func differsColumn(arr arrow.Array, n int, diff []uint64) {
 	}
 }
 
-func differsInts[T recordInt](vals []T, n int, diff []uint64) {
+func differsInts[T intLike](vals []T, n int, diff []uint64) {
 	vals = vals[:n]
 	for row := 1; row < n; row++ {
 		diff[row] |= uint64(int64(vals[row]) ^ int64(vals[row-1]))
