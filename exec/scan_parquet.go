@@ -36,6 +36,7 @@ type parquetSource struct {
 	uniq    []int // the distinct fields read, ascending
 	fix     []colFix
 	fixType []arrow.DataType
+	direct  *pqDirect // the direct path (scan_parquet_direct.go), or nil
 	closed  bool
 }
 
@@ -80,7 +81,10 @@ func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGro
 		}
 		p.rgs = append(p.rgs, rg)
 	}
-	p.planFixes(p.uniq)
+	p.planDirect()
+	if p.direct == nil {
+		p.planFixes(p.uniq)
+	}
 	return p, nil
 }
 
@@ -143,6 +147,9 @@ func fieldNames(s *arrow.Schema) string {
 }
 
 func (p *parquetSource) next(ctx context.Context) (arrow.RecordBatch, error) {
+	if p.direct != nil {
+		return p.nextDirect(ctx)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -184,6 +191,9 @@ func (p *parquetSource) close() {
 		return
 	}
 	p.closed = true
+	if p.direct != nil {
+		p.closeDirect()
+	}
 	if p.rr != nil {
 		p.rr.Release()
 		p.rr = nil

@@ -121,28 +121,41 @@ func TestParquetScanConversions(t *testing.T) {
 	want := writeFixFile(t, mem, path, rows, rgRows)
 	defer want.Release()
 
-	// The conversions this test means to exercise are the ones chosen.
-	tc := NewTaskContext(mem, 0)
-	s := &scanOp{tc: tc, n: &physical.Scan{Table: "t"}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
-	src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := src.(*parquetSource).fix
-	wantFix := []colFix{fixNone, fixDecimal64, fixDecimal32, fixDate32, fixDict, fixNone, fixDict}
-	if fmt.Sprint(got) != fmt.Sprint(wantFix) {
-		t.Errorf("conversions %v, want %v", got, wantFix)
-	}
-	src.close()
+	for _, direct := range []bool{true, false} {
+		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) {
+			defer func(was bool) { parquetDirect = was }(parquetDirect)
+			parquetDirect = direct
 
-	for _, bs := range []int{1, 7, 100, 1024, 8192} {
-		for _, proj := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {6, 4, 1, 4, 0}, {3}} {
-			for _, rg := range [][]physical.RowGroupRange{nil, {{Start: 1, End: 3}}} {
-				t.Run(fmt.Sprintf("bs%d/proj%v/rg%v", bs, proj, rg), func(t *testing.T) {
-					checkScan(t, mem, path, want, bs, proj, rg)
-				})
+			// The paths this test means to exercise are the ones chosen.
+			tc := NewTaskContext(mem, 0)
+			s := &scanOp{tc: tc, n: &physical.Scan{Table: "t"}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
+			src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			ps := src.(*parquetSource)
+			if direct {
+				if ps.direct == nil {
+					t.Error("the direct path was not chosen")
+				}
+			} else {
+				wantFix := []colFix{fixNone, fixDecimal64, fixDecimal32, fixDate32, fixDict, fixNone, fixDict}
+				if fmt.Sprint(ps.fix) != fmt.Sprint(wantFix) {
+					t.Errorf("conversions %v, want %v", ps.fix, wantFix)
+				}
+			}
+			src.close()
+
+			for _, bs := range []int{1, 7, 100, 1024, 8192} {
+				for _, proj := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {6, 4, 1, 4, 0}, {3}} {
+					for _, rg := range [][]physical.RowGroupRange{nil, {{Start: 1, End: 3}}} {
+						t.Run(fmt.Sprintf("bs%d/proj%v/rg%v", bs, proj, rg), func(t *testing.T) {
+							checkScan(t, mem, path, want, bs, proj, rg)
+						})
+					}
+				}
+			}
+		})
 	}
 }
 
