@@ -208,4 +208,3 @@ func (r *rleReader) readBits(valid []byte, off, n int) (int, error) {
 	}
 	return present, nil
 }
-
