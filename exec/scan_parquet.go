@@ -40,6 +40,10 @@ type parquetSource struct {
 	closed  bool
 }
 
+// parquetStreamBuffer is the read buffer of a column chunk's stream: page
+// headers and small pages come through it, larger pages bypass it.
+const parquetStreamBuffer = 64 << 10
+
 // openParquet opens path to read the row groups of rg (End < 0: to the end).
 func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGroupRange) (batchSource, error) {
 	if _, err := os.Stat(path); err != nil {
@@ -49,7 +53,13 @@ func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGro
 	// too, which the default reader properties would take from the Go heap
 	// outside the query's accounting).
 	rec := newScanRecycler(s.tc.Mem, defaultRecycleFree)
-	f, err := file.OpenParquetFile(path, false, file.WithReadProps(parquet.NewReaderProperties(rec)))
+	props := parquet.NewReaderProperties(rec)
+	// Stream each column chunk instead of reading it whole into a fresh
+	// Go slice: page bodies are then read straight into the page reader's
+	// reused (recycled) buffers.
+	props.BufferedStreamEnabled = true
+	props.BufferSize = parquetStreamBuffer
+	f, err := file.OpenParquetFile(path, false, file.WithReadProps(props))
 	if err != nil {
 		rec.Close()
 		return nil, qerr.Execf("exec: scan of %s: cannot read parquet file %s (corrupt or not parquet): %w", s.n.Table, path, err)
