@@ -1,12 +1,15 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,6 +39,10 @@ import (
 // parquetDirect turns the direct path on; tests turn it off to exercise
 // the record reader on the same files.
 var parquetDirect = true
+
+// parquetHelp lets a single-partition scan decode on a helper goroutine;
+// tests turn it off to exercise both.
+var parquetHelp = true
 
 // pqValues decodes one column's values for one batch at a time. Call order
 // per batch: begin, then any number of dict/plain segments (each followed
@@ -589,6 +596,121 @@ type pqDirect struct {
 	names    []string
 	cols     []*pqColumn
 	left     int64 // rows left in the current row group
+
+	// A scan that is the only partition of its table (a file of one row
+	// group) would decode on one core while the others wait for it; such
+	// a scan decodes the columns marked in helped on a helper goroutine,
+	// batch by batch, beside the ones it decodes itself.
+	helped []bool
+	helper *pqHelper
+	ready  []arrow.RecordBatch // decoded batches not yet returned
+}
+
+// pqHelper decodes the helped columns of a run of batches on its own
+// goroutine. The scan sends the batches' row counts on req and reads the
+// outcome from done before touching out; both channels hold one message,
+// so neither side blocks on a send. stop closes req and waits for the
+// goroutine to end.
+type pqHelper struct {
+	req  chan []int
+	done chan error
+	out  [][]arrow.Array // per batch of the request, per distinct field (nil where not helped)
+	exit chan struct{}
+}
+
+// pqHelpBatches is how many batches a helped scan decodes per exchange
+// with its helper: each exchange may wake a parked goroutine, which costs
+// tens of microseconds on a virtual machine.
+const pqHelpBatches = 8
+
+func startPQHelper(d *pqDirect) *pqHelper {
+	h := &pqHelper{req: make(chan []int, 1), done: make(chan error, 1), exit: make(chan struct{})}
+	go func() {
+		defer close(h.exit)
+		for sizes := range h.req {
+			h.done <- h.decode(d, sizes)
+		}
+	}()
+	return h
+}
+
+// decode reads the helped columns of batches of the given sizes into
+// h.out; on error it releases what it read.
+func (h *pqHelper) decode(d *pqDirect, sizes []int) (err error) {
+	h.out = h.out[:0]
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoding column: %v", r)
+		}
+		if err != nil {
+			releaseRows(h.out)
+			h.out = h.out[:0]
+		}
+	}()
+	for _, n := range sizes {
+		row := make([]arrow.Array, len(d.cols))
+		h.out = append(h.out, row)
+		for i, c := range d.cols {
+			if !d.helped[i] {
+				continue
+			}
+			a, err := c.read(n)
+			if err != nil {
+				return fmt.Errorf("column %q: %w", d.names[i], err)
+			}
+			row[i] = a
+		}
+	}
+	return nil
+}
+
+func (h *pqHelper) stop() {
+	close(h.req)
+	<-h.exit
+}
+
+// releaseRows releases every non-nil array of rows.
+func releaseRows(rows [][]arrow.Array) {
+	for _, row := range rows {
+		for _, a := range row {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}
+}
+
+// planHelp marks about half of the columns' decoding work (by their
+// uncompressed bytes in the row groups to read) for a helper, when the
+// scan is its table's only partition and reads at least two columns.
+func (p *parquetSource) planHelp(d *pqDirect) {
+	if !parquetHelp || len(p.s.n.Partitions) != 1 || len(d.leaf) < 2 || runtime.GOMAXPROCS(0) < 2 {
+		return
+	}
+	md := p.f.MetaData()
+	cost := make([]int64, len(d.leaf))
+	for i, leaf := range d.leaf {
+		for _, rg := range p.rgs {
+			if cc, err := md.RowGroup(rg).ColumnChunk(leaf); err == nil {
+				cost[i] += cc.TotalUncompressedSize()
+			}
+		}
+	}
+	order := make([]int, len(cost))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cost[b], cost[a]) })
+	d.helped = make([]bool, len(cost))
+	var mine, helpers int64
+	for _, i := range order {
+		if helpers < mine {
+			d.helped[i] = true
+			helpers += cost[i]
+		} else {
+			mine += cost[i]
+		}
+	}
 }
 
 // planDirect decides whether p can take the direct path and prepares it.
@@ -625,12 +747,19 @@ func (p *parquetSource) planDirect() {
 		d.leaf = append(d.leaf, sf.ColIndex)
 		d.optional = append(d.optional, descr.MaxDefinitionLevel() == 1)
 	}
+	p.planHelp(d)
 	p.direct = d
 }
 
 // nextDirect returns the next batch of the direct path (io.EOF at the end).
 func (p *parquetSource) nextDirect(ctx context.Context) (arrow.RecordBatch, error) {
 	d := p.direct
+	if len(d.ready) > 0 {
+		b := d.ready[0]
+		d.ready[0] = nil
+		d.ready = d.ready[1:]
+		return b, nil
+	}
 	for d.left == 0 {
 		p.closeDirectGroup()
 		if err := ctx.Err(); err != nil {
@@ -653,30 +782,70 @@ func (p *parquetSource) nextDirect(ctx context.Context) (arrow.RecordBatch, erro
 			d.cols = append(d.cols, &pqColumn{pr: pr, optional: d.optional[i], vals: d.vals[i], mem: p.mem})
 		}
 	}
-	n := int(min(d.left, int64(p.s.tc.batchSize())))
-	conv := make([]arrow.Array, len(d.cols))
-	defer func() {
-		for _, c := range conv {
-			if c != nil {
-				c.Release()
+	// The batches to decode now: one, or a run of them with a helper.
+	k := 1
+	if d.helped != nil {
+		k = pqHelpBatches
+	}
+	var sizes []int
+	for left := d.left; len(sizes) < k && left > 0; {
+		n := int(min(left, int64(p.s.tc.batchSize())))
+		sizes = append(sizes, n)
+		left -= int64(n)
+	}
+	if d.helped != nil && d.helper == nil {
+		d.helper = startPQHelper(d)
+	}
+	if d.helper != nil {
+		d.helper.req <- sizes
+	}
+	rows := make([][]arrow.Array, len(sizes))
+	var err error
+decode:
+	for b, n := range sizes {
+		rows[b] = make([]arrow.Array, len(d.cols))
+		for i, c := range d.cols {
+			if d.helped != nil && d.helped[i] {
+				continue
+			}
+			a, rerr := c.read(n)
+			if rerr != nil {
+				err = qerr.Execf("exec: scan of %s: cannot decode column %q of %s: %w", p.s.n.Table, d.names[i], p.path, rerr)
+				break decode
+			}
+			rows[b][i] = a
+		}
+	}
+	if d.helper != nil {
+		herr := <-d.helper.done
+		for b, row := range d.helper.out {
+			for i, a := range row {
+				if a != nil {
+					rows[b][i] = a
+				}
 			}
 		}
-	}()
-	for i, c := range d.cols {
-		a, err := c.read(n)
-		if err != nil {
-			return nil, qerr.Execf("exec: scan of %s: cannot decode column %q of %s: %w", p.s.n.Table, d.names[i], p.path, err)
+		d.helper.out = d.helper.out[:0]
+		if herr != nil && err == nil {
+			err = qerr.Execf("exec: scan of %s: cannot decode %s: %w", p.s.n.Table, p.path, herr)
 		}
-		conv[i] = a
 	}
-	d.left -= int64(n)
-	cols := make([]arrow.Array, len(p.outPos))
-	fields := make([]arrow.Field, len(p.outPos))
-	for i, pos := range p.outPos {
-		cols[i] = conv[pos]
-		fields[i] = arrow.Field{Name: d.names[pos], Type: conv[pos].DataType(), Nullable: true}
+	if err != nil {
+		releaseRows(rows)
+		return nil, err
 	}
-	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n)), nil
+	for b, n := range sizes {
+		d.left -= int64(n)
+		cols := make([]arrow.Array, len(p.outPos))
+		fields := make([]arrow.Field, len(p.outPos))
+		for i, pos := range p.outPos {
+			cols[i] = rows[b][pos]
+			fields[i] = arrow.Field{Name: d.names[pos], Type: cols[i].DataType(), Nullable: true}
+		}
+		d.ready = append(d.ready, array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n)))
+	}
+	releaseRows(rows) // the batches hold their own references
+	return p.nextDirect(ctx)
 }
 
 // closeDirectGroup closes the columns of the current row group.
@@ -689,8 +858,17 @@ func (p *parquetSource) closeDirectGroup() {
 	d.left = 0
 }
 
-// closeDirect closes the current row group and drops the dictionaries.
+// closeDirect stops the helper, closes the current row group and drops
+// the dictionaries.
 func (p *parquetSource) closeDirect() {
+	if h := p.direct.helper; h != nil {
+		h.stop()
+		p.direct.helper = nil
+	}
+	for _, b := range p.direct.ready {
+		b.Release()
+	}
+	p.direct.ready = nil
 	p.closeDirectGroup()
 	for _, v := range p.direct.vals {
 		v.release()

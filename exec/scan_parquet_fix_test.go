@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -121,14 +122,15 @@ func TestParquetScanConversions(t *testing.T) {
 	want := writeFixFile(t, mem, path, rows, rgRows)
 	defer want.Release()
 
-	for _, direct := range []bool{true, false} {
-		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) {
-			defer func(was bool) { parquetDirect = was }(parquetDirect)
-			parquetDirect = direct
+	for _, mode := range []struct{ direct, help bool }{{true, true}, {true, false}, {false, false}} {
+		direct := mode.direct
+		t.Run(fmt.Sprintf("direct=%v/help=%v", direct, mode.help), func(t *testing.T) {
+			defer func(d, h bool) { parquetDirect, parquetHelp = d, h }(parquetDirect, parquetHelp)
+			parquetDirect, parquetHelp = direct, mode.help
 
 			// The paths this test means to exercise are the ones chosen.
 			tc := NewTaskContext(mem, 0)
-			s := &scanOp{tc: tc, n: &physical.Scan{Table: "t"}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
+			s := &scanOp{tc: tc, n: &physical.Scan{Table: "t", Partitions: [][]string{{path}}}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
 			src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +138,11 @@ func TestParquetScanConversions(t *testing.T) {
 			ps := src.(*parquetSource)
 			if direct {
 				if ps.direct == nil {
-					t.Error("the direct path was not chosen")
+					t.Fatal("the direct path was not chosen")
+				}
+				helped := slices.Contains(ps.direct.helped, true) && slices.Contains(ps.direct.helped, false)
+				if helped != mode.help {
+					t.Errorf("columns split with a helper: %v, want %v", helped, mode.help)
 				}
 			} else {
 				wantFix := []colFix{fixNone, fixDecimal64, fixDecimal32, fixDate32, fixDict, fixNone, fixDict}
@@ -504,5 +510,42 @@ func TestGatherDictionary(t *testing.T) {
 			d.Release()
 		}
 		full.Release()
+	}
+}
+
+// TestParquetScanClosedEarly closes scans after their first batch, on
+// every read path, so that batches decoded ahead (a helped scan decodes
+// several at a time) and open row groups are released; the checked
+// allocator fails the test otherwise, and goleak catches a helper left
+// running.
+func TestParquetScanClosedEarly(t *testing.T) {
+	mem := checkedMem(t)
+	path := filepath.Join(t.TempDir(), "fix.parquet")
+	want := writeFixFile(t, mem, path, 3000, 1100)
+	defer want.Release()
+	for _, mode := range []struct{ direct, help bool }{{true, true}, {true, false}, {false, false}} {
+		t.Run(fmt.Sprintf("direct=%v/help=%v", mode.direct, mode.help), func(t *testing.T) {
+			defer func(d, h bool) { parquetDirect, parquetHelp = d, h }(parquetDirect, parquetHelp)
+			parquetDirect, parquetHelp = mode.direct, mode.help
+			n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
+				Partitions: [][]string{{path}}, Fetch: -1}
+			op, err := Build(NewTaskContext(mem, 100), n, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := op.Open(ctx); err != nil {
+				t.Fatal(err)
+			}
+			b, err := op.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.NumRows() != 100 {
+				t.Errorf("first batch has %d rows, want 100", b.NumRows())
+			}
+			b.Release()
+			op.Close()
+		})
 	}
 }
