@@ -60,9 +60,12 @@ type pqValues interface {
 	// spread moves the m dense values written from row at to the rows of
 	// [at, at+k) whose validity bit is set, and empties the others.
 	spread(valid []byte, at, k, m int)
-	// finish returns the batch's array (validity may be nil); the caller
-	// releases it.
+	// finish returns the batch's array (validity may be nil, and passes
+	// to the array); the caller releases it.
 	finish(n int, validity *memory.Buffer, nulls int) arrow.Array
+	// abort releases the batch's buffers instead of finishing it; after
+	// begin, or after a panic inside it.
+	abort()
 	// release frees what the decoder holds across batches.
 	release()
 }
@@ -136,9 +139,21 @@ func pqDirectEncodings(encs []parquet.Encoding) bool {
 }
 
 // read decodes the next n rows of the column.
-func (c *pqColumn) read(n int) (arrow.Array, error) {
-	c.vals.begin(n)
+//
+// An allocation over the task's memory limit panics (AccountingAllocator);
+// the buffers of the unfinished batch are released on the way out.
+func (c *pqColumn) read(n int) (arr arrow.Array, err error) {
 	var validity *memory.Buffer
+	done := false
+	defer func() {
+		if !done {
+			if validity != nil {
+				validity.Release()
+			}
+			c.vals.abort()
+		}
+	}()
+	c.vals.begin(n)
 	var valid []byte
 	if c.optional {
 		validity = newDirtyBuffer(c.mem, int((n+7)/8))
@@ -151,10 +166,6 @@ func (c *pqColumn) read(n int) (arrow.Array, error) {
 	for at := 0; at < n; {
 		if c.left == 0 {
 			if err := c.nextPage(); err != nil {
-				if validity != nil {
-					validity.Release()
-				}
-				c.vals.finish(0, nil, 0).Release()
 				return nil, err
 			}
 			continue
@@ -164,16 +175,10 @@ func (c *pqColumn) read(n int) (arrow.Array, error) {
 		if c.optional {
 			var err error
 			if m, err = c.def.readBits(valid, at, k); err != nil {
-				validity.Release()
-				c.vals.finish(0, nil, 0).Release()
 				return nil, fmt.Errorf("definition levels: %w", err)
 			}
 		}
 		if err := c.values(at, m); err != nil {
-			if validity != nil {
-				validity.Release()
-			}
-			c.vals.finish(0, nil, 0).Release()
 			return nil, err
 		}
 		if m < k {
@@ -187,6 +192,7 @@ func (c *pqColumn) read(n int) (arrow.Array, error) {
 		validity.Release()
 		validity = nil
 	}
+	done = true
 	return c.vals.finish(n, validity, nulls), nil
 }
 
@@ -372,6 +378,13 @@ func (f *pqFixed[T]) finish(n int, validity *memory.Buffer, nulls int) arrow.Arr
 		validity.Release() // d holds it now
 	}
 	return array.MakeFromData(d)
+}
+
+func (f *pqFixed[T]) abort() {
+	if f.buf != nil {
+		f.buf.Release()
+	}
+	f.buf, f.out = nil, nil
 }
 
 func (f *pqFixed[T]) release() { f.dicts = nil }
@@ -585,6 +598,16 @@ func (b *pqBytes) finish(n int, validity *memory.Buffer, nulls int) arrow.Array 
 	return array.MakeFromData(d)
 }
 
+func (b *pqBytes) abort() {
+	if b.offBuf != nil {
+		b.offBuf.Release()
+	}
+	if b.valBuf != nil {
+		b.valBuf.Release()
+	}
+	b.offBuf, b.valBuf, b.offs = nil, nil, nil
+}
+
 func (b *pqBytes) release() { b.dOffs, b.dData, b.dLens, b.slots = nil, nil, nil, nil }
 
 // pqDirect is the state of the direct path over one parquetSource: the
@@ -601,8 +624,9 @@ type pqDirect struct {
 	// group) would decode on one core while the others wait for it; such
 	// a scan decodes the columns marked in helped on a helper goroutine,
 	// batch by batch, beside the ones it decodes itself.
-	helped []bool
-	helper *pqHelper
+	table, path string // for messages
+	helped      []bool
+	helper      *pqHelper
 	ready  []arrow.RecordBatch // decoded batches not yet returned
 }
 
@@ -640,7 +664,8 @@ func (h *pqHelper) decode(d *pqDirect, sizes []int) (err error) {
 	h.out = h.out[:0]
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("decoding column: %v", r)
+			// A memory limit hit becomes its Resources error (panicError).
+			err = panicError(r, "parquet decode helper")
 		}
 		if err != nil {
 			releaseRows(h.out)
@@ -656,7 +681,7 @@ func (h *pqHelper) decode(d *pqDirect, sizes []int) (err error) {
 			}
 			a, err := c.read(n)
 			if err != nil {
-				return fmt.Errorf("column %q: %w", d.names[i], err)
+				return d.decodeError(i, err)
 			}
 			row[i] = a
 		}
@@ -667,6 +692,19 @@ func (h *pqHelper) decode(d *pqDirect, sizes []int) (err error) {
 func (h *pqHelper) stop() {
 	close(h.req)
 	<-h.exit
+	// A request the scan did not collect (it panicked while the helper
+	// decoded): drop its outcome.
+	select {
+	case <-h.done:
+	default:
+	}
+	releaseRows(h.out)
+	h.out = nil
+}
+
+// decodeError reports that column i could not be decoded.
+func (d *pqDirect) decodeError(i int, err error) error {
+	return qerr.Execf("exec: scan of %s: cannot decode column %q of %s: %w", d.table, d.names[i], d.path, err)
 }
 
 // releaseRows releases every non-nil array of rows.
@@ -724,7 +762,7 @@ func (p *parquetSource) planDirect() {
 	if err != nil {
 		return
 	}
-	d := &pqDirect{}
+	d := &pqDirect{table: p.s.n.Table, path: p.path}
 	for _, f := range p.uniq {
 		sf := &p.fr.Manifest.Fields[f]
 		if !sf.IsLeaf() || sf.Field == nil {
@@ -800,6 +838,13 @@ func (p *parquetSource) nextDirect(ctx context.Context) (arrow.RecordBatch, erro
 		d.helper.req <- sizes
 	}
 	rows := make([][]arrow.Array, len(sizes))
+	handedOff := false
+	defer func() {
+		// On an error, or a panic (a memory limit hit), drop what was read.
+		if !handedOff {
+			releaseRows(rows)
+		}
+	}()
 	var err error
 decode:
 	for b, n := range sizes {
@@ -810,7 +855,7 @@ decode:
 			}
 			a, rerr := c.read(n)
 			if rerr != nil {
-				err = qerr.Execf("exec: scan of %s: cannot decode column %q of %s: %w", p.s.n.Table, d.names[i], p.path, rerr)
+				err = d.decodeError(i, rerr)
 				break decode
 			}
 			rows[b][i] = a
@@ -827,11 +872,10 @@ decode:
 		}
 		d.helper.out = d.helper.out[:0]
 		if herr != nil && err == nil {
-			err = qerr.Execf("exec: scan of %s: cannot decode %s: %w", p.s.n.Table, p.path, herr)
+			err = herr
 		}
 	}
 	if err != nil {
-		releaseRows(rows)
 		return nil, err
 	}
 	for b, n := range sizes {
@@ -845,6 +889,7 @@ decode:
 		d.ready = append(d.ready, array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n)))
 	}
 	releaseRows(rows) // the batches hold their own references
+	handedOff = true
 	return p.nextDirect(ctx)
 }
 

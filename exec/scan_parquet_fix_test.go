@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // fixSchema has one column per conversion path of scan_parquet_widen.go,
@@ -547,5 +548,49 @@ func TestParquetScanClosedEarly(t *testing.T) {
 			b.Release()
 			op.Close()
 		})
+	}
+}
+
+// TestParquetScanMemoryLimit runs scans whose task memory limit is hit
+// part-way through decoding (at several limits, so the failing allocation
+// falls in different places), on every read path: each must fail with the
+// Resources error, and the direct paths must leave nothing allocated
+// (checked allocator, goleak). The record reader (arrow-go's, the path for
+// files the direct decoder does not take) is not safe against the
+// allocator's panic: buffers it held when the limit hit stay accounted to
+// the failed task. That is known and only logged here.
+func TestParquetScanMemoryLimit(t *testing.T) {
+	mem := checkedMem(t)
+	path := filepath.Join(t.TempDir(), "fix.parquet")
+	want := writeFixFile(t, mem, path, 3000, 1100)
+	defer want.Release()
+	for _, mode := range []struct{ direct, help bool }{{true, true}, {true, false}, {false, false}} {
+		for _, limit := range []int64{4 << 10, 20 << 10, 60 << 10, 150 << 10} {
+			t.Run(fmt.Sprintf("direct=%v/help=%v/limit=%d", mode.direct, mode.help, limit), func(t *testing.T) {
+				defer func(d, h bool) { parquetDirect, parquetHelp = d, h }(parquetDirect, parquetHelp)
+				parquetDirect, parquetHelp = mode.direct, mode.help
+				var parent memory.Allocator = mem
+				if !mode.direct {
+					parent = memory.NewGoAllocator()
+				}
+				acct := NewAccountingAllocator(parent, limit)
+				n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
+					Partitions: [][]string{{path}}, Fetch: -1}
+				bs, err := CollectAll(context.Background(), NewTaskContext(acct, 1024), n)
+				for _, b := range bs {
+					b.Release()
+				}
+				if !qerr.Is(err, qerr.Resources) {
+					t.Fatalf("want a Resources error, got %v", err)
+				}
+				switch {
+				case acct.Current() == 0:
+				case mode.direct:
+					t.Errorf("%d bytes still accounted after the failure", acct.Current())
+				default:
+					t.Logf("record reader: %d bytes still accounted after the failure (known)", acct.Current())
+				}
+			})
+		}
 	}
 }
