@@ -190,7 +190,8 @@ type QueryInfo struct {
 	JobID  string
 	Caches []CacheEvent
 	// OnProgress, if set, is called (from the query's goroutine) each time
-	// the job's progress changes while it runs on a scheduler.
+	// the job's progress changes while it runs on a scheduler, and once
+	// with the final counts when it succeeds.
 	OnProgress func(JobProgress)
 }
 

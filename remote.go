@@ -222,7 +222,9 @@ func (r *remote) wait(ctx context.Context, jobID string, progress func(JobProgre
 			}
 			return nil, qerr.IOf("job %s: lost the scheduler: %w", jobID, err)
 		}
-		if progress != nil && st.State == rpc.JobState_JOB_RUNNING {
+		// The final counts are reported too, so that a job that ends before
+		// its first running update (a fast one) still reports its size.
+		if progress != nil && (st.State == rpc.JobState_JOB_RUNNING || st.State == rpc.JobState_JOB_SUCCESSFUL) {
 			progress(JobProgress{StagesDone: int(st.StagesDone), StagesTotal: int(st.StagesTotal), TasksDone: int(st.TasksDone), TasksTotal: int(st.TasksTotal)})
 		}
 		switch st.State {

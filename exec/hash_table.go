@@ -2,7 +2,6 @@ package exec
 
 import (
 	"math/bits"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -522,7 +521,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 		if c := slotsFor(t.n + len(p.pending)); c > len(t.slots) {
 			t.grow(c)
 		}
-		t.hashes = slices.Grow(t.hashes, len(p.pending))
+		t.hashes = growDouble(t.hashes, len(p.pending))
 	}
 	for _, r := range p.pending {
 		p.pos[r] = uint32(p.rowHash[r] >> t.shift)
@@ -718,8 +717,8 @@ func newFixedKeys[T fixedWidth](dt arrow.DataType) *fixedKeys[T] {
 
 func (k *fixedKeys[T]) appendRows(arr arrow.Array, rows []int32) {
 	vals := arrow.GetValues[T](arr.Data(), 1)
-	k.vals = slices.Grow(k.vals, len(rows))
-	k.valid = slices.Grow(k.valid, len(rows))
+	k.vals = growDouble(k.vals, len(rows))
+	k.valid = growDouble(k.valid, len(rows))
 	if arr.NullN() == 0 {
 		n := len(k.vals)
 		k.vals = k.vals[:n+len(rows)]
@@ -861,14 +860,15 @@ func (s *byteSource) at(r int) []byte {
 
 func (k *bytesKeys) appendRows(arr arrow.Array, rows []int32) {
 	src := newByteSource(arr)
-	k.valid = slices.Grow(k.valid, len(rows))
-	k.offs = slices.Grow(k.offs, len(rows))
+	k.valid = growDouble(k.valid, len(rows))
+	k.offs = growDouble(k.offs, len(rows))
 	for _, r := range rows {
 		if arr.IsNull(int(r)) {
 			k.valid = append(k.valid, false)
 		} else {
 			k.valid = append(k.valid, true)
-			k.data = append(k.data, src.at(int(r))...)
+			v := src.at(int(r))
+			k.data = append(growDouble(k.data, len(v)), v...)
 		}
 		k.offs = append(k.offs, len(k.data))
 	}
@@ -905,4 +905,17 @@ func (k *bytesKeys) worstCase(arr arrow.Array, n int) int64 {
 		data = int64(len(a.ValueBytes()))
 	}
 	return 2 * (data + int64(n)*9)
+}
+
+// growDouble returns s with room for n more elements, doubling its
+// capacity when it must grow: at append's growth of 1.25× for large
+// slices, the key columns of a table of a million groups would be copied
+// about five times over, each time into freshly zeroed memory.
+func growDouble[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	out := make([]T, len(s), max(2*cap(s), len(s)+n))
+	copy(out, s)
+	return out
 }

@@ -18,7 +18,8 @@ import (
 //	left partitions ──(collect once, shared)──► build: columns + hash table
 //	right partition i ──► probe batch ──► candidate (build row, probe row)
 //	     pairs, BatchSize at a time ──► Filter (TRUE only) ──► Take ──► out
-//	after the last probe batch: unmatched probe rows (Right/Full); and, in
+//	after each probe batch: its unmatched rows (Right/Full), matched
+//	(RightSemi) or unmatched (RightAnti) ones; after the last: in
 //	the LAST partition to finish, the left-side rows (Left/Full unmatched,
 //	Semi, Anti, Mark).
 //
@@ -73,7 +74,8 @@ type joinOp struct {
 	row      int               // next probe row to pair
 	chain    int32             // next build row of row's chain / NLJ: next left row
 	inChain  bool
-	rMatched []bool // per probe row of cur (Right/Full)
+	rMatched []bool // per probe row of cur (Right/Full/RightSemi/RightAnti)
+	rNull    []bool // per probe row of cur: its key is NULL (null-aware RightAnti)
 	unmRows  []int32
 	unmPos   int
 	bIdx     []int32
@@ -94,6 +96,11 @@ func newHashJoin(tc *TaskContext, n *physical.HashJoin, partition int) (Operator
 	}
 	if n.Mode == physical.Partitioned && (n.NullAware || n.Type == physical.MarkJoin) {
 		return nil, qerr.NotImplementedf("exec/hashjoin: %s join (null_aware=%v) needs the whole right side's NULL keys; plan it with mode CollectLeft", n.Type, n.NullAware)
+	}
+	if n.Type == physical.RightAntiJoin && n.NullAware && (n.Filter != nil || len(n.On) != 1) {
+		// NOT IN with a filter or several keys can be NULL per pair; only
+		// the build-side (AntiJoin) form tracks that.
+		return nil, qerr.NotImplementedf("exec/hashjoin: null-aware RightAnti join with a filter or %d keys; plan it as AntiJoin", len(n.On))
 	}
 	j, err := newJoinOp(tc, n.Left, n.Right, n.Type, n.Filter, n.Schema(), partition, "hashjoin")
 	if err != nil {
@@ -167,6 +174,9 @@ func newJoinOp(tc *TaskContext, left, right physical.Plan, typ physical.JoinType
 		// newNestedLoopJoin turns keyOnly into skipMatched: it has no keys.
 		j.keyOnly = filter == nil
 		j.skipMatched = filter != nil
+	case physical.RightSemiJoin, physical.RightAntiJoin:
+		// Without a filter a probe row's match is its key being found.
+		j.keyOnly = filter == nil
 	}
 	r, err := Build(tc, right, partition)
 	if err != nil {
@@ -189,6 +199,43 @@ func (j *joinOp) emitsLeftTail() bool {
 		return true
 	}
 	return false
+}
+
+// emitsProbeRows reports whether, once a probe batch is paired, rows of it
+// are output by whether they matched: unmatched ones (Right/Full) padded
+// with NULLs, or matched (RightSemi) or unmatched (RightAnti) ones alone.
+func (j *joinOp) emitsProbeRows() bool {
+	switch j.typ {
+	case physical.RightJoin, physical.FullJoin, physical.RightSemiJoin, physical.RightAntiJoin:
+		return true
+	}
+	return false
+}
+
+// probeRowsOut lists the rows of the paired batch cur to output
+// (emitsProbeRows). A null-aware RightAnti join is NOT IN: against a
+// build side with a NULL key no row qualifies, and a row whose key is NULL
+// qualifies only against an empty build side.
+func (j *joinOp) probeRowsOut() []int32 {
+	out := make([]int32, 0)
+	want := j.typ == physical.RightSemiJoin
+	if j.typ == physical.RightAntiJoin && j.nullAware && j.build.n > 0 {
+		if j.build.keyNull != nil {
+			return out
+		}
+		for r, m := range j.rMatched {
+			if !m && !j.rNull[r] {
+				out = append(out, int32(r))
+			}
+		}
+		return out
+	}
+	for r, m := range j.rMatched {
+		if m == want {
+			out = append(out, int32(r))
+		}
+	}
+	return out
 }
 
 // emitsPairs reports whether matched pairs are output as they are found.
@@ -254,15 +301,11 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			continue
 		}
-		// cur is fully paired: unmatched probe rows, then the next batch.
-		if j.typ == physical.RightJoin || j.typ == physical.FullJoin {
+		// cur is fully paired: the probe rows output by whether they
+		// matched, then the next batch.
+		if j.emitsProbeRows() {
 			if j.unmRows == nil {
-				j.unmRows = make([]int32, 0)
-				for r, m := range j.rMatched {
-					if !m {
-						j.unmRows = append(j.unmRows, int32(r))
-					}
-				}
+				j.unmRows = j.probeRowsOut()
 			}
 			if j.unmPos < len(j.unmRows) {
 				end := min(j.unmPos+bs, len(j.unmRows))
@@ -288,9 +331,14 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 	j.cur = b
 	j.row, j.chain, j.inChain = 0, 0, false
 	j.unmRows, j.unmPos = nil, 0
-	if j.typ == physical.RightJoin || j.typ == physical.FullJoin {
+	if j.emitsProbeRows() {
 		j.rMatched = growSlice(j.rMatched[:0], n)
 		clear(j.rMatched)
+	}
+	trackNull := j.typ == physical.RightAntiJoin && j.nullAware
+	if trackNull {
+		j.rNull = growSlice(j.rNull[:0], n)
+		clear(j.rNull)
 	}
 	if j.nested {
 		return nil
@@ -317,6 +365,9 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 		for r := 0; r < n; r++ {
 			if !bitutil.BitIsSet(bits, off+r) {
 				j.ids[r] = noID
+				if trackNull {
+					j.rNull[r] = true
+				}
 			}
 		}
 	}
@@ -336,6 +387,13 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 func (j *joinOp) pairs(ctx context.Context, bs int) (arrow.RecordBatch, error) {
 	n := int(j.cur.NumRows())
 	if j.keyOnly {
+		if j.rMatched != nil {
+			for r, id := range j.ids[:n] {
+				j.rMatched[r] = id != noID
+			}
+			j.row = n
+			return nil, nil
+		}
 		j.matchKeys(n)
 		return nil, nil
 	}
@@ -365,7 +423,7 @@ func (j *joinOp) pairs(ctx context.Context, bs int) (arrow.RecordBatch, error) {
 			j.matched[b] = true
 		}
 	}
-	if j.rMatched != nil && (j.typ == physical.RightJoin || j.typ == physical.FullJoin) {
+	if j.rMatched != nil {
 		for _, p := range pIdx {
 			j.rMatched[p] = true
 		}
@@ -578,17 +636,19 @@ func nullColumns(tc *TaskContext, fields []arrow.Field, n int) []arrow.Array {
 // output builds an output batch: left columns taken at bIdx (nil: NULLs),
 // right columns taken at pIdx from cur (nil: NULLs), and for Mark joins the
 // mark column from mark (1 true, 0 false, -1 NULL). Semi/Anti/Mark output
-// only left columns.
+// only left columns, RightSemi/RightAnti only right ones.
 func (j *joinOp) output(ctx context.Context, bIdx, pIdx []int32, mark []int8) (arrow.RecordBatch, error) {
 	n := max(len(bIdx), len(pIdx), len(mark))
 	cols := make([]arrow.Array, 0, j.schema.NumFields())
 	defer func() { freeArrays(cols) }()
 	var err error
-	if bIdx != nil {
+	switch {
+	case j.typ == physical.RightSemiJoin || j.typ == physical.RightAntiJoin:
+	case bIdx != nil:
 		if cols, err = pickColumns(ctx, j.tc, cols, j.build.cols, j.allLeft, bIdx); err != nil {
 			return nil, err
 		}
-	} else {
+	default:
 		cols = append(cols, nullColumns(j.tc, j.leftSc.Fields(), n)...)
 	}
 	switch j.typ {

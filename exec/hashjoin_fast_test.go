@@ -221,6 +221,28 @@ func TestHashJoinAgainstReference(t *testing.T) {
 						if nullAware && typ != physical.AntiJoin {
 							continue
 						}
+						if typ == physical.SemiJoin || (typ == physical.AntiJoin && !(nullAware && filter)) {
+							// The same rows from the probe side: build on r, probe with l.
+							rtyp := map[physical.JoinType]physical.JoinType{physical.SemiJoin: physical.RightSemiJoin, physical.AntiJoin: physical.RightAntiJoin}[typ]
+							exectest.Run(t, exectest.Case{
+								Name: fmt.Sprintf("%s/seed=%d/%s/filter=%v/nullaware=%v", shape.name, seed, rtyp, filter, nullAware),
+								Inputs: []exectest.Input{
+									{Name: "l", Schema: refLeftSchema, Rows: lj, Partitions: 2},
+									{Name: "r", Schema: refRightSchema, Rows: rj, Partitions: 2},
+								},
+								Plan: func(s []physical.Plan) physical.Plan {
+									j := &physical.HashJoin{Left: s[1], Right: s[0], Mode: physical.CollectLeft, Type: rtyp,
+										On:        []physical.JoinOn{{Left: col(0, "rk", i64), Right: col(0, "lk", i64)}},
+										NullAware: nullAware}
+									if filter {
+										// r has 3 columns: rv is column 1, ln column 3+2
+										j.Filter = &physical.Binary{Op: physical.OpGt, Left: col(1, "rv", i32), Right: col(5, "ln", i32), Type: boolT}
+									}
+									return j
+								},
+								Want: refJoin(typ, left, right, filter, false, nullAware),
+							})
+						}
 						exectest.Run(t, exectest.Case{
 							Name: fmt.Sprintf("%s/seed=%d/%s/filter=%v/nullaware=%v", shape.name, seed, typ, filter, nullAware),
 							Inputs: []exectest.Input{

@@ -158,3 +158,54 @@ func TestHashJoinPartitionedNullAwareUnsupported(t *testing.T) {
 		t.Fatalf("want a NotImplemented error, got %v", err)
 	}
 }
+
+// TestHashJoinRightSemiAnti runs RightSemi and RightAnti joins that build
+// on "r" and probe with "l": each must give exactly the rows of the
+// SemiJoin or AntiJoin case that builds on "l" and probes with "r", NULL
+// keys, a filter and NOT IN's null-awareness included.
+func TestHashJoinRightSemiAnti(t *testing.T) {
+	semi := `[{"lk":1,"lv":"a"},{"lk":2,"lv":"b"},{"lk":2,"lv":"b2"},{"lk":3,"lv":"c"}]`
+	cases := []joinCase{
+		{"semi", physical.RightSemiJoin, rightRows, false, false, semi},
+		{"semi-empty", physical.RightSemiJoin, `[]`, false, false, `[]`},
+		{"anti", physical.RightAntiJoin, rightRows, false, false, `[{"lk":null,"lv":"n"},{"lk":5,"lv":"e"}]`},
+		{"anti-empty", physical.RightAntiJoin, `[]`, false, false, leftRows},
+		{"anti-nullaware-build-null", physical.RightAntiJoin, rightRows, false, true, `[]`},
+		{"anti-nullaware", physical.RightAntiJoin, rightNoNull, false, true, `[{"lk":5,"lv":"e"}]`},
+		{"anti-nullaware-empty", physical.RightAntiJoin, `[]`, false, true, leftRows},
+		{"semi-filter", physical.RightSemiJoin, rightRows, true, false, `[{"lk":1,"lv":"a"},{"lk":2,"lv":"b"},{"lk":2,"lv":"b2"}]`},
+		{"anti-filter", physical.RightAntiJoin, rightRows, true, false, `[{"lk":3,"lv":"c"},{"lk":null,"lv":"n"},{"lk":5,"lv":"e"}]`},
+	}
+	for _, mode := range []physical.JoinMode{physical.CollectLeft, physical.Partitioned} {
+		for _, c := range cases {
+			if mode == physical.Partitioned && c.nullAware {
+				continue
+			}
+			for _, parts := range []int{1, 3} {
+				exectest.Run(t, exectest.Case{
+					Name:  fmt.Sprintf("%s/%s/parts=%d", mode, c.name, parts),
+					Async: parts == 3,
+					Inputs: []exectest.Input{
+						{Name: "l", Schema: leftSchema, Rows: leftRows, Partitions: parts},
+						{Name: "r", Schema: rightSchema, Rows: c.right, Partitions: 2},
+					},
+					Plan: func(s []physical.Plan) physical.Plan {
+						build, probe := s[1], s[0]
+						bk, pk := col(0, "rk", i64), col(0, "lk", i64)
+						if mode == physical.Partitioned {
+							build = &physical.Repartition{Input: build, Keys: []physical.Expr{bk}, N: parts}
+							probe = &physical.Repartition{Input: probe, Keys: []physical.Expr{pk}, N: parts}
+						}
+						j := &physical.HashJoin{Left: build, Right: probe, Mode: mode, Type: c.typ,
+							On: []physical.JoinOn{{Left: bk, Right: pk}}, NullAware: c.nullAware}
+						if c.filter {
+							j.Filter = col(2, "ok", boolT) // the build side's "ok"
+						}
+						return j
+					},
+					Want: c.want,
+				})
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // newNestedLoopJoin runs one partition of a physical.NestedLoopJoin with the
@@ -15,6 +16,9 @@ import (
 // is TRUE, else NULL if some pair is NULL, else false (false for an empty
 // right side).
 func newNestedLoopJoin(tc *TaskContext, n *physical.NestedLoopJoin, partition int) (Operator, error) {
+	if n.Type == physical.RightSemiJoin || n.Type == physical.RightAntiJoin {
+		return nil, qerr.NotImplementedf("exec/nljoin: %s join: the planner makes it only as a hash join", n.Type)
+	}
 	j, err := newJoinOp(tc, n.Left, n.Right, n.Type, n.Filter, n.Schema(), partition, "nljoin")
 	if err != nil {
 		return nil, err

@@ -627,7 +627,7 @@ type pqDirect struct {
 	table, path string // for messages
 	helped      []bool
 	helper      *pqHelper
-	ready  []arrow.RecordBatch // decoded batches not yet returned
+	ready       []arrow.RecordBatch // decoded batches not yet returned
 }
 
 // pqHelper decodes the helped columns of a run of batches on its own

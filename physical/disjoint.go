@@ -42,6 +42,10 @@ func DisjointColumns(p Plan) []int {
 		}
 		return nil
 	case *HashJoin:
+		if n.Type == RightSemiJoin || n.Type == RightAntiJoin {
+			// Each output partition is a subset of its probe partition.
+			return DisjointColumns(n.Right)
+		}
 		if n.Mode != CollectLeft || n.Type != InnerJoin {
 			return nil
 		}

@@ -203,10 +203,17 @@ const (
 	SemiJoin
 	AntiJoin
 	MarkJoin
+	// RightSemiJoin and RightAntiJoin are SemiJoin and AntiJoin with the
+	// inputs swapped, so that the smaller side is built: they output the
+	// Right (probe) rows that have (RightSemi) or lack (RightAnti) a match
+	// in Left, Right's columns only. The planner makes them; the logical
+	// plan has no such types. A filter sees Left's columns, then Right's.
+	RightSemiJoin
+	RightAntiJoin
 )
 
 func (t JoinType) String() string {
-	return [...]string{"Inner", "Left", "Right", "Full", "LeftSemi", "LeftAnti", "LeftMark"}[t]
+	return [...]string{"Inner", "Left", "Right", "Full", "LeftSemi", "LeftAnti", "LeftMark", "RightSemi", "RightAnti"}[t]
 }
 
 // JoinMode is how a hash join distributes its inputs.
@@ -395,6 +402,8 @@ func joinSchema(l, r *arrow.Schema, t JoinType, mark string) *arrow.Schema {
 	switch t {
 	case SemiJoin, AntiJoin:
 		return l
+	case RightSemiJoin, RightAntiJoin:
+		return r
 	case MarkJoin:
 		return arrow.NewSchema(append(lf, arrow.Field{Name: mark, Type: arrow.FixedWidthTypes.Boolean, Nullable: true}), nil)
 	case LeftJoin:

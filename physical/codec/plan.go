@@ -407,7 +407,7 @@ func int32s(cols []int) []int32 {
 func width(p physical.Plan) int { return len(p.Schema().Fields()) }
 
 func checkJoinType(t int32) (physical.JoinType, error) {
-	if t < int32(physical.InnerJoin) || t > int32(physical.MarkJoin) {
+	if t < int32(physical.InnerJoin) || t > int32(physical.RightAntiJoin) {
 		return 0, qerr.Internalf("codec: unknown join type %d", t)
 	}
 	return physical.JoinType(t), nil

@@ -502,10 +502,23 @@ func (pl *Planner) join(ctx context.Context, n *logical.Join) (physical.Plan, er
 	swapped, canSwap := swappedType[n.Type]
 	doSwap := canSwap && estimate(n.Right) < estimate(n.Left)/2
 	fschema := ls.Join(rs)
-	if doSwap {
+	// A semi or anti join outputs left rows; when the right side is clearly
+	// smaller, build it instead and probe with the left rows (RightSemi,
+	// RightAnti), which output the probe rows in their own order. NOT IN
+	// (null-aware) swaps only with one key and no filter, where a NULL
+	// build key decides alone.
+	semiSwap := false
+	if rt, ok := probeSideType[n.Type]; ok && !doSwap && estimate(n.Right) < estimate(n.Left)/2 &&
+		(!n.NullAware || (n.Filter == nil && len(on) == 1)) {
+		semiSwap = true
+		typ = rt
+	}
+	if doSwap || semiSwap {
 		left, right = right, left
 		buildLeft = n.Right
-		typ = joinTypes[swapped]
+		if doSwap {
+			typ = joinTypes[swapped]
+		}
 		for i := range on {
 			on[i] = physical.JoinOn{Left: on[i].Right, Right: on[i].Left}
 		}
@@ -547,6 +560,12 @@ func (pl *Planner) join(ctx context.Context, n *logical.Join) (physical.Plan, er
 		cols = append(cols, &physical.Column{Index: i, Name: js.Field(i).Name, Type: js.Field(i).Type})
 	}
 	return &physical.Projection{Input: out, Exprs: cols, Names: names(n.Schema())}, nil
+}
+
+// probeSideType is the physical join that gives a semi or anti join's
+// rows by probing with its left input.
+var probeSideType = map[logical.JoinType]physical.JoinType{
+	logical.SemiJoin: physical.RightSemiJoin, logical.AntiJoin: physical.RightAntiJoin,
 }
 
 var swappedType = map[logical.JoinType]logical.JoinType{
