@@ -99,6 +99,25 @@ func coverDirect[T intLike](t *hashTable, vals []T, arr arrow.Array, n int, sel 
 		return true
 	}
 	rows := rowCount(n, sel)
+	if len(t.pages) > 0 && lo >= t.directLo {
+		// Within the window and every page of [lo, hi] present (the common
+		// case once a table has seen its keys): nothing to allocate, and no
+		// pass over the rows. Bounded by the rows' own pass in cost.
+		first := (uint64(lo) - uint64(t.directLo)) >> pageBits
+		last := (uint64(hi) - uint64(t.directLo)) >> pageBits
+		if last < uint64(len(t.pages)) && last-first < uint64(rows) {
+			all := true
+			for _, pg := range t.pages[first : last+1] {
+				if pg == &zeroPage {
+					all = false
+					break
+				}
+			}
+			if all {
+				return true
+			}
+		}
+	}
 	// Windows start on a page boundary, so a page never straddles MaxInt64
 	// (MaxInt64+1 is a multiple of pageSize) and the window's last key is a
 	// valid int64.

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -209,9 +210,20 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 	}
 	defer releaseCols(arrs)
 	spec := s.spec
-	slices.SortStableFunc(s.perm, func(a, b int32) int {
-		return spec.compare(keys, int(a), keys, int(b))
-	})
+	if fetch > 0 && int64(n) > 4*fetch {
+		// Few rows wanted from many: select them with a bounded heap (about
+		// one comparison a row) and sort only those.
+		s.perm = selectTop(s.perm, int(fetch), func(a, b int32) int {
+			if c := spec.compare(keys, int(a), keys, int(b)); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b) // stability: earlier rows first
+		})
+	} else {
+		slices.SortStableFunc(s.perm, func(a, b int32) int {
+			return spec.compare(keys, int(a), keys, int(b))
+		})
+	}
 	if fetch >= 0 && int64(n) > fetch {
 		s.perm = s.perm[:fetch]
 	}
@@ -270,4 +282,46 @@ func (s *sortOp) Close() error {
 	s.tc.Shrink(s.reserved)
 	s.reserved = 0
 	return s.input.Close()
+}
+
+// selectTop reorders rows so that its first k entries are the k smallest
+// by less-than-zero of compare (a strict total order), sorted, and returns
+// rows. It keeps the k best seen in a max-heap whose root is the worst of
+// them: a row that does not beat the root costs one comparison.
+func selectTop(rows []int32, k int, compare func(a, b int32) int) []int32 {
+	if k >= len(rows) {
+		slices.SortFunc(rows, compare)
+		return rows
+	}
+	h := rows[:k] // rows[:k] becomes the heap; rows[k:] are scanned
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i, compare)
+	}
+	for _, r := range rows[k:] {
+		if compare(r, h[0]) < 0 {
+			h[0] = r
+			siftDown(h, 0, compare)
+		}
+	}
+	slices.SortFunc(h, compare)
+	return rows
+}
+
+// siftDown restores the max-heap order of h below position i.
+func siftDown(h []int32, i int, compare func(a, b int32) int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && compare(h[r], h[l]) > 0 {
+			m = r
+		}
+		if compare(h[m], h[i]) <= 0 {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }

@@ -43,18 +43,9 @@ func (s *Schema) Field(i int) Field { return s.Fields[i] }
 // Names compare case-insensitively. It errors if the column is missing or ambiguous,
 // listing the valid names.
 func (s *Schema) IndexOf(qualifier, name string) (int, error) {
-	found := -1
-	for i, f := range s.Fields {
-		if !strings.EqualFold(f.Name, name) {
-			continue
-		}
-		if qualifier != "" && !strings.EqualFold(f.Qualifier, qualifier) {
-			continue
-		}
-		if found >= 0 {
-			return -1, qerr.Planf("column reference %q is ambiguous", qualify(qualifier, name))
-		}
-		found = i
+	found, n := s.lookup(qualifier, name)
+	if n > 1 {
+		return -1, qerr.Planf("column reference %q is ambiguous", qualify(qualifier, name))
 	}
 	if found < 0 {
 		names := make([]string, len(s.Fields))
@@ -66,10 +57,31 @@ func (s *Schema) IndexOf(qualifier, name string) (int, error) {
 	return found, nil
 }
 
-// Has reports whether the column resolves unambiguously in s.
+// Has reports whether the column resolves unambiguously in s. The
+// optimizer asks it often, about columns that mostly are not there: it
+// builds no error.
 func (s *Schema) Has(qualifier, name string) bool {
-	_, err := s.IndexOf(qualifier, name)
-	return err == nil
+	_, n := s.lookup(qualifier, name)
+	return n == 1
+}
+
+// lookup returns the last field matching the reference and how many do
+// (stopping at two).
+func (s *Schema) lookup(qualifier, name string) (found, n int) {
+	found = -1
+	for i, f := range s.Fields {
+		if !strings.EqualFold(f.Name, name) {
+			continue
+		}
+		if qualifier != "" && !strings.EqualFold(f.Qualifier, qualifier) {
+			continue
+		}
+		if n++; n > 1 {
+			return found, n
+		}
+		found = i
+	}
+	return found, n
 }
 
 func qualify(q, n string) string {
