@@ -57,6 +57,11 @@ type locationReader struct {
 	decPos int          // the next of dec's batches
 	remote Operator
 	closed bool
+	// sameSchema is a batch schema found equal to schema: the batches of
+	// one file share their schema object, and comparing schemas field by
+	// field (metadata through reflection) for every batch cost more than
+	// counting the batch's rows.
+	sameSchema *arrow.Schema
 }
 
 func (r *locationReader) Open(ctx context.Context) error {
@@ -235,7 +240,10 @@ func (r *locationReader) checkSchema(s *arrow.Schema) error {
 
 // conform returns b with exactly the reader's schema; it takes b's reference.
 func (r *locationReader) conform(b arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if b.Schema().Equal(r.schema) {
+	if bs := b.Schema(); bs == r.schema || bs == r.sameSchema {
+		return b, nil
+	} else if bs.Equal(r.schema) {
+		r.sameSchema = bs
 		return b, nil
 	}
 	defer b.Release()

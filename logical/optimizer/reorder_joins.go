@@ -101,7 +101,17 @@ func reorder(p logical.Plan) (logical.Plan, error) {
 type sizedPlan struct {
 	p    logical.Plan
 	rows float64
-	key  string // tie-breaker independent of position, so the rule is idempotent
+	key  string // tie-breaker independent of position, so the rule is idempotent; "" until needed
+}
+
+// keyOf is s's tie-breaker: the rendering of its plan, made only when two
+// estimates tie (rendering every intermediate join was most of the rule's
+// cost).
+func (s sizedPlan) keyOf() string {
+	if s.key == "" {
+		return planString(s.p)
+	}
+	return s.key
 }
 
 func orderLeaves(leaves []logical.Plan, conds []logical.Expr) (logical.Plan, error) {
@@ -132,7 +142,7 @@ func lessSized(a, b sizedPlan) bool {
 	if a.rows != b.rows {
 		return a.rows < b.rows
 	}
-	return a.key < b.key
+	return a.keyOf() < b.keyOf()
 }
 
 // greedyOrder joins the leaves starting from leaves[start], each step adding
@@ -195,7 +205,7 @@ func greedyOrder(leaves []sizedPlan, start int, conds []logical.Expr) (logical.P
 		if err != nil {
 			return nil, 0, err
 		}
-		cur = sizedPlan{p: j, rows: logical.Estimate(j).Rows, key: planString(j)}
+		cur = sizedPlan{p: j, rows: logical.Estimate(j).Rows}
 		cost += cur.rows + left.rows
 	}
 	var rem []logical.Expr
