@@ -339,19 +339,29 @@ func differsInts[T intLike](vals []T, n int, diff []uint64) {
 // differs (its words do not hold all of it).
 func differsStrings[O int32 | int64](offs []O, data []byte, n int, diff []uint64) {
 	offs = offs[:n+1]
+	diff = diff[:n]
 	base := int(offs[0])
 	fast := len(data) - recordStringBytes
 	var pl, p0, p1, p2 uint64
+	end := int(offs[0]) - base
 	for row := 0; row < n; row++ {
-		a := int(offs[row]) - base
-		l := int(offs[row+1]) - base - a
+		a := end
+		end = int(offs[row+1]) - base
+		l := end - a
 		long := uint64(b2i(l > recordStringBytes))
 		l = min(l, recordStringBytes)
-		x0, x1, x2 := stringWords(data, a, l, fast)
-		d := (uint64(l) ^ pl) | (x0 ^ p0) | (x1 ^ p1) | (x2 ^ p2) | long
-		if row > 0 {
-			diff[row] |= d
+		var x0, x1, x2 uint64
+		if a <= fast {
+			// stringWords, inlined: whole words masked past the value.
+			v := data[a : a+recordStringBytes : a+recordStringBytes]
+			m := &stringMasks[l]
+			x0 = binary.LittleEndian.Uint64(v[0:8]) & m[0]
+			x1 = binary.LittleEndian.Uint64(v[8:16]) & m[1]
+			x2 = binary.LittleEndian.Uint64(v[16:24]) & m[2]
+		} else {
+			x0, x1, x2 = stringWordsCopy(data[a : a+l])
 		}
+		diff[row] |= ((uint64(l) ^ pl) | (x0 ^ p0) | (x1 ^ p1) | (x2 ^ p2) | long) & -uint64(b2i(row > 0))
 		pl, p0, p1, p2 = uint64(l)|long<<8, x0, x1, x2
 	}
 }
