@@ -359,8 +359,20 @@ func addDecimals(arr arrow.Array, groups []uint32, sums []decimal128.Num, seen [
 			return
 		}
 		vals = vals[:len(groups)]
-		for i, g := range groups {
-			sums[g] = sums[g].Add(vals[i])
+		if len(groups) > 0 {
+			// Sum in a register along runs of one group (rows often come
+			// grouped: an order's lines), storing once per run, instead of
+			// a load and store of the 16-byte sum per row.
+			cur := groups[0]
+			acc := sums[cur]
+			for i, g := range groups {
+				if g != cur {
+					sums[cur] = acc
+					cur, acc = g, sums[g]
+				}
+				acc = acc.Add(vals[i])
+			}
+			sums[cur] = acc
 		}
 		if seen != nil {
 			for _, g := range groups {
