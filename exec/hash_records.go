@@ -32,6 +32,7 @@ type keyRecords struct {
 	words int
 	cols  []recordCol
 	data  []uint64 // words per id, in id order
+	sink  uint64   // keeps equal's prefetching loads from being optimized away
 }
 
 type recordCol struct {
@@ -410,10 +411,19 @@ func (r *keyRecords) hash(recs []uint64, rows []int32, hashes []uint64) {
 // the stored record of ids[k].
 func (r *keyRecords) equal(recs []uint64, rows []int32, ids []uint32, eq []bool) {
 	w := r.words
+	var sink uint64
 	for k, row := range rows {
+		if k%probeChunk == 0 {
+			// Touch the stored records of the next candidates first, so
+			// that their cache misses overlap (see lookup's home slots).
+			for _, id := range ids[k:min(k+probeChunk, len(ids))] {
+				sink |= r.data[int(id)*w]
+			}
+		}
 		id := int(ids[k])
 		eq[k] = sameRecord(recs[int(row)*w:(int(row)+1)*w], r.data[id*w:(id+1)*w])
 	}
+	r.sink = sink
 }
 
 // appendRows stores the records of rows (the keys of new ids, in id order).

@@ -204,6 +204,7 @@ type probe struct {
 	// check costs about as much as hashing short keys, so it only pays
 	// where runs are common.
 	skipRepeats int
+	sink        uint64 // keeps lookup's prefetching loads from being optimized away
 }
 
 // Repeat checks are paused for repeatPause batches when fewer than one row
@@ -530,7 +531,17 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 	mask := uint32(len(slots) - 1)
 	for len(p.pending) > 0 {
 		p.candRows, p.candIDs, p.newRows = p.candRows[:0], p.candIDs[:0], p.newRows[:0]
-		for _, r := range p.pending {
+		for i, r := range p.pending {
+			if i%probeChunk == 0 {
+				// Load the home slots of the next rows first: loads no
+				// branch waits on, so a large table's cache misses overlap
+				// instead of stalling the probe loop one by one.
+				var sink uint64
+				for _, q := range p.pending[i:min(i+probeChunk, len(p.pending))] {
+					sink |= slots[p.pos[q]]
+				}
+				p.sink = sink
+			}
 			h, s := p.rowHash[r], p.pos[r]
 			tag := uint32(h)
 			for {
