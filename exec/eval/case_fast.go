@@ -164,13 +164,26 @@ func markTrue(choice []uint8, vals, valid []byte, w uint8) {
 			}
 			continue
 		}
+		// All eight rows at once: byteMasks[v] is 0xff in the bytes of the
+		// TRUE rows.
 		c := choice[base : base+8 : base+8]
-		for j := range c {
-			m := -(v >> j & 1) // 0xff where row base+j is TRUE
-			c[j] = c[j]&^m | w&m
-		}
+		m := byteMasks[v]
+		x := binary.LittleEndian.Uint64(c)
+		binary.LittleEndian.PutUint64(c, x&^m|uint64(w)*0x0101010101010101&m)
 	}
 }
+
+// byteMasks[v] has byte j all ones where bit j of v is set.
+var byteMasks = func() (t [256]uint64) {
+	for v := range t {
+		for j := range 8 {
+			if v>>j&1 != 0 {
+				t[v] |= 0xff << (8 * j)
+			}
+		}
+	}
+	return
+}()
 
 // caseSrc is one branch's data for a gather loop: row i's value is
 // vals[i&mask], where a constant is vals = [v] and mask 0, and a column
