@@ -70,10 +70,10 @@ func (s *Schema) Has(qualifier, name string) bool {
 func (s *Schema) lookup(qualifier, name string) (found, n int) {
 	found = -1
 	for i, f := range s.Fields {
-		if !strings.EqualFold(f.Name, name) {
+		if f.Name != name && !strings.EqualFold(f.Name, name) {
 			continue
 		}
-		if qualifier != "" && !strings.EqualFold(f.Qualifier, qualifier) {
+		if qualifier != "" && f.Qualifier != qualifier && !strings.EqualFold(f.Qualifier, qualifier) {
 			continue
 		}
 		if n++; n > 1 {
