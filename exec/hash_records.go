@@ -32,7 +32,6 @@ type keyRecords struct {
 	words int
 	cols  []recordCol
 	data  []uint64 // words per id, in id order
-	sink  uint64   // keeps equal's prefetching loads from being optimized away
 }
 
 type recordCol struct {
@@ -409,7 +408,10 @@ func (r *keyRecords) hash(recs []uint64, rows []int32, hashes []uint64) {
 
 // equal clears eq[k] where the record of row rows[k] in recs differs from
 // the stored record of ids[k].
-func (r *keyRecords) equal(recs []uint64, rows []int32, ids []uint32, eq []bool) {
+//
+// It returns a value of the prefetching loads for the caller to keep (in
+// its own probe state: the table is shared by concurrent finds).
+func (r *keyRecords) equal(recs []uint64, rows []int32, ids []uint32, eq []bool) uint64 {
 	w := r.words
 	var sink uint64
 	for k, row := range rows {
@@ -423,7 +425,7 @@ func (r *keyRecords) equal(recs []uint64, rows []int32, ids []uint32, eq []bool)
 		id := int(ids[k])
 		eq[k] = sameRecord(recs[int(row)*w:(int(row)+1)*w], r.data[id*w:(id+1)*w])
 	}
-	r.sink = sink
+	return sink
 }
 
 // appendRows stores the records of rows (the keys of new ids, in id order).

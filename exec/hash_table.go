@@ -204,7 +204,7 @@ type probe struct {
 	// check costs about as much as hashing short keys, so it only pays
 	// where runs are common.
 	skipRepeats int
-	sink        uint64 // keeps lookup's prefetching loads from being optimized away
+	sink        uint64 // keeps lookup's prefetching loads from being optimized away (per probe: tables are shared)
 }
 
 // Repeat checks are paused for repeatPause batches when fewer than one row
@@ -588,7 +588,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 				eq[i] = true
 			}
 			if rec != nil {
-				rec.equal(p.recs, p.candRows, p.candIDs, eq)
+				p.sink |= rec.equal(p.recs, p.candRows, p.candIDs, eq)
 			} else {
 				for i, k := range t.keys {
 					k.equal(cols[i], p.candRows, p.candIDs, eq)
