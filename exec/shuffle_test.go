@@ -328,3 +328,46 @@ func repartitionRows(t *testing.T, mem memory.Allocator, tables exectest.Tables,
 	}
 	return rows[out]
 }
+
+// TestPinnedShuffleCoalescesBatches: a pinned (cache) shuffle file holds its
+// rows in batches of at least the task's batch size (the last may be
+// shorter), whatever the size of the batches written to it, while an
+// ordinary shuffle file keeps the batches as they come; both read back the
+// same rows.
+func TestPinnedShuffleCoalescesBatches(t *testing.T) {
+	mem := exectest.Allocator(t)
+	const rows, batch = 20000, 64
+	for _, n := range []int{0, 3} {
+		for _, pinned := range []bool{false, true} {
+			t.Run(fmt.Sprintf("n=%d/pinned=%v", n, pinned), func(t *testing.T) {
+				tables := shuffleInput(t, mem, 2, rows, batch)
+				defer tables.Release()
+				dir := t.TempDir()
+				w := &physical.ShuffleWriter{Input: exectest.MemoryScan("t", shuffleSchema, 2), JobID: "j1", StageID: 1, Pinned: pinned}
+				if n > 0 {
+					w.Keys, w.N = []physical.Expr{&physical.Column{Index: 0, Name: "k", Type: arrow.PrimitiveTypes.Int64}}, n
+				}
+				locs := runStage(t, mem, tables, dir, "e1", w)
+				bs := exec.NewTaskContext(mem, 0).BatchSize
+				var got []string
+				for p, ls := range locs {
+					for _, l := range ls {
+						full := (l.Rows + int64(bs) - 1) / int64(bs)
+						if pinned && l.Batches > full {
+							t.Errorf("pinned file of %d rows has %d batches, want at most %d", l.Rows, l.Batches, full)
+						}
+						if !pinned && l.Rows > int64(batch) && l.Batches <= full {
+							t.Errorf("ordinary file of %d rows has %d batches: merged", l.Rows, l.Batches)
+						}
+					}
+					r, err := readPartition(t, taskContext(mem, nil, dir, "e1"), &physical.ShuffleReader{StageID: 1, OutSchema: shuffleSchema, Locations: locs}, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, r...)
+				}
+				exectest.Compare(t, got, tableRows(tables, -1), exectest.Unordered)
+			})
+		}
+	}
+}

@@ -141,6 +141,10 @@ type shuffleFile struct {
 	w       *ipc.Writer
 	rows    int64
 	batches int64
+	// pinned (cache) files only: batches held back until they add up to a
+	// full batch (coalesce)
+	pending     []arrow.RecordBatch
+	pendingRows int64
 }
 
 // countingWriter counts the bytes written through it.
@@ -247,9 +251,45 @@ func (w *shuffleWriteOp) create() error {
 	return nil
 }
 
-// write appends b to file i; b keeps its reference.
+// write appends b to file i; b keeps its reference. A pinned (cache) file
+// gets its rows in batches of at least the task's batch size: a join's
+// output comes in pieces (a few thousand rows of each probe batch), and
+// every later query over the cache pays per batch it reads, while the
+// merge is paid once, when the cache is built.
 func (w *shuffleWriteOp) write(i int, b arrow.RecordBatch) error {
 	sf := w.files[i]
+	if w.n.Pinned {
+		if b.NumCols() != int64(w.schema.NumFields()) {
+			return qerr.Internalf("exec: shuffle write of job %s stage %d: batch has %d columns, the plan %d", w.n.JobID, w.n.StageID, b.NumCols(), w.schema.NumFields())
+		}
+		b.Retain()
+		sf.pending = append(sf.pending, b)
+		sf.pendingRows += b.NumRows()
+		if sf.pendingRows < int64(w.tc.batchSize()) {
+			return nil
+		}
+		return w.flushPending(sf)
+	}
+	return w.writeBatch(sf, b)
+}
+
+// flushPending writes sf's held-back batches as one.
+func (w *shuffleWriteOp) flushPending(sf *shuffleFile) error {
+	if len(sf.pending) == 0 {
+		return nil
+	}
+	merged, err := concatBatches(w.tc.Mem, w.schema, sf.pending)
+	releaseAll(sf.pending)
+	sf.pending, sf.pendingRows = sf.pending[:0], 0
+	if err != nil {
+		return err
+	}
+	defer merged.Release()
+	return w.writeBatch(sf, merged)
+}
+
+// writeBatch appends b to sf's file; b keeps its reference.
+func (w *shuffleWriteOp) writeBatch(sf *shuffleFile, b arrow.RecordBatch) error {
 	if !b.Schema().Equal(w.schema) {
 		// Same columns, but names or nullability differ from the plan's
 		// schema: relabel, so every file carries exactly the plan's schema.
@@ -322,6 +362,11 @@ func (w *shuffleWriteOp) route(ctx context.Context, b arrow.RecordBatch, hashes 
 // recomputed anyway) and renames them into place.
 func (w *shuffleWriteOp) commit() error {
 	for _, sf := range w.files {
+		if err := w.flushPending(sf); err != nil {
+			return err
+		}
+	}
+	for _, sf := range w.files {
 		err := sf.w.Close()
 		sf.w = nil
 		if err == nil {
@@ -351,6 +396,8 @@ func (w *shuffleWriteOp) abort() {
 		if sf == nil {
 			continue
 		}
+		releaseAll(sf.pending)
+		sf.pending, sf.pendingRows = nil, 0
 		if sf.w != nil {
 			_ = sf.w.Close() // releases the writer's buffers; the file goes anyway
 			sf.w = nil
