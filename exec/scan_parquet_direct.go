@@ -86,7 +86,7 @@ type pqColumn struct {
 	scratch []uint32
 }
 
-// pqDirectKind reports whether leaf column descr, read as Arrow type typ,
+// pqDirectValues reports whether leaf column descr, read as Arrow type typ,
 // can be decoded directly, and the decoder for it.
 func pqDirectValues(descr *schema.Column, typ arrow.DataType, mem memory.Allocator) (pqValues, bool) {
 	if descr.MaxRepetitionLevel() != 0 || descr.MaxDefinitionLevel() > 1 {

@@ -39,7 +39,7 @@ var fixSchema = arrow.NewSchema([]arrow.Field{
 // writeFixFile writes rows rows of fixSchema with NULLs in every column
 // (none in the first row group's "mode", so both bitmap paths run) and
 // returns the record written.
-func writeFixFile(t *testing.T, mem memory.Allocator, path string, rows int, rgRows int64) arrow.RecordBatch {
+func writeFixFile(t *testing.T, mem memory.Allocator, path string, rows int, rgRows int64, opts ...parquet.WriterProperty) arrow.RecordBatch {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, 9))
 	b := array.NewRecordBuilder(mem, fixSchema)
@@ -85,9 +85,9 @@ func writeFixFile(t *testing.T, mem memory.Allocator, path string, rows int, rgR
 		t.Fatal(err)
 	}
 	defer f.Close()
-	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rgRows), parquet.WithStats(true),
+	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(rgRows), parquet.WithStats(true),
 		parquet.WithStoreDecimalAsInteger(true), parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithDictionaryPageSizeLimit(2048), parquet.WithDataPageSize(4096), parquet.WithAllocator(mem))
+		parquet.WithDictionaryPageSizeLimit(2048), parquet.WithDataPageSize(4096), parquet.WithAllocator(mem)}, opts...)...)
 	w, err := pqarrow.NewFileWriter(fixSchema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		t.Fatal(err)
@@ -592,5 +592,30 @@ func TestParquetScanMemoryLimit(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestParquetScanDataPageV2 reads the conversion file written with version 2
+// data pages (levels stored apart from the compressed values) through the
+// direct path and compares with the data written.
+func TestParquetScanDataPageV2(t *testing.T) {
+	mem := checkedMem(t)
+	path := filepath.Join(t.TempDir(), "fix-v2.parquet")
+	want := writeFixFile(t, mem, path, 3000, 1100, parquet.WithDataPageVersion(parquet.DataPageV2))
+	defer want.Release()
+	tc := NewTaskContext(mem, 0)
+	s := &scanOp{tc: tc, n: &physical.Scan{Table: "t", Partitions: [][]string{{path}}}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
+	src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.(*parquetSource).direct == nil {
+		t.Error("the direct path was not chosen")
+	}
+	src.close()
+	for _, bs := range []int{7, 1024} {
+		t.Run(fmt.Sprintf("bs%d", bs), func(t *testing.T) {
+			checkScan(t, mem, path, want, bs, []int{0, 1, 2, 3, 4, 5, 6}, nil)
+		})
 	}
 }
