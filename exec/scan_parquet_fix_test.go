@@ -101,6 +101,22 @@ func writeFixFile(t *testing.T, mem memory.Allocator, path string, rows int, rgR
 	return rec
 }
 
+// readPath is one way a Parquet file is read: the direct decoder with or
+// without a helper goroutine, or arrow-go's record reader.
+type readPath struct{ direct, help bool }
+
+var readPaths = []readPath{{true, true}, {true, false}, {false, false}}
+
+func (m readPath) String() string { return fmt.Sprintf("direct=%v/help=%v", m.direct, m.help) }
+
+// use switches the scan to m until the test ends (tests using it do not
+// run in parallel).
+func (m readPath) use(t *testing.T) {
+	d, h := parquetDirect, parquetHelp
+	t.Cleanup(func() { parquetDirect, parquetHelp = d, h })
+	parquetDirect, parquetHelp = m.direct, m.help
+}
+
 func checkedMem(t *testing.T) *memory.CheckedAllocator {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() {
@@ -123,11 +139,10 @@ func TestParquetScanConversions(t *testing.T) {
 	want := writeFixFile(t, mem, path, rows, rgRows)
 	defer want.Release()
 
-	for _, mode := range []struct{ direct, help bool }{{true, true}, {true, false}, {false, false}} {
+	for _, mode := range readPaths {
 		direct := mode.direct
-		t.Run(fmt.Sprintf("direct=%v/help=%v", direct, mode.help), func(t *testing.T) {
-			defer func(d, h bool) { parquetDirect, parquetHelp = d, h }(parquetDirect, parquetHelp)
-			parquetDirect, parquetHelp = direct, mode.help
+		t.Run(mode.String(), func(t *testing.T) {
+			mode.use(t)
 
 			// The paths this test means to exercise are the ones chosen.
 			tc := NewTaskContext(mem, 0)
@@ -524,10 +539,9 @@ func TestParquetScanClosedEarly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
-	for _, mode := range []struct{ direct, help bool }{{true, true}, {true, false}, {false, false}} {
-		t.Run(fmt.Sprintf("direct=%v/help=%v", mode.direct, mode.help), func(t *testing.T) {
-			defer func(d, h bool) { parquetDirect, parquetHelp = d, h }(parquetDirect, parquetHelp)
-			parquetDirect, parquetHelp = mode.direct, mode.help
+	for _, mode := range readPaths {
+		t.Run(mode.String(), func(t *testing.T) {
+			mode.use(t)
 			n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
 				Partitions: [][]string{{path}}, Fetch: -1}
 			op, err := Build(NewTaskContext(mem, 100), n, 0)
@@ -564,11 +578,10 @@ func TestParquetScanMemoryLimit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
-	for _, mode := range []struct{ direct, help bool }{{true, true}, {true, false}, {false, false}} {
+	for _, mode := range readPaths {
 		for _, limit := range []int64{4 << 10, 20 << 10, 60 << 10, 150 << 10} {
-			t.Run(fmt.Sprintf("direct=%v/help=%v/limit=%d", mode.direct, mode.help, limit), func(t *testing.T) {
-				defer func(d, h bool) { parquetDirect, parquetHelp = d, h }(parquetDirect, parquetHelp)
-				parquetDirect, parquetHelp = mode.direct, mode.help
+			t.Run(fmt.Sprintf("%s/limit=%d", mode, limit), func(t *testing.T) {
+				mode.use(t)
 				var parent memory.Allocator = mem
 				if !mode.direct {
 					parent = memory.NewGoAllocator()
