@@ -431,6 +431,7 @@ func (r *keyRecords) equal(recs []uint64, rows []int32, ids []uint32, eq []bool)
 // appendRows stores the records of rows (the keys of new ids, in id order).
 func (r *keyRecords) appendRows(recs []uint64, rows []int32) {
 	w := r.words
+	r.data = growDouble(r.data, len(rows)*w)
 	for _, row := range rows {
 		r.data = append(r.data, recs[int(row)*w:(int(row)+1)*w]...)
 	}
