@@ -74,8 +74,9 @@ type joinOp struct {
 	row      int               // next probe row to pair
 	chain    int32             // next build row of row's chain / NLJ: next left row
 	inChain  bool
-	rMatched []bool // per probe row of cur (Right/Full/RightSemi/RightAnti)
-	rNull    []bool // per probe row of cur: its key is NULL (null-aware RightAnti)
+	rMatched []bool  // per probe row of cur (Right/Full/RightSemi/RightAnti)
+	rNull    []bool  // per probe row of cur: its key is NULL (null-aware RightAnti)
+	outRows  []int32 // probeRowsOut's scratch
 	unmRows  []int32
 	unmPos   int
 	bIdx     []int32
@@ -217,7 +218,8 @@ func (j *joinOp) emitsProbeRows() bool {
 // build side with a NULL key no row qualifies, and a row whose key is NULL
 // qualifies only against an empty build side.
 func (j *joinOp) probeRowsOut() []int32 {
-	out := make([]int32, 0)
+	out := j.outRows[:0] // reused batch to batch; output copies the rows it takes
+	defer func() { j.outRows = out[:0] }()
 	want := j.typ == physical.RightSemiJoin
 	if j.typ == physical.RightAntiJoin && j.nullAware && j.build.n > 0 {
 		if j.build.keyNull != nil {

@@ -215,6 +215,10 @@ func TestHashJoinAgainstReference(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 7))
 			left, right := refInputs(r, shape.unique, shape.cover)
 			lj, rj := refJSON(left, "lk", "ln", "lv"), refJSON(right, "rk", "rv", "rs")
+			inputs := []exectest.Input{
+				{Name: "l", Schema: refLeftSchema, Rows: lj, Partitions: 2},
+				{Name: "r", Schema: refRightSchema, Rows: rj, Partitions: 2},
+			}
 			for _, typ := range types {
 				for _, filter := range []bool{false, true} {
 					for _, nullAware := range []bool{false, true} {
@@ -225,11 +229,8 @@ func TestHashJoinAgainstReference(t *testing.T) {
 							// The same rows from the probe side: build on r, probe with l.
 							rtyp := map[physical.JoinType]physical.JoinType{physical.SemiJoin: physical.RightSemiJoin, physical.AntiJoin: physical.RightAntiJoin}[typ]
 							exectest.Run(t, exectest.Case{
-								Name: fmt.Sprintf("%s/seed=%d/%s/filter=%v/nullaware=%v", shape.name, seed, rtyp, filter, nullAware),
-								Inputs: []exectest.Input{
-									{Name: "l", Schema: refLeftSchema, Rows: lj, Partitions: 2},
-									{Name: "r", Schema: refRightSchema, Rows: rj, Partitions: 2},
-								},
+								Name:   fmt.Sprintf("%s/seed=%d/%s/filter=%v/nullaware=%v", shape.name, seed, rtyp, filter, nullAware),
+								Inputs: inputs,
 								Plan: func(s []physical.Plan) physical.Plan {
 									j := &physical.HashJoin{Left: s[1], Right: s[0], Mode: physical.CollectLeft, Type: rtyp,
 										On:        []physical.JoinOn{{Left: col(0, "rk", i64), Right: col(0, "lk", i64)}},
@@ -244,11 +245,8 @@ func TestHashJoinAgainstReference(t *testing.T) {
 							})
 						}
 						exectest.Run(t, exectest.Case{
-							Name: fmt.Sprintf("%s/seed=%d/%s/filter=%v/nullaware=%v", shape.name, seed, typ, filter, nullAware),
-							Inputs: []exectest.Input{
-								{Name: "l", Schema: refLeftSchema, Rows: lj, Partitions: 2},
-								{Name: "r", Schema: refRightSchema, Rows: rj, Partitions: 2},
-							},
+							Name:   fmt.Sprintf("%s/seed=%d/%s/filter=%v/nullaware=%v", shape.name, seed, typ, filter, nullAware),
+							Inputs: inputs,
 							Plan: func(s []physical.Plan) physical.Plan {
 								j := &physical.HashJoin{Left: s[0], Right: s[1], Mode: physical.CollectLeft, Type: typ,
 									On:        []physical.JoinOn{{Left: col(0, "lk", i64), Right: col(0, "rk", i64)}},
