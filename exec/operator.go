@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -61,7 +62,7 @@ type TaskContext struct {
 	// the next (the executor's registry, shared by all its tasks); nil means
 	// each read maps its file afresh. Plain shuffle files, read once, never
 	// go through it.
-	Maps *FileMaps
+	Maps *filemap.FileMaps
 	// shared holds per-node state shared across partitions (exchanges, join
 	// build sides), created on first use by any partition.
 	shared sharedState

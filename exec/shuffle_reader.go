@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -44,7 +45,7 @@ type locationReader struct {
 	tc     *TaskContext
 	what   string
 	schema *arrow.Schema
-	maps   *FileMaps // keeps local files mapped between readers; nil: map per read
+	maps   *filemap.FileMaps // keeps local files mapped between readers; nil: map per read
 	locs   []physical.PartitionLocation
 	next   int // index of the location to open next
 
@@ -53,8 +54,8 @@ type locationReader struct {
 	path   string   // the open local file's path
 	file   *os.File // the open local file, nil when it is mapped
 	stream *ipc.Reader
-	dec    *decodedFile // the open local file's shared decoded batches, instead of stream
-	decPos int          // the next of dec's batches
+	dec    *filemap.DecodedFile // the open local file's shared decoded batches, instead of stream
+	decPos int                  // the next of dec's batches
 	remote Operator
 	closed bool
 	// sameSchema is a batch schema found equal to schema: the batches of
@@ -142,21 +143,21 @@ func (r *locationReader) open(ctx context.Context) error {
 			return qerr.IOf("exec: %s: cannot open shuffle file %s: %w", r.what, path, err)
 		}
 		if m != nil {
-			d, err := m.decoded()
+			d, err := m.Decoded()
 			if err != nil {
-				m.release()
+				m.Release()
 				return qerr.IOf("exec: %s: shuffle file %s is not an arrow ipc stream: %w", r.what, path, err)
 			}
 			if d != nil {
-				m.release() // the decoded batches keep the pages mapped
-				if err := r.checkSchema(d.schema); err != nil {
-					d.release()
+				m.Release() // the decoded batches keep the pages mapped
+				if err := r.checkSchema(d.Schema); err != nil {
+					d.Release()
 					return err
 				}
 				r.path, r.dec, r.decPos = path, d, 0
 				return nil
 			}
-			s, err := newMappedStream(m, r.tc.Mem)
+			s, err := filemap.NewMappedStream(m, r.tc.Mem)
 			if err != nil {
 				return qerr.IOf("exec: %s: shuffle file %s is not an arrow ipc stream: %w", r.what, path, err)
 			}
@@ -175,7 +176,7 @@ func (r *locationReader) open(ctx context.Context) error {
 	}
 	// Mapped when possible (see shuffle_mapped.go): the file is then closed
 	// at once and the stream reads the mapping; else the stream reads f.
-	s, mapped, err := openMappedStream(f, r.tc.Mem)
+	s, mapped, err := filemap.OpenMappedStream(f, r.tc.Mem)
 	if mapped {
 		f.Close() // read only; the mapping stays valid
 		f = nil
@@ -205,10 +206,10 @@ func (r *locationReader) read(ctx context.Context) (arrow.RecordBatch, error) {
 		return r.remote.Next(ctx)
 	}
 	if r.dec != nil {
-		if r.decPos == len(r.dec.batches) {
+		if r.decPos == len(r.dec.Batches) {
 			return nil, io.EOF
 		}
-		b := r.dec.batches[r.decPos]
+		b := r.dec.Batches[r.decPos]
 		r.decPos++
 		b.Retain()
 		return b, nil
@@ -266,7 +267,7 @@ func (r *locationReader) closeCurrent() {
 		r.stream = nil
 	}
 	if r.dec != nil {
-		r.dec.release()
+		r.dec.Release()
 		r.dec = nil
 	}
 	if r.file != nil {

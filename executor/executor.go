@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -43,7 +43,7 @@ type Executor struct {
 	// maps keeps the local cache files every task reads mapped between
 	// tasks; stage directories are forgotten as they are removed, and
 	// everything at Close.
-	maps *exec.FileMaps
+	maps *filemap.FileMaps
 
 	// Set by Start before any goroutine that reads them starts.
 	meta     physical.ExecutorMeta
@@ -93,7 +93,7 @@ func New(cfg Config) (*Executor, error) {
 		cfg:        cfg,
 		log:        loggerT{cfg.Logger.With("executor", cfg.ID)},
 		fetcher:    NewFlightFetcher(cfg.Allocator),
-		maps:       exec.NewFileMaps(),
+		maps:       filemap.NewFileMaps(),
 		running:    map[taskKey]*task{},
 		pinned:     map[string]map[int]bool{},
 		wake:       make(chan struct{}, cfg.VCores),
@@ -204,7 +204,7 @@ func (e *Executor) Fetcher() *FlightFetcher { return e.fetcher }
 
 // Maps returns the registry of the cache files kept mapped between the
 // tasks that read them (exec.TaskContext.Maps of every task).
-func (e *Executor) Maps() *exec.FileMaps { return e.maps }
+func (e *Executor) Maps() *filemap.FileMaps { return e.maps }
 
 func (e *Executor) rpcMeta() *rpc.ExecutorMeta {
 	return &rpc.ExecutorMeta{

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -48,7 +49,7 @@ func within(dir, path string) bool {
 // the stages it removed. Each stage directory is forgotten by maps (when
 // not nil) before it is removed, so no later reader shares a mapping of a
 // removed file; readers and batches over one keep it until released.
-func removeJobData(workDir, job string, stages []int, keep map[int]bool, maps *exec.FileMaps) ([]int, error) {
+func removeJobData(workDir, job string, stages []int, keep map[int]bool, maps *filemap.FileMaps) ([]int, error) {
 	if err := checkJobID(job); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package exec
+package filemap
 
 import (
 	"encoding/binary"
@@ -51,7 +51,7 @@ type mapping struct {
 
 	decodeMu   sync.Mutex
 	registered bool         // a FileMaps entry holds it (see decoded)
-	dec        *decodedFile // decoded batches, once a reader asked
+	dec        *DecodedFile // decoded batches, once a reader asked
 	noShare    bool         // its batches are not views of it: readers stream
 }
 
@@ -63,7 +63,7 @@ func newMapping(data []byte, unmap func([]byte) error) *mapping {
 
 func (m *mapping) retain() { m.refs.Add(1) }
 
-func (m *mapping) release() {
+func (m *mapping) Release() {
 	if m.refs.Add(-1) == 0 && m.closed.CompareAndSwap(false, true) {
 		_ = m.unmap(m.data) // nothing refers to the pages any more
 		m.data = nil
@@ -79,7 +79,7 @@ func (m *mapping) Reallocate(int, []byte) []byte {
 }
 
 // Free is called once per body buffer, when its count reaches zero.
-func (m *mapping) Free([]byte) { m.release() }
+func (m *mapping) Free([]byte) { m.Release() }
 
 // mappedMessages is an ipc.MessageReader over the bytes of an Arrow IPC
 // stream held by a mapping: message bodies are buffers over the mapping's
@@ -107,7 +107,7 @@ func (r *mappedMessages) Release() {
 		return
 	}
 	r.dropMsg()
-	r.m.release()
+	r.m.Release()
 }
 
 func (r *mappedMessages) dropMsg() {
@@ -171,19 +171,19 @@ func (r *mappedMessages) Message() (msg *ipc.Message, err error) {
 // over the mapping, or ok == false when the file cannot be mapped (empty,
 // or the platform has no mmap): the caller then reads f as a stream. f
 // may be closed as soon as this returns.
-func openMappedStream(f *os.File, mem memory.Allocator) (s *ipc.Reader, ok bool, err error) {
+func OpenMappedStream(f *os.File, mem memory.Allocator) (s *ipc.Reader, ok bool, err error) {
 	data, unmap, err := mapFile(f)
 	if err != nil || data == nil {
 		return nil, false, nil
 	}
-	s, err = newMappedStream(newMapping(data, unmap), mem)
+	s, err = NewMappedStream(newMapping(data, unmap), mem)
 	return s, true, err
 }
 
 // newMappedStream returns an IPC stream reader over m, taking over the
 // caller's reference to m (dropped when the reader is released, or at once
 // when this fails).
-func newMappedStream(m *mapping, mem memory.Allocator) (*ipc.Reader, error) {
+func NewMappedStream(m *mapping, mem memory.Allocator) (*ipc.Reader, error) {
 	mr := newMappedMessages(m)
 	s, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
 	if err != nil {

@@ -1,4 +1,4 @@
-package exec
+package filemap
 
 import (
 	"os"
@@ -100,7 +100,7 @@ func (fm *FileMaps) Acquire(path string) (*mapping, error) {
 		if e.id == id { // another reader mapped it meanwhile: share that one
 			e.m.retain()
 			fm.mu.Unlock()
-			m.release()
+			m.Release()
 			return e.m, nil
 		}
 		e.m.unregister() // a stale version: its readers keep their references

@@ -1,4 +1,4 @@
-package exec
+package filemap
 
 import (
 	"errors"
@@ -22,18 +22,18 @@ import (
 // registered, see FileMaps) and one per reader; the last release releases
 // the batches, so the pages are unmapped once nothing else holds them.
 // Safe for concurrent use: readers only retain the batches.
-type decodedFile struct {
-	schema  *arrow.Schema
-	batches []arrow.RecordBatch
+type DecodedFile struct {
+	Schema  *arrow.Schema
+	Batches []arrow.RecordBatch
 	refs    atomic.Int64
 }
 
-func (d *decodedFile) retain() { d.refs.Add(1) }
+func (d *DecodedFile) retain() { d.refs.Add(1) }
 
-func (d *decodedFile) release() {
+func (d *DecodedFile) Release() {
 	if d.refs.Add(-1) == 0 {
-		releaseAll(d.batches)
-		d.batches = nil
+		releaseBatches(d.Batches)
+		d.Batches = nil
 	}
 }
 
@@ -42,7 +42,7 @@ func (d *decodedFile) release() {
 // its batches are not views of its pages (a compressed file, whose
 // decompressed batches would hold the file's data again on the heap): the
 // caller then reads a stream, as without a registry.
-func (m *mapping) decoded() (*decodedFile, error) {
+func (m *mapping) Decoded() (*DecodedFile, error) {
 	m.decodeMu.Lock()
 	defer m.decodeMu.Unlock()
 	if !m.registered || m.noShare {
@@ -72,37 +72,37 @@ func (m *mapping) unregister() {
 	m.dec, m.registered = nil, false
 	m.decodeMu.Unlock()
 	if d != nil {
-		d.release()
+		d.Release()
 	}
-	m.release()
+	m.Release()
 }
 
 // decodeMapping reads every batch of m's stream; nil when a batch holds a
 // buffer that is not part of the mapping.
-func decodeMapping(m *mapping) (*decodedFile, error) {
+func decodeMapping(m *mapping) (*DecodedFile, error) {
 	m.retain() // newMappedStream takes it over
-	s, err := newMappedStream(m, memory.DefaultAllocator)
+	s, err := NewMappedStream(m, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Release()
-	d := &decodedFile{schema: s.Schema()}
+	d := &DecodedFile{Schema: s.Schema()}
 	for s.Next() {
 		b := s.RecordBatch()
 		if b.NumRows() == 0 {
 			continue
 		}
 		b.Retain()
-		d.batches = append(d.batches, b)
+		d.Batches = append(d.Batches, b)
 		for _, c := range b.Columns() {
 			if !viewsOf(m.data, c.Data()) {
-				releaseAll(d.batches)
+				releaseBatches(d.Batches)
 				return nil, nil
 			}
 		}
 	}
 	if err := s.Err(); err != nil && !errors.Is(err, io.EOF) {
-		releaseAll(d.batches)
+		releaseBatches(d.Batches)
 		return nil, err
 	}
 	return d, nil
@@ -128,4 +128,11 @@ func viewsOf(data []byte, d arrow.ArrayData) bool {
 		}
 	}
 	return true
+}
+
+// releaseBatches drops the file's reference to each decoded batch.
+func releaseBatches(bs []arrow.RecordBatch) {
+	for _, b := range bs {
+		b.Release()
+	}
 }

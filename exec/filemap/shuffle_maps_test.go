@@ -1,4 +1,4 @@
-package exec
+package filemap
 
 import (
 	"os"
@@ -63,7 +63,7 @@ func writeIPCFile(t *testing.T, mem memory.Allocator, path string, base, n int, 
 // m) and returns it with a reference for the caller; the reader is released.
 func readFirst(t *testing.T, m *mapping, mem memory.Allocator) arrow.RecordBatch {
 	t.Helper()
-	s, err := newMappedStream(m, mem)
+	s, err := NewMappedStream(m, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestFileMapsReusesUnchangedFile(t *testing.T) {
 		t.Errorf("first key %d, want 100", firstKey(b))
 	}
 	b.Release()
-	m2.release()
+	m2.Release()
 	if got := m1.refs.Load(); got != 1 || m1.closed.Load() {
 		t.Errorf("after readers are done: refs %d, unmapped %v; want the registry's reference only", got, m1.closed.Load())
 	}
@@ -175,7 +175,7 @@ func TestFileMapsForget(t *testing.T) {
 	if err != nil || m10 == nil {
 		t.Fatalf("acquire: %v, %v", m10, err)
 	}
-	m10.release()
+	m10.Release()
 
 	fm.Forget(stage1)
 	if err := os.RemoveAll(stage1); err != nil {
@@ -212,7 +212,7 @@ func TestFileMapsForget(t *testing.T) {
 	if err != nil || m == nil {
 		t.Fatalf("acquire after close: %v, %v", m, err)
 	}
-	m.release()
+	m.Release()
 	if !m.closed.Load() || fm.Len() != 0 {
 		t.Errorf("a mapping made after Close outlived its reader or was registered")
 	}
@@ -249,7 +249,7 @@ func TestFileMapsConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
-				s, err := newMappedStream(m, mem)
+				s, err := NewMappedStream(m, mem)
 				if err != nil {
 					errs <- err
 					return
@@ -283,32 +283,32 @@ func TestFileMapsDecodedBatches(t *testing.T) {
 	if err != nil || m == nil {
 		t.Fatalf("acquire: %v, %v", m, err)
 	}
-	d1, err := m.decoded()
+	d1, err := m.Decoded()
 	if err != nil || d1 == nil {
 		t.Fatalf("decoded: %v, %v", d1, err)
 	}
-	m.release()
+	m.Release()
 	m2, err := fm.Acquire(p)
 	if err != nil || m2 != m {
 		t.Fatalf("second acquire: %v, %v", m2, err)
 	}
-	d2, err := m2.decoded()
+	d2, err := m2.Decoded()
 	if err != nil || d2 != d1 {
 		t.Fatalf("second reader decoded afresh: %p vs %p (%v)", d2, d1, err)
 	}
-	m2.release()
-	d2.release()
-	if len(d1.batches) != 1 || firstKey(d1.batches[0]) != 7 || d1.batches[0].NumRows() != 10 {
-		t.Fatalf("decoded %d batches", len(d1.batches))
+	m2.Release()
+	d2.Release()
+	if len(d1.Batches) != 1 || firstKey(d1.Batches[0]) != 7 || d1.Batches[0].NumRows() != 10 {
+		t.Fatalf("decoded %d batches", len(d1.Batches))
 	}
 	fm.Forget(filepath.Dir(p))
 	if m.closed.Load() {
 		t.Fatal("unmapped while a reader holds the decoded batches")
 	}
-	if firstKey(d1.batches[0]) != 7 {
+	if firstKey(d1.Batches[0]) != 7 {
 		t.Error("batch changed after forget")
 	}
-	d1.release()
+	d1.Release()
 	if !m.closed.Load() {
 		t.Errorf("still mapped after Forget and the last reader (refs %d)", m.refs.Load())
 	}
@@ -317,10 +317,10 @@ func TestFileMapsDecodedBatches(t *testing.T) {
 	if err != nil || m3 == nil {
 		t.Fatalf("acquire after close: %v, %v", m3, err)
 	}
-	if d, err := m3.decoded(); d != nil || err != nil {
+	if d, err := m3.Decoded(); d != nil || err != nil {
 		t.Errorf("a mapping made after Close has shared batches: %v, %v", d, err)
 	}
-	m3.release()
+	m3.Release()
 }
 
 // A compressed file's batches are decompressed onto the heap, not views of
@@ -333,7 +333,7 @@ func TestFileMapsCompressedNotDecoded(t *testing.T) {
 	if err != nil || m == nil {
 		t.Fatalf("acquire: %v, %v", m, err)
 	}
-	if d, err := m.decoded(); d != nil || err != nil {
+	if d, err := m.Decoded(); d != nil || err != nil {
 		t.Fatalf("compressed file decoded for sharing: %v, %v", d, err)
 	}
 	b := readFirst(t, m, mem) // takes over m's reference
