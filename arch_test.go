@@ -19,7 +19,10 @@ var allowed = map[string][]string{
 	"sql":               {"logical", "catalog", "qerr"},
 	"physical":          {"qerr"},
 	"physical/planner":  {"logical", "physical", "catalog", "qerr"},
-	"exec":              {"physical", "exec/eval", "qerr"},
+	"exec":              {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
+	"exec/kernel":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "qerr"},
+	"exec/execop":       {"physical", "exec/filemap", "qerr"},
+	"exec/filemap":      {"qerr"},
 	"exec/eval":         {"physical", "qerr"},
 	"cache":             {"physical", "qerr"},
 	"logical/codec":     {"logical", "catalog", "rpc", "arrowpb", "qerr"},
@@ -27,7 +30,7 @@ var allowed = map[string][]string{
 	"arrowpb":           {"rpc", "qerr"},
 	"physical/stage":    {"physical", "qerr"},
 	"rpc":               {},
-	"executor":          {"exec", "exec/eval", "physical", "physical/codec", "arrowpb", "rpc", "qerr"},
+	"executor":          {"exec", "exec/eval", "exec/execop", "exec/filemap", "physical", "physical/codec", "arrowpb", "rpc", "qerr"},
 	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "qerr"},
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/format"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
@@ -52,10 +53,10 @@ func (df *DataFrame) LogicalPlan() logical.Plan { return df.plan }
 
 // execution is one running query.
 type execution struct {
-	tc   *exec.TaskContext // nil when the query ran as a job on a scheduler
-	mem  *exec.AccountingAllocator
+	tc   *execop.TaskContext // nil when the query ran as a job on a scheduler
+	mem  *execop.AccountingAllocator
 	plan physical.Plan
-	op   exec.Operator
+	op   execop.Operator
 	// jobID and status describe the job when the query ran on a scheduler.
 	jobID  string
 	status *rpc.JobStatus
@@ -103,8 +104,8 @@ func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (
 	}
 	// Operators allocate through a recycler, so buffers released by one
 	// batch serve the next; it is closed with the operator tree.
-	rec := exec.NewRecycler(s.mem, exec.DefaultTaskRecycleFree)
-	mem := exec.NewAccountingAllocator(rec, st.memoryLimit)
+	rec := execop.NewRecycler(s.mem, execop.DefaultTaskRecycleFree)
+	mem := execop.NewAccountingAllocator(rec, st.memoryLimit)
 	tc := exec.NewTaskContext(mem, st.batchSize)
 	tc.MemoryTables = s.memoryTable
 	if analyze {
@@ -127,8 +128,8 @@ func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (
 // once the tree is closed (buffers of batches still held then go back to
 // the parent allocator when released).
 type recyclingOp struct {
-	exec.Operator
-	rec *exec.Recycler
+	execop.Operator
+	rec *execop.Recycler
 }
 
 func (o *recyclingOp) Close() error {

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -27,11 +28,11 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	// The rows move outside the Go heap (exec.OffHeapAllocator) batch by
+	// The rows move outside the Go heap (execop.OffHeapAllocator) batch by
 	// batch as they arrive: a gigabyte of tables on the heap would make the
 	// collector let garbage grow by as much again before each cycle, and
 	// copying as they stream keeps only one batch on the heap at a time.
-	offHeap := exec.NewOffHeapAllocator()
+	offHeap := execop.NewOffHeapAllocator()
 	var batches []arrow.RecordBatch
 	release := func() {
 		for _, b := range batches {
@@ -43,7 +44,7 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 			release()
 			return qerr.Execf("load into memory %q: %w", name, err)
 		}
-		batches = append(batches, exec.CopyBatch(offHeap, b))
+		batches = append(batches, execop.CopyBatch(offHeap, b))
 	}
 	schema := df.Schema()
 	if len(batches) > 0 {

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/catalog"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/logical"
 	lcodec "github.com/quiverdb/quiver/logical/codec"
@@ -256,7 +256,7 @@ type resultReader struct {
 	schema  *arrow.Schema
 	part    int
 	idx     int
-	cur     exec.Operator
+	cur     execop.Operator
 }
 
 func (r *resultReader) Open(ctx context.Context) error { return nil }

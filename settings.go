@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical/stage"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -41,7 +41,7 @@ const (
 )
 
 func defaultSettings() settings {
-	return settings{targetPartitions: runtime.GOMAXPROCS(0), batchSize: exec.DefaultBatchSize, exchangeMode: ExchangeAuto}
+	return settings{targetPartitions: runtime.GOMAXPROCS(0), batchSize: execop.DefaultBatchSize, exchangeMode: ExchangeAuto}
 }
 
 // settingNames lists the settings SET accepts.

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -8,12 +9,12 @@ import (
 // Build returns the operator producing partition of p's output, building its
 // inputs recursively. This is the one type switch from physical nodes to
 // operators. The caller Opens, drains and Closes the returned operator.
-func Build(tc *TaskContext, p physical.Plan, partition int) (Operator, error) {
+func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Operator, error) {
 	if partition < 0 || partition >= p.OutputPartitions() {
 		return nil, qerr.Internalf("exec: partition %d out of range for %s (%d partitions)", partition, p, p.OutputPartitions())
 	}
 	var (
-		op  Operator
+		op  execop.Operator
 		err error
 	)
 	switch n := p.(type) {
@@ -61,5 +62,5 @@ func Build(tc *TaskContext, p physical.Plan, partition int) (Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tc.instrument(p, op), nil
+	return tc.Instrument(p, op), nil
 }

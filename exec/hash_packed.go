@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // The packed layout. A key of two or more integer-like columns (q9's
@@ -361,8 +362,8 @@ func (t *hashTable) lookupPacked(p *probe, cols []arrow.Array, n int, sel []int3
 		}
 		return
 	}
-	p.packed = growSlice(p.packed, n)
-	p.codes = growSlice(p.codes, n)
+	p.packed = kernel.GrowSlice(p.packed, n)
+	p.codes = kernel.GrowSlice(p.codes, n)
 	packColumns(cols, pk.fields, n, sel, p.packed, p.codes)
 	if insert && anyOutside(p.packed, n, sel) {
 		if !t.repack(p, cols, n, sel) {
@@ -398,7 +399,7 @@ func anyOutside(packed []int64, n int, sel []int32) bool {
 // storedKeys builds the stored key columns of ids [0, n) as arrays of a Go
 // allocator (the caller releases them).
 func (t *hashTable) storedKeys() []arrow.Array {
-	m := arrayMaker{mem: memory.DefaultAllocator}
+	m := kernel.ArrayMaker{Mem: memory.DefaultAllocator}
 	arrs := make([]arrow.Array, len(t.keys))
 	for i, k := range t.keys {
 		arrs[i] = k.build(&m, 0, t.n)
@@ -467,7 +468,7 @@ func (t *hashTable) toGeneric() {
 			}
 		}
 		if t.rec == nil {
-			HashColumns(stored, t.hashes)
+			kernel.HashColumns(stored, t.hashes)
 		}
 		releaseArrays(stored)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // TestHashTablePackedAgainstMap drives tables of 2 and 3 integer-like key
@@ -62,7 +63,7 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 						t.Fatalf("find in empty table row %d: %d", r, id)
 					}
 				}
-				releaseCols(cols)
+				kernel.ReleaseArrays(cols)
 			}
 			for batch := range 14 {
 				n := 1 + rng.IntN(2500)
@@ -123,8 +124,8 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 						}
 					}
 				}
-				releaseCols(cols)
-				releaseCols(fcols)
+				kernel.ReleaseArrays(cols)
+				kernel.ReleaseArrays(fcols)
 			}
 			if got := tbl.packed != nil; got != c.wantPacked {
 				t.Fatalf("packed at the end = %v, want %v", got, c.wantPacked)
@@ -138,12 +139,12 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 			if tbl.memSize() <= 0 {
 				t.Fatalf("memSize %d", tbl.memSize())
 			}
-			m := arrayMaker{mem: mem}
+			m := kernel.ArrayMaker{Mem: mem}
 			back := make([]arrow.Array, len(tbl.keys))
 			for i, k := range tbl.keys {
 				back[i] = k.build(&m, 0, tbl.len())
 			}
-			defer releaseCols(back)
+			defer kernel.ReleaseArrays(back)
 			for id := 0; id < tbl.len(); id++ {
 				if got := keyText(back, id); ids[got] != uint32(id) {
 					t.Fatalf("stored key of id %d is %s (id %d)", id, got, ids[got])

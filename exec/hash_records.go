@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // keyRecords keeps, beside the generic layout's key columns, every stored
@@ -108,7 +109,7 @@ const unmatchable = 1 << 63
 // its words and length zero, whatever encodeColumn read under them.
 func (r *keyRecords) encodeNulls(arr arrow.Array, i int, c recordCol, rows []int32, dst []uint64) {
 	w := r.words
-	bits, off := validBits(arr)
+	bits, off := kernel.ValidBits(arr)
 	span := 1
 	switch {
 	case c.str:
@@ -268,7 +269,7 @@ func (r *keyRecords) differs(cols []arrow.Array, n int, diff []uint64) {
 		arr := cols[i]
 		differsColumn(arr, n, diff)
 		if arr.NullN() > 0 {
-			bits, off := validBits(arr)
+			bits, off := kernel.ValidBits(arr)
 			prev := bitutil.BitIsSet(bits, off)
 			for row := 1; row < n; row++ {
 				v := bitutil.BitIsSet(bits, off+row)
@@ -398,11 +399,11 @@ func b2i(b bool) int {
 func (r *keyRecords) hash(recs []uint64, rows []int32, hashes []uint64) {
 	w := r.words
 	for _, row := range rows {
-		h := hashSeed
+		h := kernel.HashSeed
 		for _, x := range recs[int(row)*w : (int(row)+1)*w] {
-			h = hashCombine(h, x)
+			h = kernel.HashCombine(h, x)
 		}
-		hashes[row] = hashFinish(h)
+		hashes[row] = kernel.HashFinish(h)
 	}
 }
 

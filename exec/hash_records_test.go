@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // TestHashTableRecordsAgainstMap drives the record layout with keys of
@@ -40,7 +41,7 @@ func TestHashTableRecordsAgainstMap(t *testing.T) {
 				// checks of the batches after them.
 				runs := !long || rng.IntN(2) == 0
 				cols, keys := recordKeys(mem, rng, types, n, long, runs)
-				defer releaseCols(cols)
+				defer kernel.ReleaseArrays(cols)
 				var sel []int32
 				if rng.IntN(3) == 0 {
 					for r := range n {
@@ -222,7 +223,7 @@ func TestHashTableRecordsEmptyBatch(t *testing.T) {
 	defer sb.Release()
 	defer ib.Release()
 	cols := []arrow.Array{sb.NewArray(), ib.NewArray()}
-	defer releaseCols(cols)
+	defer kernel.ReleaseArrays(cols)
 	var p probe
 	tbl.findOrInsert(&p, cols, 0, nil, nil)
 	tbl.find(&p, cols, 0, nil, nil)

@@ -4,6 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // markRepeats sets rep[r], for r in [1, n), to whether row r's key (its
@@ -115,8 +116,8 @@ func equalBytes(a, b []byte) bool {
 	if n-4 > 12 {
 		return string(a) == string(b)
 	}
-	alo, ahi := load4x2(a)
-	blo, bhi := load4x2(b)
+	alo, ahi := kernel.Load4x2(a)
+	blo, bhi := kernel.Load4x2(b)
 	return (alo^blo)|(ahi^bhi) == 0
 }
 
@@ -134,7 +135,7 @@ func repeatsFixed[T comparable](vals []T, c arrow.Array, n int, rep []bool) {
 // repeatsNulls makes rows whose validity differs from the row before not
 // repeats, and two NULLs in a row repeats (whatever the values under them).
 func repeatsNulls(c arrow.Array, n int, rep []bool) {
-	bits, off := validBits(c)
+	bits, off := kernel.ValidBits(c)
 	if bits == nil {
 		return
 	}

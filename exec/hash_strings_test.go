@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // Every length 0..40: a copy in other memory is equal and hashes equally;
@@ -24,7 +25,7 @@ func TestShortStringHashAndEqual(t *testing.T) {
 		}
 		s := buf[1 : n+1]
 		c := append([]byte(nil), s...)
-		if !equalBytes(s, c) || hashBytes(s) != hashBytes(c) {
+		if !equalBytes(s, c) || kernel.HashBytes(s) != kernel.HashBytes(c) {
 			t.Fatalf("n=%d: equal copies compare unequal or hash differently", n)
 		}
 		for i := range n {
@@ -34,20 +35,20 @@ func TestShortStringHashAndEqual(t *testing.T) {
 				if equalBytes(s, d) || equalBytes(d, s) {
 					t.Fatalf("n=%d: strings differing in byte %d compare equal", n, i)
 				}
-				if hashBytes(s) == hashBytes(d) {
+				if kernel.HashBytes(s) == kernel.HashBytes(d) {
 					t.Fatalf("n=%d: strings differing in byte %d (^%#x) hash equally", n, i, flip)
 				}
 			}
 		}
 		longer := buf[1 : n+2]
-		if equalBytes(s, longer) || equalBytes(longer, s) || hashBytes(s) == hashBytes(longer) {
+		if equalBytes(s, longer) || equalBytes(longer, s) || kernel.HashBytes(s) == kernel.HashBytes(longer) {
 			t.Fatalf("n=%d: string and its extension compare equal or hash equally", n)
 		}
 	}
 	// Strings of zero bytes: only the length tells them apart.
 	seen := map[uint64]int{}
 	for n := 0; n <= 40; n++ {
-		h := hashBytes(make([]byte, n))
+		h := kernel.HashBytes(make([]byte, n))
 		if m, ok := seen[h]; ok {
 			t.Fatalf("zero strings of lengths %d and %d hash equally", m, n)
 		}
@@ -60,7 +61,7 @@ func TestShortStringHashAndEqual(t *testing.T) {
 // array: all must hash alike, row by row, and agree with equalBytes-based
 // repeat marking.
 func TestStringColumnsSlicedAndNull(t *testing.T) {
-	mem := checkedMem(t)
+	mem := checkedMemory(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	var vals []*string
 	for i := 0; i < 300; i++ {
@@ -125,13 +126,13 @@ func TestStringColumnsSlicedAndNull(t *testing.T) {
 		build(array.NewLargeStringBuilder(mem), 7),
 		build(array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary), 2),
 	}
-	defer releaseCols(arrs)
+	defer kernel.ReleaseArrays(arrs)
 	n := len(vals)
 	want := make([]uint64, n)
-	HashColumns(arrs[:1], want)
+	kernel.HashColumns(arrs[:1], want)
 	for k, a := range arrs {
 		got := make([]uint64, n)
-		HashColumns([]arrow.Array{a}, got)
+		kernel.HashColumns([]arrow.Array{a}, got)
 		for r := range n {
 			if got[r] != want[r] {
 				t.Fatalf("array %d (%s, offset %d) row %d: hash %x, want %x", k, a.DataType(), a.Data().Offset(), r, got[r], want[r])
@@ -204,7 +205,7 @@ func chiSquare(counts []int, total int) (chi, bound float64) {
 // also within one partition) and the low bits (hash mod partitions, and
 // the slot tag) of distinct keys must spread evenly.
 func TestHashDistribution(t *testing.T) {
-	mem := checkedMem(t)
+	mem := checkedMemory(t)
 	type keySet struct {
 		name string
 		cols []arrow.Array
@@ -249,10 +250,10 @@ func TestHashDistribution(t *testing.T) {
 	sets = append(sets, keySet{"nation,year", []arrow.Array{strs(nat), ints(yr)}})
 	sets = append(sets, keySet{"phone (15 bytes)", []arrow.Array{strs(phone)}})
 	for _, s := range sets {
-		defer releaseCols(s.cols)
+		defer kernel.ReleaseArrays(s.cols)
 		n := s.cols[0].Len()
 		h := make([]uint64, n)
-		HashColumns(s.cols, h)
+		kernel.HashColumns(s.cols, h)
 		distinct := map[uint64]struct{}{}
 		for _, v := range h {
 			distinct[v] = struct{}{}

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -107,7 +108,7 @@ func keyBits(arr arrow.Array) ([]byte, int) {
 	if arr == nil {
 		return nil, 0
 	}
-	return validBits(arr)
+	return kernel.ValidBits(arr)
 }
 
 // isIntLike reports whether dt's values compare as their int64 bit pattern.
@@ -324,7 +325,7 @@ func lookupIntsIn[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, 
 
 // intSlotHash places an integer key: a full-avalanche mix whose high bits
 // index the slots.
-func intSlotHash(v int64) uint64 { return fmix64(uint64(v)*hashMulA + hashSeed) }
+func intSlotHash(v int64) uint64 { return kernel.Fmix64(uint64(v)*kernel.HashMulA + kernel.HashSeed) }
 
 // lookupInts resolves the rows of sel (nil: all n) against the integer
 // layout. New keys get ids in row order; their rows are left in p.newRows
@@ -469,14 +470,14 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 		// with a selection) are encoded, hashed and looked up; the others
 		// take the id of the row before at the end.
 		if sel == nil {
-			p.diff = growSlice(p.diff, n)
+			p.diff = kernel.GrowSlice(p.diff, n)
 			rec.differs(cols, n, p.diff)
-			p.rep = growSlice(p.rep, n)
+			p.rep = kernel.GrowSlice(p.rep, n)
 			p.pending = pendingRows(p.diff[:n], p.rep, p.pending)
 		} else {
 			p.pending = append(p.pending, sel...)
 		}
-		p.recs = growSlice(p.recs, n*rec.words)
+		p.recs = kernel.GrowSlice(p.recs, n*rec.words)
 		if !rec.encode(cols, p.pending, p.recs) && insert {
 			// A key too long for a record is to be stored: the key columns
 			// hash and compare from now on. (A find just misses on it.)
@@ -493,7 +494,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 	if rec == nil {
 		// The key columns hash and compare; rows that repeat the row
 		// before are skipped while enough do.
-		HashColumns(cols, p.rowHash)
+		kernel.HashColumns(cols, p.rowHash)
 		switch {
 		case sel != nil:
 			p.pending = append(p.pending, sel...)
@@ -503,7 +504,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 				p.pending = append(p.pending, int32(r))
 			}
 		default:
-			p.rep, p.repCol = growSlice(p.rep, n), growSlice(p.repCol, n)
+			p.rep, p.repCol = kernel.GrowSlice(p.rep, n), kernel.GrowSlice(p.repCol, n)
 			repeats := markRepeats(cols, n, p.rep, p.repCol)
 			for r := 0; r < n; r++ {
 				if !repeats || !p.rep[r] {
@@ -633,7 +634,7 @@ func (t *hashTable) dropRecords() {
 	t.hashes = t.hashes[:t.n]
 	if t.n > 0 {
 		stored := t.storedKeys()
-		HashColumns(stored, t.hashes)
+		kernel.HashColumns(stored, t.hashes)
 		releaseArrays(stored)
 	}
 	t.grow(len(t.slots))
@@ -665,7 +666,7 @@ type keyColumn interface {
 	// ids[k] (NULL equals NULL; floats: NaN equals NaN, -0 equals 0).
 	equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool)
 	// build returns the stored keys of ids [start, end) as an Arrow array.
-	build(b *arrayMaker, start, end int) arrow.Array
+	build(b *kernel.ArrayMaker, start, end int) arrow.Array
 	memSize() int64
 	worstCase(arr arrow.Array, n int) int64
 }
@@ -774,18 +775,18 @@ func (k *fixedKeys[T]) equal(arr arrow.Array, rows []int32, ids []uint32, eq []b
 	}
 }
 
-func (k *fixedKeys[T]) build(b *arrayMaker, start, end int) arrow.Array {
-	return makeFixed(b, k.dt, k.vals[start:end], k.valid[start:end])
+func (k *fixedKeys[T]) build(b *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeFixed(b, k.dt, k.vals[start:end], k.valid[start:end])
 }
 
 func (k *fixedKeys[T]) memSize() int64 {
 	var z T
-	return int64(cap(k.vals))*int64(sizeOf(z)) + int64(cap(k.valid))
+	return int64(cap(k.vals))*int64(kernel.SizeOf(z)) + int64(cap(k.valid))
 }
 
 func (k *fixedKeys[T]) worstCase(_ arrow.Array, n int) int64 {
 	var z T
-	return 2 * int64(n) * int64(sizeOf(z)+1)
+	return 2 * int64(n) * int64(kernel.SizeOf(z)+1)
 }
 
 // boolKeys stores Boolean keys.
@@ -808,8 +809,8 @@ func (k *boolKeys) equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool)
 	}
 }
 
-func (k *boolKeys) build(b *arrayMaker, start, end int) arrow.Array {
-	return makeBool(b, k.vals[start:end], k.valid[start:end])
+func (k *boolKeys) build(b *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeBool(b, k.vals[start:end], k.valid[start:end])
 }
 func (k *boolKeys) memSize() int64                       { return int64(cap(k.vals) + cap(k.valid)) }
 func (k *boolKeys) worstCase(_ arrow.Array, n int) int64 { return 4 * int64(n) }
@@ -819,7 +820,7 @@ type nullKeys struct{ n int }
 
 func (k *nullKeys) appendRows(_ arrow.Array, rows []int32)       { k.n += len(rows) }
 func (k *nullKeys) equal(arrow.Array, []int32, []uint32, []bool) {}
-func (k *nullKeys) build(_ *arrayMaker, start, end int) arrow.Array {
+func (k *nullKeys) build(_ *kernel.ArrayMaker, start, end int) arrow.Array {
 	return array.NewNull(end - start)
 }
 func (k *nullKeys) memSize() int64                   { return 0 }
@@ -901,8 +902,8 @@ func (k *bytesKeys) equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool
 	}
 }
 
-func (k *bytesKeys) build(b *arrayMaker, start, end int) arrow.Array {
-	return makeBytes(b, k.dt, k.data, k.offs[start:end+1], k.valid[start:end])
+func (k *bytesKeys) build(b *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeBytes(b, k.dt, k.data, k.offs[start:end+1], k.valid[start:end])
 }
 
 func (k *bytesKeys) memSize() int64 {

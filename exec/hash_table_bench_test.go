@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // BenchmarkHashTableProbeLarge probes a table of 1.5M integer keys (the
@@ -102,7 +103,7 @@ func benchProbeComposite(b *testing.B, generic bool) {
 		if pb.Len() == batch || k == parts*perPart-1 {
 			cols := flush()
 			tbl.findOrInsert(&p, cols, cols[0].Len(), nil, out)
-			releaseCols(cols)
+			kernel.ReleaseArrays(cols)
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -117,7 +118,7 @@ func benchProbeComposite(b *testing.B, generic bool) {
 	}
 	defer func() {
 		for _, c := range probes {
-			releaseCols(c)
+			kernel.ReleaseArrays(c)
 		}
 	}()
 	b.ResetTimer()
@@ -188,11 +189,11 @@ func benchHashStrings(b *testing.B, kind string, runs bool) {
 		cols = append(cols, bld.NewArray())
 		bld.Release()
 	}
-	defer releaseCols(cols)
+	defer kernel.ReleaseArrays(cols)
 	hashes := make([]uint64, batch)
 	b.ResetTimer()
 	for range b.N {
-		HashColumns(cols, hashes)
+		kernel.HashColumns(cols, hashes)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/row")
 }
@@ -283,7 +284,7 @@ func benchGroupOrders(b *testing.B, customers bool) {
 	}
 	defer func() {
 		for _, c := range batches {
-			releaseCols(c)
+			kernel.ReleaseArrays(c)
 		}
 	}()
 	types := []arrow.DataType{arrow.BinaryTypes.String}

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // TestHashTableAgainstMap drives both table layouts (one integer key; an
@@ -84,16 +85,16 @@ func TestHashTableAgainstMap(t *testing.T) {
 						t.Fatalf("find %s: %d, want %d", k, found[r], want)
 					}
 				}
-				releaseCols(cols)
-				releaseCols(fcols)
+				kernel.ReleaseArrays(cols)
+				kernel.ReleaseArrays(fcols)
 			}
 			// The stored keys come back in id order.
-			m := arrayMaker{mem: mem}
+			m := kernel.ArrayMaker{Mem: mem}
 			back := make([]arrow.Array, len(tbl.keys))
 			for i, k := range tbl.keys {
 				back[i] = k.build(&m, 0, tbl.len())
 			}
-			defer releaseCols(back)
+			defer kernel.ReleaseArrays(back)
 			for id := 0; id < tbl.len(); id++ {
 				if got := keyText(back, id); ids[got] != uint32(id) {
 					t.Fatalf("stored key of id %d is %s (id %d)", id, got, ids[got])

@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -23,13 +25,13 @@ import (
 // batch can add (every row a new group) and returns the unused part after;
 // everything is returned on Close.
 type hashAggregate struct {
-	tc    *TaskContext
+	tc    *execop.TaskContext
 	n     *physical.HashAggregate
-	input Operator
-	m     arrayMaker
+	input execop.Operator
+	m     kernel.ArrayMaker
 
-	keys     []exprRunner
-	args     []exprRunner // Partial/Single: per aggregate (col -1 and ev nil: COUNT(*))
+	keys     []kernel.ExprRunner
+	args     []kernel.ExprRunner // Partial/Single: per aggregate (col -1 and ev nil: COUNT(*))
 	hasArg   []bool
 	stateOff []int // Final: first input column of each aggregate's state
 	stateN   []int
@@ -46,10 +48,10 @@ type hashAggregate struct {
 	closed   bool
 }
 
-func newHashAggregate(tc *TaskContext, n *physical.HashAggregate, partition int) (Operator, error) {
-	h := &hashAggregate{tc: tc, n: n, m: arrayMaker{mem: tc.Mem}}
+func newHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition int) (execop.Operator, error) {
+	h := &hashAggregate{tc: tc, n: n, m: kernel.ArrayMaker{Mem: tc.Mem}}
 	var err error
-	if h.keys, err = compileExprs(n.GroupBy); err != nil {
+	if h.keys, err = kernel.CompileExprs(n.GroupBy); err != nil {
 		return nil, err
 	}
 	if len(n.GroupBy) > 0 {
@@ -79,10 +81,10 @@ func newHashAggregate(tc *TaskContext, n *physical.HashAggregate, partition int)
 			if a.Arg != nil {
 				argType = a.Arg.DataType()
 			}
-			h.args = append(h.args, exprRunner{col: -1})
+			h.args = append(h.args, kernel.ExprRunner{Col: -1})
 			h.hasArg = append(h.hasArg, false)
 		case a.Arg != nil:
-			r, err := compileExpr(a.Arg)
+			r, err := kernel.CompileExpr(a.Arg)
 			if err != nil {
 				return nil, err
 			}
@@ -90,7 +92,7 @@ func newHashAggregate(tc *TaskContext, n *physical.HashAggregate, partition int)
 			h.args = append(h.args, r)
 			h.hasArg = append(h.hasArg, true)
 		default:
-			h.args = append(h.args, exprRunner{col: -1})
+			h.args = append(h.args, kernel.ExprRunner{Col: -1})
 			h.hasArg = append(h.hasArg, false)
 		}
 		acc, err := newAccumulator(a, argType, n.Mode, tc.Mem)
@@ -103,7 +105,7 @@ func newHashAggregate(tc *TaskContext, n *physical.HashAggregate, partition int)
 	for _, acc := range h.accs {
 		acc.resize(h.ngroups)
 	}
-	input, err := Build(tc, n.Input, partition)
+	input, err := tc.Build(n.Input, partition)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func (h *hashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if h.emitted >= h.ngroups {
 		return nil, io.EOF
 	}
-	end := min(h.emitted+h.tc.batchSize(), h.ngroups)
+	end := min(h.emitted+h.tc.BatchRows(), h.ngroups)
 	b := h.emit(h.emitted, end)
 	h.emitted = end
 	return b, nil
@@ -201,11 +203,11 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 	if n == 0 {
 		return nil
 	}
-	keys, err := evalAll(ctx, h.tc.Mem, h.keys, b)
+	keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
 	if err != nil {
 		return err
 	}
-	defer freeArrays(keys)
+	defer kernel.ReleaseArrays(keys)
 
 	// Reserve the worst case first: every row a new group.
 	worst := int64(n)*(h.perGroup+4) + int64(n)*64*int64(len(h.accs))
@@ -221,7 +223,7 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 		return err
 	}
 
-	h.groupIDs = growSlice(h.groupIDs[:0], n)
+	h.groupIDs = kernel.GrowSlice(h.groupIDs[:0], n)
 	gids := h.groupIDs[:n]
 	if h.table != nil {
 		h.table.findOrInsert(&h.probe, keys, n, nil, gids)
@@ -246,7 +248,7 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 			}
 			continue
 		}
-		arg, err := h.args[i].eval(ctx, h.tc.Mem, b)
+		arg, err := h.args[i].Eval(ctx, h.tc.Mem, b)
 		if err != nil {
 			return err
 		}
@@ -290,7 +292,7 @@ func (h *hashAggregate) emit(start, end int) arrow.RecordBatch {
 			cols = append(cols, acc.final(&h.m, start, end))
 		}
 	}
-	defer freeArrays(cols)
+	defer kernel.ReleaseArrays(cols)
 	return array.NewRecordBatch(schema, cols, int64(end-start))
 }
 

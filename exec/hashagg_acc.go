@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -30,39 +31,16 @@ type accumulator interface {
 	// (Final mode).
 	merge(groups []uint32, state []arrow.Array) error
 	// final returns the results of groups [start, end).
-	final(m *arrayMaker, start, end int) arrow.Array
+	final(m *kernel.ArrayMaker, start, end int) arrow.Array
 	// state returns the partial states of groups [start, end), one array per
 	// StateField.
-	state(m *arrayMaker, start, end int) []arrow.Array
+	state(m *kernel.ArrayMaker, start, end int) []arrow.Array
 	// bytesPerGroup is the state's size per group, for memory accounting.
 	bytesPerGroup() int64
 }
 
-// validBits returns arr's validity bitmap and offset, or nil if no value is NULL.
-func validBits(arr arrow.Array) ([]byte, int) {
-	if arr.NullN() == 0 {
-		return nil, 0
-	}
-	return arr.NullBitmapBytes(), arr.Data().Offset()
-}
-
 // allNull reports whether arr has no non-NULL value (nothing to aggregate).
 func allNull(arr arrow.Array) bool { return arr.NullN() == arr.Len() }
-
-func growSlice[T any](s []T, n int) []T {
-	if n <= len(s) {
-		return s
-	}
-	if n <= cap(s) {
-		old := len(s)
-		s = s[:n]
-		clear(s[old:])
-		return s
-	}
-	out := make([]T, n, max(n, 2*cap(s)))
-	copy(out, s)
-	return out
-}
 
 // newAccumulator returns the accumulator for a, whose input values have type
 // argType (ignored for COUNT(*)).
@@ -181,7 +159,7 @@ func isIntType(dt arrow.DataType) bool {
 
 type countAcc struct{ counts []int64 }
 
-func (c *countAcc) resize(n int)         { c.counts = growSlice(c.counts, n) }
+func (c *countAcc) resize(n int)         { c.counts = kernel.GrowSlice(c.counts, n) }
 func (c *countAcc) bytesPerGroup() int64 { return 8 }
 func (c *countAcc) update(_ context.Context, groups []uint32, arg arrow.Array) error {
 	counts := c.counts
@@ -195,7 +173,7 @@ func (c *countAcc) update(_ context.Context, groups []uint32, arg arrow.Array) e
 		}
 		return nil
 	}
-	bits, off := validBits(arg)
+	bits, off := kernel.ValidBits(arg)
 	for i, g := range groups {
 		if bitutil.BitIsSet(bits, off+i) {
 			counts[g]++
@@ -205,7 +183,7 @@ func (c *countAcc) update(_ context.Context, groups []uint32, arg arrow.Array) e
 }
 func (c *countAcc) merge(groups []uint32, state []arrow.Array) error {
 	vals := arrow.GetValues[int64](state[0].Data(), 1)
-	bits, off := validBits(state[0])
+	bits, off := kernel.ValidBits(state[0])
 	for i, g := range groups {
 		if bits == nil || bitutil.BitIsSet(bits, off+i) {
 			c.counts[g] += vals[i]
@@ -213,10 +191,10 @@ func (c *countAcc) merge(groups []uint32, state []arrow.Array) error {
 	}
 	return nil
 }
-func (c *countAcc) final(m *arrayMaker, start, end int) arrow.Array {
-	return makeFixed(m, arrow.PrimitiveTypes.Int64, c.counts[start:end], nil)
+func (c *countAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeFixed(m, arrow.PrimitiveTypes.Int64, c.counts[start:end], nil)
 }
-func (c *countAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (c *countAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return []arrow.Array{c.final(m, start, end)}
 }
 
@@ -228,10 +206,10 @@ func (*nullAcc) resize(int)                                          {}
 func (*nullAcc) bytesPerGroup() int64                                { return 0 }
 func (*nullAcc) update(context.Context, []uint32, arrow.Array) error { return nil }
 func (*nullAcc) merge([]uint32, []arrow.Array) error                 { return nil }
-func (a *nullAcc) final(m *arrayMaker, start, end int) arrow.Array {
-	return array.MakeArrayOfNull(m.mem, a.dt, end-start)
+func (a *nullAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
+	return array.MakeArrayOfNull(m.Mem, a.dt, end-start)
 }
-func (a *nullAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (a *nullAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return []arrow.Array{a.final(m, start, end)}
 }
 
@@ -243,7 +221,9 @@ type sumIntAcc struct {
 	seen []bool
 }
 
-func (s *sumIntAcc) resize(n int)         { s.sums, s.seen = growSlice(s.sums, n), growSlice(s.seen, n) }
+func (s *sumIntAcc) resize(n int) {
+	s.sums, s.seen = kernel.GrowSlice(s.sums, n), kernel.GrowSlice(s.seen, n)
+}
 func (s *sumIntAcc) bytesPerGroup() int64 { return 9 }
 func (s *sumIntAcc) update(_ context.Context, groups []uint32, arg arrow.Array) error {
 	if allNull(arg) {
@@ -276,16 +256,16 @@ func (s *sumIntAcc) update(_ context.Context, groups []uint32, arg arrow.Array) 
 func (s *sumIntAcc) merge(groups []uint32, state []arrow.Array) error {
 	return s.update(context.Background(), groups, state[0])
 }
-func (s *sumIntAcc) final(m *arrayMaker, start, end int) arrow.Array {
-	return makeFixed(m, arrow.PrimitiveTypes.Int64, s.sums[start:end], s.seen[start:end])
+func (s *sumIntAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeFixed(m, arrow.PrimitiveTypes.Int64, s.sums[start:end], s.seen[start:end])
 }
-func (s *sumIntAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (s *sumIntAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return []arrow.Array{s.final(m, start, end)}
 }
 
 // sumInts adds vals into sums by group, skipping NULLs; false on overflow.
 func sumInts[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32](vals []T, arr arrow.Array, groups []uint32, sums []int64, seen []bool) bool {
-	bits, off := validBits(arr)
+	bits, off := kernel.ValidBits(arr)
 	ok := true
 	for i, g := range groups {
 		if bits != nil && !bitutil.BitIsSet(bits, off+i) {
@@ -304,7 +284,7 @@ func sumInts[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32](va
 // sumFloatsInto adds vals (as float64) into sums by group, skipping NULLs;
 // counts (if non-nil) counts the values added.
 func sumFloatsInto[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~float32 | ~float64](vals []T, arr arrow.Array, groups []uint32, sums []float64, seen []bool, counts []int64) {
-	bits, off := validBits(arr)
+	bits, off := kernel.ValidBits(arr)
 	for i, g := range groups {
 		if bits != nil && !bitutil.BitIsSet(bits, off+i) {
 			continue
@@ -352,7 +332,7 @@ func addFloats(arr arrow.Array, groups []uint32, sums []float64, seen []bool, co
 // a 128-bit add per row.
 func addDecimals(arr arrow.Array, groups []uint32, sums []decimal128.Num, seen []bool, counts []int64) {
 	vals := arrow.GetValues[decimal128.Num](arr.Data(), 1)
-	bits, off := validBits(arr)
+	bits, off := kernel.ValidBits(arr)
 	if bits == nil {
 		if len(sums) <= fewGroups {
 			addDecimalsFew(vals, groups, sums, seen, counts)
@@ -407,7 +387,9 @@ type sumFloatAcc struct {
 	seen []bool
 }
 
-func (s *sumFloatAcc) resize(n int)         { s.sums, s.seen = growSlice(s.sums, n), growSlice(s.seen, n) }
+func (s *sumFloatAcc) resize(n int) {
+	s.sums, s.seen = kernel.GrowSlice(s.sums, n), kernel.GrowSlice(s.seen, n)
+}
 func (s *sumFloatAcc) bytesPerGroup() int64 { return 9 }
 func (s *sumFloatAcc) update(_ context.Context, groups []uint32, arg arrow.Array) error {
 	if allNull(arg) {
@@ -418,10 +400,10 @@ func (s *sumFloatAcc) update(_ context.Context, groups []uint32, arg arrow.Array
 func (s *sumFloatAcc) merge(groups []uint32, state []arrow.Array) error {
 	return s.update(context.Background(), groups, state[0])
 }
-func (s *sumFloatAcc) final(m *arrayMaker, start, end int) arrow.Array {
-	return makeFixed(m, arrow.PrimitiveTypes.Float64, s.sums[start:end], s.seen[start:end])
+func (s *sumFloatAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeFixed(m, arrow.PrimitiveTypes.Float64, s.sums[start:end], s.seen[start:end])
 }
-func (s *sumFloatAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (s *sumFloatAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return []arrow.Array{s.final(m, start, end)}
 }
 
@@ -433,7 +415,9 @@ type sumDecAcc struct {
 	seen []bool
 }
 
-func (s *sumDecAcc) resize(n int)         { s.sums, s.seen = growSlice(s.sums, n), growSlice(s.seen, n) }
+func (s *sumDecAcc) resize(n int) {
+	s.sums, s.seen = kernel.GrowSlice(s.sums, n), kernel.GrowSlice(s.seen, n)
+}
 func (s *sumDecAcc) bytesPerGroup() int64 { return 17 }
 func (s *sumDecAcc) update(_ context.Context, groups []uint32, arg arrow.Array) error {
 	if allNull(arg) {
@@ -445,10 +429,10 @@ func (s *sumDecAcc) update(_ context.Context, groups []uint32, arg arrow.Array) 
 func (s *sumDecAcc) merge(groups []uint32, state []arrow.Array) error {
 	return s.update(context.Background(), groups, state[0])
 }
-func (s *sumDecAcc) final(m *arrayMaker, start, end int) arrow.Array {
-	return makeFixed(m, s.dt, s.sums[start:end], s.seen[start:end])
+func (s *sumDecAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeFixed(m, s.dt, s.sums[start:end], s.seen[start:end])
 }
-func (s *sumDecAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (s *sumDecAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return []arrow.Array{s.final(m, start, end)}
 }
 
@@ -464,11 +448,11 @@ type avgAcc struct {
 }
 
 func (a *avgAcc) resize(n int) {
-	a.counts = growSlice(a.counts, n)
+	a.counts = kernel.GrowSlice(a.counts, n)
 	if a.dec {
-		a.sumD = growSlice(a.sumD, n)
+		a.sumD = kernel.GrowSlice(a.sumD, n)
 	} else {
-		a.sumF = growSlice(a.sumF, n)
+		a.sumF = kernel.GrowSlice(a.sumF, n)
 	}
 }
 func (a *avgAcc) bytesPerGroup() int64 { return 24 }
@@ -492,7 +476,7 @@ func (a *avgAcc) merge(groups []uint32, state []arrow.Array) error {
 	}
 	return (&countAcc{counts: a.counts}).merge(groups, state[1:])
 }
-func (a *avgAcc) final(m *arrayMaker, start, end int) arrow.Array {
+func (a *avgAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	out := make([]float64, end-start)
 	valid := make([]bool, end-start)
 	for i := range out {
@@ -507,20 +491,20 @@ func (a *avgAcc) final(m *arrayMaker, start, end int) arrow.Array {
 			out[i] = a.sumF[start+i] / float64(c)
 		}
 	}
-	return makeFixed(m, arrow.PrimitiveTypes.Float64, out, valid)
+	return kernel.MakeFixed(m, arrow.PrimitiveTypes.Float64, out, valid)
 }
-func (a *avgAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (a *avgAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	valid := make([]bool, end-start)
 	for i := range valid {
 		valid[i] = a.counts[start+i] > 0
 	}
 	var sum arrow.Array
 	if a.dec {
-		sum = makeFixed(m, a.stateType, a.sumD[start:end], valid)
+		sum = kernel.MakeFixed(m, a.stateType, a.sumD[start:end], valid)
 	} else {
-		sum = makeFixed(m, arrow.PrimitiveTypes.Float64, a.sumF[start:end], valid)
+		sum = kernel.MakeFixed(m, arrow.PrimitiveTypes.Float64, a.sumF[start:end], valid)
 	}
-	return []arrow.Array{sum, makeFixed(m, arrow.PrimitiveTypes.Int64, a.counts[start:end], nil)}
+	return []arrow.Array{sum, kernel.MakeFixed(m, arrow.PrimitiveTypes.Int64, a.counts[start:end], nil)}
 }
 
 // ---- min / max ----
@@ -536,17 +520,19 @@ type minMaxAcc[T ordered] struct {
 	seen []bool
 }
 
-func (a *minMaxAcc[T]) resize(n int) { a.vals, a.seen = growSlice(a.vals, n), growSlice(a.seen, n) }
+func (a *minMaxAcc[T]) resize(n int) {
+	a.vals, a.seen = kernel.GrowSlice(a.vals, n), kernel.GrowSlice(a.seen, n)
+}
 func (a *minMaxAcc[T]) bytesPerGroup() int64 {
 	var z T
-	return int64(sizeOf(z)) + 1
+	return int64(kernel.SizeOf(z)) + 1
 }
 func (a *minMaxAcc[T]) update(_ context.Context, groups []uint32, arg arrow.Array) error {
 	if allNull(arg) {
 		return nil
 	}
 	vals := arrow.GetValues[T](arg.Data(), 1)
-	bits, off := validBits(arg)
+	bits, off := kernel.ValidBits(arg)
 	cur, seen := a.vals, a.seen
 	if a.max {
 		for i, g := range groups {
@@ -566,10 +552,10 @@ func (a *minMaxAcc[T]) update(_ context.Context, groups []uint32, arg arrow.Arra
 func (a *minMaxAcc[T]) merge(groups []uint32, state []arrow.Array) error {
 	return a.update(context.Background(), groups, state[0])
 }
-func (a *minMaxAcc[T]) final(m *arrayMaker, start, end int) arrow.Array {
-	return makeFixed(m, a.dt, a.vals[start:end], a.seen[start:end])
+func (a *minMaxAcc[T]) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeFixed(m, a.dt, a.vals[start:end], a.seen[start:end])
 }
-func (a *minMaxAcc[T]) state(m *arrayMaker, start, end int) []arrow.Array {
+func (a *minMaxAcc[T]) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return []arrow.Array{a.final(m, start, end)}
 }
 
@@ -580,14 +566,16 @@ type minMaxDecAcc struct {
 	seen []bool
 }
 
-func (a *minMaxDecAcc) resize(n int)         { a.vals, a.seen = growSlice(a.vals, n), growSlice(a.seen, n) }
+func (a *minMaxDecAcc) resize(n int) {
+	a.vals, a.seen = kernel.GrowSlice(a.vals, n), kernel.GrowSlice(a.seen, n)
+}
 func (a *minMaxDecAcc) bytesPerGroup() int64 { return 17 }
 func (a *minMaxDecAcc) update(_ context.Context, groups []uint32, arg arrow.Array) error {
 	if allNull(arg) {
 		return nil
 	}
 	vals := arrow.GetValues[decimal128.Num](arg.Data(), 1)
-	bits, off := validBits(arg)
+	bits, off := kernel.ValidBits(arg)
 	want := -1
 	if a.max {
 		want = 1
@@ -602,10 +590,10 @@ func (a *minMaxDecAcc) update(_ context.Context, groups []uint32, arg arrow.Arra
 func (a *minMaxDecAcc) merge(groups []uint32, state []arrow.Array) error {
 	return a.update(context.Background(), groups, state[0])
 }
-func (a *minMaxDecAcc) final(m *arrayMaker, start, end int) arrow.Array {
-	return makeFixed(m, a.dt, a.vals[start:end], a.seen[start:end])
+func (a *minMaxDecAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeFixed(m, a.dt, a.vals[start:end], a.seen[start:end])
 }
-func (a *minMaxDecAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (a *minMaxDecAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return []arrow.Array{a.final(m, start, end)}
 }
 
@@ -616,14 +604,16 @@ type minMaxBoolAcc struct {
 	seen []bool
 }
 
-func (a *minMaxBoolAcc) resize(n int)         { a.vals, a.seen = growSlice(a.vals, n), growSlice(a.seen, n) }
+func (a *minMaxBoolAcc) resize(n int) {
+	a.vals, a.seen = kernel.GrowSlice(a.vals, n), kernel.GrowSlice(a.seen, n)
+}
 func (a *minMaxBoolAcc) bytesPerGroup() int64 { return 2 }
 func (a *minMaxBoolAcc) update(_ context.Context, groups []uint32, arg arrow.Array) error {
 	if allNull(arg) {
 		return nil
 	}
 	b := arg.(*array.Boolean)
-	bits, off := validBits(arg)
+	bits, off := kernel.ValidBits(arg)
 	for i, g := range groups {
 		if bits != nil && !bitutil.BitIsSet(bits, off+i) {
 			continue
@@ -644,10 +634,10 @@ func (a *minMaxBoolAcc) update(_ context.Context, groups []uint32, arg arrow.Arr
 func (a *minMaxBoolAcc) merge(groups []uint32, state []arrow.Array) error {
 	return a.update(context.Background(), groups, state[0])
 }
-func (a *minMaxBoolAcc) final(m *arrayMaker, start, end int) arrow.Array {
-	return makeBool(m, a.vals[start:end], a.seen[start:end])
+func (a *minMaxBoolAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
+	return kernel.MakeBool(m, a.vals[start:end], a.seen[start:end])
 }
-func (a *minMaxBoolAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (a *minMaxBoolAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return []arrow.Array{a.final(m, start, end)}
 }
 
@@ -660,14 +650,16 @@ type minMaxStrAcc struct {
 	seen []bool
 }
 
-func (a *minMaxStrAcc) resize(n int)         { a.vals, a.seen = growSlice(a.vals, n), growSlice(a.seen, n) }
+func (a *minMaxStrAcc) resize(n int) {
+	a.vals, a.seen = kernel.GrowSlice(a.vals, n), kernel.GrowSlice(a.seen, n)
+}
 func (a *minMaxStrAcc) bytesPerGroup() int64 { return 32 }
 func (a *minMaxStrAcc) update(_ context.Context, groups []uint32, arg arrow.Array) error {
 	if allNull(arg) {
 		return nil
 	}
 	src := newByteSource(arg)
-	bits, off := validBits(arg)
+	bits, off := kernel.ValidBits(arg)
 	for i, g := range groups {
 		if bits != nil && !bitutil.BitIsSet(bits, off+i) {
 			continue
@@ -682,7 +674,7 @@ func (a *minMaxStrAcc) update(_ context.Context, groups []uint32, arg arrow.Arra
 func (a *minMaxStrAcc) merge(groups []uint32, state []arrow.Array) error {
 	return a.update(context.Background(), groups, state[0])
 }
-func (a *minMaxStrAcc) final(m *arrayMaker, start, end int) arrow.Array {
+func (a *minMaxStrAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	var sb strings.Builder
 	offs := make([]int, 0, end-start+1)
 	offs = append(offs, 0)
@@ -690,9 +682,9 @@ func (a *minMaxStrAcc) final(m *arrayMaker, start, end int) arrow.Array {
 		sb.WriteString(v)
 		offs = append(offs, sb.Len())
 	}
-	return makeBytes(m, a.dt, []byte(sb.String()), offs, a.seen[start:end])
+	return kernel.MakeBytes(m, a.dt, []byte(sb.String()), offs, a.seen[start:end])
 }
-func (a *minMaxStrAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (a *minMaxStrAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return []arrow.Array{a.final(m, start, end)}
 }
 
@@ -722,24 +714,24 @@ func (d *distinctAcc) update(ctx context.Context, groups []uint32, arg arrow.Arr
 		return nil
 	}
 	n := arg.Len()
-	bits, off := validBits(arg)
+	bits, off := kernel.ValidBits(arg)
 	d.sel = d.sel[:0]
 	for i := 0; i < n; i++ {
 		if bits == nil || bitutil.BitIsSet(bits, off+i) {
 			d.sel = append(d.sel, int32(i))
 		}
 	}
-	m := &arrayMaker{mem: d.mem}
-	gids := makeFixed(m, arrow.PrimitiveTypes.Uint32, groups, nil)
+	m := &kernel.ArrayMaker{Mem: d.mem}
+	gids := kernel.MakeFixed(m, arrow.PrimitiveTypes.Uint32, groups, nil)
 	defer gids.Release()
-	d.ids = growSlice(d.ids[:0], n)
+	d.ids = kernel.GrowSlice(d.ids[:0], n)
 	before := uint32(d.table.len())
 	d.table.findOrInsert(&d.probe, []arrow.Array{gids, arg}, n, d.sel, d.ids)
 	added := d.table.len() - int(before)
 	if added == 0 {
 		return nil
 	}
-	d.claimed = growSlice(d.claimed[:0], added)
+	d.claimed = kernel.GrowSlice(d.claimed[:0], added)
 	clear(d.claimed)
 	d.rows, d.groups = d.rows[:0], d.groups[:0]
 	for _, r := range d.sel {
@@ -750,7 +742,7 @@ func (d *distinctAcc) update(ctx context.Context, groups []uint32, arg arrow.Arr
 			d.groups = append(d.groups, groups[r])
 		}
 	}
-	idx := makeFixed(m, arrow.PrimitiveTypes.Int32, d.rows, nil)
+	idx := kernel.MakeFixed(m, arrow.PrimitiveTypes.Int32, d.rows, nil)
 	defer idx.Release()
 	vals, err := compute.TakeArray(compute.WithAllocator(ctx, d.mem), arg, idx)
 	if err != nil {
@@ -762,9 +754,9 @@ func (d *distinctAcc) update(ctx context.Context, groups []uint32, arg arrow.Arr
 func (d *distinctAcc) merge([]uint32, []arrow.Array) error {
 	return qerr.Internalf("exec/hashagg: DISTINCT aggregates have no partial state")
 }
-func (d *distinctAcc) final(m *arrayMaker, start, end int) arrow.Array {
+func (d *distinctAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return d.inner.final(m, start, end)
 }
-func (d *distinctAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (d *distinctAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return d.inner.state(m, start, end)
 }

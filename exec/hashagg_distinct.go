@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -86,17 +87,17 @@ func (d *distinctIntAcc) worstCase(n int) int64 {
 func (d *distinctIntAcc) merge([]uint32, []arrow.Array) error {
 	return qerr.Internalf("exec/hashagg: DISTINCT aggregates run in single mode, never merge")
 }
-func (d *distinctIntAcc) final(m *arrayMaker, start, end int) arrow.Array {
+func (d *distinctIntAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return d.inner.final(m, start, end)
 }
-func (d *distinctIntAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (d *distinctIntAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	return d.inner.state(m, start, end)
 }
 
 // widen copies arg's values into d.vals as int64: one type switch per batch.
 func (d *distinctIntAcc) widen(arg arrow.Array) bool {
 	n := arg.Len()
-	d.vals = growSlice(d.vals[:0], n)[:n]
+	d.vals = kernel.GrowSlice(d.vals[:0], n)[:n]
 	switch a := arg.(type) {
 	case *array.Int8:
 		widenInto(d.vals, a.Int8Values())
@@ -134,7 +135,7 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 		return qerr.Internalf("exec/hashagg: DISTINCT over %s reached the integer set", arg.DataType())
 	}
 	n := arg.Len()
-	valid, off := validBits(arg)
+	valid, off := kernel.ValidBits(arg)
 	vals := d.vals[:n]
 	d.rows, d.grps = d.rows[:0], d.grps[:0]
 	var run distinctRun
@@ -151,7 +152,7 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 	if len(d.rows) == 0 {
 		return nil
 	}
-	first, ok := gather(d.mem, arg, d.rows)
+	first, ok := kernel.Gather(d.mem, arg, d.rows)
 	if !ok {
 		return qerr.Internalf("exec/hashagg: DISTINCT cannot gather values of %s", arg.DataType())
 	}
@@ -216,7 +217,7 @@ func (d *distinctIntAcc) updateHashed(groups []uint32, valid []byte, off int, va
 
 // distinctHash mixes a (value, group) pair; its HIGH bits pick the slot.
 func distinctHash(v int64, g uint32) uint64 {
-	return fmix64(uint64(v)*hashPrime + uint64(g))
+	return kernel.Fmix64(uint64(v)*kernel.HashPrime + uint64(g))
 }
 
 // grow rehashes the set into c slots.

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // The direct layout of distinctIntAcc. DISTINCT arguments are very often
@@ -204,8 +205,8 @@ func (d *distinctIntAcc) updateDirect(groups []uint32, valid []byte, off int, va
 	// without a branch on the bit just loaded (half the probes of
 	// scattered keys would mispredict it).
 	cnt := len(d.rows)
-	rows := growSlice(d.rows, cnt+len(vals))
-	grps := growSlice(d.grps, cnt+len(vals))
+	rows := kernel.GrowSlice(d.rows, cnt+len(vals))
+	grps := kernel.GrowSlice(d.grps, cnt+len(vals))
 	stop := len(vals)
 	for i, v := range vals {
 		if valid != nil && !bitutil.BitIsSet(valid, off+i) {

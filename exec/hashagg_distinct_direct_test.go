@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -32,10 +33,10 @@ func (r *recordingAcc) update(_ context.Context, groups []uint32, arg arrow.Arra
 	}
 	return nil
 }
-func (r *recordingAcc) merge([]uint32, []arrow.Array) error       { return nil }
-func (r *recordingAcc) final(*arrayMaker, int, int) arrow.Array   { return nil }
-func (r *recordingAcc) state(*arrayMaker, int, int) []arrow.Array { return nil }
-func (r *recordingAcc) bytesPerGroup() int64                      { return 0 }
+func (r *recordingAcc) merge([]uint32, []arrow.Array) error              { return nil }
+func (r *recordingAcc) final(*kernel.ArrayMaker, int, int) arrow.Array   { return nil }
+func (r *recordingAcc) state(*kernel.ArrayMaker, int, int) []arrow.Array { return nil }
+func (r *recordingAcc) bytesPerGroup() int64                             { return 0 }
 
 // distinctBatch is one update's input: groups, values, and which are NULL.
 type distinctBatch struct {
@@ -234,7 +235,7 @@ func BenchmarkDistinctInt(b *testing.B) {
 		groupOf func(rng *rand.Rand, v int64) uint32
 	}{
 		// count(DISTINCT o_orderkey) by year: sparse ascending keys, 3 groups.
-		{"orderkey", 3, func(_ *rand.Rand, o int64) int64 { return o*4 - o%3 }, func(_ *rand.Rand, v int64) uint32 { return uint32(fmix64(uint64(v)) % 3) }},
+		{"orderkey", 3, func(_ *rand.Rand, o int64) int64 { return o*4 - o%3 }, func(_ *rand.Rand, v int64) uint32 { return uint32(kernel.Fmix64(uint64(v)) % 3) }},
 		// count(DISTINCT c_custkey) by nation, year: random keys, 75 groups.
 		{"custkey", 75, func(rng *rand.Rand, _ int64) int64 { return 1 + rng.Int64N(150000) }, func(rng *rand.Rand, v int64) uint32 { return uint32(v%25)*3 + uint32(rng.IntN(3)) }},
 	}
@@ -297,7 +298,7 @@ func (c *countingAcc) update(_ context.Context, _ []uint32, arg arrow.Array) err
 	c.n += arg.Len()
 	return nil
 }
-func (c *countingAcc) merge([]uint32, []arrow.Array) error       { return nil }
-func (c *countingAcc) final(*arrayMaker, int, int) arrow.Array   { return nil }
-func (c *countingAcc) state(*arrayMaker, int, int) []arrow.Array { return nil }
-func (c *countingAcc) bytesPerGroup() int64                      { return 0 }
+func (c *countingAcc) merge([]uint32, []arrow.Array) error              { return nil }
+func (c *countingAcc) final(*kernel.ArrayMaker, int, int) arrow.Array   { return nil }
+func (c *countingAcc) state(*kernel.ArrayMaker, int, int) []arrow.Array { return nil }
+func (c *countingAcc) bytesPerGroup() int64                             { return 0 }

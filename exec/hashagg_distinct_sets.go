@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -79,7 +80,7 @@ func (d *distinctSetAcc) merge(groups []uint32, state []arrow.Array) error {
 }
 
 // state returns groups [start, end)'s sets as a list of the argument type.
-func (d *distinctSetAcc) state(m *arrayMaker, start, end int) []arrow.Array {
+func (d *distinctSetAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 	if d.off == nil {
 		d.sortPairs()
 	}
@@ -90,7 +91,7 @@ func (d *distinctSetAcc) state(m *arrayMaker, start, end int) []arrow.Array {
 	}
 	child := narrowInts(m, d.argType, d.sorted[base:d.off[end]])
 	defer child.Release()
-	ob := m.newBuffer(arrow.Int32Traits.CastToBytes(offs))
+	ob := m.NewBuffer(arrow.Int32Traits.CastToBytes(offs))
 	defer ob.Release()
 	data := array.NewData(arrow.ListOf(d.argType), end-start, []*memory.Buffer{nil, ob}, []arrow.ArrayData{child.Data()}, 0, 0)
 	defer data.Release()
@@ -132,24 +133,24 @@ func (d *distinctSetAcc) worstCase(n int) int64 {
 
 // narrowInts returns vals as an array of dt, one of the integer-like types
 // distinctIntType accepts: one type switch, then a typed loop.
-func narrowInts(m *arrayMaker, dt arrow.DataType, vals []int64) arrow.Array {
+func narrowInts(m *kernel.ArrayMaker, dt arrow.DataType, vals []int64) arrow.Array {
 	switch dt.ID() {
 	case arrow.INT8:
-		return makeFixed(m, dt, narrowed[int8](vals), nil)
+		return kernel.MakeFixed(m, dt, narrowed[int8](vals), nil)
 	case arrow.INT16:
-		return makeFixed(m, dt, narrowed[int16](vals), nil)
+		return kernel.MakeFixed(m, dt, narrowed[int16](vals), nil)
 	case arrow.INT32:
-		return makeFixed(m, dt, narrowed[int32](vals), nil)
+		return kernel.MakeFixed(m, dt, narrowed[int32](vals), nil)
 	case arrow.UINT8:
-		return makeFixed(m, dt, narrowed[uint8](vals), nil)
+		return kernel.MakeFixed(m, dt, narrowed[uint8](vals), nil)
 	case arrow.UINT16:
-		return makeFixed(m, dt, narrowed[uint16](vals), nil)
+		return kernel.MakeFixed(m, dt, narrowed[uint16](vals), nil)
 	case arrow.UINT32:
-		return makeFixed(m, dt, narrowed[uint32](vals), nil)
+		return kernel.MakeFixed(m, dt, narrowed[uint32](vals), nil)
 	case arrow.DATE32:
-		return makeFixed(m, dt, narrowed[arrow.Date32](vals), nil)
+		return kernel.MakeFixed(m, dt, narrowed[arrow.Date32](vals), nil)
 	}
-	return makeFixed(m, dt, vals, nil) // INT64
+	return kernel.MakeFixed(m, dt, vals, nil) // INT64
 }
 
 func narrowed[T ~int8 | ~int16 | ~int32 | ~uint8 | ~uint16 | ~uint32](vals []int64) []T {

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -79,7 +80,7 @@ func TestDistinctIntAgainstMap(t *testing.T) {
 					}
 					arr.Release()
 				}
-				m := &arrayMaker{mem: mem}
+				m := &kernel.ArrayMaker{Mem: mem}
 				out := acc.final(m, 0, groups)
 				defer out.Release()
 				for g := range groups {

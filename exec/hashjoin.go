@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -32,7 +34,7 @@ import (
 // per partition and OR-merged into the shared state when the partition
 // finishes, so the probe loop takes no locks.
 type joinOp struct {
-	tc     *TaskContext
+	tc     *execop.TaskContext
 	typ    physical.JoinType
 	what   string // "hashjoin" or "nljoin", for messages
 	nested bool
@@ -44,9 +46,9 @@ type joinOp struct {
 
 	shared    *joinShared
 	makeBuild func(context.Context) (*joinBuild, error)
-	right     Operator
-	leftKeys  []exprRunner
-	rightKeys []exprRunner
+	right     execop.Operator
+	leftKeys  []kernel.ExprRunner
+	rightKeys []kernel.ExprRunner
 	filter    *joinFilter
 	fLeft     []int // filter columns of the left side (build column indices)
 	fRight    []int // filter columns of the right side (probe column indices)
@@ -91,7 +93,7 @@ type joinOp struct {
 	released  bool
 }
 
-func newHashJoin(tc *TaskContext, n *physical.HashJoin, partition int) (Operator, error) {
+func newHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (execop.Operator, error) {
 	if err := checkJoinKeys(n.On); err != nil {
 		return nil, err
 	}
@@ -113,17 +115,17 @@ func newHashJoin(tc *TaskContext, n *physical.HashJoin, partition int) (Operator
 	for i, k := range n.On {
 		lk[i], rk[i] = k.Left, k.Right
 	}
-	if j.leftKeys, err = compileExprs(lk); err != nil {
+	if j.leftKeys, err = kernel.CompileExprs(lk); err != nil {
 		return nil, j.failClose(err)
 	}
-	if j.rightKeys, err = compileExprs(rk); err != nil {
+	if j.rightKeys, err = kernel.CompileExprs(rk); err != nil {
 		return nil, j.failClose(err)
 	}
 	left, leftSc := n.Left, n.Left.Schema()
 	if n.Mode == physical.CollectLeft {
 		j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
 		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
-			bs, err := CollectAll(ctx, tc, left)
+			bs, err := execop.CollectAll(ctx, tc, left)
 			if err != nil {
 				return nil, err
 			}
@@ -135,7 +137,7 @@ func newHashJoin(tc *TaskContext, n *physical.HashJoin, partition int) (Operator
 		}
 		j.shared = &joinShared{parts: 1}
 		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
-			bs, err := drain(ctx, tc, left, partition)
+			bs, err := execop.Drain(ctx, tc, left, partition)
 			if err != nil {
 				return nil, err
 			}
@@ -147,7 +149,7 @@ func newHashJoin(tc *TaskContext, n *physical.HashJoin, partition int) (Operator
 
 // newJoinOp sets up what hash and nested-loop joins share and builds the
 // right (probe) input.
-func newJoinOp(tc *TaskContext, left, right physical.Plan, typ physical.JoinType, filter physical.Expr, schema *arrow.Schema, partition int, what string) (*joinOp, error) {
+func newJoinOp(tc *execop.TaskContext, left, right physical.Plan, typ physical.JoinType, filter physical.Expr, schema *arrow.Schema, partition int, what string) (*joinOp, error) {
 	ls, rs := left.Schema(), right.Schema()
 	j := &joinOp{
 		tc: tc, typ: typ, what: what, schema: schema, leftSc: ls,
@@ -179,7 +181,7 @@ func newJoinOp(tc *TaskContext, left, right physical.Plan, typ physical.JoinType
 		// Without a filter a probe row's match is its key being found.
 		j.keyOnly = filter == nil
 	}
-	r, err := Build(tc, right, partition)
+	r, err := tc.Build(right, partition)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +276,7 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if j.build == nil {
 		return nil, qerr.Internalf("exec/%s: Next before a successful Open", j.what)
 	}
-	bs := j.tc.batchSize()
+	bs := j.tc.BatchRows()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -334,23 +336,23 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 	j.row, j.chain, j.inChain = 0, 0, false
 	j.unmRows, j.unmPos = nil, 0
 	if j.emitsProbeRows() {
-		j.rMatched = growSlice(j.rMatched[:0], n)
+		j.rMatched = kernel.GrowSlice(j.rMatched[:0], n)
 		clear(j.rMatched)
 	}
 	trackNull := j.typ == physical.RightAntiJoin && j.nullAware
 	if trackNull {
-		j.rNull = growSlice(j.rNull[:0], n)
+		j.rNull = kernel.GrowSlice(j.rNull[:0], n)
 		clear(j.rNull)
 	}
 	if j.nested {
 		return nil
 	}
-	keys, err := evalAll(ctx, j.tc.Mem, j.rightKeys, b)
+	keys, err := kernel.EvalAll(ctx, j.tc.Mem, j.rightKeys, b)
 	if err != nil {
 		return err
 	}
-	defer freeArrays(keys)
-	j.ids = growSlice(j.ids[:0], n)
+	defer kernel.ReleaseArrays(keys)
+	j.ids = kernel.GrowSlice(j.ids[:0], n)
 	var sel []int32
 	for _, k := range keys {
 		if k.NullN() == 0 {
@@ -363,7 +365,7 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 			}
 			sel = []int32{}
 		}
-		bits, off := validBits(k)
+		bits, off := kernel.ValidBits(k)
 		for r := 0; r < n; r++ {
 			if !bitutil.BitIsSet(bits, off+r) {
 				j.ids[r] = noID
@@ -399,7 +401,7 @@ func (j *joinOp) pairs(ctx context.Context, bs int) (arrow.RecordBatch, error) {
 		j.matchKeys(n)
 		return nil, nil
 	}
-	bIdx, pIdx := scratch(j.bIdx, bs), scratch(j.pIdx, bs)
+	bIdx, pIdx := kernel.Scratch(j.bIdx, bs), kernel.Scratch(j.pIdx, bs)
 	var k int
 	switch {
 	case j.nested:
@@ -561,7 +563,7 @@ func (j *joinOp) nestedPairs(bIdx, pIdx []int32, n int) int {
 func (j *joinOp) applyFilter(ctx context.Context, bIdx, pIdx []int32) ([]int32, []int32, error) {
 	f := j.filter
 	cols := make([]arrow.Array, 0, len(f.cols))
-	defer func() { freeArrays(cols) }()
+	defer func() { kernel.ReleaseArrays(cols) }()
 	var err error
 	if cols, err = pickColumns(ctx, j.tc, cols, j.build.cols, j.fLeft, bIdx); err != nil {
 		return nil, nil, err
@@ -571,7 +573,7 @@ func (j *joinOp) applyFilter(ctx context.Context, bIdx, pIdx []int32) ([]int32, 
 	}
 	pb := array.NewRecordBatch(f.schema, cols, int64(len(pIdx)))
 	defer pb.Release()
-	res, err := f.run.eval(ctx, j.tc.Mem, pb)
+	res, err := f.run.Eval(ctx, j.tc.Mem, pb)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -598,7 +600,7 @@ func (j *joinOp) applyFilter(ctx context.Context, bIdx, pIdx []int32) ([]int32, 
 }
 
 // takeColumns returns cols taken at idx (one kernel call per column).
-func takeColumns(ctx context.Context, tc *TaskContext, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
+func takeColumns(ctx context.Context, tc *execop.TaskContext, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
 	out := make([]arrow.Array, 0, len(cols))
 	var ia arrow.Array // the index array, made only for types gather does not handle
 	defer func() {
@@ -607,18 +609,18 @@ func takeColumns(ctx context.Context, tc *TaskContext, cols []arrow.Array, idx [
 		}
 	}()
 	for _, c := range cols {
-		if a, ok := gather(tc.Mem, c, idx); ok {
+		if a, ok := kernel.Gather(tc.Mem, c, idx); ok {
 			out = append(out, a)
 			continue
 		}
 		if ia == nil {
-			m := arrayMaker{mem: tc.Mem}
-			ia = makeFixed(&m, arrow.PrimitiveTypes.Int32, idx, nil)
+			m := kernel.ArrayMaker{Mem: tc.Mem}
+			ia = kernel.MakeFixed(&m, arrow.PrimitiveTypes.Int32, idx, nil)
 		}
 		cctx := compute.WithAllocator(ctx, tc.Mem)
 		a, err := compute.TakeArrayOpts(cctx, c, ia, compute.TakeOptions{BoundsCheck: false})
 		if err != nil {
-			freeArrays(out)
+			kernel.ReleaseArrays(out)
 			return nil, qerr.Execf("exec/hash: take %d rows: %w", len(idx), err)
 		}
 		out = append(out, a)
@@ -627,7 +629,7 @@ func takeColumns(ctx context.Context, tc *TaskContext, cols []arrow.Array, idx [
 }
 
 // nullColumns returns all-NULL columns of the fields' types, n rows each.
-func nullColumns(tc *TaskContext, fields []arrow.Field, n int) []arrow.Array {
+func nullColumns(tc *execop.TaskContext, fields []arrow.Field, n int) []arrow.Array {
 	out := make([]arrow.Array, len(fields))
 	for i, f := range fields {
 		out[i] = array.MakeArrayOfNull(tc.Mem, f.Type, n)
@@ -642,7 +644,7 @@ func nullColumns(tc *TaskContext, fields []arrow.Field, n int) []arrow.Array {
 func (j *joinOp) output(ctx context.Context, bIdx, pIdx []int32, mark []int8) (arrow.RecordBatch, error) {
 	n := max(len(bIdx), len(pIdx), len(mark))
 	cols := make([]arrow.Array, 0, j.schema.NumFields())
-	defer func() { freeArrays(cols) }()
+	defer func() { kernel.ReleaseArrays(cols) }()
 	var err error
 	switch {
 	case j.typ == physical.RightSemiJoin || j.typ == physical.RightAntiJoin:
@@ -661,7 +663,7 @@ func (j *joinOp) output(ctx context.Context, bIdx, pIdx []int32, mark []int8) (a
 		for i, m := range mark {
 			vals[i], valid[i] = m == 1, m >= 0
 		}
-		cols = append(cols, makeBool(&arrayMaker{mem: j.tc.Mem}, vals, valid))
+		cols = append(cols, kernel.MakeBool(&kernel.ArrayMaker{Mem: j.tc.Mem}, vals, valid))
 	default:
 		if pIdx != nil {
 			if cols, err = pickColumns(ctx, j.tc, cols, j.cur.Columns(), j.allRight, pIdx); err != nil {
@@ -777,13 +779,4 @@ func seqInts(n int) []int {
 		out[i] = i
 	}
 	return out
-}
-
-// scratch returns s resized to n, reusing its array when it is big enough;
-// the contents are garbage.
-func scratch(s []int32, n int) []int32 {
-	if cap(s) < n {
-		return make([]int32, n)
-	}
-	return s[:n]
 }

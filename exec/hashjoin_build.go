@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -85,12 +87,12 @@ func (s *joinShared) finish(matched, nullMatched []bool, rightRows int64, rightN
 }
 
 // release is called once per partition Close; the last one frees the build.
-func (s *joinShared) release(tc *TaskContext) {
+func (s *joinShared) release(tc *execop.TaskContext) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed++
 	if s.closed == s.parts && s.build != nil {
-		freeArrays(s.build.cols)
+		kernel.ReleaseArrays(s.build.cols)
 		tc.Shrink(s.build.bytes)
 		s.build = nil
 	}
@@ -98,12 +100,12 @@ func (s *joinShared) release(tc *TaskContext) {
 
 // buildJoinSide concatenates batches (of schema) into a joinBuild and, with
 // keys, indexes them. It takes over the batches' references.
-func buildJoinSide(ctx context.Context, tc *TaskContext, schema *arrow.Schema, batches []arrow.RecordBatch, keys []exprRunner, what string) (_ *joinBuild, err error) {
-	defer releaseAll(batches)
+func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Schema, batches []arrow.RecordBatch, keys []kernel.ExprRunner, what string) (_ *joinBuild, err error) {
+	defer execop.ReleaseAll(batches)
 	jb := &joinBuild{}
 	defer func() {
 		if err != nil {
-			freeArrays(jb.cols)
+			kernel.ReleaseArrays(jb.cols)
 			tc.Shrink(jb.bytes)
 		}
 	}()
@@ -150,14 +152,14 @@ func buildJoinSide(ctx context.Context, tc *TaskContext, schema *arrow.Schema, b
 	}
 	all := array.NewRecordBatch(schema, jb.cols, int64(jb.n))
 	defer all.Release()
-	kcols, err := evalAll(ctx, tc.Mem, keys, all)
+	kcols, err := kernel.EvalAll(ctx, tc.Mem, keys, all)
 	if err != nil {
 		return nil, err
 	}
-	defer freeArrays(kcols)
+	defer kernel.ReleaseArrays(kcols)
 	types := make([]arrow.DataType, len(keys))
 	for i, k := range keys {
-		types[i] = k.dt
+		types[i] = k.Type
 	}
 	if jb.table, err = newHashTable(types); err != nil {
 		return nil, err
@@ -174,7 +176,7 @@ func buildJoinSide(ctx context.Context, tc *TaskContext, schema *arrow.Schema, b
 		if jb.keyNull == nil {
 			jb.keyNull = make([]bool, jb.n)
 		}
-		bits, off := validBits(k)
+		bits, off := kernel.ValidBits(k)
 		for r := range jb.keyNull {
 			if !bitutil.BitIsSet(bits, off+r) {
 				jb.keyNull[r] = true
@@ -236,7 +238,7 @@ func checkJoinKeys(on []physical.JoinOn) error {
 
 // probeParts is how many probe partitions share one build side in tc: all of
 // right's, or one when tc runs a single task of a stage.
-func probeParts(tc *TaskContext, right physical.Plan) int {
+func probeParts(tc *execop.TaskContext, right physical.Plan) int {
 	if tc.SinglePartition {
 		return 1
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -12,7 +13,7 @@ import (
 // candidate pair, not every left and right column (Q21's `l_suppkey <>
 // l_suppkey_1` reads two of five).
 type joinFilter struct {
-	run    exprRunner
+	run    kernel.ExprRunner
 	cols   []int         // referenced pair columns (left first), ascending
 	schema *arrow.Schema // the fields of cols, in order
 }
@@ -42,7 +43,7 @@ func compileJoinFilter(f physical.Expr, pairSc *arrow.Schema) (*joinFilter, erro
 		}
 		remapped, fields = f, pairSc.Fields()
 	}
-	r, err := compileExpr(remapped)
+	r, err := kernel.CompileExpr(remapped)
 	if err != nil {
 		return nil, err
 	}

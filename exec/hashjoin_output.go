@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/quiverdb/quiver/exec/execop"
 )
 
 // contiguousRun reports whether idx is the run lo, lo+1, ..., lo+len(idx)-1
@@ -33,7 +34,7 @@ func contiguousRun(idx []int32) (lo int32, ok bool) {
 // (retained, or zero-copy slices) when idx is a contiguous run covering at
 // least half the column, else gathered. The caller releases the arrays (on error too: dst keeps what
 // was appended before the failure).
-func pickColumns(ctx context.Context, tc *TaskContext, dst []arrow.Array, cols []arrow.Array, which []int, idx []int32) ([]arrow.Array, error) {
+func pickColumns(ctx context.Context, tc *execop.TaskContext, dst []arrow.Array, cols []arrow.Array, which []int, idx []int32) ([]arrow.Array, error) {
 	if lo, ok := contiguousRun(idx); ok {
 		hi := int64(lo) + int64(len(idx))
 		for _, w := range which {

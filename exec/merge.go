@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"golang.org/x/sync/errgroup"
@@ -25,7 +27,7 @@ import (
 // group's context, and closes it when done. Close cancels the group,
 // drains the channels and waits for every producer.
 type mergeOp struct {
-	tc     *TaskContext
+	tc     *execop.TaskContext
 	n      *physical.SortPreservingMerge
 	schema *arrow.Schema
 	keys   *sortKeyExprs
@@ -57,7 +59,7 @@ type mergeRun struct {
 	start, end int64
 }
 
-func newSortPreservingMerge(tc *TaskContext, n *physical.SortPreservingMerge, partition int) (Operator, error) {
+func newSortPreservingMerge(tc *execop.TaskContext, n *physical.SortPreservingMerge, partition int) (execop.Operator, error) {
 	keys, err := compileSortKeys(n.Keys)
 	if err != nil {
 		return nil, err
@@ -80,7 +82,7 @@ func (m *mergeOp) Open(ctx context.Context) error {
 				in.err = err
 				close(in.ch)
 			}()
-			defer recoverRoot(&err, fmt.Sprintf("partition %d of %s", i, m.n.Input))
+			defer execop.RecoverRoot(&err, fmt.Sprintf("partition %d of %s", i, m.n.Input))
 			return produce(gctx, m.tc, m.n.Input, i, in.ch)
 		})
 	}
@@ -131,7 +133,7 @@ func (m *mergeOp) releaseCursor(in *mergeInput) {
 		in.batch.Release()
 		in.batch = nil
 	}
-	releaseCols(in.keyArrs)
+	kernel.ReleaseArrays(in.keyArrs)
 	in.keyArrs, in.keys = nil, nil
 }
 
@@ -181,7 +183,7 @@ func (m *mergeOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			m.down(i)
 		}
 	}
-	want := int64(m.tc.batchSize())
+	want := int64(m.tc.BatchRows())
 	if m.n.Fetch >= 0 {
 		want = min(want, m.n.Fetch-m.emitted)
 	}
@@ -232,18 +234,18 @@ func (m *mergeOp) assemble(runs []mergeRun, rows int64) (arrow.RecordBatch, erro
 		return r.batch.NewSlice(r.start, r.end), nil
 	}
 	cols := make([]arrow.Array, m.schema.NumFields())
-	defer releaseCols(cols)
+	defer kernel.ReleaseArrays(cols)
 	parts := make([]arrow.Array, len(runs))
-	defer releaseCols(parts)
+	defer kernel.ReleaseArrays(parts)
 	for c := range cols {
 		for i, r := range runs {
 			parts[i] = array.NewSlice(r.batch.Column(c), r.start, r.end)
 		}
 		out, err := array.Concatenate(parts, m.tc.Mem)
-		releaseCols(parts)
+		kernel.ReleaseArrays(parts)
 		clear(parts)
 		if err != nil {
-			return nil, limitErr(qerr.Execf("exec: merge: concatenate column %q: %w", m.schema.Field(c).Name, err))
+			return nil, execop.LimitErr(qerr.Execf("exec: merge: concatenate column %q: %w", m.schema.Field(c).Name, err))
 		}
 		cols[c] = out
 	}

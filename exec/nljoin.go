@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -15,7 +16,7 @@ import (
 // pairs. Mark joins follow Kleene logic over the filter: true if some pair
 // is TRUE, else NULL if some pair is NULL, else false (false for an empty
 // right side).
-func newNestedLoopJoin(tc *TaskContext, n *physical.NestedLoopJoin, partition int) (Operator, error) {
+func newNestedLoopJoin(tc *execop.TaskContext, n *physical.NestedLoopJoin, partition int) (execop.Operator, error) {
 	if n.Type == physical.RightSemiJoin || n.Type == physical.RightAntiJoin {
 		return nil, qerr.NotImplementedf("exec/nljoin: %s join: the planner makes it only as a hash join", n.Type)
 	}
@@ -30,7 +31,7 @@ func newNestedLoopJoin(tc *TaskContext, n *physical.NestedLoopJoin, partition in
 	left, leftSc := n.Left, n.Left.Schema()
 	j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
 	j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
-		bs, err := CollectAll(ctx, tc, left)
+		bs, err := execop.CollectAll(ctx, tc, left)
 		if err != nil {
 			return nil, err
 		}

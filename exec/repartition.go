@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"golang.org/x/sync/errgroup"
 )
@@ -33,7 +35,7 @@ import (
 // is called for each by whoever runs the plan), or the producers only stop
 // at cancellation.
 type exchange struct {
-	tc   *TaskContext
+	tc   *execop.TaskContext
 	n    *physical.Repartition
 	keys *sortKeyExprs // key expressions (only the evaluation part is used)
 
@@ -47,7 +49,7 @@ type exchange struct {
 	err       error         // the producers' first error, written before done
 }
 
-func newRepartition(tc *TaskContext, n *physical.Repartition, partition int) (Operator, error) {
+func newRepartition(tc *execop.TaskContext, n *physical.Repartition, partition int) (execop.Operator, error) {
 	var keys *sortKeyExprs
 	if len(n.Keys) > 0 {
 		sk := make([]physical.SortKey, len(n.Keys))
@@ -84,7 +86,7 @@ func (ex *exchange) start(ctx context.Context) {
 	g, gctx := errgroup.WithContext(gctx)
 	for i := range ex.n.Input.OutputPartitions() {
 		g.Go(func() (err error) {
-			defer recoverRoot(&err, fmt.Sprintf("partition %d of %s", i, ex.n.Input))
+			defer execop.RecoverRoot(&err, fmt.Sprintf("partition %d of %s", i, ex.n.Input))
 			return ex.produce(gctx, i)
 		})
 	}
@@ -108,7 +110,7 @@ func (ex *exchange) start(ctx context.Context) {
 
 // produce runs input partition p and routes its rows.
 func (ex *exchange) produce(ctx context.Context, p int) (err error) {
-	op, err := Build(ex.tc, ex.n.Input, p)
+	op, err := ex.tc.Build(ex.n.Input, p)
 	if err != nil {
 		return err
 	}
@@ -169,9 +171,9 @@ func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, hashes []uin
 	if err != nil {
 		return hashes, counts, perm, err
 	}
-	hashes = resize(hashes, n)
-	HashColumns(arrs, hashes)
-	releaseCols(arrs)
+	hashes = kernel.Resize(hashes, n)
+	kernel.HashColumns(arrs, hashes)
+	kernel.ReleaseArrays(arrs)
 	// Counting sort of row indices by target partition.
 	N := ex.n.N
 	counts = append(counts[:0], make([]int, N+1)...)
@@ -181,7 +183,7 @@ func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, hashes []uin
 	for i := 1; i <= N; i++ {
 		counts[i] += counts[i-1]
 	}
-	perm = resize(perm, n)
+	perm = kernel.Resize(perm, n)
 	pos := append([]int(nil), counts[:N]...)
 	for i, h := range hashes {
 		t := h % uint64(N)
@@ -202,7 +204,7 @@ func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, hashes []uin
 		if hi-lo == n {
 			b.Retain()
 			out = b
-		} else if out, err = takeBatch(ctx, ex.tc.Mem, b.Schema(), b, perm[lo:hi]); err != nil {
+		} else if out, err = kernel.TakeBatch(ctx, ex.tc.Mem, b.Schema(), b, perm[lo:hi]); err != nil {
 			return hashes, counts, perm, err
 		}
 		if err := ex.send(ctx, t, out); err != nil {
@@ -210,16 +212,6 @@ func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, hashes []uin
 		}
 	}
 	return hashes, counts, perm, nil
-}
-
-// resize returns s with length n, reusing its memory when it is big enough.
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
 }
 
 // send hands b to output t, or discards it if consumer t has closed.

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -27,7 +28,7 @@ type batchSource interface {
 // scan's output schema, slicing batches bigger than BatchSize and stopping
 // after Fetch rows.
 type scanOp struct {
-	tc        *TaskContext
+	tc        *execop.TaskContext
 	n         *physical.Scan
 	partition int
 	schema    *arrow.Schema
@@ -48,7 +49,7 @@ type scanOp struct {
 	rowGroupsRead, rowGroupsPruned int
 }
 
-func newScan(tc *TaskContext, n *physical.Scan, partition int) (Operator, error) {
+func newScan(tc *execop.TaskContext, n *physical.Scan, partition int) (execop.Operator, error) {
 	countScan(n.Table)
 	s := &scanOp{tc: tc, n: n, partition: partition, schema: n.Schema()}
 	if n.Projection == nil {
@@ -93,7 +94,7 @@ func newScan(tc *TaskContext, n *physical.Scan, partition int) (Operator, error)
 	if n.Format == physical.FormatParquet && n.Predicate != nil {
 		s.prune = pruneTerms(n.Predicate, s.schema)
 	}
-	var op Operator = s
+	var op execop.Operator = s
 	if tc.WrapSource != nil {
 		op = tc.WrapSource(n, partition, op)
 	}
@@ -123,7 +124,7 @@ func (s *scanOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	bs := int64(s.tc.batchSize())
+	bs := int64(s.tc.BatchRows())
 	for {
 		if s.done || (s.n.Fetch >= 0 && s.emitted >= s.n.Fetch) {
 			s.done = true

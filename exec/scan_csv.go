@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -26,7 +27,7 @@ type csvSource struct {
 func openCSV(s *scanOp, path string) (batchSource, error) {
 	opts := []csv.Option{
 		csv.WithAllocator(s.tc.Mem),
-		csv.WithChunk(s.tc.batchSize()),
+		csv.WithChunk(s.tc.BatchRows()),
 		csv.WithHeader(true),
 		csv.WithNullReader(true, ""),
 	}
@@ -66,7 +67,7 @@ func (c *csvSource) next(ctx context.Context) (b arrow.RecordBatch, err error) {
 	// not a bug of ours.
 	defer func() {
 		if r := recover(); r != nil {
-			if le, ok := r.(*LimitError); ok {
+			if le, ok := r.(*execop.LimitError); ok {
 				panic(le)
 			}
 			b, err = nil, qerr.Execf("exec: scan of %s: cannot parse csv file %s: %v", c.s.n.Table, c.path, r)

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -31,7 +32,7 @@ type parquetSource struct {
 	fields []int // per output column, its field index in the file
 	rgs    []int // row groups left to read
 	rr     pqarrow.RecordReader
-	mem    *Recycler // the decoder's allocator (recycler.go)
+	mem    *execop.Recycler // the decoder's allocator (recycler.go)
 	// per field the reader returns: how to convert it (scan_parquet_widen.go)
 	uniq    []int // the distinct fields read, ascending
 	fix     []colFix
@@ -52,7 +53,7 @@ func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGro
 	// The decoder allocates through a scan-local recycler (its page buffers
 	// too, which the default reader properties would take from the Go heap
 	// outside the query's accounting).
-	rec := newScanRecycler(s.tc.Mem, defaultRecycleFree)
+	rec := execop.NewScanRecycler(s.tc.Mem, execop.DefaultRecycleFree)
 	props := parquet.NewReaderProperties(rec)
 	// Stream each column chunk instead of reading it whole into a fresh
 	// Go slice: page bodies are then read straight into the page reader's
@@ -65,7 +66,7 @@ func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGro
 		return nil, qerr.Execf("exec: scan of %s: cannot read parquet file %s (corrupt or not parquet): %w", s.n.Table, path, err)
 	}
 	p := &parquetSource{s: s, path: path, f: f, mem: rec}
-	fr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{BatchSize: int64(s.tc.batchSize())}, rec)
+	fr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{BatchSize: int64(s.tc.BatchRows())}, rec)
 	if err != nil {
 		p.close()
 		return nil, qerr.Execf("exec: scan of %s: cannot read parquet schema of %s: %w", s.n.Table, path, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -156,7 +157,7 @@ func (c *pqColumn) read(n int) (arr arrow.Array, err error) {
 	c.vals.begin(n)
 	var valid []byte
 	if c.optional {
-		validity = newDirtyBuffer(c.mem, int((n+7)/8))
+		validity = execop.NewDirtyBuffer(c.mem, int((n+7)/8))
 		valid = validity.Bytes()
 		if len(valid) > 0 {
 			valid[len(valid)-1] = 0 // the bits past n
@@ -327,7 +328,7 @@ func (f *pqFixed[T]) setDict(data []byte, n int) error {
 
 func (f *pqFixed[T]) begin(n int) {
 	var zero T
-	f.buf = newDirtyBuffer(f.mem, n*int(unsafe.Sizeof(zero)))
+	f.buf = execop.NewDirtyBuffer(f.mem, n*int(unsafe.Sizeof(zero)))
 	if n > 0 {
 		f.out = unsafe.Slice((*T)(unsafe.Pointer(&f.buf.Bytes()[0])), n)
 	} else {
@@ -475,7 +476,7 @@ func (b *pqBytes) setDict(data []byte, n int) error {
 }
 
 func (b *pqBytes) begin(n int) {
-	b.offBuf = newDirtyBuffer(b.mem, 4*(n+1))
+	b.offBuf = execop.NewDirtyBuffer(b.mem, 4*(n+1))
 	b.offs = arrow.Int32Traits.CastFromBytes(b.offBuf.Bytes())[:n+1]
 	b.offs[0] = 0
 	b.valBuf = memory.NewResizableBuffer(b.mem)
@@ -665,7 +666,7 @@ func (h *pqHelper) decode(d *pqDirect, sizes []int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			// A memory limit hit becomes its Resources error (panicError).
-			err = panicError(r, "parquet decode helper")
+			err = execop.PanicError(r, "parquet decode helper")
 		}
 		if err != nil {
 			releaseRows(h.out)
@@ -827,7 +828,7 @@ func (p *parquetSource) nextDirect(ctx context.Context) (arrow.RecordBatch, erro
 	}
 	var sizes []int
 	for left := d.left; len(sizes) < k && left > 0; {
-		n := int(min(left, int64(p.s.tc.batchSize())))
+		n := int(min(left, int64(p.s.tc.BatchRows())))
 		sizes = append(sizes, n)
 		left -= int64(n)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -117,7 +118,7 @@ func (m readPath) use(t *testing.T) {
 	parquetDirect, parquetHelp = m.direct, m.help
 }
 
-func checkedMem(t *testing.T) *memory.CheckedAllocator {
+func checkedMemory(t *testing.T) *memory.CheckedAllocator {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() {
 		if n := mem.CurrentAlloc(); n != 0 {
@@ -133,7 +134,7 @@ func checkedMem(t *testing.T) *memory.CheckedAllocator {
 // several batch sizes, projections that repeat and reorder columns, and
 // row-group ranges, and compares with the data written.
 func TestParquetScanConversions(t *testing.T) {
-	mem := checkedMem(t)
+	mem := checkedMemory(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	const rows, rgRows = 3000, 1100
 	want := writeFixFile(t, mem, path, rows, rgRows)
@@ -241,7 +242,7 @@ func checkScan(t *testing.T, mem memory.Allocator, path string, want arrow.Recor
 // recycled buffers are all returned to the query's allocator when batches
 // outlive the scan (a join build side keeps them) and when they do not.
 func TestParquetScanKeepsBatchesAfterClose(t *testing.T) {
-	mem := checkedMem(t)
+	mem := checkedMemory(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 5000, 5000)
 	defer want.Release()
@@ -281,97 +282,12 @@ func TestParquetScanKeepsBatchesAfterClose(t *testing.T) {
 	}
 }
 
-func TestRecycler(t *testing.T) {
-	parent := checkedMem(t)
-	r := newScanRecycler(parent, 1<<20)
-
-	// Small requests go to the parent untracked.
-	small := r.Allocate(100)
-	if len(small) != 100 {
-		t.Fatalf("len %d", len(small))
-	}
-	r.Free(small)
-
-	a := r.Allocate(40000)
-	if len(a) != 40000 || cap(a) != 40960 {
-		t.Fatalf("len %d cap %d, want 40000 and the class size 40960", len(a), cap(a))
-	}
-	a[0], a[39999] = 1, 2
-	// Growing within the class keeps the buffer and its bytes.
-	a2 := r.Reallocate(40960, a)
-	if unsafe.SliceData(a2) != unsafe.SliceData(a) || a2[0] != 1 || a2[39999] != 2 {
-		t.Fatal("reallocate within the class moved or lost the bytes")
-	}
-	// Growing beyond it copies.
-	a3 := r.Reallocate(100000, a2)
-	if len(a3) != 100000 || a3[0] != 1 || a3[39999] != 2 {
-		t.Fatal("reallocate beyond the class lost the bytes")
-	}
-	// a2's buffer went to the free list and is handed out again.
-	b := r.Allocate(33000)
-	if unsafe.SliceData(b) != unsafe.SliceData(a) {
-		t.Error("a freed buffer of the same class was not reused")
-	}
-	if r.reused != 1 {
-		t.Errorf("reused %d, want 1", r.reused)
-	}
-	// A buffer held by an Arrow buffer is recycled only after the last Release.
-	buf := memory.NewResizableBuffer(r)
-	buf.Resize(50000)
-	buf.Retain()
-	buf.Release()
-	c := r.Allocate(50000)
-	if unsafe.SliceData(c) == unsafe.SliceData(buf.Bytes()) {
-		t.Fatal("a buffer still referenced was reused")
-	}
-	held := unsafe.SliceData(buf.Bytes())
-	buf.Release()
-	d := r.Allocate(50000)
-	if unsafe.SliceData(d) != held {
-		t.Error("a released buffer was not reused")
-	}
-	// The free list is bounded.
-	big := r.Allocate(900 << 10)
-	big2 := r.Allocate(900 << 10)
-	r.Free(big)
-	r.Free(big2) // over maxFree: back to the parent
-	if r.freeBytes > r.maxFree {
-		t.Errorf("free list holds %d bytes, limit %d", r.freeBytes, r.maxFree)
-	}
-	r.Free(a3)
-	r.Free(b)
-	r.Close()
-	// Frees after close go to the parent.
-	r.Free(c)
-	r.Free(d)
-	if len(r.owned) != 0 {
-		t.Errorf("%d buffers still tracked", len(r.owned))
-	}
-}
-
-func TestRecycleClass(t *testing.T) {
-	prev := 0
-	for _, size := range []int{recycleMin, recycleMin + 1, 40960, 40961, 65535, 65536, 1 << 20, 3<<20 + 5, 7 << 24, 1 << 27, 7 << 25} {
-		c, cs := recycleClass(size)
-		if c < 0 || cs < size || cs > size+size/4+1 || c < prev {
-			t.Errorf("size %d: class %d of %d bytes", size, c, cs)
-		}
-		prev = c
-	}
-	if c, _ := recycleClass(recycleMin - 1); c >= 0 {
-		t.Error("a small size is recycled")
-	}
-	if c, _ := recycleClass(1 << 28); c >= 0 {
-		t.Error("a huge size is recycled")
-	}
-}
-
 // TestParquetScanZeroesNullSlots: the recycler reuses buffers without
 // zeroing them, so the scan clears the values under NULL rows itself; a
 // batch read after earlier ones were released (their buffers reused) must
 // hold zero under every NULL of a fixed-width column.
 func TestParquetScanZeroesNullSlots(t *testing.T) {
-	mem := checkedMem(t)
+	mem := checkedMemory(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 60000, 20000)
 	want.Release()
@@ -426,8 +342,8 @@ func TestParquetScanZeroesNullSlots(t *testing.T) {
 // through Allocate (arrow-go relies on it) and as it is through
 // AllocateDirty; the accounting allocator passes AllocateDirty down.
 func TestRecyclerZeroes(t *testing.T) {
-	parent := checkedMem(t)
-	r := NewRecycler(parent, 1<<20)
+	parent := checkedMemory(t)
+	r := execop.NewRecycler(parent, 1<<20)
 	defer r.Close()
 	a := r.Allocate(20000)
 	for i := range a {
@@ -454,8 +370,8 @@ func TestRecyclerZeroes(t *testing.T) {
 		b[i] = 7
 	}
 	r.Free(b)
-	acct := NewAccountingAllocator(r, 0)
-	buf := newDirtyBuffer(acct, 20000)
+	acct := execop.NewAccountingAllocator(r, 0)
+	buf := execop.NewDirtyBuffer(acct, 20000)
 	if buf.Len() != 20000 || unsafe.SliceData(buf.Bytes()) != unsafe.SliceData(a) || buf.Bytes()[0] != 7 {
 		t.Fatal("a dirty buffer did not reuse the freed buffer as it was")
 	}
@@ -467,7 +383,7 @@ func TestRecyclerZeroes(t *testing.T) {
 		t.Fatalf("accounting holds %d bytes after release", acct.Current())
 	}
 	// Over an allocator without AllocateDirty, a dirty buffer is an ordinary one.
-	plain := newDirtyBuffer(parent, 100)
+	plain := execop.NewDirtyBuffer(parent, 100)
 	if plain.Len() != 100 {
 		t.Fatalf("len %d", plain.Len())
 	}
@@ -479,7 +395,7 @@ func TestRecyclerZeroes(t *testing.T) {
 // value: copies), with NULLs and a sliced array, against the values the
 // indices name.
 func TestGatherDictionary(t *testing.T) {
-	mem := checkedMem(t)
+	mem := checkedMemory(t)
 	for _, dictVals := range [][]string{
 		{"A", "", "N", "REG AIR", "12345678"},
 		{"A", "DELIVER IN PERSON", "", "NONE", "123456789"},
@@ -535,7 +451,7 @@ func TestGatherDictionary(t *testing.T) {
 // allocator fails the test otherwise, and goleak catches a helper left
 // running.
 func TestParquetScanClosedEarly(t *testing.T) {
-	mem := checkedMem(t)
+	mem := checkedMemory(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
@@ -574,7 +490,7 @@ func TestParquetScanClosedEarly(t *testing.T) {
 // allocator's panic: buffers it held when the limit hit stay accounted to
 // the failed task. That is known and only logged here.
 func TestParquetScanMemoryLimit(t *testing.T) {
-	mem := checkedMem(t)
+	mem := checkedMemory(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
@@ -586,10 +502,10 @@ func TestParquetScanMemoryLimit(t *testing.T) {
 				if !mode.direct {
 					parent = memory.NewGoAllocator()
 				}
-				acct := NewAccountingAllocator(parent, limit)
+				acct := execop.NewAccountingAllocator(parent, limit)
 				n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
 					Partitions: [][]string{{path}}, Fetch: -1}
-				bs, err := CollectAll(context.Background(), NewTaskContext(acct, 1024), n)
+				bs, err := execop.CollectAll(context.Background(), NewTaskContext(acct, 1024), n)
 				for _, b := range bs {
 					b.Release()
 				}
@@ -612,7 +528,7 @@ func TestParquetScanMemoryLimit(t *testing.T) {
 // data pages (levels stored apart from the compressed values) through the
 // direct path and compares with the data written.
 func TestParquetScanDataPageV2(t *testing.T) {
-	mem := checkedMem(t)
+	mem := checkedMemory(t)
 	path := filepath.Join(t.TempDir(), "fix-v2.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100, parquet.WithDataPageVersion(parquet.DataPageV2))
 	defer want.Release()

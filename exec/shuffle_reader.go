@@ -9,24 +9,25 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
 
-func newShuffleReader(tc *TaskContext, n *physical.ShuffleReader, partition int) (Operator, error) {
+func newShuffleReader(tc *execop.TaskContext, n *physical.ShuffleReader, partition int) (execop.Operator, error) {
 	return newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition), nil
 }
 
 // newCacheReader reads pinned cache files, which every query over the cache
 // reads again: through tc.Maps, when set, they stay mapped between reads.
-func newCacheReader(tc *TaskContext, n *physical.CacheReader, partition int) (Operator, error) {
+func newCacheReader(tc *execop.TaskContext, n *physical.CacheReader, partition int) (execop.Operator, error) {
 	r := newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition)
 	r.maps = tc.Maps
 	return r, nil
 }
 
-func newLocationReader(tc *TaskContext, what string, schema *arrow.Schema, locs [][]physical.PartitionLocation, partition int) *locationReader {
+func newLocationReader(tc *execop.TaskContext, what string, schema *arrow.Schema, locs [][]physical.PartitionLocation, partition int) *locationReader {
 	r := &locationReader{tc: tc, what: what, schema: schema, cur: -1}
 	if partition < len(locs) {
 		r.locs = locs[partition]
@@ -42,7 +43,7 @@ func newLocationReader(tc *TaskContext, what string, schema *arrow.Schema, locs 
 // naming it; cancellation is reported as ctx's error, never as a fetch
 // failure. Batches carry exactly schema.
 type locationReader struct {
-	tc     *TaskContext
+	tc     *execop.TaskContext
 	what   string
 	schema *arrow.Schema
 	maps   *filemap.FileMaps // keeps local files mapped between readers; nil: map per read
@@ -56,7 +57,7 @@ type locationReader struct {
 	stream *ipc.Reader
 	dec    *filemap.DecodedFile // the open local file's shared decoded batches, instead of stream
 	decPos int                  // the next of dec's batches
-	remote Operator
+	remote execop.Operator
 	closed bool
 	// sameSchema is a batch schema found equal to schema: the batches of
 	// one file share their schema object, and comparing schemas field by
@@ -108,11 +109,11 @@ func (r *locationReader) fail(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
-	var fe *FetchError
+	var fe *execop.FetchError
 	if errors.As(err, &fe) {
 		return fe
 	}
-	return &FetchError{Location: loc, Err: err}
+	return &execop.FetchError{Location: loc, Err: err}
 }
 
 // open starts reading location r.cur.
@@ -251,7 +252,7 @@ func (r *locationReader) conform(b arrow.RecordBatch) (arrow.RecordBatch, error)
 	if err := r.checkSchema(b.Schema()); err != nil {
 		loc := r.locs[r.cur]
 		r.closeCurrent()
-		return nil, &FetchError{Location: loc, Err: err}
+		return nil, &execop.FetchError{Location: loc, Err: err}
 	}
 	return array.NewRecordBatch(r.schema, b.Columns(), b.NumRows()), nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -56,7 +58,7 @@ func ipcCompression(c physical.Compression) ([]ipc.Option, error) {
 	return nil, qerr.Planf("exec: shuffle compression %q is not one of lz4, zstd, none", c)
 }
 
-func newShuffleWriter(tc *TaskContext, n *physical.ShuffleWriter, partition int) (Operator, error) {
+func newShuffleWriter(tc *execop.TaskContext, n *physical.ShuffleWriter, partition int) (execop.Operator, error) {
 	if tc.WorkDir == "" {
 		return nil, qerr.Internalf("exec: shuffle writer of job %s stage %d needs a work dir (it runs only inside a task)", n.JobID, n.StageID)
 	}
@@ -79,11 +81,11 @@ func newShuffleWriter(tc *TaskContext, n *physical.ShuffleWriter, partition int)
 		// TPC-H-like data) and Flight bytes when read back remotely.
 		opts = nil
 	}
-	keys, err := compileExprs(n.Keys)
+	keys, err := kernel.CompileExprs(n.Keys)
 	if err != nil {
 		return nil, err
 	}
-	input, err := Build(tc, n.Input, partition)
+	input, err := tc.Build(n.Input, partition)
 	if err != nil {
 		return nil, err
 	}
@@ -114,11 +116,11 @@ func newShuffleWriter(tc *TaskContext, n *physical.ShuffleWriter, partition int)
 // temporary and renamed files of this attempt are removed. Directories are
 // kept: other map tasks share them.
 type shuffleWriteOp struct {
-	tc      *TaskContext
+	tc      *execop.TaskContext
 	n       *physical.ShuffleWriter
 	mapPart int
-	input   Operator
-	keys    []exprRunner
+	input   execop.Operator
+	keys    []kernel.ExprRunner
 	ipcOpts []ipc.Option
 	schema  *arrow.Schema
 	outs    []int // output partition of each file
@@ -185,7 +187,7 @@ func (w *shuffleWriteOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 // runRecovered is run with a panic turned into an error: the writer is a
 // task's root, and a panic must not leave its files behind.
 func (w *shuffleWriteOp) runRecovered(ctx context.Context) (err error) {
-	defer recoverRoot(&err, fmt.Sprintf("shuffle write of job %s stage %d map partition %d", w.n.JobID, w.n.StageID, w.mapPart))
+	defer execop.RecoverRoot(&err, fmt.Sprintf("shuffle write of job %s stage %d map partition %d", w.n.JobID, w.n.StageID, w.mapPart))
 	return w.run(ctx)
 }
 
@@ -265,7 +267,7 @@ func (w *shuffleWriteOp) write(i int, b arrow.RecordBatch) error {
 		b.Retain()
 		sf.pending = append(sf.pending, b)
 		sf.pendingRows += b.NumRows()
-		if sf.pendingRows < int64(w.tc.batchSize()) {
+		if sf.pendingRows < int64(w.tc.BatchRows()) {
 			return nil
 		}
 		return w.flushPending(sf)
@@ -278,8 +280,8 @@ func (w *shuffleWriteOp) flushPending(sf *shuffleFile) error {
 	if len(sf.pending) == 0 {
 		return nil
 	}
-	merged, err := concatBatches(w.tc.Mem, w.schema, sf.pending)
-	releaseAll(sf.pending)
+	merged, err := kernel.ConcatBatches(w.tc.Mem, w.schema, sf.pending)
+	execop.ReleaseAll(sf.pending)
 	sf.pending, sf.pendingRows = sf.pending[:0], 0
 	if err != nil {
 		return err
@@ -311,13 +313,13 @@ func (w *shuffleWriteOp) writeBatch(sf *shuffleFile, b arrow.RecordBatch) error 
 // The scratch slices are reused across batches.
 func (w *shuffleWriteOp) route(ctx context.Context, b arrow.RecordBatch, hashes []uint64, counts []int, perm []int32) ([]uint64, []int, []int32, error) {
 	n := int(b.NumRows())
-	arrs, err := evalAll(ctx, w.tc.Mem, w.keys, b)
+	arrs, err := kernel.EvalAll(ctx, w.tc.Mem, w.keys, b)
 	if err != nil {
 		return hashes, counts, perm, err
 	}
-	hashes = resize(hashes, n)
-	HashColumns(arrs, hashes)
-	releaseCols(arrs)
+	hashes = kernel.Resize(hashes, n)
+	kernel.HashColumns(arrs, hashes)
+	kernel.ReleaseArrays(arrs)
 	// Counting sort of row indices by target partition.
 	N := len(w.files)
 	counts = append(counts[:0], make([]int, N+1)...)
@@ -327,7 +329,7 @@ func (w *shuffleWriteOp) route(ctx context.Context, b arrow.RecordBatch, hashes 
 	for i := 1; i <= N; i++ {
 		counts[i] += counts[i-1]
 	}
-	perm = resize(perm, n)
+	perm = kernel.Resize(perm, n)
 	pos := append([]int(nil), counts[:N]...)
 	for i, h := range hashes {
 		t := h % uint64(N)
@@ -345,7 +347,7 @@ func (w *shuffleWriteOp) route(ctx context.Context, b arrow.RecordBatch, hashes 
 			}
 			continue
 		}
-		out, err := takeBatch(ctx, w.tc.Mem, b.Schema(), b, perm[lo:hi])
+		out, err := kernel.TakeBatch(ctx, w.tc.Mem, b.Schema(), b, perm[lo:hi])
 		if err != nil {
 			return hashes, counts, perm, err
 		}
@@ -396,7 +398,7 @@ func (w *shuffleWriteOp) abort() {
 		if sf == nil {
 			continue
 		}
-		releaseAll(sf.pending)
+		execop.ReleaseAll(sf.pending)
 		sf.pending, sf.pendingRows = nil, 0
 		if sf.w != nil {
 			_ = sf.w.Close() // releases the writer's buffers; the file goes anyway

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -27,10 +29,10 @@ import (
 // The permutation is reserved with Grow; batches are accounted by the
 // allocator.
 type sortOp struct {
-	tc     *TaskContext
+	tc     *execop.TaskContext
 	n      *physical.Sort
 	schema *arrow.Schema
-	input  Operator
+	input  execop.Operator
 	keys   *sortKeyExprs
 	spec   sortSpec
 
@@ -50,7 +52,7 @@ type sortOp struct {
 	closed   bool
 }
 
-func newSort(tc *TaskContext, n *physical.Sort, partition int) (Operator, error) {
+func newSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Operator, error) {
 	keys, err := compileSortKeys(n.Keys)
 	if err != nil {
 		return nil, err
@@ -64,12 +66,12 @@ func newSort(tc *TaskContext, n *physical.Sort, partition int) (Operator, error)
 
 // buildInput returns the operator for partition of input when partitions
 // map one to one (preserve), else one operator over all of input's partitions.
-func buildInput(tc *TaskContext, input physical.Plan, partition int, preserve bool) (Operator, error) {
+func buildInput(tc *execop.TaskContext, input physical.Plan, partition int, preserve bool) (execop.Operator, error) {
 	if preserve {
-		return Build(tc, input, partition)
+		return tc.Build(input, partition)
 	}
 	if input.OutputPartitions() == 1 {
-		return Build(tc, input, 0)
+		return tc.Build(input, 0)
 	}
 	return &coalesceOp{tc: tc, input: input}, nil
 }
@@ -89,8 +91,8 @@ func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if s.data == nil || s.off >= len(s.perm) {
 		return nil, io.EOF
 	}
-	end := min(len(s.perm), s.off+s.tc.batchSize())
-	out, err := takeBatch(ctx, s.tc.Mem, s.schema, s.data, s.perm[s.off:end])
+	end := min(len(s.perm), s.off+s.tc.BatchRows())
+	out, err := kernel.TakeBatch(ctx, s.tc.Mem, s.schema, s.data, s.perm[s.off:end])
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +108,7 @@ func (s *sortOp) consume(ctx context.Context) error {
 	}
 	limit := int64(-1)
 	if fetch > 0 {
-		limit = max(2*fetch, int64(s.tc.batchSize()))
+		limit = max(2*fetch, int64(s.tc.BatchRows()))
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -154,7 +156,7 @@ func (s *sortOp) dropBeyondTop(ctx context.Context, b arrow.RecordBatch) (arrow.
 		b.Release()
 		return nil, err
 	}
-	defer releaseCols(arrs)
+	defer kernel.ReleaseArrays(arrs)
 	worst := int(s.data.NumRows()) - 1
 	keep := s.keep[:0]
 	n := int(b.NumRows())
@@ -172,7 +174,7 @@ func (s *sortOp) dropBeyondTop(ctx context.Context, b arrow.RecordBatch) (arrow.
 		return nil, nil
 	}
 	defer b.Release()
-	return takeBatch(ctx, s.tc.Mem, s.schema, b, keep)
+	return kernel.TakeBatch(ctx, s.tc.Mem, s.schema, b, keep)
 }
 
 // sortBuffered sorts data plus the buffered batches. With fetch ≥ 0 it
@@ -189,8 +191,8 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 	if len(s.buf) == 0 {
 		return nil
 	}
-	all, err := concatBatches(s.tc.Mem, s.schema, s.buf)
-	releaseAll(s.buf)
+	all, err := kernel.ConcatBatches(s.tc.Mem, s.schema, s.buf)
+	execop.ReleaseAll(s.buf)
 	s.buf, s.bufRows = s.buf[:0], 0
 	if err != nil {
 		return err
@@ -208,7 +210,7 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 	if err != nil {
 		return err
 	}
-	defer releaseCols(arrs)
+	defer kernel.ReleaseArrays(arrs)
 	spec := s.spec
 	if fetch > 0 && int64(n) > 4*fetch {
 		// Few rows wanted from many: select them with a bounded heap (about
@@ -228,7 +230,7 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 		s.perm = s.perm[:fetch]
 	}
 	if fetch >= 0 {
-		top, err := takeBatch(ctx, s.tc.Mem, s.schema, all, s.perm)
+		top, err := kernel.TakeBatch(ctx, s.tc.Mem, s.schema, all, s.perm)
 		if err != nil {
 			return err
 		}
@@ -248,7 +250,7 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 }
 
 func (s *sortOp) releaseTop() {
-	releaseCols(s.topArrs)
+	kernel.ReleaseArrays(s.topArrs)
 	s.topArrs, s.topKeys = nil, nil
 }
 
@@ -271,7 +273,7 @@ func (s *sortOp) Close() error {
 		return nil
 	}
 	s.closed = true
-	releaseAll(s.buf)
+	execop.ReleaseAll(s.buf)
 	s.buf = nil
 	if s.data != nil {
 		s.data.Release()

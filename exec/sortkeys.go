@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -207,17 +208,17 @@ func (s sortSpec) compare(a []sortKeyCol, i int, b []sortKeyCol, j int) int {
 // are taken directly.
 type sortKeyExprs struct {
 	cols []int
-	evs  []exprEvaluator
+	evs  []kernel.ExprEvaluator
 }
 
 func compileSortKeys(keys []physical.SortKey) (*sortKeyExprs, error) {
-	s := &sortKeyExprs{cols: make([]int, len(keys)), evs: make([]exprEvaluator, len(keys))}
+	s := &sortKeyExprs{cols: make([]int, len(keys)), evs: make([]kernel.ExprEvaluator, len(keys))}
 	for i, k := range keys {
 		if c, ok := k.Expr.(*physical.Column); ok {
 			s.cols[i] = c.Index
 			continue
 		}
-		ev, err := compileEval(k.Expr)
+		ev, err := kernel.CompileEval(k.Expr)
 		if err != nil {
 			return nil, err
 		}
@@ -239,14 +240,14 @@ func (s *sortKeyExprs) eval(ctx context.Context, mem memory.Allocator, b arrow.R
 		} else {
 			var err error
 			if a, err = s.evs[i].Eval(ctx, mem, b); err != nil {
-				releaseCols(arrs)
+				kernel.ReleaseArrays(arrs)
 				return nil, nil, err
 			}
 		}
 		arrs[i] = a
 		k, err := newSortKeyCol(a)
 		if err != nil {
-			releaseCols(arrs)
+			kernel.ReleaseArrays(arrs)
 			return nil, nil, err
 		}
 		keys[i] = k

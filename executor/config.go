@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -85,7 +85,7 @@ type taskSettings struct {
 // parseTaskSettings reads quiver.batch_size and quiver.memory_limit; other
 // settings are the scheduler's business and are ignored.
 func parseTaskSettings(m map[string]string) (taskSettings, error) {
-	s := taskSettings{batchSize: exec.DefaultBatchSize}
+	s := taskSettings{batchSize: execop.DefaultBatchSize}
 	if v, ok := m["quiver.batch_size"]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 || n > 1<<20 {

@@ -203,7 +203,7 @@ func (e *Executor) WorkDir() string { return e.cfg.WorkDir }
 func (e *Executor) Fetcher() *FlightFetcher { return e.fetcher }
 
 // Maps returns the registry of the cache files kept mapped between the
-// tasks that read them (exec.TaskContext.Maps of every task).
+// tasks that read them (execop.TaskContext.Maps of every task).
 func (e *Executor) Maps() *filemap.FileMaps { return e.maps }
 
 func (e *Executor) rpcMeta() *rpc.ExecutorMeta {

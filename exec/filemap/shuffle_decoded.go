@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// decodedFile is a registered mapping's batches, decoded from the IPC
+// DecodedFile is a registered mapping's batches, decoded from the IPC
 // stream once and then handed to every reader of the file: a pinned cache
 // file is read by every query over the cache, and decoding a batch (its
 // flatbuffer metadata, an array per column) costs about as much as a
@@ -37,7 +37,7 @@ func (d *DecodedFile) Release() {
 	}
 }
 
-// decoded returns m's decoded batches with a reference for the caller,
+// Decoded returns m's decoded batches with a reference for the caller,
 // decoding them on the first call; nil, nil when m is not registered or
 // its batches are not views of its pages (a compressed file, whose
 // decompressed batches would hold the file's data again on the heap): the

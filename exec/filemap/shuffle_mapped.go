@@ -167,7 +167,7 @@ func (r *mappedMessages) Message() (msg *ipc.Message, err error) {
 	return r.msg, nil
 }
 
-// openMappedStream maps the shuffle file f and returns an IPC stream reader
+// OpenMappedStream maps the shuffle file f and returns an IPC stream reader
 // over the mapping, or ok == false when the file cannot be mapped (empty,
 // or the platform has no mmap): the caller then reads f as a stream. f
 // may be closed as soon as this returns.
@@ -180,7 +180,7 @@ func OpenMappedStream(f *os.File, mem memory.Allocator) (s *ipc.Reader, ok bool,
 	return s, true, err
 }
 
-// newMappedStream returns an IPC stream reader over m, taking over the
+// NewMappedStream returns an IPC stream reader over m, taking over the
 // caller's reference to m (dropped when the reader is released, or at once
 // when this fails).
 func NewMappedStream(m *mapping, mem memory.Allocator) (*ipc.Reader, error) {

@@ -7,7 +7,7 @@
 // a fetch failure).
 //
 // The cut is chosen so that the tasks of a stage (one per partition of the
-// writer's input, each built with its own exec.TaskContext on some executor)
+// writer's input, each built with its own execop.TaskContext on some executor)
 // are independent: no task relies on another building a sibling partition.
 // See Split for the rules.
 //

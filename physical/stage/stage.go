@@ -28,7 +28,7 @@ type Stage struct {
 	// its plan keeps the in-memory exchanges (Repartition, Coalesce,
 	// SortPreservingMerge, CollectLeft build sides shared by every probe
 	// partition), so it runs as ONE task that builds all of the plan's
-	// partitions in one exec.TaskContext (not SinglePartition), in
+	// partitions in one execop.TaskContext (not SinglePartition), in
 	// parallel, and reports the files of every map partition it wrote.
 	Whole bool
 }

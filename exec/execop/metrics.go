@@ -1,4 +1,4 @@
-package exec
+package execop
 
 import (
 	"context"
@@ -97,11 +97,11 @@ func formatElapsed(d time.Duration) string {
 	}
 }
 
-// instrument wraps op for p: the wrapper turns a memory-limit panic inside
+// Instrument wraps op for p: the wrapper turns a memory-limit panic inside
 // Open, Next or Close into a Resources error (other panics keep unwinding to
 // the goroutine root) and, when metrics are enabled, counts rows, batches
 // and time spent in Next.
-func (tc *TaskContext) instrument(p physical.Plan, op Operator) Operator {
+func (tc *TaskContext) Instrument(p physical.Plan, op Operator) Operator {
 	w := &instrumented{op: op}
 	if tc.metrics != nil {
 		w.m = tc.metrics.node(p)
@@ -116,14 +116,14 @@ type instrumented struct {
 
 func (w *instrumented) Open(ctx context.Context) (err error) {
 	defer recoverLimit(&err)
-	return limitErr(w.op.Open(ctx))
+	return LimitErr(w.op.Open(ctx))
 }
 
 func (w *instrumented) Next(ctx context.Context) (b arrow.RecordBatch, err error) {
 	defer recoverLimit(&err)
 	if w.m == nil {
 		b, err = w.op.Next(ctx)
-		return b, limitErr(err)
+		return b, LimitErr(err)
 	}
 	start := time.Now()
 	b, err = w.op.Next(ctx)
@@ -132,10 +132,10 @@ func (w *instrumented) Next(ctx context.Context) (b arrow.RecordBatch, err error
 		w.m.OutputRows.Add(b.NumRows())
 		w.m.OutputBatches.Add(1)
 	}
-	return b, limitErr(err)
+	return b, LimitErr(err)
 }
 
 func (w *instrumented) Close() (err error) {
 	defer recoverLimit(&err)
-	return limitErr(w.op.Close())
+	return LimitErr(w.op.Close())
 }

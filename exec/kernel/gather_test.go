@@ -1,4 +1,4 @@
-package exec
+package kernel
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func TestGatherMatchesTake(t *testing.T) {
 				for i := range idx {
 					idx[i] = int32(rng.IntN(arr.Len()))
 				}
-				got, ok := gather(mem, arr, idx)
+				got, ok := Gather(mem, arr, idx)
 				if !ok {
 					t.Fatalf("gather does not handle %s", dt)
 				}

@@ -1,4 +1,4 @@
-package exec
+package kernel
 
 import (
 	"unsafe"
@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/execop"
 )
 
 // Run-wise gathering for selections that keep long stretches of consecutive
@@ -67,7 +68,7 @@ func gatherRuns(mem memory.Allocator, arr arrow.Array, runs []idxRun, n int) (ou
 		}
 		w := fw.BitWidth() / 8
 		src := d.Buffers()[1].Bytes()
-		b := newDirtyBuffer(mem, n*w)
+		b := execop.NewDirtyBuffer(mem, n*w)
 		dst := b.Bytes()
 		pos := 0
 		for _, r := range runs {
@@ -118,9 +119,9 @@ func gatherBytesRuns[O int32 | int64](mem memory.Allocator, arr arrow.Array, run
 	for _, r := range runs {
 		total += offs[r.start+r.n] - offs[r.start]
 	}
-	ob := newDirtyBuffer(mem, (n+1)*sizeOfOffset[O]())
+	ob := execop.NewDirtyBuffer(mem, (n+1)*sizeOfOffset[O]())
 	oDst := arrow.GetData[O](ob.Bytes())[:n+1]
-	db := newDirtyBuffer(mem, int(total))
+	db := execop.NewDirtyBuffer(mem, int(total))
 	dDst := db.Bytes()
 	var pos O
 	at := 0

@@ -1,4 +1,4 @@
-package exec
+package execop
 
 import (
 	"math/bits"
@@ -57,7 +57,7 @@ const (
 	recycleMinShift    = 14       // log2(recycleMin)
 	recycleMaxShift    = 27       // classes up to 128 MiB
 	numRecycleClasses  = (recycleMaxShift - recycleMinShift + 1) * 4
-	defaultRecycleFree = 16 << 20
+	DefaultRecycleFree = 16 << 20
 )
 
 // DefaultTaskRecycleFree is the free-list bound of a task's recycler.
@@ -67,14 +67,14 @@ const DefaultTaskRecycleFree = 32 << 20
 // keeping at most maxFree bytes of free buffers; Allocate returns zeroed
 // memory, as Go's allocator does. The caller calls Close when done.
 func NewRecycler(parent memory.Allocator, maxFree int) *Recycler {
-	r := newScanRecycler(parent, maxFree)
+	r := NewScanRecycler(parent, maxFree)
 	r.zero = true
 	return r
 }
 
-// newScanRecycler returns a recycler whose Allocate does not zero reused
+// NewScanRecycler returns a recycler whose Allocate does not zero reused
 // buffers, for the Parquet decoder.
-func newScanRecycler(parent memory.Allocator, maxFree int) *Recycler {
+func NewScanRecycler(parent memory.Allocator, maxFree int) *Recycler {
 	if parent == nil {
 		parent = memory.DefaultAllocator
 	}

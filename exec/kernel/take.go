@@ -1,4 +1,4 @@
-package exec
+package kernel
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -24,25 +25,25 @@ func indexArray(idx []int32) arrow.Array {
 	return array.MakeFromData(data)
 }
 
-// takeBatch returns the rows idx of b (in that order) as a new batch with
+// TakeBatch returns the rows idx of b (in that order) as a new batch with
 // schema; b keeps its reference.
-func takeBatch(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, b arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
-	cols, err := takeSome(ctx, mem, schema, b.Columns(), nil, idx)
+func TakeBatch(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, b arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
+	cols, err := TakeSome(ctx, mem, schema, b.Columns(), nil, idx)
 	if err != nil {
 		return nil, err
 	}
-	defer releaseCols(cols)
+	defer ReleaseArrays(cols)
 	return array.NewRecordBatch(schema, cols, int64(len(idx))), nil
 }
 
-// takeSome gathers rows idx of the columns which (every column when which
+// TakeSome gathers rows idx of the columns which (every column when which
 // is nil) of cols, described by schema; the other entries of the result
 // are nil. The caller owns the arrays.
-func takeSome(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, cols []arrow.Array, which []int, idx []int32) ([]arrow.Array, error) {
+func TakeSome(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, cols []arrow.Array, which []int, idx []int32) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(cols))
 	defer func() {
 		if r := recover(); r != nil { // a memory limit: free what was gathered, then let it through
-			releaseCols(out)
+			ReleaseArrays(out)
 			panic(r)
 		}
 	}()
@@ -70,7 +71,7 @@ func takeSome(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, c
 				continue
 			}
 		}
-		if a, ok := gather(mem, c, idx); ok {
+		if a, ok := Gather(mem, c, idx); ok {
 			out[i] = a
 			continue
 		}
@@ -79,8 +80,8 @@ func takeSome(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, c
 		}
 		a, err := compute.TakeArrayOpts(compute.WithAllocator(ctx, mem), c, indices, compute.TakeOptions{BoundsCheck: false})
 		if err != nil {
-			releaseCols(out)
-			return nil, limitErr(qerr.Execf("exec: take rows of column %q: %w", schema.Field(i).Name, err))
+			ReleaseArrays(out)
+			return nil, execop.LimitErr(qerr.Execf("exec: take rows of column %q: %w", schema.Field(i).Name, err))
 		}
 		out[i] = a
 	}
@@ -88,7 +89,7 @@ func takeSome(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, c
 }
 
 // releaseCols releases every non-nil array of as.
-func releaseCols(as []arrow.Array) {
+func ReleaseArrays(as []arrow.Array) {
 	for _, a := range as {
 		if a != nil {
 			a.Release()
@@ -96,9 +97,9 @@ func releaseCols(as []arrow.Array) {
 	}
 }
 
-// concatBatches concatenates bs (all of schema) into one batch; with one
+// ConcatBatches concatenates bs (all of schema) into one batch; with one
 // batch it returns it retained.
-func concatBatches(mem memory.Allocator, schema *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+func ConcatBatches(mem memory.Allocator, schema *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if len(bs) == 1 {
 		bs[0].Retain()
 		return bs[0], nil
@@ -108,7 +109,7 @@ func concatBatches(mem memory.Allocator, schema *arrow.Schema, bs []arrow.Record
 		rows += b.NumRows()
 	}
 	cols := make([]arrow.Array, schema.NumFields())
-	defer releaseCols(cols)
+	defer ReleaseArrays(cols)
 	parts := make([]arrow.Array, len(bs))
 	for i := range cols {
 		for j, b := range bs {
@@ -116,7 +117,7 @@ func concatBatches(mem memory.Allocator, schema *arrow.Schema, bs []arrow.Record
 		}
 		c, err := array.Concatenate(parts, mem)
 		if err != nil {
-			return nil, limitErr(qerr.Execf("exec: concatenate column %q: %w", schema.Field(i).Name, err))
+			return nil, execop.LimitErr(qerr.Execf("exec: concatenate column %q: %w", schema.Field(i).Name, err))
 		}
 		cols[i] = c
 	}

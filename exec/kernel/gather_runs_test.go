@@ -1,4 +1,4 @@
-package exec
+package kernel
 
 import (
 	"context"
@@ -96,7 +96,7 @@ func TestGatherRunsMatchesTake(t *testing.T) {
 					sch := arrow.NewSchema([]arrow.Field{{Name: "c", Type: dt, Nullable: true}}, nil)
 					rec := array.NewRecordBatch(sch, []arrow.Array{arr}, int64(arr.Len()))
 					defer rec.Release()
-					tb, err := takeBatch(context.Background(), mem, sch, rec, idx)
+					tb, err := TakeBatch(context.Background(), mem, sch, rec, idx)
 					if err != nil {
 						t.Fatal(err)
 					}

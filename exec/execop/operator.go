@@ -1,4 +1,4 @@
-package exec
+package execop
 
 import (
 	"context"
@@ -63,6 +63,8 @@ type TaskContext struct {
 	// each read maps its file afresh. Plain shuffle files, read once, never
 	// go through it.
 	Maps *filemap.FileMaps
+	// build builds the operators of plan nodes (exec.Build).
+	build BuildFunc
 	// shared holds per-node state shared across partitions (exchanges, join
 	// build sides), created on first use by any partition.
 	shared sharedState

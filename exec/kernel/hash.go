@@ -1,4 +1,4 @@
-package exec
+package kernel
 
 import (
 	"encoding/binary"
@@ -22,16 +22,16 @@ import (
 // so within one partition the low bits are correlated.
 
 const (
-	hashSeed  uint64 = 0x243f6a8885a308d3 // first column's starting state
+	HashSeed  uint64 = 0x243f6a8885a308d3 // first column's starting state
 	hashNull  uint64 = 0x9e3779b97f4a7c15 // value hashed for a NULL
-	hashPrime uint64 = 0x100000001b3
-	hashMulA  uint64 = 0x87c37b91114253d5
+	HashPrime uint64 = 0x100000001b3
+	HashMulA  uint64 = 0x87c37b91114253d5
 	hashMulB  uint64 = 0x4cf5ad432745937f
 	hashMulC  uint64 = 0x9fb21c651e98df25
 )
 
-// fmix64 is the murmur3 64-bit finalizer: a cheap full-avalanche mix.
-func fmix64(h uint64) uint64 {
+// Fmix64 is the murmur3 64-bit finalizer: a cheap full-avalanche mix.
+func Fmix64(h uint64) uint64 {
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
@@ -40,7 +40,7 @@ func fmix64(h uint64) uint64 {
 	return h
 }
 
-// hashCombine folds value hash v into the running row state h. It is
+// HashCombine folds value hash v into the running row state h. It is
 // cheap (one multiply) and, for a fixed h, a bijection of v, so one column
 // never collides by itself; it does not avalanche: HashColumns finishes
 // every row with one fmix64 after the last column, so the finished hash's
@@ -48,10 +48,10 @@ func fmix64(h uint64) uint64 {
 // tags) both depend on every bit of every value. The rotation brings the
 // previous product's well-mixed high bits down, so two columns whose
 // values differ only in high bits do not leave the low bits equal.
-func hashCombine(h, v uint64) uint64 { return (bits.RotateLeft64(h, 29) ^ v) * hashMulC }
+func HashCombine(h, v uint64) uint64 { return (bits.RotateLeft64(h, 29) ^ v) * hashMulC }
 
-// hashFinish is the finalising mix of a row state.
-func hashFinish(h uint64) uint64 { return fmix64(h) }
+// HashFinish is the finalising mix of a row state.
+func HashFinish(h uint64) uint64 { return Fmix64(h) }
 
 // mum multiplies a by b to 128 bits and folds the halves: one MUL that
 // mixes every bit of both inputs into the middle bits of the result.
@@ -60,26 +60,26 @@ func mum(a, b uint64) uint64 {
 	return hi ^ lo
 }
 
-// hashBytes hashes a byte string into a value hash (unfinalised: fold it
+// HashBytes hashes a byte string into a value hash (unfinalised: fold it
 // in with hashCombine). Strings of 4 to 16 bytes, the usual group and
 // partition keys, take four possibly overlapping 4-byte loads and one
 // multiply, with no loop and no branch on the length within that range
 // (mixed lengths would mispredict): the loads and the length determine the
 // string. Other lengths go to hashBytesOther.
-func hashBytes(b []byte) uint64 {
+func HashBytes(b []byte) uint64 {
 	n := uint(len(b))
 	if n-4 > 12 {
 		return hashBytesOther(b)
 	}
-	lo, hi := load4x2(b)
-	return mum(lo^hashMulB, hi^hashSeed^uint64(n)*hashMulA)
+	lo, hi := Load4x2(b)
+	return mum(lo^hashMulB, hi^HashSeed^uint64(n)*HashMulA)
 }
 
-// load4x2 packs a string of 4 to 16 bytes into two words: bytes [0, 4),
+// Load4x2 packs a string of 4 to 16 bytes into two words: bytes [0, 4),
 // [j, j+4), [n-4, n) and [n-4-j, n-j), where j is 4 when n >= 8 and 0
 // otherwise. Together they cover every byte, so with n they determine
 // the string.
-func load4x2(b []byte) (lo, hi uint64) {
+func Load4x2(b []byte) (lo, hi uint64) {
 	n := len(b)
 	j := (n >> 3) << 2
 	lo = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[j:]))
@@ -92,7 +92,7 @@ func load4x2(b []byte) (lo, hi uint64) {
 // their last 16 bytes.
 func hashBytesOther(b []byte) uint64 {
 	n := len(b)
-	seed := hashSeed ^ uint64(n)*hashMulA
+	seed := HashSeed ^ uint64(n)*HashMulA
 	if n > 16 {
 		h := seed
 		for p := b; len(p) > 16; p = p[16:] {
@@ -131,7 +131,7 @@ func hashFloat(f float64) uint64 {
 // Float32/64, Decimal128, Utf8, LargeUtf8, Binary, Date32, Date64, Timestamp).
 func HashColumns(cols []arrow.Array, hashes []uint64) {
 	for i := range hashes {
-		hashes[i] = hashSeed
+		hashes[i] = HashSeed
 	}
 	for _, c := range cols {
 		hashColumn(c, hashes)
@@ -139,7 +139,7 @@ func HashColumns(cols []arrow.Array, hashes []uint64) {
 	// One finalising mix per row, not per value: the combines above are
 	// cheap and not avalanching.
 	for i, h := range hashes {
-		hashes[i] = hashFinish(h)
+		hashes[i] = HashFinish(h)
 	}
 }
 
@@ -153,7 +153,7 @@ func hashColumn(c arrow.Array, hashes []uint64) {
 		saved = make([]uint64, 0, c.NullN())
 		for i := range hashes {
 			if c.IsNull(i) {
-				saved = append(saved, hashCombine(hashes[i], hashNull))
+				saved = append(saved, HashCombine(hashes[i], hashNull))
 			}
 		}
 	}
@@ -180,7 +180,7 @@ func hashValues(c arrow.Array, hashes []uint64) {
 			if a.Value(i) {
 				v = 1
 			}
-			hashes[i] = hashCombine(hashes[i], v)
+			hashes[i] = HashCombine(hashes[i], v)
 		}
 	case *array.Int8:
 		hashInts(a.Int8Values(), hashes)
@@ -206,15 +206,15 @@ func hashValues(c arrow.Array, hashes []uint64) {
 		hashInts(a.TimestampValues(), hashes)
 	case *array.Float32:
 		for i, v := range a.Float32Values() {
-			hashes[i] = hashCombine(hashes[i], hashFloat(float64(v)))
+			hashes[i] = HashCombine(hashes[i], hashFloat(float64(v)))
 		}
 	case *array.Float64:
 		for i, v := range a.Float64Values() {
-			hashes[i] = hashCombine(hashes[i], hashFloat(v))
+			hashes[i] = HashCombine(hashes[i], hashFloat(v))
 		}
 	case *array.Decimal128:
 		for i, v := range arrow.GetValues[decimal128.Num](a.Data(), 1) {
-			hashes[i] = hashCombine(hashes[i], v.LowBits()^uint64(v.HighBits())*hashMulB)
+			hashes[i] = HashCombine(hashes[i], v.LowBits()^uint64(v.HighBits())*hashMulB)
 		}
 	case *array.String:
 		hashStrings(a.ValueOffsets(), a.ValueBytes(), hashes)
@@ -231,13 +231,13 @@ func hashValues(c arrow.Array, hashes []uint64) {
 
 func hashInts[T ~int8 | ~int16 | ~int32 | ~int64](vals []T, hashes []uint64) {
 	for i, v := range vals {
-		hashes[i] = hashCombine(hashes[i], uint64(int64(v)))
+		hashes[i] = HashCombine(hashes[i], uint64(int64(v)))
 	}
 }
 
 func hashUints[T ~uint8 | ~uint16 | ~uint32 | ~uint64](vals []T, hashes []uint64) {
 	for i, v := range vals {
-		hashes[i] = hashCombine(hashes[i], uint64(v))
+		hashes[i] = HashCombine(hashes[i], uint64(v))
 	}
 }
 
@@ -257,8 +257,8 @@ func hashStrings[O int32 | int64](offs []O, data []byte, hashes []uint64) {
 		var v uint64
 		if n := uint(len(s)); n-4 <= 12 {
 			// hashBytes by hand: the compiler does not inline it.
-			lo, hi := load4x2(s)
-			v = mum(lo^hashMulB, hi^hashSeed^uint64(n)*hashMulA)
+			lo, hi := Load4x2(s)
+			v = mum(lo^hashMulB, hi^HashSeed^uint64(n)*HashMulA)
 		} else if n < 4 {
 			v = hashBytesOther(s)
 		} else {
@@ -267,10 +267,10 @@ func hashStrings[O int32 | int64](offs []O, data []byte, hashes []uint64) {
 			if !(len(s) == len(prev) &&
 				binary.LittleEndian.Uint64(s[len(s)-8:]) == binary.LittleEndian.Uint64(prev[len(prev)-8:]) &&
 				string(s) == string(prev)) {
-				prevHash = hashBytes(s)
+				prevHash = HashBytes(s)
 			}
 			prev, v = s, prevHash
 		}
-		hashes[i] = hashCombine(hashes[i], v)
+		hashes[i] = HashCombine(hashes[i], v)
 	}
 }

@@ -1,4 +1,4 @@
-package exec
+package kernel
 
 import (
 	"unsafe"
@@ -13,14 +13,14 @@ import (
 // aggregate states keep. Each copies whole slices into Arrow buffers in one
 // go (no per-value builder calls).
 
-// arrayMaker carries the allocator output arrays are built from.
-type arrayMaker struct{ mem memory.Allocator }
+// ArrayMaker carries the allocator output arrays are built from.
+type ArrayMaker struct{ Mem memory.Allocator }
 
-func sizeOf[T any](z T) int { return int(unsafe.Sizeof(z)) }
+func SizeOf[T any](z T) int { return int(unsafe.Sizeof(z)) }
 
-// newBuffer returns a buffer of mem holding a copy of b.
-func (m *arrayMaker) newBuffer(b []byte) *memory.Buffer {
-	buf := memory.NewResizableBuffer(m.mem)
+// NewBuffer returns a buffer of mem holding a copy of b.
+func (m *ArrayMaker) NewBuffer(b []byte) *memory.Buffer {
+	buf := memory.NewResizableBuffer(m.Mem)
 	buf.Resize(len(b))
 	copy(buf.Bytes(), b)
 	return buf
@@ -28,7 +28,7 @@ func (m *arrayMaker) newBuffer(b []byte) *memory.Buffer {
 
 // validity returns a validity bitmap for valid (nil if all are valid) and
 // the null count. valid == nil means all valid.
-func (m *arrayMaker) validity(valid []bool) (*memory.Buffer, int) {
+func (m *ArrayMaker) validity(valid []bool) (*memory.Buffer, int) {
 	nulls := 0
 	for _, v := range valid {
 		if !v {
@@ -38,7 +38,7 @@ func (m *arrayMaker) validity(valid []bool) (*memory.Buffer, int) {
 	if nulls == 0 {
 		return nil, 0
 	}
-	buf := memory.NewResizableBuffer(m.mem)
+	buf := memory.NewResizableBuffer(m.Mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(len(valid)))))
 	bits := buf.Bytes()
 	for i := range bits {
@@ -64,17 +64,17 @@ func finish(dt arrow.DataType, n int, bufs []*memory.Buffer, nulls int) arrow.Ar
 	return array.MakeFromData(data)
 }
 
-// makeFixed builds a fixed-width array of dt from vals and valid (nil: all valid).
-func makeFixed[T any](m *arrayMaker, dt arrow.DataType, vals []T, valid []bool) arrow.Array {
+// MakeFixed builds a fixed-width array of dt from vals and valid (nil: all valid).
+func MakeFixed[T any](m *ArrayMaker, dt arrow.DataType, vals []T, valid []bool) arrow.Array {
 	var z T
-	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals)*sizeOf(z))
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals)*SizeOf(z))
 	nb, nulls := m.validity(valid)
-	return finish(dt, len(vals), []*memory.Buffer{nb, m.newBuffer(raw)}, nulls)
+	return finish(dt, len(vals), []*memory.Buffer{nb, m.NewBuffer(raw)}, nulls)
 }
 
-// makeBool builds a Boolean array from vals and valid (nil: all valid).
-func makeBool(m *arrayMaker, vals, valid []bool) arrow.Array {
-	buf := memory.NewResizableBuffer(m.mem)
+// MakeBool builds a Boolean array from vals and valid (nil: all valid).
+func MakeBool(m *ArrayMaker, vals, valid []bool) arrow.Array {
+	buf := memory.NewResizableBuffer(m.Mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(len(vals)))))
 	bits := buf.Bytes()
 	for i := range bits {
@@ -89,9 +89,9 @@ func makeBool(m *arrayMaker, vals, valid []bool) arrow.Array {
 	return finish(arrow.FixedWidthTypes.Boolean, len(vals), []*memory.Buffer{nb, buf}, nulls)
 }
 
-// makeBytes builds a string-like array of dt from an arena: row i is
+// MakeBytes builds a string-like array of dt from an arena: row i is
 // data[offs[i]:offs[i+1]] (offs has one more entry than valid).
-func makeBytes(m *arrayMaker, dt arrow.DataType, data []byte, offs []int, valid []bool) arrow.Array {
+func MakeBytes(m *ArrayMaker, dt arrow.DataType, data []byte, offs []int, valid []bool) arrow.Array {
 	n := len(offs) - 1
 	lo, hi := offs[0], offs[n]
 	var ob *memory.Buffer
@@ -100,14 +100,14 @@ func makeBytes(m *arrayMaker, dt arrow.DataType, data []byte, offs []int, valid 
 		for i, v := range offs {
 			o[i] = int64(v - lo)
 		}
-		ob = m.newBuffer(arrow.GetBytes(o))
+		ob = m.NewBuffer(arrow.GetBytes(o))
 	} else {
 		o := make([]int32, n+1)
 		for i, v := range offs {
 			o[i] = int32(v - lo)
 		}
-		ob = m.newBuffer(arrow.GetBytes(o))
+		ob = m.NewBuffer(arrow.GetBytes(o))
 	}
 	nb, nulls := m.validity(valid)
-	return finish(dt, n, []*memory.Buffer{nb, ob, m.newBuffer(data[lo:hi])}, nulls)
+	return finish(dt, n, []*memory.Buffer{nb, ob, m.NewBuffer(data[lo:hi])}, nulls)
 }

@@ -1,4 +1,4 @@
-package exec
+package kernel
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"github.com/quiverdb/quiver/physical"
 )
 
-// exprEvaluator is the part of *eval.Evaluator the exchange and sort
+// ExprEvaluator is the part of *eval.Evaluator the exchange and sort
 // operators use.
-type exprEvaluator interface {
+type ExprEvaluator interface {
 	Eval(ctx context.Context, mem memory.Allocator, b arrow.RecordBatch) (arrow.Array, error)
 }
 
-// compileEval compiles a computed sort or repartition key.
-func compileEval(e physical.Expr) (exprEvaluator, error) {
+// CompileEval compiles a computed sort or repartition key.
+func CompileEval(e physical.Expr) (ExprEvaluator, error) {
 	ev, err := eval.Compile(e)
 	if err != nil {
 		return nil, err

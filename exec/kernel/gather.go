@@ -1,4 +1,4 @@
-package exec
+package kernel
 
 import (
 	"encoding/binary"
@@ -9,15 +9,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/execop"
 )
 
-// gather returns arr's rows idx (in that order, every index in range) as a
+// Gather returns arr's rows idx (in that order, every index in range) as a
 // new array allocated from mem, in one pass per buffer: the output buffers
 // are sized exactly up front. It handles fixed-width types by byte width,
 // Boolean, 32/64-bit-offset strings and binaries, and lists of what it
 // handles (DISTINCT set states); ok is false for any other type (the
 // caller falls back to compute.Take).
-func gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array, ok bool) {
+func Gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array, ok bool) {
 	dt := arr.DataType()
 	n := len(idx)
 	if n == 0 {
@@ -84,7 +85,7 @@ func gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 // every gathered list, in order, gathered in turn.
 func gatherList(mem memory.Allocator, arr *array.List, idx []int32) (arrow.Array, bool) {
 	n := len(idx)
-	ob := newDirtyBuffer(mem, (n+1)*4)
+	ob := execop.NewDirtyBuffer(mem, (n+1)*4)
 	offs := arrow.Int32Traits.CastFromBytes(ob.Bytes())[:n+1]
 	var childIdx []int32
 	offs[0] = 0
@@ -100,7 +101,7 @@ func gatherList(mem memory.Allocator, arr *array.List, idx []int32) (arrow.Array
 		child = array.NewSlice(arr.ListValues(), 0, 0)
 	} else {
 		var ok bool
-		if child, ok = gather(mem, arr.ListValues(), childIdx); !ok {
+		if child, ok = Gather(mem, arr.ListValues(), childIdx); !ok {
 			ob.Release()
 			return nil, false
 		}
@@ -123,7 +124,7 @@ func gatherList(mem memory.Allocator, arr *array.List, idx []int32) (arrow.Array
 
 // newBuf returns a zeroed buffer of n bytes from mem.
 func newBuf(mem memory.Allocator, n int) *memory.Buffer {
-	b := newDirtyBuffer(mem, n)
+	b := execop.NewDirtyBuffer(mem, n)
 	clear(b.Bytes())
 	return b
 }
@@ -133,7 +134,7 @@ func gatherFixed[T any](mem memory.Allocator, arr arrow.Array, idx []int32) *mem
 	d := arr.Data()
 	raw := d.Buffers()[1].Bytes()
 	src := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/int(unsafe.Sizeof(z)))[d.Offset():]
-	b := newDirtyBuffer(mem, len(idx)*int(unsafe.Sizeof(z)))
+	b := execop.NewDirtyBuffer(mem, len(idx)*int(unsafe.Sizeof(z)))
 	dst := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b.Bytes()))), len(idx))
 	for i, r := range idx {
 		dst[i] = src[r]
@@ -156,12 +157,12 @@ func gatherBytes[O int32 | int64](mem memory.Allocator, arr arrow.Array, idx []i
 		total += offs[r+1] - offs[r]
 	}
 	var z O
-	ob := newDirtyBuffer(mem, (len(idx)+1)*int(unsafe.Sizeof(z)))
+	ob := execop.NewDirtyBuffer(mem, (len(idx)+1)*int(unsafe.Sizeof(z)))
 	oDst := unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(ob.Bytes()))), len(idx)+1)
 	// 16 bytes of slack: a value of at most 16 bytes is moved as two
 	// whole words (no copy call), whatever lies past it being overwritten
 	// by the next value or left in the slack.
-	db := newDirtyBuffer(mem, int(total)+16)
+	db := execop.NewDirtyBuffer(mem, int(total)+16)
 	db.ResizeNoShrink(int(total))
 	dDst := db.Buf()
 	fast := O(len(data) - 16) // values starting at or before fast: read whole words

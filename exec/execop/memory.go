@@ -1,4 +1,4 @@
-package exec
+package execop
 
 import (
 	"errors"
@@ -160,10 +160,10 @@ func recoverLimit(err *error) {
 	}
 }
 
-// limitErr turns an error that wraps a *LimitError (Arrow code that
+// LimitErr turns an error that wraps a *LimitError (Arrow code that
 // recovered our panic and returned it as an error, such as
 // array.Concatenate) into the Resources error, unless it already is one.
-func limitErr(err error) error {
+func LimitErr(err error) error {
 	if err == nil || err == io.EOF || qerr.Is(err, qerr.Resources) {
 		return err
 	}
@@ -174,15 +174,15 @@ func limitErr(err error) error {
 	return err
 }
 
-// recoverRoot converts any recovered panic into an error. Goroutine roots
+// RecoverRoot converts any recovered panic into an error. Goroutine roots
 // use it as `defer recoverRoot(&err, "what")`.
-func recoverRoot(err *error, what string) {
+func RecoverRoot(err *error, what string) {
 	if r := recover(); r != nil {
-		*err = panicError(r, what)
+		*err = PanicError(r, what)
 	}
 }
 
-func panicError(r any, what string) error {
+func PanicError(r any, what string) error {
 	if le, ok := r.(*LimitError); ok {
 		return le.toError()
 	}
@@ -248,11 +248,11 @@ type dirtyAllocator interface {
 	AllocateDirty(size int) []byte
 }
 
-// newDirtyBuffer returns a buffer of size bytes (capacity rounded up to 64
+// NewDirtyBuffer returns a buffer of size bytes (capacity rounded up to 64
 // as arrow-go does) whose contents are unspecified: the caller writes every
 // byte it or a reader will read. Over an allocator without AllocateDirty it
 // is an ordinary zeroed buffer.
-func newDirtyBuffer(mem memory.Allocator, size int) *memory.Buffer {
+func NewDirtyBuffer(mem memory.Allocator, size int) *memory.Buffer {
 	d, ok := mem.(dirtyAllocator)
 	if !ok {
 		b := memory.NewResizableBuffer(mem)

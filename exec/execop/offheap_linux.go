@@ -1,6 +1,6 @@
 //go:build linux
 
-package exec
+package execop
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package exec
+package execop
 
 // mapAnon is not available here: the off-heap allocator falls back to the
 // Go heap.
