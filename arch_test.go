@@ -20,6 +20,7 @@ var allowed = map[string][]string{
 	"physical":          {"qerr"},
 	"physical/planner":  {"logical", "physical", "catalog", "qerr"},
 	"exec":              {"physical", "exec/...", "qerr"},
+	"exec/hashtable":    {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/kernel":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "qerr"},
 	"exec/execop":       {"physical", "exec/filemap", "qerr"},
 	"exec/filemap":      {"qerr"},

@@ -6,8 +6,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/catalog"
-	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -169,7 +169,7 @@ func partitionRanges(parts [][]arrow.RecordBatch, fields int) [][]catalog.KeyRan
 		for c := range fields {
 			r := catalog.EmptyRange
 			for _, b := range bs {
-				lo, hi, ok := exec.IntegerRange(b.Column(c))
+				lo, hi, ok := hashtable.IntegerRange(b.Column(c))
 				r = r.Union(catalog.KeyRange{Lo: lo, Hi: hi, Known: ok})
 			}
 			out[p][c] = r

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -35,8 +36,8 @@ type hashAggregate struct {
 	hasArg   []bool
 	stateOff []int // Final: first input column of each aggregate's state
 	stateN   []int
-	table    *hashTable // nil without GROUP BY
-	probe    probe
+	table    *hashtable.Table // nil without GROUP BY
+	probe    hashtable.Probe
 	accs     []accumulator
 	ngroups  int
 	groupIDs []uint32
@@ -59,7 +60,7 @@ func newHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partiti
 		for i, g := range n.GroupBy {
 			types[i] = g.DataType()
 		}
-		if h.table, err = newHashTable(types); err != nil {
+		if h.table, err = hashtable.New(types); err != nil {
 			return nil, err
 		}
 	} else {
@@ -167,7 +168,7 @@ func (h *hashAggregate) processReleasing(ctx context.Context, b arrow.RecordBatc
 func (h *hashAggregate) size() int64 {
 	n := int64(h.ngroups)*h.perGroup + int64(cap(h.groupIDs))*4
 	if h.table != nil {
-		n += h.table.memSize()
+		n += h.table.MemSize()
 	}
 	for _, a := range h.accs {
 		if l, ok := a.(layoutSizer); ok {
@@ -212,7 +213,7 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 	// Reserve the worst case first: every row a new group.
 	worst := int64(n)*(h.perGroup+4) + int64(n)*64*int64(len(h.accs))
 	if h.table != nil {
-		worst += h.table.worstCase(keys, n)
+		worst += h.table.WorstCase(keys, n)
 	}
 	for i, a := range h.accs {
 		if w, ok := a.(worstCaser); ok {
@@ -226,8 +227,8 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 	h.groupIDs = kernel.GrowSlice(h.groupIDs[:0], n)
 	gids := h.groupIDs[:n]
 	if h.table != nil {
-		h.table.findOrInsert(&h.probe, keys, n, nil, gids)
-		h.ngroups = h.table.len()
+		h.table.FindOrInsert(&h.probe, keys, n, nil, gids)
+		h.ngroups = h.table.Len()
 	} else {
 		clear(gids)
 	}
@@ -281,8 +282,8 @@ func (h *hashAggregate) emit(start, end int) arrow.RecordBatch {
 	schema := h.n.Schema()
 	cols := make([]arrow.Array, 0, schema.NumFields())
 	if h.table != nil {
-		for _, k := range h.table.keys {
-			cols = append(cols, k.build(&h.m, start, end))
+		for _, k := range h.table.Keys {
+			cols = append(cols, k.Build(&h.m, start, end))
 		}
 	}
 	for _, acc := range h.accs {

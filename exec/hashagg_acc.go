@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -70,7 +71,7 @@ func newAccumulator(a physical.AggregateExpr, argType arrow.DataType, mode physi
 		if distinctIntType(argType) {
 			return newDistinctIntAcc(acc, mem), nil
 		}
-		t, err := newHashTable([]arrow.DataType{arrow.PrimitiveTypes.Uint32, argType})
+		t, err := hashtable.New([]arrow.DataType{arrow.PrimitiveTypes.Uint32, argType})
 		if err != nil {
 			return nil, err
 		}
@@ -658,13 +659,13 @@ func (a *minMaxStrAcc) update(_ context.Context, groups []uint32, arg arrow.Arra
 	if allNull(arg) {
 		return nil
 	}
-	src := newByteSource(arg)
+	src := hashtable.NewByteSource(arg)
 	bits, off := kernel.ValidBits(arg)
 	for i, g := range groups {
 		if bits != nil && !bitutil.BitIsSet(bits, off+i) {
 			continue
 		}
-		v := src.at(i)
+		v := src.At(i)
 		if !a.seen[g] || (a.max && string(v) > a.vals[g]) || (!a.max && string(v) < a.vals[g]) {
 			a.vals[g], a.seen[g] = string(v), true
 		}
@@ -693,11 +694,11 @@ func (a *minMaxStrAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array
 // distinctAcc feeds inner only the first occurrence of each (group, value)
 // pair, found with a hash table keyed on (group id, value).
 // memSize is the set's bytes, for memory accounting.
-func (d *distinctAcc) memSize() int64 { return d.table.memSize() }
+func (d *distinctAcc) memSize() int64 { return d.table.MemSize() }
 
 type distinctAcc struct {
-	table   *hashTable
-	probe   probe
+	table   *hashtable.Table
+	probe   hashtable.Probe
 	inner   accumulator
 	mem     memory.Allocator
 	ids     []uint32
@@ -725,9 +726,9 @@ func (d *distinctAcc) update(ctx context.Context, groups []uint32, arg arrow.Arr
 	gids := kernel.MakeFixed(m, arrow.PrimitiveTypes.Uint32, groups, nil)
 	defer gids.Release()
 	d.ids = kernel.GrowSlice(d.ids[:0], n)
-	before := uint32(d.table.len())
-	d.table.findOrInsert(&d.probe, []arrow.Array{gids, arg}, n, d.sel, d.ids)
-	added := d.table.len() - int(before)
+	before := uint32(d.table.Len())
+	d.table.FindOrInsert(&d.probe, []arrow.Array{gids, arg}, n, d.sel, d.ids)
+	added := d.table.Len() - int(before)
 	if added == 0 {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -53,7 +54,7 @@ type distinctSlot struct {
 func distinctIntType(dt arrow.DataType) bool { return physical.DistinctSetType(dt) }
 
 func newDistinctIntAcc(inner accumulator, mem memory.Allocator) *distinctIntAcc {
-	return &distinctIntAcc{inner: inner, mem: mem, dir: &distinctDirect{}, slots: make([]distinctSlot, initialSlots), shift: 64 - 4}
+	return &distinctIntAcc{inner: inner, mem: mem, dir: &distinctDirect{}, slots: make([]distinctSlot, hashtable.InitialSlots), shift: 64 - 4}
 }
 
 func (d *distinctIntAcc) resize(n int) {
@@ -75,7 +76,7 @@ func (d *distinctIntAcc) memSize() int64 {
 // direct layout may also move to a hashed set sized for every pair.
 func (d *distinctIntAcc) worstCase(n int) int64 {
 	if d.dir != nil {
-		return d.dir.worstCase(d.n, n) + int64(slotsFor(d.n+n))*16
+		return d.dir.worstCase(d.n, n) + int64(hashtable.SlotsFor(d.n+n))*16
 	}
 	grow := int64(0)
 	for c := len(d.slots); (d.n+n)*2 > c; c *= 2 {
@@ -164,19 +165,19 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 // order, appending each row with a new pair to d.rows and d.grps.
 func (d *distinctIntAcc) updateHashed(groups []uint32, valid []byte, off int, vals []int64, start int, run *distinctRun) {
 	n := len(vals)
-	if need := slotsFor(d.n + n - start); need > len(d.slots) {
+	if need := hashtable.SlotsFor(d.n + n - start); need > len(d.slots) {
 		d.grow(need)
 	}
 	slots, shift, mask := d.slots, d.shift, uint64(len(d.slots)-1)
 	// Two passes per chunk of rows, as in lookupInts: the first loads
 	// every row's home slot (independent loads whose cache misses overlap),
 	// the second inserts from cache.
-	var home [probeChunk]uint64
-	var homeUsed [probeChunk]uint32
+	var home [hashtable.ProbeChunk]uint64
+	var homeUsed [hashtable.ProbeChunk]uint32
 	var loaded uint32 // reads homeUsed, so the first pass's loads are kept
 	prevOK, prevVal, prevGrp := run.ok, run.val, run.grp
-	for base := start; base < n; base += probeChunk {
-		m := min(probeChunk, n-base)
+	for base := start; base < n; base += hashtable.ProbeChunk {
+		m := min(hashtable.ProbeChunk, n-base)
 		for j := 0; j < m; j++ {
 			s := distinctHash(vals[base+j], groups[base+j]) >> shift
 			home[j] = s

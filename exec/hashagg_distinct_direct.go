@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 )
 
@@ -246,7 +247,7 @@ func (d *distinctIntAcc) updateDirect(groups []uint32, valid []byte, off int, va
 func (d *distinctIntAcc) toHashed(extra int) {
 	t := d.dir
 	d.dir = nil
-	c := slotsFor(d.n + extra)
+	c := hashtable.SlotsFor(d.n + extra)
 	d.grow(c) // rehashes the (empty) slots into c
 	mask := uint64(c - 1)
 	for g := range t.ngroups {

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -70,7 +71,7 @@ type joinOp struct {
 	rightRows    int64
 	rightNullKey bool
 
-	probe    probe
+	probe    hashtable.Probe
 	cur      arrow.RecordBatch // current probe batch
 	ids      []uint32          // per probe row: key id or noID
 	row      int               // next probe row to pair
@@ -368,7 +369,7 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 		bits, off := kernel.ValidBits(k)
 		for r := 0; r < n; r++ {
 			if !bitutil.BitIsSet(bits, off+r) {
-				j.ids[r] = noID
+				j.ids[r] = hashtable.NoID
 				if trackNull {
 					j.rNull[r] = true
 				}
@@ -377,12 +378,12 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 	}
 	if sel != nil {
 		for r := 0; r < n; r++ {
-			if j.ids[r] != noID {
+			if j.ids[r] != hashtable.NoID {
 				sel = append(sel, int32(r))
 			}
 		}
 	}
-	j.build.table.find(&j.probe, keys, n, sel, j.ids)
+	j.build.table.Find(&j.probe, keys, n, sel, j.ids)
 	return nil
 }
 
@@ -393,7 +394,7 @@ func (j *joinOp) pairs(ctx context.Context, bs int) (arrow.RecordBatch, error) {
 	if j.keyOnly {
 		if j.rMatched != nil {
 			for r, id := range j.ids[:n] {
-				j.rMatched[r] = id != noID
+				j.rMatched[r] = id != hashtable.NoID
 			}
 			j.row = n
 			return nil, nil
@@ -444,7 +445,7 @@ func (j *joinOp) pairs(ctx context.Context, bs int) (arrow.RecordBatch, error) {
 func (j *joinOp) matchKeys(n int) {
 	head, ids, m := j.build.head, j.ids[:n], j.matched
 	for _, id := range ids[j.row:] {
-		if id != noID {
+		if id != hashtable.NoID {
 			m[head[id]] = true
 		}
 	}
@@ -476,14 +477,14 @@ func (j *joinOp) uniquePairs(bIdx, pIdx []int32, n int) int {
 	if j.skipMatched {
 		m := j.matched
 		for ; r < n && k < len(pIdx); r++ {
-			if id := ids[r]; id != noID && !m[head[id]] {
+			if id := ids[r]; id != hashtable.NoID && !m[head[id]] {
 				bIdx[k], pIdx[k] = head[id], int32(r)
 				k++
 			}
 		}
 	} else {
 		for ; r < n && k < len(pIdx); r++ {
-			if id := ids[r]; id != noID {
+			if id := ids[r]; id != hashtable.NoID {
 				bIdx[k], pIdx[k] = head[id], int32(r)
 				k++
 			}
@@ -506,7 +507,7 @@ func (j *joinOp) chainPairs(bIdx, pIdx []int32, n int) int {
 	for k < bs && j.row < n {
 		if !j.inChain {
 			id := j.ids[j.row]
-			if id == noID {
+			if id == hashtable.NoID {
 				j.row++
 				continue
 			}

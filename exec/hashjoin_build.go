@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -20,12 +21,12 @@ import (
 type joinBuild struct {
 	cols    []arrow.Array // left columns, n rows each
 	n       int
-	table   *hashTable // nil for a nested-loop join
-	head    []int32    // per key id: first row with that key
-	next    []int32    // per row: next row with the same key, -1 at the end
-	keyNull []bool     // per row: some key is NULL (nil if none is)
-	unique  bool       // every key has one row: every chain is its head alone
-	bytes   int64      // reserved with tc.Grow
+	table   *hashtable.Table // nil for a nested-loop join
+	head    []int32              // per key id: first row with that key
+	next    []int32              // per row: next row with the same key, -1 at the end
+	keyNull []bool               // per row: some key is NULL (nil if none is)
+	unique  bool                 // every key has one row: every chain is its head alone
+	bytes   int64                // reserved with tc.Grow
 }
 
 // joinShared is the state of one join node shared by its probe partitions:
@@ -161,10 +162,10 @@ func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Sc
 	for i, k := range keys {
 		types[i] = k.Type
 	}
-	if jb.table, err = newHashTable(types); err != nil {
+	if jb.table, err = hashtable.New(types); err != nil {
 		return nil, err
 	}
-	worst := jb.table.worstCase(kcols, jb.n)
+	worst := jb.table.WorstCase(kcols, jb.n)
 	if err := tc.Grow(worst); err != nil {
 		return nil, qerr.Resourcesf("exec/%s: hash table for %d build rows: %w", what, jb.n, err)
 	}
@@ -190,14 +191,14 @@ func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Sc
 		}
 	}
 	ids := make([]uint32, jb.n)
-	var p probe
-	jb.table.findOrInsert(&p, kcols, jb.n, sel, ids)
-	jb.head = make([]int32, jb.table.len())
+	var p hashtable.Probe
+	jb.table.FindOrInsert(&p, kcols, jb.n, sel, ids)
+	jb.head = make([]int32, jb.table.Len())
 	for i := range jb.head {
 		jb.head[i] = -1
 	}
 	jb.next = make([]int32, jb.n)
-	jb.unique = jb.table.len() == len(sel)
+	jb.unique = jb.table.Len() == len(sel)
 	// Insert in reverse so each chain lists its rows in input order.
 	for i := len(sel) - 1; i >= 0; i-- {
 		r := sel[i]
@@ -206,7 +207,7 @@ func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Sc
 		jb.head[id] = r
 	}
 	// Settle the reservation to what the table really holds.
-	actual := jb.table.memSize() + int64(len(jb.head))*4
+	actual := jb.table.MemSize() + int64(len(jb.head))*4
 	if actual < worst {
 		tc.Shrink(worst - actual)
 	} else if err := tc.Grow(actual - worst); err != nil {

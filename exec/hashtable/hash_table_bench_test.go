@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"fmt"
@@ -31,11 +31,11 @@ func benchProbeLarge(b *testing.B, spread int64) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(b, 0)
 	const keys, batch = 1_500_000, 8192
-	tbl, err := newHashTable([]arrow.DataType{arrow.PrimitiveTypes.Int64})
+	tbl, err := New([]arrow.DataType{arrow.PrimitiveTypes.Int64})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var p probe
+	var p Probe
 	bld := array.NewInt64Builder(mem)
 	defer bld.Release()
 	out := make([]uint32, batch)
@@ -44,7 +44,7 @@ func benchProbeLarge(b *testing.B, spread int64) {
 			bld.Append(int64(k) * spread)
 		}
 		a := bld.NewArray()
-		tbl.findOrInsert(&p, []arrow.Array{a}, a.Len(), nil, out)
+		tbl.FindOrInsert(&p, []arrow.Array{a}, a.Len(), nil, out)
 		a.Release()
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -63,7 +63,7 @@ func benchProbeLarge(b *testing.B, spread int64) {
 	b.ResetTimer()
 	for i := range b.N {
 		a := probes[i%len(probes)]
-		tbl.find(&p, []arrow.Array{a}, batch, nil, out)
+		tbl.Find(&p, []arrow.Array{a}, batch, nil, out)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/row")
 }
@@ -83,14 +83,14 @@ func benchProbeComposite(b *testing.B, generic bool) {
 	defer mem.AssertSize(b, 0)
 	const parts, perPart, batch = 200_000, 4, 8192
 	types := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64}
-	tbl, err := newHashTable(types)
+	tbl, err := New(types)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if generic {
 		tbl.toGeneric()
 	}
-	var p probe
+	var p Probe
 	pb, sb := array.NewInt64Builder(mem), array.NewInt64Builder(mem)
 	defer pb.Release()
 	defer sb.Release()
@@ -102,7 +102,7 @@ func benchProbeComposite(b *testing.B, generic bool) {
 		sb.Append((part+int64(k%perPart)*2501)%10_000 + 1)
 		if pb.Len() == batch || k == parts*perPart-1 {
 			cols := flush()
-			tbl.findOrInsert(&p, cols, cols[0].Len(), nil, out)
+			tbl.FindOrInsert(&p, cols, cols[0].Len(), nil, out)
 			kernel.ReleaseArrays(cols)
 		}
 	}
@@ -123,7 +123,7 @@ func benchProbeComposite(b *testing.B, generic bool) {
 	}()
 	b.ResetTimer()
 	for i := range b.N {
-		tbl.find(&p, probes[i%len(probes)], batch, nil, out)
+		tbl.Find(&p, probes[i%len(probes)], batch, nil, out)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/row")
 }
@@ -295,13 +295,13 @@ func benchGroupOrders(b *testing.B, customers bool) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		tbl, err := newHashTable(types)
+		tbl, err := New(types)
 		if err != nil {
 			b.Fatal(err)
 		}
-		var p probe
+		var p Probe
 		for _, cols := range batches {
-			tbl.findOrInsert(&p, cols, cols[0].Len(), nil, out)
+			tbl.FindOrInsert(&p, cols, cols[0].Len(), nil, out)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")

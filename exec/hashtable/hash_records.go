@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"encoding/binary"
@@ -416,10 +416,10 @@ func (r *keyRecords) equal(recs []uint64, rows []int32, ids []uint32, eq []bool)
 	w := r.words
 	var sink uint64
 	for k, row := range rows {
-		if k%probeChunk == 0 {
+		if k%ProbeChunk == 0 {
 			// Touch the stored records of the next candidates first, so
 			// that their cache misses overlap (see lookup's home slots).
-			for _, id := range ids[k:min(k+probeChunk, len(ids))] {
+			for _, id := range ids[k:min(k+ProbeChunk, len(ids))] {
 				sink |= r.data[int(id)*w]
 			}
 		}

@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"encoding/binary"
@@ -334,7 +334,7 @@ func anyNull(cols []arrow.Array, n int, sel []int32) bool {
 // lookupPacked is find/findOrInsert for the packed layout. It may leave the
 // packed layout (re-pack keeps it; a NULL key or too wide fields fall back
 // to the generic layout, which then resolves the rows).
-func (t *hashTable) lookupPacked(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+func (t *Table) lookupPacked(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	pk := t.packed
 	if insert {
 		if anyNull(cols, n, sel) {
@@ -358,7 +358,7 @@ func (t *hashTable) lookupPacked(p *probe, cols []arrow.Array, n int, sel []int3
 	} else if !pk.set {
 		// Nothing inserted yet: every row is absent.
 		for k := range rowCount(n, sel) {
-			out[rowAt(sel, k)] = noID
+			out[rowAt(sel, k)] = NoID
 		}
 		return
 	}
@@ -375,7 +375,7 @@ func (t *hashTable) lookupPacked(p *probe, cols []arrow.Array, n int, sel []int3
 	}
 	lookupIntsIn(t, p, p.packed[:n], nil, n, sel, out, insert)
 	if len(p.newRows) > 0 {
-		for i, k := range t.keys {
+		for i, k := range t.Keys {
 			k.appendRows(cols[i], p.newRows)
 		}
 	}
@@ -398,11 +398,11 @@ func anyOutside(packed []int64, n int, sel []int32) bool {
 
 // storedKeys builds the stored key columns of ids [0, n) as arrays of a Go
 // allocator (the caller releases them).
-func (t *hashTable) storedKeys() []arrow.Array {
+func (t *Table) storedKeys() []arrow.Array {
 	m := kernel.ArrayMaker{Mem: memory.DefaultAllocator}
-	arrs := make([]arrow.Array, len(t.keys))
-	for i, k := range t.keys {
-		arrs[i] = k.build(&m, 0, t.n)
+	arrs := make([]arrow.Array, len(t.Keys))
+	for i, k := range t.Keys {
+		arrs[i] = k.Build(&m, 0, t.n)
 	}
 	return arrs
 }
@@ -411,7 +411,7 @@ func (t *hashTable) storedKeys() []arrow.Array {
 // (nil: all n) of cols, and rebuilds the integer layout from the stored
 // keys, ids unchanged. It reports false, changing nothing, when the fields
 // would need more than 63 bits.
-func (t *hashTable) repack(p *probe, cols []arrow.Array, n int, sel []int32) bool {
+func (t *Table) repack(p *Probe, cols []arrow.Array, n int, sel []int32) bool {
 	stored := t.storedKeys()
 	defer releaseArrays(stored)
 	old := t.packed.fields
@@ -446,7 +446,7 @@ func (t *hashTable) repack(p *probe, cols []arrow.Array, n int, sel []int32) boo
 
 // toGeneric leaves the packed layout for good: the generic layout's slots
 // and hashes are rebuilt from the stored keys, ids unchanged.
-func (t *hashTable) toGeneric() {
+func (t *Table) toGeneric() {
 	t.packed, t.intKey = nil, false
 	t.intSlots, t.pages, t.directUsed, t.hashed = nil, nil, 0, false
 	t.hashes = make([]uint64, t.n, max(t.n, 16))
@@ -473,7 +473,7 @@ func (t *hashTable) toGeneric() {
 		releaseArrays(stored)
 	}
 	t.slots = nil
-	t.grow(slotsFor(t.n))
+	t.grow(SlotsFor(t.n))
 }
 
 func releaseArrays(arrs []arrow.Array) {

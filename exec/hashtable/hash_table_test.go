@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ func TestHashTableAgainstMap(t *testing.T) {
 			case "int64+string":
 				types = append(types, arrow.BinaryTypes.String)
 			}
-			tbl, err := newHashTable(types)
+			tbl, err := New(types)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +35,7 @@ func TestHashTableAgainstMap(t *testing.T) {
 				t.Fatalf("intKey = %v for %v", tbl.intKey, types)
 			}
 			ids := map[string]uint32{} // key text -> id
-			var p probe
+			var p Probe
 			for batch := range 12 {
 				n := 1 + rng.IntN(3000)
 				cols, keys := randomKeys(mem, rng, types, n, int64(200*(batch+1)))
@@ -51,7 +51,7 @@ func TestHashTableAgainstMap(t *testing.T) {
 				for i := range out {
 					out[i] = 12345678
 				}
-				tbl.findOrInsert(&p, cols, n, sel, out)
+				tbl.FindOrInsert(&p, cols, n, sel, out)
 				in := func(r int) bool { return sel == nil || contains(sel, int32(r)) }
 				for r := range n {
 					if !in(r) {
@@ -69,17 +69,17 @@ func TestHashTableAgainstMap(t *testing.T) {
 						t.Fatalf("batch %d row %d key %s: id %d, want %d", batch, r, keys[r], out[r], want)
 					}
 				}
-				if tbl.len() != len(ids) {
-					t.Fatalf("len %d, want %d", tbl.len(), len(ids))
+				if tbl.Len() != len(ids) {
+					t.Fatalf("len %d, want %d", tbl.Len(), len(ids))
 				}
 				// find agrees and reports absent keys as noID.
 				fcols, fkeys := randomKeys(mem, rng, types, 500, int64(400*(batch+1)))
 				found := make([]uint32, 500)
-				tbl.find(&p, fcols, 500, nil, found)
+				tbl.Find(&p, fcols, 500, nil, found)
 				for r, k := range fkeys {
 					want, ok := ids[k]
 					if !ok {
-						want = noID
+						want = NoID
 					}
 					if found[r] != want {
 						t.Fatalf("find %s: %d, want %d", k, found[r], want)
@@ -90,12 +90,12 @@ func TestHashTableAgainstMap(t *testing.T) {
 			}
 			// The stored keys come back in id order.
 			m := kernel.ArrayMaker{Mem: mem}
-			back := make([]arrow.Array, len(tbl.keys))
-			for i, k := range tbl.keys {
-				back[i] = k.build(&m, 0, tbl.len())
+			back := make([]arrow.Array, len(tbl.Keys))
+			for i, k := range tbl.Keys {
+				back[i] = k.Build(&m, 0, tbl.Len())
 			}
 			defer kernel.ReleaseArrays(back)
-			for id := 0; id < tbl.len(); id++ {
+			for id := 0; id < tbl.Len(); id++ {
 				if got := keyText(back, id); ids[got] != uint32(id) {
 					t.Fatalf("stored key of id %d is %s (id %d)", id, got, ids[got])
 				}
@@ -162,7 +162,7 @@ func keyText(cols []arrow.Array, r int) string {
 func TestHashTableRuns(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	tbl, err := newHashTable([]arrow.DataType{arrow.PrimitiveTypes.Int64})
+	tbl, err := New([]arrow.DataType{arrow.PrimitiveTypes.Int64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,9 +179,9 @@ func TestHashTableRuns(t *testing.T) {
 	b.AppendValues(keys, nil)
 	arr := b.NewArray()
 	defer arr.Release()
-	var p probe
+	var p Probe
 	ins := make([]uint32, len(keys))
-	tbl.findOrInsert(&p, []arrow.Array{arr}, len(keys), nil, ins)
+	tbl.FindOrInsert(&p, []arrow.Array{arr}, len(keys), nil, ins)
 	ids := map[int64]uint32{}
 	for r, k := range keys {
 		if id, ok := ids[k]; ok && id != ins[r] {
@@ -198,11 +198,11 @@ func TestHashTableRuns(t *testing.T) {
 	parr := b.NewArray()
 	defer parr.Release()
 	got := make([]uint32, len(probeKeys))
-	tbl.find(&p, []arrow.Array{parr}, len(probeKeys), nil, got)
+	tbl.Find(&p, []arrow.Array{parr}, len(probeKeys), nil, got)
 	for r, k := range probeKeys {
 		want, ok := ids[k]
 		if !ok {
-			want = noID
+			want = NoID
 		}
 		if got[r] != want {
 			t.Fatalf("find row %d key %d: id %d, want %d", r, k, got[r], want)
@@ -215,7 +215,7 @@ func TestHashTableRuns(t *testing.T) {
 func TestHashTableRunsComposite(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	tbl, err := newHashTable([]arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String})
+	tbl, err := New([]arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,9 +249,9 @@ func TestHashTableRunsComposite(t *testing.T) {
 	ia, sa := ib.NewArray(), sb.NewArray()
 	defer ia.Release()
 	defer sa.Release()
-	var p probe
+	var p Probe
 	out := make([]uint32, len(texts))
-	tbl.findOrInsert(&p, []arrow.Array{ia, sa}, len(texts), nil, out)
+	tbl.FindOrInsert(&p, []arrow.Array{ia, sa}, len(texts), nil, out)
 	ids := map[string]uint32{}
 	seen := map[uint32]string{}
 	for r, txt := range texts {
@@ -264,7 +264,7 @@ func TestHashTableRunsComposite(t *testing.T) {
 		ids[txt], seen[out[r]] = out[r], txt
 	}
 	got := make([]uint32, len(texts))
-	tbl.find(&p, []arrow.Array{ia, sa}, len(texts), nil, got)
+	tbl.Find(&p, []arrow.Array{ia, sa}, len(texts), nil, got)
 	for r := range texts {
 		if got[r] != out[r] {
 			t.Fatalf("find row %d: %d, want %d", r, got[r], out[r])
@@ -275,7 +275,7 @@ func TestHashTableRunsComposite(t *testing.T) {
 	defer is.Release()
 	defer ss.Release()
 	got = got[:len(texts)-5]
-	tbl.find(&p, []arrow.Array{is, ss}, len(got), nil, got)
+	tbl.Find(&p, []arrow.Array{is, ss}, len(got), nil, got)
 	for r := range got {
 		if got[r] != out[r+5] {
 			t.Fatalf("sliced find row %d: %d, want %d", r, got[r], out[r+5])

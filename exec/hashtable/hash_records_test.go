@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"fmt"
@@ -29,12 +29,12 @@ func TestHashTableRecordsAgainstMap(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(types), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 17))
-			tbl, err := newHashTable(types)
+			tbl, err := New(types)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ids := map[string]uint32{}
-			var p probe
+			var p Probe
 			check := func(phase string, long bool, find bool) {
 				n := 1 + rng.IntN(2500)
 				// Without records, batches without runs pause the repeat
@@ -52,9 +52,9 @@ func TestHashTableRecordsAgainstMap(t *testing.T) {
 				}
 				out := make([]uint32, n)
 				if find {
-					tbl.find(&p, cols, n, sel, out)
+					tbl.Find(&p, cols, n, sel, out)
 				} else {
-					tbl.findOrInsert(&p, cols, n, sel, out)
+					tbl.FindOrInsert(&p, cols, n, sel, out)
 				}
 				for r := range n {
 					if sel != nil && !contains(sel, int32(r)) {
@@ -62,7 +62,7 @@ func TestHashTableRecordsAgainstMap(t *testing.T) {
 					}
 					want, ok := ids[keys[r]]
 					if !ok && find {
-						want = noID
+						want = NoID
 					} else if !ok {
 						want = uint32(len(ids))
 						ids[keys[r]] = want
@@ -186,25 +186,25 @@ func TestHashTableRecordsLongAfterPrefix(t *testing.T) {
 		b.AppendValues(vals, nil)
 		return b.NewArray()
 	}
-	tbl, err := newHashTable([]arrow.DataType{arrow.BinaryTypes.String})
+	tbl, err := New([]arrow.DataType{arrow.BinaryTypes.String})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p probe
+	var p Probe
 	short := build(prefix, prefix)
 	defer short.Release()
 	out := make([]uint32, 2)
-	tbl.findOrInsert(&p, []arrow.Array{short}, 2, nil, out)
+	tbl.FindOrInsert(&p, []arrow.Array{short}, 2, nil, out)
 	if tbl.rec == nil || out[0] != 0 || out[1] != 0 {
 		t.Fatalf("two equal 24-byte keys: ids %v, records %v", out, tbl.rec != nil)
 	}
 	mixed := build(prefix, prefix+"x")
 	defer mixed.Release()
-	tbl.find(&p, []arrow.Array{mixed}, 2, nil, out)
-	if out[0] != 0 || out[1] != noID {
-		t.Errorf("find: ids %v, want [0 %d]", out, noID)
+	tbl.Find(&p, []arrow.Array{mixed}, 2, nil, out)
+	if out[0] != 0 || out[1] != NoID {
+		t.Errorf("find: ids %v, want [0 %d]", out, NoID)
 	}
-	tbl.findOrInsert(&p, []arrow.Array{mixed}, 2, nil, out)
+	tbl.FindOrInsert(&p, []arrow.Array{mixed}, 2, nil, out)
 	if out[0] != 0 || out[1] != 1 {
 		t.Errorf("insert: ids %v, want [0 1]", out)
 	}
@@ -215,7 +215,7 @@ func TestHashTableRecordsEmptyBatch(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	dec := &arrow.Decimal128Type{Precision: 15, Scale: 2} // not packable: the generic layout, with records
-	tbl, err := newHashTable([]arrow.DataType{arrow.BinaryTypes.String, dec})
+	tbl, err := New([]arrow.DataType{arrow.BinaryTypes.String, dec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +224,10 @@ func TestHashTableRecordsEmptyBatch(t *testing.T) {
 	defer ib.Release()
 	cols := []arrow.Array{sb.NewArray(), ib.NewArray()}
 	defer kernel.ReleaseArrays(cols)
-	var p probe
-	tbl.findOrInsert(&p, cols, 0, nil, nil)
-	tbl.find(&p, cols, 0, nil, nil)
-	if tbl.len() != 0 || tbl.rec == nil {
-		t.Errorf("after empty batches: %d keys, records %v", tbl.len(), tbl.rec != nil)
+	var p Probe
+	tbl.FindOrInsert(&p, cols, 0, nil, nil)
+	tbl.Find(&p, cols, 0, nil, nil)
+	if tbl.Len() != 0 || tbl.rec == nil {
+		t.Errorf("after empty batches: %d keys, records %v", tbl.Len(), tbl.rec != nil)
 	}
 }

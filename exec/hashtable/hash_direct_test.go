@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"math"
@@ -51,14 +51,14 @@ func TestHashTableDirectLayout(t *testing.T) {
 	}
 	for name, batches := range cases {
 		t.Run(name, func(t *testing.T) {
-			tbl, err := newHashTable([]arrow.DataType{arrow.PrimitiveTypes.Int64})
+			tbl, err := New([]arrow.DataType{arrow.PrimitiveTypes.Int64})
 			if err != nil {
 				t.Fatal(err)
 			}
 			rng := rand.New(rand.NewPCG(1, 9))
 			ids := map[int64]uint32{} // non-NULL keys
-			nullID, next := noID, uint32(0)
-			var p probe
+			nullID, next := NoID, uint32(0)
+			var p Probe
 			b := array.NewInt64Builder(mem)
 			defer b.Release()
 			randKey := func(lo, hi int64) int64 {
@@ -90,7 +90,7 @@ func TestHashTableDirectLayout(t *testing.T) {
 					}
 				}
 				out := make([]uint32, n)
-				tbl.findOrInsert(&p, []arrow.Array{arr}, n, sel, out)
+				tbl.FindOrInsert(&p, []arrow.Array{arr}, n, sel, out)
 				rows := sel
 				if rows == nil {
 					for r := range n {
@@ -100,7 +100,7 @@ func TestHashTableDirectLayout(t *testing.T) {
 				for _, r := range rows {
 					want := nullID
 					if !valid[r] {
-						if nullID == noID {
+						if nullID == NoID {
 							nullID, next = next, next+1
 							want = nullID
 						}
@@ -115,8 +115,8 @@ func TestHashTableDirectLayout(t *testing.T) {
 					}
 				}
 				arr.Release()
-				if tbl.len() != int(next) {
-					t.Fatalf("%s: len %d, want %d", bt.name, tbl.len(), len(ids))
+				if tbl.Len() != int(next) {
+					t.Fatalf("%s: len %d, want %d", bt.name, tbl.Len(), len(ids))
 				}
 				if tbl.hashed != bt.hashed {
 					t.Fatalf("%s: hashed = %v, want %v", bt.name, tbl.hashed, bt.hashed)
@@ -134,12 +134,12 @@ func TestHashTableDirectLayout(t *testing.T) {
 				b.AppendValues(probeKeys, nil)
 				parr := b.NewArray()
 				got := make([]uint32, len(probeKeys))
-				tbl.find(&p, []arrow.Array{parr}, len(probeKeys), nil, got)
+				tbl.Find(&p, []arrow.Array{parr}, len(probeKeys), nil, got)
 				parr.Release()
 				for r, k := range probeKeys {
 					want, ok := ids[k]
 					if !ok {
-						want = noID
+						want = NoID
 					}
 					if got[r] != want {
 						t.Fatalf("%s: find %d: %d, want %d", bt.name, k, got[r], want)

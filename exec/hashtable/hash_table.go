@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"math/bits"
@@ -11,7 +11,7 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// hashTable maps distinct key tuples to dense ids 0, 1, 2, ... (group ids
+// Table maps distinct key tuples to dense ids 0, 1, 2, ... (group ids
 // for the aggregate, distinct-key ids for the join build side). The keys
 // themselves live beside it in columnar form (one typed keyColumn per key
 // column), from which the aggregate builds its output.
@@ -40,8 +40,8 @@ import (
 //
 // Not safe for concurrent mutation; concurrent find calls on a table no one
 // mutates are safe only with separate scratch (see probe).
-type hashTable struct {
-	keys  []keyColumn
+type Table struct {
+	Keys  []keyColumn
 	types []arrow.DataType // the key columns' types
 	n     int              // ids handed out
 	shift uint             // 64 - log2(slot count)
@@ -77,26 +77,26 @@ type intSlot struct {
 }
 
 // noID marks a row without an id (no match, or skipped).
-const noID = ^uint32(0)
+const NoID = ^uint32(0)
 
-const initialSlots = 16
+const InitialSlots = 16
 
 // newHashTable returns an empty table for keys of the given types.
-func newHashTable(types []arrow.DataType) (*hashTable, error) {
-	t := &hashTable{nullID: noID, shift: 64 - 4, types: types}
+func New(types []arrow.DataType) (*Table, error) {
+	t := &Table{nullID: NoID, shift: 64 - 4, types: types}
 	for _, dt := range types {
 		k, err := newKeyColumn(dt)
 		if err != nil {
 			return nil, err
 		}
-		t.keys = append(t.keys, k)
+		t.Keys = append(t.Keys, k)
 	}
 	if len(types) == 1 && isIntLike(types[0]) {
 		t.intKey = true // direct and empty until the first insert
 	} else if packable(types) {
 		t.intKey, t.packed = true, &packing{} // fields chosen at the first insert
 	} else {
-		t.slots = make([]uint64, initialSlots)
+		t.slots = make([]uint64, InitialSlots)
 		t.rec = newKeyRecords(types)
 	}
 	return t, nil
@@ -123,17 +123,17 @@ func isIntLike(dt arrow.DataType) bool {
 }
 
 // len is the number of distinct keys (ids) in the table.
-func (t *hashTable) len() int { return t.n }
+func (t *Table) Len() int { return t.n }
 
 // numSlots is the open-addressing slot count (0 while direct).
-func (t *hashTable) numSlots() int {
+func (t *Table) numSlots() int {
 	if t.intKey {
 		return len(t.intSlots)
 	}
 	return len(t.slots)
 }
 
-func (t *hashTable) slotBytes() int64 {
+func (t *Table) slotBytes() int64 {
 	if t.intKey {
 		return 16
 	}
@@ -141,9 +141,9 @@ func (t *hashTable) slotBytes() int64 {
 }
 
 // memSize approximates the table's bytes for memory accounting.
-func (t *hashTable) memSize() int64 {
+func (t *Table) MemSize() int64 {
 	n := int64(t.numSlots())*t.slotBytes() + int64(cap(t.hashes))*8 + int64(t.directUsed)*pageSize*4 + int64(len(t.pages))*8
-	for _, k := range t.keys {
+	for _, k := range t.Keys {
 		n += k.memSize()
 	}
 	if t.rec != nil {
@@ -153,12 +153,12 @@ func (t *hashTable) memSize() int64 {
 }
 
 // worstCase is an upper bound of the bytes inserting n rows of cols can add.
-func (t *hashTable) worstCase(cols []arrow.Array, n int) int64 {
+func (t *Table) WorstCase(cols []arrow.Array, n int) int64 {
 	need := t.n + n
 	grow := int64(0)
 	if t.intKey && !t.hashed {
 		// New direct pages, or the move to hashed slots: count both.
-		grow += 4*int64(directLimit(need)) + 16*int64(slotsFor(need))
+		grow += 4*int64(directLimit(need)) + 16*int64(SlotsFor(need))
 	} else {
 		for c := t.numSlots(); need*2 > c; c *= 2 {
 			grow += int64(c) * 2 * t.slotBytes()
@@ -173,19 +173,19 @@ func (t *hashTable) worstCase(cols []arrow.Array, n int) int64 {
 	if t.packed != nil {
 		// A re-pack's packed keys and ids, and the stored keys copied, or
 		// the fall back to generic slots and hashes.
-		grow += int64(need)*(8+4) + 8*int64(slotsFor(need)) + 16*int64(need)
-		for _, k := range t.keys {
+		grow += int64(need)*(8+4) + 8*int64(SlotsFor(need)) + 16*int64(need)
+		for _, k := range t.Keys {
 			grow += k.memSize()
 		}
 	}
-	for i, k := range t.keys {
+	for i, k := range t.Keys {
 		grow += k.worstCase(cols[i], n)
 	}
 	return grow
 }
 
 // probe is per-call scratch, reused across batches by one goroutine.
-type probe struct {
+type Probe struct {
 	rowHash  []uint64
 	pos      []uint32
 	pending  []int32
@@ -215,7 +215,7 @@ const (
 	repeatMinShare = 8
 )
 
-func (p *probe) reset(n int) {
+func (p *Probe) reset(n int) {
 	if cap(p.rowHash) < n {
 		p.rowHash = make([]uint64, n)
 		p.pos = make([]uint32, n)
@@ -228,7 +228,7 @@ func (p *probe) reset(n int) {
 // findOrInsert sets out[r] to the id of row r's key for every row r of sel
 // (nil: all rows 0..n-1), inserting keys not yet present; out[r] is left
 // untouched for rows outside sel. NULL equals NULL here (grouping).
-func (t *hashTable) findOrInsert(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
+func (t *Table) FindOrInsert(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
 	if t.packed != nil {
 		t.lookupPacked(p, cols, n, sel, out, true)
 		return
@@ -243,7 +243,7 @@ func (t *hashTable) findOrInsert(p *probe, cols []arrow.Array, n int, sel []int3
 // find sets out[r] to the id of row r's key, or noID if absent, for every
 // row of sel (nil: all). It never mutates t, so many goroutines may find
 // concurrently, each with its own probe.
-func (t *hashTable) find(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
+func (t *Table) Find(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
 	if t.packed != nil {
 		t.lookupPacked(p, cols, n, sel, out, false)
 		return
@@ -257,7 +257,7 @@ func (t *hashTable) find(p *probe, cols []arrow.Array, n int, sel []int32, out [
 
 // lookupInt is find/findOrInsert for the integer layout: one type switch,
 // then a typed loop.
-func (t *hashTable) lookupInt(p *probe, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+func (t *Table) lookupInt(p *Probe, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	switch a := arr.(type) {
 	case *array.Int8:
 		lookupIntsIn(t, p, a.Int8Values(), arr, n, sel, out, insert)
@@ -285,7 +285,7 @@ func (t *hashTable) lookupInt(p *probe, arr arrow.Array, n int, sel []int32, out
 		panic("exec/hash: integer key table given " + arr.DataType().String())
 	}
 	if len(p.newRows) > 0 {
-		t.keys[0].appendRows(arr, p.newRows)
+		t.Keys[0].appendRows(arr, p.newRows)
 	}
 }
 
@@ -296,19 +296,19 @@ type intLike interface {
 // probeChunk is how many rows lookupInts resolves per pass pair: enough
 // independent loads in flight to hide memory latency, few enough that their
 // slots stay in cache until the second pass.
-const probeChunk = 64
+const ProbeChunk = 64
 
 // lookupIntsIn resolves the rows of sel (nil: all n) in whichever integer
 // layout the table has, first moving from direct to hashed when inserting
 // these rows would make the direct window too wide.
-func lookupIntsIn[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+func lookupIntsIn[T intLike](t *Table, p *Probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	rows := n
 	if sel != nil {
 		rows = len(sel)
 	}
 	if !t.hashed {
 		if insert && !coverDirect(t, vals, arr, n, sel) {
-			t.toHashed(slotsFor(t.n + rows))
+			t.toHashed(SlotsFor(t.n + rows))
 		}
 		if !t.hashed {
 			lookupDirect(t, p, vals, arr, n, sel, out, insert)
@@ -316,7 +316,7 @@ func lookupIntsIn[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, 
 		}
 	}
 	if insert {
-		if c := slotsFor(t.n + rows); c > len(t.intSlots) {
+		if c := SlotsFor(t.n + rows); c > len(t.intSlots) {
 			t.growInt(c)
 		}
 	}
@@ -330,7 +330,7 @@ func intSlotHash(v int64) uint64 { return kernel.Fmix64(uint64(v)*kernel.HashMul
 // lookupInts resolves the rows of sel (nil: all n) against the integer
 // layout. New keys get ids in row order; their rows are left in p.newRows
 // for the caller to store. The caller has grown the slots for inserts.
-func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+func lookupInts[T intLike](t *Table, p *Probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.newRows = p.newRows[:0]
 	bits, off := keyBits(arr)
 	slots := t.intSlots
@@ -344,10 +344,10 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 		// the loaded slot stops the CPU from running ahead. A row whose key
 		// repeats the row before it (line items of one order sit together)
 		// takes that row's answer without touching the table.
-		var home [probeChunk]uint64
-		var homeID [probeChunk]uint32
-		for base := 0; base < n; base += probeChunk {
-			m := min(probeChunk, n-base)
+		var home [ProbeChunk]uint64
+		var homeID [ProbeChunk]uint32
+		for base := 0; base < n; base += ProbeChunk {
+			m := min(ProbeChunk, n-base)
 			for i := 0; i < m; i++ {
 				r := base + i
 				if r > 0 && vals[r] == vals[r-1] {
@@ -366,7 +366,7 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 				}
 				s := home[i]
 				if !insert && homeID[i] == 0 {
-					out[r] = noID
+					out[r] = NoID
 					continue
 				}
 				for {
@@ -378,7 +378,7 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 							out[r] = uint32(t.n - 1)
 							p.newRows = append(p.newRows, int32(r))
 						} else {
-							out[r] = noID
+							out[r] = NoID
 						}
 						break
 					}
@@ -409,7 +409,7 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 					out[r] = uint32(t.n - 1)
 					p.newRows = append(p.newRows, r)
 				} else {
-					out[r] = noID
+					out[r] = NoID
 				}
 				break
 			}
@@ -424,8 +424,8 @@ func lookupInts[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n 
 
 // resolveNull gives row r, whose key is NULL, the NULL key's id, first
 // handing that id out when inserting (NULL groups with NULL).
-func (t *hashTable) resolveNull(p *probe, r int32, out []uint32, insert bool) {
-	if t.nullID == noID && insert {
+func (t *Table) resolveNull(p *Probe, r int32, out []uint32, insert bool) {
+	if t.nullID == NoID && insert {
 		t.nullID = uint32(t.n)
 		t.n++
 		p.newRows = append(p.newRows, r)
@@ -435,8 +435,8 @@ func (t *hashTable) resolveNull(p *probe, r int32, out []uint32, insert bool) {
 
 // slotsFor is the slot count (a power of two) that keeps n keys at most
 // half full.
-func slotsFor(n int) int {
-	c := initialSlots
+func SlotsFor(n int) int {
+	c := InitialSlots
 	for n*2 > c {
 		c *= 2
 	}
@@ -445,7 +445,7 @@ func slotsFor(n int) int {
 
 // growInt resizes the integer layout to c slots (a power of two larger
 // than now) and reinserts every key, in one pass however large the step.
-func (t *hashTable) growInt(c int) {
+func (t *Table) growInt(c int) {
 	old := t.intSlots
 	t.intSlots = make([]intSlot, c)
 	t.shift = uint(64 - bits.TrailingZeros(uint(c)))
@@ -462,7 +462,7 @@ func (t *hashTable) growInt(c int) {
 	}
 }
 
-func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+func (t *Table) lookup(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.reset(n)
 	rec := t.rec
 	if rec != nil {
@@ -520,7 +520,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 		}
 	}
 	if insert {
-		if c := slotsFor(t.n + len(p.pending)); c > len(t.slots) {
+		if c := SlotsFor(t.n + len(p.pending)); c > len(t.slots) {
 			t.grow(c)
 		}
 		t.hashes = growDouble(t.hashes, len(p.pending))
@@ -533,12 +533,12 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 	for len(p.pending) > 0 {
 		p.candRows, p.candIDs, p.newRows = p.candRows[:0], p.candIDs[:0], p.newRows[:0]
 		for i, r := range p.pending {
-			if i%probeChunk == 0 {
+			if i%ProbeChunk == 0 {
 				// Load the home slots of the next rows first: loads no
 				// branch waits on, so a large table's cache misses overlap
 				// instead of stalling the probe loop one by one.
 				var sink uint64
-				for _, q := range p.pending[i:min(i+probeChunk, len(p.pending))] {
+				for _, q := range p.pending[i:min(i+ProbeChunk, len(p.pending))] {
 					sink |= slots[p.pos[q]]
 				}
 				p.sink = sink
@@ -556,7 +556,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 						out[r] = nid
 						p.newRows = append(p.newRows, r)
 					} else {
-						out[r] = noID
+						out[r] = NoID
 					}
 					break
 				}
@@ -572,7 +572,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 		// Store new keys before checking candidates: a later row of this
 		// round may be a candidate for a key inserted earlier in the round.
 		if len(p.newRows) > 0 {
-			for i, k := range t.keys {
+			for i, k := range t.Keys {
 				k.appendRows(cols[i], p.newRows)
 			}
 			if rec != nil {
@@ -591,7 +591,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 			if rec != nil {
 				p.sink |= rec.equal(p.recs, p.candRows, p.candIDs, eq)
 			} else {
-				for i, k := range t.keys {
+				for i, k := range t.Keys {
 					k.equal(cols[i], p.candRows, p.candIDs, eq)
 				}
 			}
@@ -611,7 +611,7 @@ func (t *hashTable) lookup(p *probe, cols []arrow.Array, n int, sel []int32, out
 
 // resolveRepeats gives each row marked in p.rep the id of the row before;
 // called last, in row order, so that a run follows its first row.
-func (p *probe) resolveRepeats(n int, out []uint32) {
+func (p *Probe) resolveRepeats(n int, out []uint32) {
 	if n == 0 {
 		return
 	}
@@ -629,7 +629,7 @@ func (p *probe) resolveRepeats(n int, out []uint32) {
 
 // dropRecords ends the record layout for good: the stored keys are
 // rehashed by HashColumns and the slots rebuilt, ids unchanged.
-func (t *hashTable) dropRecords() {
+func (t *Table) dropRecords() {
 	t.rec = nil
 	t.hashes = t.hashes[:t.n]
 	if t.n > 0 {
@@ -642,7 +642,7 @@ func (t *hashTable) dropRecords() {
 
 // grow resizes the generic layout to c slots (a power of two larger than
 // now) and reinserts every id by its stored hash, in one pass.
-func (t *hashTable) grow(c int) {
+func (t *Table) grow(c int) {
 	t.slots = make([]uint64, c)
 	t.shift = uint(64 - bits.TrailingZeros(uint(c)))
 	mask := uint32(len(t.slots) - 1)
@@ -666,7 +666,7 @@ type keyColumn interface {
 	// ids[k] (NULL equals NULL; floats: NaN equals NaN, -0 equals 0).
 	equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool)
 	// build returns the stored keys of ids [start, end) as an Arrow array.
-	build(b *kernel.ArrayMaker, start, end int) arrow.Array
+	Build(b *kernel.ArrayMaker, start, end int) arrow.Array
 	memSize() int64
 	worstCase(arr arrow.Array, n int) int64
 }
@@ -775,7 +775,7 @@ func (k *fixedKeys[T]) equal(arr arrow.Array, rows []int32, ids []uint32, eq []b
 	}
 }
 
-func (k *fixedKeys[T]) build(b *kernel.ArrayMaker, start, end int) arrow.Array {
+func (k *fixedKeys[T]) Build(b *kernel.ArrayMaker, start, end int) arrow.Array {
 	return kernel.MakeFixed(b, k.dt, k.vals[start:end], k.valid[start:end])
 }
 
@@ -809,7 +809,7 @@ func (k *boolKeys) equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool)
 	}
 }
 
-func (k *boolKeys) build(b *kernel.ArrayMaker, start, end int) arrow.Array {
+func (k *boolKeys) Build(b *kernel.ArrayMaker, start, end int) arrow.Array {
 	return kernel.MakeBool(b, k.vals[start:end], k.valid[start:end])
 }
 func (k *boolKeys) memSize() int64                       { return int64(cap(k.vals) + cap(k.valid)) }
@@ -820,7 +820,7 @@ type nullKeys struct{ n int }
 
 func (k *nullKeys) appendRows(_ arrow.Array, rows []int32)       { k.n += len(rows) }
 func (k *nullKeys) equal(arrow.Array, []int32, []uint32, []bool) {}
-func (k *nullKeys) build(_ *kernel.ArrayMaker, start, end int) arrow.Array {
+func (k *nullKeys) Build(_ *kernel.ArrayMaker, start, end int) arrow.Array {
 	return array.NewNull(end - start)
 }
 func (k *nullKeys) memSize() int64                   { return 0 }
@@ -848,7 +848,7 @@ type byteSource struct {
 	bin   *array.Binary
 }
 
-func newByteSource(arr arrow.Array) byteSource {
+func NewByteSource(arr arrow.Array) byteSource {
 	switch a := arr.(type) {
 	case *array.String:
 		return byteSource{data: a.ValueBytes(), off32: a.ValueOffsets()}
@@ -861,7 +861,7 @@ func newByteSource(arr arrow.Array) byteSource {
 }
 
 // at returns row r's bytes (valid until the array is released).
-func (s *byteSource) at(r int) []byte {
+func (s *byteSource) At(r int) []byte {
 	if s.off32 != nil {
 		base := s.off32[0]
 		return s.data[s.off32[r]-base : s.off32[r+1]-base]
@@ -871,7 +871,7 @@ func (s *byteSource) at(r int) []byte {
 }
 
 func (k *bytesKeys) appendRows(arr arrow.Array, rows []int32) {
-	src := newByteSource(arr)
+	src := NewByteSource(arr)
 	k.valid = growDouble(k.valid, len(rows))
 	k.offs = growDouble(k.offs, len(rows))
 	for _, r := range rows {
@@ -879,7 +879,7 @@ func (k *bytesKeys) appendRows(arr arrow.Array, rows []int32) {
 			k.valid = append(k.valid, false)
 		} else {
 			k.valid = append(k.valid, true)
-			v := src.at(int(r))
+			v := src.At(int(r))
 			k.data = append(growDouble(k.data, len(v)), v...)
 		}
 		k.offs = append(k.offs, len(k.data))
@@ -887,7 +887,7 @@ func (k *bytesKeys) appendRows(arr arrow.Array, rows []int32) {
 }
 
 func (k *bytesKeys) equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool) {
-	src := newByteSource(arr)
+	src := NewByteSource(arr)
 	hasNulls := arr.NullN() > 0
 	for i, r := range rows {
 		if !eq[i] {
@@ -898,11 +898,11 @@ func (k *bytesKeys) equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool
 			eq[i] = !k.valid[id]
 			continue
 		}
-		eq[i] = k.valid[id] && equalBytes(src.at(int(r)), k.data[k.offs[id]:k.offs[id+1]])
+		eq[i] = k.valid[id] && equalBytes(src.At(int(r)), k.data[k.offs[id]:k.offs[id+1]])
 	}
 }
 
-func (k *bytesKeys) build(b *kernel.ArrayMaker, start, end int) arrow.Array {
+func (k *bytesKeys) Build(b *kernel.ArrayMaker, start, end int) arrow.Array {
 	return kernel.MakeBytes(b, k.dt, k.data, k.offs[start:end+1], k.valid[start:end])
 }
 

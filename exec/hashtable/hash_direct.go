@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"math"
@@ -93,7 +93,7 @@ func rowAt(sel []int32, k int) int {
 // non-NULL key of the rows of sel (nil: all n) has its entry, before they
 // are inserted. It reports false, changing nothing, when the window would
 // grow past directMax or the pages past directLimit.
-func coverDirect[T intLike](t *hashTable, vals []T, arr arrow.Array, n int, sel []int32) bool {
+func coverDirect[T intLike](t *Table, vals []T, arr arrow.Array, n int, sel []int32) bool {
 	lo, hi, ok := keyRange(vals, arr, n, sel)
 	if !ok {
 		return true
@@ -177,7 +177,7 @@ func coverDirect[T intLike](t *hashTable, vals []T, arr arrow.Array, n int, sel 
 // toHashed moves every key of the direct pages into c hashed slots (a
 // power of two at least twice the key count) and leaves the direct layout
 // for good.
-func (t *hashTable) toHashed(c int) {
+func (t *Table) toHashed(c int) {
 	t.hashed = true
 	t.growInt(c)
 	mask := uint64(c - 1)
@@ -203,7 +203,7 @@ func (t *hashTable) toHashed(c int) {
 // lookupDirect is lookupInts for the direct layout. For inserts the caller
 // has allocated the page of every non-NULL key of the rows (coverDirect);
 // for finds a key outside the window or on an absent page is absent.
-func lookupDirect[T intLike](t *hashTable, p *probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+func lookupDirect[T intLike](t *Table, p *Probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.newRows = p.newRows[:0]
 	bits, off := keyBits(arr)
 	pages := t.pages

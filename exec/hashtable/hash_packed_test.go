@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"fmt"
@@ -44,7 +44,7 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(5, uint64(len(c.name))))
-			tbl, err := newHashTable(c.types)
+			tbl, err := New(c.types)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,14 +52,14 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 				t.Fatalf("%v: not packed", c.types)
 			}
 			ids := map[string]uint32{}
-			var p probe
+			var p Probe
 			// A find before any insert finds nothing.
 			{
 				cols, _ := packedKeys(mem, rng, c.types, 10, 0, 10, false, false)
 				got := make([]uint32, 10)
-				tbl.find(&p, cols, 10, nil, got)
+				tbl.Find(&p, cols, 10, nil, got)
 				for r, id := range got {
-					if id != noID {
+					if id != NoID {
 						t.Fatalf("find in empty table row %d: %d", r, id)
 					}
 				}
@@ -82,7 +82,7 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 				for i := range out {
 					out[i] = 12345678
 				}
-				tbl.findOrInsert(&p, cols, n, sel, out)
+				tbl.FindOrInsert(&p, cols, n, sel, out)
 				for r := range n {
 					if sel != nil && !contains(sel, int32(r)) {
 						if out[r] != 12345678 {
@@ -99,8 +99,8 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 						t.Fatalf("batch %d row %d key %s: id %d, want %d", batch, r, keys[r], out[r], want)
 					}
 				}
-				if tbl.len() != len(ids) {
-					t.Fatalf("batch %d: len %d, want %d", batch, tbl.len(), len(ids))
+				if tbl.Len() != len(ids) {
+					t.Fatalf("batch %d: len %d, want %d", batch, tbl.Len(), len(ids))
 				}
 				// Finds over a wider range than inserted (values outside
 				// the fields), with NULLs, all and selected rows.
@@ -110,11 +110,11 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 					for i := range found {
 						found[i] = 12345678
 					}
-					tbl.find(&p, fcols, 700, fsel, found)
+					tbl.Find(&p, fcols, 700, fsel, found)
 					for r, k := range fkeys {
 						want, ok := ids[k]
 						if !ok {
-							want = noID
+							want = NoID
 						}
 						if fsel != nil && !contains(fsel, int32(r)) {
 							want = 12345678
@@ -136,16 +136,16 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 			if c.wantPacked && tbl.packed.repacks == 0 {
 				t.Fatal("the growing ranges never re-packed")
 			}
-			if tbl.memSize() <= 0 {
-				t.Fatalf("memSize %d", tbl.memSize())
+			if tbl.MemSize() <= 0 {
+				t.Fatalf("memSize %d", tbl.MemSize())
 			}
 			m := kernel.ArrayMaker{Mem: mem}
-			back := make([]arrow.Array, len(tbl.keys))
-			for i, k := range tbl.keys {
-				back[i] = k.build(&m, 0, tbl.len())
+			back := make([]arrow.Array, len(tbl.Keys))
+			for i, k := range tbl.Keys {
+				back[i] = k.Build(&m, 0, tbl.Len())
 			}
 			defer kernel.ReleaseArrays(back)
-			for id := 0; id < tbl.len(); id++ {
+			for id := 0; id < tbl.Len(); id++ {
 				if got := keyText(back, id); ids[got] != uint32(id) {
 					t.Fatalf("stored key of id %d is %s (id %d)", id, got, ids[got])
 				}

@@ -1,4 +1,4 @@
-package exec
+package hashtable
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
