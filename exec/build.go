@@ -1,7 +1,10 @@
 package exec
 
 import (
+	"github.com/quiverdb/quiver/exec/aggregate"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/join"
+	"github.com/quiverdb/quiver/exec/sort"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -25,13 +28,13 @@ func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Opera
 	case *physical.Projection:
 		op, err = newProjection(tc, n, partition)
 	case *physical.HashAggregate:
-		op, err = newHashAggregate(tc, n, partition)
+		op, err = aggregate.NewHashAggregate(tc, n, partition)
 	case *physical.HashJoin:
-		op, err = newHashJoin(tc, n, partition)
+		op, err = join.NewHashJoin(tc, n, partition)
 	case *physical.NestedLoopJoin:
-		op, err = newNestedLoopJoin(tc, n, partition)
+		op, err = join.NewNestedLoopJoin(tc, n, partition)
 	case *physical.Sort:
-		op, err = newSort(tc, n, partition)
+		op, err = sort.NewSort(tc, n, partition)
 	case *physical.SortPreservingMerge:
 		op, err = newSortPreservingMerge(tc, n, partition)
 	case *physical.Limit:

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/exec/sort"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"golang.org/x/sync/errgroup"
@@ -30,8 +31,8 @@ type mergeOp struct {
 	tc     *execop.TaskContext
 	n      *physical.SortPreservingMerge
 	schema *arrow.Schema
-	keys   *sortKeyExprs
-	spec   sortSpec
+	keys   *sort.SortKeyExprs
+	spec   sort.SortSpec
 
 	ins       []*mergeInput
 	heap      []int
@@ -48,7 +49,7 @@ type mergeInput struct {
 	err     error // the producer's error, written before ch is closed
 	batch   arrow.RecordBatch
 	keyArrs []arrow.Array
-	keys    []sortKeyCol
+	keys    []sort.SortKeyCol
 	row     int
 	done    bool
 }
@@ -60,11 +61,11 @@ type mergeRun struct {
 }
 
 func newSortPreservingMerge(tc *execop.TaskContext, n *physical.SortPreservingMerge, partition int) (execop.Operator, error) {
-	keys, err := compileSortKeys(n.Keys)
+	keys, err := sort.CompileSortKeys(n.Keys)
 	if err != nil {
 		return nil, err
 	}
-	return &mergeOp{tc: tc, n: n, schema: n.Schema(), keys: keys, spec: newSortSpec(n.Keys)}, nil
+	return &mergeOp{tc: tc, n: n, schema: n.Schema(), keys: keys, spec: sort.NewSortSpec(n.Keys)}, nil
 }
 
 func (m *mergeOp) Open(ctx context.Context) error {
@@ -118,7 +119,7 @@ func (m *mergeOp) advance(ctx context.Context, in *mergeInput) error {
 			b.Release()
 			continue
 		}
-		arrs, keys, err := m.keys.eval(ctx, m.tc.Mem, b)
+		arrs, keys, err := m.keys.Eval(ctx, m.tc.Mem, b)
 		if err != nil {
 			b.Release()
 			return err
@@ -140,7 +141,7 @@ func (m *mergeOp) releaseCursor(in *mergeInput) {
 // less orders cursors a and b by their current rows.
 func (m *mergeOp) less(a, b int) bool {
 	x, y := m.ins[a], m.ins[b]
-	if c := m.spec.compare(x.keys, x.row, y.keys, y.row); c != 0 {
+	if c := m.spec.Compare(x.keys, x.row, y.keys, y.row); c != 0 {
 		return c < 0
 	}
 	return a < b

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/exec/sort"
 	"github.com/quiverdb/quiver/physical"
 	"golang.org/x/sync/errgroup"
 )
@@ -37,7 +38,7 @@ import (
 type exchange struct {
 	tc   *execop.TaskContext
 	n    *physical.Repartition
-	keys *sortKeyExprs // key expressions (only the evaluation part is used)
+	keys *sort.SortKeyExprs // key expressions (only the evaluation part is used)
 
 	startOnce sync.Once
 	outs      []chan arrow.RecordBatch
@@ -50,14 +51,14 @@ type exchange struct {
 }
 
 func newRepartition(tc *execop.TaskContext, n *physical.Repartition, partition int) (execop.Operator, error) {
-	var keys *sortKeyExprs
+	var keys *sort.SortKeyExprs
 	if len(n.Keys) > 0 {
 		sk := make([]physical.SortKey, len(n.Keys))
 		for i, k := range n.Keys {
 			sk[i] = physical.SortKey{Expr: k}
 		}
 		var err error
-		if keys, err = compileSortKeys(sk); err != nil {
+		if keys, err = sort.CompileSortKeys(sk); err != nil {
 			return nil, err
 		}
 	}
@@ -167,7 +168,7 @@ func (ex *exchange) routeReleasing(ctx context.Context, b arrow.RecordBatch, has
 // reference. The scratch slices are reused across batches.
 func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, hashes []uint64, counts []int, perm []int32) ([]uint64, []int, []int32, error) {
 	n := int(b.NumRows())
-	arrs, _, err := ex.keys.eval(ctx, ex.tc.Mem, b)
+	arrs, _, err := ex.keys.Eval(ctx, ex.tc.Mem, b)
 	if err != nil {
 		return hashes, counts, perm, err
 	}

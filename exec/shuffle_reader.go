@@ -175,7 +175,7 @@ func (r *locationReader) open(ctx context.Context) error {
 	if err != nil {
 		return qerr.IOf("exec: %s: cannot open shuffle file %s: %w", r.what, path, err)
 	}
-	// Mapped when possible (see shuffle_mapped.go): the file is then closed
+	// Mapped when possible (see filemap): the file is then closed
 	// at once and the stream reads the mapping; else the stream reads f.
 	s, mapped, err := filemap.OpenMappedStream(f, r.tc.Mem)
 	if mapped {

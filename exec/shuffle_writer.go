@@ -75,7 +75,7 @@ func newShuffleWriter(tc *execop.TaskContext, n *physical.ShuffleWriter, partiti
 	if n.Pinned {
 		// A pinned (cache) file is written once and read back by every
 		// query over the cache: uncompressed, a local read maps its column
-		// buffers zero-copy (shuffle_mapped.go, several GB/s per core),
+		// buffers zero-copy (filemap),
 		// where decoding LZ4 runs at about 1 GB/s per core and the build
 		// pays for compressing too. The price is disk (about 2.5x at
 		// TPC-H-like data) and Flight bytes when read back remotely.

@@ -1,4 +1,4 @@
-package exec
+package join
 
 import (
 	"context"
@@ -22,11 +22,11 @@ type joinBuild struct {
 	cols    []arrow.Array // left columns, n rows each
 	n       int
 	table   *hashtable.Table // nil for a nested-loop join
-	head    []int32              // per key id: first row with that key
-	next    []int32              // per row: next row with the same key, -1 at the end
-	keyNull []bool               // per row: some key is NULL (nil if none is)
-	unique  bool                 // every key has one row: every chain is its head alone
-	bytes   int64                // reserved with tc.Grow
+	head    []int32          // per key id: first row with that key
+	next    []int32          // per row: next row with the same key, -1 at the end
+	keyNull []bool           // per row: some key is NULL (nil if none is)
+	unique  bool             // every key has one row: every chain is its head alone
+	bytes   int64            // reserved with tc.Grow
 }
 
 // joinShared is the state of one join node shared by its probe partitions:

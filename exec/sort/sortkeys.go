@@ -1,4 +1,4 @@
-package exec
+package sort
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ import (
 // box a value. cmp compares row i of this column with row j of o, which is
 // the same key of the same or another batch (same concrete type); neither
 // row is NULL.
-type sortKeyCol interface {
-	cmp(i int, o sortKeyCol, j int) int
+type SortKeyCol interface {
+	cmp(i int, o SortKeyCol, j int) int
 	isNull(i int) bool
 }
 
@@ -48,7 +48,7 @@ type orderedKey[T cmp.Ordered] struct {
 	vals []T
 }
 
-func (k *orderedKey[T]) cmp(i int, o sortKeyCol, j int) int {
+func (k *orderedKey[T]) cmp(i int, o SortKeyCol, j int) int {
 	return cmp.Compare(k.vals[i], o.(*orderedKey[T]).vals[j])
 }
 
@@ -58,7 +58,7 @@ type floatKey[T float32 | float64] struct {
 	vals []T
 }
 
-func (k *floatKey[T]) cmp(i int, o sortKeyCol, j int) int {
+func (k *floatKey[T]) cmp(i int, o SortKeyCol, j int) int {
 	a, b := k.vals[i], o.(*floatKey[T]).vals[j]
 	an, bn := math.IsNaN(float64(a)), math.IsNaN(float64(b))
 	switch {
@@ -84,7 +84,7 @@ type boolKey struct {
 	off  int
 }
 
-func (k *boolKey) cmp(i int, o sortKeyCol, j int) int {
+func (k *boolKey) cmp(i int, o SortKeyCol, j int) int {
 	ob := o.(*boolKey)
 	a, b := bitutil.BitIsSet(k.bits, k.off+i), bitutil.BitIsSet(ob.bits, ob.off+j)
 	switch {
@@ -102,7 +102,7 @@ type bytesKey[O int32 | int64] struct {
 	data []byte
 }
 
-func (k *bytesKey[O]) cmp(i int, o sortKeyCol, j int) int {
+func (k *bytesKey[O]) cmp(i int, o SortKeyCol, j int) int {
 	ob := o.(*bytesKey[O])
 	return bytes.Compare(k.data[k.offs[i]:k.offs[i+1]], ob.data[ob.offs[j]:ob.offs[j+1]])
 }
@@ -112,12 +112,12 @@ type decimalKey struct {
 	vals []decimal128.Num
 }
 
-func (k *decimalKey) cmp(i int, o sortKeyCol, j int) int {
+func (k *decimalKey) cmp(i int, o SortKeyCol, j int) int {
 	return k.vals[i].Cmp(o.(*decimalKey).vals[j])
 }
 
 // newSortKeyCol returns typed access to a's values.
-func newSortKeyCol(a arrow.Array) (sortKeyCol, error) {
+func newSortKeyCol(a arrow.Array) (SortKeyCol, error) {
 	nb := newNullBits(a)
 	d := a.Data()
 	switch a.DataType().ID() {
@@ -167,13 +167,13 @@ func valueBytes(d arrow.ArrayData) []byte {
 }
 
 // sortSpec is the direction and NULL placement of each key.
-type sortSpec struct {
+type SortSpec struct {
 	desc       []bool
 	nullsFirst []bool
 }
 
-func newSortSpec(keys []physical.SortKey) sortSpec {
-	s := sortSpec{desc: make([]bool, len(keys)), nullsFirst: make([]bool, len(keys))}
+func NewSortSpec(keys []physical.SortKey) SortSpec {
+	s := SortSpec{desc: make([]bool, len(keys)), nullsFirst: make([]bool, len(keys))}
 	for i, k := range keys {
 		s.desc[i], s.nullsFirst[i] = !k.Asc, k.NullsFirst
 	}
@@ -181,7 +181,7 @@ func newSortSpec(keys []physical.SortKey) sortSpec {
 }
 
 // compare orders row i of keys a against row j of keys b.
-func (s sortSpec) compare(a []sortKeyCol, i int, b []sortKeyCol, j int) int {
+func (s SortSpec) Compare(a []SortKeyCol, i int, b []SortKeyCol, j int) int {
 	for k, ka := range a {
 		kb := b[k]
 		an, bn := ka.isNull(i), kb.isNull(j)
@@ -206,13 +206,13 @@ func (s sortSpec) compare(a []sortKeyCol, i int, b []sortKeyCol, j int) int {
 
 // sortKeyExprs evaluates sort key expressions over batches. Plain columns
 // are taken directly.
-type sortKeyExprs struct {
+type SortKeyExprs struct {
 	cols []int
 	evs  []kernel.ExprEvaluator
 }
 
-func compileSortKeys(keys []physical.SortKey) (*sortKeyExprs, error) {
-	s := &sortKeyExprs{cols: make([]int, len(keys)), evs: make([]kernel.ExprEvaluator, len(keys))}
+func CompileSortKeys(keys []physical.SortKey) (*SortKeyExprs, error) {
+	s := &SortKeyExprs{cols: make([]int, len(keys)), evs: make([]kernel.ExprEvaluator, len(keys))}
 	for i, k := range keys {
 		if c, ok := k.Expr.(*physical.Column); ok {
 			s.cols[i] = c.Index
@@ -229,9 +229,9 @@ func compileSortKeys(keys []physical.SortKey) (*sortKeyExprs, error) {
 
 // eval returns the key arrays of b (the caller releases them) and typed
 // access to them (valid while the arrays live).
-func (s *sortKeyExprs) eval(ctx context.Context, mem memory.Allocator, b arrow.RecordBatch) ([]arrow.Array, []sortKeyCol, error) {
+func (s *SortKeyExprs) Eval(ctx context.Context, mem memory.Allocator, b arrow.RecordBatch) ([]arrow.Array, []SortKeyCol, error) {
 	arrs := make([]arrow.Array, len(s.cols))
-	keys := make([]sortKeyCol, len(s.cols))
+	keys := make([]SortKeyCol, len(s.cols))
 	for i, c := range s.cols {
 		var a arrow.Array
 		if c >= 0 {

@@ -1,4 +1,4 @@
-package exec
+package join
 
 import (
 	"context"
@@ -94,7 +94,7 @@ type joinOp struct {
 	released  bool
 }
 
-func newHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (execop.Operator, error) {
+func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (execop.Operator, error) {
 	if err := checkJoinKeys(n.On); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package exec
+package aggregate
 
 import (
 	"math/rand/v2"

@@ -18,7 +18,7 @@ import (
 //
 // It has three layouts:
 //   - one integer-like key column (Int8..Int64, Uint8..Uint64, Date32/64,
-//     Timestamp) whose values span a small range (see hash_direct.go): a
+//     Timestamp) whose values span a small range (see direct.go): a
 //     direct array indexed by the value minus the smallest one, so a lookup
 //     is one load at a place that follows the key (keys arriving in order,
 //     like line items by order key, read memory in order).
@@ -29,7 +29,7 @@ import (
 //     second memory access. An integer table starts direct and turns hashed,
 //     once and for good, when an insert would make the range too wide.
 //     In both a NULL key has its own id (nullID) outside the slots.
-//   - several integer-like key columns (hash_packed.go): each row's key
+//   - several integer-like key columns (packed.go): each row's key
 //     packed into one int64 of per-column bit fields, which then uses the
 //     two integer layouts above; it falls back to the generic layout for
 //     good on a NULL key or fields wider than 63 bits.
@@ -49,7 +49,7 @@ type Table struct {
 	// generic layout
 	hashes []uint64 // per id: its key's hash (read only when growing)
 	slots  []uint64 // tag<<32 | id+1; 0 = empty
-	// rec holds the keys as fixed-width records (hash_records.go) while
+	// rec holds the keys as fixed-width records (records.go) while
 	// every key inserted fits one; nil otherwise, for good.
 	rec *keyRecords
 
@@ -57,14 +57,14 @@ type Table struct {
 	intKey   bool
 	hashed   bool      // the integer table uses intSlots, not direct
 	intSlots []intSlot // hashed integer layout
-	// direct integer layout (hash_direct.go): the entry of key v is
+	// direct integer layout (direct.go): the entry of key v is
 	// pages[(v-directLo)>>pageBits][(v-directLo)&pageMask]
 	pages      []*directPage
 	directLo   int64
 	directUsed int    // pages allocated (not zeroPage)
 	nullID     uint32 // id of the NULL key, noID while none
 
-	// packed layout (hash_packed.go): several integer-like key columns
+	// packed layout (packed.go): several integer-like key columns
 	// packed into one int64 that uses the integer layouts; nil otherwise.
 	// intKey is set while packed.
 	packed *packing

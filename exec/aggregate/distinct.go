@@ -1,4 +1,4 @@
-package exec
+package aggregate
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // equal to the row before it (same group, same value) without probing:
 // cached and joined data often holds runs of one key (an order's line
 // items), which this makes nearly free. It starts in the direct layout (a
-// paged bitmap per group, hashagg_distinct_direct.go) and moves to the
+// paged bitmap per group, distinct_direct.go) and moves to the
 // hashed set for good, even mid-batch, when the values are too wide or too
 // sparse for it. Other types (strings, decimals, Uint64, ...) use
 // distinctAcc.

@@ -1,4 +1,4 @@
-package exec
+package aggregate
 
 import (
 	"context"
@@ -49,7 +49,7 @@ type hashAggregate struct {
 	closed   bool
 }
 
-func newHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition int) (execop.Operator, error) {
+func NewHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition int) (execop.Operator, error) {
 	h := &hashAggregate{tc: tc, n: n, m: kernel.ArrayMaker{Mem: tc.Mem}}
 	var err error
 	if h.keys, err = kernel.CompileExprs(n.GroupBy); err != nil {

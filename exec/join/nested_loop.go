@@ -1,4 +1,4 @@
-package exec
+package join
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 )
 
 // newNestedLoopJoin runs one partition of a physical.NestedLoopJoin with the
-// join machinery of joinOp (see hashjoin.go): the left side is collected
+// join machinery of joinOp (see hash_join.go): the left side is collected
 // once and shared by every right partition; each right batch is paired with
 // every left row, BatchSize pairs at a time, the pairs' cross-product batch
 // is built with Take and the Filter (none: a cross join) keeps the TRUE
 // pairs. Mark joins follow Kleene logic over the filter: true if some pair
 // is TRUE, else NULL if some pair is NULL, else false (false for an empty
 // right side).
-func newNestedLoopJoin(tc *execop.TaskContext, n *physical.NestedLoopJoin, partition int) (execop.Operator, error) {
+func NewNestedLoopJoin(tc *execop.TaskContext, n *physical.NestedLoopJoin, partition int) (execop.Operator, error) {
 	if n.Type == physical.RightSemiJoin || n.Type == physical.RightAntiJoin {
 		return nil, qerr.NotImplementedf("exec/nljoin: %s join: the planner makes it only as a hash join", n.Type)
 	}

@@ -1,4 +1,4 @@
-package exec
+package sort
 
 import (
 	"cmp"
@@ -33,8 +33,8 @@ type sortOp struct {
 	n      *physical.Sort
 	schema *arrow.Schema
 	input  execop.Operator
-	keys   *sortKeyExprs
-	spec   sortSpec
+	keys   *SortKeyExprs
+	spec   SortSpec
 
 	buf     []arrow.RecordBatch // input not yet sorted
 	bufRows int64
@@ -43,7 +43,7 @@ type sortOp struct {
 	// arrays of data (released at the next compaction and by Close) and
 	// typed access to them; the worst kept row is the last one.
 	topArrs  []arrow.Array
-	topKeys  []sortKeyCol
+	topKeys  []SortKeyCol
 	keep     []int32 // scratch rows of dropBeyondTop
 	perm     []int32
 	reserved int64
@@ -52,8 +52,8 @@ type sortOp struct {
 	closed   bool
 }
 
-func newSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Operator, error) {
-	keys, err := compileSortKeys(n.Keys)
+func NewSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Operator, error) {
+	keys, err := CompileSortKeys(n.Keys)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func newSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Op
 	if err != nil {
 		return nil, err
 	}
-	return &sortOp{tc: tc, n: n, schema: n.Schema(), input: input, keys: keys, spec: newSortSpec(n.Keys)}, nil
+	return &sortOp{tc: tc, n: n, schema: n.Schema(), input: input, keys: keys, spec: NewSortSpec(n.Keys)}, nil
 }
 
 // buildInput returns the operator for partition of input when partitions
@@ -70,10 +70,9 @@ func buildInput(tc *execop.TaskContext, input physical.Plan, partition int, pres
 	if preserve {
 		return tc.Build(input, partition)
 	}
-	if input.OutputPartitions() == 1 {
-		return tc.Build(input, 0)
-	}
-	return &coalesceOp{tc: tc, input: input}, nil
+	// One partition builds directly; several merge through the coalescing
+	// exchange (which is exec's).
+	return tc.Build(&physical.Coalesce{Input: input}, 0)
 }
 
 func (s *sortOp) Open(ctx context.Context) error { return s.input.Open(ctx) }
@@ -151,7 +150,7 @@ func (s *sortOp) consume(ctx context.Context) error {
 // strictly before the worst of the fetch rows kept in data, or nil when
 // none does.
 func (s *sortOp) dropBeyondTop(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
-	arrs, keys, err := s.keys.eval(ctx, s.tc.Mem, b)
+	arrs, keys, err := s.keys.Eval(ctx, s.tc.Mem, b)
 	if err != nil {
 		b.Release()
 		return nil, err
@@ -161,7 +160,7 @@ func (s *sortOp) dropBeyondTop(ctx context.Context, b arrow.RecordBatch) (arrow.
 	keep := s.keep[:0]
 	n := int(b.NumRows())
 	for r := 0; r < n; r++ {
-		if s.spec.compare(keys, r, s.topKeys, worst) < 0 {
+		if s.spec.Compare(keys, r, s.topKeys, worst) < 0 {
 			keep = append(keep, int32(r))
 		}
 	}
@@ -206,7 +205,7 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 	for i := range n {
 		s.perm = append(s.perm, int32(i))
 	}
-	arrs, keys, err := s.keys.eval(ctx, s.tc.Mem, all)
+	arrs, keys, err := s.keys.Eval(ctx, s.tc.Mem, all)
 	if err != nil {
 		return err
 	}
@@ -216,14 +215,14 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 		// Few rows wanted from many: select them with a bounded heap (about
 		// one comparison a row) and sort only those.
 		s.perm = selectTop(s.perm, int(fetch), func(a, b int32) int {
-			if c := spec.compare(keys, int(a), keys, int(b)); c != 0 {
+			if c := spec.Compare(keys, int(a), keys, int(b)); c != 0 {
 				return c
 			}
 			return cmp.Compare(a, b) // stability: earlier rows first
 		})
 	} else {
 		slices.SortStableFunc(s.perm, func(a, b int32) int {
-			return spec.compare(keys, int(a), keys, int(b))
+			return spec.Compare(keys, int(a), keys, int(b))
 		})
 	}
 	if fetch >= 0 && int64(n) > fetch {
@@ -241,7 +240,7 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 		}
 		s.releaseTop()
 		if fetch > 0 && int64(len(s.perm)) == fetch {
-			if s.topArrs, s.topKeys, err = s.keys.eval(ctx, s.tc.Mem, top); err != nil {
+			if s.topArrs, s.topKeys, err = s.keys.Eval(ctx, s.tc.Mem, top); err != nil {
 				return err
 			}
 		}

@@ -14,7 +14,7 @@ import (
 // mapping kept from one read to the next is faulted in once.
 //
 // Each entry holds one reference of its mapping (see mapping in
-// shuffle_mapped.go); every Acquire adds one for the caller. Forget drops
+// mapped.go); every Acquire adds one for the caller. Forget drops
 // the registry's reference, so the pages are unmapped once the last reader
 // and the last batch buffer over them are released; until then a batch read
 // before Forget stays valid, even after its file is removed (the mapping
@@ -26,7 +26,7 @@ import (
 // dropped like a forgotten one.
 //
 // A registered mapping also keeps its batches decoded once for all readers
-// (decodedFile, shuffle_decoded.go): they hold the pages like any batch, and
+// (decodedFile, decoded.go): they hold the pages like any batch, and
 // are dropped when the registry drops the mapping.
 //
 // Memory: mapped pages are page cache, not heap, and are not charged to

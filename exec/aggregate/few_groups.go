@@ -1,4 +1,4 @@
-package exec
+package aggregate
 
 import (
 	"math/bits"
