@@ -22,6 +22,7 @@ var allowed = map[string][]string{
 	"exec":              {"physical", "exec/...", "qerr"},
 	"exec/aggregate":    {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/hashtable", "qerr"},
 	"exec/join":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/hashtable", "qerr"},
+	"exec/scan":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/sort":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/hashtable":    {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/kernel":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "qerr"},

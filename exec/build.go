@@ -4,6 +4,7 @@ import (
 	"github.com/quiverdb/quiver/exec/aggregate"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/join"
+	"github.com/quiverdb/quiver/exec/scan"
 	"github.com/quiverdb/quiver/exec/sort"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -22,7 +23,7 @@ func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Opera
 	)
 	switch n := p.(type) {
 	case *physical.Scan:
-		op, err = newScan(tc, n, partition)
+		op, err = scan.NewScan(tc, n, partition)
 	case *physical.Filter:
 		op, err = newFilter(tc, n, partition)
 	case *physical.Projection:

@@ -1,4 +1,4 @@
-package exec
+package scan
 
 import (
 	"context"
@@ -49,7 +49,7 @@ type scanOp struct {
 	rowGroupsRead, rowGroupsPruned int
 }
 
-func newScan(tc *execop.TaskContext, n *physical.Scan, partition int) (execop.Operator, error) {
+func NewScan(tc *execop.TaskContext, n *physical.Scan, partition int) (execop.Operator, error) {
 	countScan(n.Table)
 	s := &scanOp{tc: tc, n: n, partition: partition, schema: n.Schema()}
 	if n.Projection == nil {

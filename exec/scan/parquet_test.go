@@ -1,4 +1,4 @@
-package exec
+package scan
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// fixSchema has one column per conversion path of scan_parquet_widen.go,
+// fixSchema has one column per conversion path of parquet_widen.go,
 // plus a string column whose dictionary overflows (plain pages: read as
 // strings) and a plain int64.
 var fixSchema = arrow.NewSchema([]arrow.Field{
@@ -146,7 +146,7 @@ func TestParquetScanConversions(t *testing.T) {
 			mode.use(t)
 
 			// The paths this test means to exercise are the ones chosen.
-			tc := NewTaskContext(mem, 0)
+			tc := newTestContext(mem, 0)
 			s := &scanOp{tc: tc, n: &physical.Scan{Table: "t", Partitions: [][]string{{path}}}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
 			src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
 			if err != nil {
@@ -190,8 +190,8 @@ func checkScan(t *testing.T, mem memory.Allocator, path string, want arrow.Recor
 		n.RowGroups = [][]physical.RowGroupRange{rg}
 		lo, hi = int64(rg[0].Start)*1100, min(int64(rg[0].End)*1100, want.NumRows())
 	}
-	tc := NewTaskContext(mem, bs)
-	op, err := Build(tc, n, 0)
+	tc := newTestContext(mem, bs)
+	op, err := buildScan(tc, n, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,8 +248,8 @@ func TestParquetScanKeepsBatchesAfterClose(t *testing.T) {
 	defer want.Release()
 	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
 		Partitions: [][]string{{path}}, Fetch: -1}
-	tc := NewTaskContext(mem, 0)
-	op, err := Build(tc, n, 0)
+	tc := newTestContext(mem, 0)
+	op, err := buildScan(tc, n, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestParquetScanZeroesNullSlots(t *testing.T) {
 	want.Release()
 	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
 		Partitions: [][]string{{path}}, Fetch: -1}
-	op, err := Build(NewTaskContext(mem, 8192), n, 0)
+	op, err := buildScan(newTestContext(mem, 8192), n, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +460,7 @@ func TestParquetScanClosedEarly(t *testing.T) {
 			mode.use(t)
 			n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
 				Partitions: [][]string{{path}}, Fetch: -1}
-			op, err := Build(NewTaskContext(mem, 100), n, 0)
+			op, err := buildScan(newTestContext(mem, 100), n, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -505,7 +505,7 @@ func TestParquetScanMemoryLimit(t *testing.T) {
 				acct := execop.NewAccountingAllocator(parent, limit)
 				n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
 					Partitions: [][]string{{path}}, Fetch: -1}
-				bs, err := execop.CollectAll(context.Background(), NewTaskContext(acct, 1024), n)
+				bs, err := execop.CollectAll(context.Background(), newTestContext(acct, 1024), n)
 				for _, b := range bs {
 					b.Release()
 				}
@@ -532,7 +532,7 @@ func TestParquetScanDataPageV2(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fix-v2.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100, parquet.WithDataPageVersion(parquet.DataPageV2))
 	defer want.Release()
-	tc := NewTaskContext(mem, 0)
+	tc := newTestContext(mem, 0)
 	s := &scanOp{tc: tc, n: &physical.Scan{Table: "t", Partitions: [][]string{{path}}}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
 	src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
 	if err != nil {
@@ -547,4 +547,19 @@ func TestParquetScanDataPageV2(t *testing.T) {
 			checkScan(t, mem, path, want, bs, []int{0, 1, 2, 3, 4, 5, 6}, nil)
 		})
 	}
+}
+
+// newTestContext is a task context whose only operators are scans: these
+// tests build scans alone, and the scan package cannot use exec.Build.
+func newTestContext(mem memory.Allocator, batchSize int) *execop.TaskContext {
+	return execop.NewTaskContext(mem, batchSize, buildScan)
+}
+
+// buildScan is the BuildFunc of newTestContext.
+func buildScan(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Operator, error) {
+	n, ok := p.(*physical.Scan)
+	if !ok {
+		return nil, fmt.Errorf("the scan package's tests build only scans, not %T", p)
+	}
+	return NewScan(tc, n, partition)
 }

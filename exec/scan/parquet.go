@@ -1,4 +1,4 @@
-package exec
+package scan
 
 import (
 	"context"
@@ -33,11 +33,11 @@ type parquetSource struct {
 	rgs    []int // row groups left to read
 	rr     pqarrow.RecordReader
 	mem    *execop.Recycler // the decoder's allocator (recycler.go)
-	// per field the reader returns: how to convert it (scan_parquet_widen.go)
+	// per field the reader returns: how to convert it (parquet_widen.go)
 	uniq    []int // the distinct fields read, ascending
 	fix     []colFix
 	fixType []arrow.DataType
-	direct  *pqDirect // the direct path (scan_parquet_direct.go), or nil
+	direct  *pqDirect // the direct path (parquet_direct.go), or nil
 	closed  bool
 }
 
