@@ -23,6 +23,7 @@ var allowed = map[string][]string{
 	"exec/aggregate":    {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/hashtable", "qerr"},
 	"exec/join":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/hashtable", "qerr"},
 	"exec/scan":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
+	"exec/shuffle":      {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/sort":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/hashtable":    {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/kernel":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "qerr"},

@@ -5,6 +5,7 @@ import (
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/join"
 	"github.com/quiverdb/quiver/exec/scan"
+	"github.com/quiverdb/quiver/exec/shuffle"
 	"github.com/quiverdb/quiver/exec/sort"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -53,11 +54,11 @@ func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Opera
 	case *physical.Coalesce:
 		op, err = newCoalesce(tc, n, partition)
 	case *physical.ShuffleWriter:
-		op, err = newShuffleWriter(tc, n, partition)
+		op, err = shuffle.NewShuffleWriter(tc, n, partition)
 	case *physical.ShuffleReader:
-		op, err = newShuffleReader(tc, n, partition)
+		op, err = shuffle.NewShuffleReader(tc, n, partition)
 	case *physical.CacheReader:
-		op, err = newCacheReader(tc, n, partition)
+		op, err = shuffle.NewCacheReader(tc, n, partition)
 	case *physical.UnresolvedShuffle:
 		return nil, qerr.Internalf("exec: stage %d's output was not resolved before the task ran", n.StageID)
 	default:

@@ -17,6 +17,7 @@ import (
 	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/shuffle"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -101,7 +102,7 @@ func runStage(t testing.TB, mem memory.Allocator, tables exectest.Tables, dir, i
 			out := int(cols[0].Value(r))
 			loc := physical.PartitionLocation{JobID: w.JobID, StageID: w.StageID, OutputPartition: out, MapPartition: p,
 				Executor: physical.ExecutorMeta{ID: id}, Rows: cols[1].Value(r), Batches: cols[2].Value(r), Bytes: cols[3].Value(r)}
-			fi, err := os.Stat(exec.ShuffleFilePath(dir, w.JobID, w.StageID, out, p))
+			fi, err := os.Stat(shuffle.FilePath(dir, w.JobID, w.StageID, out, p))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/filemap"
+	"github.com/quiverdb/quiver/exec/shuffle"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -27,10 +27,10 @@ func checkJobID(id string) error {
 }
 
 // shuffleFilePath rebuilds the path of a shuffle file from its coordinates
-// (exec.ShuffleFilePath: {work}/{job}/{stage}/{out}/data-{map}.arrow). The
+// (shuffle.FilePath: {work}/{job}/{stage}/{out}/data-{map}.arrow). The
 // caller has validated job and the non-negative ints.
 func shuffleFilePath(workDir, job string, stage, out, mapPart int) string {
-	return exec.ShuffleFilePath(workDir, job, stage, out, mapPart)
+	return shuffle.FilePath(workDir, job, stage, out, mapPart)
 }
 
 // within reports whether path, once cleaned, lies strictly inside dir.

@@ -122,7 +122,7 @@ func isIntLike(dt arrow.DataType) bool {
 	return false
 }
 
-// len is the number of distinct keys (ids) in the table.
+// Len is the number of distinct keys (ids) in the table.
 func (t *Table) Len() int { return t.n }
 
 // numSlots is the open-addressing slot count (0 while direct).
@@ -140,7 +140,7 @@ func (t *Table) slotBytes() int64 {
 	return 8
 }
 
-// memSize approximates the table's bytes for memory accounting.
+// MemSize approximates the table's bytes for memory accounting.
 func (t *Table) MemSize() int64 {
 	n := int64(t.numSlots())*t.slotBytes() + int64(cap(t.hashes))*8 + int64(t.directUsed)*pageSize*4 + int64(len(t.pages))*8
 	for _, k := range t.Keys {
@@ -152,7 +152,7 @@ func (t *Table) MemSize() int64 {
 	return n
 }
 
-// worstCase is an upper bound of the bytes inserting n rows of cols can add.
+// WorstCase is an upper bound of the bytes inserting n rows of cols can add.
 func (t *Table) WorstCase(cols []arrow.Array, n int) int64 {
 	need := t.n + n
 	grow := int64(0)
@@ -184,7 +184,7 @@ func (t *Table) WorstCase(cols []arrow.Array, n int) int64 {
 	return grow
 }
 
-// probe is per-call scratch, reused across batches by one goroutine.
+// Probe is per-call scratch, reused across batches by one goroutine.
 type Probe struct {
 	rowHash  []uint64
 	pos      []uint32
@@ -225,7 +225,7 @@ func (p *Probe) reset(n int) {
 	p.pending = p.pending[:0]
 }
 
-// findOrInsert sets out[r] to the id of row r's key for every row r of sel
+// FindOrInsert sets out[r] to the id of row r's key for every row r of sel
 // (nil: all rows 0..n-1), inserting keys not yet present; out[r] is left
 // untouched for rows outside sel. NULL equals NULL here (grouping).
 func (t *Table) FindOrInsert(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
@@ -240,7 +240,7 @@ func (t *Table) FindOrInsert(p *Probe, cols []arrow.Array, n int, sel []int32, o
 	t.lookup(p, cols, n, sel, out, true)
 }
 
-// find sets out[r] to the id of row r's key, or noID if absent, for every
+// Find sets out[r] to the id of row r's key, or noID if absent, for every
 // row of sel (nil: all). It never mutates t, so many goroutines may find
 // concurrently, each with its own probe.
 func (t *Table) Find(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
@@ -433,7 +433,7 @@ func (t *Table) resolveNull(p *Probe, r int32, out []uint32, insert bool) {
 	out[r] = t.nullID
 }
 
-// slotsFor is the slot count (a power of two) that keeps n keys at most
+// SlotsFor is the slot count (a power of two) that keeps n keys at most
 // half full.
 func SlotsFor(n int) int {
 	c := InitialSlots
@@ -665,7 +665,7 @@ type keyColumn interface {
 	// equal clears eq[k] where arr[rows[k]] differs from the stored key of
 	// ids[k] (NULL equals NULL; floats: NaN equals NaN, -0 equals 0).
 	equal(arr arrow.Array, rows []int32, ids []uint32, eq []bool)
-	// build returns the stored keys of ids [start, end) as an Arrow array.
+	// Build returns the stored keys of ids [start, end) as an Arrow array.
 	Build(b *kernel.ArrayMaker, start, end int) arrow.Array
 	memSize() int64
 	worstCase(arr arrow.Array, n int) int64
@@ -860,7 +860,7 @@ func NewByteSource(arr arrow.Array) byteSource {
 	panic("exec/hash: not a string-like array: " + arr.DataType().String())
 }
 
-// at returns row r's bytes (valid until the array is released).
+// At returns row r's bytes (valid until the array is released).
 func (s *byteSource) At(r int) []byte {
 	if s.off32 != nil {
 		base := s.off32[0]

@@ -8,7 +8,7 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// newNestedLoopJoin runs one partition of a physical.NestedLoopJoin with the
+// NewNestedLoopJoin runs one partition of a physical.NestedLoopJoin with the
 // join machinery of joinOp (see hash_join.go): the left side is collected
 // once and shared by every right partition; each right batch is paired with
 // every left row, BatchSize pairs at a time, the pairs' cross-product batch

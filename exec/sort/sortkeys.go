@@ -16,7 +16,7 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// sortKeyCol is one sort key column of one batch with typed access to its
+// SortKeyCol is one sort key column of one batch with typed access to its
 // values, chosen once per column (newSortKeyCol) so that comparisons never
 // box a value. cmp compares row i of this column with row j of o, which is
 // the same key of the same or another batch (same concrete type); neither
@@ -166,7 +166,7 @@ func valueBytes(d arrow.ArrayData) []byte {
 	return nil
 }
 
-// sortSpec is the direction and NULL placement of each key.
+// SortSpec is the direction and NULL placement of each key.
 type SortSpec struct {
 	desc       []bool
 	nullsFirst []bool
@@ -180,7 +180,7 @@ func NewSortSpec(keys []physical.SortKey) SortSpec {
 	return s
 }
 
-// compare orders row i of keys a against row j of keys b.
+// Compare orders row i of keys a against row j of keys b.
 func (s SortSpec) Compare(a []SortKeyCol, i int, b []SortKeyCol, j int) int {
 	for k, ka := range a {
 		kb := b[k]
@@ -204,7 +204,7 @@ func (s SortSpec) Compare(a []SortKeyCol, i int, b []SortKeyCol, j int) int {
 	return 0
 }
 
-// sortKeyExprs evaluates sort key expressions over batches. Plain columns
+// SortKeyExprs evaluates sort key expressions over batches. Plain columns
 // are taken directly.
 type SortKeyExprs struct {
 	cols []int
@@ -227,7 +227,7 @@ func CompileSortKeys(keys []physical.SortKey) (*SortKeyExprs, error) {
 	return s, nil
 }
 
-// eval returns the key arrays of b (the caller releases them) and typed
+// Eval returns the key arrays of b (the caller releases them) and typed
 // access to them (valid while the arrays live).
 func (s *SortKeyExprs) Eval(ctx context.Context, mem memory.Allocator, b arrow.RecordBatch) ([]arrow.Array, []SortKeyCol, error) {
 	arrs := make([]arrow.Array, len(s.cols))

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/shuffle"
 	"github.com/quiverdb/quiver/format"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/stage"
@@ -44,7 +45,7 @@ func (c *cluster) task(id string) *execop.TaskContext {
 // Fetch serves a remote location as a Flight client would: a stream of
 // the file's batches, with the schema the file carries.
 func (c *cluster) Fetch(ctx context.Context, loc physical.PartitionLocation) (execop.Operator, error) {
-	return &fileStream{mem: c.mem, path: exec.ShuffleFilePath(c.dirs[loc.Executor.ID], loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)}, nil
+	return &fileStream{mem: c.mem, path: shuffle.FilePath(c.dirs[loc.Executor.ID], loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)}, nil
 }
 
 type fileStream struct {

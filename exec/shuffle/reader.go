@@ -1,4 +1,4 @@
-package exec
+package shuffle
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-func newShuffleReader(tc *execop.TaskContext, n *physical.ShuffleReader, partition int) (execop.Operator, error) {
+func NewShuffleReader(tc *execop.TaskContext, n *physical.ShuffleReader, partition int) (execop.Operator, error) {
 	return newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition), nil
 }
 
-// newCacheReader reads pinned cache files, which every query over the cache
+// NewCacheReader reads pinned cache files, which every query over the cache
 // reads again: through tc.Maps, when set, they stay mapped between reads.
-func newCacheReader(tc *execop.TaskContext, n *physical.CacheReader, partition int) (execop.Operator, error) {
+func NewCacheReader(tc *execop.TaskContext, n *physical.CacheReader, partition int) (execop.Operator, error) {
 	r := newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition)
 	r.maps = tc.Maps
 	return r, nil
@@ -119,7 +119,7 @@ func (r *locationReader) fail(ctx context.Context, err error) error {
 // open starts reading location r.cur.
 func (r *locationReader) open(ctx context.Context) error {
 	loc := r.locs[r.cur]
-	if err := ValidShuffleFile(loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition); err != nil {
+	if err := ValidFile(loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition); err != nil {
 		return err
 	}
 	if r.tc.Fetcher != nil && loc.Executor.ID != r.tc.ExecutorID {
@@ -137,7 +137,7 @@ func (r *locationReader) open(ctx context.Context) error {
 	if r.tc.WorkDir == "" {
 		return qerr.Internalf("exec: %s: no work dir to read local shuffle file %s from", r.what, loc)
 	}
-	path := ShuffleFilePath(r.tc.WorkDir, loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)
+	path := FilePath(r.tc.WorkDir, loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)
 	if r.maps != nil {
 		m, err := r.maps.Acquire(path)
 		if err != nil {

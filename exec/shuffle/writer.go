@@ -1,4 +1,4 @@
-package exec
+package shuffle
 
 import (
 	"bufio"
@@ -24,18 +24,18 @@ import (
 // name, so nothing else (no "..", no separators) may pass.
 var shuffleJobIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// ShuffleFilePath is where map partition mapPart of stage stageID of job
+// FilePath is where map partition mapPart of stage stageID of job
 // jobID keeps output partition out under workDir:
 // {workDir}/{jobID}/{stageID}/{out}/data-{mapPart}.arrow. The caller
-// validates the parts (ValidShuffleFile) before trusting the path.
-func ShuffleFilePath(workDir string, jobID string, stageID, out, mapPart int) string {
+// validates the parts (ValidFile) before trusting the path.
+func FilePath(workDir string, jobID string, stageID, out, mapPart int) string {
 	return filepath.Join(workDir, jobID, strconv.Itoa(stageID), strconv.Itoa(out), "data-"+strconv.Itoa(mapPart)+".arrow")
 }
 
-// ValidShuffleFile reports whether the parts of a shuffle file path are
+// ValidFile reports whether the parts of a shuffle file path are
 // well formed: a job id of [A-Za-z0-9_-]{1,64} and non-negative numbers.
 // Paths built from valid parts stay under the work dir.
-func ValidShuffleFile(jobID string, stageID, out, mapPart int) error {
+func ValidFile(jobID string, stageID, out, mapPart int) error {
 	if !shuffleJobIDRe.MatchString(jobID) {
 		return qerr.Internalf("exec: shuffle job id %q must match %s", jobID, shuffleJobIDRe)
 	}
@@ -58,11 +58,11 @@ func ipcCompression(c physical.Compression) ([]ipc.Option, error) {
 	return nil, qerr.Planf("exec: shuffle compression %q is not one of lz4, zstd, none", c)
 }
 
-func newShuffleWriter(tc *execop.TaskContext, n *physical.ShuffleWriter, partition int) (execop.Operator, error) {
+func NewShuffleWriter(tc *execop.TaskContext, n *physical.ShuffleWriter, partition int) (execop.Operator, error) {
 	if tc.WorkDir == "" {
 		return nil, qerr.Internalf("exec: shuffle writer of job %s stage %d needs a work dir (it runs only inside a task)", n.JobID, n.StageID)
 	}
-	if err := ValidShuffleFile(n.JobID, n.StageID, 0, partition); err != nil {
+	if err := ValidFile(n.JobID, n.StageID, 0, partition); err != nil {
 		return nil, err
 	}
 	if n.N < 0 || (len(n.Keys) > 0 && n.N == 0) {
@@ -234,7 +234,7 @@ func (w *shuffleWriteOp) create() error {
 	n := w.n
 	w.files = make([]*shuffleFile, len(w.outs))
 	for i, out := range w.outs {
-		final := ShuffleFilePath(w.tc.WorkDir, n.JobID, n.StageID, out, w.mapPart)
+		final := FilePath(w.tc.WorkDir, n.JobID, n.StageID, out, w.mapPart)
 		dir := filepath.Dir(final)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return qerr.IOf("exec: shuffle write of job %s stage %d: cannot create %s: %w", n.JobID, n.StageID, dir, err)
