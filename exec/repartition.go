@@ -124,9 +124,7 @@ func (ex *exchange) produce(ctx context.Context, p int) (err error) {
 		return err
 	}
 	next := p % ex.n.N // round robin starts at a different output per producer
-	var hashes []uint64
-	var counts []int
-	var perm []int32
+	var parts kernel.HashPartitioner
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -149,8 +147,7 @@ func (ex *exchange) produce(ctx context.Context, p int) (err error) {
 			next = (next + 1) % ex.n.N
 			continue
 		}
-		hashes, counts, perm, err = ex.routeReleasing(ctx, b, hashes, counts, perm)
-		if err != nil {
+		if err := ex.routeReleasing(ctx, b, &parts); err != nil {
 			return err
 		}
 	}
@@ -159,41 +156,24 @@ func (ex *exchange) produce(ctx context.Context, p int) (err error) {
 // routeReleasing is route that then releases b, also when route panics (a
 // memory limit crossed in the key expressions panics up to the goroutine
 // root).
-func (ex *exchange) routeReleasing(ctx context.Context, b arrow.RecordBatch, hashes []uint64, counts []int, perm []int32) ([]uint64, []int, []int32, error) {
+func (ex *exchange) routeReleasing(ctx context.Context, b arrow.RecordBatch, parts *kernel.HashPartitioner) error {
 	defer b.Release()
-	return ex.route(ctx, b, hashes, counts, perm)
+	return ex.route(ctx, b, parts)
 }
 
 // route sends each row of b to output hash(keys) % N; b keeps its
 // reference. The scratch slices are reused across batches.
-func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, hashes []uint64, counts []int, perm []int32) ([]uint64, []int, []int32, error) {
+func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, parts *kernel.HashPartitioner) error {
 	n := int(b.NumRows())
 	arrs, _, err := ex.keys.Eval(ctx, ex.tc.Mem, b)
 	if err != nil {
-		return hashes, counts, perm, err
+		return err
 	}
-	hashes = kernel.Resize(hashes, n)
-	kernel.HashColumns(arrs, hashes)
+	parts.Split(arrs, n, ex.n.N)
 	kernel.ReleaseArrays(arrs)
-	// Counting sort of row indices by target partition.
-	N := ex.n.N
-	counts = append(counts[:0], make([]int, N+1)...)
-	for _, h := range hashes {
-		counts[h%uint64(N)+1]++
-	}
-	for i := 1; i <= N; i++ {
-		counts[i] += counts[i-1]
-	}
-	perm = kernel.Resize(perm, n)
-	pos := append([]int(nil), counts[:N]...)
-	for i, h := range hashes {
-		t := h % uint64(N)
-		perm[pos[t]] = int32(i)
-		pos[t]++
-	}
-	for t := range N {
-		lo, hi := counts[t], counts[t+1]
-		if lo == hi {
+	for t := range ex.n.N {
+		rows := parts.Rows(t)
+		if len(rows) == 0 {
 			continue
 		}
 		select {
@@ -202,17 +182,17 @@ func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, hashes []uin
 		default:
 		}
 		var out arrow.RecordBatch
-		if hi-lo == n {
+		if len(rows) == n {
 			b.Retain()
 			out = b
-		} else if out, err = kernel.TakeBatch(ctx, ex.tc.Mem, b.Schema(), b, perm[lo:hi]); err != nil {
-			return hashes, counts, perm, err
+		} else if out, err = kernel.TakeBatch(ctx, ex.tc.Mem, b.Schema(), b, rows); err != nil {
+			return err
 		}
 		if err := ex.send(ctx, t, out); err != nil {
-			return hashes, counts, perm, err
+			return err
 		}
 	}
-	return hashes, counts, perm, nil
+	return nil
 }
 
 // send hands b to output t, or discards it if consumer t has closed.

@@ -196,11 +196,7 @@ func (w *shuffleWriteOp) run(ctx context.Context) error {
 	if err := w.create(); err != nil {
 		return err
 	}
-	var (
-		hashes []uint64
-		counts []int
-		perm   []int32
-	)
+	var parts kernel.HashPartitioner
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -219,7 +215,7 @@ func (w *shuffleWriteOp) run(ctx context.Context) error {
 		if len(w.files) == 1 {
 			err = w.write(0, b)
 		} else {
-			hashes, counts, perm, err = w.route(ctx, b, hashes, counts, perm)
+			err = w.route(ctx, b, &parts)
 		}
 		b.Release()
 		if err != nil {
@@ -311,53 +307,36 @@ func (w *shuffleWriteOp) writeBatch(sf *shuffleFile, b arrow.RecordBatch) error 
 
 // route writes each row of b to file hash(keys) % N; b keeps its reference.
 // The scratch slices are reused across batches.
-func (w *shuffleWriteOp) route(ctx context.Context, b arrow.RecordBatch, hashes []uint64, counts []int, perm []int32) ([]uint64, []int, []int32, error) {
+func (w *shuffleWriteOp) route(ctx context.Context, b arrow.RecordBatch, parts *kernel.HashPartitioner) error {
 	n := int(b.NumRows())
 	arrs, err := kernel.EvalAll(ctx, w.tc.Mem, w.keys, b)
 	if err != nil {
-		return hashes, counts, perm, err
+		return err
 	}
-	hashes = kernel.Resize(hashes, n)
-	kernel.HashColumns(arrs, hashes)
+	parts.Split(arrs, n, len(w.files))
 	kernel.ReleaseArrays(arrs)
-	// Counting sort of row indices by target partition.
-	N := len(w.files)
-	counts = append(counts[:0], make([]int, N+1)...)
-	for _, h := range hashes {
-		counts[h%uint64(N)+1]++
-	}
-	for i := 1; i <= N; i++ {
-		counts[i] += counts[i-1]
-	}
-	perm = kernel.Resize(perm, n)
-	pos := append([]int(nil), counts[:N]...)
-	for i, h := range hashes {
-		t := h % uint64(N)
-		perm[pos[t]] = int32(i)
-		pos[t]++
-	}
-	for t := range N {
-		lo, hi := counts[t], counts[t+1]
-		if lo == hi {
+	for t := range w.files {
+		rows := parts.Rows(t)
+		if len(rows) == 0 {
 			continue
 		}
-		if hi-lo == n {
+		if len(rows) == n {
 			if err := w.write(t, b); err != nil {
-				return hashes, counts, perm, err
+				return err
 			}
 			continue
 		}
-		out, err := kernel.TakeBatch(ctx, w.tc.Mem, b.Schema(), b, perm[lo:hi])
+		out, err := kernel.TakeBatch(ctx, w.tc.Mem, b.Schema(), b, rows)
 		if err != nil {
-			return hashes, counts, perm, err
+			return err
 		}
 		err = w.write(t, out)
 		out.Release()
 		if err != nil {
-			return hashes, counts, perm, err
+			return err
 		}
 	}
-	return hashes, counts, perm, nil
+	return nil
 }
 
 // commit finishes every file, syncs nothing (a lost executor's files are
