@@ -30,7 +30,7 @@ type accumulator interface {
 	update(ctx context.Context, groups []uint32, arg arrow.Array) error
 	// merge folds partial states (the StateFields columns) into the groups
 	// (Final mode).
-	merge(groups []uint32, state []arrow.Array) error
+	merge(ctx context.Context, groups []uint32, state []arrow.Array) error
 	// final returns the results of groups [start, end).
 	final(m *kernel.ArrayMaker, start, end int) arrow.Array
 	// state returns the partial states of groups [start, end), one array per
@@ -182,7 +182,7 @@ func (c *countAcc) update(_ context.Context, groups []uint32, arg arrow.Array) e
 	}
 	return nil
 }
-func (c *countAcc) merge(groups []uint32, state []arrow.Array) error {
+func (c *countAcc) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
 	vals := arrow.GetValues[int64](state[0].Data(), 1)
 	bits, off := kernel.ValidBits(state[0])
 	for i, g := range groups {
@@ -206,7 +206,7 @@ type nullAcc struct{ dt arrow.DataType }
 func (*nullAcc) resize(int)                                          {}
 func (*nullAcc) bytesPerGroup() int64                                { return 0 }
 func (*nullAcc) update(context.Context, []uint32, arrow.Array) error { return nil }
-func (*nullAcc) merge([]uint32, []arrow.Array) error                 { return nil }
+func (*nullAcc) merge(context.Context, []uint32, []arrow.Array) error                 { return nil }
 func (a *nullAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return array.MakeArrayOfNull(m.Mem, a.dt, end-start)
 }
@@ -254,8 +254,8 @@ func (s *sumIntAcc) update(_ context.Context, groups []uint32, arg arrow.Array) 
 	}
 	return nil
 }
-func (s *sumIntAcc) merge(groups []uint32, state []arrow.Array) error {
-	return s.update(context.Background(), groups, state[0])
+func (s *sumIntAcc) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
+	return s.update(ctx, groups, state[0])
 }
 func (s *sumIntAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return kernel.MakeFixed(m, arrow.PrimitiveTypes.Int64, s.sums[start:end], s.seen[start:end])
@@ -398,8 +398,8 @@ func (s *sumFloatAcc) update(_ context.Context, groups []uint32, arg arrow.Array
 	}
 	return addFloats(arg, groups, s.sums, s.seen, nil)
 }
-func (s *sumFloatAcc) merge(groups []uint32, state []arrow.Array) error {
-	return s.update(context.Background(), groups, state[0])
+func (s *sumFloatAcc) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
+	return s.update(ctx, groups, state[0])
 }
 func (s *sumFloatAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return kernel.MakeFixed(m, arrow.PrimitiveTypes.Float64, s.sums[start:end], s.seen[start:end])
@@ -427,8 +427,8 @@ func (s *sumDecAcc) update(_ context.Context, groups []uint32, arg arrow.Array) 
 	addDecimals(arg, groups, s.sums, s.seen, nil)
 	return nil
 }
-func (s *sumDecAcc) merge(groups []uint32, state []arrow.Array) error {
-	return s.update(context.Background(), groups, state[0])
+func (s *sumDecAcc) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
+	return s.update(ctx, groups, state[0])
 }
 func (s *sumDecAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return kernel.MakeFixed(m, s.dt, s.sums[start:end], s.seen[start:end])
@@ -467,7 +467,7 @@ func (a *avgAcc) update(_ context.Context, groups []uint32, arg arrow.Array) err
 	}
 	return addFloats(arg, groups, a.sumF, nil, a.counts)
 }
-func (a *avgAcc) merge(groups []uint32, state []arrow.Array) error {
+func (a *avgAcc) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
 	if !allNull(state[0]) {
 		if a.dec {
 			addDecimals(state[0], groups, a.sumD, nil, nil)
@@ -475,7 +475,7 @@ func (a *avgAcc) merge(groups []uint32, state []arrow.Array) error {
 			return err
 		}
 	}
-	return (&countAcc{counts: a.counts}).merge(groups, state[1:])
+	return (&countAcc{counts: a.counts}).merge(ctx, groups, state[1:])
 }
 func (a *avgAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	out := make([]float64, end-start)
@@ -550,8 +550,8 @@ func (a *minMaxAcc[T]) update(_ context.Context, groups []uint32, arg arrow.Arra
 	}
 	return nil
 }
-func (a *minMaxAcc[T]) merge(groups []uint32, state []arrow.Array) error {
-	return a.update(context.Background(), groups, state[0])
+func (a *minMaxAcc[T]) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
+	return a.update(ctx, groups, state[0])
 }
 func (a *minMaxAcc[T]) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return kernel.MakeFixed(m, a.dt, a.vals[start:end], a.seen[start:end])
@@ -588,8 +588,8 @@ func (a *minMaxDecAcc) update(_ context.Context, groups []uint32, arg arrow.Arra
 	}
 	return nil
 }
-func (a *minMaxDecAcc) merge(groups []uint32, state []arrow.Array) error {
-	return a.update(context.Background(), groups, state[0])
+func (a *minMaxDecAcc) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
+	return a.update(ctx, groups, state[0])
 }
 func (a *minMaxDecAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return kernel.MakeFixed(m, a.dt, a.vals[start:end], a.seen[start:end])
@@ -632,8 +632,8 @@ func (a *minMaxBoolAcc) update(_ context.Context, groups []uint32, arg arrow.Arr
 	}
 	return nil
 }
-func (a *minMaxBoolAcc) merge(groups []uint32, state []arrow.Array) error {
-	return a.update(context.Background(), groups, state[0])
+func (a *minMaxBoolAcc) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
+	return a.update(ctx, groups, state[0])
 }
 func (a *minMaxBoolAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return kernel.MakeBool(m, a.vals[start:end], a.seen[start:end])
@@ -672,8 +672,8 @@ func (a *minMaxStrAcc) update(_ context.Context, groups []uint32, arg arrow.Arra
 	}
 	return nil
 }
-func (a *minMaxStrAcc) merge(groups []uint32, state []arrow.Array) error {
-	return a.update(context.Background(), groups, state[0])
+func (a *minMaxStrAcc) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
+	return a.update(ctx, groups, state[0])
 }
 func (a *minMaxStrAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	var sb strings.Builder
@@ -752,7 +752,7 @@ func (d *distinctAcc) update(ctx context.Context, groups []uint32, arg arrow.Arr
 	defer vals.Release()
 	return d.inner.update(ctx, d.groups, vals)
 }
-func (d *distinctAcc) merge([]uint32, []arrow.Array) error {
+func (d *distinctAcc) merge(context.Context, []uint32, []arrow.Array) error {
 	return qerr.Internalf("exec/hashagg: DISTINCT aggregates have no partial state")
 }
 func (d *distinctAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {

@@ -85,7 +85,7 @@ func (d *distinctIntAcc) worstCase(n int) int64 {
 	return grow
 }
 
-func (d *distinctIntAcc) merge([]uint32, []arrow.Array) error {
+func (d *distinctIntAcc) merge(context.Context, []uint32, []arrow.Array) error {
 	return qerr.Internalf("exec/hashagg: DISTINCT aggregates run in single mode, never merge")
 }
 func (d *distinctIntAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {

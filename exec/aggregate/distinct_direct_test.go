@@ -33,7 +33,7 @@ func (r *recordingAcc) update(_ context.Context, groups []uint32, arg arrow.Arra
 	}
 	return nil
 }
-func (r *recordingAcc) merge([]uint32, []arrow.Array) error              { return nil }
+func (r *recordingAcc) merge(context.Context, []uint32, []arrow.Array) error              { return nil }
 func (r *recordingAcc) final(*kernel.ArrayMaker, int, int) arrow.Array   { return nil }
 func (r *recordingAcc) state(*kernel.ArrayMaker, int, int) []arrow.Array { return nil }
 func (r *recordingAcc) bytesPerGroup() int64                             { return 0 }
@@ -298,7 +298,7 @@ func (c *countingAcc) update(_ context.Context, _ []uint32, arg arrow.Array) err
 	c.n += arg.Len()
 	return nil
 }
-func (c *countingAcc) merge([]uint32, []arrow.Array) error              { return nil }
+func (c *countingAcc) merge(context.Context, []uint32, []arrow.Array) error              { return nil }
 func (c *countingAcc) final(*kernel.ArrayMaker, int, int) arrow.Array   { return nil }
 func (c *countingAcc) state(*kernel.ArrayMaker, int, int) []arrow.Array { return nil }
 func (c *countingAcc) bytesPerGroup() int64                             { return 0 }

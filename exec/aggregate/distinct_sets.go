@@ -51,7 +51,7 @@ func (d *distinctSetAcc) update(ctx context.Context, groups []uint32, arg arrow.
 }
 
 // merge unites the lists of state[0] into the groups.
-func (d *distinctSetAcc) merge(groups []uint32, state []arrow.Array) error {
+func (d *distinctSetAcc) merge(ctx context.Context, groups []uint32, state []arrow.Array) error {
 	l, ok := state[0].(*array.List)
 	if !ok {
 		return qerr.Internalf("exec/hashagg: DISTINCT set state is %s, not a list", state[0].DataType())
@@ -76,7 +76,7 @@ func (d *distinctSetAcc) merge(groups []uint32, state []arrow.Array) error {
 	}
 	vals := array.NewSlice(l.ListValues(), lo, hi)
 	defer vals.Release()
-	return d.distinctIntAcc.update(context.Background(), d.exp, vals)
+	return d.distinctIntAcc.update(ctx, d.exp, vals)
 }
 
 // state returns groups [start, end)'s sets as a list of the argument type.

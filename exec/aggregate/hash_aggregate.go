@@ -238,7 +238,7 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 	for i, acc := range h.accs {
 		if h.n.Mode == physical.AggFinal {
 			off := h.stateOff[i]
-			if err := acc.merge(gids, b.Columns()[off:off+h.stateN[i]]); err != nil {
+			if err := acc.merge(ctx, gids, b.Columns()[off:off+h.stateN[i]]); err != nil {
 				return err
 			}
 			continue
