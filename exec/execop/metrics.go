@@ -100,8 +100,12 @@ func formatElapsed(d time.Duration) string {
 // Instrument wraps op for p: the wrapper turns a memory-limit panic inside
 // Open, Next or Close into a Resources error (other panics keep unwinding to
 // the goroutine root) and, when metrics are enabled, counts rows, batches
-// and time spent in Next.
+// and time spent in Next. Built with the assert tag, it also checks the
+// operator's side of the Operator contract (see checked).
 func (tc *TaskContext) Instrument(p physical.Plan, op Operator) Operator {
+	if assertions {
+		op = &checked{op: op, p: p, schema: p.Schema()}
+	}
 	w := &instrumented{op: op}
 	if tc.metrics != nil {
 		w.m = tc.metrics.node(p)
