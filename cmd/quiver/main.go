@@ -32,7 +32,7 @@ func main() {
 // often instead of growing the heap (a heap that must hold more live data
 // than this, from much larger inputs, spends more time collecting; raise
 // GOMEMLIMIT then). Tables loaded into memory live outside the Go heap
-// (exec.OffHeapAllocator) and count toward neither. See docs/benchmarks.md.
+// (exec.OffHeapAllocator) and count toward neither. See docs/performance.md.
 const (
 	gcPercent     = 200
 	gcMemoryLimit = 1536 << 20
