@@ -9,7 +9,7 @@ import (
 const module = "github.com/quiverdb/quiver"
 
 // allowed lists, per package, the packages of this module it may depend on
-// (transitively), from DESIGN.md §2.
+// (transitively), from ARCHITECTURE.md §1.
 var allowed = map[string][]string{
 	"qerr":              {},
 	"catalog":           {"qerr"},
@@ -64,7 +64,7 @@ func TestImportRules(t *testing.T) {
 		for _, dep := range strings.Fields(string(out)) {
 			for _, bad := range forbiddenExternal[pkg] {
 				if strings.HasPrefix(dep, bad) {
-					t.Errorf("%s depends on %s, which DESIGN.md §2 forbids", pkg, dep)
+					t.Errorf("%s depends on %s, which ARCHITECTURE.md §1 forbids", pkg, dep)
 				}
 			}
 			if dep == module {

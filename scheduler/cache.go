@@ -17,7 +17,7 @@ import (
 	"github.com/quiverdb/quiver/rpc"
 )
 
-// The dataset cache on the event loop (DESIGN.md §6). Everything here runs
+// The dataset cache on the event loop (ARCHITECTURE.md §4). Everything here runs
 // on the loop goroutine, like the rest of core.
 //
 // A query's Cache nodes are resolved before physical planning (lowerCaches):

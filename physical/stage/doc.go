@@ -1,5 +1,5 @@
 // Package stage cuts a physical plan into the stages of a distributed job
-// (the Ballista model, DESIGN.md §5): every exchange whose data must move
+// (the Ballista model, ARCHITECTURE.md §3): every exchange whose data must move
 // between executors becomes a stage boundary. A stage's root is a
 // physical.ShuffleWriter; its consumers read its output through a
 // physical.UnresolvedShuffle, which Resolve turns into a ShuffleReader once

@@ -109,7 +109,7 @@ type Options struct {
 	// InMemory keeps every exchange in memory: the job is one Whole stage,
 	// the plan as the single-node engine runs it, ending in the final
 	// writer (pinned with PinFinal). Only a job that runs on one executor
-	// may be split so (DESIGN.md §5); between executors every exchange
+	// may be split so (ARCHITECTURE.md §3); between executors every exchange
 	// must be a stage boundary.
 	InMemory bool
 }
