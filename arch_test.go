@@ -21,6 +21,7 @@ var allowed = map[string][]string{
 	"physical/planner":  {"logical", "physical", "catalog", "qerr"},
 	"exec":              {"physical", "exec/eval", "qerr"},
 	"exec/eval":         {"physical", "qerr"},
+	"settings":          {"physical", "qerr"},
 	"cache":             {"physical", "qerr"},
 	"logical/codec":     {"logical", "catalog", "rpc", "arrowpb", "qerr"},
 	"physical/codec":    {"physical", "rpc", "arrowpb", "qerr"},
