@@ -33,7 +33,15 @@ func (s *Setting) FlagVar(fs *flag.FlagSet, p any) {
 	if err := fv.Set(s.Default); err != nil {
 		panic(fmt.Sprintf("settings: default of %s: %v", s.Name, err))
 	}
-	fs.Var(fv, s.Flag, s.Description+"; the setting "+s.Name+" overrides it")
+	// flag shows the first back-quoted word of the usage as the value's name.
+	what := "a `DURATION` such as 10m"
+	if s.Kind != Duration {
+		what = "a `SIZE` such as 4GiB, 512MB (powers of 1024) or bytes"
+		if s.Kind == Int {
+			what = fmt.Sprintf("an `INTEGER` from %d to %d", s.Min, s.Max)
+		}
+	}
+	fs.Var(fv, s.Flag, s.Description+"; "+what+"; a session's setting "+s.Name+" overrides it")
 }
 
 type flagValue struct {

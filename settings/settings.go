@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // Kind is the type of a setting's values.
@@ -114,7 +116,7 @@ var (
 	}
 	CacheTTL = &Setting{
 		Name: "quiver.cache.ttl", Kind: Duration, Default: "0s", Scope: Session, Flag: "cache-ttl",
-		Description: "time a cached dataset of this session lives after its last use (0: forever); a cache's own ttl option wins",
+		Description: "time a cached dataset lives after its last use (0: forever); a cache's own ttl option wins",
 	}
 	ExchangeMode = &Setting{
 		Name: "quiver.exchange_mode", Kind: Enum, Values: []string{ExchangeAuto, ExchangeShuffle}, Default: ExchangeAuto, Scope: Session,
@@ -126,7 +128,7 @@ var (
 	}
 	SessionIdleTimeout = &Setting{
 		Name: "quiver.session.idle_timeout", Kind: Duration, Default: "0s", Scope: Session, Flag: "session-idle-timeout",
-		Description: "the scheduler closes this session, dropping its caches, after this long without requests or running jobs (0: never)",
+		Description: "the scheduler closes a session, dropping its caches, after this long without requests or running jobs (0: never)",
 	}
 	ShuffleCompression = &Setting{
 		Name: "quiver.shuffle_compression", Kind: Enum, Values: compressionNames(), Default: string(physical.CompressLZ4), Scope: Session,
@@ -162,6 +164,15 @@ func Lookup(name string) (*Setting, bool) {
 	return nil, false
 }
 
+// Find is Lookup for a name from the user: an unknown name is a planning
+// error that lists the settings.
+func Find(name string) (*Setting, error) {
+	if s, ok := Lookup(name); ok {
+		return s, nil
+	}
+	return nil, qerr.Planf("unknown setting %q; settings are: %s", name, strings.Join(Names(), ", "))
+}
+
 // Names lists the canonical names, sorted.
 func Names() []string {
 	out := make([]string, len(All))
@@ -172,7 +183,7 @@ func Names() []string {
 }
 
 // Parse checks text as a value of s and returns its canonical form: an
-// Int or Bytes as a plain decimal number, a Duration in Go's form ("10m0s"),
+// Int or Bytes as a plain decimal number, a Duration in Go's form ("1h30m", "10m"),
 // an Enum in lower case. The error says what was wanted and what was given;
 // callers name the setting and where.
 func (s *Setting) Parse(text string) (string, error) {
@@ -194,7 +205,7 @@ func (s *Setting) Parse(text string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return d.String(), nil
+		return formatDuration(d), nil
 	case Enum:
 		v := strings.ToLower(strings.TrimSpace(text))
 		if slices.Contains(s.Values, v) {
@@ -203,6 +214,19 @@ func (s *Setting) Parse(text string) (string, error) {
 		return "", fmt.Errorf("want one of %s, got %q", strings.Join(s.Values, ", "), text)
 	}
 	return "", fmt.Errorf("setting %s has unknown kind %v", s.Name, s.Kind)
+}
+
+// formatDuration is d in Go's syntax without the zero minutes and seconds
+// time.Duration.String adds ("10m", not "10m0s"; "2h", not "2h0m0s").
+func formatDuration(d time.Duration) string {
+	t := d.String()
+	if strings.HasSuffix(t, "m0s") {
+		t = strings.TrimSuffix(t, "0s")
+	}
+	if strings.HasSuffix(t, "h0m") {
+		t = strings.TrimSuffix(t, "0m")
+	}
+	return t
 }
 
 // Display renders a canonical value for people: sizes exactly in the

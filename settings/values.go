@@ -23,9 +23,9 @@ type Values struct {
 // and made canonical. An unknown name or a bad value is a planning error
 // naming both; v itself never changes.
 func (v Values) With(name, text string) (Values, error) {
-	s, ok := Lookup(name)
-	if !ok {
-		return v, qerr.Planf("unknown setting %q; settings are: %s", name, strings.Join(Names(), ", "))
+	s, err := Find(name)
+	if err != nil {
+		return v, err
 	}
 	c, err := s.Parse(text)
 	if err != nil {
@@ -70,7 +70,9 @@ func Decode(where string, wire map[string]string) (Values, error) {
 // executors: only those given explicitly, so that the receiver's defaults
 // apply to the rest. The map is the caller's.
 func (v Values) Wire() map[string]string {
-	return maps.Clone(v.m)
+	m := make(map[string]string, len(v.m))
+	maps.Copy(m, v.m)
+	return m
 }
 
 // Merge returns v with every setting of over put over it.
