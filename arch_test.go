@@ -22,14 +22,14 @@ var allowed = map[string][]string{
 	"exec":              {"physical", "exec/eval", "qerr"},
 	"exec/eval":         {"physical", "qerr"},
 	"settings":          {"physical", "qerr"},
-	"cache":             {"physical", "qerr"},
+	"cache":             {"physical", "settings", "qerr"},
 	"logical/codec":     {"logical", "catalog", "rpc", "arrowpb", "qerr"},
 	"physical/codec":    {"physical", "rpc", "arrowpb", "qerr"},
 	"arrowpb":           {"rpc", "qerr"},
 	"physical/stage":    {"physical", "qerr"},
 	"rpc":               {},
-	"executor":          {"exec", "exec/eval", "physical", "physical/codec", "arrowpb", "rpc", "qerr"},
-	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "qerr"},
+	"executor":          {"exec", "exec/eval", "physical", "physical/codec", "arrowpb", "rpc", "settings", "qerr"},
+	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "qerr"},
 }
 
 // forbiddenExternal are modules a package must not link, even indirectly:
