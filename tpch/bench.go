@@ -34,7 +34,7 @@ type BenchOptions struct {
 	MemTable         bool   // load the tables into memory before timing
 	VerifyDir        string // answer files qNN.csv to check each result against ("": no check)
 	Scheduler        string // cluster address ("": embedded)
-	TargetPartitions int    // 0: the session default (GOMAXPROCS)
+	TargetPartitions int    // 0: the default (GOMAXPROCS; on a cluster, its executors' cores in total)
 	// Exec is "local" (quiver.WithLocalExecution: direct runs, in-memory
 	// exchanges) or "standalone" / "" (the default session: an in-process
 	// scheduler and executor). Ignored with Scheduler.
@@ -159,7 +159,11 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 			Exec: opts.Exec, Scheduler: opts.Scheduler,
 		},
 	}
-	if res.Settings.TargetPartitions == 0 {
+	// Unset, the partitions are the default of whoever plans: this process
+	// (local) or the standalone scheduler, whose one executor has
+	// GOMAXPROCS cores. A cluster's scheduler uses its executors' cores in
+	// total, which the client does not know: 0 is recorded.
+	if res.Settings.TargetPartitions == 0 && opts.Scheduler == "" {
 		res.Settings.TargetPartitions = runtime.GOMAXPROCS(0)
 	}
 	if opts.MemTable {
