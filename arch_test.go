@@ -30,14 +30,15 @@ var allowed = map[string][]string{
 	"exec/execop":       {"physical", "exec/filemap", "qerr"},
 	"exec/filemap":      {"qerr"},
 	"exec/eval":         {"physical", "qerr"},
-	"cache":             {"physical", "qerr"},
+	"settings":          {"physical", "qerr"},
+	"cache":             {"physical", "settings", "qerr"},
 	"logical/codec":     {"logical", "catalog", "rpc", "arrowpb", "qerr"},
 	"physical/codec":    {"physical", "rpc", "arrowpb", "qerr"},
 	"arrowpb":           {"rpc", "qerr"},
 	"physical/stage":    {"physical", "qerr"},
 	"rpc":               {},
-	"executor":          {"exec", "exec/...", "physical", "physical/codec", "arrowpb", "rpc", "qerr"},
-	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "qerr"},
+	"executor":          {"exec", "exec/...", "physical", "physical/codec", "arrowpb", "rpc", "settings", "qerr"},
+	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "qerr"},
 }
 
 // forbiddenExternal are modules a package must not link, even indirectly:

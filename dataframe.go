@@ -18,6 +18,7 @@ import (
 	"github.com/quiverdb/quiver/physical/planner"
 	"github.com/quiverdb/quiver/physical/stage"
 	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/settings"
 	"github.com/quiverdb/quiver/sql"
 )
 
@@ -62,7 +63,7 @@ type execution struct {
 	status *rpc.JobStatus
 }
 
-func (s *Session) snapshot() settings {
+func (s *Session) snapshot() settings.Values {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.settings
@@ -73,8 +74,8 @@ func (s *Session) optimize(ctx context.Context, p logical.Plan, observe func(str
 	return s.opt.Optimize(ctx, p, observe)
 }
 
-func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings, caches planner.CacheResolver) (physical.Plan, error) {
-	return planner.New(planner.Config{TargetPartitions: st.targetPartitions, Caches: caches}).Plan(ctx, p)
+func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings.Values, caches planner.CacheResolver) (physical.Plan, error) {
+	return planner.New(planner.Config{TargetPartitions: localTargetPartitions(st), Caches: caches}).Plan(ctx, p)
 }
 
 // start optimizes, plans and opens df's query.
@@ -105,8 +106,8 @@ func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (
 	// Operators allocate through a recycler, so buffers released by one
 	// batch serve the next; it is closed with the operator tree.
 	rec := execop.NewRecycler(s.mem, execop.DefaultTaskRecycleFree)
-	mem := execop.NewAccountingAllocator(rec, st.memoryLimit)
-	tc := exec.NewTaskContext(mem, st.batchSize)
+	mem := execop.NewAccountingAllocator(rec, localMemoryLimit(st))
+	tc := exec.NewTaskContext(mem, localBatchSize(st))
 	tc.MemoryTables = s.memoryTable
 	if analyze {
 		tc.EnableMetrics()
@@ -337,7 +338,7 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 				if name == "" {
 					name = e.CacheId
 				}
-				rows = append(rows, []string{"Cache " + name, fmt.Sprintf("%s (%d partitions, %s)", what, e.Partitions, FormatBytes(e.Bytes))})
+				rows = append(rows, []string{"Cache " + name, fmt.Sprintf("%s (%d partitions, %s)", what, e.Partitions, settings.FormatBytes(e.Bytes))})
 			}
 			// The plan as the scheduler lowered it: caches are materialized now.
 			if lp, err := s.optimize(ctx, df.plan, nil); err == nil {
@@ -348,7 +349,7 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 			return append(rows, []string{"Summary", "output_rows=" + itoa(n)}), nil
 		}
 		return append(rows, []string{"Plan with Metrics", x.tc.FormatAnalyze(x.plan)},
-			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + FormatBytes(x.mem.Peak())}), nil
+			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + settings.FormatBytes(x.mem.Peak())}), nil
 	}
 	lp, err := s.optimize(ctx, df.plan, observe)
 	if err != nil {

@@ -52,7 +52,7 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 	}
 	// splitContiguous takes over the copies; the catalog takes over the
 	// parts' one reference to each batch.
-	n := max(1, s.snapshot().targetPartitions)
+	n := localTargetPartitions(s.snapshot())
 	parts, rows := splitContiguous(batches, n)
 	mt := &catalog.Table{Name: t.Name, Schema: schema, Format: catalog.Memory, Partitions: parts, Rows: rows,
 		Distinct: t.Distinct, PartitionRanges: partitionRanges(parts, schema.NumFields())}

@@ -257,7 +257,7 @@ func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest)
 		if id == nil {
 			return nil, status.Error(codes.InvalidArgument, "executor: task without an id")
 		}
-		if !jobIDPattern.MatchString(id.JobId) || id.StageId < 0 || id.Partition < 0 || id.Attempt < 0 {
+		if !physical.ValidJobID(id.JobId) || id.StageId < 0 || id.Partition < 0 || id.Attempt < 0 {
 			return nil, status.Errorf(codes.InvalidArgument, "executor: invalid task id %v", id)
 		}
 		tasks = append(tasks, &task{key: keyOf(id), def: def})
@@ -337,7 +337,7 @@ func (e *Executor) CancelTasks(ctx context.Context, req *rpc.CancelTasksRequest)
 // writer ran here as Pinned (a cache's files survive any whole-job sweep;
 // they go only when named explicitly).
 func (e *Executor) RemoveJobData(ctx context.Context, req *rpc.RemoveJobDataRequest) (*rpc.RemoveJobDataResponse, error) {
-	if !jobIDPattern.MatchString(req.GetJobId()) {
+	if !physical.ValidJobID(req.GetJobId()) {
 		return nil, status.Errorf(codes.InvalidArgument, "executor: invalid job id %q", req.GetJobId())
 	}
 	keep := map[int]bool{}

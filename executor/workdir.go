@@ -5,23 +5,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/exec/shuffle"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// jobIDPattern is the agreed shape of a job id; anything else is refused
-// before it gets near a path.
-var jobIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-// checkJobID returns an error unless id is a valid job id.
+// checkJobID returns an error unless id is a valid job id: anything else
+// is refused before it gets near a path.
 func checkJobID(id string) error {
-	if !jobIDPattern.MatchString(id) {
-		return qerr.Execf("executor: invalid job id %q: want 1 to 64 of [A-Za-z0-9_-]", id)
+	if !physical.ValidJobID(id) {
+		return qerr.Execf("executor: invalid job id %q: want %s", id, physical.JobIDSyntax)
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,10 +19,6 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// shuffleJobIDRe is the agreed shape of a job id: it becomes a directory
-// name, so nothing else (no "..", no separators) may pass.
-var shuffleJobIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // FilePath is where map partition mapPart of stage stageID of job
 // jobID keeps output partition out under workDir:
 // {workDir}/{jobID}/{stageID}/{out}/data-{mapPart}.arrow. The caller
@@ -33,11 +28,12 @@ func FilePath(workDir string, jobID string, stageID, out, mapPart int) string {
 }
 
 // ValidFile reports whether the parts of a shuffle file path are
-// well formed: a job id of [A-Za-z0-9_-]{1,64} and non-negative numbers.
+// well formed: a job id that physical.ValidJobID accepts (it becomes a
+// directory name, so no "..", no separators) and non-negative numbers.
 // Paths built from valid parts stay under the work dir.
 func ValidFile(jobID string, stageID, out, mapPart int) error {
-	if !shuffleJobIDRe.MatchString(jobID) {
-		return qerr.Internalf("exec: shuffle job id %q must match %s", jobID, shuffleJobIDRe)
+	if !physical.ValidJobID(jobID) {
+		return qerr.Internalf("exec: shuffle job id %q: want %s", jobID, physical.JobIDSyntax)
 	}
 	if stageID < 0 || out < 0 || mapPart < 0 {
 		return qerr.Internalf("exec: shuffle file of job %s has a negative stage %d, output partition %d or map partition %d", jobID, stageID, out, mapPart)
