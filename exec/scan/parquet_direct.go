@@ -38,8 +38,10 @@ import (
 // other file is read through the record reader as before.
 
 // parquetDirect turns the direct path on; tests turn it off to exercise
-// the record reader on the same files.
-var parquetDirect = true
+// the record reader on the same files. The direct decoder reinterprets
+// PLAIN values and bit-packed runs in place (Parquet stores them little
+// endian), so it is on only where the host is little-endian too.
+var parquetDirect = littleEndian
 
 // parquetHelp lets a single-partition scan decode on a helper goroutine;
 // tests turn it off to exercise both.
