@@ -182,7 +182,7 @@ func (c *testCluster) connect(t *testing.T, opts ...quiver.Option) *quiver.Sessi
 	})
 	wd, _ := os.Getwd()
 	for _, name := range tpchTables {
-		if err := s.RegisterParquet(ctx, name, filepath.Join(wd, "testdata", "tpch", "sf0.01", name+".parquet")); err != nil {
+		if err := s.RegisterParquet(ctx, name, filepath.Join(wd, "tpch", "sf0.01", name+".parquet")); err != nil {
 			t.Fatal(err)
 		}
 	}

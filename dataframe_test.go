@@ -131,7 +131,7 @@ func TestDataFrameTPCH(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer release(batches)
-			want := readAnswer(t, filepath.Join("testdata", "tpch", "answers", "q"+pad2(q)+".csv"))
+			want := readAnswer(t, filepath.Join("tpch", "answers", "q"+pad2(q)+".csv"))
 			compareAnswer(t, df.Schema(), render(df.Schema(), batches), want)
 		})
 	}
@@ -208,12 +208,12 @@ func TestBuilderErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.RegisterParquet(ctx, "nation", "testdata/tpch/sf0.01/nation.parquet"); err != nil {
+	if err := s.RegisterParquet(ctx, "nation", "tpch/sf0.01/nation.parquet"); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := quiver.NewSession(ctx)
 	defer other.Close()
-	other.RegisterParquet(ctx, "nation", "testdata/tpch/sf0.01/nation.parquet")
+	other.RegisterParquet(ctx, "nation", "tpch/sf0.01/nation.parquet")
 	n := table(t, s, "nation")
 	on := table(t, other, "nation")
 	cases := []struct {

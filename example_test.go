@@ -113,7 +113,7 @@ func ExampleSession_RegisterParquet() {
 	ctx := context.Background()
 	s, _ := quiver.NewSession(ctx)
 	defer s.Close()
-	if err := s.RegisterParquet(ctx, "nation", "testdata/tpch/sf0.01/nation.parquet"); err != nil {
+	if err := s.RegisterParquet(ctx, "nation", "tpch/sf0.01/nation.parquet"); err != nil {
 		panic(err)
 	}
 	df, _ := s.SQL(ctx, "SELECT n_name FROM nation WHERE n_nationkey < 3 ORDER BY n_nationkey")

@@ -20,7 +20,7 @@ func TestExplainGolden(t *testing.T) {
 	for q := 1; q <= 22; q++ {
 		name := fmt.Sprintf("q%02d", q)
 		t.Run(name, func(t *testing.T) {
-			text, err := os.ReadFile(filepath.Join("testdata", "tpch", "queries", name+".sql"))
+			text, err := os.ReadFile(filepath.Join("tpch", "queries", name+".sql"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +33,7 @@ func TestExplainGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Paths differ between machines; keep only the file names.
-			got = strings.ReplaceAll(got, filepath.Join("testdata", "tpch", "sf0.01")+string(filepath.Separator), "")
+			got = strings.ReplaceAll(got, filepath.Join("tpch", "sf0.01")+string(filepath.Separator), "")
 			golden(t, filepath.Join("testdata", "explain", name+".golden"), got)
 		})
 	}

@@ -89,9 +89,9 @@ func TestFailedStatementsLeaveNoState(t *testing.T) {
 	bad := []string{
 		"CREATE EXTERNAL TABLE t1 STORED AS PARQUET LOCATION 'testdata/no/such.parquet'",
 		"CREATE EXTERNAL TABLE t2 STORED AS PARQUET LOCATION 'testdata/slt/data/people.csv'",
-		"CREATE EXTERNAL TABLE t3 (a INT, b INT) STORED AS PARQUET LOCATION 'testdata/tpch/sf0.01/nation.parquet'",
+		"CREATE EXTERNAL TABLE t3 (a INT, b INT) STORED AS PARQUET LOCATION 'tpch/sf0.01/nation.parquet'",
 		"CREATE VIEW v1 AS SELECT nope FROM nation",
-		"CREATE EXTERNAL TABLE lineitem STORED AS PARQUET LOCATION 'testdata/tpch/sf0.01/nation.parquet'",
+		"CREATE EXTERNAL TABLE lineitem STORED AS PARQUET LOCATION 'tpch/sf0.01/nation.parquet'",
 	}
 	for _, q := range bad {
 		if _, err := s.SQL(ctx, q); err == nil {

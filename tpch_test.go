@@ -30,7 +30,7 @@ func newTPCHSession(t testing.TB, opts ...quiver.Option) *quiver.Session {
 		mem.AssertSize(t, 0)
 	})
 	for _, name := range tpchTables {
-		if err := s.RegisterParquet(ctx, name, filepath.Join("testdata", "tpch", "sf0.01", name+".parquet")); err != nil {
+		if err := s.RegisterParquet(ctx, name, filepath.Join("tpch", "sf0.01", name+".parquet")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestTPCH(t *testing.T) {
 
 func runTPCH(t *testing.T, s *quiver.Session, q int) {
 	ctx := context.Background()
-	text, err := os.ReadFile(filepath.Join("testdata", "tpch", "queries", fmt.Sprintf("q%02d.sql", q)))
+	text, err := os.ReadFile(filepath.Join("tpch", "queries", fmt.Sprintf("q%02d.sql", q)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func runTPCH(t *testing.T, s *quiver.Session, q int) {
 		}
 	}()
 	got := render(df.Schema(), batches)
-	want := readAnswer(t, filepath.Join("testdata", "tpch", "answers", fmt.Sprintf("q%02d.csv", q)))
+	want := readAnswer(t, filepath.Join("tpch", "answers", fmt.Sprintf("q%02d.csv", q)))
 	compareAnswer(t, df.Schema(), got, want)
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-const lineitemPath = "../testdata/tpch/sf0.01/lineitem.parquet"
+const lineitemPath = "../tpch/sf0.01/lineitem.parquet"
 
 // lineitemSchema is the table schema as the catalog would give it.
 func lineitemSchema(t testing.TB) *arrow.Schema {

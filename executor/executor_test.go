@@ -27,7 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-const nationPath = "../testdata/tpch/sf0.01/nation.parquet"
+const nationPath = "../tpch/sf0.01/nation.parquet"
 
 // nationScan is a one-partition scan of nation.parquet.
 func nationScan(t *testing.T) *physical.Scan {

@@ -81,7 +81,7 @@ type childOpts struct {
 
 func start(t *testing.T, o childOpts) *term {
 	t.Helper()
-	data, err := filepath.Abs("../testdata/tpch/sf0.01")
+	data, err := filepath.Abs("../tpch/sf0.01")
 	if err != nil {
 		t.Fatal(err)
 	}

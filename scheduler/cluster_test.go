@@ -32,7 +32,7 @@ import (
 // End to end in one process: a scheduler and two real executors on
 // loopback, TPC-H queries planned here, results fetched over Flight.
 
-const tpchDir = "../testdata/tpch"
+const tpchDir = "../tpch"
 
 var tpchTables = []string{"region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem"}
 

@@ -17,10 +17,10 @@ import (
 var rewrite = flag.Bool("rewrite", false, "rewrite golden files")
 
 // tpchCatalog registers the 8 TPC-H tables with the Arrow types of
-// testdata/tpch/schema.sql (no files).
+// tpch/schema.sql (no files).
 func tpchCatalog(t testing.TB) *catalog.Catalog {
 	t.Helper()
-	text, err := os.ReadFile("../testdata/tpch/schema.sql")
+	text, err := os.ReadFile("../tpch/schema.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestPlanGolden(t *testing.T) {
 		})
 	}
 	t.Run("tpch", func(t *testing.T) {
-		qs, err := filepath.Glob("../testdata/tpch/queries/q*.sql")
+		qs, err := filepath.Glob("../tpch/queries/q*.sql")
 		if err != nil || len(qs) != 22 {
 			t.Fatalf("want 22 TPC-H queries, got %d (%v)", len(qs), err)
 		}

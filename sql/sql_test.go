@@ -119,7 +119,7 @@ func TestStatements(t *testing.T) {
 // seeds returns the TPC-H queries and the golden test SQL, one statement each.
 func seeds(t testing.TB) []string {
 	var out []string
-	files, _ := filepath.Glob("../testdata/tpch/queries/*.sql")
+	files, _ := filepath.Glob("../tpch/queries/*.sql")
 	more, _ := filepath.Glob("testdata/plans/*.sql")
 	for _, f := range append(files, more...) {
 		b, err := os.ReadFile(f)

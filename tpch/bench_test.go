@@ -16,8 +16,8 @@ import (
 var f64 = arrow.PrimitiveTypes.Float64
 
 const (
-	sf001   = "../testdata/tpch/sf0.01"
-	answers = "../testdata/tpch/answers"
+	sf001   = "sf0.01"
+	answers = "answers"
 )
 
 func benchOpts(t *testing.T, queries ...int) BenchOptions {

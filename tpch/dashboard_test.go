@@ -89,7 +89,7 @@ func sumDecimal(t *testing.T, rows [][]string, col int) int64 {
 // TestRunDashboard runs the cached workload on SF 0.01: the cached results
 // equal the view's (RunDashboard checks) and every query ran both ways.
 func TestRunDashboard(t *testing.T) {
-	res, err := RunDashboard(context.Background(), BenchOptions{DataDir: "../testdata/tpch/sf0.01", Iterations: 1})
+	res, err := RunDashboard(context.Background(), BenchOptions{DataDir: "sf0.01", Iterations: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

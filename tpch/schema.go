@@ -22,7 +22,7 @@ var (
 )
 
 // schemas are the Arrow schemas of the eight tables, as in
-// testdata/tpch/schema.sql and the SF 0.01 Parquet files: keys INT64 (nation
+// tpch/schema.sql and the SF 0.01 Parquet files: keys INT64 (nation
 // and region keys INT32), p_size and o_shippriority INT32, money DECIMAL(15,2),
 // dates DATE32, text UTF8. Every column is nullable, as the files declare.
 var schemas = map[string]*arrow.Schema{

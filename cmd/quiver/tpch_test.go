@@ -36,8 +36,8 @@ func TestBenchCommand(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	for _, path := range []string{a, b} {
-		code, stdout, stderr := runCLI(t, "", "bench", "tpch", "--data", "../../testdata/tpch/sf0.01", "--queries", "6,q14",
-			"--iterations", "1", "--verify", "../../testdata/tpch/answers", "--json", path)
+		code, stdout, stderr := runCLI(t, "", "bench", "tpch", "--data", "../../tpch/sf0.01", "--queries", "6,q14",
+			"--iterations", "1", "--verify", "../../tpch/answers", "--json", path)
 		if code != 0 {
 			t.Fatalf("bench: exit %d\n%s", code, stderr)
 		}
@@ -54,8 +54,8 @@ func TestBenchCommand(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"bench", "tpch", "--data", "../../testdata/tpch/sf0.01", "--scheduler", "h:1"}, 1, "scheduler h:1"},
-		{[]string{"bench", "tpch", "--data", "../../testdata/tpch/sf0.01", "--queries", "1,99"}, 2, "unknown query"},
+		{[]string{"bench", "tpch", "--data", "../../tpch/sf0.01", "--scheduler", "h:1"}, 1, "scheduler h:1"},
+		{[]string{"bench", "tpch", "--data", "../../tpch/sf0.01", "--queries", "1,99"}, 2, "unknown query"},
 		{[]string{"bench", "tpch", "--data", filepath.Join(dir, "none")}, 1, "data folder"},
 		{[]string{"bench", "compare", a}, 2, "usage"},
 		{[]string{"bench", "compare", a, filepath.Join(dir, "none.json")}, 1, "none.json"},

@@ -203,10 +203,10 @@ func (c *countAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
 
 type nullAcc struct{ dt arrow.DataType }
 
-func (*nullAcc) resize(int)                                          {}
-func (*nullAcc) bytesPerGroup() int64                                { return 0 }
-func (*nullAcc) update(context.Context, []uint32, arrow.Array) error { return nil }
-func (*nullAcc) merge(context.Context, []uint32, []arrow.Array) error                 { return nil }
+func (*nullAcc) resize(int)                                           {}
+func (*nullAcc) bytesPerGroup() int64                                 { return 0 }
+func (*nullAcc) update(context.Context, []uint32, arrow.Array) error  { return nil }
+func (*nullAcc) merge(context.Context, []uint32, []arrow.Array) error { return nil }
 func (a *nullAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 	return array.MakeArrayOfNull(m.Mem, a.dt, end-start)
 }

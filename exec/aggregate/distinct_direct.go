@@ -16,8 +16,9 @@ import (
 // set needs 32-64 bytes a pair and a cache miss a probe.
 //
 // Values are biased (v ^ 1<<63, so unsigned order is signed order and no
-// arithmetic overflows) and split into pages of dpSize values. The window
-// is a run of np pages from loPage; group g's pages are ptrs[g*np : g*np+np]
+// arithmetic overflows) and split into pages of pageValues values. The window
+// is a run of pagesPerGroup pages from loPage; group g's pages are
+// ptrs[g*pagesPerGroup : (g+1)*pagesPerGroup]
 // (group-major, so new groups only append), and only the pages holding a
 // value are allocated: keys spread over a wide range by few groups cost
 // only the pages they touch. The window grows geometrically towards new
@@ -26,9 +27,9 @@ import (
 // or the allocated bits dirLimit(pairs).
 
 const (
-	dpBits  = 12
-	dpSize  = 1 << dpBits // values a page
-	dpWords = dpSize / 64
+	pageBits   = 12
+	pageValues = 1 << pageBits // values a page
+	pageWords  = pageValues / 64
 
 	// dirMinBits of pages (2 MiB) are allowed for any pair count: the
 	// first batches of keys interleaved from several partitions touch a
@@ -46,26 +47,26 @@ const (
 
 	dirSignBit = uint64(1) << 63
 	// dirLastPage is the page of the largest biased value.
-	dirLastPage = math.MaxUint64 >> dpBits
+	dirLastPage = math.MaxUint64 >> pageBits
 )
 
-type dirPage = [dpWords]uint64
+type dirPage = [pageWords]uint64
 
 // distinctDirect is the paged bitmap of (group, value) pairs seen.
 type distinctDirect struct {
-	loPage  uint64     // the window's first page (biased value >> dpBits)
-	np      int        // pages per group in the window; 0 = no window yet
-	ngroups int        // groups ptrs has rows for
-	ptrs    []*dirPage // ptrs[g*np+pi]: page pi of group g, nil = no value
-	used    int        // pages handed out
-	slab    []uint64   // the current slab's words not handed out yet
-	slabs   int64      // bytes of every slab allocated
+	loPage        uint64     // the window's first page (biased value >> pageBits)
+	pagesPerGroup int        // pages per group in the window; 0 = no window yet
+	ngroups       int        // groups ptrs has rows for
+	ptrs          []*dirPage // ptrs[g*pagesPerGroup+pi]: page pi of group g, nil = no value
+	used          int        // pages handed out
+	slab          []uint64   // the current slab's words not handed out yet
+	slabs         int64      // bytes of every slab allocated
 }
 
 // dirLimit is how many pages a layout holding pairs pairs may allocate.
 func dirLimit(pairs int) int {
 	n := max(dirMinBits, min(dirBitsPerPair*uint64(pairs), dirMaxBits))
-	return int(n / dpSize)
+	return int(n / pageValues)
 }
 
 // memSize is the layout's bytes, for memory accounting.
@@ -76,7 +77,7 @@ func (t *distinctDirect) memSize() int64 { return int64(cap(t.ptrs))*8 + t.slabs
 // and a new pointer table at its cap (the old one is dropped after).
 func (t *distinctDirect) worstCase(pairs, n int) int64 {
 	pages := int64(max(0, min(n, dirLimit(pairs+n)-t.used)))
-	return (pages+dirSlabPages)*dpWords*8 + dirMaxPtrs*8
+	return (pages+dirSlabPages)*pageWords*8 + dirMaxPtrs*8
 }
 
 // setGroups gives the pointer table rows for n groups; false when the
@@ -85,11 +86,11 @@ func (t *distinctDirect) setGroups(n int) bool {
 	if n <= t.ngroups {
 		return true
 	}
-	if n*max(t.np, 1) > dirMaxPtrs {
+	if n*max(t.pagesPerGroup, 1) > dirMaxPtrs {
 		return false
 	}
-	if t.np > 0 {
-		add := (n - t.ngroups) * t.np
+	if t.pagesPerGroup > 0 {
+		add := (n - t.ngroups) * t.pagesPerGroup
 		t.ptrs = append(t.ptrs, make([]*dirPage, add)...)
 	}
 	t.ngroups = n
@@ -101,9 +102,9 @@ func (t *distinctDirect) setGroups(n int) bool {
 // logarithmically often; false, changing nothing, when the pointers would
 // pass dirMaxPtrs.
 func (t *distinctDirect) cover(bmin, bmax uint64) bool {
-	pmin, pmax := bmin>>dpBits, bmax>>dpBits
-	if t.np > 0 {
-		hi := t.loPage + uint64(t.np) - 1
+	pmin, pmax := bmin>>pageBits, bmax>>pageBits
+	if t.pagesPerGroup > 0 {
+		hi := t.loPage + uint64(t.pagesPerGroup) - 1
 		if pmin >= t.loPage && pmax <= hi {
 			return true
 		}
@@ -114,23 +115,23 @@ func (t *distinctDirect) cover(bmin, bmax uint64) bool {
 	if pmax-pmin >= maxPages { // req > maxPages, without req overflowing
 		return false
 	}
-	target := min(max(req, 2*uint64(t.np)), maxPages)
+	target := min(max(req, 2*uint64(t.pagesPerGroup)), maxPages)
 	newLo := pmin
-	if t.np > 0 && pmin < t.loPage { // grew downwards: spend the slack below
+	if t.pagesPerGroup > 0 && pmin < t.loPage { // grew downwards: spend the slack below
 		newLo -= min(target-req, pmin)
 	}
 	if newLo > dirLastPage-(target-1) {
 		newLo = dirLastPage - (target - 1)
 	}
-	np := int(target)
-	ptrs := make([]*dirPage, t.ngroups*np)
-	if t.np > 0 {
+	perGroup := int(target)
+	ptrs := make([]*dirPage, t.ngroups*perGroup)
+	if t.pagesPerGroup > 0 {
 		shift := int(t.loPage - newLo)
 		for g := range t.ngroups {
-			copy(ptrs[g*np+shift:], t.ptrs[g*t.np:(g+1)*t.np])
+			copy(ptrs[g*perGroup+shift:], t.ptrs[g*t.pagesPerGroup:(g+1)*t.pagesPerGroup])
 		}
 	}
-	t.ptrs, t.loPage, t.np = ptrs, newLo, np
+	t.ptrs, t.loPage, t.pagesPerGroup = ptrs, newLo, perGroup
 	return true
 }
 
@@ -143,11 +144,11 @@ func (t *distinctDirect) alloc(pairs int) *dirPage {
 	}
 	if len(t.slab) == 0 {
 		pages := min(dirSlabPages, max(4, t.used))
-		t.slab = make([]uint64, pages*dpWords)
-		t.slabs += int64(pages) * dpWords * 8
+		t.slab = make([]uint64, pages*pageWords)
+		t.slabs += int64(pages) * pageWords * 8
 	}
-	p := (*dirPage)(t.slab[:dpWords])
-	t.slab = t.slab[dpWords:]
+	p := (*dirPage)(t.slab[:pageWords])
+	t.slab = t.slab[pageWords:]
 	t.used++
 	return p
 }
@@ -196,8 +197,8 @@ func (d *distinctIntAcc) updateDirect(groups []uint32, valid []byte, off int, va
 	if !t.cover(bmin, bmax) {
 		return 0
 	}
-	ptrs, np := t.ptrs, t.np
-	lo := t.loPage << dpBits
+	ptrs, perGroup := t.ptrs, t.pagesPerGroup
+	lo := t.loPage << pageBits
 	groups = groups[:len(vals)]
 	// The run state and output count live in locals: through pointers the
 	// compiler would reload them after every store.
@@ -219,7 +220,7 @@ func (d *distinctIntAcc) updateDirect(groups []uint32, valid []byte, off int, va
 			continue // a run of one pair: already set
 		}
 		x := (uint64(v) ^ dirSignBit) - lo
-		k := int(g)*np + int(x>>dpBits)
+		k := int(g)*perGroup + int(x>>pageBits)
 		p := ptrs[k]
 		if p == nil {
 			if p = t.alloc(d.n + cnt - len(d.rows)); p == nil {
@@ -230,7 +231,7 @@ func (d *distinctIntAcc) updateDirect(groups []uint32, valid []byte, off int, va
 			ptrs[k] = p
 		}
 		prevOK, prevVal, prevGrp = true, v, g
-		w := &p[(x>>6)&(dpWords-1)]
+		w := &p[(x>>6)&(pageWords-1)]
 		old := *w
 		*w = old | uint64(1)<<(x&63)
 		rows[cnt], grps[cnt] = int32(i), g
@@ -251,12 +252,12 @@ func (d *distinctIntAcc) toHashed(extra int) {
 	d.grow(c) // rehashes the (empty) slots into c
 	mask := uint64(c - 1)
 	for g := range t.ngroups {
-		for pi := range t.np {
-			p := t.ptrs[g*t.np+pi]
+		for pi := range t.pagesPerGroup {
+			p := t.ptrs[g*t.pagesPerGroup+pi]
 			if p == nil {
 				continue
 			}
-			base := (t.loPage + uint64(pi)) << dpBits
+			base := (t.loPage + uint64(pi)) << pageBits
 			for wi, w := range p {
 				for w != 0 {
 					b := uint64(bits.TrailingZeros64(w))

@@ -33,10 +33,10 @@ func (r *recordingAcc) update(_ context.Context, groups []uint32, arg arrow.Arra
 	}
 	return nil
 }
-func (r *recordingAcc) merge(context.Context, []uint32, []arrow.Array) error              { return nil }
-func (r *recordingAcc) final(*kernel.ArrayMaker, int, int) arrow.Array   { return nil }
-func (r *recordingAcc) state(*kernel.ArrayMaker, int, int) []arrow.Array { return nil }
-func (r *recordingAcc) bytesPerGroup() int64                             { return 0 }
+func (r *recordingAcc) merge(context.Context, []uint32, []arrow.Array) error { return nil }
+func (r *recordingAcc) final(*kernel.ArrayMaker, int, int) arrow.Array       { return nil }
+func (r *recordingAcc) state(*kernel.ArrayMaker, int, int) []arrow.Array     { return nil }
+func (r *recordingAcc) bytesPerGroup() int64                                 { return 0 }
 
 // distinctBatch is one update's input: groups, values, and which are NULL.
 type distinctBatch struct {
@@ -78,7 +78,7 @@ func TestDistinctIntDirect(t *testing.T) {
 			for bi, b := range c.batches(rng) {
 				var lo, hi uint64
 				if d.dir != nil {
-					lo, hi = d.dir.loPage, d.dir.loPage+uint64(d.dir.np)
+					lo, hi = d.dir.loPage, d.dir.loPage+uint64(d.dir.pagesPerGroup)
 				}
 				d.resize(b.ngroups)
 				bl := array.NewInt64Builder(mem)
@@ -105,7 +105,7 @@ func TestDistinctIntDirect(t *testing.T) {
 					if d.dir.loPage < lo {
 						lowered++
 					}
-					if d.dir.loPage+uint64(d.dir.np) > hi {
+					if d.dir.loPage+uint64(d.dir.pagesPerGroup) > hi {
 						raised++
 					}
 				}
@@ -186,7 +186,7 @@ func sparseBatches(rng *rand.Rand) []distinctBatch {
 	n := dirLimit(0) + 3000 // past the page limit within the batch
 	b := distinctBatch{groups: make([]uint32, n), vals: make([]int64, n), null: make([]bool, n), ngroups: 3}
 	for i := range n {
-		b.vals[i] = int64(i) * dpSize
+		b.vals[i] = int64(i) * pageValues
 		b.null[i] = rng.IntN(50) == 0
 		if i > 0 && rng.IntN(4) == 0 {
 			b.vals[i] = b.vals[i-1] // a run
@@ -194,7 +194,7 @@ func sparseBatches(rng *rand.Rand) []distinctBatch {
 	}
 	out = append(out, b)
 	for range 3 {
-		out = append(out, randomDistinctBatch(rng, 3000, 3, func() int64 { return rng.Int64N(int64(n)) * dpSize / 4 }))
+		out = append(out, randomDistinctBatch(rng, 3000, 3, func() int64 { return rng.Int64N(int64(n)) * pageValues / 4 }))
 	}
 	return out
 }
@@ -216,10 +216,10 @@ func wideBatches(rng *rand.Rand) []distinctBatch {
 func manyGroupBatches(rng *rand.Rand) []distinctBatch {
 	var out []distinctBatch
 	for range 3 {
-		out = append(out, randomDistinctBatch(rng, 3000, 10, func() int64 { return rng.Int64N(64 * dpSize) }))
+		out = append(out, randomDistinctBatch(rng, 3000, 10, func() int64 { return rng.Int64N(64 * pageValues) }))
 	}
-	out = append(out, randomDistinctBatch(rng, 3000, dirMaxPtrs/64+1, func() int64 { return rng.Int64N(64 * dpSize) }))
-	out = append(out, randomDistinctBatch(rng, 3000, dirMaxPtrs/64+1, func() int64 { return rng.Int64N(64 * dpSize) }))
+	out = append(out, randomDistinctBatch(rng, 3000, dirMaxPtrs/64+1, func() int64 { return rng.Int64N(64 * pageValues) }))
+	out = append(out, randomDistinctBatch(rng, 3000, dirMaxPtrs/64+1, func() int64 { return rng.Int64N(64 * pageValues) }))
 	return out
 }
 
@@ -298,7 +298,7 @@ func (c *countingAcc) update(_ context.Context, _ []uint32, arg arrow.Array) err
 	c.n += arg.Len()
 	return nil
 }
-func (c *countingAcc) merge(context.Context, []uint32, []arrow.Array) error              { return nil }
-func (c *countingAcc) final(*kernel.ArrayMaker, int, int) arrow.Array   { return nil }
-func (c *countingAcc) state(*kernel.ArrayMaker, int, int) []arrow.Array { return nil }
-func (c *countingAcc) bytesPerGroup() int64                             { return 0 }
+func (c *countingAcc) merge(context.Context, []uint32, []arrow.Array) error { return nil }
+func (c *countingAcc) final(*kernel.ArrayMaker, int, int) arrow.Array       { return nil }
+func (c *countingAcc) state(*kernel.ArrayMaker, int, int) []arrow.Array     { return nil }
+func (c *countingAcc) bytesPerGroup() int64                                 { return 0 }

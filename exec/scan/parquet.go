@@ -37,7 +37,7 @@ type parquetSource struct {
 	uniq    []int // the distinct fields read, ascending
 	fix     []colFix
 	fixType []arrow.DataType
-	direct  *pqDirect // the direct path (parquet_direct.go), or nil
+	direct  *parquetDirectReader // the direct path (parquet_direct.go), or nil
 	closed  bool
 }
 

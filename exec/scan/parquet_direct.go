@@ -47,10 +47,10 @@ var parquetDirect = littleEndian
 // tests turn it off to exercise both.
 var parquetHelp = true
 
-// pqValues decodes one column's values for one batch at a time. Call order
+// parquetValues decodes one column's values for one batch at a time. Call order
 // per batch: begin, then any number of dict/plain segments (each followed
 // by spread when the segment has NULLs), then finish.
-type pqValues interface {
+type parquetValues interface {
 	// setDict decodes a PLAIN dictionary page of n entries.
 	setDict(data []byte, n int) error
 	// begin prepares output for n rows.
@@ -73,11 +73,11 @@ type pqValues interface {
 	release()
 }
 
-// pqColumn reads one leaf column chunk of a row group.
-type pqColumn struct {
+// parquetColumn reads one leaf column chunk of a row group.
+type parquetColumn struct {
 	pr       file.PageReader
 	optional bool
-	vals     pqValues
+	vals     parquetValues
 	mem      memory.Allocator
 
 	left    int // rows left in the current data page
@@ -89,9 +89,9 @@ type pqColumn struct {
 	scratch []uint32
 }
 
-// pqDirectValues reports whether leaf column descr, read as Arrow type typ,
+// newParquetValues reports whether leaf column descr, read as Arrow type typ,
 // can be decoded directly, and the decoder for it.
-func pqDirectValues(descr *schema.Column, typ arrow.DataType, mem memory.Allocator) (pqValues, bool) {
+func newParquetValues(descr *schema.Column, typ arrow.DataType, mem memory.Allocator) (parquetValues, bool) {
 	if descr.MaxRepetitionLevel() != 0 || descr.MaxDefinitionLevel() > 1 {
 		return nil, false
 	}
@@ -99,38 +99,38 @@ func pqDirectValues(descr *schema.Column, typ arrow.DataType, mem memory.Allocat
 	switch t := typ.(type) {
 	case *arrow.Int32Type, *arrow.Date32Type:
 		if phys == parquet.Types.Int32 {
-			return &pqFixed[int32]{mem: mem, typ: t, width: 4, decode: plainCopy[int32]}, true
+			return &parquetFixedWidth[int32]{mem: mem, typ: t, width: 4, decode: plainCopy[int32]}, true
 		}
 	case *arrow.Int64Type:
 		if phys == parquet.Types.Int64 {
-			return &pqFixed[int64]{mem: mem, typ: t, width: 8, decode: plainCopy[int64]}, true
+			return &parquetFixedWidth[int64]{mem: mem, typ: t, width: 8, decode: plainCopy[int64]}, true
 		}
 	case *arrow.Float32Type:
 		if phys == parquet.Types.Float {
-			return &pqFixed[float32]{mem: mem, typ: t, width: 4, decode: plainCopy[float32]}, true
+			return &parquetFixedWidth[float32]{mem: mem, typ: t, width: 4, decode: plainCopy[float32]}, true
 		}
 	case *arrow.Float64Type:
 		if phys == parquet.Types.Double {
-			return &pqFixed[float64]{mem: mem, typ: t, width: 8, decode: plainCopy[float64]}, true
+			return &parquetFixedWidth[float64]{mem: mem, typ: t, width: 8, decode: plainCopy[float64]}, true
 		}
 	case *arrow.Decimal128Type:
 		switch phys {
 		case parquet.Types.Int32:
-			return &pqFixed[decimal128.Num]{mem: mem, typ: t, width: 4, decode: plainWiden32}, true
+			return &parquetFixedWidth[decimal128.Num]{mem: mem, typ: t, width: 4, decode: plainWiden32}, true
 		case parquet.Types.Int64:
-			return &pqFixed[decimal128.Num]{mem: mem, typ: t, width: 8, decode: plainWiden64}, true
+			return &parquetFixedWidth[decimal128.Num]{mem: mem, typ: t, width: 8, decode: plainWiden64}, true
 		}
 	case *arrow.StringType, *arrow.BinaryType:
 		if phys == parquet.Types.ByteArray {
-			return &pqBytes{mem: mem, typ: t}, true
+			return &parquetByteArray{mem: mem, typ: t}, true
 		}
 	}
 	return nil, false
 }
 
-// pqDirectEncodings reports whether a column chunk's encodings are all
+// directEncodings reports whether a column chunk's encodings are all
 // ones the direct path decodes (RLE is the level encoding).
-func pqDirectEncodings(encs []parquet.Encoding) bool {
+func directEncodings(encs []parquet.Encoding) bool {
 	for _, e := range encs {
 		switch e {
 		case parquet.Encodings.Plain, parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encodings.RLE:
@@ -145,7 +145,7 @@ func pqDirectEncodings(encs []parquet.Encoding) bool {
 //
 // An allocation over the task's memory limit panics (AccountingAllocator);
 // the buffers of the unfinished batch are released on the way out.
-func (c *pqColumn) read(n int) (arr arrow.Array, err error) {
+func (c *parquetColumn) read(n int) (arr arrow.Array, err error) {
 	var validity *memory.Buffer
 	done := false
 	defer func() {
@@ -200,7 +200,7 @@ func (c *pqColumn) read(n int) (arr arrow.Array, err error) {
 }
 
 // values decodes m present values of the current page from row at.
-func (c *pqColumn) values(at, m int) error {
+func (c *parquetColumn) values(at, m int) error {
 	if m == 0 {
 		return nil
 	}
@@ -221,7 +221,7 @@ func (c *pqColumn) values(at, m int) error {
 
 // nextPage moves to the next data page, decoding a dictionary page met on
 // the way.
-func (c *pqColumn) nextPage() error {
+func (c *parquetColumn) nextPage() error {
 	for {
 		if !c.pr.Next() {
 			if err := c.pr.Err(); err != nil {
@@ -300,16 +300,16 @@ func (c *pqColumn) nextPage() error {
 	}
 }
 
-func (c *pqColumn) close() {
+func (c *parquetColumn) close() {
 	if c.pr != nil {
 		c.pr.Close()
 		c.pr = nil
 	}
 }
 
-// pqFixed decodes a fixed-width column whose Arrow values are T, stored as
+// parquetFixedWidth decodes a fixed-width column whose Arrow values are T, stored as
 // PLAIN values of width bytes that decode converts.
-type pqFixed[T int32 | int64 | float32 | float64 | decimal128.Num] struct {
+type parquetFixedWidth[T int32 | int64 | float32 | float64 | decimal128.Num] struct {
 	mem    memory.Allocator
 	typ    arrow.DataType
 	width  int
@@ -319,7 +319,7 @@ type pqFixed[T int32 | int64 | float32 | float64 | decimal128.Num] struct {
 	out    []T
 }
 
-func (f *pqFixed[T]) setDict(data []byte, n int) error {
+func (f *parquetFixedWidth[T]) setDict(data []byte, n int) error {
 	if n < 0 || n*f.width > len(data) {
 		return fmt.Errorf("%d entries of %d bytes in %d bytes", n, f.width, len(data))
 	}
@@ -328,7 +328,7 @@ func (f *pqFixed[T]) setDict(data []byte, n int) error {
 	return nil
 }
 
-func (f *pqFixed[T]) begin(n int) {
+func (f *parquetFixedWidth[T]) begin(n int) {
 	var zero T
 	f.buf = execop.NewDirtyBuffer(f.mem, n*int(unsafe.Sizeof(zero)))
 	if n > 0 {
@@ -338,7 +338,7 @@ func (f *pqFixed[T]) begin(n int) {
 	}
 }
 
-func (f *pqFixed[T]) dict(idx []uint32, at int) error {
+func (f *parquetFixedWidth[T]) dict(idx []uint32, at int) error {
 	d, out := f.dicts, f.out[at:at+len(idx)]
 	for i, k := range idx {
 		if int(k) >= len(d) {
@@ -349,7 +349,7 @@ func (f *pqFixed[T]) dict(idx []uint32, at int) error {
 	return nil
 }
 
-func (f *pqFixed[T]) plain(data []byte, at, m int) ([]byte, error) {
+func (f *parquetFixedWidth[T]) plain(data []byte, at, m int) ([]byte, error) {
 	if m*f.width > len(data) {
 		return nil, fmt.Errorf("%d PLAIN values of %d bytes in %d bytes", m, f.width, len(data))
 	}
@@ -357,7 +357,7 @@ func (f *pqFixed[T]) plain(data []byte, at, m int) ([]byte, error) {
 	return data[m*f.width:], nil
 }
 
-func (f *pqFixed[T]) spread(valid []byte, at, k, m int) {
+func (f *parquetFixedWidth[T]) spread(valid []byte, at, k, m int) {
 	out := f.out[at : at+k]
 	j := m - 1
 	var zero T
@@ -371,7 +371,7 @@ func (f *pqFixed[T]) spread(valid []byte, at, k, m int) {
 	}
 }
 
-func (f *pqFixed[T]) finish(n int, validity *memory.Buffer, nulls int) arrow.Array {
+func (f *parquetFixedWidth[T]) finish(n int, validity *memory.Buffer, nulls int) arrow.Array {
 	buf := f.buf
 	f.buf, f.out = nil, nil
 	defer buf.Release()
@@ -383,14 +383,14 @@ func (f *pqFixed[T]) finish(n int, validity *memory.Buffer, nulls int) arrow.Arr
 	return array.MakeFromData(d)
 }
 
-func (f *pqFixed[T]) abort() {
+func (f *parquetFixedWidth[T]) abort() {
 	if f.buf != nil {
 		f.buf.Release()
 	}
 	f.buf, f.out = nil, nil
 }
 
-func (f *pqFixed[T]) release() { f.dicts = nil }
+func (f *parquetFixedWidth[T]) release() { f.dicts = nil }
 
 // plainCopy decodes little-endian values of T's own width.
 func plainCopy[T int32 | int64 | float32 | float64](dst []T, src []byte) {
@@ -412,8 +412,8 @@ func plainWiden64(dst []decimal128.Num, src []byte) {
 	}
 }
 
-// pqBytes decodes a BYTE_ARRAY column into a string or binary array.
-type pqBytes struct {
+// parquetByteArray decodes a BYTE_ARRAY column into a string or binary array.
+type parquetByteArray struct {
 	mem memory.Allocator
 	typ arrow.DataType
 	// the dictionary: offsets into data, lengths, the longest entry, and
@@ -436,7 +436,7 @@ type pqBytes struct {
 // reaches, for the word stores of short dictionary entries.
 const bytesSlack = 32
 
-func (b *pqBytes) setDict(data []byte, n int) error {
+func (b *parquetByteArray) setDict(data []byte, n int) error {
 	if n < 0 || n > len(data)/4 {
 		return fmt.Errorf("%d entries in %d bytes", n, len(data))
 	}
@@ -477,7 +477,7 @@ func (b *pqBytes) setDict(data []byte, n int) error {
 	return nil
 }
 
-func (b *pqBytes) begin(n int) {
+func (b *parquetByteArray) begin(n int) {
 	b.offBuf = execop.NewDirtyBuffer(b.mem, 4*(n+1))
 	b.offs = arrow.Int32Traits.CastFromBytes(b.offBuf.Bytes())[:n+1]
 	b.offs[0] = 0
@@ -486,7 +486,7 @@ func (b *pqBytes) begin(n int) {
 }
 
 // reserve makes room for extra more value bytes and the slack.
-func (b *pqBytes) reserve(extra int) []byte {
+func (b *parquetByteArray) reserve(extra int) []byte {
 	need := b.used + extra + bytesSlack
 	if need > b.valBuf.Cap() {
 		b.valBuf.Reserve(max(need, 2*b.valBuf.Cap()))
@@ -494,7 +494,7 @@ func (b *pqBytes) reserve(extra int) []byte {
 	return b.valBuf.Buf()
 }
 
-func (b *pqBytes) dict(idx []uint32, at int) error {
+func (b *parquetByteArray) dict(idx []uint32, at int) error {
 	if b.used+len(idx)*b.dMax > math.MaxInt32 {
 		return errors.New("string column batch over 2 GiB")
 	}
@@ -511,9 +511,9 @@ func (b *pqBytes) dict(idx []uint32, at int) error {
 		used, ok = storeSlots[[4]uint64](out, b.used, b.slots, b.dLens, idx, ends)
 	default:
 		used, ok = b.used, true
-		doffs, nd := b.dOffs, uint32(len(b.dLens))
+		doffs, dictLen := b.dOffs, uint32(len(b.dLens))
 		for i, k := range idx {
-			if k >= nd {
+			if k >= dictLen {
 				ok = false
 				break
 			}
@@ -536,10 +536,10 @@ func storeSlots[S [1]uint64 | [2]uint64 | [4]uint64](out []byte, used int, slots
 	var zero S
 	w := int(unsafe.Sizeof(zero))
 	sl := unsafe.Slice((*S)(unsafe.Pointer(unsafe.SliceData(slots))), len(lens))
-	nd := uint32(len(lens))
+	dictLen := uint32(len(lens))
 	ends = ends[:len(idx)]
 	for i, k := range idx {
-		if k >= nd {
+		if k >= dictLen {
 			return used, false
 		}
 		_ = out[used+w-1] // the slack covers the last store; this guards the unsafe write
@@ -550,7 +550,7 @@ func storeSlots[S [1]uint64 | [2]uint64 | [4]uint64](out []byte, used int, slots
 	return used, true
 }
 
-func (b *pqBytes) plain(data []byte, at, m int) ([]byte, error) {
+func (b *parquetByteArray) plain(data []byte, at, m int) ([]byte, error) {
 	ends := b.offs[at+1 : at+1+m]
 	for i := range m {
 		if len(data) < 4 {
@@ -571,7 +571,7 @@ func (b *pqBytes) plain(data []byte, at, m int) ([]byte, error) {
 	return data, nil
 }
 
-func (b *pqBytes) spread(valid []byte, at, k, m int) {
+func (b *parquetByteArray) spread(valid []byte, at, k, m int) {
 	offs := b.offs[at+1 : at+1+k]
 	j := m - 1
 	for r := k - 1; r >= 0; r-- {
@@ -586,7 +586,7 @@ func (b *pqBytes) spread(valid []byte, at, k, m int) {
 	}
 }
 
-func (b *pqBytes) finish(n int, validity *memory.Buffer, nulls int) arrow.Array {
+func (b *parquetByteArray) finish(n int, validity *memory.Buffer, nulls int) arrow.Array {
 	offBuf, valBuf := b.offBuf, b.valBuf
 	b.offBuf, b.valBuf, b.offs = nil, nil, nil
 	defer offBuf.Release()
@@ -601,7 +601,7 @@ func (b *pqBytes) finish(n int, validity *memory.Buffer, nulls int) arrow.Array 
 	return array.MakeFromData(d)
 }
 
-func (b *pqBytes) abort() {
+func (b *parquetByteArray) abort() {
 	if b.offBuf != nil {
 		b.offBuf.Release()
 	}
@@ -611,16 +611,16 @@ func (b *pqBytes) abort() {
 	b.offBuf, b.valBuf, b.offs = nil, nil, nil
 }
 
-func (b *pqBytes) release() { b.dOffs, b.dData, b.dLens, b.slots = nil, nil, nil, nil }
+func (b *parquetByteArray) release() { b.dOffs, b.dData, b.dLens, b.slots = nil, nil, nil, nil }
 
-// pqDirect is the state of the direct path over one parquetSource: the
+// parquetDirectReader is the state of the direct path over one parquetSource: the
 // row group being read and its columns (one per distinct field read).
-type pqDirect struct {
-	vals     []pqValues // per distinct field its decoder (the dictionary is replaced per row group)
-	leaf     []int      // per distinct field, its leaf column
+type parquetDirectReader struct {
+	vals     []parquetValues // per distinct field its decoder (the dictionary is replaced per row group)
+	leaf     []int           // per distinct field, its leaf column
 	optional []bool
 	names    []string
-	cols     []*pqColumn
+	cols     []*parquetColumn
 	left     int64 // rows left in the current row group
 
 	// A scan that is the only partition of its table (a file of one row
@@ -629,29 +629,29 @@ type pqDirect struct {
 	// batch by batch, beside the ones it decodes itself.
 	table, path string // for messages
 	helped      []bool
-	helper      *pqHelper
+	helper      *parquetDecodeHelper
 	ready       []arrow.RecordBatch // decoded batches not yet returned
 }
 
-// pqHelper decodes the helped columns of a run of batches on its own
+// parquetDecodeHelper decodes the helped columns of a run of batches on its own
 // goroutine. The scan sends the batches' row counts on req and reads the
 // outcome from done before touching out; both channels hold one message,
 // so neither side blocks on a send. stop closes req and waits for the
 // goroutine to end.
-type pqHelper struct {
+type parquetDecodeHelper struct {
 	req  chan []int
 	done chan error
 	out  [][]arrow.Array // per batch of the request, per distinct field (nil where not helped)
 	exit chan struct{}
 }
 
-// pqHelpBatches is how many batches a helped scan decodes per exchange
+// helpBatches is how many batches a helped scan decodes per exchange
 // with its helper: each exchange may wake a parked goroutine, which costs
 // tens of microseconds on a virtual machine.
-const pqHelpBatches = 8
+const helpBatches = 8
 
-func startPQHelper(d *pqDirect) *pqHelper {
-	h := &pqHelper{req: make(chan []int, 1), done: make(chan error, 1), exit: make(chan struct{})}
+func startPQHelper(d *parquetDirectReader) *parquetDecodeHelper {
+	h := &parquetDecodeHelper{req: make(chan []int, 1), done: make(chan error, 1), exit: make(chan struct{})}
 	go func() {
 		defer close(h.exit)
 		for sizes := range h.req {
@@ -663,7 +663,7 @@ func startPQHelper(d *pqDirect) *pqHelper {
 
 // decode reads the helped columns of batches of the given sizes into
 // h.out; on error it releases what it read.
-func (h *pqHelper) decode(d *pqDirect, sizes []int) (err error) {
+func (h *parquetDecodeHelper) decode(d *parquetDirectReader, sizes []int) (err error) {
 	h.out = h.out[:0]
 	defer func() {
 		if r := recover(); r != nil {
@@ -692,7 +692,7 @@ func (h *pqHelper) decode(d *pqDirect, sizes []int) (err error) {
 	return nil
 }
 
-func (h *pqHelper) stop() {
+func (h *parquetDecodeHelper) stop() {
 	close(h.req)
 	<-h.exit
 	// A request the scan did not collect (it panicked while the helper
@@ -706,7 +706,7 @@ func (h *pqHelper) stop() {
 }
 
 // decodeError reports that column i could not be decoded.
-func (d *pqDirect) decodeError(i int, err error) error {
+func (d *parquetDirectReader) decodeError(i int, err error) error {
 	return qerr.Execf("exec: scan of %s: cannot decode column %q of %s: %w", d.table, d.names[i], d.path, err)
 }
 
@@ -724,7 +724,7 @@ func releaseRows(rows [][]arrow.Array) {
 // planHelp marks about half of the columns' decoding work (by their
 // uncompressed bytes in the row groups to read) for a helper, when the
 // scan is its table's only partition and reads at least two columns.
-func (p *parquetSource) planHelp(d *pqDirect) {
+func (p *parquetSource) planHelp(d *parquetDirectReader) {
 	if !parquetHelp || len(p.s.n.Partitions) != 1 || len(d.leaf) < 2 || runtime.GOMAXPROCS(0) < 2 {
 		return
 	}
@@ -765,7 +765,7 @@ func (p *parquetSource) planDirect() {
 	if err != nil {
 		return
 	}
-	d := &pqDirect{table: p.s.n.Table, path: p.path}
+	d := &parquetDirectReader{table: p.s.n.Table, path: p.path}
 	for _, f := range p.uniq {
 		sf := &p.fr.Manifest.Fields[f]
 		if !sf.IsLeaf() || sf.Field == nil {
@@ -773,13 +773,13 @@ func (p *parquetSource) planDirect() {
 		}
 		descr := md.Schema.Column(sf.ColIndex)
 		typ := sf.Field.Type
-		vals, ok := pqDirectValues(descr, typ, p.mem)
+		vals, ok := newParquetValues(descr, typ, p.mem)
 		if !ok {
 			return
 		}
 		for _, rg := range p.rgs {
 			cc, err := md.RowGroup(rg).ColumnChunk(sf.ColIndex)
-			if err != nil || !pqDirectEncodings(cc.Encodings()) {
+			if err != nil || !directEncodings(cc.Encodings()) {
 				return
 			}
 		}
@@ -820,13 +820,13 @@ func (p *parquetSource) nextDirect(ctx context.Context) (arrow.RecordBatch, erro
 				p.closeDirectGroup()
 				return nil, qerr.Execf("exec: scan of %s: cannot read row group %d of %s: %w", p.s.n.Table, rg, p.path, err)
 			}
-			d.cols = append(d.cols, &pqColumn{pr: pr, optional: d.optional[i], vals: d.vals[i], mem: p.mem})
+			d.cols = append(d.cols, &parquetColumn{pr: pr, optional: d.optional[i], vals: d.vals[i], mem: p.mem})
 		}
 	}
 	// The batches to decode now: one, or a run of them with a helper.
 	k := 1
 	if d.helped != nil {
-		k = pqHelpBatches
+		k = helpBatches
 	}
 	var sizes []int
 	for left := d.left; len(sizes) < k && left > 0; {

@@ -17,7 +17,7 @@ import (
 	"github.com/quiverdb/quiver/sql"
 )
 
-const tpchDir = "../../testdata/tpch"
+const tpchDir = "../../tpch"
 
 // Approximate SF 0.01 row counts: only the join-order estimates use them.
 var tpchRows = map[string]int64{

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-const tpchDir = "../../testdata/tpch"
+const tpchDir = "../../tpch"
 
 var tpchTables = []string{"customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier"}
 

@@ -19,7 +19,7 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata")
 
-const tpchDir = "../../testdata/tpch"
+const tpchDir = "../../tpch"
 
 var tpchTables = []string{"region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem"}
 
