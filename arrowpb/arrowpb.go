@@ -99,17 +99,23 @@ func EncodeSchema(s *arrow.Schema) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeSchema reads a schema written by EncodeSchema.
+// DecodeSchema reads a schema written by EncodeSchema. The bytes may come
+// from anyone: they are checked (checkSchemaBytes) before arrow-go reads
+// them, and arrow-go's own limits are set to their length.
 func DecodeSchema(b []byte) (s *arrow.Schema, err error) {
 	if len(b) == 0 {
 		return nil, qerr.Internalf("codec: missing schema")
+	}
+	if err := checkSchemaBytes(b); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			s, err = nil, qerr.Internalf("codec: decode schema: %v", r)
 		}
 	}()
-	r, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(memory.DefaultAllocator))
+	r, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(memory.DefaultAllocator),
+		ipc.WithMetadataSizeLimit(int64(len(b))), ipc.WithBodySizeLimit(int64(len(b))))
 	if err != nil {
 		return nil, qerr.Internalf("codec: decode schema: %w", err)
 	}
