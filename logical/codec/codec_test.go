@@ -291,6 +291,9 @@ func TestDecodeRejects(t *testing.T) {
 		"not an aggregate": {Node: &rpc.LogicalPlan_Aggregate{Aggregate: &rpc.LogicalAggregate{Input: scan, Aggs: []*rpc.LogicalExpr{col("a")}}}},
 		"bad agg func":     {Node: &rpc.LogicalPlan_Aggregate{Aggregate: &rpc.LogicalAggregate{Input: scan, Aggs: []*rpc.LogicalExpr{{Kind: &rpc.LogicalExpr_Agg{Agg: &rpc.LogicalAggExpr{Func: 9}}}}}}},
 		"cache without id": {Node: &rpc.LogicalPlan_Cache{Cache: &rpc.LogicalCache{Input: scan}}},
+		// A partition count is not backed by bytes: a forged one once
+		// allocated 2^31 partitions.
+		"memory partitions": {Node: &rpc.LogicalPlan_Scan{Scan: &rpc.LogicalScan{Table: &rpc.TableDef{Name: "t", Schema: schema, Format: "memory", MemoryPartitions: 1 << 30}}}},
 		"decimal mismatch": {Node: &rpc.LogicalPlan_Projection{Projection: &rpc.LogicalProjection{Input: scan, Exprs: []*rpc.LogicalExpr{{Kind: &rpc.LogicalExpr_Literal{Literal: &rpc.Literal{
 			Type: &rpc.ArrowType{Id: int32(arrow.INT64)}, Value: &rpc.Literal_DecimalValue{DecimalValue: &rpc.Decimal128Value{Lo: 1}}}}}}}}},
 		"empty subquery": {Node: &rpc.LogicalPlan_Projection{Projection: &rpc.LogicalProjection{Input: scan, Exprs: []*rpc.LogicalExpr{{Kind: &rpc.LogicalExpr_ScalarSubquery{ScalarSubquery: &rpc.LogicalPlan{

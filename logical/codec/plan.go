@@ -28,7 +28,7 @@ func Encode(p logical.Plan) ([]byte, error) {
 func Decode(b []byte) (p logical.Plan, err error) {
 	defer recoverInto(&err)
 	var m rpc.LogicalPlan
-	if err := proto.Unmarshal(b, &m); err != nil {
+	if err := unmarshal(b, &m); err != nil {
 		return nil, qerr.Internalf("codec: unmarshal logical plan: %w", err)
 	}
 	return DecodePlan(&m)
@@ -154,7 +154,7 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 	}
 	switch t.Format {
 	case catalog.Memory:
-		if m.MemoryPartitions < 0 {
+		if m.MemoryPartitions < 0 || m.MemoryPartitions > MaxPartitions {
 			return nil, qerr.Internalf("codec: memory table %q has %d partitions", m.Name, m.MemoryPartitions)
 		}
 		// The batches stay where the table was registered: one nil slice per partition.
