@@ -710,9 +710,13 @@ func (c *core) launchFailed(e evLaunchFailed) {
 		}
 		c.release(t)
 		c.dirty[j.id] = true
-		c.taskFailed(j, s, t, e.executorID, qerr.IO, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
+		kind := qerr.IO
+		if e.refused {
+			kind = qerr.Internal // our plan or settings were invalid: a bug
+		}
+		c.taskFailed(j, s, t, e.executorID, kind, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
 	}
-	if ex := c.executors[e.executorID]; ex != nil {
+	if ex := c.executors[e.executorID]; ex != nil && !e.refused {
 		ex.launchFailures++
 		if ex.launchFailures >= maxLaunchFailures {
 			c.executorLost(e.executorID, fmt.Sprintf("%d launches failed in a row", ex.launchFailures))

@@ -75,6 +75,17 @@ func (h *service) CloseSession(ctx context.Context, req *rpc.CloseSessionRequest
 }
 
 func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest) (*rpc.ExecuteQueryResponse, error) {
+	// Who asks before what is asked: a caller without a session gets
+	// nothing decoded (decoding is the costly and exposed part). The check
+	// reads the loop's state without touching it; the submit below checks
+	// again, as the session may close meanwhile.
+	known := false
+	if err := h.s.inspect(ctx, func(c *core) { _, known = c.sessions[req.GetSessionId()] }); err != nil {
+		return nil, grpcErr(err)
+	}
+	if !known {
+		return nil, status.Errorf(codes.NotFound, "scheduler: unknown session %q: create one with CreateSession first", req.GetSessionId())
+	}
 	plan, err := decodeLogical(req.GetLogicalPlan())
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "scheduler: execute query: decode logical plan: %v", err)
