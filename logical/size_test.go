@@ -3,6 +3,8 @@ package logical
 import (
 	"fmt"
 	"testing"
+
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // chain returns first op 1 op 2 ... op n-1, left-deep, as SQL builds it.
@@ -80,3 +82,35 @@ func BenchmarkCoerceChain(b *testing.B) {
 		})
 	}
 }
+
+func TestCheckSize(t *testing.T) {
+	one := NewEmptyRelation(true, NewSchema())
+	proj := func(e Expr) Plan {
+		p, err := NewProjection(one, []Expr{&Alias{Expr: e, Name: "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lit := func(int) Expr { return Lit(int64(1)) }
+	if err := CheckSize(proj(chain(MaxExprDepth-1, OpAdd, lit))); err != nil {
+		t.Fatalf("an expression at the depth limit: %v", err)
+	}
+	err := CheckSize(proj(chain(MaxExprDepth+1, OpAdd, lit)))
+	if err == nil || KindOfPlan(err) == false {
+		t.Fatalf("an expression over the depth limit: got %v, want a planning error", err)
+	}
+	// Subquery plans count: MaxPlanNodes scalar subqueries in one list.
+	sub := proj(Lit(int64(1)))
+	list := make([]Expr, 0, MaxPlanNodes)
+	for range MaxPlanNodes {
+		list = append(list, &ScalarSubquery{Plan: sub})
+	}
+	err = CheckSize(proj(&ScalarFunc{Name: "coalesce", Args: list}))
+	if err == nil || KindOfPlan(err) == false {
+		t.Fatalf("a plan over the node limit: got %v, want a planning error", err)
+	}
+}
+
+// KindOfPlan reports whether err is a planning error.
+func KindOfPlan(err error) bool { return qerr.Is(err, qerr.Plan) }

@@ -351,3 +351,34 @@ func FuzzDecode(f *testing.F) {
 		_ = logical.Indent(p)
 	})
 }
+
+// TestDeepExpressionTravels: an expression as deep as SQL planning allows
+// survives the wire (protobuf's default recursion limit, 10,000, did not
+// let a 10,000-term sum through); a deeper one is refused.
+func TestDeepExpressionTravels(t *testing.T) {
+	chain := func(n int) logical.Plan {
+		var e logical.Expr = logical.Lit(int64(1))
+		for i := 1; i < n; i++ {
+			e = &logical.Binary{Op: logical.OpAdd, Left: e, Right: logical.Lit(int64(1))}
+		}
+		p, err := logical.NewProjection(logical.NewEmptyRelation(true, logical.NewSchema()), []logical.Expr{&logical.Alias{Expr: e, Name: "s"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	b, err := Encode(chain(logical.MaxExprDepth - 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(b); err != nil {
+		t.Fatalf("an expression at the depth limit: %v", err)
+	}
+	b, err = Encode(chain(logical.MaxExprDepth + 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(b); qerr.KindOf(err) != qerr.Internal || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("an expression over the depth limit: got %v", err)
+	}
+}

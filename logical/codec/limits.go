@@ -15,8 +15,9 @@ const MaxPartitions = 1 << 16
 
 // MaxWireDepth bounds the nesting of plan and expression messages. It is
 // above protobuf's default (10,000) so that an expression as deep as
-// logical.MaxExprDepth still travels; decoding recurses once per level.
-const MaxWireDepth = 1 << 16
+// logical.MaxExprDepth (two messages per level) still travels; decoding
+// recurses once per level.
+const MaxWireDepth = 1 << 17
 
 func unmarshal(b []byte, m proto.Message) error {
 	return proto.UnmarshalOptions{RecursionLimit: MaxWireDepth}.Unmarshal(b, m)

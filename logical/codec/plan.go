@@ -49,6 +49,11 @@ func DecodePlan(m *rpc.LogicalPlan) (p logical.Plan, err error) {
 		}
 		return nil, err
 	}
+	// The scheduler optimizes and plans what it decodes: a plan larger
+	// than SQL planning allows is refused here as it would be there.
+	if err := logical.CheckSize(p); err != nil {
+		return nil, qerr.Internalf("codec: decoded plan is too large: %w", err)
+	}
 	probe(p)
 	return p, nil
 }
@@ -74,8 +79,15 @@ func probe(p logical.Plan) {
 	}
 }
 
+// probeExpr renders e once (one pass over the whole tree: rendering each
+// node separately is quadratic in a deep expression) and probes the plans
+// of its subqueries.
 func probeExpr(e logical.Expr) {
 	_ = e.String()
+	probeSubqueries(e)
+}
+
+func probeSubqueries(e logical.Expr) {
 	switch q := e.(type) {
 	case *logical.ScalarSubquery:
 		probe(q.Plan)
@@ -85,7 +97,7 @@ func probeExpr(e logical.Expr) {
 		probe(q.Plan)
 	}
 	for _, c := range e.Children() {
-		probeExpr(c)
+		probeSubqueries(c)
 	}
 }
 

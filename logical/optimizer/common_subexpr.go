@@ -30,7 +30,7 @@ type CommonSubexprEliminate struct{}
 func (CommonSubexprEliminate) Name() string { return "common_subexpr_eliminate" }
 
 // Rewrite implements Rule.
-func (CommonSubexprEliminate) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
+func (CommonSubexprEliminate) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
 	used := 0
 	logical.Inspect(p, func(x logical.Plan) bool {
 		for _, f := range x.Schema().Fields {
@@ -42,7 +42,7 @@ func (CommonSubexprEliminate) Rewrite(_ context.Context, p logical.Plan) (logica
 		return true
 	})
 	nm := &namer{n: used}
-	return logical.TransformUp(p, func(n logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
 		switch n := n.(type) {
 		case *logical.Projection:
 			return cseNode(n, n.Input, n.List, 0, nm)

@@ -35,8 +35,8 @@ type SimplifyExpressions struct{}
 func (SimplifyExpressions) Name() string { return "simplify_expressions" }
 
 // Rewrite implements Rule.
-func (SimplifyExpressions) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
-	return logical.TransformUp(p, func(n logical.Plan) (logical.Plan, bool, error) {
+func (SimplifyExpressions) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
 		exprs := n.Exprs()
 		if len(exprs) == 0 {
 			return n, false, nil

@@ -15,7 +15,7 @@ const MaxPartitions = 1 << 16
 
 // MaxWireDepth bounds the nesting of plan and expression messages; it is
 // above protobuf's default (10,000) so that deep expressions still travel.
-const MaxWireDepth = 1 << 16
+const MaxWireDepth = 1 << 17
 
 func unmarshal(b []byte, m proto.Message) error {
 	return proto.UnmarshalOptions{RecursionLimit: MaxWireDepth}.Unmarshal(b, m)
