@@ -10,6 +10,7 @@ import (
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/physical/codec"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 )
@@ -291,12 +292,15 @@ func compressionSetting(settings map[string]string) (physical.Compression, error
 }
 
 // targetPartitions is the setting quiver.target_partitions, else the sum of
-// the live executors' vcores (at least 1).
+// the live executors' vcores (at least 1), at most codec.MaxPartitions:
+// the count comes from clients and executors, and the scheduler keeps a
+// task per partition of every stage (a client asking for 2^31 partitions
+// would exhaust its memory).
 func (c *core) targetPartitions(settings map[string]string) (int, error) {
 	if v, ok := settings["quiver.target_partitions"]; ok && v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return 0, qerr.Planf("scheduler: setting quiver.target_partitions=%q: want a positive integer", v)
+		if err != nil || n < 1 || n > codec.MaxPartitions {
+			return 0, qerr.Planf("scheduler: setting quiver.target_partitions=%q: want an integer from 1 to %d", v, codec.MaxPartitions)
 		}
 		return n, nil
 	}
@@ -304,7 +308,7 @@ func (c *core) targetPartitions(settings map[string]string) (int, error) {
 	for _, e := range c.executors {
 		n += e.vcores
 	}
-	return max(n, 1), nil
+	return min(max(n, 1), codec.MaxPartitions), nil
 }
 
 func (c *core) planned(e evPlanned) {

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	logicalcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/rpc"
 )
 
@@ -107,4 +108,51 @@ func FuzzREST(f *testing.F) {
 			t.Fatalf("%s %q: status %d", method, path, w.Code)
 		}
 	})
+}
+
+// TestHostileCountsAreBounded: counts a client or an executor states, from
+// which the scheduler would size its state, are bounded: a forged partition
+// count fails the job with a planning error, forged vcores are refused.
+func TestHostileCountsAreBounded(t *testing.T) {
+	s := startScheduler(t, Config{})
+	c := dial(t, s.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.RegisterExecutor(ctx, &rpc.RegisterExecutorRequest{ProtocolVersion: rpc.ProtocolVersion,
+		Executor: &rpc.ExecutorMeta{Id: "e", Host: "127.0.0.1", GrpcPort: 1, Vcores: 1 << 30}})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("register with 2^30 vcores: got %v, want InvalidArgument", err)
+	}
+	sess, err := c.CreateSession(ctx, &rpc.CreateSessionRequest{ProtocolVersion: rpc.ProtocolVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := logicalcodec.Encode(tpchLogical(t, tpchCatalog(t), 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: sess.SessionId, LogicalPlan: plan,
+		Settings: map[string]string{"quiver.target_partitions": "2147483647"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := c.WatchJob(ctx, &rpc.WatchJobRequest{JobId: r.JobId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		st, err := stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State == rpc.JobState_JOB_FAILED {
+			if !strings.Contains(st.Error, "target_partitions") {
+				t.Errorf("job failed with %q, want the setting named", st.Error)
+			}
+			break
+		}
+		if st.State != rpc.JobState_JOB_QUEUED && st.State != rpc.JobState_JOB_RUNNING {
+			t.Fatalf("job with 2^31 partitions: %v", st)
+		}
+	}
 }

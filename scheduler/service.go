@@ -23,6 +23,9 @@ type service struct {
 	s *Scheduler
 }
 
+// maxVCores bounds the vcores an executor may register with.
+const maxVCores = 4096
+
 // grpcErr maps an error to a gRPC status (context errors keep their codes).
 func grpcErr(err error) error {
 	switch {
@@ -171,6 +174,11 @@ func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecuto
 	m := req.GetExecutor()
 	if m.GetId() == "" || m.GetHost() == "" || m.GetGrpcPort() <= 0 || m.GetGrpcPort() > 65535 {
 		return nil, status.Errorf(codes.InvalidArgument, "scheduler: register executor: need an id, a host and a gRPC port, got id=%q host=%q port=%d", m.GetId(), m.GetHost(), m.GetGrpcPort())
+	}
+	if m.GetVcores() > maxVCores || m.GetFlightPort() > 65535 {
+		// vcores set how many tasks go to the executor and, summed, how
+		// many partitions a query gets.
+		return nil, status.Errorf(codes.InvalidArgument, "scheduler: register executor: %d vcores and Flight port %d; want at most %d vcores and a port up to 65535", m.GetVcores(), m.GetFlightPort(), maxVCores)
 	}
 	flightPort := m.GetFlightPort()
 	if flightPort <= 0 {
