@@ -87,6 +87,61 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	huge := &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_ShuffleWriter{ShuffleWriter: &rpc.PhysicalShuffleWriter{Input: good, JobId: "j", N: 0x7FFFFFFF}}}
 	writeSeed(t, physicalDir, "crash_shuffle_partitions", marshal(t, huge))
 	writeSeed(t, filepath.Join("arrowpb", "testdata", "fuzz", "FuzzDecodeSchema"), "crash_forged_field_count", forged)
+	nested, err := arrowpb.EncodeSchema(arrow.NewSchema([]arrow.Field{
+		{Name: "l", Type: arrow.ListOf(arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64}))},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+	}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSeed(t, filepath.Join("arrowpb", "testdata", "fuzz", "FuzzDecodeSchema"), "nested", nested)
+
+	// Types and literals as plans carry them, and one whose type is the
+	// forged schema.
+	typeDir := filepath.Join("arrowpb", "testdata", "fuzz", "FuzzDecodeType")
+	litDir := filepath.Join("arrowpb", "testdata", "fuzz", "FuzzDecodeLiteral")
+	for name, typ := range map[string]arrow.DataType{
+		"decimal": &arrow.Decimal128Type{Precision: 15, Scale: 2}, "date": arrow.FixedWidthTypes.Date32,
+		"timestamp": &arrow.TimestampType{Unit: arrow.Second, TimeZone: "Europe/Paris"}, "list": arrow.ListOf(arrow.BinaryTypes.String),
+	} {
+		m, err := arrowpb.EncodeType(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeSeed(t, typeDir, name, marshal(t, m))
+	}
+	writeSeed(t, typeDir, "crash_forged_field_count", marshal(t, &rpc.ArrowType{Id: int32(arrow.LIST), Field: forged}))
+	for name, lit := range map[string]*rpc.Literal{
+		"int64":    {Type: &rpc.ArrowType{Id: int32(arrow.INT64)}, Value: &rpc.Literal_Int64Value{Int64Value: 42}},
+		"string":   {Type: &rpc.ArrowType{Id: int32(arrow.STRING)}, Value: &rpc.Literal_StringValue{StringValue: "MAIL"}},
+		"decimal":  {Type: &rpc.ArrowType{Id: int32(arrow.DECIMAL128), Precision: 12, Scale: 2}, Value: &rpc.Literal_DecimalValue{DecimalValue: &rpc.Decimal128Value{Lo: 5}}},
+		"interval": {Type: &rpc.ArrowType{Id: int32(arrow.INTERVAL_MONTH_DAY_NANO)}, Value: &rpc.Literal_IntervalValue{IntervalValue: &rpc.IntervalValue{Days: 90}}},
+		"null":     {Type: &rpc.ArrowType{Id: int32(arrow.DATE32)}},
+	} {
+		writeSeed(t, litDir, name, marshal(t, lit))
+	}
+
+	// Flight tickets: a real one, traversal attempts, garbage.
+	ticketDir := filepath.Join("executor", "testdata", "fuzz", "FuzzFlightTicket")
+	writeSeed(t, ticketDir, "valid", marshal(t, &rpc.PartitionLocation{JobId: "job-1", StageId: 2, OutputPartition: 3, MapPartition: 1}))
+	writeSeed(t, ticketDir, "traversal", marshal(t, &rpc.PartitionLocation{JobId: "../../etc", StageId: 1}))
+	writeSeed(t, ticketDir, "negative", marshal(t, &rpc.PartitionLocation{JobId: "j", StageId: -1, MapPartition: -7}))
+	writeSeed(t, ticketDir, "garbage", []byte{0xff, 0xff, 0xff, 0x0f})
+
+	// REST requests: method, path, body.
+	restDir := filepath.Join("scheduler", "testdata", "fuzz", "FuzzREST")
+	for name, r := range map[string][3]string{
+		"jobs": {"GET", "/api/jobs", ""}, "job": {"GET", "/api/job/nope", ""}, "caches": {"GET", "/api/caches", ""},
+		"post": {"POST", "/api/jobs", `{"sql": "SELECT 1"}`}, "traversal": {"GET", "/api/job/..%2F..%2Fetc", ""},
+	} {
+		text := "go test fuzz v1\nstring(" + strconv.Quote(r[0]) + ")\nstring(" + strconv.Quote(r[1]) + ")\n[]byte(" + strconv.Quote(r[2]) + ")\n"
+		if err := os.MkdirAll(restDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(restDir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func marshal(t *testing.T, m proto.Message) []byte {
