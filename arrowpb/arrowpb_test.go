@@ -308,3 +308,17 @@ func FuzzDecodeLiteral(f *testing.F) {
 		}
 	})
 }
+
+// TestLiteralValueMatchesType: a literal whose value does not fit its type
+// (operators would take the value as the type says) is refused.
+func TestLiteralValueMatchesType(t *testing.T) {
+	for name, m := range map[string]*rpc.Literal{
+		"string as int64": {Type: &rpc.ArrowType{Id: int32(arrow.INT64)}, Value: &rpc.Literal_StringValue{StringValue: "x"}},
+		"int64 as date":   {Type: &rpc.ArrowType{Id: int32(arrow.DATE32)}, Value: &rpc.Literal_Int64Value{Int64Value: 1}},
+		"bool as string":  {Type: &rpc.ArrowType{Id: int32(arrow.STRING)}, Value: &rpc.Literal_BoolValue{BoolValue: true}},
+	} {
+		if _, _, err := DecodeLiteral(m); err == nil {
+			t.Errorf("%s: decoded, want an error", name)
+		}
+	}
+}
