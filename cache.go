@@ -13,6 +13,7 @@ import (
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/settings"
 	"github.com/quiverdb/quiver/sql"
 )
 
@@ -44,7 +45,7 @@ func (e CacheEvent) String() string {
 	if name == "" {
 		name = e.CacheID
 	}
-	return fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, FormatBytes(e.Bytes))
+	return fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, settings.FormatBytes(e.Bytes))
 }
 
 // CacheStats are the scheduler's cache counters (over all sessions).
@@ -73,11 +74,8 @@ func (s *Session) CacheStats(ctx context.Context) (CacheStats, error) {
 // cacheOptions are the OPTIONS CACHE TABLE accepts.
 var cacheOptions = map[string]func(string) error{
 	"ttl": func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("want a duration like '10m', got %q", v)
-		}
-		return nil
+		_, err := settings.ParseDuration(v)
+		return err
 	},
 }
 

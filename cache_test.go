@@ -10,7 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/scan"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -57,13 +57,13 @@ func TestCacheTableSQL(t *testing.T) {
 	for i, q := range queries {
 		bases[i] = localAnswer(t, strings.ReplaceAll(q, "FROM recent", "FROM ("+recentSQL+") recent"))
 	}
-	scans := exec.ScanCount("lineitem")
+	scans := scan.ScanCount("lineitem")
 	for i, q := range queries {
 		if got := sqlRows(t, s, q); fmt.Sprint(got) != fmt.Sprint(bases[i]) {
 			t.Errorf("%s: got %v, want %v", q, got, bases[i])
 		}
 	}
-	if n := exec.ScanCount("lineitem") - scans; n != 0 {
+	if n := scan.ScanCount("lineitem") - scans; n != 0 {
 		t.Errorf("cache hits scanned lineitem %d times", n)
 	}
 	if info := cacheRow(t, s, "recent"); info.Hits < 3 {
@@ -85,9 +85,9 @@ func TestCacheTableSQL(t *testing.T) {
 	if infos, _ := s.Caches(context.Background()); len(infos) != 0 {
 		t.Errorf("after UNCACHE: %+v", infos)
 	}
-	scans = exec.ScanCount("lineitem")
+	scans = scan.ScanCount("lineitem")
 	sqlRows(t, s, "SELECT count(*) FROM recent")
-	if exec.ScanCount("lineitem") == scans {
+	if scan.ScanCount("lineitem") == scans {
 		t.Error("after UNCACHE the view did not scan lineitem")
 	}
 }
@@ -142,7 +142,7 @@ func TestDataFrameCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scans := exec.ScanCount("lineitem")
+	scans := scan.ScanCount("lineitem")
 	n2, err := cached.Count(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestDataFrameCache(t *testing.T) {
 	}
 	got := render(built.Schema(), rows)
 	release(rows)
-	if exec.ScanCount("lineitem") != scans {
+	if scan.ScanCount("lineitem") != scans {
 		t.Error("a later action on the cached DataFrame scanned lineitem")
 	}
 	if fmt.Sprint(n1) != want[0][0] || n1 != n2 || got[0][0] != want[0][1] {

@@ -11,12 +11,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/format"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/planner"
 	"github.com/quiverdb/quiver/physical/stage"
 	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/settings"
 	"github.com/quiverdb/quiver/sql"
 )
 
@@ -52,16 +54,16 @@ func (df *DataFrame) LogicalPlan() logical.Plan { return df.plan }
 
 // execution is one running query.
 type execution struct {
-	tc   *exec.TaskContext // nil when the query ran as a job on a scheduler
-	mem  *exec.AccountingAllocator
+	tc   *execop.TaskContext // nil when the query ran as a job on a scheduler
+	mem  *execop.AccountingAllocator
 	plan physical.Plan
-	op   exec.Operator
+	op   execop.Operator
 	// jobID and status describe the job when the query ran on a scheduler.
 	jobID  string
 	status *rpc.JobStatus
 }
 
-func (s *Session) snapshot() settings {
+func (s *Session) snapshot() settings.Values {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.settings
@@ -72,8 +74,8 @@ func (s *Session) optimize(ctx context.Context, p logical.Plan, observe func(str
 	return s.opt.Optimize(ctx, p, observe)
 }
 
-func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings, caches planner.CacheResolver) (physical.Plan, error) {
-	return planner.New(planner.Config{TargetPartitions: st.targetPartitions, Caches: caches}).Plan(ctx, p)
+func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings.Values, caches planner.CacheResolver) (physical.Plan, error) {
+	return planner.New(planner.Config{TargetPartitions: localTargetPartitions(st), Caches: caches}).Plan(ctx, p)
 }
 
 // start optimizes, plans and opens df's query.
@@ -103,9 +105,9 @@ func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (
 	}
 	// Operators allocate through a recycler, so buffers released by one
 	// batch serve the next; it is closed with the operator tree.
-	rec := exec.NewRecycler(s.mem, exec.DefaultTaskRecycleFree)
-	mem := exec.NewAccountingAllocator(rec, st.memoryLimit)
-	tc := exec.NewTaskContext(mem, st.batchSize)
+	rec := execop.NewRecycler(s.mem, execop.DefaultTaskRecycleFree)
+	mem := execop.NewAccountingAllocator(rec, localMemoryLimit(st))
+	tc := exec.NewTaskContext(mem, localBatchSize(st))
 	tc.MemoryTables = s.memoryTable
 	if analyze {
 		tc.EnableMetrics()
@@ -127,8 +129,8 @@ func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (
 // once the tree is closed (buffers of batches still held then go back to
 // the parent allocator when released).
 type recyclingOp struct {
-	exec.Operator
-	rec *exec.Recycler
+	execop.Operator
+	rec *execop.Recycler
 }
 
 func (o *recyclingOp) Close() error {
@@ -336,7 +338,7 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 				if name == "" {
 					name = e.CacheId
 				}
-				rows = append(rows, []string{"Cache " + name, fmt.Sprintf("%s (%d partitions, %s)", what, e.Partitions, FormatBytes(e.Bytes))})
+				rows = append(rows, []string{"Cache " + name, fmt.Sprintf("%s (%d partitions, %s)", what, e.Partitions, settings.FormatBytes(e.Bytes))})
 			}
 			// The plan as the scheduler lowered it: caches are materialized now.
 			if lp, err := s.optimize(ctx, df.plan, nil); err == nil {
@@ -347,7 +349,7 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 			return append(rows, []string{"Summary", "output_rows=" + itoa(n)}), nil
 		}
 		return append(rows, []string{"Plan with Metrics", x.tc.FormatAnalyze(x.plan)},
-			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + FormatBytes(x.mem.Peak())}), nil
+			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + settings.FormatBytes(x.mem.Peak())}), nil
 	}
 	lp, err := s.optimize(ctx, df.plan, observe)
 	if err != nil {

@@ -6,7 +6,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/catalog"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -27,11 +28,11 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	// The rows move outside the Go heap (exec.OffHeapAllocator) batch by
+	// The rows move outside the Go heap (execop.OffHeapAllocator) batch by
 	// batch as they arrive: a gigabyte of tables on the heap would make the
 	// collector let garbage grow by as much again before each cycle, and
 	// copying as they stream keeps only one batch on the heap at a time.
-	offHeap := exec.NewOffHeapAllocator()
+	offHeap := execop.NewOffHeapAllocator()
 	var batches []arrow.RecordBatch
 	release := func() {
 		for _, b := range batches {
@@ -43,7 +44,7 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 			release()
 			return qerr.Execf("load into memory %q: %w", name, err)
 		}
-		batches = append(batches, exec.CopyBatch(offHeap, b))
+		batches = append(batches, execop.CopyBatch(offHeap, b))
 	}
 	schema := df.Schema()
 	if len(batches) > 0 {
@@ -51,7 +52,7 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 	}
 	// splitContiguous takes over the copies; the catalog takes over the
 	// parts' one reference to each batch.
-	n := max(1, s.snapshot().targetPartitions)
+	n := localTargetPartitions(s.snapshot())
 	parts, rows := splitContiguous(batches, n)
 	mt := &catalog.Table{Name: t.Name, Schema: schema, Format: catalog.Memory, Partitions: parts, Rows: rows,
 		Distinct: t.Distinct, PartitionRanges: partitionRanges(parts, schema.NumFields())}
@@ -168,7 +169,7 @@ func partitionRanges(parts [][]arrow.RecordBatch, fields int) [][]catalog.KeyRan
 		for c := range fields {
 			r := catalog.EmptyRange
 			for _, b := range bs {
-				lo, hi, ok := exec.IntegerRange(b.Column(c))
+				lo, hi, ok := hashtable.IntegerRange(b.Column(c))
 				r = r.Union(catalog.KeyRange{Lo: lo, Hi: hi, Known: ok})
 			}
 			out[p][c] = r

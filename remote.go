@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/catalog"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/logical"
 	lcodec "github.com/quiverdb/quiver/logical/codec"
@@ -20,6 +20,7 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 	"github.com/quiverdb/quiver/scheduler"
+	"github.com/quiverdb/quiver/settings"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -37,7 +38,7 @@ type remote struct {
 }
 
 // dialScheduler connects to addr and opens a session there.
-func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st settings) (*remote, error) {
+func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st settings.Values) (*remote, error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, qerr.IOf("connect to scheduler %s: %w", addr, err)
@@ -45,7 +46,7 @@ func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st se
 	client := rpc.NewSchedulerServiceClient(conn)
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := client.CreateSession(cctx, &rpc.CreateSessionRequest{ProtocolVersion: rpc.ProtocolVersion, Settings: st.wire()}, grpc.WaitForReady(true))
+	resp, err := client.CreateSession(cctx, &rpc.CreateSessionRequest{ProtocolVersion: rpc.ProtocolVersion, Settings: st.Wire()}, grpc.WaitForReady(true))
 	if err != nil {
 		conn.Close()
 		return nil, qerr.IOf("scheduler %s: create session: %w", addr, err)
@@ -66,24 +67,6 @@ func (r *remote) close() error {
 		return qerr.IOf("close session: %w", err)
 	}
 	return nil
-}
-
-// wire is the settings map sent with every query.
-func (st settings) wire() map[string]string {
-	m := map[string]string{
-		"quiver.target_partitions": strconv.Itoa(st.targetPartitions),
-		"quiver.batch_size":        strconv.Itoa(st.batchSize),
-		"quiver.exchange_mode":     st.exchangeMode,
-	}
-	if st.memoryLimit > 0 {
-		m["quiver.memory_limit"] = strconv.FormatInt(st.memoryLimit, 10)
-	}
-	for k, v := range map[string]string{"quiver.cache.ttl": st.cacheTTL, "quiver.cache.max_bytes": st.cacheMaxBytes, "quiver.session.idle_timeout": st.sessionIdleTimeout} {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 // Connect returns a session on the cluster whose scheduler listens at addr.
@@ -152,7 +135,7 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 
 // startRemote submits df's optimized plan as a job, waits for it and
 // returns an operator over its result partitions in order.
-func (df *DataFrame) startRemote(ctx context.Context, st settings, info *QueryInfo) (*execution, error) {
+func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *QueryInfo) (*execution, error) {
 	s := df.s
 	lp, err := s.optimize(ctx, df.plan, nil)
 	if err != nil {
@@ -166,7 +149,7 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings, info *QueryIn
 		return nil, err
 	}
 	r := s.remote
-	resp, err := r.client.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.wire()})
+	resp, err := r.client.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire()})
 	if err != nil {
 		return nil, qerr.IOf("submit query: %w", err)
 	}
@@ -256,7 +239,7 @@ type resultReader struct {
 	schema  *arrow.Schema
 	part    int
 	idx     int
-	cur     exec.Operator
+	cur     execop.Operator
 }
 
 func (r *resultReader) Open(ctx context.Context) error { return nil }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/logical/optimizer"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/settings"
 	"github.com/quiverdb/quiver/sql"
 )
 
@@ -22,8 +24,21 @@ type Option func(*config)
 
 type config struct {
 	mem        memory.Allocator
-	settings   settings
-	standalone int // executors of an in-process cluster; 0 runs queries directly
+	settings   settings.Values
+	settingErr error // the first bad setting an option gave
+	standalone int   // executors of an in-process cluster; 0 runs queries directly
+}
+
+// set records a setting an option gave; NewSession reports the first bad one.
+func (c *config) set(st *settings.Setting, value string) {
+	v, err := c.settings.With(st.Name, value)
+	if err != nil {
+		if c.settingErr == nil {
+			c.settingErr = err
+		}
+		return
+	}
+	c.settings = v
 }
 
 // WithStandaloneCluster runs the session's queries as jobs on a scheduler
@@ -47,30 +62,38 @@ func WithLocalExecution() Option { return func(c *config) { c.standalone = 0 } }
 // pass a memory.CheckedAllocator).
 func WithAllocator(mem memory.Allocator) Option { return func(c *config) { c.mem = mem } }
 
-// WithTargetPartitions sets how many partitions a query runs in parallel.
+// WithTargetPartitions sets quiver.target_partitions, how many partitions
+// a query runs in parallel (n <= 0: the default, the scheduler's executors'
+// cores, or GOMAXPROCS under local execution). NewSession rejects n > 1024.
 func WithTargetPartitions(n int) Option {
 	return func(c *config) {
 		if n > 0 {
-			c.settings.targetPartitions = n
+			c.set(settings.TargetPartitions, strconv.Itoa(n))
 		}
 	}
 }
 
-// WithBatchSize sets the target rows per batch.
+// WithBatchSize sets quiver.batch_size, the target rows per batch (n <= 0:
+// the default). NewSession rejects n > 1048576.
 func WithBatchSize(n int) Option {
 	return func(c *config) {
 		if n > 0 {
-			c.settings.batchSize = n
+			c.set(settings.BatchSize, strconv.Itoa(n))
 		}
 	}
 }
 
 // WithExchangeMode sets quiver.exchange_mode: ExchangeAuto (the default)
 // or ExchangeShuffle. NewSession rejects any other value.
-func WithExchangeMode(mode string) Option { return func(c *config) { c.settings.exchangeMode = mode } }
+func WithExchangeMode(mode string) Option {
+	return func(c *config) { c.set(settings.ExchangeMode, mode) }
+}
 
-// WithMemoryLimit caps the memory one query may use (0: no limit).
-func WithMemoryLimit(bytes int64) Option { return func(c *config) { c.settings.memoryLimit = bytes } }
+// WithMemoryLimit sets quiver.memory_limit, the memory one query may use
+// (0: no limit). NewSession rejects a negative limit.
+func WithMemoryLimit(bytes int64) Option {
+	return func(c *config) { c.set(settings.MemoryLimit, strconv.FormatInt(bytes, 10)) }
+}
 
 // Session is a connection to the engine: a catalog of tables and views,
 // settings, and the queries run in it. It is safe for concurrent use.
@@ -82,7 +105,7 @@ type Session struct {
 
 	mu       sync.Mutex // guards planner (its TiDB parser is single-goroutine), settings, closed
 	planner  *sql.Planner
-	settings settings
+	settings settings.Values // what SET and the options gave; see settings.go
 	closed   bool
 
 	// remote, when set, runs queries as jobs on a scheduler (Connect or a standalone cluster).
@@ -98,15 +121,13 @@ func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := config{mem: memory.DefaultAllocator, settings: defaultSettings(), standalone: 1}
+	c := config{mem: memory.DefaultAllocator, standalone: 1}
 	for _, o := range opts {
 		o(&c)
 	}
-	mode, err := parseExchangeMode(c.settings.exchangeMode)
-	if err != nil {
-		return nil, qerr.Planf("new session: exchange mode: %w", err)
+	if c.settingErr != nil {
+		return nil, c.settingErr
 	}
-	c.settings.exchangeMode = mode
 	cat := catalog.New()
 	s := &Session{
 		id:       uuid.NewString(),
@@ -239,22 +260,14 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	case *sql.Describe:
 		return s.describe(st.Name)
 	case *sql.Set:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		next := s.settings
-		if err := next.set(st.Name, st.Value); err != nil {
+		if err := s.set(st.Name, st.Value); err != nil {
 			return nil, err
 		}
-		s.settings = next
 		return s.done(), nil
 	case *sql.ShowSetting:
-		s.mu.Lock()
-		v, err := s.settings.get(st.Name)
-		s.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		return s.table([]string{"name", "setting"}, [][]string{{strings.ToLower(st.Name), v}})
+		return s.show(st.Name)
+	case *sql.ShowAll:
+		return s.showAll()
 	case *sql.Explain:
 		return s.explain(ctx, st)
 	case *sql.CacheTable:

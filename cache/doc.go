@@ -1,7 +1,6 @@
 // Package cache owns the dataset-cache registry: the scheduler-side record of
 // which cached datasets exist, which job is building each one, and where the
-// pinned shuffle output of a materialized one lives (DESIGN.md §6,
-// seed/cache-design.md).
+// pinned shuffle output of a materialized one lives (ARCHITECTURE.md §4).
 //
 // The registry is the State interface, keyed by Key{SessionID, CacheID}, with
 // an in-memory backend (Memory, the default) and a durable one (Durable) that

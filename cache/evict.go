@@ -5,24 +5,26 @@ import (
 	"time"
 
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/settings"
 )
 
 // TTLOption is the entry option (CACHE TABLE ... OPTIONS ('ttl' '30m'))
 // that overrides the sweeper's default time to live for one entry.
 const TTLOption = "ttl"
 
-// ParseTTL returns the ttl option of opts, parsed with time.ParseDuration,
-// and whether it is set. "0" (or any zero duration) means the entry never
-// expires. Callers validate options with it when a cache is declared, so a
-// bad value is reported to the user instead of silently ignored.
+// ParseTTL returns the ttl option of opts, parsed as every duration
+// setting is (settings.ParseDuration), and whether it is set. "0" (or any
+// zero duration) means the entry never expires. Callers validate options
+// with it when a cache is declared, so a bad value is reported to the user
+// instead of silently ignored.
 func ParseTTL(opts map[string]string) (time.Duration, bool, error) {
 	s, ok := opts[TTLOption]
 	if !ok {
 		return 0, false, nil
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, true, qerr.Planf("cache: option %s %q: want a non-negative duration such as 30m or 1h30m (0 = never expire)", TTLOption, s)
+	d, err := settings.ParseDuration(s)
+	if err != nil {
+		return 0, true, qerr.Planf("cache: option %s (0: never expire): %w", TTLOption, err)
 	}
 	return d, true, nil
 }

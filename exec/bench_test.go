@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -33,7 +34,7 @@ func runBench(b *testing.B, plan physical.Plan) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tc := exec.NewTaskContext(mem, 0)
-		bs, err := exec.CollectAll(context.Background(), tc, plan)
+		bs, err := execop.CollectAll(context.Background(), tc, plan)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,12 @@
 package exec
 
 import (
+	"github.com/quiverdb/quiver/exec/aggregate"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/join"
+	"github.com/quiverdb/quiver/exec/scan"
+	"github.com/quiverdb/quiver/exec/shuffle"
+	"github.com/quiverdb/quiver/exec/sort"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -8,29 +14,29 @@ import (
 // Build returns the operator producing partition of p's output, building its
 // inputs recursively. This is the one type switch from physical nodes to
 // operators. The caller Opens, drains and Closes the returned operator.
-func Build(tc *TaskContext, p physical.Plan, partition int) (Operator, error) {
+func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Operator, error) {
 	if partition < 0 || partition >= p.OutputPartitions() {
 		return nil, qerr.Internalf("exec: partition %d out of range for %s (%d partitions)", partition, p, p.OutputPartitions())
 	}
 	var (
-		op  Operator
+		op  execop.Operator
 		err error
 	)
 	switch n := p.(type) {
 	case *physical.Scan:
-		op, err = newScan(tc, n, partition)
+		op, err = scan.NewScan(tc, n, partition)
 	case *physical.Filter:
 		op, err = newFilter(tc, n, partition)
 	case *physical.Projection:
 		op, err = newProjection(tc, n, partition)
 	case *physical.HashAggregate:
-		op, err = newHashAggregate(tc, n, partition)
+		op, err = aggregate.NewHashAggregate(tc, n, partition)
 	case *physical.HashJoin:
-		op, err = newHashJoin(tc, n, partition)
+		op, err = join.NewHashJoin(tc, n, partition)
 	case *physical.NestedLoopJoin:
-		op, err = newNestedLoopJoin(tc, n, partition)
+		op, err = join.NewNestedLoopJoin(tc, n, partition)
 	case *physical.Sort:
-		op, err = newSort(tc, n, partition)
+		op, err = sort.NewSort(tc, n, partition)
 	case *physical.SortPreservingMerge:
 		op, err = newSortPreservingMerge(tc, n, partition)
 	case *physical.Limit:
@@ -48,11 +54,11 @@ func Build(tc *TaskContext, p physical.Plan, partition int) (Operator, error) {
 	case *physical.Coalesce:
 		op, err = newCoalesce(tc, n, partition)
 	case *physical.ShuffleWriter:
-		op, err = newShuffleWriter(tc, n, partition)
+		op, err = shuffle.NewShuffleWriter(tc, n, partition)
 	case *physical.ShuffleReader:
-		op, err = newShuffleReader(tc, n, partition)
+		op, err = shuffle.NewShuffleReader(tc, n, partition)
 	case *physical.CacheReader:
-		op, err = newCacheReader(tc, n, partition)
+		op, err = shuffle.NewCacheReader(tc, n, partition)
 	case *physical.UnresolvedShuffle:
 		return nil, qerr.Internalf("exec: stage %d's output was not resolved before the task ran", n.StageID)
 	default:
@@ -61,5 +67,5 @@ func Build(tc *TaskContext, p physical.Plan, partition int) (Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tc.instrument(p, op), nil
+	return tc.Instrument(p, op), nil
 }

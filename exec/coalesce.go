@@ -7,13 +7,14 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"golang.org/x/sync/errgroup"
 )
 
-func newCoalesce(tc *TaskContext, n *physical.Coalesce, partition int) (Operator, error) {
+func newCoalesce(tc *execop.TaskContext, n *physical.Coalesce, partition int) (execop.Operator, error) {
 	if n.Input.OutputPartitions() == 1 {
-		return Build(tc, n.Input, 0)
+		return tc.Build(n.Input, 0)
 	}
 	return &coalesceOp{tc: tc, input: n.Input}, nil
 }
@@ -31,7 +32,7 @@ func newCoalesce(tc *TaskContext, n *physical.Coalesce, partition int) (Operator
 // A goroutine closes the channel once all producers have exited; the
 // group's first error is then reported by Next.
 type coalesceOp struct {
-	tc     *TaskContext
+	tc     *execop.TaskContext
 	input  physical.Plan
 	ch     chan arrow.RecordBatch
 	cancel context.CancelFunc
@@ -47,7 +48,7 @@ func (c *coalesceOp) Open(ctx context.Context) error {
 	c.ch = make(chan arrow.RecordBatch, max(2, n))
 	for i := range n {
 		g.Go(func() (err error) {
-			defer recoverRoot(&err, fmt.Sprintf("partition %d of %s", i, c.input))
+			defer execop.RecoverRoot(&err, fmt.Sprintf("partition %d of %s", i, c.input))
 			return produce(gctx, c.tc, c.input, i, c.ch)
 		})
 	}
@@ -60,8 +61,8 @@ func (c *coalesceOp) Open(ctx context.Context) error {
 
 // produce runs one partition of p and sends its non-empty batches to ch
 // until the end, an error or ctx is done.
-func produce(ctx context.Context, tc *TaskContext, p physical.Plan, partition int, ch chan<- arrow.RecordBatch) (err error) {
-	op, err := Build(tc, p, partition)
+func produce(ctx context.Context, tc *execop.TaskContext, p physical.Plan, partition int, ch chan<- arrow.RecordBatch) (err error) {
+	op, err := tc.Build(p, partition)
 	if err != nil {
 		return err
 	}

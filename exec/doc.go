@@ -1,8 +1,15 @@
-// Package exec owns the Arrow operators that run physical plans: it builds
-// one Operator per (physical node, partition) with a single type switch
-// (Build), runs partitions in parallel, moves batches between partitions in
-// memory (repartition, coalesce), accounts memory per query, and collects
-// per-operator metrics for EXPLAIN ANALYZE.
+// Package exec turns physical plans into running operators. It owns the one
+// type switch from physical nodes to operators (Build), Execute, the
+// in-memory exchanges that move batches between partitions (repartition,
+// coalesce, sort-preserving merge, union) and the small row-at-a-batch
+// operators (filter, projection, limit, values).
+//
+// The other operators live in rooms below it, each its own package:
+// exec/scan, exec/aggregate, exec/join, exec/sort and exec/shuffle, built on
+// exec/hashtable, exec/kernel and exec/filemap; all of them implement the
+// contract in exec/execop. The rooms never import exec: a TaskContext made by
+// NewTaskContext carries Build, and an operator builds its inputs with
+// tc.Build.
 //
 // exec imports physical and Arrow; it never imports logical, sql or catalog.
 package exec

@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/quiverdb/quiver/exec/eval"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -28,9 +30,9 @@ import (
 // AND; operands are not evaluated on rows an earlier one rejected once
 // compacted, which is the short-circuit SQL allows.
 type filterOp struct {
-	tc     *TaskContext
+	tc     *execop.TaskContext
 	schema *arrow.Schema
-	input  Operator
+	input  execop.Operator
 	conj   []*eval.Evaluator // the predicate's AND operands, in order
 	needs  [][]int           // needs[k]: the columns operands k.. read
 	costly []bool            // costly[k]: some operand k.. is not a cheap comparison
@@ -41,7 +43,7 @@ type filterOp struct {
 	closed bool
 }
 
-func newFilter(tc *TaskContext, n *physical.Filter, partition int) (Operator, error) {
+func newFilter(tc *execop.TaskContext, n *physical.Filter, partition int) (execop.Operator, error) {
 	var conj []*eval.Evaluator
 	for _, e := range conjuncts(n.Predicate, nil) {
 		ev, err := eval.Compile(e)
@@ -67,7 +69,7 @@ func newFilter(tc *TaskContext, n *physical.Filter, partition int) (Operator, er
 	for k := len(conj) - 1; k >= 0; k-- {
 		costly[k] = !cheapComparison(conj[k].Expr()) || (k+1 < len(conj) && costly[k+1])
 	}
-	input, err := Build(tc, n.Input, partition)
+	input, err := tc.Build(n.Input, partition)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +163,7 @@ func (f *filterOp) take(ctx context.Context, b arrow.RecordBatch, sel []int32) (
 		b.Retain()
 		return b, nil
 	}
-	return takeBatch(ctx, f.tc.Mem, f.schema, b, sel)
+	return kernel.TakeBatch(ctx, f.tc.Mem, f.schema, b, sel)
 }
 
 // refine evaluates the operands in turn and returns the rows of b where all
@@ -170,7 +172,7 @@ func (f *filterOp) refine(ctx context.Context, b arrow.RecordBatch) ([]int32, er
 	n := int(b.NumRows())
 	work, wn := b.Columns(), n // the rows still considered, as columns
 	var owned []arrow.Array    // work, when it is a compacted copy
-	defer func() { releaseCols(owned) }()
+	defer func() { kernel.ReleaseArrays(owned) }()
 	compacted := false // work is a compacted copy; f.idx[i] is the row of b that its row i is
 	nb := int(bitutil.BytesForBits(int64(n)))
 	if cap(f.mask) < nb {
@@ -202,11 +204,11 @@ func (f *filterOp) refine(ctx context.Context, b arrow.RecordBatch) ([]int32, er
 		if last {
 			return f.sel, nil
 		}
-		next, err := takeSome(ctx, f.tc.Mem, f.schema, work, f.needs[k+1], f.pos)
+		next, err := kernel.TakeSome(ctx, f.tc.Mem, f.schema, work, f.needs[k+1], f.pos)
 		if err != nil {
 			return nil, err
 		}
-		releaseCols(owned)
+		kernel.ReleaseArrays(owned)
 		owned, work, wn = next, next, count
 		f.idx, compacted = append(f.idx[:0], f.sel...), true
 		fillMask(mask, wn)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 )
@@ -69,7 +70,7 @@ func BenchmarkFilter(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tc := exec.NewTaskContext(mem, 0)
-		bs, err := exec.CollectAll(context.Background(), tc, plan)
+		bs, err := execop.CollectAll(context.Background(), tc, plan)
 		if err != nil {
 			b.Fatal(err)
 		}

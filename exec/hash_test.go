@@ -6,8 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/kernel"
 )
 
 // Rows 0 and 2 are equal in every column (including NULLs), row 1 differs,
@@ -26,14 +26,14 @@ func TestHashColumns(t *testing.T) {
 	}
 	defer rec.Release()
 	h := make([]uint64, 5)
-	exec.HashColumns(rec.Columns(), h)
+	kernel.HashColumns(rec.Columns(), h)
 	if h[0] != h[2] || h[0] == h[1] || h[0] == h[3] || h[4] != h[0] {
 		t.Fatalf("hashes %x", h)
 	}
 	sl := rec.NewSlice(3, 5)
 	defer sl.Release()
 	hs := make([]uint64, 2)
-	exec.HashColumns(sl.Columns(), hs)
+	kernel.HashColumns(sl.Columns(), hs)
 	if hs[0] != h[3] || hs[1] != h[4] {
 		t.Fatalf("sliced hashes %x, want %x %x", hs, h[3], h[4])
 	}
@@ -47,9 +47,9 @@ func TestHashColumns(t *testing.T) {
 	nb.Release()
 	defer nulls.Release()
 	hn := make([]uint64, 2)
-	exec.HashColumns([]arrow.Array{nulls}, hn)
+	kernel.HashColumns([]arrow.Array{nulls}, hn)
 	hc := make([]uint64, 5)
-	exec.HashColumns([]arrow.Array{rec.Column(6)}, hc)
+	kernel.HashColumns([]arrow.Array{rec.Column(6)}, hc)
 	if hn[0] != hn[1] || hn[0] != hc[0] {
 		t.Fatalf("null hashes differ: %x %x", hn, hc)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 )
@@ -19,8 +20,8 @@ import (
 func benchTable(mem memory.Allocator, rows, groups int) []arrow.RecordBatch {
 	sc := schemaOf(fld("k", i64), fld("d", &arrow.Decimal128Type{Precision: 12, Scale: 2}))
 	var out []arrow.RecordBatch
-	for start := 0; start < rows; start += exec.DefaultBatchSize {
-		n := min(exec.DefaultBatchSize, rows-start)
+	for start := 0; start < rows; start += execop.DefaultBatchSize {
+		n := min(execop.DefaultBatchSize, rows-start)
 		kb := array.NewInt64Builder(mem)
 		db := array.NewDecimal128Builder(mem, sc.Field(1).Type.(*arrow.Decimal128Type))
 		for i := range n {
@@ -37,7 +38,7 @@ func benchTable(mem memory.Allocator, rows, groups int) []arrow.RecordBatch {
 	return out
 }
 
-func drainPlan(b *testing.B, tc *exec.TaskContext, p physical.Plan) int64 {
+func drainPlan(b *testing.B, tc *execop.TaskContext, p physical.Plan) int64 {
 	op, err := exec.Execute(context.Background(), tc, p)
 	if err != nil {
 		b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 )
@@ -56,7 +57,7 @@ func benchJoin(b *testing.B, typ physical.JoinType, nl, nr int, lkey, rkey func(
 	for b.Loop() {
 		tc := exec.NewTaskContext(mem, 0)
 		tc.MemoryTables = tables.Lookup
-		bs, err := exec.CollectAll(context.Background(), tc, plan)
+		bs, err := execop.CollectAll(context.Background(), tc, plan)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -12,18 +13,18 @@ import (
 // Once it has passed fetch rows it returns io.EOF without pulling its input
 // again, and closes the input at once so upstream work stops early.
 type limitOp struct {
-	input       Operator
+	input       execop.Operator
 	skip, fetch int64
 	seen        int64 // rows passed so far
 	done        bool
 	closed      bool
 }
 
-func newLimit(tc *TaskContext, n *physical.Limit, partition int) (Operator, error) {
-	var input Operator
+func newLimit(tc *execop.TaskContext, n *physical.Limit, partition int) (execop.Operator, error) {
+	var input execop.Operator
 	var err error
 	if n.Input.OutputPartitions() == 1 {
-		input, err = Build(tc, n.Input, 0)
+		input, err = tc.Build(n.Input, 0)
 	} else {
 		input = &coalesceOp{tc: tc, input: n.Input}
 	}
@@ -33,8 +34,8 @@ func newLimit(tc *TaskContext, n *physical.Limit, partition int) (Operator, erro
 	return &limitOp{input: input, skip: n.Skip, fetch: n.Fetch}, nil
 }
 
-func newLocalLimit(tc *TaskContext, n *physical.LocalLimit, partition int) (Operator, error) {
-	input, err := Build(tc, n.Input, partition)
+func newLocalLimit(tc *execop.TaskContext, n *physical.LocalLimit, partition int) (execop.Operator, error) {
+	input, err := tc.Build(n.Input, partition)
 	if err != nil {
 		return nil, err
 	}

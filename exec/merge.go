@@ -7,6 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/exec/sort"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"golang.org/x/sync/errgroup"
@@ -25,11 +28,11 @@ import (
 // group's context, and closes it when done. Close cancels the group,
 // drains the channels and waits for every producer.
 type mergeOp struct {
-	tc     *TaskContext
+	tc     *execop.TaskContext
 	n      *physical.SortPreservingMerge
 	schema *arrow.Schema
-	keys   *sortKeyExprs
-	spec   sortSpec
+	keys   *sort.SortKeyExprs
+	spec   sort.SortSpec
 
 	ins       []*mergeInput
 	heap      []int
@@ -46,7 +49,7 @@ type mergeInput struct {
 	err     error // the producer's error, written before ch is closed
 	batch   arrow.RecordBatch
 	keyArrs []arrow.Array
-	keys    []sortKeyCol
+	keys    []sort.SortKeyCol
 	row     int
 	done    bool
 }
@@ -57,12 +60,12 @@ type mergeRun struct {
 	start, end int64
 }
 
-func newSortPreservingMerge(tc *TaskContext, n *physical.SortPreservingMerge, partition int) (Operator, error) {
-	keys, err := compileSortKeys(n.Keys)
+func newSortPreservingMerge(tc *execop.TaskContext, n *physical.SortPreservingMerge, partition int) (execop.Operator, error) {
+	keys, err := sort.CompileSortKeys(n.Keys)
 	if err != nil {
 		return nil, err
 	}
-	return &mergeOp{tc: tc, n: n, schema: n.Schema(), keys: keys, spec: newSortSpec(n.Keys)}, nil
+	return &mergeOp{tc: tc, n: n, schema: n.Schema(), keys: keys, spec: sort.NewSortSpec(n.Keys)}, nil
 }
 
 func (m *mergeOp) Open(ctx context.Context) error {
@@ -80,7 +83,7 @@ func (m *mergeOp) Open(ctx context.Context) error {
 				in.err = err
 				close(in.ch)
 			}()
-			defer recoverRoot(&err, fmt.Sprintf("partition %d of %s", i, m.n.Input))
+			defer execop.RecoverRoot(&err, fmt.Sprintf("partition %d of %s", i, m.n.Input))
 			return produce(gctx, m.tc, m.n.Input, i, in.ch)
 		})
 	}
@@ -116,7 +119,7 @@ func (m *mergeOp) advance(ctx context.Context, in *mergeInput) error {
 			b.Release()
 			continue
 		}
-		arrs, keys, err := m.keys.eval(ctx, m.tc.Mem, b)
+		arrs, keys, err := m.keys.Eval(ctx, m.tc.Mem, b)
 		if err != nil {
 			b.Release()
 			return err
@@ -131,14 +134,14 @@ func (m *mergeOp) releaseCursor(in *mergeInput) {
 		in.batch.Release()
 		in.batch = nil
 	}
-	releaseCols(in.keyArrs)
+	kernel.ReleaseArrays(in.keyArrs)
 	in.keyArrs, in.keys = nil, nil
 }
 
 // less orders cursors a and b by their current rows.
 func (m *mergeOp) less(a, b int) bool {
 	x, y := m.ins[a], m.ins[b]
-	if c := m.spec.compare(x.keys, x.row, y.keys, y.row); c != 0 {
+	if c := m.spec.Compare(x.keys, x.row, y.keys, y.row); c != 0 {
 		return c < 0
 	}
 	return a < b
@@ -181,7 +184,7 @@ func (m *mergeOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			m.down(i)
 		}
 	}
-	want := int64(m.tc.batchSize())
+	want := int64(m.tc.BatchRows())
 	if m.n.Fetch >= 0 {
 		want = min(want, m.n.Fetch-m.emitted)
 	}
@@ -232,18 +235,18 @@ func (m *mergeOp) assemble(runs []mergeRun, rows int64) (arrow.RecordBatch, erro
 		return r.batch.NewSlice(r.start, r.end), nil
 	}
 	cols := make([]arrow.Array, m.schema.NumFields())
-	defer releaseCols(cols)
+	defer kernel.ReleaseArrays(cols)
 	parts := make([]arrow.Array, len(runs))
-	defer releaseCols(parts)
+	defer kernel.ReleaseArrays(parts)
 	for c := range cols {
 		for i, r := range runs {
 			parts[i] = array.NewSlice(r.batch.Column(c), r.start, r.end)
 		}
 		out, err := array.Concatenate(parts, m.tc.Mem)
-		releaseCols(parts)
+		kernel.ReleaseArrays(parts)
 		clear(parts)
 		if err != nil {
-			return nil, limitErr(qerr.Execf("exec: merge: concatenate column %q: %w", m.schema.Field(c).Name, err))
+			return nil, execop.LimitErr(qerr.Execf("exec: merge: concatenate column %q: %w", m.schema.Field(c).Name, err))
 		}
 		cols[c] = out
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -146,7 +147,7 @@ func TestLimitUnionValuesEmpty(t *testing.T) {
 		mem := exectest.Allocator(t)
 		tc := exec.NewTaskContext(mem, 0)
 		one := &physical.Empty{OutSchema: arrow.NewSchema(nil, nil), ProduceOneRow: true}
-		bs, err := exec.CollectAll(context.Background(), tc, one)
+		bs, err := execop.CollectAll(context.Background(), tc, one)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func TestLimitUnionValuesEmpty(t *testing.T) {
 			t.Fatalf("ProduceOneRow: got %d batches", len(bs))
 		}
 		bs[0].Release()
-		bs, err = exec.CollectAll(context.Background(), tc, &physical.Empty{OutSchema: abSchema})
+		bs, err = execop.CollectAll(context.Background(), tc, &physical.Empty{OutSchema: abSchema})
 		if err != nil || len(bs) != 0 {
 			t.Fatalf("empty: %d batches, %v", len(bs), err)
 		}
@@ -201,7 +202,7 @@ func TestRepartitionEarlyCloseOneConsumer(t *testing.T) {
 		tc.MemoryTables = tables.Lookup
 		rep := &physical.Repartition{Input: exectest.MemoryScan("t", abSchema, 2), Keys: keys, N: 3}
 		ctx := context.Background()
-		ops := make([]exec.Operator, 3)
+		ops := make([]execop.Operator, 3)
 		for i := range ops {
 			op, err := exec.Build(tc, rep, i)
 			if err != nil {
@@ -251,7 +252,7 @@ func TestRepartitionEarlyCloseOneConsumer(t *testing.T) {
 
 func TestMemoryLimit(t *testing.T) {
 	mem := exectest.Allocator(t)
-	acct := exec.NewAccountingAllocator(mem, 64<<10)
+	acct := execop.NewAccountingAllocator(mem, 64<<10)
 	tables := exectest.Tables{}
 	defer tables.Release()
 	rows := jsonRows(20000, func(int) string { return `{"a": 1, "b": "some longer string value"}` })
@@ -259,7 +260,7 @@ func TestMemoryLimit(t *testing.T) {
 	tc := exec.NewTaskContext(acct, 1024)
 	tc.MemoryTables = tables.Lookup
 	plan := &physical.Sort{Input: exectest.MemoryScan("t", abSchema, 1), Keys: []physical.SortKey{{Expr: colB, Asc: true}}, Fetch: -1}
-	bs, err := exec.CollectAll(context.Background(), tc, plan)
+	bs, err := execop.CollectAll(context.Background(), tc, plan)
 	for _, b := range bs {
 		b.Release()
 	}
@@ -293,14 +294,14 @@ func TestPanicAndErrorInPartition(t *testing.T) {
 		}}
 		tc := exec.NewTaskContext(mem, 2)
 		tc.MemoryTables = tables.Lookup
-		tc.WrapSource = func(_ *physical.Scan, p int, op exec.Operator) exec.Operator {
+		tc.WrapSource = func(_ *physical.Scan, p int, op execop.Operator) execop.Operator {
 			if p != 1 {
 				return op
 			}
 			return &failing{Operator: op, panics: panics}
 		}
 		plan := &physical.Coalesce{Input: &physical.Repartition{Input: exectest.MemoryScan("t", abSchema, 2), Keys: []physical.Expr{colA}, N: 3}}
-		bs, err := exec.CollectAll(context.Background(), tc, plan)
+		bs, err := execop.CollectAll(context.Background(), tc, plan)
 		for _, b := range bs {
 			b.Release()
 		}
@@ -316,7 +317,7 @@ func TestPanicAndErrorInPartition(t *testing.T) {
 }
 
 type failing struct {
-	exec.Operator
+	execop.Operator
 	panics bool
 	n      int
 }
@@ -375,7 +376,7 @@ func TestMemoryLimitInExpressions(t *testing.T) {
 			tables["t"] = [][]arrow.RecordBatch{exectest.Batches(t, mem, abSchema, rows, 10000)}
 			// The input batches are already allocated; the limit leaves no room
 			// for one output column of a 10000-row batch (80 KB).
-			acct := exec.NewAccountingAllocator(mem, 16<<10)
+			acct := execop.NewAccountingAllocator(mem, 16<<10)
 			tc := exec.NewTaskContext(acct, 10000)
 			tc.MemoryTables = tables.Lookup
 			scan := exectest.MemoryScan("t", abSchema, 1)
@@ -400,7 +401,7 @@ func TestMemoryLimitInExpressions(t *testing.T) {
 					opBin(physical.OpGtEq, colA, i64Lit(0), boolT),
 					opBin(physical.OpEq, opBin(physical.OpAdd, colA, i64Lit(1), arrow.PrimitiveTypes.Int64), i64Lit(5), boolT), boolT)}
 			}
-			bs, err := exec.CollectAll(context.Background(), tc, plan)
+			bs, err := execop.CollectAll(context.Background(), tc, plan)
 			for _, b := range bs {
 				b.Release()
 			}

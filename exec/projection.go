@@ -6,6 +6,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/exec/eval"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -13,15 +15,15 @@ import (
 // projectionOp computes one column per expression. Plain column references
 // are passed through without evaluation.
 type projectionOp struct {
-	tc     *TaskContext
+	tc     *execop.TaskContext
 	schema *arrow.Schema
-	input  Operator
+	input  execop.Operator
 	evs    []*eval.Evaluator // nil where the expression is a plain column
 	cols   []int             // the input column of plain column references
 	closed bool
 }
 
-func newProjection(tc *TaskContext, n *physical.Projection, partition int) (Operator, error) {
+func newProjection(tc *execop.TaskContext, n *physical.Projection, partition int) (execop.Operator, error) {
 	p := &projectionOp{tc: tc, schema: n.Schema(), evs: make([]*eval.Evaluator, len(n.Exprs)), cols: make([]int, len(n.Exprs))}
 	in := n.Input.Schema()
 	for i, e := range n.Exprs {
@@ -36,7 +38,7 @@ func newProjection(tc *TaskContext, n *physical.Projection, partition int) (Oper
 		}
 		p.evs[i] = ev
 	}
-	input, err := Build(tc, n.Input, partition)
+	input, err := tc.Build(n.Input, partition)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +58,7 @@ func (p *projectionOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	defer b.Release()
 	cols := make([]arrow.Array, len(p.evs))
-	defer releaseCols(cols)
+	defer kernel.ReleaseArrays(cols)
 	for i, ev := range p.evs {
 		if ev == nil {
 			c := b.Column(p.cols[i])

@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/exec/sort"
 	"github.com/quiverdb/quiver/physical"
 	"golang.org/x/sync/errgroup"
 )
@@ -33,9 +36,9 @@ import (
 // is called for each by whoever runs the plan), or the producers only stop
 // at cancellation.
 type exchange struct {
-	tc   *TaskContext
+	tc   *execop.TaskContext
 	n    *physical.Repartition
-	keys *sortKeyExprs // key expressions (only the evaluation part is used)
+	keys *sort.SortKeyExprs // key expressions (only the evaluation part is used)
 
 	startOnce sync.Once
 	outs      []chan arrow.RecordBatch
@@ -47,15 +50,15 @@ type exchange struct {
 	err       error         // the producers' first error, written before done
 }
 
-func newRepartition(tc *TaskContext, n *physical.Repartition, partition int) (Operator, error) {
-	var keys *sortKeyExprs
+func newRepartition(tc *execop.TaskContext, n *physical.Repartition, partition int) (execop.Operator, error) {
+	var keys *sort.SortKeyExprs
 	if len(n.Keys) > 0 {
 		sk := make([]physical.SortKey, len(n.Keys))
 		for i, k := range n.Keys {
 			sk[i] = physical.SortKey{Expr: k}
 		}
 		var err error
-		if keys, err = compileSortKeys(sk); err != nil {
+		if keys, err = sort.CompileSortKeys(sk); err != nil {
 			return nil, err
 		}
 	}
@@ -84,7 +87,7 @@ func (ex *exchange) start(ctx context.Context) {
 	g, gctx := errgroup.WithContext(gctx)
 	for i := range ex.n.Input.OutputPartitions() {
 		g.Go(func() (err error) {
-			defer recoverRoot(&err, fmt.Sprintf("partition %d of %s", i, ex.n.Input))
+			defer execop.RecoverRoot(&err, fmt.Sprintf("partition %d of %s", i, ex.n.Input))
 			return ex.produce(gctx, i)
 		})
 	}
@@ -108,7 +111,7 @@ func (ex *exchange) start(ctx context.Context) {
 
 // produce runs input partition p and routes its rows.
 func (ex *exchange) produce(ctx context.Context, p int) (err error) {
-	op, err := Build(ex.tc, ex.n.Input, p)
+	op, err := ex.tc.Build(ex.n.Input, p)
 	if err != nil {
 		return err
 	}
@@ -121,9 +124,7 @@ func (ex *exchange) produce(ctx context.Context, p int) (err error) {
 		return err
 	}
 	next := p % ex.n.N // round robin starts at a different output per producer
-	var hashes []uint64
-	var counts []int
-	var perm []int32
+	var parts kernel.HashPartitioner
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -146,8 +147,7 @@ func (ex *exchange) produce(ctx context.Context, p int) (err error) {
 			next = (next + 1) % ex.n.N
 			continue
 		}
-		hashes, counts, perm, err = ex.routeReleasing(ctx, b, hashes, counts, perm)
-		if err != nil {
+		if err := ex.routeReleasing(ctx, b, &parts); err != nil {
 			return err
 		}
 	}
@@ -156,41 +156,24 @@ func (ex *exchange) produce(ctx context.Context, p int) (err error) {
 // routeReleasing is route that then releases b, also when route panics (a
 // memory limit crossed in the key expressions panics up to the goroutine
 // root).
-func (ex *exchange) routeReleasing(ctx context.Context, b arrow.RecordBatch, hashes []uint64, counts []int, perm []int32) ([]uint64, []int, []int32, error) {
+func (ex *exchange) routeReleasing(ctx context.Context, b arrow.RecordBatch, parts *kernel.HashPartitioner) error {
 	defer b.Release()
-	return ex.route(ctx, b, hashes, counts, perm)
+	return ex.route(ctx, b, parts)
 }
 
 // route sends each row of b to output hash(keys) % N; b keeps its
 // reference. The scratch slices are reused across batches.
-func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, hashes []uint64, counts []int, perm []int32) ([]uint64, []int, []int32, error) {
+func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, parts *kernel.HashPartitioner) error {
 	n := int(b.NumRows())
-	arrs, _, err := ex.keys.eval(ctx, ex.tc.Mem, b)
+	arrs, _, err := ex.keys.Eval(ctx, ex.tc.Mem, b)
 	if err != nil {
-		return hashes, counts, perm, err
+		return err
 	}
-	hashes = resize(hashes, n)
-	HashColumns(arrs, hashes)
-	releaseCols(arrs)
-	// Counting sort of row indices by target partition.
-	N := ex.n.N
-	counts = append(counts[:0], make([]int, N+1)...)
-	for _, h := range hashes {
-		counts[h%uint64(N)+1]++
-	}
-	for i := 1; i <= N; i++ {
-		counts[i] += counts[i-1]
-	}
-	perm = resize(perm, n)
-	pos := append([]int(nil), counts[:N]...)
-	for i, h := range hashes {
-		t := h % uint64(N)
-		perm[pos[t]] = int32(i)
-		pos[t]++
-	}
-	for t := range N {
-		lo, hi := counts[t], counts[t+1]
-		if lo == hi {
+	parts.Split(arrs, n, ex.n.N)
+	kernel.ReleaseArrays(arrs)
+	for t := range ex.n.N {
+		rows := parts.Rows(t)
+		if len(rows) == 0 {
 			continue
 		}
 		select {
@@ -199,27 +182,17 @@ func (ex *exchange) route(ctx context.Context, b arrow.RecordBatch, hashes []uin
 		default:
 		}
 		var out arrow.RecordBatch
-		if hi-lo == n {
+		if len(rows) == n {
 			b.Retain()
 			out = b
-		} else if out, err = takeBatch(ctx, ex.tc.Mem, b.Schema(), b, perm[lo:hi]); err != nil {
-			return hashes, counts, perm, err
+		} else if out, err = kernel.TakeBatch(ctx, ex.tc.Mem, b.Schema(), b, rows); err != nil {
+			return err
 		}
 		if err := ex.send(ctx, t, out); err != nil {
-			return hashes, counts, perm, err
+			return err
 		}
 	}
-	return hashes, counts, perm, nil
-}
-
-// resize returns s with length n, reusing its memory when it is big enough.
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
+	return nil
 }
 
 // send hands b to output t, or discards it if consumer t has closed.

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestMemoryScanOutlivesDrop(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	off := exec.NewOffHeapAllocator()
+	off := execop.NewOffHeapAllocator()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	var parts [][]arrow.RecordBatch
 	var want int64
@@ -37,7 +38,7 @@ func TestMemoryScanOutlivesDrop(t *testing.T) {
 			b.Release()
 			rb := array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))
 			a.Release()
-			bs = append(bs, exec.CopyBatch(off, rb)) // 160 kB columns: mapped
+			bs = append(bs, execop.CopyBatch(off, rb)) // 160 kB columns: mapped
 			rb.Release()
 		}
 		parts = append(parts, bs)
@@ -47,7 +48,7 @@ func TestMemoryScanOutlivesDrop(t *testing.T) {
 	ctx := context.Background()
 	tc := exec.NewTaskContext(mem, 0)
 	tc.MemoryTables = tables.Lookup
-	var ops []exec.Operator
+	var ops []execop.Operator
 	for p := range 2 {
 		op, err := exec.Build(tc, scan, p)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -49,14 +50,14 @@ func TestScanParquetRowGroupRanges(t *testing.T) {
 	}
 
 	// A range past the file's row groups is an execution error, not a panic.
-	_, err := exec.CollectAll(ctx, tc, one(physical.RowGroupRange{Start: 2, End: 5}))
+	_, err := execop.CollectAll(ctx, tc, one(physical.RowGroupRange{Start: 2, End: 5}))
 	if !qerr.Is(err, qerr.Execution) {
 		t.Errorf("range past the end: want an exec error, got %v", err)
 	}
 	// Ranges that do not parallel the files are an internal error.
 	bad := one(physical.RowGroupRange{Start: 0, End: 1})
 	bad.RowGroups = [][]physical.RowGroupRange{{}}
-	_, err = exec.CollectAll(ctx, tc, bad)
+	_, err = execop.CollectAll(ctx, tc, bad)
 	if !qerr.Is(err, qerr.Internal) {
 		t.Errorf("mismatched ranges: want an internal error, got %v", err)
 	}

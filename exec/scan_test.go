@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -56,7 +57,7 @@ func TestScanParquetLineitem(t *testing.T) {
 	if d, ok := ext.(*arrow.Decimal128Type); !ok || d.Scale != 2 {
 		t.Fatalf("l_extendedprice is %s, want DECIMAL(15,2) as Decimal128", ext)
 	}
-	bs, err := exec.CollectAll(context.Background(), tc, scan)
+	bs, err := execop.CollectAll(context.Background(), tc, scan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestScanParquetLineitem(t *testing.T) {
 	}
 	// Fetch stops early.
 	scan.Fetch = 10
-	bs, err = exec.CollectAll(context.Background(), tc, scan)
+	bs, err = execop.CollectAll(context.Background(), tc, scan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestScanMissingFile(t *testing.T) {
 	tc := exec.NewTaskContext(mem, 0)
 	for _, f := range []physical.Format{physical.FormatParquet, physical.FormatCSV, physical.FormatArrow} {
 		scan := &physical.Scan{Table: "t", Format: f, FileSchema: abSchema, Partitions: [][]string{{"/nonexistent/x"}}, Fetch: -1}
-		_, err := exec.CollectAll(context.Background(), tc, scan)
+		_, err := execop.CollectAll(context.Background(), tc, scan)
 		if !qerr.Is(err, qerr.IO) {
 			t.Errorf("%s: want an io error, got %v", f, err)
 		}
@@ -110,7 +111,7 @@ func TestScanMissingFile(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.parquet")
 	os.WriteFile(bad, []byte("this is not parquet at all"), 0o644)
 	scan := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: abSchema, Partitions: [][]string{{bad}}, Fetch: -1}
-	if _, err := exec.CollectAll(context.Background(), tc, scan); !qerr.Is(err, qerr.Execution) {
+	if _, err := execop.CollectAll(context.Background(), tc, scan); !qerr.Is(err, qerr.Execution) {
 		t.Errorf("corrupt parquet: want an execution error, got %v", err)
 	}
 }

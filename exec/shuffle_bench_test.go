@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 )
@@ -176,7 +177,7 @@ func BenchmarkCacheReadBack(b *testing.B) {
 					b.Errorf("%d bytes still allocated", n)
 				}
 			})
-			tables, arrowBytes := salesTable(mem, parts, rows, exec.DefaultBatchSize)
+			tables, arrowBytes := salesTable(mem, parts, rows, execop.DefaultBatchSize)
 			dir := b.TempDir()
 			w := &physical.ShuffleWriter{Input: exectest.MemoryScan("sales", salesSchema, parts), JobID: "cachejob", StageID: 1, N: 0, Compression: c.comp, Pinned: c.pinned}
 			locs := runStage(b, mem, tables, dir, "e1", w)

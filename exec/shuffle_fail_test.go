@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -23,7 +24,7 @@ type dirFetcher struct {
 	err     error // if set, every Fetch fails with it
 }
 
-func (f *dirFetcher) Fetch(ctx context.Context, loc physical.PartitionLocation) (exec.Operator, error) {
+func (f *dirFetcher) Fetch(ctx context.Context, loc physical.PartitionLocation) (execop.Operator, error) {
 	f.fetches++
 	if f.err != nil {
 		return nil, f.err
@@ -63,7 +64,7 @@ func TestShuffleReaderRemote(t *testing.T) {
 	// A failing fetch is a FetchError naming the remote location.
 	f.err = qerr.IOf("flight: connection refused")
 	_, err := readPartition(t, tc, rd, 0)
-	var fe *exec.FetchError
+	var fe *execop.FetchError
 	if !errors.As(err, &fe) || fe.Location != locsA[0][0] || !errors.Is(err, f.err) {
 		t.Fatalf("got %v, want a FetchError for %s", err, locsA[0][0])
 	}
@@ -112,7 +113,7 @@ func TestShuffleReaderFetchErrors(t *testing.T) {
 				rd.Locations = [][]physical.PartitionLocation{{c.loc}}
 			}
 			_, err := readPartition(t, tc, rd, 0)
-			var fe *exec.FetchError
+			var fe *execop.FetchError
 			if !errors.As(err, &fe) || fe.Location != c.loc {
 				t.Fatalf("got %v, want a FetchError for %s", err, c.loc)
 			}
@@ -125,7 +126,7 @@ func TestShuffleReaderFetchErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	exectest.Compare(t, got, tableRows(tables, 0), exectest.Unordered)
-	if _, err := readPartition(t, tc, cr, 1); !errors.As(err, new(*exec.FetchError)) {
+	if _, err := readPartition(t, tc, cr, 1); !errors.As(err, new(*execop.FetchError)) {
 		t.Fatalf("cache reader of a missing file: %v, want a FetchError", err)
 	}
 	// No locations at all: an empty partition.
@@ -136,7 +137,7 @@ func TestShuffleReaderFetchErrors(t *testing.T) {
 
 // cancelAfter cancels a context once its input has handed out n batches.
 type cancelAfter struct {
-	exec.Operator
+	execop.Operator
 	n      int
 	cancel context.CancelFunc
 }
@@ -160,7 +161,7 @@ func TestShuffleWriterFailureLeavesNoFiles(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			tc := taskContext(mem, tables, dir, "e")
-			tc.WrapSource = func(_ *physical.Scan, _ int, op exec.Operator) exec.Operator {
+			tc.WrapSource = func(_ *physical.Scan, _ int, op execop.Operator) execop.Operator {
 				switch mode {
 				case "cancel":
 					return &cancelAfter{Operator: op, n: 5, cancel: cancel}

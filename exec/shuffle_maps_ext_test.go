@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -18,7 +18,7 @@ func TestCacheReaderKeepsFilesMapped(t *testing.T) {
 		t.Skip("files are mapped only on linux")
 	}
 	mem := exectest.Allocator(t)
-	maps := exec.NewFileMaps()
+	maps := filemap.NewFileMaps()
 	defer maps.Close()
 	for _, comp := range []physical.Compression{physical.CompressNone, physical.CompressLZ4} {
 		t.Run(string(comp), func(t *testing.T) {

@@ -15,7 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/shuffle"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -58,7 +60,7 @@ func shuffleInput(t testing.TB, mem memory.Allocator, parts, rows, batch int) ex
 }
 
 // taskContext is a context for one task of executor id over dir.
-func taskContext(mem memory.Allocator, tables exectest.Tables, dir, id string) *exec.TaskContext {
+func taskContext(mem memory.Allocator, tables exectest.Tables, dir, id string) *execop.TaskContext {
 	tc := exec.NewTaskContext(mem, 0)
 	tc.MemoryTables = tables.Lookup
 	tc.WorkDir = dir
@@ -100,7 +102,7 @@ func runStage(t testing.TB, mem memory.Allocator, tables exectest.Tables, dir, i
 			out := int(cols[0].Value(r))
 			loc := physical.PartitionLocation{JobID: w.JobID, StageID: w.StageID, OutputPartition: out, MapPartition: p,
 				Executor: physical.ExecutorMeta{ID: id}, Rows: cols[1].Value(r), Batches: cols[2].Value(r), Bytes: cols[3].Value(r)}
-			fi, err := os.Stat(exec.ShuffleFilePath(dir, w.JobID, w.StageID, out, p))
+			fi, err := os.Stat(shuffle.FilePath(dir, w.JobID, w.StageID, out, p))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +120,7 @@ func runStage(t testing.TB, mem memory.Allocator, tables exectest.Tables, dir, i
 }
 
 // readPartition drains partition p of a reader node and returns its rows.
-func readPartition(t testing.TB, tc *exec.TaskContext, n physical.Plan, p int) ([]string, error) {
+func readPartition(t testing.TB, tc *execop.TaskContext, n physical.Plan, p int) ([]string, error) {
 	t.Helper()
 	ctx := context.Background()
 	op, err := exec.Build(tc, n, p)
@@ -290,7 +292,7 @@ func repartitionRows(t *testing.T, mem memory.Allocator, tables exectest.Tables,
 	t.Helper()
 	ctx := context.Background()
 	tc := taskContext(mem, tables, "", "")
-	ops := make([]exec.Operator, rp.N)
+	ops := make([]execop.Operator, rp.N)
 	for i := range ops {
 		op, err := exec.Build(tc, rp, i)
 		if err != nil {

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -8,11 +9,11 @@ import (
 // newUnion maps output partition i to the input that owns it: the inputs'
 // partitions are numbered one input after another. The input's operator is
 // returned as is (Build instruments it for the Union node as well).
-func newUnion(tc *TaskContext, n *physical.Union, partition int) (Operator, error) {
+func newUnion(tc *execop.TaskContext, n *physical.Union, partition int) (execop.Operator, error) {
 	p := partition
 	for _, in := range n.Inputs {
 		if k := in.OutputPartitions(); p < k {
-			return Build(tc, in, p)
+			return tc.Build(in, p)
 		} else {
 			p -= k
 		}

@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -14,14 +16,14 @@ import (
 // valuesOp produces literal rows in batches of at most BatchSize rows. It
 // builds all rows at Open (VALUES lists are small).
 type valuesOp struct {
-	tc     *TaskContext
+	tc     *execop.TaskContext
 	n      *physical.Values
 	batch  arrow.RecordBatch
 	off    int64
 	closed bool
 }
 
-func newValues(tc *TaskContext, n *physical.Values, partition int) (Operator, error) {
+func newValues(tc *execop.TaskContext, n *physical.Values, partition int) (execop.Operator, error) {
 	for r, row := range n.Rows {
 		if len(row) != n.OutSchema.NumFields() {
 			return nil, qerr.Internalf("exec: values: row %d has %d values, want %d", r, len(row), n.OutSchema.NumFields())
@@ -33,7 +35,7 @@ func newValues(tc *TaskContext, n *physical.Values, partition int) (Operator, er
 func (v *valuesOp) Open(ctx context.Context) error {
 	schema := v.n.OutSchema
 	cols := make([]arrow.Array, schema.NumFields())
-	defer releaseCols(cols)
+	defer kernel.ReleaseArrays(cols)
 	for c := range cols {
 		a, err := literalColumn(v.tc, schema.Field(c), v.n.Rows, c)
 		if err != nil {
@@ -47,7 +49,7 @@ func (v *valuesOp) Open(ctx context.Context) error {
 
 // literalColumn builds column c of rows. The switch on the value's Go type
 // runs per row, which is fine for VALUES lists and nowhere else.
-func literalColumn(tc *TaskContext, f arrow.Field, rows [][]*physical.Literal, c int) (arrow.Array, error) {
+func literalColumn(tc *execop.TaskContext, f arrow.Field, rows [][]*physical.Literal, c int) (arrow.Array, error) {
 	bld := array.NewBuilder(tc.Mem, f.Type)
 	defer bld.Release()
 	bld.Reserve(len(rows))
@@ -126,7 +128,7 @@ func (v *valuesOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if v.batch == nil || v.off >= v.batch.NumRows() {
 		return nil, io.EOF
 	}
-	end := min(v.batch.NumRows(), v.off+int64(v.tc.batchSize()))
+	end := min(v.batch.NumRows(), v.off+int64(v.tc.BatchRows()))
 	out := v.batch.NewSlice(v.off, end)
 	v.off = end
 	return out, nil
@@ -146,12 +148,12 @@ func (v *valuesOp) Close() error {
 
 // emptyOp produces nothing, or one row (of NULLs; normally of no columns).
 type emptyOp struct {
-	tc   *TaskContext
+	tc   *execop.TaskContext
 	n    *physical.Empty
 	done bool
 }
 
-func newEmpty(tc *TaskContext, n *physical.Empty, partition int) (Operator, error) {
+func newEmpty(tc *execop.TaskContext, n *physical.Empty, partition int) (execop.Operator, error) {
 	return &emptyOp{tc: tc, n: n, done: !n.ProduceOneRow}, nil
 }
 
@@ -166,7 +168,7 @@ func (e *emptyOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	e.done = true
 	cols := make([]arrow.Array, e.n.OutSchema.NumFields())
-	defer releaseCols(cols)
+	defer kernel.ReleaseArrays(cols)
 	for i, f := range e.n.OutSchema.Fields() {
 		cols[i] = array.MakeArrayOfNull(e.tc.Mem, f.Type, 1)
 	}

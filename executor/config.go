@@ -1,19 +1,16 @@
 package executor
 
 import (
-	"fmt"
 	"log/slog"
 	"net"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
-	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/settings"
 )
 
 // Config configures an Executor. Zero fields take the defaults noted.
@@ -82,47 +79,15 @@ type taskSettings struct {
 	memoryLimit int64 // bytes; 0 = none
 }
 
-// parseTaskSettings reads quiver.batch_size and quiver.memory_limit; other
-// settings are the scheduler's business and are ignored.
+// parseTaskSettings reads quiver.batch_size and quiver.memory_limit from
+// a task's settings; the others are the scheduler's business, but every
+// one is checked, so a bad task is refused with the setting and value named.
 func parseTaskSettings(m map[string]string) (taskSettings, error) {
-	s := taskSettings{batchSize: exec.DefaultBatchSize}
-	if v, ok := m["quiver.batch_size"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > 1<<20 {
-			return s, qerr.Planf("executor: setting quiver.batch_size: want an integer from 1 to 1048576, got %q", v)
-		}
-		s.batchSize = n
+	v, err := settings.Decode("executor", m)
+	if err != nil {
+		return taskSettings{}, err
 	}
-	if v, ok := m["quiver.memory_limit"]; ok {
-		n, err := parseBytes(v)
-		if err != nil {
-			return s, qerr.Planf("executor: setting quiver.memory_limit: %w", err)
-		}
-		s.memoryLimit = n
-	}
-	return s, nil
-}
-
-// parseBytes parses a size such as "1048576", "512MB" or "1.5G" (binary
-// units); "", "0", "none" and "unlimited" mean no limit.
-func parseBytes(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	if t == "" || t == "NONE" || t == "UNLIMITED" {
-		return 0, nil
-	}
-	mult := 1.0
-	for _, u := range []struct {
-		suffix string
-		mult   float64
-	}{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("want a size like '2GB' or '536870912', got %q", s)
-	}
-	return int64(f * mult), nil
+	batch, _ := v.Int(settings.BatchSize)
+	limit, _ := v.Int(settings.MemoryLimit)
+	return taskSettings{batchSize: int(batch), memoryLimit: limit}, nil
 }

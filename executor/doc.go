@@ -1,4 +1,4 @@
-// Package executor is the Quiver executor process (DESIGN.md §5): it
+// Package executor is the Quiver executor process (ARCHITECTURE.md §3): it
 // registers with the scheduler and heartbeats, runs the tasks the scheduler
 // pushes with ExecutorService.LaunchTasks (one stage partition each, a
 // physical.ShuffleWriter plan decoded with physical/codec, run with exec),
@@ -7,6 +7,7 @@
 // cache stages). FlightFetcher is the matching Flight client, used by
 // shuffle readers on other executors and by the client to fetch results.
 //
-// executor may import exec, physical, physical/codec, rpc and qerr; never
-// logical, sql, scheduler or the TiDB parser (imports_test.go checks this).
+// executor may import exec, exec/eval, physical, physical/codec, arrowpb, rpc
+// and qerr; never logical, sql, scheduler or the TiDB parser (arch_test.go at
+// the module root checks this).
 package executor

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -44,7 +44,7 @@ type Executor struct {
 	// maps keeps the local cache files every task reads mapped between
 	// tasks; stage directories are forgotten as they are removed, and
 	// everything at Close.
-	maps *exec.FileMaps
+	maps *filemap.FileMaps
 
 	// Set by Start before any goroutine that reads them starts.
 	meta     physical.ExecutorMeta
@@ -94,7 +94,7 @@ func New(cfg Config) (*Executor, error) {
 		cfg:        cfg,
 		log:        loggerT{cfg.Logger.With("executor", cfg.ID)},
 		fetcher:    NewFlightFetcher(cfg.Allocator),
-		maps:       exec.NewFileMaps(),
+		maps:       filemap.NewFileMaps(),
 		running:    map[taskKey]*task{},
 		pinned:     map[string]map[int]bool{},
 		wake:       make(chan struct{}, cfg.VCores),
@@ -204,8 +204,8 @@ func (e *Executor) WorkDir() string { return e.cfg.WorkDir }
 func (e *Executor) Fetcher() *FlightFetcher { return e.fetcher }
 
 // Maps returns the registry of the cache files kept mapped between the
-// tasks that read them (exec.TaskContext.Maps of every task).
-func (e *Executor) Maps() *exec.FileMaps { return e.maps }
+// tasks that read them (execop.TaskContext.Maps of every task).
+func (e *Executor) Maps() *filemap.FileMaps { return e.maps }
 
 func (e *Executor) rpcMeta() *rpc.ExecutorMeta {
 	return &rpc.ExecutorMeta{
@@ -301,7 +301,7 @@ func checkTask(def *rpc.TaskDefinition) (*task, error) {
 	if id == nil {
 		return nil, qerr.Internalf("executor: task without an id")
 	}
-	if !jobIDPattern.MatchString(id.JobId) || id.StageId < 0 || id.Partition < 0 || id.Attempt < 0 {
+	if !physical.ValidJobID(id.JobId) || id.StageId < 0 || id.Partition < 0 || id.Attempt < 0 {
 		return nil, qerr.Internalf("executor: invalid task id %v", id)
 	}
 	t := &task{key: keyOf(id), def: def}
@@ -373,7 +373,7 @@ func (e *Executor) CancelTasks(ctx context.Context, req *rpc.CancelTasksRequest)
 // writer ran here as Pinned (a cache's files survive any whole-job sweep;
 // they go only when named explicitly).
 func (e *Executor) RemoveJobData(ctx context.Context, req *rpc.RemoveJobDataRequest) (*rpc.RemoveJobDataResponse, error) {
-	if !jobIDPattern.MatchString(req.GetJobId()) {
+	if !physical.ValidJobID(req.GetJobId()) {
 		return nil, status.Errorf(codes.InvalidArgument, "executor: invalid job id %q", req.GetJobId())
 	}
 	keep := map[int]bool{}

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
@@ -424,7 +424,7 @@ func TestStartGivesUp(t *testing.T) {
 	}
 }
 
-var _ exec.ShuffleFetcher = (*executor.FlightFetcher)(nil)
+var _ execop.ShuffleFetcher = (*executor.FlightFetcher)(nil)
 
 // TestSchedulerRestart stops the scheduler while a task runs: the status is
 // retried until a new scheduler comes up on the same address, and the

@@ -14,7 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -26,7 +26,7 @@ import (
 // DefaultFetchTimeout bounds one fetch, from DoGet to the last batch.
 const DefaultFetchTimeout = 10 * time.Minute
 
-// FlightFetcher implements exec.ShuffleFetcher over Arrow Flight DoGet. It
+// FlightFetcher implements execop.ShuffleFetcher over Arrow Flight DoGet. It
 // keeps one gRPC connection per peer (host:port), made on first use and
 // closed by Close. Safe for concurrent use.
 type FlightFetcher struct {
@@ -40,7 +40,7 @@ type FlightFetcher struct {
 	closed bool
 }
 
-var _ exec.ShuffleFetcher = (*FlightFetcher)(nil)
+var _ execop.ShuffleFetcher = (*FlightFetcher)(nil)
 
 // NewFlightFetcher returns a fetcher whose batches are allocated from
 // alloc (memory.DefaultAllocator if nil).
@@ -54,8 +54,8 @@ func NewFlightFetcher(alloc memory.Allocator) *FlightFetcher {
 // Fetch returns an unopened operator streaming the batches of the shuffle
 // file at loc from loc.Executor's Flight service. Open starts the DoGet;
 // a failure to reach the file (unreachable executor, missing file, broken
-// stream) is an *exec.FetchError naming loc, from Open or Next.
-func (f *FlightFetcher) Fetch(ctx context.Context, loc physical.PartitionLocation) (exec.Operator, error) {
+// stream) is an *execop.FetchError naming loc, from Open or Next.
+func (f *FlightFetcher) Fetch(ctx context.Context, loc physical.PartitionLocation) (execop.Operator, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (f *FlightFetcher) conn(addr string) (*grpc.ClientConn, error) {
 	return c, nil
 }
 
-// fetchOp is one DoGet stream as an exec.Operator.
+// fetchOp is one DoGet stream as an execop.Operator.
 type fetchOp struct {
 	f      *FlightFetcher
 	loc    physical.PartitionLocation
@@ -112,7 +112,7 @@ func (o *fetchOp) fail(ctx context.Context, err error) error {
 		return ctx.Err() // our own cancellation is not the file's fault
 	}
 	addr := net.JoinHostPort(o.loc.Executor.Host, strconv.Itoa(o.loc.Executor.FlightPort))
-	return &exec.FetchError{Location: o.loc, Err: qerr.IOf("executor: fetching shuffle file %s from executor %s at %s: %w", o.loc, o.loc.Executor.ID, addr, err)}
+	return &execop.FetchError{Location: o.loc, Err: qerr.IOf("executor: fetching shuffle file %s from executor %s at %s: %w", o.loc, o.loc.Executor.ID, addr, err)}
 }
 
 func (o *fetchOp) Open(ctx context.Context) error {

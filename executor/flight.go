@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -73,7 +74,7 @@ func (s *flightServer) ticketPath(ticket []byte) (string, error) {
 	if err := proto.Unmarshal(ticket, &loc); err != nil {
 		return "", status.Errorf(codes.InvalidArgument, "executor: ticket is not a PartitionLocation: %v", err)
 	}
-	if !jobIDPattern.MatchString(loc.JobId) {
+	if !physical.ValidJobID(loc.JobId) {
 		return "", status.Errorf(codes.InvalidArgument, "executor: ticket has invalid job id %q", loc.JobId)
 	}
 	if loc.StageId < 0 || loc.OutputPartition < 0 || loc.MapPartition < 0 {

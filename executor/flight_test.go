@@ -14,7 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
@@ -72,7 +72,7 @@ func writeShuffleFile(t *testing.T, work, job string, stage, out, mapPart int, s
 
 // drainOp opens, drains and closes op, checking kvSchema rows 0..n-1 in
 // order, and returns the row count or the first error.
-func drainOp(t *testing.T, ctx context.Context, op exec.Operator) (int64, error) {
+func drainOp(t *testing.T, ctx context.Context, op execop.Operator) (int64, error) {
 	t.Helper()
 	defer op.Close()
 	if err := op.Open(ctx); err != nil {
@@ -147,7 +147,7 @@ func TestFlightServesShuffleFiles(t *testing.T) {
 }
 
 // TestFlightMissingFileIsFetchError checks that a file the executor does
-// not have is an *exec.FetchError naming the location.
+// not have is an *execop.FetchError naming the location.
 func TestFlightMissingFileIsFetchError(t *testing.T) {
 	mem := testAllocator(t)
 	sched := newFakeScheduler()
@@ -160,7 +160,7 @@ func TestFlightMissingFileIsFetchError(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = drainOp(t, context.Background(), op)
-	var fe *exec.FetchError
+	var fe *execop.FetchError
 	if !errors.As(err, &fe) || fe.Location != loc {
 		t.Fatalf("want a FetchError for %v, got %v", loc, err)
 	}
@@ -237,7 +237,7 @@ func TestFetchUnreachableExecutor(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = drainOp(t, context.Background(), op)
-	var fe *exec.FetchError
+	var fe *execop.FetchError
 	if !errors.As(err, &fe) || fe.Location.Executor.ID != "gone" {
 		t.Fatalf("want a FetchError naming executor gone, got %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -122,7 +123,7 @@ func (e *Executor) execute(ctx context.Context, t *task) *rpc.TaskStatus {
 	st := t.status(rpc.TaskState_TASK_FAILED, e.cfg.ID)
 	st.Error = err.Error()
 	st.ErrorKind = int32(qerr.KindOf(err))
-	var fe *exec.FetchError
+	var fe *execop.FetchError
 	if errors.As(err, &fe) {
 		st.FetchFailure = &rpc.FetchFailure{
 			ExecutorId:   fe.Location.Executor.ID,
@@ -158,9 +159,9 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 	}
 	// The task's operators allocate through a recycler, so buffers released
 	// by one batch serve the next; it is closed when the task returns.
-	rec := exec.NewRecycler(e.cfg.Allocator, exec.DefaultTaskRecycleFree)
+	rec := execop.NewRecycler(e.cfg.Allocator, execop.DefaultTaskRecycleFree)
 	defer rec.Close()
-	tc := exec.NewTaskContext(exec.NewAccountingAllocator(rec, settings.memoryLimit), settings.batchSize)
+	tc := exec.NewTaskContext(execop.NewAccountingAllocator(rec, settings.memoryLimit), settings.batchSize)
 	tc.WorkDir = e.cfg.WorkDir
 	tc.ExecutorID = e.cfg.ID
 	tc.Fetcher = e.fetcher
@@ -180,7 +181,7 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 // locations of every partition's files, in partition order. The first
 // failure cancels the other partitions; runAll returns once all have
 // stopped (each partition's writer removes its own unfinished files).
-func (e *Executor) runAll(ctx context.Context, tc *exec.TaskContext, w *physical.ShuffleWriter, key taskKey) ([]*rpc.PartitionLocation, error) {
+func (e *Executor) runAll(ctx context.Context, tc *execop.TaskContext, w *physical.ShuffleWriter, key taskKey) ([]*rpc.PartitionLocation, error) {
 	n := w.OutputPartitions()
 	parts := make([][]*rpc.PartitionLocation, n)
 	g, gctx := errgroup.WithContext(ctx)
@@ -208,7 +209,7 @@ func (e *Executor) runAll(ctx context.Context, tc *exec.TaskContext, w *physical
 
 // runPartition builds, opens and drains map partition p of w in tc and
 // returns the locations of the files it wrote.
-func (e *Executor) runPartition(ctx context.Context, tc *exec.TaskContext, w *physical.ShuffleWriter, p int) (locs []*rpc.PartitionLocation, err error) {
+func (e *Executor) runPartition(ctx context.Context, tc *execop.TaskContext, w *physical.ShuffleWriter, p int) (locs []*rpc.PartitionLocation, err error) {
 	op, err := exec.Build(tc, w, p)
 	if err != nil {
 		return nil, err

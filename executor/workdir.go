@@ -5,31 +5,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/filemap"
+	"github.com/quiverdb/quiver/exec/shuffle"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// jobIDPattern is the agreed shape of a job id; anything else is refused
-// before it gets near a path.
-var jobIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-// checkJobID returns an error unless id is a valid job id.
+// checkJobID returns an error unless id is a valid job id: anything else
+// is refused before it gets near a path.
 func checkJobID(id string) error {
-	if !jobIDPattern.MatchString(id) {
-		return qerr.Execf("executor: invalid job id %q: want 1 to 64 of [A-Za-z0-9_-]", id)
+	if !physical.ValidJobID(id) {
+		return qerr.Execf("executor: invalid job id %q: want %s", id, physical.JobIDSyntax)
 	}
 	return nil
 }
 
 // shuffleFilePath rebuilds the path of a shuffle file from its coordinates
-// (exec.ShuffleFilePath: {work}/{job}/{stage}/{out}/data-{map}.arrow). The
+// (shuffle.FilePath: {work}/{job}/{stage}/{out}/data-{map}.arrow). The
 // caller has validated job and the non-negative ints.
 func shuffleFilePath(workDir, job string, stage, out, mapPart int) string {
-	return exec.ShuffleFilePath(workDir, job, stage, out, mapPart)
+	return shuffle.FilePath(workDir, job, stage, out, mapPart)
 }
 
 // within reports whether path, once cleaned, lies strictly inside dir.
@@ -48,7 +46,7 @@ func within(dir, path string) bool {
 // the stages it removed. Each stage directory is forgotten by maps (when
 // not nil) before it is removed, so no later reader shares a mapping of a
 // removed file; readers and batches over one keep it until released.
-func removeJobData(workDir, job string, stages []int, keep map[int]bool, maps *exec.FileMaps) ([]int, error) {
+func removeJobData(workDir, job string, stages []int, keep map[int]bool, maps *filemap.FileMaps) ([]int, error) {
 	if err := checkJobID(job); err != nil {
 		return nil, err
 	}

@@ -623,7 +623,7 @@ func (a *SubqueryAlias) String() string                 { return "SubqueryAlias:
 
 // ---- Cache ------------------------------------------------------------------
 
-// Cache marks Input to be computed once and reused (DESIGN.md §6). Its schema
+// Cache marks Input to be computed once and reused (ARCHITECTURE.md §4). Its schema
 // is its input's. Optimizer rules never push anything into Input from outside
 // and keep CacheID when they rewrite Input.
 type Cache struct {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // ExecutorMeta identifies an executor and where its Flight service listens.
@@ -34,6 +35,27 @@ func (l PartitionLocation) String() string {
 	return fmt.Sprintf("%s/%d/%d/data-%d@%s", l.JobID, l.StageID, l.OutputPartition, l.MapPartition, l.Executor.ID)
 }
 
+// JobIDSyntax says in words what ValidJobID accepts, for error messages.
+const JobIDSyntax = "1 to 64 of A-Z, a-z, 0-9, '_' and '-'"
+
+// ValidJobID reports whether id has the agreed shape of a job id (see
+// JobIDSyntax). Shuffle file paths are built from job ids, so every place
+// that receives one from the network or builds a path from it checks it
+// here: anything else must never get near a path.
+func ValidJobID(id string) bool {
+	if len(id) < 1 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Compression is a shuffle file's IPC body compression.
 type Compression string
 
@@ -43,6 +65,28 @@ const (
 	CompressZstd Compression = "zstd"
 	CompressNone Compression = "none"
 )
+
+// Compressions lists every shuffle compression, the default first. It is
+// the one list: the setting quiver.shuffle_compression offers these values.
+var Compressions = []Compression{CompressLZ4, CompressZstd, CompressNone}
+
+// ParseCompression checks a shuffle compression name ("" is the default,
+// lz4); any other name is an error.
+func ParseCompression(s string) (Compression, error) {
+	if s == "" {
+		return CompressLZ4, nil
+	}
+	for _, c := range Compressions {
+		if string(c) == s {
+			return c, nil
+		}
+	}
+	names := make([]string, len(Compressions))
+	for i, c := range Compressions {
+		names[i] = string(c)
+	}
+	return "", qerr.Planf("shuffle compression %q: want one of %s", s, strings.Join(names, ", "))
+}
 
 // ShuffleWriter is the root of a stage: it runs partition p of Input (map
 // partition p) and writes its rows to Arrow IPC stream files, one per output

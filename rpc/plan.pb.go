@@ -1,4 +1,4 @@
-// Encoded query plans (DESIGN.md §5): logical plans travel from the client to
+// Encoded query plans (ARCHITECTURE.md §3): logical plans travel from the client to
 // the scheduler (ExecuteQueryRequest.logical_plan, made by logical/codec) and
 // physical stage plans from the scheduler to executors
 // (TaskDefinition.plan, made by physical/codec). The Go plan packages stay

@@ -1,4 +1,4 @@
-// Quiver's scheduler and executor services (DESIGN.md §5). Plans travel as
+// Quiver's scheduler and executor services (ARCHITECTURE.md §3). Plans travel as
 // bytes encoded by logical/codec and physical/codec (see plan.proto), so
 // these services do not change when plan nodes do.
 

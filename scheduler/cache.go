@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,9 +14,10 @@ import (
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/settings"
 )
 
-// The dataset cache on the event loop (DESIGN.md §6). Everything here runs
+// The dataset cache on the event loop (ARCHITECTURE.md §4). Everything here runs
 // on the loop goroutine, like the rest of core.
 //
 // A query's Cache nodes are resolved before physical planning (lowerCaches):
@@ -44,13 +44,6 @@ const (
 	outcomeHit     = "hit"
 	outcomeMiss    = "miss"
 	outcomePending = "pending"
-)
-
-// Settings the cache reads.
-const (
-	settingCacheTTL     = "quiver.cache.ttl"
-	settingIdleTimeout  = "quiver.session.idle_timeout"
-	settingCacheMaxByte = "quiver.cache.max_bytes"
 )
 
 // cacheBuild marks a job that materializes one cache entry.
@@ -153,7 +146,7 @@ func (c *core) validateCaches(j *job, p logical.Plan) error {
 		if _, ok := c.sessions[j.session]; !ok {
 			return qerr.Planf("scheduler: cache %s: session %q is closed", cacheLabel(n.Name, n.CacheID), j.session)
 		}
-		if _, err := entryOptions(n, nil); err != nil {
+		if _, err := entryOptions(n, settings.Values{}); err != nil {
 			return err
 		}
 	}
@@ -175,7 +168,7 @@ func cacheLabel(name, id string) string {
 // entryOptions validates a Cache node's options (lowercased keys; only ttl
 // is known) and adds the session's default ttl (setting quiver.cache.ttl)
 // when the node has none.
-func entryOptions(n *logical.Cache, settings map[string]string) (map[string]string, error) {
+func entryOptions(n *logical.Cache, vals settings.Values) (map[string]string, error) {
 	opts := map[string]string{}
 	for k, v := range n.Options {
 		lk := strings.ToLower(k)
@@ -188,7 +181,7 @@ func entryOptions(n *logical.Cache, settings map[string]string) (map[string]stri
 		return nil, qerr.Planf("scheduler: cache %s: %w", cacheLabel(n.Name, n.CacheID), err)
 	}
 	if _, ok := opts[cache.TTLOption]; !ok {
-		if v := settings[settingCacheTTL]; v != "" {
+		if v, ok := vals.Lookup(settings.CacheTTL); ok {
 			opts[cache.TTLOption] = v
 		}
 	}
@@ -247,11 +240,7 @@ func (c *core) holdersDead(e cache.Entry) bool {
 // startBuild submits the Cache node's input as its own job, in the same
 // session, with the parent's settings; its final stage is pinned.
 func (c *core) startBuild(parent *job, n *logical.Cache, key cache.Key, childID string) {
-	settings := make(map[string]string, len(parent.settings))
-	for k, v := range parent.settings {
-		settings[k] = v
-	}
-	child := c.addJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), settings, n.Input)
+	child := c.addJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
 	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id}
 	c.startJob(child)
 }
@@ -619,65 +608,24 @@ func (c *core) sessionBusy(id string) bool {
 
 // ---- settings ----
 
-// applySessionSettings takes the per-session overrides from settings,
-// ignoring malformed ones (applyQuerySettings reports them on the first
-// query).
-func (c *core) applySessionSettings(s *session, settings map[string]string) {
-	if v, ok := settings[settingIdleTimeout]; ok && v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
-			s.idleTimeout, s.hasIdle = d, true
-		}
+// applySessionSettings takes the session's own quiver.session.idle_timeout.
+func (c *core) applySessionSettings(s *session) {
+	if d, ok := s.settings.Duration(settings.SessionIdleTimeout); ok {
+		s.idleTimeout, s.hasIdle = d, true
 	}
 }
 
-// applyQuerySettings validates the cache settings of a query and applies
-// them: quiver.session.idle_timeout to its session, quiver.cache.max_bytes
-// to the whole scheduler; quiver.cache.ttl is read when an entry is claimed.
-func (c *core) applyQuerySettings(s *session, settings map[string]string) error {
-	for _, name := range []string{settingCacheTTL, settingIdleTimeout} {
-		if v := settings[name]; v != "" {
-			if d, err := time.ParseDuration(v); err != nil || d < 0 {
-				return qerr.Planf("scheduler: setting %s=%q: want a non-negative duration such as 10m (0 = none)", name, v)
-			}
-		}
+// applyQuerySettings applies the settings of a query (checked when it was
+// submitted) that change more than the query: quiver.session.idle_timeout
+// to its session, quiver.cache.max_bytes to the whole scheduler;
+// quiver.cache.ttl is read when an entry is claimed.
+func (c *core) applyQuerySettings(s *session, vals settings.Values) {
+	if d, ok := vals.Duration(settings.SessionIdleTimeout); ok {
+		s.idleTimeout, s.hasIdle = d, true
 	}
-	var maxBytes int64 = -1
-	if v := settings[settingCacheMaxByte]; v != "" {
-		n, err := parseByteSize(v)
-		if err != nil {
-			return qerr.Planf("scheduler: setting %s=%q: %v", settingCacheMaxByte, v, err)
-		}
-		maxBytes = n
+	if n, ok := vals.Int(settings.CacheMaxBytes); ok {
+		c.cacheMaxBytes = n
 	}
-	c.applySessionSettings(s, settings)
-	if maxBytes >= 0 {
-		c.cacheMaxBytes = maxBytes
-	}
-	return nil
-}
-
-// parseByteSize parses a byte count: a plain integer, or a number with a
-// unit B, KB, MB, GB, TB (powers of 1024, as KiB.. also accepted).
-func parseByteSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"TIB", 1 << 40}, {"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	if n, err := strconv.ParseInt(t, 10, 64); err == nil && n >= 0 && n <= (1<<62)/mult {
-		return n * mult, nil
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
-		return 0, errors.New("want a non-negative size such as 1073741824, 512MB or 2GB (0 = no cap)")
-	}
-	return int64(f * float64(mult)), nil
 }
 
 // ---- cache RPCs ----

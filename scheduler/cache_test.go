@@ -685,16 +685,18 @@ func TestCacheEvictionLRUSparesReaders(t *testing.T) {
 	h.absent("c1")
 	h.entry("c3")
 	wantStrings(t, "c1 files", removals(h.acts, b1), []string{"e1:2", "e2:2"})
-	if _, err := parseByteSize("2GB"); err != nil {
-		t.Fatal(err)
+	// Sizes are read by the one parser: units as SET takes them.
+	h.submitPlan("q5", logical.NewEmptyRelation(false, nil), map[string]string{"quiver.cache.max_bytes": "2 GiB"})
+	if h.c.cacheMaxBytes != 2<<30 {
+		t.Fatalf("cap %d after 2 GiB", h.c.cacheMaxBytes)
 	}
-	for in, want := range map[string]int64{"0": 0, "512MB": 512 << 20, "1.5k": 1536, "2 GiB": 2 << 30} {
-		if got, err := parseByteSize(in); err != nil || got != want {
-			t.Errorf("parseByteSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
+	// A bad size fails its job and leaves the cap alone.
+	h.submitPlan("q6", logical.NewEmptyRelation(false, nil), map[string]string{"quiver.cache.max_bytes": "lots"})
+	if j := h.c.jobs["q6"]; j.state != rpc.JobState_JOB_FAILED || !strings.Contains(j.errMsg, `quiver.cache.max_bytes: want a size`) || !strings.Contains(j.errMsg, `"lots"`) {
+		t.Fatalf("bad size: job %s: %s", j.state, j.errMsg)
 	}
-	if _, err := parseByteSize("lots"); err == nil {
-		t.Error("parseByteSize(lots) succeeded")
+	if h.c.cacheMaxBytes != 2<<30 {
+		t.Fatalf("cap %d after a bad size", h.c.cacheMaxBytes)
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/executor"
@@ -258,6 +260,11 @@ func TestClusterOneExecutorInMemory(t *testing.T) {
 	c := startCluster(t, ctx, Config{HeartbeatTimeout: 5 * time.Second, FinalStageCleanupDelay: 30 * time.Second}, 1, mem)
 	auto := c.session(t, ctx, map[string]string{"quiver.target_partitions": "3"})
 	shuffle := c.session(t, ctx, map[string]string{"quiver.target_partitions": "3", "quiver.exchange_mode": "shuffle"})
+	// A session's settings are checked when it is created.
+	_, err := c.client.CreateSession(ctx, &rpc.CreateSessionRequest{ProtocolVersion: rpc.ProtocolVersion, Settings: map[string]string{"quiver.exchange_mode": "memory"}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `scheduler: setting quiver.exchange_mode: want one of auto, shuffle, got "memory"`) {
+		t.Errorf("CreateSession with a bad setting: %v", err)
+	}
 	cat := tpchCatalog(t)
 	for _, q := range []int{1, 3, 13, 18, 21, 22} {
 		t.Run(fmt.Sprintf("q%02d", q), func(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
-	"github.com/quiverdb/quiver/physical/codec"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/settings"
 )
 
 // maxLaunchFailures consecutive failed LaunchTasks calls mark an executor lost.
@@ -78,7 +78,7 @@ func (c *core) handle(ev any) {
 	case evCreateSession:
 		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
 		c.sessions[e.id] = sess
-		c.applySessionSettings(sess, e.settings) // validated by the handler
+		c.applySessionSettings(sess)
 		e.reply <- struct{}{}
 	case evCloseSession:
 		c.closeSession(e.id)
@@ -154,31 +154,16 @@ func (c *core) submit(e evSubmit) error {
 	if !ok {
 		return qerr.Planf("scheduler: unknown session %q: create one with CreateSession first", e.session)
 	}
-	settings := map[string]string{}
-	for k, v := range sess.settings {
-		settings[k] = v
-	}
-	for k, v := range e.settings {
-		settings[k] = v
-	}
 	sess.lastUsed = c.now()
-	j := c.addJob(e.jobID, e.session, e.name, settings, e.plan)
-	if _, err := c.targetPartitions(settings); err != nil {
+	// A bad setting fails the job, not the call: the client learns why
+	// from the job's status like from any other planning error.
+	query, err := settings.Decode("scheduler", e.settings)
+	j := c.addJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
+	if err != nil {
 		c.failJob(j, err)
 		return nil
 	}
-	if _, err := compressionSetting(settings); err != nil {
-		c.failJob(j, err)
-		return nil
-	}
-	if _, err := exchangeModeSetting(settings); err != nil {
-		c.failJob(j, err)
-		return nil
-	}
-	if err := c.applyQuerySettings(sess, settings); err != nil {
-		c.failJob(j, err)
-		return nil
-	}
+	c.applyQuerySettings(sess, j.settings)
 	c.startJob(j)
 	return nil
 }
@@ -200,9 +185,9 @@ func (c *core) activeJobs() []string {
 	return slices.Clone(keep)
 }
 
-func (c *core) addJob(id, sessionID, name string, settings map[string]string, plan logical.Plan) *job {
+func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan logical.Plan) *job {
 	j := &job{
-		id: id, session: sessionID, name: name, settings: settings, plan: plan,
+		id: id, session: sessionID, name: name, settings: vals, plan: plan,
 		state: rpc.JobState_JOB_QUEUED, submitted: c.now(),
 		stages: map[int]*stage{}, touched: map[string]bool{},
 	}
@@ -226,49 +211,22 @@ func (c *core) startJob(j *job) {
 		return
 	}
 	c.commitHits(j, hits)
-	tp, err := c.targetPartitions(j.settings)
-	if err != nil {
-		c.failJob(j, err)
-		return
-	}
-	comp, err := compressionSetting(j.settings)
-	if err != nil {
-		c.failJob(j, err)
-		return
-	}
-	mode, err := exchangeModeSetting(j.settings)
-	if err != nil {
-		c.failJob(j, err)
-		return
-	}
 	c.actions = append(c.actions, actPlan{
-		jobID: j.id, gen: j.planGen, plan: j.plan, targetPartitions: tp, compression: comp,
-		caches: hits, pinFinal: j.build != nil, inMemory: c.inMemory(mode),
+		jobID: j.id, gen: j.planGen, plan: j.plan, targetPartitions: c.targetPartitions(j.settings),
+		compression: physical.Compression(j.settings.Text(settings.ShuffleCompression)),
+		caches:      hits, pinFinal: j.build != nil, inMemory: c.inMemory(j.settings.Text(settings.ExchangeMode)),
 	})
 }
 
 // Exchange modes, the values of the setting quiver.exchange_mode.
 const (
-	settingExchangeMode = "quiver.exchange_mode"
 	// ExchangeAuto (the default) keeps a job's exchanges in memory, as one
 	// whole stage, when exactly one executor is alive at planning time;
 	// otherwise every exchange is a stage boundary with shuffle files.
-	ExchangeAuto = "auto"
+	ExchangeAuto = settings.ExchangeAuto
 	// ExchangeShuffle always cuts stages at every exchange.
-	ExchangeShuffle = "shuffle"
+	ExchangeShuffle = settings.ExchangeShuffle
 )
-
-// exchangeModeSetting is the setting quiver.exchange_mode (default auto).
-func exchangeModeSetting(settings map[string]string) (string, error) {
-	switch v := settings[settingExchangeMode]; v {
-	case "", ExchangeAuto:
-		return ExchangeAuto, nil
-	case ExchangeShuffle:
-		return v, nil
-	default:
-		return "", qerr.Planf("scheduler: setting %s=%q: want %s or %s", settingExchangeMode, v, ExchangeAuto, ExchangeShuffle)
-	}
-}
 
 // inMemory reports whether a job planned now in mode runs as one whole
 // stage: in auto mode, when exactly one executor is alive. The job can
@@ -278,37 +236,20 @@ func (c *core) inMemory(mode string) bool {
 	return mode == ExchangeAuto && len(c.executors) == 1
 }
 
-// compressionSetting is the setting quiver.shuffle_compression ("" = default).
-func compressionSetting(settings map[string]string) (physical.Compression, error) {
-	v := settings["quiver.shuffle_compression"]
-	if v == "" {
-		return "", nil
-	}
-	comp := physical.Compression(v)
-	if comp != physical.CompressLZ4 && comp != physical.CompressZstd && comp != physical.CompressNone {
-		return "", qerr.Planf("scheduler: setting quiver.shuffle_compression=%q: want lz4, zstd or none", v)
-	}
-	return comp, nil
-}
-
 // targetPartitions is the setting quiver.target_partitions, else the sum of
-// the live executors' vcores (at least 1), at most codec.MaxPartitions:
-// the count comes from clients and executors, and the scheduler keeps a
-// task per partition of every stage (a client asking for 2^31 partitions
-// would exhaust its memory).
-func (c *core) targetPartitions(settings map[string]string) (int, error) {
-	if v, ok := settings["quiver.target_partitions"]; ok && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > codec.MaxPartitions {
-			return 0, qerr.Planf("scheduler: setting quiver.target_partitions=%q: want an integer from 1 to %d", v, codec.MaxPartitions)
-		}
-		return n, nil
+// the live executors' vcores (at least 1) capped at the setting's maximum:
+// a session that never set it sends nothing, so this default applies, and
+// vcores come from executors (the scheduler keeps a task per partition of
+// every stage).
+func (c *core) targetPartitions(vals settings.Values) int {
+	if n, ok := vals.Int(settings.TargetPartitions); ok {
+		return int(n)
 	}
 	n := 0
 	for _, e := range c.executors {
 		n += e.vcores
 	}
-	return min(max(n, 1), codec.MaxPartitions), nil
+	return min(max(n, 1), int(settings.TargetPartitions.Max))
 }
 
 func (c *core) planned(e evPlanned) {

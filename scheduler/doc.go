@@ -1,4 +1,4 @@
-// Package scheduler owns the distributed scheduler (DESIGN.md §5): client
+// Package scheduler owns the distributed scheduler (ARCHITECTURE.md §3): client
 // sessions, jobs and their stage graphs, task placement and retries,
 // executor registration and liveness, fetch-failure rollback, job data
 // cleanup, the SchedulerService gRPC server and a small JSON REST view.
@@ -12,6 +12,6 @@
 // therefore be driven in tests without any network.
 //
 // scheduler imports physical, physical/planner, physical/stage,
-// physical/codec, logical, logical/codec, rpc and qerr; it must never import
-// exec, sql, the TiDB parser or executor.
+// physical/codec, logical, logical/codec, catalog, arrowpb, cache, rpc and
+// qerr; it must never import exec, sql, the TiDB parser or executor.
 package scheduler

@@ -8,6 +8,7 @@ import (
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/settings"
 )
 
 // Events are what the loop reacts to. Those with a reply channel are sent by
@@ -15,7 +16,7 @@ import (
 
 type evCreateSession struct {
 	id       string
-	settings map[string]string
+	settings settings.Values // checked by the handler
 	reply    chan struct{}
 }
 
@@ -27,7 +28,7 @@ type evCloseSession struct {
 // evSubmit: a job is queued (ExecuteQuery).
 type evSubmit struct {
 	jobID, session, name string
-	settings             map[string]string
+	settings             map[string]string // as received; submit checks them
 	plan                 logical.Plan
 	reply                chan error
 }

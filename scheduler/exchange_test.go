@@ -173,3 +173,29 @@ func TestWholeStageCacheBuildPinned(t *testing.T) {
 	h.later(h.c.cfg.FinalStageCleanupDelay * 2)
 	h.checkPinsKept()
 }
+
+// TestPlanningSettings: what a job is planned with comes from the settings
+// the client sent, and where it sent none, from the scheduler's defaults.
+func TestPlanningSettings(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.register("e1", 3)
+	h.register("e2", 2)
+	a := h.submitSettings("default", nil)
+	if a == nil || a.targetPartitions != 5 || a.compression != physical.CompressLZ4 {
+		t.Fatalf("no settings: plan %+v, want the executors' 5 cores and lz4", a)
+	}
+	a = h.submitSettings("set", map[string]string{"quiver.target_partitions": "7", "quiver.shuffle_compression": "zstd"})
+	if a == nil || a.targetPartitions != 7 || a.compression != physical.CompressZstd {
+		t.Fatalf("settings sent: plan %+v, want 7 partitions and zstd", a)
+	}
+	for name, bad := range map[string]string{"quiver.shuffle_compression": "gzip", "quiver.target_partitions": "0", "quiver.no_such": "1"} {
+		if a := h.submitSettings("bad "+name, map[string]string{name: bad}); a != nil {
+			t.Fatalf("%s = %s was planned: %+v", name, bad, a)
+		}
+		j := h.c.jobs["bad "+name]
+		if j.state != rpc.JobState_JOB_FAILED || j.errKind != qerr.Plan || !strings.Contains(j.errMsg, "scheduler: ") ||
+			!strings.Contains(j.errMsg, name) || (name != "quiver.no_such" && !strings.Contains(j.errMsg, `"`+bad+`"`)) {
+			t.Errorf("%s = %s: job %s kind %s: %s", name, bad, j.state, j.errKind, j.errMsg)
+		}
+	}
+}

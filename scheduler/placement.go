@@ -120,7 +120,7 @@ func (c *core) pick(execs []*executorState, s *stage, t *task) *executorState {
 
 // taskDef is what LaunchTasks sends for t.
 func (c *core) taskDef(j *job, s *stage, t *task) *rpc.TaskDefinition {
-	return &rpc.TaskDefinition{Id: c.taskID(j, s, t), Plan: s.encoded, Settings: j.settings, AllPartitions: s.whole}
+	return &rpc.TaskDefinition{Id: c.taskID(j, s, t), Plan: s.encoded, Settings: j.settings.Wire(), AllPartitions: s.whole}
 }
 
 // taskPartitions is the partitions of s's plan that t runs: its own, or

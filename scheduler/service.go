@@ -3,7 +3,9 @@ package scheduler
 import (
 	"context"
 	"errors"
+
 	"github.com/quiverdb/quiver/cache"
+	"github.com/quiverdb/quiver/settings"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
@@ -58,12 +60,12 @@ func (h *service) CreateSession(ctx context.Context, req *rpc.CreateSessionReque
 		return nil, err
 	}
 	id := uuid.NewString()
-	settings := map[string]string{}
-	for k, v := range req.GetSettings() {
-		settings[k] = v
+	vals, err := settings.Decode("scheduler", req.GetSettings())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	reply := make(chan struct{}, 1)
-	if _, err := ask(ctx, h.s, evCreateSession{id: id, settings: settings, reply: reply}, reply); err != nil {
+	if _, err := ask(ctx, h.s, evCreateSession{id: id, settings: vals, reply: reply}, reply); err != nil {
 		return nil, grpcErr(err)
 	}
 	return &rpc.CreateSessionResponse{SessionId: id}, nil
@@ -93,13 +95,9 @@ func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "scheduler: execute query: decode logical plan: %v", err)
 	}
-	settings := map[string]string{}
-	for k, v := range req.GetSettings() {
-		settings[k] = v
-	}
 	id := uuid.NewString()
 	reply := make(chan error, 1)
-	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), settings: settings, plan: plan, reply: reply}
+	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), settings: req.GetSettings(), plan: plan, reply: reply}
 	rerr, err := ask(ctx, h.s, ev, reply)
 	if err != nil {
 		return nil, grpcErr(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/settings"
 )
 
 // The types in this file are owned by the event loop: only core's methods,
@@ -77,7 +78,7 @@ type stage struct {
 // job is a submitted query.
 type job struct {
 	id, session, name string
-	settings          map[string]string
+	settings          settings.Values // the session's, then the query's over them
 	state             rpc.JobState
 	errMsg            string
 	errKind           qerr.Kind
@@ -140,7 +141,7 @@ func (e *executorState) addr() string { return hostPort(e.meta.Host, e.grpcPort)
 func (e *executorState) free() int { return e.vcores - e.running }
 
 type session struct {
-	settings map[string]string
+	settings settings.Values
 	created  time.Time
 	// lastUsed is the last request or job end of the session (idle expiry).
 	lastUsed time.Time

@@ -216,6 +216,8 @@ func (b *builder) statement() (Statement, error) {
 			return &ShowTables{}, c.end()
 		case c.accept("CACHES"):
 			return &ShowCaches{}, c.end()
+		case c.accept("ALL"):
+			return &ShowAll{}, c.end()
 		}
 		name, err := c.dotted("setting name")
 		if err != nil {

@@ -60,6 +60,9 @@ type Set struct{ Name, Value string }
 // ShowSetting is SHOW name (a setting); Name is lower-cased.
 type ShowSetting struct{ Name string }
 
+// ShowAll is SHOW ALL: every setting.
+type ShowAll struct{}
+
 // CacheTable is CACHE [LAZY] TABLE name [OPTIONS (...)] [[AS] query].
 type CacheTable struct {
 	Name    string
@@ -91,6 +94,7 @@ func (*Describe) isStatement()            {}
 func (*Explain) isStatement()             {}
 func (*Set) isStatement()                 {}
 func (*ShowSetting) isStatement()         {}
+func (*ShowAll) isStatement()             {}
 func (*CacheTable) isStatement()          {}
 func (*UncacheTable) isStatement()        {}
 func (*ClearCache) isStatement()          {}

@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/settings"
 )
 
 // BenchOptions configure RunBench.
@@ -33,7 +34,7 @@ type BenchOptions struct {
 	MemTable         bool   // load the tables into memory before timing
 	VerifyDir        string // answer files qNN.csv to check each result against ("": no check)
 	Scheduler        string // cluster address ("": embedded)
-	TargetPartitions int    // 0: the session default (GOMAXPROCS)
+	TargetPartitions int    // 0: the default (GOMAXPROCS; on a cluster, its executors' cores in total)
 	// Exec is "local" (quiver.WithLocalExecution: direct runs, in-memory
 	// exchanges) or "standalone" / "" (the default session: an in-process
 	// scheduler and executor). Ignored with Scheduler.
@@ -158,7 +159,11 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 			Exec: opts.Exec, Scheduler: opts.Scheduler,
 		},
 	}
-	if res.Settings.TargetPartitions == 0 {
+	// Unset, the partitions are the default of whoever plans: this process
+	// (local) or the standalone scheduler, whose one executor has
+	// GOMAXPROCS cores. A cluster's scheduler uses its executors' cores in
+	// total, which the client does not know: 0 is recorded.
+	if res.Settings.TargetPartitions == 0 && opts.Scheduler == "" {
 		res.Settings.TargetPartitions = runtime.GOMAXPROCS(0)
 	}
 	if opts.MemTable {
@@ -169,7 +174,7 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 			}
 		}
 		res.LoadMs = ms(time.Since(start))
-		logf(opts.Log, "loaded the tables into memory in %.0f ms (%s)\n", res.LoadMs, quiver.FormatBytes(mem.cur.Load()))
+		logf(opts.Log, "loaded the tables into memory in %.0f ms (%s)\n", res.LoadMs, settings.FormatBytes(mem.cur.Load()))
 	}
 
 	if opts.OnTimed != nil {
@@ -447,7 +452,7 @@ func (r *BenchResult) Print(w io.Writer) {
 		fmt.Fprintf(w, "q%02d   %10.1f %10.1f %10.1f %10d %6s  %s\n", q.Query, q.MinMs, q.MedianMs, q.MaxMs, q.Rows, cores, v)
 	}
 	fmt.Fprintf(w, "total %.1f ms (sum of medians), geomean %.1f ms\n", r.TotalMs, r.GeomeanMs)
-	fmt.Fprintf(w, "peak RSS %s, engine peak %s", quiver.FormatBytes(r.PeakRSSBytes), quiver.FormatBytes(r.PeakEngineBytes))
+	fmt.Fprintf(w, "peak RSS %s, engine peak %s", settings.FormatBytes(r.PeakRSSBytes), settings.FormatBytes(r.PeakEngineBytes))
 	if r.Settings.MemTable {
 		fmt.Fprintf(w, ", tables loaded into memory in %.0f ms", r.LoadMs)
 	}

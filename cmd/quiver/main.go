@@ -27,12 +27,13 @@ func main() {
 // The collector's defaults in this binary; GOGC and GOMEMLIMIT override
 // them. A query engine allocates batch buffers at a high rate over a small
 // live heap: at Go's default GOGC of 100 the collector runs every few
-// megabytes, and at 200 TPC-H SF 1 used about 12% less CPU. The soft limit
-// bounds what that slack costs in memory: past it the collector runs more
-// often instead of growing the heap (a heap that must hold more live data
-// than this, from much larger inputs, spends more time collecting; raise
-// GOMEMLIMIT then). Tables loaded into memory live outside the Go heap
-// (exec.OffHeapAllocator) and count toward neither. See docs/benchmarks.md.
+// megabytes; at 200 it runs half as often, which saves CPU for some heap
+// headroom. The soft limit bounds what that headroom costs in memory: past
+// it the collector runs more often instead of growing the heap (a heap that
+// must hold more live data than this, from much larger inputs, spends more
+// time collecting; raise GOMEMLIMIT then). Tables loaded into memory live
+// outside the Go heap (execop.OffHeapAllocator) and count toward neither. See
+// docs/performance.md.
 const (
 	gcPercent     = 200
 	gcMemoryLimit = 1536 << 20

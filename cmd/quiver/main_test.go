@@ -100,6 +100,10 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"-f", "/no/such/file.sql"}, 1, "no such file", ""},
 		{[]string{"-c", "SELECT 1", "-f", "x.sql"}, 2, "not both", ""},
 		{[]string{"stray"}, 2, "unexpected argument", ""},
+		// the scheduler's setting defaults are parsed as SET parses them, before anything starts
+		{[]string{"scheduler", "--bind", "127.0.0.1:0", "--cache-max-bytes", "lots"}, 2, `invalid value "lots" for flag -cache-max-bytes: want a size`, ""},
+		{[]string{"scheduler", "--bind", "127.0.0.1:0", "--cache-ttl", "-1m"}, 2, `invalid value "-1m" for flag -cache-ttl: want a non-negative duration`, ""},
+		{[]string{"-c", "SET quiver.shuffle_compression = 'gzip'"}, 1, `setting quiver.shuffle_compression: want one of lz4, zstd, none, got "gzip"`, ""},
 	}
 	for _, c := range cases {
 		code, out, errs := runCLI(t, "", c.args...)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/scheduler"
+	"github.com/quiverdb/quiver/settings"
 )
 
 func init() {
@@ -20,7 +21,7 @@ func init() {
 }
 
 // schedulerCommand is `quiver scheduler --bind ADDR [--rest ADDR] [--policy
-// P] [--cache-ttl D] [--cache-max-bytes N] [--session-idle-timeout D]
+// P] [--cache-ttl D] [--cache-max-bytes SIZE] [--session-idle-timeout D]
 // [--cache-file PATH]`: it runs the cluster scheduler until SIGINT or SIGTERM.
 func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs := flag.NewFlagSet("quiver scheduler", flag.ContinueOnError)
@@ -32,9 +33,11 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", 10*time.Second, "an executor silent this long is lost")
 	fs.DurationVar(&cfg.FinalStageCleanupDelay, "result-ttl", 60*time.Second, "how long a finished job's result files are kept")
 	fs.DurationVar(&cfg.ExecutorGracePeriod, "executor-grace", 30*time.Second, "jobs fail after waiting this long with no executor alive")
-	fs.DurationVar(&cfg.CacheTTL, "cache-ttl", 0, "evict a cached dataset unused for this long (0 = never; an entry's ttl option overrides)")
-	fs.Int64Var(&cfg.CacheMaxBytes, "cache-max-bytes", 0, "evict least recently used cached datasets past this many bytes in total (0 = no cap)")
-	fs.DurationVar(&cfg.SessionIdleTimeout, "session-idle-timeout", 0, "close a session, dropping its caches, after this long without requests (0 = never)")
+	// The defaults of the cache and session settings: named, parsed ("4GiB",
+	// "10m") and documented by the settings registry, as SET reads them.
+	settings.CacheTTL.FlagVar(fs, &cfg.CacheTTL)
+	settings.CacheMaxBytes.FlagVar(fs, &cfg.CacheMaxBytes)
+	settings.SessionIdleTimeout.FlagVar(fs, &cfg.SessionIdleTimeout)
 	cacheFile := fs.String("cache-file", "", "`PATH` of a JSON file that keeps the cache registry across scheduler restarts (default: in memory)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

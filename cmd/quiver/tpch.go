@@ -171,7 +171,7 @@ func benchTPCH(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.VerifyDir, "verify", "", "check each result against the answer files in `DIR` (qNN.csv)")
 	fs.StringVar(&o.Scheduler, "scheduler", "", "run on the cluster at `ADDR`")
 	fs.StringVar(&o.Exec, "exec", "standalone", "local (direct runs in this process) or standalone (in-process scheduler and executor, the default session)")
-	fs.IntVar(&o.TargetPartitions, "partitions", 0, "target partitions (default: GOMAXPROCS)")
+	fs.IntVar(&o.TargetPartitions, "partitions", 0, "target partitions (default: GOMAXPROCS; with --scheduler, the cluster executors' cores in total)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed runs to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

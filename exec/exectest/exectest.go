@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -27,7 +28,7 @@ func Allocator(t testing.TB) *memory.CheckedAllocator {
 	return mem
 }
 
-// DirtyPoison wraps an allocator with AllocateDirty (exec.Recycler) and
+// DirtyPoison wraps an allocator with AllocateDirty (execop.Recycler) and
 // fills every buffer it hands out through AllocateDirty with PoisonByte,
 // so that a kernel which asks for unzeroed memory and then reads a byte it
 // did not write fails its tests. Allocate, Reallocate and Free pass
@@ -107,7 +108,7 @@ func Split(rec arrow.RecordBatch, splits []int) []arrow.RecordBatch {
 	return out
 }
 
-// Tables is a set of memory tables for exec.TaskContext.MemoryTables.
+// Tables is a set of memory tables for execop.TaskContext.MemoryTables.
 // Close releases their batches.
 type Tables map[string][][]arrow.RecordBatch
 
@@ -182,7 +183,7 @@ type Case struct {
 // no goroutine blocked and no memory held.
 func Run(t *testing.T, c Case) {
 	t.Helper()
-	for _, bs := range []int{1, 7, exec.DefaultBatchSize} {
+	for _, bs := range []int{1, 7, execop.DefaultBatchSize} {
 		for seed := range 2 {
 			t.Run(fmt.Sprintf("%s/batch=%d/seed=%d", c.Name, bs, seed), func(t *testing.T) {
 				mem := Allocator(t)
@@ -254,7 +255,7 @@ func Run(t *testing.T, c Case) {
 	})
 }
 
-func setup(t *testing.T, mem memory.Allocator, c Case, batchSize int, r *rand.Rand) (*exec.TaskContext, physical.Plan, Tables) {
+func setup(t *testing.T, mem memory.Allocator, c Case, batchSize int, r *rand.Rand) (*execop.TaskContext, physical.Plan, Tables) {
 	t.Helper()
 	tables := Tables{}
 	scans := make([]physical.Plan, len(c.Inputs))
@@ -275,12 +276,12 @@ func setup(t *testing.T, mem memory.Allocator, c Case, batchSize int, r *rand.Ra
 	}
 	// Operators allocate as in a task: through a recycler (reused buffers,
 	// unzeroed where kernels ask) over the checked allocator.
-	rec := exec.NewRecycler(mem, 1<<20)
+	rec := execop.NewRecycler(mem, 1<<20)
 	t.Cleanup(rec.Close) // before the checked allocator's leak check
-	tc := exec.NewTaskContext(exec.NewAccountingAllocator(DirtyPoison{rec}, 0), batchSize)
+	tc := exec.NewTaskContext(execop.NewAccountingAllocator(DirtyPoison{rec}, 0), batchSize)
 	tc.MemoryTables = tables.Lookup
 	if c.Async {
-		tc.WrapSource = func(_ *physical.Scan, _ int, op exec.Operator) exec.Operator {
+		tc.WrapSource = func(_ *physical.Scan, _ int, op execop.Operator) execop.Operator {
 			return NewAsync(op, 100*time.Microsecond)
 		}
 	}
@@ -289,7 +290,7 @@ func setup(t *testing.T, mem memory.Allocator, c Case, batchSize int, r *rand.Ra
 
 // Collect runs every partition of p through exec.Execute and returns the
 // rows as strings (see Rows); it fails t on error.
-func Collect(t testing.TB, ctx context.Context, tc *exec.TaskContext, p physical.Plan) []string {
+func Collect(t testing.TB, ctx context.Context, tc *execop.TaskContext, p physical.Plan) []string {
 	t.Helper()
 	op, err := exec.Execute(ctx, tc, p)
 	if err != nil {

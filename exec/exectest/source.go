@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 )
 
 // Source is an operator over fixed batches. Each Next hands out a new
@@ -68,7 +68,7 @@ func (s *Source) Close() error {
 // consumer cannot rely on data being ready. The goroutine is owned by the
 // Async: it exits at the end of the input, on error, or when Close cancels it.
 type Async struct {
-	op     exec.Operator
+	op     execop.Operator
 	delay  time.Duration
 	ch     chan asyncItem
 	cancel context.CancelFunc
@@ -82,7 +82,7 @@ type asyncItem struct {
 }
 
 // NewAsync wraps op.
-func NewAsync(op exec.Operator, delay time.Duration) *Async { return &Async{op: op, delay: delay} }
+func NewAsync(op execop.Operator, delay time.Duration) *Async { return &Async{op: op, delay: delay} }
 
 func (a *Async) Open(ctx context.Context) error {
 	if err := a.op.Open(ctx); err != nil {

@@ -33,11 +33,11 @@ package optimizer
 // Null type; subqueries in any argument; names that would not resolve
 // unambiguously.
 
-// Not in the default optimizer: measured at SF 1 on 2 cores it made the
-// dashboard's cached queries and TPC-H q16 slower or no faster (CPU +0-15 %),
-// because exec's DISTINCT accumulator already skips runs of one key and is
-// cheaper than the (g, k) hash aggregation, run twice (partial and final),
-// that the rewrite asks for. WithSingleDistinct turns it on.
+// Not in the default optimizer: exec's DISTINCT accumulator already skips
+// runs of one key and costs less than the (g, k) hash aggregation, run
+// twice (partial and final), that the rewrite asks for, so on the cached
+// dashboard and TPC-H q16 the rewrite made queries slower or no faster.
+// WithSingleDistinct turns it on.
 
 import (
 	"context"

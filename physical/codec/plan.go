@@ -1,8 +1,6 @@
 package codec
 
 import (
-	"regexp"
-
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -67,9 +65,6 @@ func probe(p physical.Plan) {
 	}
 }
 
-// jobIDPattern is the agreed job id syntax (shuffle paths are built from it).
-var jobIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // EncodeLocation converts a shuffle file location to its wire form.
 func EncodeLocation(l physical.PartitionLocation) *rpc.PartitionLocation {
 	return &rpc.PartitionLocation{
@@ -96,7 +91,7 @@ func DecodeLocation(m *rpc.PartitionLocation) (physical.PartitionLocation, error
 	if m == nil {
 		return physical.PartitionLocation{}, qerr.Internalf("codec: missing partition location")
 	}
-	if !jobIDPattern.MatchString(m.JobId) {
+	if !physical.ValidJobID(m.JobId) {
 		return physical.PartitionLocation{}, qerr.Internalf("codec: partition location has invalid job id %q", m.JobId)
 	}
 	if m.StageId < 0 || m.OutputPartition < 0 || m.MapPartition < 0 || m.Rows < 0 || m.Batches < 0 || m.Bytes < 0 {
@@ -835,7 +830,7 @@ func decodeShuffleWriter(n *rpc.PhysicalShuffleWriter) (physical.Plan, error) {
 	}
 	// An empty job id is allowed (plans built before a job exists); any
 	// other must match the agreed pattern, since paths are built from it.
-	if n.JobId != "" && !jobIDPattern.MatchString(n.JobId) {
+	if n.JobId != "" && !physical.ValidJobID(n.JobId) {
 		return nil, qerr.Internalf("codec: shuffle writer has invalid job id %q", n.JobId)
 	}
 	if n.StageId < 0 || n.N < 0 || n.N > MaxPartitions {
@@ -844,9 +839,7 @@ func decodeShuffleWriter(n *rpc.PhysicalShuffleWriter) (physical.Plan, error) {
 	if len(n.Keys) > 0 && n.N < 1 {
 		return nil, qerr.Internalf("codec: hash shuffle writer into %d partitions", n.N)
 	}
-	switch physical.Compression(n.Compression) {
-	case "", physical.CompressLZ4, physical.CompressZstd, physical.CompressNone:
-	default:
+	if _, err := physical.ParseCompression(n.Compression); err != nil {
 		return nil, qerr.Internalf("codec: shuffle writer has unknown compression %q", n.Compression)
 	}
 	keys, err := decodeExprs(n.Keys, width(in))

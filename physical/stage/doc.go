@@ -1,5 +1,5 @@
 // Package stage cuts a physical plan into the stages of a distributed job
-// (the Ballista model, DESIGN.md §5): every exchange whose data must move
+// (the Ballista model, ARCHITECTURE.md §3): every exchange whose data must move
 // between executors becomes a stage boundary. A stage's root is a
 // physical.ShuffleWriter; its consumers read its output through a
 // physical.UnresolvedShuffle, which Resolve turns into a ShuffleReader once
@@ -7,7 +7,7 @@
 // a fetch failure).
 //
 // The cut is chosen so that the tasks of a stage (one per partition of the
-// writer's input, each built with its own exec.TaskContext on some executor)
+// writer's input, each built with its own execop.TaskContext on some executor)
 // are independent: no task relies on another building a sibling partition.
 // See Split for the rules.
 //

@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/shuffle"
 	"github.com/quiverdb/quiver/format"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/stage"
@@ -31,7 +33,7 @@ type cluster struct {
 	dirs map[string]string
 }
 
-func (c *cluster) task(id string) *exec.TaskContext {
+func (c *cluster) task(id string) *execop.TaskContext {
 	tc := exec.NewTaskContext(c.mem, 0)
 	tc.WorkDir = c.dirs[id]
 	tc.ExecutorID = id
@@ -42,8 +44,8 @@ func (c *cluster) task(id string) *exec.TaskContext {
 
 // Fetch serves a remote location as a Flight client would: a stream of
 // the file's batches, with the schema the file carries.
-func (c *cluster) Fetch(ctx context.Context, loc physical.PartitionLocation) (exec.Operator, error) {
-	return &fileStream{mem: c.mem, path: exec.ShuffleFilePath(c.dirs[loc.Executor.ID], loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)}, nil
+func (c *cluster) Fetch(ctx context.Context, loc physical.PartitionLocation) (execop.Operator, error) {
+	return &fileStream{mem: c.mem, path: shuffle.FilePath(c.dirs[loc.Executor.ID], loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)}, nil
 }
 
 type fileStream struct {
@@ -119,7 +121,7 @@ func (c *cluster) run(t *testing.T, g *stage.Graph) []arrow.RecordBatch {
 }
 
 // runTask runs map partition p of w and returns its locations (without executor).
-func (c *cluster) runTask(t *testing.T, tc *exec.TaskContext, w *physical.ShuffleWriter, p int) []physical.PartitionLocation {
+func (c *cluster) runTask(t *testing.T, tc *execop.TaskContext, w *physical.ShuffleWriter, p int) []physical.PartitionLocation {
 	t.Helper()
 	var locs []physical.PartitionLocation
 	for _, b := range c.drain(t, tc, w, p) {
@@ -136,7 +138,7 @@ func (c *cluster) runTask(t *testing.T, tc *exec.TaskContext, w *physical.Shuffl
 	return locs
 }
 
-func (c *cluster) drain(t *testing.T, tc *exec.TaskContext, p physical.Plan, part int) []arrow.RecordBatch {
+func (c *cluster) drain(t *testing.T, tc *execop.TaskContext, p physical.Plan, part int) []arrow.RecordBatch {
 	t.Helper()
 	ctx := context.Background()
 	op, err := exec.Build(tc, p, part)
@@ -322,7 +324,7 @@ func TestTPCHWholeStage(t *testing.T) {
 
 // runPartition runs map partition p of w in tc (from any goroutine) and
 // returns its locations (without executor).
-func runPartition(tc *exec.TaskContext, w *physical.ShuffleWriter, p int) (locs []physical.PartitionLocation, err error) {
+func runPartition(tc *execop.TaskContext, w *physical.ShuffleWriter, p int) (locs []physical.PartitionLocation, err error) {
 	ctx := context.Background()
 	op, err := exec.Build(tc, w, p)
 	if err != nil {

@@ -2,7 +2,6 @@ package stage
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -28,7 +27,7 @@ type Stage struct {
 	// its plan keeps the in-memory exchanges (Repartition, Coalesce,
 	// SortPreservingMerge, CollectLeft build sides shared by every probe
 	// partition), so it runs as ONE task that builds all of the plan's
-	// partitions in one exec.TaskContext (not SinglePartition), in
+	// partitions in one execop.TaskContext (not SinglePartition), in
 	// parallel, and reports the files of every map partition it wrote.
 	Whole bool
 }
@@ -109,12 +108,10 @@ type Options struct {
 	// InMemory keeps every exchange in memory: the job is one Whole stage,
 	// the plan as the single-node engine runs it, ending in the final
 	// writer (pinned with PinFinal). Only a job that runs on one executor
-	// may be split so (DESIGN.md §5); between executors every exchange
+	// may be split so (ARCHITECTURE.md §3); between executors every exchange
 	// must be a stage boundary.
 	InMemory bool
 }
-
-var jobIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // Split cuts p into the stages of job jobID. The rules, chosen so that the
 // tasks of every stage are independent:
@@ -150,20 +147,17 @@ var jobIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // final) whose writer's input is p unchanged, round-robin repartitions
 // included, since its partitions all run in one task and share exchanges.
 func Split(jobID string, p physical.Plan, opts Options) (*Graph, error) {
-	if !jobIDRe.MatchString(jobID) {
-		return nil, qerr.Internalf("stage: job id %q must match %s", jobID, jobIDRe)
+	if !physical.ValidJobID(jobID) {
+		return nil, qerr.Internalf("stage: job id %q: want %s", jobID, physical.JobIDSyntax)
 	}
 	if p == nil {
 		return nil, qerr.Internalf("stage: split of job %s: nil plan", jobID)
 	}
-	if opts.Compression == "" {
-		opts.Compression = physical.CompressLZ4
+	comp, err := physical.ParseCompression(string(opts.Compression))
+	if err != nil {
+		return nil, err
 	}
-	switch opts.Compression {
-	case physical.CompressLZ4, physical.CompressZstd, physical.CompressNone:
-	default:
-		return nil, qerr.Planf("stage: shuffle compression %q is not one of lz4, zstd, none", opts.Compression)
-	}
+	opts.Compression = comp
 	if opts.InMemory {
 		return whole(jobID, p, opts)
 	}

@@ -1,0 +1,19 @@
+// Package aggregate runs physical.HashAggregate: group keys map to dense
+// group ids in a hashtable.Table, and each aggregate keeps flat typed state
+// per group id (accumulators for count, sum, avg, min, max and the DISTINCT
+// forms), updated column-at-a-time over (group id, value) pairs.
+//
+// DISTINCT aggregates keep per-group sets: a bitmap over a small integer
+// range while the values fit one (distinct_direct.go), hashed sets
+// otherwise, or, in the two-phase plan by sets, each group's distinct values
+// as a list state merged by the final phase (distinct_sets.go). Few-group
+// aggregates (a handful of groups, as in TPC-H Q1) update per-group lanes in
+// registers instead of scattering by id.
+//
+// Invariants: an aggregate drains its whole input before its first output
+// batch; without GROUP BY it yields exactly one row, also over empty input;
+// before each input batch it reserves (tc.Grow) the worst case the batch can
+// add and returns the unused part after, and everything on Close; Partial,
+// Final and Single modes agree on the state layout the physical planner
+// describes.
+package aggregate

@@ -1,0 +1,145 @@
+package execop
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/physical"
+)
+
+// Metrics collects per-node execution metrics for EXPLAIN ANALYZE,
+// aggregated over every partition of a node. Safe for concurrent use.
+type Metrics struct {
+	mu    sync.Mutex
+	nodes map[physical.Plan]*NodeMetrics
+}
+
+// NodeMetrics are one physical node's counters, summed over its partitions.
+// Elapsed is the wall time spent inside Next, including the node's inputs
+// (inclusive time), summed over partitions.
+type NodeMetrics struct {
+	OutputRows    atomic.Int64
+	OutputBatches atomic.Int64
+	ElapsedNanos  atomic.Int64
+}
+
+func (m *Metrics) node(p physical.Plan) *NodeMetrics {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.nodes == nil {
+		m.nodes = map[physical.Plan]*NodeMetrics{}
+	}
+	nm, ok := m.nodes[p]
+	if !ok {
+		nm = &NodeMetrics{}
+		m.nodes[p] = nm
+	}
+	return nm
+}
+
+// EnableMetrics makes Build record metrics for every operator it builds
+// afterwards. Call it before building.
+func (tc *TaskContext) EnableMetrics() {
+	if tc.metrics == nil {
+		tc.metrics = &Metrics{}
+	}
+}
+
+// NodeMetrics returns the metrics recorded for p, or nil if metrics are
+// disabled or p never ran.
+func (tc *TaskContext) NodeMetrics(p physical.Plan) *NodeMetrics {
+	if tc.metrics == nil {
+		return nil
+	}
+	tc.metrics.mu.Lock()
+	defer tc.metrics.mu.Unlock()
+	return tc.metrics.nodes[p]
+}
+
+// FormatAnalyze renders p like physical.Indent with each node's metrics
+// appended: `, metrics=[output_rows=N, output_batches=B, elapsed=1.23ms]`.
+// Nodes that never ran show zeros.
+func (tc *TaskContext) FormatAnalyze(p physical.Plan) string {
+	var b strings.Builder
+	n := 0
+	var walk func(physical.Plan, int)
+	walk = func(p physical.Plan, depth int) {
+		n++
+		var rows, batches int64
+		var el time.Duration
+		if nm := tc.NodeMetrics(p); nm != nil {
+			rows, batches = nm.OutputRows.Load(), nm.OutputBatches.Load()
+			el = time.Duration(nm.ElapsedNanos.Load())
+		}
+		fmt.Fprintf(&b, "%02d)%s%s, metrics=[output_rows=%d, output_batches=%d, elapsed=%s]\n",
+			n, strings.Repeat("--", depth), p.String(), rows, batches, formatElapsed(el))
+		for _, c := range p.Children() {
+			walk(c, depth+1)
+		}
+	}
+	walk(p, 0)
+	return b.String()
+}
+
+func formatElapsed(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.2fµs", float64(d)/float64(time.Microsecond))
+	}
+}
+
+// Instrument wraps op for p: the wrapper turns a memory-limit panic inside
+// Open, Next or Close into a Resources error (other panics keep unwinding to
+// the goroutine root) and, when metrics are enabled, counts rows, batches
+// and time spent in Next. Built with the assert tag, it also checks the
+// operator's side of the Operator contract (see checked).
+func (tc *TaskContext) Instrument(p physical.Plan, op Operator) Operator {
+	if assertions {
+		op = &checked{op: op, p: p, schema: p.Schema()}
+	}
+	w := &instrumented{op: op}
+	if tc.metrics != nil {
+		w.m = tc.metrics.node(p)
+	}
+	return w
+}
+
+type instrumented struct {
+	op Operator
+	m  *NodeMetrics // nil: metrics disabled
+}
+
+func (w *instrumented) Open(ctx context.Context) (err error) {
+	defer recoverLimit(&err)
+	return LimitErr(w.op.Open(ctx))
+}
+
+func (w *instrumented) Next(ctx context.Context) (b arrow.RecordBatch, err error) {
+	defer recoverLimit(&err)
+	if w.m == nil {
+		b, err = w.op.Next(ctx)
+		return b, LimitErr(err)
+	}
+	start := time.Now()
+	b, err = w.op.Next(ctx)
+	w.m.ElapsedNanos.Add(int64(time.Since(start)))
+	if err == nil {
+		w.m.OutputRows.Add(b.NumRows())
+		w.m.OutputBatches.Add(1)
+	}
+	return b, LimitErr(err)
+}
+
+func (w *instrumented) Close() (err error) {
+	defer recoverLimit(&err)
+	return LimitErr(w.op.Close())
+}

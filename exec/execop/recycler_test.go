@@ -1,0 +1,105 @@
+package execop
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+func TestRecycler(t *testing.T) {
+	parent := checkedAlloc(t)
+	r := NewScanRecycler(parent, 1<<20)
+
+	// Small requests go to the parent untracked.
+	small := r.Allocate(100)
+	if len(small) != 100 {
+		t.Fatalf("len %d", len(small))
+	}
+	r.Free(small)
+
+	a := r.Allocate(40000)
+	if len(a) != 40000 || cap(a) != 40960 {
+		t.Fatalf("len %d cap %d, want 40000 and the class size 40960", len(a), cap(a))
+	}
+	a[0], a[39999] = 1, 2
+	// Growing within the class keeps the buffer and its bytes.
+	a2 := r.Reallocate(40960, a)
+	if unsafe.SliceData(a2) != unsafe.SliceData(a) || a2[0] != 1 || a2[39999] != 2 {
+		t.Fatal("reallocate within the class moved or lost the bytes")
+	}
+	// Growing beyond it copies.
+	a3 := r.Reallocate(100000, a2)
+	if len(a3) != 100000 || a3[0] != 1 || a3[39999] != 2 {
+		t.Fatal("reallocate beyond the class lost the bytes")
+	}
+	// a2's buffer went to the free list and is handed out again.
+	b := r.Allocate(33000)
+	if unsafe.SliceData(b) != unsafe.SliceData(a) {
+		t.Error("a freed buffer of the same class was not reused")
+	}
+	if r.reused != 1 {
+		t.Errorf("reused %d, want 1", r.reused)
+	}
+	// A buffer held by an Arrow buffer is recycled only after the last Release.
+	buf := memory.NewResizableBuffer(r)
+	buf.Resize(50000)
+	buf.Retain()
+	buf.Release()
+	c := r.Allocate(50000)
+	if unsafe.SliceData(c) == unsafe.SliceData(buf.Bytes()) {
+		t.Fatal("a buffer still referenced was reused")
+	}
+	held := unsafe.SliceData(buf.Bytes())
+	buf.Release()
+	d := r.Allocate(50000)
+	if unsafe.SliceData(d) != held {
+		t.Error("a released buffer was not reused")
+	}
+	// The free list is bounded.
+	big := r.Allocate(900 << 10)
+	big2 := r.Allocate(900 << 10)
+	r.Free(big)
+	r.Free(big2) // over maxFree: back to the parent
+	if r.freeBytes > r.maxFree {
+		t.Errorf("free list holds %d bytes, limit %d", r.freeBytes, r.maxFree)
+	}
+	r.Free(a3)
+	r.Free(b)
+	r.Close()
+	// Frees after close go to the parent.
+	r.Free(c)
+	r.Free(d)
+	if len(r.owned) != 0 {
+		t.Errorf("%d buffers still tracked", len(r.owned))
+	}
+}
+
+func TestRecycleClass(t *testing.T) {
+	prev := 0
+	for _, size := range []int{recycleMin, recycleMin + 1, 40960, 40961, 65535, 65536, 1 << 20, 3<<20 + 5, 7 << 24, 1 << 27, 7 << 25} {
+		c, cs := recycleClass(size)
+		if c < 0 || cs < size || cs > size+size/4+1 || c < prev {
+			t.Errorf("size %d: class %d of %d bytes", size, c, cs)
+		}
+		prev = c
+	}
+	if c, _ := recycleClass(recycleMin - 1); c >= 0 {
+		t.Error("a small size is recycled")
+	}
+	if c, _ := recycleClass(1 << 28); c >= 0 {
+		t.Error("a huge size is recycled")
+	}
+}
+
+// checkedAlloc returns a checked allocator that fails the test if anything
+// allocated from it is still held at the end.
+func checkedAlloc(t *testing.T) *memory.CheckedAllocator {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() {
+		if n := mem.CurrentAlloc(); n != 0 {
+			t.Errorf("%d bytes still allocated", n)
+		}
+	})
+	return mem
+}

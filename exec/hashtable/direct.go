@@ -1,0 +1,274 @@
+package hashtable
+
+import (
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+)
+
+// The direct integer layout. Keys of joins and groupings are very often
+// dense integers (surrogate keys 1..N, dates): then an array indexed by
+// key-directLo holding id+1 is both smaller than hashed slots (4 bytes a
+// value against 16 a slot at half load) and far cheaper to probe: one load,
+// no hash, no compare loop, and keys that arrive in order touch memory in
+// order.
+//
+// The array is paged: a window of up to directMax values is split into
+// pages of pageSize, and only pages holding a key are allocated (the others
+// share the read-only zeroPage), so keys clustered in a few places of a
+// wide range — two scan partitions each feeding ascending order keys — cost
+// only the pages they touch. A table stays direct while its allocated pages
+// hold at most directLimit(keys) values.
+
+const (
+	pageBits = 16
+	pageSize = 1 << pageBits
+	pageMask = pageSize - 1
+
+	// directMin values (one page, 256 KiB) are allowed for any key count.
+	directMin = pageSize
+	// directSmall values (32 MiB) are allowed at up to 256 per key (a
+	// filtered build side of order keys keeps its fast probe); beyond that
+	// 16 per key, so a large direct table never takes much more memory than
+	// the hashed one would.
+	directSmall = 1 << 23
+	// directMax is the widest window (1024 pages), whatever the key count.
+	directMax = 1 << 26
+)
+
+// directPage holds id+1 of each of pageSize consecutive key values; 0 = absent.
+type directPage = [pageSize]uint32
+
+// zeroPage stands for every page without a key; it is never written.
+var zeroPage directPage
+
+// directLimit is how many values the allocated pages of a table of n keys
+// may hold.
+func directLimit(n int) uint64 {
+	u := uint64(n)
+	return max(directMin, min(256*u, directSmall), min(16*u, directMax))
+}
+
+// keyRange returns the smallest and largest value of the rows of sel (nil:
+// all n) that are not NULL, compared as int64; ok is false when there is
+// none.
+func keyRange[T intLike](vals []T, arr arrow.Array, n int, sel []int32) (lo, hi int64, ok bool) {
+	bits, off := keyBits(arr)
+	lo, hi = math.MaxInt64, math.MinInt64
+	if sel == nil && bits == nil {
+		for _, v := range vals[:n] {
+			lo = min(lo, int64(v))
+			hi = max(hi, int64(v))
+		}
+		return lo, hi, n > 0
+	}
+	for k := range rowCount(n, sel) {
+		r := rowAt(sel, k)
+		if bits == nil || bitutil.BitIsSet(bits, off+r) {
+			v := int64(vals[r])
+			lo, hi, ok = min(lo, v), max(hi, v), true
+		}
+	}
+	return lo, hi, ok
+}
+
+// rowCount is how many rows sel (nil: all n) selects.
+func rowCount(n int, sel []int32) int {
+	if sel == nil {
+		return n
+	}
+	return len(sel)
+}
+
+// rowAt is the k-th selected row.
+func rowAt(sel []int32, k int) int {
+	if sel == nil {
+		return k
+	}
+	return int(sel[k])
+}
+
+// coverDirect widens the window and allocates the pages so that every
+// non-NULL key of the rows of sel (nil: all n) has its entry, before they
+// are inserted. It reports false, changing nothing, when the window would
+// grow past directMax or the pages past directLimit.
+func coverDirect[T intLike](t *Table, vals []T, arr arrow.Array, n int, sel []int32) bool {
+	lo, hi, ok := keyRange(vals, arr, n, sel)
+	if !ok {
+		return true
+	}
+	rows := rowCount(n, sel)
+	if len(t.pages) > 0 && lo >= t.directLo {
+		// Within the window and every page of [lo, hi] present (the common
+		// case once a table has seen its keys): nothing to allocate, and no
+		// pass over the rows. Bounded by the rows' own pass in cost.
+		first := (uint64(lo) - uint64(t.directLo)) >> pageBits
+		last := (uint64(hi) - uint64(t.directLo)) >> pageBits
+		if last < uint64(len(t.pages)) && last-first < uint64(rows) {
+			all := true
+			for _, pg := range t.pages[first : last+1] {
+				if pg == &zeroPage {
+					all = false
+					break
+				}
+			}
+			if all {
+				return true
+			}
+		}
+	}
+	// Windows start on a page boundary, so a page never straddles MaxInt64
+	// (MaxInt64+1 is a multiple of pageSize) and the window's last key is a
+	// valid int64.
+	newLo := lo &^ pageMask
+	if len(t.pages) > 0 {
+		curHi := int64(uint64(t.directLo) + uint64(len(t.pages))<<pageBits - 1)
+		newLo, hi = min(newLo, t.directLo), max(hi, curHi)
+	}
+	numPages := (uint64(hi)-uint64(newLo))>>pageBits + 1
+	if numPages > directMax>>pageBits {
+		return false
+	}
+	shift := 0 // the old pages' place in the new table
+	if len(t.pages) > 0 {
+		shift = int((uint64(t.directLo) - uint64(newLo)) >> pageBits)
+	}
+	// Mark the absent pages these rows need.
+	mark := make([]bool, numPages)
+	fresh := 0
+	base := uint64(newLo)
+	bits, off := keyBits(arr)
+	for k := range rows {
+		r := rowAt(sel, k)
+		if bits != nil && !bitutil.BitIsSet(bits, off+r) {
+			continue
+		}
+		pi := int((uint64(int64(vals[r])) - base) >> pageBits)
+		if mark[pi] {
+			continue
+		}
+		if old := pi - shift; old >= 0 && old < len(t.pages) && t.pages[old] != &zeroPage {
+			continue
+		}
+		mark[pi] = true
+		fresh++
+	}
+	if uint64(t.directUsed+fresh)*pageSize > directLimit(t.n+rows) {
+		return false
+	}
+	pages := t.pages
+	if uint64(len(pages)) != numPages {
+		pages = make([]*directPage, numPages)
+		for i := range pages {
+			pages[i] = &zeroPage
+		}
+		copy(pages[shift:], t.pages)
+	}
+	for pi, m := range mark {
+		if m {
+			pages[pi] = new(directPage)
+		}
+	}
+	t.pages, t.directLo, t.directUsed = pages, newLo, t.directUsed+fresh
+	return true
+}
+
+// toHashed moves every key of the direct pages into c hashed slots (a
+// power of two at least twice the key count) and leaves the direct layout
+// for good.
+func (t *Table) toHashed(c int) {
+	t.hashed = true
+	t.growInt(c)
+	mask := uint64(c - 1)
+	for pi, pg := range t.pages {
+		if pg == &zeroPage {
+			continue
+		}
+		for i, id := range pg {
+			if id == 0 {
+				continue
+			}
+			key := int64(uint64(t.directLo) + uint64(pi)<<pageBits + uint64(i))
+			s := intSlotHash(key) >> t.shift
+			for t.intSlots[s].id != 0 {
+				s = (s + 1) & mask
+			}
+			t.intSlots[s] = intSlot{key: key, id: id}
+		}
+	}
+	t.pages, t.directUsed = nil, 0
+}
+
+// lookupDirect is lookupInts for the direct layout. For inserts the caller
+// has allocated the page of every non-NULL key of the rows (coverDirect);
+// for finds a key outside the window or on an absent page is absent.
+func lookupDirect[T intLike](t *Table, p *Probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+	p.newRows = p.newRows[:0]
+	bits, off := keyBits(arr)
+	pages := t.pages
+	lo := uint64(t.directLo)
+	size := uint64(len(pages)) << pageBits
+	if sel == nil && bits == nil {
+		if !insert {
+			// No branch waits on a load, so the CPU keeps many in flight;
+			// an absent entry holds 0, and 0-1 is noID.
+			for r, v := range vals[:n] {
+				i := uint64(int64(v)) - lo
+				id := uint32(0)
+				if i < size {
+					id = pages[i>>pageBits][i&pageMask]
+				}
+				out[r] = id - 1
+			}
+			return
+		}
+		for r, v := range vals[:n] {
+			i := uint64(int64(v)) - lo
+			pg := pages[i>>pageBits]
+			id := pg[i&pageMask]
+			if id == 0 {
+				t.n++
+				id = uint32(t.n)
+				pg[i&pageMask] = id
+				p.newRows = append(p.newRows, int32(r))
+			}
+			out[r] = id - 1
+		}
+		return
+	}
+	for k := range rowCount(n, sel) {
+		r := int32(rowAt(sel, k))
+		if bits != nil && !bitutil.BitIsSet(bits, off+int(r)) {
+			t.resolveNull(p, r, out, insert)
+			continue
+		}
+		i := uint64(int64(vals[r])) - lo
+		id := uint32(0)
+		if i < size {
+			id = pages[i>>pageBits][i&pageMask]
+		}
+		if id == 0 && insert {
+			t.n++
+			id = uint32(t.n)
+			pages[i>>pageBits][i&pageMask] = id
+			p.newRows = append(p.newRows, r)
+		}
+		out[r] = id - 1
+	}
+}
+
+// IntegerRange returns the smallest and largest value (as int64) of an
+// integer-like array (see isIntLike), for the planner's partition ranges.
+// ok is false when arr has another type or holds a NULL; an empty array
+// gives ok with lo > hi.
+func IntegerRange(arr arrow.Array) (lo, hi int64, ok bool) {
+	if !isIntLike(arr.DataType()) || arr.NullN() != 0 {
+		return 0, 0, false
+	}
+	r := intColRange(arr, arr.Len(), nil)
+	if !r.ok {
+		return math.MaxInt64, math.MinInt64, true
+	}
+	return r.lo, r.hi, true
+}

@@ -1,0 +1,17 @@
+// Package join runs physical.HashJoin and physical.NestedLoopJoin: the build
+// side (the left input) is collected once, into columns and a
+// hashtable.Table over its keys, shared by every probe partition when the
+// plan collects it (CollectLeft) or built per partition when both sides are
+// partitioned by the keys; each probe batch forms candidate (build row,
+// probe row) pairs, filters them and takes the output columns.
+//
+// Every join type lives here: inner, left, right, full, semi, anti, mark,
+// and the right-side semi/anti joins (RightSemi, RightAnti) the planner
+// picks when the right side is clearly smaller than the left.
+//
+// Invariants: a NULL key never matches; the build side's rows that matched
+// are tracked per probe partition and merged when it finishes, so the probe
+// loop takes no locks, and the left-side rows of Left/Full/Semi/Anti/Mark
+// joins are emitted once, by the last partition to finish; the build side's
+// memory is reserved against the task's limit before it is held.
+package join
