@@ -99,17 +99,23 @@ func EncodeSchema(s *arrow.Schema) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeSchema reads a schema written by EncodeSchema.
+// DecodeSchema reads a schema written by EncodeSchema. The bytes may come
+// from anyone: they are checked (checkSchemaBytes) before arrow-go reads
+// them, and arrow-go's own limits are set to their length.
 func DecodeSchema(b []byte) (s *arrow.Schema, err error) {
 	if len(b) == 0 {
 		return nil, qerr.Internalf("codec: missing schema")
+	}
+	if err := checkSchemaBytes(b); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			s, err = nil, qerr.Internalf("codec: decode schema: %v", r)
 		}
 	}()
-	r, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(memory.DefaultAllocator))
+	r, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(memory.DefaultAllocator),
+		ipc.WithMetadataSizeLimit(int64(len(b))), ipc.WithBodySizeLimit(int64(len(b))))
 	if err != nil {
 		return nil, qerr.Internalf("codec: decode schema: %w", err)
 	}
@@ -158,6 +164,9 @@ func DecodeLiteral(m *rpc.Literal) (arrow.DataType, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkLiteralType(t, m.Value); err != nil {
+		return nil, nil, err
+	}
 	switch v := m.Value.(type) {
 	case nil:
 		return t, nil, nil
@@ -189,4 +198,50 @@ func DecodeLiteral(m *rpc.Literal) (arrow.DataType, any, error) {
 		return t, arrow.MonthDayNanoInterval{Months: iv.Months, Days: iv.Days, Nanoseconds: iv.Nanoseconds}, nil
 	}
 	return nil, nil, qerr.Internalf("codec: unknown literal value %T", m.Value)
+}
+
+// literalTypes are the Arrow types each kind of literal value may have (the
+// pairs the planner makes). Operators take a literal's Go value by its
+// type, so a forged pair (an INT64 literal holding a string) must not pass.
+var literalTypes = map[string][]arrow.Type{
+	"bool":     {arrow.BOOL},
+	"int32":    {arrow.INT32},
+	"int64":    {arrow.INT64},
+	"float64":  {arrow.FLOAT64},
+	"string":   {arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW},
+	"decimal":  {arrow.DECIMAL128},
+	"date32":   {arrow.DATE32},
+	"interval": {arrow.INTERVAL_MONTH_DAY_NANO},
+}
+
+func checkLiteralType(t arrow.DataType, v any) error {
+	var kind string
+	switch v.(type) {
+	case nil:
+		return nil // NULL of any type
+	case *rpc.Literal_BoolValue:
+		kind = "bool"
+	case *rpc.Literal_Int32Value:
+		kind = "int32"
+	case *rpc.Literal_Int64Value:
+		kind = "int64"
+	case *rpc.Literal_Float64Value:
+		kind = "float64"
+	case *rpc.Literal_StringValue:
+		kind = "string"
+	case *rpc.Literal_DecimalValue:
+		kind = "decimal"
+	case *rpc.Literal_Date32Value:
+		kind = "date32"
+	case *rpc.Literal_IntervalValue:
+		kind = "interval"
+	default:
+		return nil // unknown kinds are refused by the caller
+	}
+	for _, id := range literalTypes[kind] {
+		if t.ID() == id {
+			return nil
+		}
+	}
+	return qerr.Internalf("codec: %s literal of type %s", kind, t)
 }

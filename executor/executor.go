@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -136,7 +137,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		lis.Close()
 		return qerr.Planf("executor: scheduler address %s: %w", e.cfg.SchedulerAddr, err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxMessageBytes))
 	rpc.RegisterExecutorServiceServer(srv, e)
 	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir})
 	lctx, stop := context.WithCancel(context.Background())
@@ -250,17 +251,25 @@ func (e *Executor) Close() error {
 // LaunchTasks queues tasks; they run in order as workers free up, and each
 // reports its outcome with UpdateTaskStatus. A task already queued or
 // running (same job, stage, partition and attempt) is ignored.
+//
+// The request is checked whole before anything is queued: task ids,
+// settings and plans (decoded here, not by the worker, so that hostile bytes
+// are refused with InvalidArgument and never reach a task). One invalid task
+// refuses the whole request and changes nothing.
 func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest) (*rpc.LaunchTasksResponse, error) {
+	e.mu.Lock()
+	st := e.state
+	e.mu.Unlock()
+	if st != started {
+		return nil, status.Error(codes.Unavailable, "executor: shutting down")
+	}
 	tasks := make([]*task, 0, len(req.GetTasks()))
 	for _, def := range req.GetTasks() {
-		id := def.GetId()
-		if id == nil {
-			return nil, status.Error(codes.InvalidArgument, "executor: task without an id")
+		t, err := checkTask(def)
+		if err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}
-		if !physical.ValidJobID(id.JobId) || id.StageId < 0 || id.Partition < 0 || id.Attempt < 0 {
-			return nil, status.Errorf(codes.InvalidArgument, "executor: invalid task id %v", id)
-		}
-		tasks = append(tasks, &task{key: keyOf(id), def: def})
+		tasks = append(tasks, t)
 	}
 	e.mu.Lock()
 	if e.state != started {
@@ -283,6 +292,33 @@ func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest)
 		}
 	}
 	return &rpc.LaunchTasksResponse{}, nil
+}
+
+// checkTask validates one task definition and decodes its plan and
+// settings; the error is in the caller's terms.
+func checkTask(def *rpc.TaskDefinition) (*task, error) {
+	id := def.GetId()
+	if id == nil {
+		return nil, qerr.Internalf("executor: task without an id")
+	}
+	if !physical.ValidJobID(id.JobId) || id.StageId < 0 || id.Partition < 0 || id.Attempt < 0 {
+		return nil, qerr.Internalf("executor: invalid task id %v", id)
+	}
+	t := &task{key: keyOf(id), def: def}
+	var err error
+	if t.settings, err = parseTaskSettings(def.GetSettings()); err != nil {
+		return nil, fmt.Errorf("executor: task %s: %w", t.key, err)
+	}
+	if t.stage, err = decodeStage(def.GetPlan()); err != nil {
+		return nil, fmt.Errorf("executor: task %s: %w", t.key, err)
+	}
+	if t.stage.JobID != t.key.job || t.stage.StageID != int(t.key.stage) {
+		return nil, qerr.Internalf("executor: task %s carries the plan of job %s stage %d", t.key, t.stage.JobID, t.stage.StageID)
+	}
+	if def.GetAllPartitions() && t.key.partition != 0 {
+		return nil, qerr.Internalf("executor: whole-stage task %s must have partition 0", t.key)
+	}
+	return t, nil
 }
 
 // known reports whether a task with key is queued or running. e.mu is held.
@@ -372,6 +408,12 @@ func (e *Executor) RemoveJobData(ctx context.Context, req *rpc.RemoveJobDataRequ
 	}
 	return &rpc.RemoveJobDataResponse{}, nil
 }
+
+// MaxMessageBytes bounds one gRPC message the executor receives, on
+// ExecutorService and Flight alike (gRPC's default is 4 MiB). A request is
+// read into memory whole before any handler runs; LaunchTasks carries the
+// plans of many tasks, so it needs more than the default.
+const MaxMessageBytes = 64 << 20
 
 // connectParams caps gRPC's reconnect backoff (120s by default) so that a
 // scheduler or peer that comes back is reached within seconds.

@@ -209,23 +209,21 @@ func TestTaskFailureReportsKind(t *testing.T) {
 		t.Errorf("missing file: got %s kind %s %q fetch %v; want FAILED, io error", st.State, qerr.Kind(st.ErrorKind), st.Error, st.FetchFailure)
 	}
 
-	// A bad setting is a planning error; a plan that is not a stage is internal.
-	launch(t, c, &physical.ShuffleWriter{Input: nationScan(t), JobID: "bad", StageID: 2}, 0, map[string]string{"quiver.batch_size": "lots"})
-	if st := waitStatus(t, sched); st.State != rpc.TaskState_TASK_FAILED || qerr.Kind(st.ErrorKind) != qerr.Plan {
-		t.Errorf("bad setting: got %s kind %s %q", st.State, qerr.Kind(st.ErrorKind), st.Error)
-	}
-	_, err := c.LaunchTasks(context.Background(), &rpc.LaunchTasksRequest{Tasks: []*rpc.TaskDefinition{{
-		Id: &rpc.TaskId{JobId: "bad", StageId: 3}, Plan: []byte("not a plan")}}})
+	// A bad setting, a plan that does not decode and an invalid task id are
+	// refused outright, before anything is queued (see TestLaunchRefusesHostileTasks).
+	plan, err := codec.Encode(&physical.ShuffleWriter{Input: nationScan(t), JobID: "bad", StageID: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := waitStatus(t, sched); st.State != rpc.TaskState_TASK_FAILED || qerr.Kind(st.ErrorKind) != qerr.Internal {
-		t.Errorf("garbage plan: got %s kind %s %q", st.State, qerr.Kind(st.ErrorKind), st.Error)
-	}
-	// Invalid task ids are refused outright.
-	_, err = c.LaunchTasks(context.Background(), &rpc.LaunchTasksRequest{Tasks: []*rpc.TaskDefinition{{Id: &rpc.TaskId{JobId: "../x"}}}})
-	if status.Code(err) != codes.InvalidArgument {
-		t.Errorf("bad job id: got %v", err)
+	for name, def := range map[string]*rpc.TaskDefinition{
+		"bad setting":  {Id: &rpc.TaskId{JobId: "bad", StageId: 2}, Plan: plan, Settings: map[string]string{"quiver.batch_size": "lots"}},
+		"garbage plan": {Id: &rpc.TaskId{JobId: "bad", StageId: 3}, Plan: []byte("not a plan")},
+		"bad job id":   {Id: &rpc.TaskId{JobId: "../x"}},
+	} {
+		_, err = c.LaunchTasks(context.Background(), &rpc.LaunchTasksRequest{Tasks: []*rpc.TaskDefinition{def}})
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: got %v, want InvalidArgument", name, err)
+		}
 	}
 }
 

@@ -38,8 +38,11 @@ func (k taskKey) String() string {
 // task is one launched task. cancel and cancelled are guarded by
 // Executor.mu; cancel is set when a worker picks the task up.
 type task struct {
-	key       taskKey
-	def       *rpc.TaskDefinition
+	key taskKey
+	def *rpc.TaskDefinition
+	// stage and settings are decoded from def by LaunchTasks.
+	stage     *physical.ShuffleWriter
+	settings  taskSettings
 	cancel    context.CancelFunc
 	cancelled bool
 }
@@ -132,7 +135,7 @@ func (e *Executor) execute(ctx context.Context, t *task) *rpc.TaskStatus {
 	return st
 }
 
-// runPlan decodes the stage plan, runs partition t.def.Id.Partition of it
+// runPlan runs partition t.def.Id.Partition of it
 // (or, for a whole-stage task, every partition) to the end and returns the
 // locations of the files it wrote. A panic anywhere below becomes an
 // internal error (this is a task root).
@@ -143,17 +146,7 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 			locs, err = nil, qerr.Internalf("executor: task %s panicked: %v", t.key, r)
 		}
 	}()
-	w, err := decodeStage(t.def.GetPlan())
-	if err != nil {
-		return nil, err
-	}
-	if w.JobID != t.key.job || w.StageID != int(t.key.stage) {
-		return nil, qerr.Internalf("executor: task %s carries the plan of job %s stage %d", t.key, w.JobID, w.StageID)
-	}
-	settings, err := parseTaskSettings(t.def.GetSettings())
-	if err != nil {
-		return nil, err
-	}
+	w, settings := t.stage, t.settings
 	if w.Pinned {
 		// Remember before writing, so that a whole-job sweep racing the
 		// task never deletes cache files.
@@ -175,9 +168,6 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 	tc.Maps = e.maps
 	tc.MemoryTables = e.cfg.MemoryTables
 	if t.def.GetAllPartitions() {
-		if t.key.partition != 0 {
-			return nil, qerr.Internalf("executor: whole-stage task %s must have partition 0", t.key)
-		}
 		return e.runAll(ctx, tc, w, t.key)
 	}
 	// A task builds one partition of its stage; sibling partitions are other tasks.

@@ -198,15 +198,135 @@ type Binary struct {
 	Left, Right Expr
 }
 
-func (*Binary) isExpr() {}
-func (b *Binary) String() string {
-	return fmt.Sprintf("%s %s %s", paren(b.Left), b.Op, paren(b.Right))
+func (*Binary) isExpr()          {}
+func (b *Binary) String() string { return display(b) }
+
+// display renders e's display name in one pass over the tree. Each
+// composite expression's String used to concatenate its children's
+// strings, which rebuilt every subtree's text once per ancestor: quadratic
+// in a chain like 1+1+...+1 (a 10,000-term one never finished planning).
+func display(e Expr) string {
+	var b strings.Builder
+	writeExpr(&b, e)
+	return b.String()
 }
-func paren(e Expr) string {
-	if _, ok := e.(*Binary); ok {
-		return "(" + e.String() + ")"
+
+// writeExpr appends e's display name to b; composite expressions recurse
+// through writeExpr so their children are written in place, leaves use
+// their own String.
+func writeExpr(b *strings.Builder, e Expr) {
+	switch e := e.(type) {
+	case *Binary:
+		writeParen(b, e.Left)
+		b.WriteByte(' ')
+		b.WriteString(e.Op.String())
+		b.WriteByte(' ')
+		writeParen(b, e.Right)
+	case *Not:
+		b.WriteString("NOT ")
+		writeParen(b, e.Expr)
+	case *Negative:
+		b.WriteString("(- ")
+		writeExpr(b, e.Expr)
+		b.WriteByte(')')
+	case *IsNull:
+		writeParen(b, e.Expr)
+		if e.Negated {
+			b.WriteString(" IS NOT NULL")
+		} else {
+			b.WriteString(" IS NULL")
+		}
+	case *Cast:
+		b.WriteString("CAST(")
+		writeExpr(b, e.Expr)
+		b.WriteString(" AS ")
+		b.WriteString(TypeString(e.Type))
+		b.WriteByte(')')
+	case *Case:
+		b.WriteString("CASE")
+		if e.Operand != nil {
+			b.WriteByte(' ')
+			writeExpr(b, e.Operand)
+		}
+		for _, w := range e.Whens {
+			b.WriteString(" WHEN ")
+			writeExpr(b, w.Cond)
+			b.WriteString(" THEN ")
+			writeExpr(b, w.Then)
+		}
+		if e.Else != nil {
+			b.WriteString(" ELSE ")
+			writeExpr(b, e.Else)
+		}
+		b.WriteString(" END")
+	case *Like:
+		writeParen(b, e.Expr)
+		b.WriteByte(' ')
+		if e.Negated {
+			b.WriteString("NOT ")
+		}
+		if e.CaseInsensitive {
+			b.WriteString("ILIKE ")
+		} else {
+			b.WriteString("LIKE ")
+		}
+		writeParen(b, e.Pattern)
+	case *InList:
+		writeParen(b, e.Expr)
+		if e.Negated {
+			b.WriteString(" NOT IN (")
+		} else {
+			b.WriteString(" IN (")
+		}
+		writeList(b, e.List)
+		b.WriteByte(')')
+	case *ScalarFunc:
+		b.WriteString(e.Name)
+		b.WriteByte('(')
+		writeList(b, e.Args)
+		b.WriteByte(')')
+	case *AggExpr:
+		b.WriteString(e.Func.String())
+		if len(e.Args) == 0 {
+			b.WriteString("(*)")
+			return
+		}
+		b.WriteByte('(')
+		if e.Distinct {
+			b.WriteString("DISTINCT ")
+		}
+		writeList(b, e.Args)
+		b.WriteByte(')')
+	case *InSubquery:
+		writeParen(b, e.Expr)
+		if e.Negated {
+			b.WriteString(" NOT IN (<subquery>)")
+		} else {
+			b.WriteString(" IN (<subquery>)")
+		}
+	default:
+		b.WriteString(e.String())
 	}
-	return e.String()
+}
+
+// writeParen writes e, parenthesized when it is a Binary.
+func writeParen(b *strings.Builder, e Expr) {
+	if _, ok := e.(*Binary); ok {
+		b.WriteByte('(')
+		writeExpr(b, e)
+		b.WriteByte(')')
+		return
+	}
+	writeExpr(b, e)
+}
+
+func writeList(b *strings.Builder, es []Expr) {
+	for i, e := range es {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeExpr(b, e)
+	}
 }
 func (b *Binary) Children() []Expr { return []Expr{b.Left, b.Right} }
 func (b *Binary) WithChildren(c []Expr) Expr {
@@ -266,7 +386,7 @@ func SplitAnd(e Expr) []Expr {
 type Not struct{ Expr Expr }
 
 func (*Not) isExpr()                      {}
-func (n *Not) String() string             { return "NOT " + paren(n.Expr) }
+func (n *Not) String() string             { return display(n) }
 func (n *Not) Children() []Expr           { return []Expr{n.Expr} }
 func (n *Not) WithChildren(c []Expr) Expr { return &Not{Expr: c[0]} }
 func (n *Not) DataType(s *Schema) (arrow.DataType, bool, error) {
@@ -278,7 +398,7 @@ func (n *Not) DataType(s *Schema) (arrow.DataType, bool, error) {
 type Negative struct{ Expr Expr }
 
 func (*Negative) isExpr()                      {}
-func (n *Negative) String() string             { return "(- " + n.Expr.String() + ")" }
+func (n *Negative) String() string             { return display(n) }
 func (n *Negative) Children() []Expr           { return []Expr{n.Expr} }
 func (n *Negative) WithChildren(c []Expr) Expr { return &Negative{Expr: c[0]} }
 func (n *Negative) DataType(s *Schema) (arrow.DataType, bool, error) {
@@ -291,13 +411,8 @@ type IsNull struct {
 	Negated bool
 }
 
-func (*IsNull) isExpr() {}
-func (n *IsNull) String() string {
-	if n.Negated {
-		return paren(n.Expr) + " IS NOT NULL"
-	}
-	return paren(n.Expr) + " IS NULL"
-}
+func (*IsNull) isExpr()                      {}
+func (n *IsNull) String() string             { return display(n) }
 func (n *IsNull) Children() []Expr           { return []Expr{n.Expr} }
 func (n *IsNull) WithChildren(c []Expr) Expr { return &IsNull{Expr: c[0], Negated: n.Negated} }
 func (n *IsNull) DataType(s *Schema) (arrow.DataType, bool, error) {
@@ -311,10 +426,8 @@ type Cast struct {
 	Type arrow.DataType
 }
 
-func (*Cast) isExpr() {}
-func (c *Cast) String() string {
-	return fmt.Sprintf("CAST(%s AS %s)", c.Expr, TypeString(c.Type))
-}
+func (*Cast) isExpr()                      {}
+func (c *Cast) String() string             { return display(c) }
 func (c *Cast) Children() []Expr           { return []Expr{c.Expr} }
 func (c *Cast) WithChildren(e []Expr) Expr { return &Cast{Expr: e[0], Type: c.Type} }
 func (c *Cast) DataType(s *Schema) (arrow.DataType, bool, error) {
@@ -334,22 +447,8 @@ type Case struct {
 	Else    Expr // may be nil
 }
 
-func (*Case) isExpr() {}
-func (c *Case) String() string {
-	var b strings.Builder
-	b.WriteString("CASE")
-	if c.Operand != nil {
-		b.WriteString(" " + c.Operand.String())
-	}
-	for _, w := range c.Whens {
-		fmt.Fprintf(&b, " WHEN %s THEN %s", w.Cond, w.Then)
-	}
-	if c.Else != nil {
-		b.WriteString(" ELSE " + c.Else.String())
-	}
-	b.WriteString(" END")
-	return b.String()
-}
+func (*Case) isExpr()          {}
+func (c *Case) String() string { return display(c) }
 func (c *Case) Children() []Expr {
 	var out []Expr
 	if c.Operand != nil {
@@ -414,17 +513,8 @@ type Like struct {
 	CaseInsensitive bool // ILIKE
 }
 
-func (*Like) isExpr() {}
-func (l *Like) String() string {
-	op := "LIKE"
-	if l.CaseInsensitive {
-		op = "ILIKE"
-	}
-	if l.Negated {
-		op = "NOT " + op
-	}
-	return fmt.Sprintf("%s %s %s", paren(l.Expr), op, paren(l.Pattern))
-}
+func (*Like) isExpr()            {}
+func (l *Like) String() string   { return display(l) }
 func (l *Like) Children() []Expr { return []Expr{l.Expr, l.Pattern} }
 func (l *Like) WithChildren(c []Expr) Expr {
 	return &Like{Expr: c[0], Pattern: c[1], Negated: l.Negated, CaseInsensitive: l.CaseInsensitive}
@@ -446,18 +536,8 @@ type InList struct {
 	Negated bool
 }
 
-func (*InList) isExpr() {}
-func (in *InList) String() string {
-	parts := make([]string, len(in.List))
-	for i, e := range in.List {
-		parts[i] = e.String()
-	}
-	op := "IN"
-	if in.Negated {
-		op = "NOT IN"
-	}
-	return fmt.Sprintf("%s %s (%s)", paren(in.Expr), op, strings.Join(parts, ", "))
-}
+func (*InList) isExpr()             {}
+func (in *InList) String() string   { return display(in) }
 func (in *InList) Children() []Expr { return append([]Expr{in.Expr}, in.List...) }
 func (in *InList) WithChildren(c []Expr) Expr {
 	return &InList{Expr: c[0], List: append([]Expr(nil), c[1:]...), Negated: in.Negated}
@@ -483,14 +563,8 @@ type ScalarFunc struct {
 	Args []Expr
 }
 
-func (*ScalarFunc) isExpr() {}
-func (f *ScalarFunc) String() string {
-	parts := make([]string, len(f.Args))
-	for i, e := range f.Args {
-		parts[i] = e.String()
-	}
-	return f.Name + "(" + strings.Join(parts, ", ") + ")"
-}
+func (*ScalarFunc) isExpr()            {}
+func (f *ScalarFunc) String() string   { return display(f) }
 func (f *ScalarFunc) Children() []Expr { return f.Args }
 func (f *ScalarFunc) WithChildren(c []Expr) Expr {
 	return &ScalarFunc{Name: f.Name, Args: append([]Expr(nil), c...)}
@@ -550,21 +624,8 @@ type AggExpr struct {
 	Distinct bool
 }
 
-func (*AggExpr) isExpr() {}
-func (a *AggExpr) String() string {
-	if len(a.Args) == 0 {
-		return a.Func.String() + "(*)"
-	}
-	parts := make([]string, len(a.Args))
-	for i, e := range a.Args {
-		parts[i] = e.String()
-	}
-	d := ""
-	if a.Distinct {
-		d = "DISTINCT "
-	}
-	return a.Func.String() + "(" + d + strings.Join(parts, ", ") + ")"
-}
+func (*AggExpr) isExpr()            {}
+func (a *AggExpr) String() string   { return display(a) }
 func (a *AggExpr) Children() []Expr { return a.Args }
 func (a *AggExpr) WithChildren(c []Expr) Expr {
 	return &AggExpr{Func: a.Func, Args: append([]Expr(nil), c...), Distinct: a.Distinct}
@@ -620,13 +681,8 @@ type InSubquery struct {
 	Negated bool
 }
 
-func (*InSubquery) isExpr() {}
-func (in *InSubquery) String() string {
-	if in.Negated {
-		return paren(in.Expr) + " NOT IN (<subquery>)"
-	}
-	return paren(in.Expr) + " IN (<subquery>)"
-}
+func (*InSubquery) isExpr()             {}
+func (in *InSubquery) String() string   { return display(in) }
 func (in *InSubquery) Children() []Expr { return []Expr{in.Expr} }
 func (in *InSubquery) WithChildren(c []Expr) Expr {
 	return &InSubquery{Expr: c[0], Plan: in.Plan, Negated: in.Negated}

@@ -182,61 +182,122 @@ func (l *Literal) String() string {
 	}
 	return fmt.Sprint(l.Value)
 }
-func (b *Binary) String() string   { return fmt.Sprintf("%s %s %s", paren(b.Left), b.Op, paren(b.Right)) }
-func (n *Not) String() string      { return "NOT " + paren(n.Expr) }
-func (n *Negative) String() string { return "(- " + n.Expr.String() + ")" }
-func (n *IsNull) String() string {
-	if n.Negated {
-		return paren(n.Expr) + " IS NOT NULL"
-	}
-	return paren(n.Expr) + " IS NULL"
-}
-func (c *Cast) String() string { return fmt.Sprintf("CAST(%s AS %s)", c.Expr, c.Type) }
-func (c *Case) String() string {
+func (b *Binary) String() string     { return display(b) }
+func (n *Not) String() string        { return display(n) }
+func (n *Negative) String() string   { return display(n) }
+func (n *IsNull) String() string     { return display(n) }
+func (c *Cast) String() string       { return display(c) }
+func (c *Case) String() string       { return display(c) }
+func (l *Like) String() string       { return display(l) }
+func (i *InList) String() string     { return display(i) }
+func (f *ScalarFunc) String() string { return display(f) }
+
+// display renders e in one pass over the tree: composite expressions used to
+// concatenate their children's strings, rebuilding each subtree's text once
+// per ancestor (quadratic in a chain such as a + a + ... + a).
+func display(e Expr) string {
 	var b strings.Builder
-	b.WriteString("CASE")
-	if c.Operand != nil {
-		b.WriteString(" " + c.Operand.String())
-	}
-	for _, w := range c.Whens {
-		fmt.Fprintf(&b, " WHEN %s THEN %s", w.Cond, w.Then)
-	}
-	if c.Else != nil {
-		b.WriteString(" ELSE " + c.Else.String())
-	}
-	b.WriteString(" END")
+	writeExpr(&b, e)
 	return b.String()
 }
-func (l *Like) String() string {
-	op := "LIKE"
-	if l.CaseInsensitive {
-		op = "ILIKE"
-	}
-	if l.Negated {
-		op = "NOT " + op
-	}
-	return fmt.Sprintf("%s %s %s", paren(l.Expr), op, paren(l.Pattern))
-}
-func (i *InList) String() string {
-	op := "IN"
-	if i.Negated {
-		op = "NOT IN"
-	}
-	return fmt.Sprintf("%s %s (%s)", paren(i.Expr), op, exprList(i.List))
-}
-func (f *ScalarFunc) String() string { return f.Name + "(" + exprList(f.Args) + ")" }
 
-func paren(e Expr) string {
-	if _, ok := e.(*Binary); ok {
-		return "(" + e.String() + ")"
+// writeExpr appends e's text to b; leaves use their own String.
+func writeExpr(b *strings.Builder, e Expr) {
+	switch e := e.(type) {
+	case *Binary:
+		writeParen(b, e.Left)
+		b.WriteByte(' ')
+		b.WriteString(e.Op.String())
+		b.WriteByte(' ')
+		writeParen(b, e.Right)
+	case *Not:
+		b.WriteString("NOT ")
+		writeParen(b, e.Expr)
+	case *Negative:
+		b.WriteString("(- ")
+		writeExpr(b, e.Expr)
+		b.WriteByte(')')
+	case *IsNull:
+		writeParen(b, e.Expr)
+		if e.Negated {
+			b.WriteString(" IS NOT NULL")
+		} else {
+			b.WriteString(" IS NULL")
+		}
+	case *Cast:
+		b.WriteString("CAST(")
+		writeExpr(b, e.Expr)
+		fmt.Fprintf(b, " AS %s)", e.Type)
+	case *Case:
+		b.WriteString("CASE")
+		if e.Operand != nil {
+			b.WriteByte(' ')
+			writeExpr(b, e.Operand)
+		}
+		for _, w := range e.Whens {
+			b.WriteString(" WHEN ")
+			writeExpr(b, w.Cond)
+			b.WriteString(" THEN ")
+			writeExpr(b, w.Then)
+		}
+		if e.Else != nil {
+			b.WriteString(" ELSE ")
+			writeExpr(b, e.Else)
+		}
+		b.WriteString(" END")
+	case *Like:
+		writeParen(b, e.Expr)
+		b.WriteByte(' ')
+		if e.Negated {
+			b.WriteString("NOT ")
+		}
+		if e.CaseInsensitive {
+			b.WriteString("ILIKE ")
+		} else {
+			b.WriteString("LIKE ")
+		}
+		writeParen(b, e.Pattern)
+	case *InList:
+		writeParen(b, e.Expr)
+		if e.Negated {
+			b.WriteString(" NOT IN (")
+		} else {
+			b.WriteString(" IN (")
+		}
+		writeList(b, e.List)
+		b.WriteByte(')')
+	case *ScalarFunc:
+		b.WriteString(e.Name)
+		b.WriteByte('(')
+		writeList(b, e.Args)
+		b.WriteByte(')')
+	default:
+		b.WriteString(e.String())
 	}
-	return e.String()
+}
+
+// writeParen writes e, parenthesized when it is a Binary.
+func writeParen(b *strings.Builder, e Expr) {
+	if _, ok := e.(*Binary); ok {
+		b.WriteByte('(')
+		writeExpr(b, e)
+		b.WriteByte(')')
+		return
+	}
+	writeExpr(b, e)
+}
+
+func writeList(b *strings.Builder, es []Expr) {
+	for i, e := range es {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeExpr(b, e)
+	}
 }
 
 func exprList(es []Expr) string {
-	parts := make([]string, len(es))
-	for i, e := range es {
-		parts[i] = e.String()
-	}
-	return strings.Join(parts, ", ")
+	var b strings.Builder
+	writeList(&b, es)
+	return b.String()
 }

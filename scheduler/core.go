@@ -237,8 +237,10 @@ func (c *core) inMemory(mode string) bool {
 }
 
 // targetPartitions is the setting quiver.target_partitions, else the sum of
-// the live executors' vcores (at least 1): a session that never set it
-// sends nothing, so this default applies.
+// the live executors' vcores (at least 1) capped at the setting's maximum:
+// a session that never set it sends nothing, so this default applies, and
+// vcores come from executors (the scheduler keeps a task per partition of
+// every stage).
 func (c *core) targetPartitions(vals settings.Values) int {
 	if n, ok := vals.Int(settings.TargetPartitions); ok {
 		return int(n)
@@ -247,7 +249,7 @@ func (c *core) targetPartitions(vals settings.Values) int {
 	for _, e := range c.executors {
 		n += e.vcores
 	}
-	return max(n, 1)
+	return min(max(n, 1), int(settings.TargetPartitions.Max))
 }
 
 func (c *core) planned(e evPlanned) {
@@ -653,9 +655,13 @@ func (c *core) launchFailed(e evLaunchFailed) {
 		}
 		c.release(t)
 		c.dirty[j.id] = true
-		c.taskFailed(j, s, t, e.executorID, qerr.IO, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
+		kind := qerr.IO
+		if e.refused {
+			kind = qerr.Internal // our plan or settings were invalid: a bug
+		}
+		c.taskFailed(j, s, t, e.executorID, kind, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
 	}
-	if ex := c.executors[e.executorID]; ex != nil {
+	if ex := c.executors[e.executorID]; ex != nil && !e.refused {
 		ex.launchFailures++
 		if ex.launchFailures >= maxLaunchFailures {
 			c.executorLost(e.executorID, fmt.Sprintf("%d launches failed in a row", ex.launchFailures))

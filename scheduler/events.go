@@ -53,6 +53,9 @@ type evLaunchFailed struct {
 	executorID string
 	tasks      []*rpc.TaskId
 	err        error
+	// refused: the executor answered that the request is invalid. It is
+	// healthy, so the failure does not count towards declaring it lost.
+	refused bool
 }
 
 type evRegister struct {

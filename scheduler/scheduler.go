@@ -10,11 +10,19 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 )
+
+// MaxMessageBytes bounds one gRPC message the scheduler receives (gRPC's
+// default is 4 MiB). A request is read into memory whole before any handler
+// runs, so this bounds what one call can make the scheduler hold; plans with
+// long IN lists or VALUES need more than the default.
+const MaxMessageBytes = 64 << 20
 
 // rpcTimeout bounds every RPC the scheduler makes to an executor.
 const rpcTimeout = 10 * time.Second
@@ -109,7 +117,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.loop(runCtx)
 	}()
 
-	s.grpcSrv = grpc.NewServer()
+	s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(MaxMessageBytes))
 	rpc.RegisterSchedulerServiceServer(s.grpcSrv, &service{s: s})
 	s.wg.Add(1)
 	go func() {
@@ -273,7 +281,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				for i, t := range a.tasks {
 					ids[i] = t.GetId()
 				}
-				s.post(ctx, evLaunchFailed{executorID: a.executorID, tasks: ids, err: err})
+				s.post(ctx, evLaunchFailed{executorID: a.executorID, tasks: ids, err: err, refused: status.Code(err) == codes.InvalidArgument})
 			}
 		})
 	case actCancel:

@@ -25,6 +25,9 @@ type service struct {
 	s *Scheduler
 }
 
+// maxVCores bounds the vcores an executor may register with.
+const maxVCores = 4096
+
 // grpcErr maps an error to a gRPC status (context errors keep their codes).
 func grpcErr(err error) error {
 	switch {
@@ -77,6 +80,17 @@ func (h *service) CloseSession(ctx context.Context, req *rpc.CloseSessionRequest
 }
 
 func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest) (*rpc.ExecuteQueryResponse, error) {
+	// Who asks before what is asked: a caller without a session gets
+	// nothing decoded (decoding is the costly and exposed part). The check
+	// reads the loop's state without touching it; the submit below checks
+	// again, as the session may close meanwhile.
+	known := false
+	if err := h.s.inspect(ctx, func(c *core) { _, known = c.sessions[req.GetSessionId()] }); err != nil {
+		return nil, grpcErr(err)
+	}
+	if !known {
+		return nil, status.Errorf(codes.NotFound, "scheduler: unknown session %q: create one with CreateSession first", req.GetSessionId())
+	}
 	plan, err := decodeLogical(req.GetLogicalPlan())
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "scheduler: execute query: decode logical plan: %v", err)
@@ -158,6 +172,11 @@ func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecuto
 	m := req.GetExecutor()
 	if m.GetId() == "" || m.GetHost() == "" || m.GetGrpcPort() <= 0 || m.GetGrpcPort() > 65535 {
 		return nil, status.Errorf(codes.InvalidArgument, "scheduler: register executor: need an id, a host and a gRPC port, got id=%q host=%q port=%d", m.GetId(), m.GetHost(), m.GetGrpcPort())
+	}
+	if m.GetVcores() > maxVCores || m.GetFlightPort() > 65535 {
+		// vcores set how many tasks go to the executor and, summed, how
+		// many partitions a query gets.
+		return nil, status.Errorf(codes.InvalidArgument, "scheduler: register executor: %d vcores and Flight port %d; want at most %d vcores and a port up to 65535", m.GetVcores(), m.GetFlightPort(), maxVCores)
 	}
 	flightPort := m.GetFlightPort()
 	if flightPort <= 0 {

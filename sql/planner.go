@@ -175,6 +175,9 @@ func (b *builder) statement() (Statement, error) {
 	if len(toks) == 0 {
 		return nil, qerr.Planf("empty statement")
 	}
+	if err := checkNesting(toks); err != nil {
+		return nil, err
+	}
 	c := &cursor{b: b, toks: toks, text: text}
 	first := toks[0].upper()
 	switch first {
@@ -477,7 +480,14 @@ func (b *builder) query(text string, base int) (logical.Plan, error) {
 	default:
 		return nil, qerr.NotImplementedf("sql: %T is not a query", s)
 	}
-	return b.resultSet(rs, nil)
+	lp, err := b.resultSet(rs, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPlan(lp); err != nil {
+		return nil, err
+	}
+	return lp, nil
 }
 
 // syntaxError maps a TiDB parse error to the script position of the token

@@ -291,6 +291,9 @@ func TestDecodeRejects(t *testing.T) {
 		"not an aggregate": {Node: &rpc.LogicalPlan_Aggregate{Aggregate: &rpc.LogicalAggregate{Input: scan, Aggs: []*rpc.LogicalExpr{col("a")}}}},
 		"bad agg func":     {Node: &rpc.LogicalPlan_Aggregate{Aggregate: &rpc.LogicalAggregate{Input: scan, Aggs: []*rpc.LogicalExpr{{Kind: &rpc.LogicalExpr_Agg{Agg: &rpc.LogicalAggExpr{Func: 9}}}}}}},
 		"cache without id": {Node: &rpc.LogicalPlan_Cache{Cache: &rpc.LogicalCache{Input: scan}}},
+		// A partition count is not backed by bytes: a forged one once
+		// allocated 2^31 partitions.
+		"memory partitions": {Node: &rpc.LogicalPlan_Scan{Scan: &rpc.LogicalScan{Table: &rpc.TableDef{Name: "t", Schema: schema, Format: "memory", MemoryPartitions: 1 << 30}}}},
 		"decimal mismatch": {Node: &rpc.LogicalPlan_Projection{Projection: &rpc.LogicalProjection{Input: scan, Exprs: []*rpc.LogicalExpr{{Kind: &rpc.LogicalExpr_Literal{Literal: &rpc.Literal{
 			Type: &rpc.ArrowType{Id: int32(arrow.INT64)}, Value: &rpc.Literal_DecimalValue{DecimalValue: &rpc.Decimal128Value{Lo: 1}}}}}}}}},
 		"empty subquery": {Node: &rpc.LogicalPlan_Projection{Projection: &rpc.LogicalProjection{Input: scan, Exprs: []*rpc.LogicalExpr{{Kind: &rpc.LogicalExpr_ScalarSubquery{ScalarSubquery: &rpc.LogicalPlan{
@@ -347,4 +350,35 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = logical.Indent(p)
 	})
+}
+
+// TestDeepExpressionTravels: an expression as deep as SQL planning allows
+// survives the wire (protobuf's default recursion limit, 10,000, did not
+// let a 10,000-term sum through); a deeper one is refused.
+func TestDeepExpressionTravels(t *testing.T) {
+	chain := func(n int) logical.Plan {
+		var e logical.Expr = logical.Lit(int64(1))
+		for i := 1; i < n; i++ {
+			e = &logical.Binary{Op: logical.OpAdd, Left: e, Right: logical.Lit(int64(1))}
+		}
+		p, err := logical.NewProjection(logical.NewEmptyRelation(true, logical.NewSchema()), []logical.Expr{&logical.Alias{Expr: e, Name: "s"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	b, err := Encode(chain(logical.MaxExprDepth - 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(b); err != nil {
+		t.Fatalf("an expression at the depth limit: %v", err)
+	}
+	b, err = Encode(chain(logical.MaxExprDepth + 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(b); qerr.KindOf(err) != qerr.Internal || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("an expression over the depth limit: got %v", err)
+	}
 }

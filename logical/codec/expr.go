@@ -25,7 +25,7 @@ func EncodeExpr(e logical.Expr) ([]byte, error) {
 func DecodeExpr(b []byte) (e logical.Expr, err error) {
 	defer recoverInto(&err)
 	var m rpc.LogicalExpr
-	if err := proto.Unmarshal(b, &m); err != nil {
+	if err := unmarshal(b, &m); err != nil {
 		return nil, qerr.Internalf("codec: unmarshal expression: %w", err)
 	}
 	e, err = decodeExpr(&m)

@@ -28,7 +28,7 @@ func Encode(p logical.Plan) ([]byte, error) {
 func Decode(b []byte) (p logical.Plan, err error) {
 	defer recoverInto(&err)
 	var m rpc.LogicalPlan
-	if err := proto.Unmarshal(b, &m); err != nil {
+	if err := unmarshal(b, &m); err != nil {
 		return nil, qerr.Internalf("codec: unmarshal logical plan: %w", err)
 	}
 	return DecodePlan(&m)
@@ -48,6 +48,11 @@ func DecodePlan(m *rpc.LogicalPlan) (p logical.Plan, err error) {
 			return nil, qerr.Internalf("codec: decoded plan does not type-check: %w", err)
 		}
 		return nil, err
+	}
+	// The scheduler optimizes and plans what it decodes: a plan larger
+	// than SQL planning allows is refused here as it would be there.
+	if err := logical.CheckSize(p); err != nil {
+		return nil, qerr.Internalf("codec: decoded plan is too large: %w", err)
 	}
 	probe(p)
 	return p, nil
@@ -74,8 +79,15 @@ func probe(p logical.Plan) {
 	}
 }
 
+// probeExpr renders e once (one pass over the whole tree: rendering each
+// node separately is quadratic in a deep expression) and probes the plans
+// of its subqueries.
 func probeExpr(e logical.Expr) {
 	_ = e.String()
+	probeSubqueries(e)
+}
+
+func probeSubqueries(e logical.Expr) {
 	switch q := e.(type) {
 	case *logical.ScalarSubquery:
 		probe(q.Plan)
@@ -85,7 +97,7 @@ func probeExpr(e logical.Expr) {
 		probe(q.Plan)
 	}
 	for _, c := range e.Children() {
-		probeExpr(c)
+		probeSubqueries(c)
 	}
 }
 
@@ -154,7 +166,7 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 	}
 	switch t.Format {
 	case catalog.Memory:
-		if m.MemoryPartitions < 0 {
+		if m.MemoryPartitions < 0 || m.MemoryPartitions > MaxPartitions {
 			return nil, qerr.Internalf("codec: memory table %q has %d partitions", m.Name, m.MemoryPartitions)
 		}
 		// The batches stay where the table was registered: one nil slice per partition.

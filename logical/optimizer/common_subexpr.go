@@ -30,7 +30,7 @@ type CommonSubexprEliminate struct{}
 func (CommonSubexprEliminate) Name() string { return "common_subexpr_eliminate" }
 
 // Rewrite implements Rule.
-func (CommonSubexprEliminate) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
+func (CommonSubexprEliminate) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
 	used := 0
 	logical.Inspect(p, func(x logical.Plan) bool {
 		for _, f := range x.Schema().Fields {
@@ -42,7 +42,7 @@ func (CommonSubexprEliminate) Rewrite(_ context.Context, p logical.Plan) (logica
 		return true
 	})
 	nm := &namer{n: used}
-	return logical.TransformUp(p, func(n logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
 		switch n := n.(type) {
 		case *logical.Projection:
 			return cseNode(n, n.Input, n.List, 0, nm)
@@ -53,35 +53,80 @@ func (CommonSubexprEliminate) Rewrite(_ context.Context, p logical.Plan) (logica
 	})
 }
 
-func expensive(e logical.Expr) bool {
+// What expensive needs to know of a subtree.
+const (
+	flagSubquery = 1 << iota
+	flagAgg
+	flagColumns
+)
+
+// cseInfo answers expensive for every node of the expressions of one node
+// and keys them (logical.ExprKeys), remembering the answers per node:
+// asking at every node of a deep expression is otherwise quadratic.
+type cseInfo struct {
+	keys  *logical.ExprKeys
+	flags map[logical.Expr]int
+}
+
+func newCSEInfo() *cseInfo {
+	return &cseInfo{keys: logical.NewExprKeys(), flags: map[logical.Expr]int{}}
+}
+
+func (ci *cseInfo) flagsOf(e logical.Expr) int {
+	if f, ok := ci.flags[e]; ok {
+		return f
+	}
+	f := 0
+	switch e.(type) {
+	case *logical.ScalarSubquery, *logical.Exists, *logical.InSubquery:
+		f |= flagSubquery
+	case *logical.AggExpr:
+		f |= flagAgg
+	case *logical.Column:
+		f |= flagColumns
+	}
+	for _, c := range e.Children() {
+		f |= ci.flagsOf(c)
+	}
+	ci.flags[e] = f
+	return f
+}
+
+// expensive reports whether computing e once is worth a column: arithmetic,
+// casts, CASE, LIKE, IN lists and function calls over columns, without
+// subqueries or aggregates.
+func (ci *cseInfo) expensive(e logical.Expr) bool {
 	switch e.(type) {
 	case *logical.Binary, *logical.Cast, *logical.Case, *logical.Like, *logical.ScalarFunc, *logical.Negative, *logical.InList:
-		return !hasSubquery(e) && !hasAgg(e) && hasColumns(e)
+		return ci.flagsOf(e)&(flagSubquery|flagAgg|flagColumns) == flagColumns
 	}
 	return false
 }
 
 // cseNode rewrites exprs (the node's Exprs from index off on) of n.
 func cseNode(n logical.Plan, input logical.Plan, exprs []logical.Expr, off int, nm *namer) (logical.Plan, bool, error) {
-	counts := map[string]int{}
+	ci := newCSEInfo()
+	counts := map[int]int{}
 	for _, e := range exprs {
 		logical.InspectExpr(e, func(x logical.Expr) bool {
 			if _, isAgg := x.(*logical.AggExpr); isAgg {
 				return true
 			}
-			if expensive(x) {
-				counts[x.String()]++
+			if ci.expensive(x) {
+				counts[ci.keys.Key(x)]++
 			}
 			return true
 		})
 	}
 	// Choose maximal repeated subexpressions, top-down.
 	var chosen []logical.Expr
-	seen := map[string]bool{}
+	seen := map[int]bool{}
 	for _, e := range exprs {
 		logical.InspectExpr(e, func(x logical.Expr) bool {
-			k := x.String()
-			if expensive(x) && counts[k] > 1 {
+			if !ci.expensive(x) {
+				return true
+			}
+			if k := ci.keys.Key(x); counts[k] > 1 {
 				if !seen[k] {
 					seen[k] = true
 					chosen = append(chosen, x)
@@ -102,14 +147,14 @@ func cseNode(n logical.Plan, input logical.Plan, exprs []logical.Expr, off int, 
 	for _, f := range input.Schema().Fields {
 		taken[strings.ToLower(f.Name)] = true
 	}
-	names := map[string]string{}
+	names := map[int]string{}
 	list := append([]logical.Expr(nil), base...)
 	for _, c := range chosen {
 		name := nm.next("__common_expr")
 		for taken[name] {
 			name = nm.next("__common_expr")
 		}
-		names[c.String()] = name
+		names[ci.keys.Key(c)] = name
 		list = append(list, &logical.Alias{Expr: c, Name: name})
 	}
 	below, err := logical.NewProjection(input, list)
@@ -120,7 +165,10 @@ func cseNode(n logical.Plan, input logical.Plan, exprs []logical.Expr, off int, 
 	out := append([]logical.Expr(nil), all...)
 	for i, e := range exprs {
 		ne, _, _ := logical.TransformExprUp(e, func(x logical.Expr) (logical.Expr, bool, error) {
-			if name, ok := names[x.String()]; ok && expensive(x) {
+			if !ci.expensive(x) {
+				return x, false, nil
+			}
+			if name, ok := names[ci.keys.Key(x)]; ok {
 				return &logical.Column{Name: name}, true, nil
 			}
 			return x, false, nil

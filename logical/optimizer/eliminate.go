@@ -28,8 +28,8 @@ type EliminateFilter struct{}
 func (EliminateFilter) Name() string { return "eliminate_filter" }
 
 // Rewrite implements Rule.
-func (EliminateFilter) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
-	return logical.TransformUp(p, func(n logical.Plan) (logical.Plan, bool, error) {
+func (EliminateFilter) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
 		f, ok := n.(*logical.Filter)
 		if !ok {
 			return n, false, nil
@@ -55,8 +55,8 @@ type EliminateLimit struct{}
 func (EliminateLimit) Name() string { return "eliminate_limit" }
 
 // Rewrite implements Rule.
-func (EliminateLimit) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
-	return logical.TransformUp(p, func(n logical.Plan) (logical.Plan, bool, error) {
+func (EliminateLimit) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
 		l, ok := n.(*logical.Limit)
 		if !ok {
 			return n, false, nil

@@ -24,8 +24,8 @@ type PushDownLimit struct{}
 func (PushDownLimit) Name() string { return "push_down_limit" }
 
 // Rewrite implements Rule.
-func (PushDownLimit) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
-	return logical.TransformDown(p, func(n logical.Plan) (logical.Plan, bool, error) {
+func (PushDownLimit) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	return transformDown(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
 		l, ok := n.(*logical.Limit)
 		if !ok || l.Fetch < 0 {
 			return n, false, nil

@@ -56,9 +56,9 @@ const reductionPrefix = "__sjr"
 const reductionRatio = 2
 
 // Rewrite implements Rule.
-func (SemiJoinReduction) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
+func (SemiJoinReduction) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
 	var names namer
-	return logical.TransformUp(p, func(p logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(p logical.Plan) (logical.Plan, bool, error) {
 		j, ok := p.(*logical.Join)
 		if !ok || len(j.On) == 0 {
 			return p, false, nil

@@ -35,9 +35,9 @@ type SemiToInnerJoin struct{}
 func (SemiToInnerJoin) Name() string { return "semi_to_inner_join" }
 
 // Rewrite implements Rule.
-func (SemiToInnerJoin) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
+func (SemiToInnerJoin) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
 	var names namer
-	return logical.TransformUp(p, func(p logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(p logical.Plan) (logical.Plan, bool, error) {
 		j, ok := p.(*logical.Join)
 		if !ok || j.Type != logical.SemiJoin || j.Filter != nil || len(j.On) == 0 {
 			return p, false, nil

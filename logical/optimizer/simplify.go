@@ -35,8 +35,8 @@ type SimplifyExpressions struct{}
 func (SimplifyExpressions) Name() string { return "simplify_expressions" }
 
 // Rewrite implements Rule.
-func (SimplifyExpressions) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
-	return logical.TransformUp(p, func(n logical.Plan) (logical.Plan, bool, error) {
+func (SimplifyExpressions) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
 		exprs := n.Exprs()
 		if len(exprs) == 0 {
 			return n, false, nil
@@ -51,7 +51,9 @@ func (SimplifyExpressions) Rewrite(_ context.Context, p logical.Plan) (logical.P
 		out := make([]logical.Expr, len(exprs))
 		for i, e := range exprs {
 			ne := simplifyExpr(e, inSchema)
-			if ne.String() != e.String() || ne != e {
+			if ne != e {
+				// Each display name is built once: it is linear in the
+				// expression, but expressions may be huge.
 				if ne.String() != e.String() {
 					changed = true
 				}
@@ -76,8 +78,9 @@ func (SimplifyExpressions) Rewrite(_ context.Context, p logical.Plan) (logical.P
 // simplifyExpr simplifies e bottom-up. s, when not nil, is the schema e is
 // evaluated over (used to drop casts to a column's own type).
 func simplifyExpr(e logical.Expr, s *logical.Schema) logical.Expr {
+	keys := logical.NewExprKeys() // one table for the whole walk: see factorOr
 	out, _, _ := logical.TransformExprUp(e, func(x logical.Expr) (logical.Expr, bool, error) {
-		n := simplifyNode(x, s)
+		n := simplifyNode(x, s, keys)
 		return n, n != x, nil
 	})
 	return out
@@ -104,10 +107,10 @@ func isNullLit(e logical.Expr) bool {
 
 func nullOf(t arrow.DataType) *logical.Literal { return &logical.Literal{Type: t} }
 
-func simplifyNode(x logical.Expr, s *logical.Schema) logical.Expr {
+func simplifyNode(x logical.Expr, s *logical.Schema, keys *logical.ExprKeys) logical.Expr {
 	switch x := x.(type) {
 	case *logical.Binary:
-		return simplifyBinary(x)
+		return simplifyBinary(x, keys)
 	case *logical.Not:
 		if l, ok := asLit(x.Expr); ok {
 			if l.Value == nil {
@@ -201,7 +204,7 @@ func simplifyNode(x logical.Expr, s *logical.Schema) logical.Expr {
 	return x
 }
 
-func simplifyBinary(b *logical.Binary) logical.Expr {
+func simplifyBinary(b *logical.Binary, keys *logical.ExprKeys) logical.Expr {
 	switch b.Op {
 	case logical.OpAnd:
 		switch {
@@ -226,7 +229,7 @@ func simplifyBinary(b *logical.Binary) logical.Expr {
 		case isNullLit(b.Left) && isNullLit(b.Right):
 			return nullOf(logical.Bool)
 		}
-		return factorOr(b)
+		return factorOr(b, keys)
 	}
 	l, lok := asLit(b.Left)
 	r, rok := asLit(b.Right)
@@ -673,18 +676,21 @@ func rescale(u *big.Int, from int32, dt *arrow.Decimal128Type) (*logical.Literal
 // factorOr pulls conjuncts common to both sides out of an OR:
 // (a AND b) OR (a AND c) → a AND (b OR c); (a AND b) OR a → a. TPC-H Q19's
 // join key then becomes a conjunct that can become a join key.
-func factorOr(b *logical.Binary) logical.Expr {
+//
+// Conjuncts are compared by keys (not String): this runs at every OR of a
+// chain a = 0 OR a = 1 OR ..., where a side is the whole chain below.
+func factorOr(b *logical.Binary, keys *logical.ExprKeys) logical.Expr {
 	ls, rs := logical.SplitAnd(b.Left), logical.SplitAnd(b.Right)
-	inR := map[string]bool{}
+	inR := map[int]bool{}
 	for _, e := range rs {
-		inR[e.String()] = true
+		inR[keys.Key(e)] = true
 	}
 	var common, restL []logical.Expr
-	isCommon := map[string]bool{}
+	isCommon := map[int]bool{}
 	for _, e := range ls {
-		if inR[e.String()] && !isCommon[e.String()] && !hasSubquery(e) {
+		if k := keys.Key(e); inR[k] && !isCommon[k] && !hasSubquery(e) {
 			common = append(common, e)
-			isCommon[e.String()] = true
+			isCommon[k] = true
 		} else {
 			restL = append(restL, e)
 		}
@@ -694,7 +700,7 @@ func factorOr(b *logical.Binary) logical.Expr {
 	}
 	var restR []logical.Expr
 	for _, e := range rs {
-		if !isCommon[e.String()] {
+		if !isCommon[keys.Key(e)] {
 			restR = append(restR, e)
 		}
 	}

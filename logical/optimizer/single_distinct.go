@@ -72,8 +72,8 @@ type SingleDistinctToGroupBy struct{}
 func (SingleDistinctToGroupBy) Name() string { return "single_distinct_to_groupby" }
 
 // Rewrite implements Rule.
-func (SingleDistinctToGroupBy) Rewrite(_ context.Context, p logical.Plan) (logical.Plan, bool, error) {
-	return logical.TransformUp(p, func(n logical.Plan) (logical.Plan, bool, error) {
+func (SingleDistinctToGroupBy) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
 		a, ok := n.(*logical.Aggregate)
 		if !ok {
 			return n, false, nil

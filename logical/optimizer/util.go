@@ -1,11 +1,34 @@
 package optimizer
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/quiverdb/quiver/logical"
 )
+
+// transformUp is logical.TransformUp that stops when ctx ends: rules check
+// the context at every plan node, not only between rules, so a statement
+// timeout holds inside one long rewrite.
+func transformUp(ctx context.Context, p logical.Plan, f func(logical.Plan) (logical.Plan, bool, error)) (logical.Plan, bool, error) {
+	return logical.TransformUp(p, func(n logical.Plan) (logical.Plan, bool, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		return f(n)
+	})
+}
+
+// transformDown is logical.TransformDown that stops when ctx ends.
+func transformDown(ctx context.Context, p logical.Plan, f func(logical.Plan) (logical.Plan, bool, error)) (logical.Plan, bool, error) {
+	return logical.TransformDown(p, func(n logical.Plan) (logical.Plan, bool, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		return f(n)
+	})
+}
 
 // hasSubquery reports whether e contains a subquery expression.
 func hasSubquery(e logical.Expr) bool {

@@ -281,11 +281,14 @@ func TestDecodeRejects(t *testing.T) {
 			{Locations: []*rpc.PartitionLocation{{JobId: "a/b", StageId: 1}}}}}}},
 		"negative map partition": {Node: &rpc.PhysicalPlan_ShuffleReader{ShuffleReader: &rpc.PhysicalShuffleReader{Schema: s, Locations: []*rpc.PartitionLocations{
 			{Locations: []*rpc.PartitionLocation{{JobId: "a", MapPartition: -1}}}}}}},
-		"bad decimal":   {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Literal{Literal: &rpc.Literal{Type: &rpc.ArrowType{Id: int32(arrow.DECIMAL128), Precision: 50}}}}}}},
-		"unknown type":  {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Literal{Literal: &rpc.Literal{Type: &rpc.ArrowType{Id: 9999}}}}}}},
-		"values width":  {Node: &rpc.PhysicalPlan_Values{Values: &rpc.PhysicalValues{Schema: s, Rows: []*rpc.LiteralRow{{}}}}},
-		"count args":    {Node: &rpc.PhysicalPlan_HashAggregate{HashAggregate: &rpc.PhysicalHashAggregate{Input: values, Aggs: []*rpc.PhysicalAggregateExpr{{Func: int32(physical.AggSum), Type: &rpc.ArrowType{Id: int32(arrow.INT64)}}}}}},
-		"case no whens": {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Case{Case: &rpc.PhysicalCase{Type: &rpc.ArrowType{Id: 1}}}}}}},
+		"bad decimal":            {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Literal{Literal: &rpc.Literal{Type: &rpc.ArrowType{Id: int32(arrow.DECIMAL128), Precision: 50}}}}}}},
+		"unknown type":           {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Literal{Literal: &rpc.Literal{Type: &rpc.ArrowType{Id: 9999}}}}}}},
+		"values width":           {Node: &rpc.PhysicalPlan_Values{Values: &rpc.PhysicalValues{Schema: s, Rows: []*rpc.LiteralRow{{}}}}},
+		"shuffle partitions":     {Node: &rpc.PhysicalPlan_ShuffleWriter{ShuffleWriter: &rpc.PhysicalShuffleWriter{Input: values, JobId: "j", N: 1 << 30}}},
+		"repartition partitions": {Node: &rpc.PhysicalPlan_Repartition{Repartition: &rpc.PhysicalRepartition{Input: values, N: 1 << 30}}},
+		"unresolved partitions":  {Node: &rpc.PhysicalPlan_UnresolvedShuffle{UnresolvedShuffle: &rpc.PhysicalUnresolvedShuffle{Schema: s, StageId: 1, Partitions: 1 << 30}}},
+		"count args":             {Node: &rpc.PhysicalPlan_HashAggregate{HashAggregate: &rpc.PhysicalHashAggregate{Input: values, Aggs: []*rpc.PhysicalAggregateExpr{{Func: int32(physical.AggSum), Type: &rpc.ArrowType{Id: int32(arrow.INT64)}}}}}},
+		"case no whens":          {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Case{Case: &rpc.PhysicalCase{Type: &rpc.ArrowType{Id: 1}}}}}}},
 	}
 	for name, m := range bad {
 		t.Run(name, func(t *testing.T) {

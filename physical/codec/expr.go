@@ -29,7 +29,7 @@ func EncodeExpr(e physical.Expr) ([]byte, error) {
 func DecodeExpr(b []byte) (e physical.Expr, err error) {
 	defer recoverInto(&err)
 	var m rpc.PhysicalExpr
-	if err := proto.Unmarshal(b, &m); err != nil {
+	if err := unmarshal(b, &m); err != nil {
 		return nil, qerr.Internalf("codec: unmarshal expression: %w", err)
 	}
 	return decodeExpr(&m, unchecked)

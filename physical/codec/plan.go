@@ -25,7 +25,7 @@ func Encode(p physical.Plan) ([]byte, error) {
 func Decode(b []byte) (p physical.Plan, err error) {
 	defer recoverInto(&err)
 	var m rpc.PhysicalPlan
-	if err := proto.Unmarshal(b, &m); err != nil {
+	if err := unmarshal(b, &m); err != nil {
 		return nil, qerr.Internalf("codec: unmarshal physical plan: %w", err)
 	}
 	return DecodePlan(&m)
@@ -638,7 +638,7 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n.N < 1 {
+		if n.N < 1 || n.N > MaxPartitions {
 			return nil, qerr.Internalf("codec: repartition into %d partitions", n.N)
 		}
 		keys, err := decodeExprs(n.Keys, width(in))
@@ -667,7 +667,7 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n.StageId < 0 || n.Partitions < 0 {
+		if n.StageId < 0 || n.Partitions < 0 || n.Partitions > MaxPartitions {
 			return nil, qerr.Internalf("codec: unresolved shuffle stage=%d partitions=%d is invalid", n.StageId, n.Partitions)
 		}
 		return &physical.UnresolvedShuffle{StageID: int(n.StageId), OutSchema: s, Partitions: int(n.Partitions)}, nil
@@ -833,7 +833,7 @@ func decodeShuffleWriter(n *rpc.PhysicalShuffleWriter) (physical.Plan, error) {
 	if n.JobId != "" && !physical.ValidJobID(n.JobId) {
 		return nil, qerr.Internalf("codec: shuffle writer has invalid job id %q", n.JobId)
 	}
-	if n.StageId < 0 || n.N < 0 {
+	if n.StageId < 0 || n.N < 0 || n.N > MaxPartitions {
 		return nil, qerr.Internalf("codec: shuffle writer stage=%d n=%d is invalid", n.StageId, n.N)
 	}
 	if len(n.Keys) > 0 && n.N < 1 {
