@@ -1,12 +1,13 @@
-package quiver
+package scan
 
 import (
+	"math"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/quiverdb/quiver/catalog"
+	"github.com/quiverdb/quiver/exec/hashtable"
 )
 
 // TestSplitContiguous: a table sorted by its first column, each key on
@@ -32,14 +33,13 @@ func TestSplitContiguous(t *testing.T) {
 	}
 	for _, n := range []int{2, 3} {
 		for _, b := range batches {
-			b.Retain() // splitContiguous takes one reference per call
+			b.Retain() // SplitContiguous takes one reference per call
 		}
-		parts, total := splitContiguous(batches, n)
+		parts, total := SplitContiguous(batches, n)
 		if total != rows {
 			t.Fatalf("n=%d: %d rows, want %d", n, total, rows)
 		}
-		ranges := partitionRanges(parts, 1)
-		col := make([]catalog.KeyRange, n)
+		var lows, highs []int64
 		var seen int64
 		for p, bs := range parts {
 			var got int64
@@ -50,13 +50,23 @@ func TestSplitContiguous(t *testing.T) {
 				t.Errorf("n=%d: partition %d has %d rows, want about %d", n, p, got, rows/n)
 			}
 			seen += got
-			col[p] = ranges[p][0]
+			lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+			for _, b := range bs {
+				l, h, ok := hashtable.IntegerRange(b.Column(0))
+				if !ok {
+					t.Fatalf("n=%d: partition %d: no integer range", n, p)
+				}
+				lo, hi = min(lo, l), max(hi, h)
+			}
+			lows, highs = append(lows, lo), append(highs, hi)
 		}
 		if seen != rows {
 			t.Fatalf("n=%d: partitions hold %d rows, want %d", n, seen, rows)
 		}
-		if !catalog.Disjoint(col) {
-			t.Errorf("n=%d: key ranges %v overlap", n, col)
+		for p := 1; p < n; p++ {
+			if lows[p] <= highs[p-1] {
+				t.Errorf("n=%d: partition %d starts at key %d, not after partition %d's last key %d", n, p, lows[p], p-1, highs[p-1])
+			}
 		}
 		for _, bs := range parts {
 			for _, b := range bs {
