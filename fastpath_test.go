@@ -43,6 +43,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/quiverdb/quiver"
 	"github.com/quiverdb/quiver/format"
+	"github.com/quiverdb/quiver/qerr"
 	"go.uber.org/goleak"
 )
 
@@ -1170,7 +1171,7 @@ func TestFastPathParquetHelper(t *testing.T) {
 		parquet.WithCompression(compress.Codecs.Snappy),
 	))
 
-	render := func(r []any, idx ...int) string {
+	renderRow := func(r []any, idx ...int) string {
 		out := make([]string, len(idx))
 		for k, c := range idx {
 			if m, ok := r[c].(decimal128.Num); ok {
@@ -1185,7 +1186,7 @@ func TestFastPathParquetHelper(t *testing.T) {
 		var out []string
 		for i, r := range rows {
 			if keep(i) {
-				out = append(out, render(r, idx...))
+				out = append(out, renderRow(r, idx...))
 			}
 		}
 		return out
@@ -1255,6 +1256,39 @@ func TestFastPathParquetHelper(t *testing.T) {
 		for _, limit := range []int{1, 70, 700, 1500} {
 			q := fmt.Sprintf("SELECT id, s, a FROM t LIMIT %d", limit)
 			fpSameOrdered(t, q, fpJoin(sqlRows(t, s, q)), wantRows(func(i int) bool { return i < limit }, 0, 3, 1))
+		}
+	})
+	// A memory limit hit while the scan or its helper decodes (the helper
+	// recovers its panic and reports it) fails the query as out of
+	// resources; larger limits let it finish with the right rows. Either
+	// way the checked allocator (at cleanup) and goleak (below) show that
+	// nothing is left behind.
+	t.Run("memory limit while decoding", func(t *testing.T) {
+		for _, limit := range []string{"16KB", "48KB", "96KB", "192KB", "384KB"} {
+			t.Run(limit, func(t *testing.T) {
+				s := fpSession(t, 64, 1)
+				if err := s.RegisterParquet(context.Background(), "t", path); err != nil {
+					t.Fatal(err)
+				}
+				sqlRows(t, s, "SET quiver.memory_limit = '"+limit+"'")
+				q := "SELECT id, a, b, s, d, m FROM t WHERE id >= 5000"
+				ctx := context.Background()
+				df, err := s.SQL(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				batches, err := df.Collect(ctx)
+				got := fpJoin(render(nil, batches))
+				release(batches)
+				switch {
+				case qerr.Is(err, qerr.Resources):
+					t.Logf("%s: %v", limit, err)
+				case err != nil:
+					t.Fatalf("%s: %v (kind %v), want a resources-exhausted error or the rows", q, err, qerr.KindOf(err))
+				default:
+					fpSameOrdered(t, q, got, wantRows(func(i int) bool { return i >= 5000 }, 0, 1, 2, 3, 4, 5))
+				}
+			})
 		}
 	})
 	goleak.VerifyNone(t, leaks)
