@@ -1051,10 +1051,10 @@ func TestFastPathRightSemiAnti(t *testing.T) {
 // first falls and then rises, so kept rows keep being displaced, for
 // fetches from 1 past the row count. Each answer must equal the same
 // ORDER BY without LIMIT (a full stable sort), cut in Go, and that full
-// sort must equal Go's stable sort of the rows; EXPLAIN shows TopK.
+// sort must equal Go's stable sort of the rows; EXPLAIN shows TopK. The
+// same runs over four partitions merged.
 func TestFastPathTopK(t *testing.T) {
 	const n, batch = 2000, 50
-	s := fpSession(t, batch, 1)
 	rows := make([][]any, n)
 	for i := range rows {
 		var k any = int64((n-i)/7%40 + i/900*3) // falling runs of ties, then higher
@@ -1063,7 +1063,7 @@ func TestFastPathTopK(t *testing.T) {
 		}
 		rows[i] = []any{int64(i), k, fmt.Sprintf("s%03d", i*37%101)}
 	}
-	fpRegister(t, s, "t", []fpCol{{"i", arrow.PrimitiveTypes.Int64}, {"k", arrow.PrimitiveTypes.Int64}, {"s", arrow.BinaryTypes.String}}, rows, 300)
+	cols := []fpCol{{"i", arrow.PrimitiveTypes.Int64}, {"k", arrow.PrimitiveTypes.Int64}, {"s", arrow.BinaryTypes.String}}
 	cmpK := func(a, b any, desc, nullsFirst bool) int {
 		switch {
 		case a == nil && b == nil:
@@ -1092,27 +1092,51 @@ func TestFastPathTopK(t *testing.T) {
 			return cmpK(a[1], b[1], false, true)
 		}},
 	}
-	for _, o := range orders {
-		full := "SELECT i, k, s FROM t ORDER BY " + o.by
-		sorted := slices.Clone(rows)
-		slices.SortStableFunc(sorted, o.cmp)
-		var want []string
-		for _, r := range sorted {
-			want = append(want, fpText(r[0])+"|"+fpText(r[1])+"|"+fpText(r[2]))
-		}
-		all := fpJoin(sqlRows(t, s, full))
-		fpSameOrdered(t, full, all, want)
-		for _, f := range []struct{ fetch, offset int }{{1, 0}, {7, 0}, {24, 0}, {25, 3}, {50, 0}, {120, 0}, {499, 0}, {600, 10}, {1999, 0}, {2000, 0}, {5000, 0}, {0, 0}} {
-			q := fmt.Sprintf("%s LIMIT %d OFFSET %d", full, f.fetch, f.offset)
-			if f.fetch > 0 {
-				if plan := fpExplain(t, s, q); !strings.Contains(plan, "TopK(fetch=") {
-					t.Errorf("%s: the plan has no top-k sort:\n%s", q, plan)
-				}
+	check := func(t *testing.T, s *quiver.Session) {
+		for _, o := range orders {
+			full := "SELECT i, k, s FROM t ORDER BY " + o.by
+			sorted := slices.Clone(rows)
+			slices.SortStableFunc(sorted, o.cmp)
+			var want []string
+			for _, r := range sorted {
+				want = append(want, fpText(r[0])+"|"+fpText(r[1])+"|"+fpText(r[2]))
 			}
-			lo, hi := min(f.offset, n), min(f.offset+f.fetch, n)
-			fpSameOrdered(t, q, fpJoin(sqlRows(t, s, q)), all[lo:hi])
+			all := fpJoin(sqlRows(t, s, full))
+			fpSameOrdered(t, full, all, want)
+			for _, f := range []struct{ fetch, offset int }{{1, 0}, {7, 0}, {24, 0}, {25, 3}, {50, 0}, {120, 0}, {499, 0}, {600, 10}, {1999, 0}, {2000, 0}, {5000, 0}, {0, 0}} {
+				q := fmt.Sprintf("%s LIMIT %d OFFSET %d", full, f.fetch, f.offset)
+				if f.fetch > 0 {
+					if plan := fpExplain(t, s, q); !strings.Contains(plan, "TopK(fetch=") {
+						t.Errorf("%s: the plan has no top-k sort:\n%s", q, plan)
+					}
+				}
+				lo, hi := min(f.offset, n), min(f.offset+f.fetch, n)
+				fpSameOrdered(t, q, fpJoin(sqlRows(t, s, q)), all[lo:hi])
+			}
 		}
 	}
+	t.Run("one partition", func(t *testing.T) {
+		s := fpSession(t, batch, 1)
+		fpRegister(t, s, "t", cols, rows, 300)
+		check(t, s)
+	})
+	// Four scan partitions of two 250-row row groups each: each keeps its
+	// own top-k (SortExec with preserve_partitioning) and the merge takes
+	// the first rows; ties go to the lower partition (exec/merge.go), which
+	// holds the earlier rows, so Go's stable sort is still the reference.
+	t.Run("four partitions", func(t *testing.T) {
+		schema, batches := fpBatches(t, cols, rows, 250)
+		path := filepath.Join(t.TempDir(), "t.parquet")
+		fpWriteParquet(t, path, schema, batches, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(250)))
+		s := fpSession(t, batch, 4)
+		if err := s.RegisterParquet(context.Background(), "t", path); err != nil {
+			t.Fatal(err)
+		}
+		if plan := fpExplain(t, s, "SELECT i FROM t ORDER BY k LIMIT 5"); !strings.Contains(plan, "SortPreservingMergeExec") || !strings.Contains(plan, "partitions=4") {
+			t.Fatalf("not a merge of four sorted partitions:\n%s", plan)
+		}
+		check(t, s)
+	})
 }
 
 // ---- scan ----
