@@ -363,9 +363,10 @@ type fpGroupingCase struct {
 
 // fpRunGrouping registers c's rows as table t (batches of 100 rows, read
 // in batches of 64) and checks, against Go references, a GROUP BY over the
-// keys and a join on them whose build side holds only the rows before the
-// switch (its table stays in the fast layout while the probe rows bring
-// keys from after the switch).
+// keys, the same GROUP BY forced onto the generic layout, and a join on
+// the keys whose build side holds only the rows before the switch (its
+// table stays in the fast layout while the probe rows bring keys from
+// after the switch).
 func fpRunGrouping(t *testing.T, c fpGroupingCase) {
 	const batch = 64
 	s := fpSession(t, batch, 1)
@@ -395,16 +396,26 @@ func fpRunGrouping(t *testing.T, c fpGroupingCase) {
 	if n := fpScanBatches(t, s, q, "MemoryScan: t"); n < c.rows/batch || c.switchAt < 2*batch || c.switchAt >= c.rows-batch {
 		t.Fatalf("scan gave %d batches for %d rows switching at row %d: the switch is not mid-query", n, c.rows, c.switchAt)
 	}
-	fpSame(t, q, sqlRows(t, s, q), fpGroupCount(rows, keyCols, 1, 0))
+	want := fpGroupCount(rows, keyCols, 1, 0)
+	fpSame(t, q, sqlRows(t, s, q), want)
+	// The generic path: one more grouping key of type Double (always 0)
+	// makes the keys neither integer-like nor packable, nor laid out as
+	// records (floats are not), so the table hashes and compares the key
+	// columns from the first row.
+	gq := "SELECT " + keys + ", count(*), count(v), sum(v), min(i), max(i) FROM (SELECT *, CAST(i % 1 AS DOUBLE) AS z FROM t) u GROUP BY " + keys + ", z"
+	if plan := fpExplain(t, s, gq); !strings.Contains(plan, "z@") {
+		t.Fatalf("the generic query does not group by z:\n%s", plan)
+	}
+	fpSame(t, gq, sqlRows(t, s, gq), want)
 
 	var on []string
 	for _, n := range names {
 		on = append(on, "a."+n+" = b."+n)
 	}
 	jq := fmt.Sprintf("SELECT count(*) FROM t a JOIN (SELECT %s FROM t WHERE i < %d) b ON %s", keys, c.switchAt, strings.Join(on, " AND "))
-	want := fpJoinCount(rows, keyCols, 0, int64(c.switchAt))
-	if got := sqlRows(t, s, jq); got[0][0] != strconv.FormatInt(want, 10) {
-		t.Errorf("%s: %v, want %d", jq, got, want)
+	joined := fpJoinCount(rows, keyCols, 0, int64(c.switchAt))
+	if got := sqlRows(t, s, jq); got[0][0] != strconv.FormatInt(joined, 10) {
+		t.Errorf("%s: %v, want %d", jq, got, joined)
 	}
 }
 
