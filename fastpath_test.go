@@ -673,8 +673,9 @@ func TestFastPathDistinctBitmapToHash(t *testing.T) {
 		row   func(i int) (g int64, v any)
 	}
 	cases := []distinctCase{
-		// Five groups over values below 5000, then (at row 1500, batch 6)
-		// values 2^40 away: cover fails, the batch goes to the hashed set.
+		// Five groups over values below 5000, then (from row 1500, in the
+		// sixth batch) values 2^40 away: cover fails, and the whole batch
+		// goes to the hashed set.
 		{name: "window too wide", rows: 3000, batch: 256, sum: true, row: func(i int) (int64, any) {
 			if i%31 == 7 {
 				return int64(i % 5), nil
@@ -685,15 +686,16 @@ func TestFastPathDistinctBitmapToHash(t *testing.T) {
 			return int64(i % 5), int64(1<<40 + i%700)
 		}},
 		// Two groups, every value on its own 4096-value page, each value
-		// twice in a row: the 4097th page is wanted at row 4096, in the
-		// middle of the fifth batch of 1000 rows, so alloc fails there and
-		// the rest of the batch is inserted into the hashed set.
+		// once in each group (rows 2j and 2j+1): the 4097th page is wanted
+		// at row 4096, in the middle of the fifth batch of 1000 rows, so
+		// alloc fails there and the rest of the batch is inserted into the
+		// hashed set.
 		{name: "pages run out mid-batch", rows: 6000, batch: 1000, sum: true, row: func(i int) (int64, any) {
 			return int64(i % 2), int64(i/2) * 4096
 		}},
 		// Group 0 spans 64 pages in the first batch; once more than 4096
 		// groups exist, groups × 64 pages pass dirMaxPtrs and setGroups
-		// fails (about the 17th batch of 256 rows).
+		// fails (the batch from row 8000, the 33rd).
 		{name: "too many groups", rows: 10000, batch: 256, sum: true, row: func(i int) (int64, any) {
 			switch i {
 			case 0:
@@ -781,10 +783,10 @@ func TestFastPathDistinctBitmapToHash(t *testing.T) {
 // Each partition reads two row groups of 3000 groups with narrow values
 // (below 4000: one bitmap page a group), then two of 3000 other groups
 // where every other value lies 2^40 away: each Partial table switches
-// (cover fails) after 130 000 rows. The
-// Partial phases emit the narrow groups' lists first (groups leave in
-// first-seen order), in batches of 2048, so the Final phase's merge too
-// starts with narrow values only and meets the far ones batches later.
+// (cover fails) after 130 000 rows. The Partial phases emit the narrow
+// groups' lists first (groups leave in first-seen order), in batches of
+// 2048, so the Final phase's merge too starts with narrow values only and
+// meets the far ones batches later.
 func fpDistinctBySets(t *testing.T) {
 	const rows, rowGroup = 520_000, 65_000
 	s := fpSession(t, 2048, 2)
