@@ -263,3 +263,60 @@ func NewDirtyBuffer(mem memory.Allocator, size int) *memory.Buffer {
 	b.ResizeNoShrink(size)
 	return b
 }
+
+// SoftLimited returns an allocator over mem for code that is not safe
+// against a panic raised inside one of its allocations (arrow-go's Parquet
+// readers keep what they already allocated when such a panic unwinds
+// through them, and nothing frees it). It counts every allocation against
+// the query's limit as mem would but never panics; crossed reports the
+// first crossing of the limit as a Resources error, for the caller to check
+// at a point where it can release what it holds. Over an allocator without
+// a limit it returns mem, and crossed always reports nil.
+func SoftLimited(mem memory.Allocator) (soft memory.Allocator, crossed func() error) {
+	a, ok := mem.(*AccountingAllocator)
+	if !ok || a.limit <= 0 {
+		return mem, func() error { return nil }
+	}
+	s := &softLimit{a: a}
+	return s, func() error {
+		if le := s.over.Load(); le != nil {
+			return le.toError()
+		}
+		return nil
+	}
+}
+
+// softLimit is SoftLimited's allocator.
+type softLimit struct {
+	a    *AccountingAllocator
+	over atomic.Pointer[LimitError]
+}
+
+// count adds n bytes to the query's count, past the limit too, and
+// remembers the first crossing.
+func (s *softLimit) count(n int64) {
+	if err := s.a.reserve(n); err != nil {
+		s.over.CompareAndSwap(nil, err)
+		s.a.cur.Add(n)
+	}
+}
+
+func (s *softLimit) Allocate(size int) []byte {
+	s.count(int64(size))
+	return s.a.parent.Allocate(size)
+}
+
+func (s *softLimit) AllocateDirty(size int) []byte {
+	s.count(int64(size))
+	if d, ok := s.a.parent.(dirtyAllocator); ok {
+		return d.AllocateDirty(size)
+	}
+	return s.a.parent.Allocate(size)
+}
+
+func (s *softLimit) Reallocate(size int, b []byte) []byte {
+	s.count(int64(size - len(b)))
+	return s.a.parent.Reallocate(size, b)
+}
+
+func (s *softLimit) Free(b []byte) { s.a.Free(b) }

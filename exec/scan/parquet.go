@@ -33,6 +33,9 @@ type parquetSource struct {
 	rgs    []int // row groups left to read
 	rr     pqarrow.RecordReader
 	mem    *execop.Recycler // the decoder's allocator (recycler.go)
+	// crossed reports whether mem's allocations crossed the query's memory
+	// limit (they never panic; see openParquet).
+	crossed func() error
 	// per field the reader returns: how to convert it (parquet_widen.go)
 	uniq    []int // the distinct fields read, ascending
 	fix     []colFix
@@ -53,7 +56,11 @@ func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGro
 	// The decoder allocates through a scan-local recycler (its page buffers
 	// too, which the default reader properties would take from the Go heap
 	// outside the query's accounting).
-	rec := execop.NewScanRecycler(s.tc.Mem, execop.DefaultRecycleFree)
+	// It counts against the query's limit without panicking: arrow-go's
+	// readers leak what they hold when a limit panic unwinds through them,
+	// so next checks the limit after each batch instead.
+	soft, crossed := execop.SoftLimited(s.tc.Mem)
+	rec := execop.NewScanRecycler(soft, execop.DefaultRecycleFree)
 	props := parquet.NewReaderProperties(rec)
 	// Stream each column chunk instead of reading it whole into a fresh
 	// Go slice: page bodies are then read straight into the page reader's
@@ -65,7 +72,7 @@ func openParquet(ctx context.Context, s *scanOp, path string, rg physical.RowGro
 		rec.Close()
 		return nil, qerr.Execf("exec: scan of %s: cannot read parquet file %s (corrupt or not parquet): %w", s.n.Table, path, err)
 	}
-	p := &parquetSource{s: s, path: path, f: f, mem: rec}
+	p := &parquetSource{s: s, path: path, f: f, mem: rec, crossed: crossed}
 	fr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{BatchSize: int64(s.tc.BatchRows())}, rec)
 	if err != nil {
 		p.close()
@@ -157,7 +164,21 @@ func fieldNames(s *arrow.Schema) string {
 	return strings.Join(names, ", ")
 }
 
+// next returns the next batch, or the memory limit's error once the
+// reader's allocations crossed it (the batch is released).
 func (p *parquetSource) next(ctx context.Context) (arrow.RecordBatch, error) {
+	b, err := p.read(ctx)
+	if err == nil {
+		if lerr := p.crossed(); lerr != nil {
+			b.Release()
+			return nil, lerr
+		}
+	}
+	return b, err
+}
+
+// read returns the next batch of either read path.
+func (p *parquetSource) read(ctx context.Context) (arrow.RecordBatch, error) {
 	if p.direct != nil {
 		return p.nextDirect(ctx)
 	}
