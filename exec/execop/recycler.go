@@ -120,7 +120,10 @@ func (r *Recycler) AllocateDirty(size int) []byte {
 }
 
 // allocate returns a buffer of size bytes and whether it was reused (and
-// so holds old bytes).
+// so holds old bytes). Its capacity is its length, as Go's allocator gives:
+// arrow-go's kernels size their writes by the capacity of the slice an
+// allocator returns, so a larger capacity than the length (the class size
+// behind it) makes them write past the buffer's end.
 func (r *Recycler) allocate(size int) ([]byte, bool) {
 	c, csize := recycleClass(size)
 	if c < 0 {
@@ -135,7 +138,7 @@ func (r *Recycler) allocate(size int) ([]byte, bool) {
 		r.owned[dataPtr(b)] = b
 		r.reused++
 		r.mu.Unlock()
-		return b[:size:len(b)], true
+		return b[:size:size], true
 	}
 	r.fresh++
 	r.mu.Unlock()
@@ -144,7 +147,7 @@ func (r *Recycler) allocate(size int) ([]byte, bool) {
 	r.mu.Lock()
 	r.owned[dataPtr(b)] = b
 	r.mu.Unlock()
-	return b[:size:len(b)], false
+	return b[:size:size], false
 }
 
 // Reallocate implements memory.Allocator: the first min(len(b), size)
@@ -168,7 +171,7 @@ func (r *Recycler) Reallocate(size int, b []byte) []byte {
 			if r.zero && size > len(b) {
 				clear(orig[len(b):size]) // the grown part must read as fresh memory
 			}
-			return orig[:size:len(orig)]
+			return orig[:size:size]
 		}
 	}
 	nb := r.Allocate(size)

@@ -88,7 +88,7 @@ func TakeSome(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, c
 	return out, nil
 }
 
-// releaseCols releases every non-nil array of as.
+// ReleaseArrays releases every non-nil array of as.
 func ReleaseArrays(as []arrow.Array) {
 	for _, a := range as {
 		if a != nil {
