@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec/hashtable"
@@ -743,11 +742,9 @@ func (d *distinctAcc) update(ctx context.Context, groups []uint32, arg arrow.Arr
 			d.groups = append(d.groups, groups[r])
 		}
 	}
-	idx := kernel.MakeFixed(m, arrow.PrimitiveTypes.Int32, d.rows, nil)
-	defer idx.Release()
-	vals, err := compute.TakeArray(compute.WithAllocator(ctx, d.mem), arg, idx)
+	vals, err := kernel.TakeArray(ctx, d.mem, arg, d.rows)
 	if err != nil {
-		return qerr.Execf("exec/hashagg: distinct: %w", err)
+		return err
 	}
 	defer vals.Release()
 	return d.inner.update(ctx, d.groups, vals)

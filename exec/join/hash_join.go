@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
@@ -603,26 +602,11 @@ func (j *joinOp) applyFilter(ctx context.Context, bIdx, pIdx []int32) ([]int32, 
 // takeColumns returns cols taken at idx (one kernel call per column).
 func takeColumns(ctx context.Context, tc *execop.TaskContext, cols []arrow.Array, idx []int32) ([]arrow.Array, error) {
 	out := make([]arrow.Array, 0, len(cols))
-	var ia arrow.Array // the index array, made only for types gather does not handle
-	defer func() {
-		if ia != nil {
-			ia.Release()
-		}
-	}()
 	for _, c := range cols {
-		if a, ok := kernel.Gather(tc.Mem, c, idx); ok {
-			out = append(out, a)
-			continue
-		}
-		if ia == nil {
-			m := kernel.ArrayMaker{Mem: tc.Mem}
-			ia = kernel.MakeFixed(&m, arrow.PrimitiveTypes.Int32, idx, nil)
-		}
-		cctx := compute.WithAllocator(ctx, tc.Mem)
-		a, err := compute.TakeArrayOpts(cctx, c, ia, compute.TakeOptions{BoundsCheck: false})
+		a, err := kernel.TakeArray(ctx, tc.Mem, c, idx)
 		if err != nil {
 			kernel.ReleaseArrays(out)
-			return nil, qerr.Execf("exec/hash: take %d rows: %w", len(idx), err)
+			return nil, err
 		}
 		out = append(out, a)
 	}

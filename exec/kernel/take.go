@@ -123,3 +123,19 @@ func ConcatBatches(mem memory.Allocator, schema *arrow.Schema, bs []arrow.Record
 	}
 	return array.NewRecordBatch(schema, cols, rows), nil
 }
+
+// TakeArray returns rows idx of arr (in that order, every index in range)
+// as a new array from mem: by Gather where it handles the type, else by
+// arrow-go's take kernel. arr keeps its reference.
+func TakeArray(ctx context.Context, mem memory.Allocator, arr arrow.Array, idx []int32) (arrow.Array, error) {
+	if a, ok := Gather(mem, arr, idx); ok {
+		return a, nil
+	}
+	indices := indexArray(idx)
+	defer indices.Release()
+	a, err := compute.TakeArrayOpts(compute.WithAllocator(ctx, mem), arr, indices, compute.TakeOptions{BoundsCheck: false})
+	if err != nil {
+		return nil, execop.LimitErr(qerr.Execf("exec: take %d rows of a %s column: %w", len(idx), arr.DataType(), err))
+	}
+	return a, nil
+}
