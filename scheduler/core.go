@@ -542,7 +542,9 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 // not-implemented errors are deterministic: they fail the job at once.
 func retryable(k qerr.Kind) bool {
 	switch k {
-	case qerr.Plan, qerr.Execution, qerr.NotImplemented:
+	// A memory limit is the session's, per task: the task needs as much on
+	// any executor, so running it again only fails again.
+	case qerr.Plan, qerr.Execution, qerr.NotImplemented, qerr.Resources:
 		return false
 	}
 	return true

@@ -255,11 +255,19 @@ func TestTaskRetriesAndLimit(t *testing.T) {
 }
 
 func TestDeterministicFailureIsNotRetried(t *testing.T) {
-	h := newHarness(t, Config{})
+	for _, kind := range []qerr.Kind{qerr.Execution, qerr.Resources} {
+		t.Run(kind.String(), func(t *testing.T) { testNotRetried(t, kind) })
+	}
+}
+
+// testNotRetried: a task failing with kind (an error of the query, or its
+// memory limit) ends the job at once, however many retries are allowed.
+func testNotRetried(t *testing.T, kind qerr.Kind) {
+	h := newHarness(t, Config{TaskRetries: 5})
 	h.register("e1", 4)
 	h.submit("j", chain("j"))
-	acts := h.fail("j", 1, 0, qerr.Execution, nil)
-	if h.jobState("j") != rpc.JobState_JOB_FAILED || h.c.jobs["j"].errKind != qerr.Execution {
+	acts := h.fail("j", 1, 0, kind, nil)
+	if h.jobState("j") != rpc.JobState_JOB_FAILED || h.c.jobs["j"].errKind != kind {
 		t.Fatalf("job %s", h.jobState("j"))
 	}
 	// The other running task is cancelled and the job's data removed.
