@@ -88,13 +88,16 @@ func (st settings) wire() map[string]string {
 
 // Connect returns a session on the cluster whose scheduler listens at addr.
 // In-memory tables (RegisterRecords) cannot be read by a cluster's executors.
+// The cluster runs the queries: no scheduler or executor starts in this
+// process (WithStandaloneCluster and WithLocalExecution do not apply).
 func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error) {
-	s, err := NewSession(ctx, opts...)
+	s, _, err := newSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	r, err := dialScheduler(ctx, addr, s.mem, s.settings)
 	if err != nil {
+		s.Close()
 		return nil, err
 	}
 	s.remote = r

@@ -95,26 +95,9 @@ type Session struct {
 
 // NewSession returns an embedded session: no server is needed.
 func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	c := config{mem: memory.DefaultAllocator, settings: defaultSettings(), standalone: 1}
-	for _, o := range opts {
-		o(&c)
-	}
-	mode, err := parseExchangeMode(c.settings.exchangeMode)
+	s, c, err := newSession(ctx, opts)
 	if err != nil {
-		return nil, qerr.Planf("new session: exchange mode: %w", err)
-	}
-	c.settings.exchangeMode = mode
-	cat := catalog.New()
-	s := &Session{
-		id:       uuid.NewString(),
-		mem:      c.mem,
-		cat:      cat,
-		opt:      optimizer.New(),
-		planner:  sql.NewPlanner(cat),
-		settings: c.settings,
+		return nil, err
 	}
 	if c.standalone > 0 {
 		dir, err := os.MkdirTemp("", "quiver-standalone-")
@@ -129,6 +112,34 @@ func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
 		s.standaloneExecutors = c.standalone
 	}
 	return s, nil
+}
+
+// newSession returns a session with its catalog and settings and nothing
+// started: NewSession then starts its standalone cluster, if any; Connect
+// dials the cluster's scheduler instead.
+func newSession(ctx context.Context, opts []Option) (*Session, config, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, config{}, err
+	}
+	c := config{mem: memory.DefaultAllocator, settings: defaultSettings(), standalone: 1}
+	for _, o := range opts {
+		o(&c)
+	}
+	mode, err := parseExchangeMode(c.settings.exchangeMode)
+	if err != nil {
+		return nil, config{}, qerr.Planf("new session: exchange mode: %w", err)
+	}
+	c.settings.exchangeMode = mode
+	cat := catalog.New()
+	s := &Session{
+		id:       uuid.NewString(),
+		mem:      c.mem,
+		cat:      cat,
+		opt:      optimizer.New(),
+		planner:  sql.NewPlanner(cat),
+		settings: c.settings,
+	}
+	return s, c, nil
 }
 
 // ID is the session's id.
