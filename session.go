@@ -271,7 +271,7 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	case *sql.CacheTable:
 		return s.cacheTable(ctx, st)
 	case *sql.UncacheTable:
-		return s.uncacheTable(st)
+		return s.uncacheTable(ctx, st)
 	case *sql.ClearCache:
 		if err := s.ClearCache(ctx); err != nil {
 			return nil, err
@@ -300,7 +300,9 @@ func (s *Session) createExternalTable(st *sql.CreateExternalTable) (*DataFrame, 
 // dropCached uncaches a dropped table or view, deleting its cache files.
 func (s *Session) dropCached(name string) {
 	if ct, ok := s.cat.RemoveCached(name); ok && s.remote != nil {
-		s.uncacheID(ct.CacheID)
+		ctx, cancel := cleanupCtx(context.Background())
+		defer cancel()
+		s.uncacheID(ctx, ct.CacheID)
 	}
 }
 
