@@ -24,6 +24,7 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string // removed by TestMain
 	binPath   string
 	buildErr  error
 )
@@ -36,6 +37,7 @@ func quiverBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "quiver")
 		out, err := exec.Command("go", "build", "-o", binPath, "./cmd/quiver").CombinedOutput()
 		if err != nil {
