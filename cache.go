@@ -156,42 +156,60 @@ func (s *Session) cacheTable(ctx context.Context, st *sql.CacheTable) (*DataFram
 	}
 	if err != nil {
 		undo()
-		s.uncacheID(node.CacheID) // in case the build left a pending or partial entry
+		cctx, cancel := cleanupCtx(ctx)
+		s.uncacheID(cctx, node.CacheID) // in case the build left a pending or partial entry
+		cancel()
 		return nil, err
 	}
 	return s.done(), nil
 }
 
-// uncacheID removes an entry on the scheduler, deleting its files.
-func (s *Session) uncacheID(id string) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// uncacheID removes an entry on the scheduler, deleting its files. When ctx
+// ends first, the error is ctx's.
+func (s *Session) uncacheID(ctx context.Context, id string) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	resp, err := s.remote.client.Uncache(ctx, &rpc.UncacheRequest{SessionId: s.id, CacheId: id})
+	resp, err := s.remote.client.Uncache(cctx, &rpc.UncacheRequest{SessionId: s.id, CacheId: id})
 	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
 		return false, qerr.IOf("uncache: %w", err)
 	}
 	return resp.Removed, nil
 }
 
-func (s *Session) uncacheTable(st *sql.UncacheTable) (*DataFrame, error) {
+// cleanupCtx is for removing entries nobody will use again (a failed build,
+// a dropped table): it outlives a canceled statement, so that its cache
+// files do not stay behind, but not a dead scheduler.
+func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+}
+
+func (s *Session) uncacheTable(ctx context.Context, st *sql.UncacheTable) (*DataFrame, error) {
 	if err := s.needScheduler("UNCACHE TABLE"); err != nil {
 		return nil, err
 	}
-	ct, ok := s.cat.RemoveCached(st.Name)
+	ct, ok := s.cat.Cached(st.Name)
 	if !ok {
 		if st.IfExists {
 			return s.done(), nil
 		}
 		return nil, qerr.Planf("UNCACHE TABLE: %q is not cached", st.Name)
 	}
-	if _, err := s.uncacheID(ct.CacheID); err != nil {
+	// The scheduler first: a statement canceled before it answers leaves
+	// the name cached, and UNCACHE TABLE can run again.
+	if _, err := s.uncacheID(ctx, ct.CacheID); err != nil {
 		return nil, err
 	}
+	s.cat.RemoveCached(st.Name)
 	return s.done(), nil
 }
 
 // Uncache removes the cache entry df.Cache() made (deleting its files on
-// the executors). df must be a DataFrame returned by Cache.
+// the executors). df must be a DataFrame returned by Cache. If ctx ends
+// before the scheduler answers, Uncache returns ctx's error and the session
+// still names the entry, so that Uncache can be called again.
 func (s *Session) Uncache(ctx context.Context, df *DataFrame) error {
 	if err := s.needScheduler("Uncache"); err != nil {
 		return err
@@ -203,13 +221,18 @@ func (s *Session) Uncache(ctx context.Context, df *DataFrame) error {
 	if !ok {
 		return qerr.Planf("Uncache: the DataFrame is not cached (use the DataFrame Cache returned)")
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := s.uncacheID(ctx, c.CacheID); err != nil {
+		return err
+	}
 	for _, ct := range s.cat.AllCached() {
 		if ct.CacheID == c.CacheID {
 			s.cat.RemoveCached(ct.Name)
 		}
 	}
-	_, err := s.uncacheID(c.CacheID)
-	return err
+	return nil
 }
 
 // ClearCache removes every cache entry of the session (CLEAR CACHE).

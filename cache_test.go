@@ -2,6 +2,7 @@ package quiver_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -176,6 +177,32 @@ func TestDataFrameCache(t *testing.T) {
 	}
 	if err := s.Uncache(ctx, li); err == nil {
 		t.Error("Uncache of a DataFrame that is not cached: no error")
+	}
+}
+
+// TestUncacheCanceled: Uncache honours its context. Canceled, it returns
+// the context's error and removes nothing (it used to ignore ctx and remove
+// the entry anyway); the entry stays usable and a later Uncache removes it.
+func TestUncacheCanceled(t *testing.T) {
+	s := newTPCHSession(t)
+	ctx := context.Background()
+	cached := table(t, s, "nation").Filter(col("n_regionkey").Eq(1)).Cache()
+	if n, err := cached.Count(ctx); err != nil || n != 5 {
+		t.Fatalf("count of the cached nations: %d, %v", n, err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.Uncache(canceled, cached); !errors.Is(err, context.Canceled) || !qerr.Is(err, qerr.Canceled) {
+		t.Fatalf("Uncache with a canceled context: %v, want context.Canceled", err)
+	}
+	if infos, err := s.Caches(ctx); err != nil || len(infos) != 1 || infos[0].State != "materialized" {
+		t.Fatalf("after a canceled Uncache: %+v, %v; want the entry still built", infos, err)
+	}
+	if err := s.Uncache(ctx, cached); err != nil {
+		t.Fatal(err)
+	}
+	if infos, err := s.Caches(ctx); err != nil || len(infos) != 0 {
+		t.Errorf("after Uncache: %+v, %v; want no entry", infos, err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver"
+	"go.uber.org/goleak"
 )
 
 // The cluster tests run real processes: the quiver binary, built once, as
@@ -23,6 +24,7 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string // removed by TestMain
 	binPath   string
 	buildErr  error
 )
@@ -35,6 +37,7 @@ func quiverBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "quiver")
 		out, err := exec.Command("go", "build", "-o", binPath, "./cmd/quiver").CombinedOutput()
 		if err != nil {
@@ -195,4 +198,44 @@ func TestClusterTPCH(t *testing.T) {
 	for q := 1; q <= 22; q++ {
 		t.Run(fmt.Sprintf("q%02d", q), func(t *testing.T) { runTPCH(t, s, q) })
 	}
+}
+
+// TestConnectRunsNothingLocally: a session on a cluster leaves the work to
+// the cluster. Connect used to start a hidden standalone scheduler and
+// executor as well (NewSession's default), which EXPLAIN DISTRIBUTED then
+// described as one in-memory stage and Close never stopped.
+func TestConnectRunsNothingLocally(t *testing.T) {
+	c := startCluster(t, 2)
+	// The cluster's log readers (startProc) run until the test ends.
+	before := goleak.IgnoreCurrent()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := quiver.Connect(ctx, c.addr, quiver.WithTargetPartitions(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	for _, name := range []string{"orders", "customer"} {
+		if err := s.RegisterParquet(ctx, name, filepath.Join(wd, "testdata", "tpch", "sf0.01", name+".parquet")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := "SELECT o_orderpriority, count(*) AS n FROM orders JOIN customer ON o_custkey = c_custkey GROUP BY o_orderpriority"
+	if rows := sqlRows(t, s, q); len(rows) != 5 {
+		t.Errorf("query rows %v, want 5 priorities", rows)
+	}
+	var d string
+	for _, r := range sqlRows(t, s, "EXPLAIN DISTRIBUTED "+q) {
+		if r[0] == "distributed_plan" {
+			d = r[1]
+		}
+	}
+	// Two executors: the cluster cuts a stage per exchange.
+	if d == "" || strings.Contains(d, "1 stages") {
+		t.Errorf("EXPLAIN DISTRIBUTED on a cluster of two executors should show shuffle stages:\n%s", d)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	goleak.VerifyNone(t, before)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/quiverdb/quiver/logical"
 	lcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/physical"
+	pcodec "github.com/quiverdb/quiver/physical/codec"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 	"github.com/quiverdb/quiver/scheduler"
@@ -71,13 +72,16 @@ func (r *remote) close() error {
 
 // Connect returns a session on the cluster whose scheduler listens at addr.
 // In-memory tables (RegisterRecords) cannot be read by a cluster's executors.
+// The cluster runs the queries: no scheduler or executor starts in this
+// process (WithStandaloneCluster and WithLocalExecution do not apply).
 func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error) {
-	s, err := NewSession(ctx, opts...)
+	s, _, err := newSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	r, err := dialScheduler(ctx, addr, s.mem, s.settings)
 	if err != nil {
+		s.Close()
 		return nil, err
 	}
 	s.remote = r
@@ -164,7 +168,13 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 	locs := make([][]physical.PartitionLocation, len(status.Result))
 	for i, p := range status.Result {
 		for _, l := range p.Locations {
-			locs[i] = append(locs[i], locationFromWire(l))
+			// The scheduler's answer is checked like any location off the
+			// wire before this process dials the executor it names.
+			loc, err := pcodec.DecodeLocation(l)
+			if err != nil {
+				return nil, qerr.Internalf("job %s: result partition %d: %w", resp.JobId, i, err)
+			}
+			locs[i] = append(locs[i], loc)
 		}
 	}
 	schema := df.plan.Schema().Arrow()
@@ -219,17 +229,6 @@ func (r *remote) wait(ctx context.Context, jobID string, progress func(JobProgre
 			return nil, &qerr.Error{Kind: qerr.Canceled, Msg: "job " + jobID + " was cancelled"}
 		}
 	}
-}
-
-func locationFromWire(l *rpc.PartitionLocation) physical.PartitionLocation {
-	out := physical.PartitionLocation{
-		JobID: l.JobId, StageID: int(l.StageId), OutputPartition: int(l.OutputPartition),
-		MapPartition: int(l.MapPartition), Rows: l.Rows, Batches: l.Batches, Bytes: l.Bytes,
-	}
-	if e := l.Executor; e != nil {
-		out.Executor = physical.ExecutorMeta{ID: e.Id, Host: e.Host, FlightPort: int(e.FlightPort)}
-	}
-	return out
 }
 
 // resultReader streams a job's result files, partition by partition.

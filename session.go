@@ -118,24 +118,9 @@ type Session struct {
 
 // NewSession returns an embedded session: no server is needed.
 func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
-	if err := ctx.Err(); err != nil {
+	s, c, err := newSession(ctx, opts)
+	if err != nil {
 		return nil, err
-	}
-	c := config{mem: memory.DefaultAllocator, standalone: 1}
-	for _, o := range opts {
-		o(&c)
-	}
-	if c.settingErr != nil {
-		return nil, c.settingErr
-	}
-	cat := catalog.New()
-	s := &Session{
-		id:       uuid.NewString(),
-		mem:      c.mem,
-		cat:      cat,
-		opt:      optimizer.New(),
-		planner:  sql.NewPlanner(cat),
-		settings: c.settings,
 	}
 	if c.standalone > 0 {
 		dir, err := os.MkdirTemp("", "quiver-standalone-")
@@ -150,6 +135,32 @@ func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
 		s.standaloneExecutors = c.standalone
 	}
 	return s, nil
+}
+
+// newSession returns a session with its catalog and settings and nothing
+// started: NewSession then starts its standalone cluster, if any; Connect
+// dials the cluster's scheduler instead.
+func newSession(ctx context.Context, opts []Option) (*Session, config, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, config{}, err
+	}
+	c := config{mem: memory.DefaultAllocator, standalone: 1}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.settingErr != nil {
+		return nil, config{}, c.settingErr
+	}
+	cat := catalog.New()
+	s := &Session{
+		id:       uuid.NewString(),
+		mem:      c.mem,
+		cat:      cat,
+		opt:      optimizer.New(),
+		planner:  sql.NewPlanner(cat),
+		settings: c.settings,
+	}
+	return s, c, nil
 }
 
 // ID is the session's id.
@@ -273,7 +284,7 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	case *sql.CacheTable:
 		return s.cacheTable(ctx, st)
 	case *sql.UncacheTable:
-		return s.uncacheTable(st)
+		return s.uncacheTable(ctx, st)
 	case *sql.ClearCache:
 		if err := s.ClearCache(ctx); err != nil {
 			return nil, err
@@ -302,7 +313,9 @@ func (s *Session) createExternalTable(st *sql.CreateExternalTable) (*DataFrame, 
 // dropCached uncaches a dropped table or view, deleting its cache files.
 func (s *Session) dropCached(name string) {
 	if ct, ok := s.cat.RemoveCached(name); ok && s.remote != nil {
-		s.uncacheID(ct.CacheID)
+		ctx, cancel := cleanupCtx(context.Background())
+		defer cancel()
+		s.uncacheID(ctx, ct.CacheID)
 	}
 }
 

@@ -102,6 +102,9 @@ func start(t *testing.T, o childOpts) *term {
 		"QUIVER_REPL_INIT="+o.init,
 		"QUIVER_REPL_MAXROWS="+strconv.Itoa(o.maxRows),
 		"HOME="+t.TempDir(),
+		// The cleanup below kills a shell the test left running, which
+		// then cannot remove its session's work dir: the test does.
+		"TMPDIR="+t.TempDir(),
 		"XDG_STATE_HOME="+o.state,
 		"TERM=xterm",
 	)

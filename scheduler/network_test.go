@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdb/quiver/logical"
 	logicalcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/rpc"
 )
@@ -241,17 +242,26 @@ func TestClusterExecutorLoss(t *testing.T) {
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := startCluster(t, ctx, Config{HeartbeatTimeout: 500 * time.Millisecond}, 2, mem)
+	// The closed executor must still count as alive when the jobs are
+	// planned, so that tasks go to it and have to move: the plans are made
+	// before it closes, and the heartbeat timeout leaves room for a loaded
+	// machine (under -race, beside other packages' tests, planning four
+	// queries took longer than 500ms and the executor was dropped first).
+	c := startCluster(t, ctx, Config{HeartbeatTimeout: 2 * time.Second}, 2, mem)
 	sess := c.session(t, ctx, map[string]string{"quiver.target_partitions": "4"})
 	cat := tpchCatalog(t)
+	queries := []int{3, 5, 9, 18}
+	plans := make([]logical.Plan, len(queries))
+	for i, q := range queries {
+		plans[i] = tpchLogical(t, cat, q)
+	}
 	if err := c.execs[1].Close(); err != nil {
 		t.Fatal(err)
 	}
 	c.execs = c.execs[:1]
-	queries := []int{3, 5, 9, 18}
 	ids := make([]string, len(queries))
-	for i, q := range queries {
-		ids[i] = c.submit(t, ctx, sess, tpchLogical(t, cat, q))
+	for i, p := range plans {
+		ids[i] = c.submit(t, ctx, sess, p)
 	}
 	for i, q := range queries {
 		st := c.watch(t, ctx, ids[i])

@@ -7,7 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+// TestMain checks that the commands, run in-process here, leave no
+// goroutine running when they return: their sessions, standalone clusters
+// and connections must all be closed.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // runCLI runs the command line in-process.
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
