@@ -232,8 +232,17 @@ func Run(t *testing.T, c Case) {
 		if err := op.Open(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if b, err := op.Next(ctx); err == nil {
+		switch b, err := op.Next(ctx); {
+		case err == nil:
 			b.Release()
+		case errors.Is(err, io.EOF):
+			// Nothing left to cancel; Next may not be called after the end.
+			if err := op.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+			t.Fatal(err)
 		}
 		cancel()
 		for i := 0; ; i++ {
