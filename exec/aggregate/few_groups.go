@@ -8,8 +8,8 @@ import (
 
 // Few-group accumulation. With few groups, consecutive rows mostly share
 // one, so `sums[g] += v` row after row is a chain of store-to-load forwards
-// through the same memory: each add waits for the one before (about 4 ns a
-// decimal row in Q1). The loops below keep fewLanes partial sums per group
+// through the same memory: each add waits for the one before. The loops
+// below keep fewLanes partial sums per group
 // on the stack, row i feeding lane i%fewLanes, so fewLanes chains run side
 // by side, and fold the lanes into the group's sum once per batch.
 

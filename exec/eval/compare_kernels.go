@@ -3,7 +3,7 @@ package eval
 // The kernels below share one eight-lane pattern: each packs eight
 // comparison results into a register and stores one bitmap byte, instead of
 // a read-modify-write of the byte per row (which chains a store to the next
-// row's load and runs about 3x slower). They are written out per operator so
+// row's load, so rows cannot overlap). They are written out per operator so
 // that the comparison is inlined; keep them in step when editing.
 
 import (

@@ -31,9 +31,8 @@ import (
 // released. A batch that is never released keeps its file mapped (it would
 // leak its memory anyway).
 //
-// The mapping is private and writable (copy-on-write), so an operator that
-// wrongly wrote into a buffer it received would change only its own copy,
-// never the file, and not fault.
+// The mapping is private and read-only: an operator that wrongly wrote
+// into a buffer it received faults at once, and the file never changes.
 //
 // Memory accounting: mapped pages are the kernel's page cache, not heap;
 // they are not charged to the task's allocator (as they would not be for

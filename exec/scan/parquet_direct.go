@@ -646,8 +646,8 @@ type parquetDecodeHelper struct {
 }
 
 // helpBatches is how many batches a helped scan decodes per exchange
-// with its helper: each exchange may wake a parked goroutine, which costs
-// tens of microseconds on a virtual machine.
+// with its helper: each exchange may wake a parked goroutine, which is
+// costly on virtual machines.
 const helpBatches = 8
 
 func startPQHelper(d *parquetDirectReader) *parquetDecodeHelper {

@@ -70,11 +70,11 @@ func NewShuffleWriter(tc *execop.TaskContext, n *physical.ShuffleWriter, partiti
 	}
 	if n.Pinned {
 		// A pinned (cache) file is written once and read back by every
-		// query over the cache: uncompressed, a local read maps its column
-		// buffers zero-copy (filemap),
-		// where decoding LZ4 runs at about 1 GB/s per core and the build
-		// pays for compressing too. The price is disk (about 2.5x at
-		// TPC-H-like data) and Flight bytes when read back remotely.
+		// query over the cache: uncompressed, a local read uses the file's
+		// pages as column buffers (filemap), where any codec would make
+		// every read decompress into fresh memory and the build pay for
+		// compressing too. The price is disk, and Flight bytes when a
+		// cache is read remotely.
 		opts = nil
 	}
 	keys, err := kernel.CompileExprs(n.Keys)
