@@ -70,7 +70,9 @@ func (l *limitOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		end := rows
 		if l.fetch >= 0 {
-			end = min(end, start+l.fetch-l.seen)
+			// start+fetch would overflow for a fetch near MaxInt64 (LIMIT
+			// 9223372036854775807 OFFSET 5); what is left is capped at rows.
+			end = min(end, start+min(l.fetch-l.seen, rows))
 		}
 		if start >= end {
 			b.Release()

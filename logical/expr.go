@@ -580,6 +580,9 @@ func (f *ScalarFunc) DataType(s *Schema) (arrow.DataType, bool, error) {
 		ts[i], nullable = t, nullable || n
 	}
 	t, err := FuncType(f.Name, ts)
+	if err == nil && f.Name == "round" {
+		t = roundType(t, f.Args)
+	}
 	if f.Name == "coalesce" {
 		_, last, _ := f.Args[len(f.Args)-1].DataType(s)
 		nullable = last
@@ -588,6 +591,50 @@ func (f *ScalarFunc) DataType(s *Schema) (arrow.DataType, bool, error) {
 		nullable = true
 	}
 	return t, nullable, err
+}
+
+// roundType is the type of round(x [, d]) for decimal x, as in PostgreSQL:
+// the scale is the digits rounded to (0 without d, 0 for negative d, and d
+// above x's scale pads with zeros), and one more integer digit holds a carry
+// (round(9.99, 1) = 10.0). Digits that are not a constant keep x's type: the
+// scale would differ row by row.
+func roundType(t arrow.DataType, args []Expr) arrow.DataType {
+	dt, ok := t.(*arrow.Decimal128Type)
+	if !ok {
+		return t
+	}
+	d := int64(0)
+	if len(args) == 2 {
+		if d, ok = intConst(args[1]); !ok {
+			return t
+		}
+	}
+	intDigits := int64(dt.Precision - dt.Scale)
+	if d < int64(dt.Scale) {
+		intDigits++ // rounding may carry into a new digit
+	}
+	scale := max(d, 0)
+	scale = min(scale, MaxDecimalPrecision-min(intDigits, MaxDecimalPrecision)) // padding past 38 digits is not representable
+	scale = max(scale, min(d, int64(dt.Scale)))                                 // never below what the rounding keeps
+	return Decimal(int32(min(intDigits+scale, MaxDecimalPrecision)), int32(scale))
+}
+
+// intConst is the value of an integer literal, possibly under a cast.
+func intConst(e Expr) (int64, bool) {
+	if c, ok := e.(*Cast); ok {
+		e = c.Expr
+	}
+	l, ok := e.(*Literal)
+	if !ok {
+		return 0, false
+	}
+	switch v := l.Value.(type) {
+	case int64:
+		return v, true
+	case int32:
+		return int64(v), true
+	}
+	return 0, false
 }
 
 // AggFunc is an aggregate function.

@@ -2,6 +2,7 @@ package logical
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/quiverdb/quiver/catalog"
@@ -483,6 +484,17 @@ func (l *Limit) String() string {
 		return fmt.Sprintf("Limit: skip=%d, fetch=None", l.Skip)
 	}
 	return fmt.Sprintf("Limit: skip=%d, fetch=%d", l.Skip, l.Fetch)
+}
+
+// AddRows is a + b for row counts (both ≥ 0), saturating at math.MaxInt64:
+// LIMIT and OFFSET may each be as large as an int64, and a sum that wrapped
+// negative would read as "no limit" or make a rewrite oscillate. No input
+// has 2^63 rows, so the saturated value bounds nothing, which is right.
+func AddRows(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // ---- Union ------------------------------------------------------------------

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -233,17 +234,31 @@ func sortKey(e logical.Expr, desc, nullsFirst, explicit bool) logical.SortKey {
 	return logical.SortKey{Expr: e, Asc: !desc, NullsFirst: nullsFirst}
 }
 
-// unwrapNulls strips the NULLS FIRST/LAST marker the pre-pass wrote.
+// unwrapNulls strips the NULLS FIRST/LAST marker the pre-pass wrote. TiDB
+// turns a bare integer ORDER BY item into a PositionExpr, but inside the
+// marker call it stays a constant, so that rule is applied again here:
+// without it `ORDER BY 1 NULLS FIRST` would sort by the constant 1.
 func unwrapNulls(e ast.ExprNode) (inner ast.ExprNode, nullsFirst, explicit bool) {
 	if f, ok := e.(*ast.FuncCallExpr); ok && len(f.Args) == 1 {
 		switch f.FnName.L {
 		case fnNullsFirst:
-			return f.Args[0], true, true
+			return ordinal(f.Args[0]), true, true
 		case fnNullsLast:
-			return f.Args[0], false, true
+			return ordinal(f.Args[0]), false, true
 		}
 	}
 	return e, false, false
+}
+
+// ordinal is TiDB's ORDER BY rule: an integer constant item is a select-list
+// position.
+func ordinal(e ast.ExprNode) ast.ExprNode {
+	if v, ok := e.(*test_driver.ValueExpr); ok {
+		if n, ok := v.GetValue().(int64); ok {
+			return &ast.PositionExpr{N: int(n)}
+		}
+	}
+	return e
 }
 
 func (b *builder) position(e *ast.PositionExpr, n int) (int, error) {

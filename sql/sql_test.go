@@ -209,3 +209,59 @@ func FuzzPlan(f *testing.F) {
 		}
 	})
 }
+
+// TestOrderByKeys checks the sort key every ORDER BY form plans to: an
+// ordinal stays an ordinal when NULLS FIRST/LAST wraps it (the pre-pass
+// once turned `ORDER BY 1 NULLS FIRST` into a sort by the constant 1).
+func TestOrderByKeys(t *testing.T) {
+	p := NewPlanner(tpchCatalog(t))
+	cases := []struct {
+		sql             string
+		key             string // the first key's expression
+		asc, nullsFirst bool
+	}{
+		{"SELECT n_name, n_nationkey FROM nation ORDER BY 2", "nation.n_nationkey", true, false},
+		{"SELECT n_name, n_nationkey FROM nation ORDER BY 2 NULLS FIRST", "nation.n_nationkey", true, true},
+		{"SELECT n_name, n_nationkey FROM nation ORDER BY 2 ASC NULLS LAST", "nation.n_nationkey", true, false},
+		{"SELECT n_name, n_nationkey FROM nation ORDER BY 2 DESC", "nation.n_nationkey", false, true},
+		{"SELECT n_name, n_nationkey FROM nation ORDER BY 2 DESC NULLS LAST", "nation.n_nationkey", false, false},
+		{"SELECT n_name, n_nationkey FROM nation ORDER BY 1 DESC NULLS FIRST", "nation.n_name", false, true},
+		{"SELECT n_name AS x FROM nation ORDER BY x NULLS FIRST", "x", true, true},
+		{"SELECT n_name AS x FROM nation ORDER BY x DESC NULLS LAST", "x", false, false},
+		{"SELECT n_name FROM nation ORDER BY n_nationkey + 1 NULLS FIRST", "nation.n_nationkey + 1", true, true},
+		{"SELECT n_name FROM nation UNION ALL SELECT r_name FROM region ORDER BY 1 NULLS FIRST", "nation.n_name", true, true},
+		{"SELECT n_regionkey, count(*) FROM nation GROUP BY n_regionkey ORDER BY 1 NULLS FIRST, 2 DESC NULLS LAST", "nation.n_regionkey", true, true},
+	}
+	for _, c := range cases {
+		st, err := p.Plan(Source{Text: c.sql, Line: 1, Col: 1})
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		var s *logical.Sort
+		logical.Inspect(st.(*Query).Plan, func(n logical.Plan) bool {
+			if x, ok := n.(*logical.Sort); ok && s == nil {
+				s = x
+			}
+			return true
+		})
+		if s == nil {
+			t.Errorf("%s: no sort in the plan", c.sql)
+			continue
+		}
+		k := s.Keys[0]
+		if k.Expr.String() != c.key || k.Asc != c.asc || k.NullsFirst != c.nullsFirst {
+			t.Errorf("%s: first key %s asc=%v nulls_first=%v, want %s asc=%v nulls_first=%v",
+				c.sql, k.Expr, k.Asc, k.NullsFirst, c.key, c.asc, c.nullsFirst)
+		}
+	}
+	for _, q := range []string{
+		"SELECT n_name FROM nation ORDER BY 2 NULLS FIRST",
+		"SELECT n_name FROM nation ORDER BY 0 DESC NULLS LAST",
+		"SELECT n_name FROM nation UNION ALL SELECT r_name FROM region ORDER BY 3 NULLS LAST",
+	} {
+		if _, err := p.Plan(Source{Text: q, Line: 1, Col: 1}); err == nil || !strings.Contains(err.Error(), "not in select list") {
+			t.Errorf("%s: want a position error, got %v", q, err)
+		}
+	}
+}

@@ -164,6 +164,16 @@ func TestEvalTable(t *testing.T) {
 		{"abs decimal", fn("abs", tDec(10, 2), cD), "1.25|2.50|NULL|3.75|0.00"},
 		{"round decimal", fn("round", tDec(10, 2), cD, lit(tI64, int64(1))), "1.30|2.50|NULL|-3.80|0.00"},
 		{"round decimal 0", fn("round", tDec(12, 4), cE), "1.0000|-2.0000|7.0000|NULL|0.0000"},
+		// a decimal result has the scale of the digits (logical's type rule)
+		{"round decimal to scale 1", fn("round", tDec(10, 1), cD, lit(tI64, int64(1))), "1.3|2.5|NULL|-3.8|0.0"},
+		{"round decimal to scale 0", fn("round", tDec(9, 0), cE), "1|-2|7|NULL|0"},
+		{"round decimal 2 of 4", fn("round", tDec(11, 2), cE, lit(tI64, int64(2))), "1.25|-2.00|7.00|NULL|0.00"},
+		{"round decimal negative digits", fn("round", tDec(9, 0), cD, lit(tI64, int64(-1))), "0|0|NULL|0|0"},
+		{"round decimal pads zeros", fn("round", tDec(14, 6), cE, lit(tI64, int64(6))), "1.250000|-2.000100|7.000000|NULL|0.004900"},
+		{"round decimal carry", fn("round", tDec(3, 1), lit(tDec(3, 2), dec("9.99", 2)), lit(tI64, int64(1))), "10.0|10.0|10.0|10.0|10.0"},
+		{"round decimal hundreds", fn("round", tDec(5, 0), lit(tDec(5, 1), dec("-1250.0", 1)), lit(tI64, int64(-2))), "-1300|-1300|-1300|-1300|-1300"},
+		// digits that vary by row keep the argument's scale
+		{"round decimal column digits", fn("round", tDec(10, 2), cD, cI), "1.30|0.00|NULL|-3.75|0.00"},
 		{"round float", fn("round", tF64, cF), "2|NULL|-1|2|0"},
 		{"round float digits", fn("round", tF64, lit(tF64, 2.345), lit(tI64, int64(2))), "2.35|2.35|2.35|2.35|2.35"},
 		{"round int negative digits", fn("round", tI64, lit(tI64, int64(-1250)), lit(tI64, int64(-2))), "-1300|-1300|-1300|-1300|-1300"},
@@ -198,6 +208,7 @@ func TestEvalErrors(t *testing.T) {
 		msg  string
 	}{
 		{"int div by zero", bin(physical.OpDiv, cI, cI, tI64), qerr.Execution, "division by zero"},
+		{"round past the result's precision", fn("round", tDec(2, 1), lit(tDec(3, 2), dec("9.99", 2)), lit(tI64, int64(1))), qerr.Execution, "decimal overflow"},
 		{"int mod by zero", bin(physical.OpMod, lit(tI64, int64(1)), cJ, tI64), qerr.Execution, "division by zero"},
 		{"float div by zero", bin(physical.OpDiv, cF, cF, tF64), qerr.Execution, "division by zero"},
 		{"decimal div by zero", bin(physical.OpDiv, cD, cD, tF64), qerr.Execution, "division by zero"},

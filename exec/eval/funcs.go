@@ -675,7 +675,8 @@ type roundNode struct {
 	arg    operand
 	digits operand
 	hasD   bool
-	typ    arrow.DataType
+	typ    arrow.DataType // of the argument; of the result too unless a decimal
+	out    arrow.DataType // of the result
 	expr   physical.Expr
 }
 
@@ -687,7 +688,7 @@ func compileRound(f *physical.ScalarFunc) (node, error) {
 	default:
 		return nil, qerr.NotImplementedf("eval: round of %s is not supported", t)
 	}
-	r := &roundNode{typ: w, expr: f}
+	r := &roundNode{typ: w, out: w, expr: f}
 	var err error
 	if r.arg, err = compileOperand(f.Args[0], w); err != nil {
 		return nil, err
@@ -696,6 +697,14 @@ func compileRound(f *physical.ScalarFunc) (node, error) {
 		r.hasD = true
 		if r.digits, err = compileOperand(f.Args[1], intTarget(f.Args[1].DataType())); err != nil {
 			return nil, err
+		}
+	}
+	// A decimal result has its own scale (the digits rounded to, see
+	// logical's round type rule): the kernel writes it directly.
+	if _, ok := w.(*arrow.Decimal128Type); ok {
+		if _, ok := f.Type.(*arrow.Decimal128Type); ok {
+			r.out = f.Type
+			return r, nil
 		}
 	}
 	return castResult(r, w, f.Type)
@@ -707,7 +716,7 @@ func (g *roundNode) eval(ctx context.Context, mem memory.Allocator, in *input) (
 		if err := drain(ctx, mem, in, &g.arg, &g.digits); err != nil {
 			return nil, err
 		}
-		return array.MakeArrayOfNull(mem, g.typ, n), nil
+		return array.MakeArrayOfNull(mem, g.out, n), nil
 	}
 	a, err := g.arg.eval(ctx, mem, in)
 	if err != nil {
@@ -723,7 +732,7 @@ func (g *roundNode) eval(ctx context.Context, mem memory.Allocator, in *input) (
 		defer releaseIf(dA)
 	}
 	if anyAllNull(a, dA) {
-		return array.MakeArrayOfNull(mem, g.typ, n), nil
+		return array.MakeArrayOfNull(mem, g.out, n), nil
 	}
 	valid := andValidity(mem, n, a, dA)
 	if valid != nil {
@@ -745,27 +754,27 @@ func (g *roundNode) eval(ctx context.Context, mem memory.Allocator, in *input) (
 		return makeArray(g.typ, n, valid, buf), nil
 	case arrow.DECIMAL128:
 		sc := g.typ.(*arrow.Decimal128Type).Scale
+		ot := g.out.(*arrow.Decimal128Type)
 		buf, out := newFixed[decimal128.Num](mem, n)
 		defer buf.Release()
 		for i, x := range values[decimal128.Num](a) {
+			// r is x rounded to k digits, held at scale rs, then moved
+			// to the result's scale (which is at least k).
 			k := d[i&dm]
-			if k >= int64(sc) {
-				out[i] = x
-				continue
+			r, rs := x, sc
+			switch drop := int64(sc) - k; {
+			case drop > 38:
+				r, rs = decimal128.Num{}, ot.Scale
+			case drop > 0:
+				r, rs = scaleDown(x, int32(drop)), int32(k)
 			}
-			drop := int64(sc) - k
-			if drop > 38 {
-				out[i] = decimal128.Num{}
-				continue
-			}
-			r := scaleDown(x, int32(drop))
-			r, ok := scaleUp(r, int32(drop))
-			if !ok && a.IsValid(i) {
+			r, ok := rescale(r, rs, ot.Scale)
+			if (!ok || !fitsPrecision(r, ot.Precision)) && a.IsValid(i) {
 				return nil, qerr.Execf("eval: decimal overflow in %s", g.expr)
 			}
 			out[i] = r
 		}
-		return makeArray(g.typ, n, valid, buf), nil
+		return makeArray(g.out, n, valid, buf), nil
 	case arrow.INT32:
 		return roundInt[int32](mem, a, d, dm, g, valid)
 	case arrow.INT64:

@@ -140,7 +140,8 @@ func (s *scanOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			end := min(rows, s.off+bs)
 			if s.n.Fetch >= 0 {
-				end = min(end, s.off+s.n.Fetch-s.emitted)
+				// capped before adding: a pushed-down fetch may be near MaxInt64
+				end = min(end, s.off+min(s.n.Fetch-s.emitted, rows))
 			}
 			var out arrow.RecordBatch
 			if s.off == 0 && end == rows {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -106,7 +107,9 @@ func (s *sortOp) consume(ctx context.Context) error {
 		return nil
 	}
 	limit := int64(-1)
-	if fetch > 0 {
+	// A fetch past MaxInt64/2 (LIMIT near 2^63) bounds nothing, and 2*fetch
+	// would wrap negative and compact at every batch.
+	if fetch > 0 && fetch <= math.MaxInt64/2 {
 		limit = max(2*fetch, int64(s.tc.BatchRows()))
 	}
 	for {
@@ -211,7 +214,7 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 	}
 	defer kernel.ReleaseArrays(arrs)
 	spec := s.spec
-	if fetch > 0 && int64(n) > 4*fetch {
+	if fetch > 0 && fetch <= math.MaxInt64/4 && int64(n) > 4*fetch {
 		// Few rows wanted from many: select them with a bounded heap (about
 		// one comparison a row) and sort only those.
 		s.perm = selectTop(s.perm, int(fetch), func(a, b int32) int {

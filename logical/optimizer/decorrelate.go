@@ -13,6 +13,14 @@ package optimizer
 //	LeftAnti null_aware; a subquery under OR or another expression → LeftMark,
 //	the mark column replacing the expression (projected away above).
 //
+// The null-aware and mark NULL rules look at the whole right side, which is
+// the set only when q is uncorrelated. A correlated x NOT IN (q) becomes a
+// LeftAnti join on the correlation with filter `x = v OR x IS NULL OR v IS
+// NULL`; a correlated IN that is not a filter conjunct becomes two LeftMark
+// joins (some v = x; some x or v NULL) and CASE WHEN m1 THEN TRUE WHEN m2 THEN
+// NULL ELSE FALSE END. A correlated global aggregate yields one row for every
+// outer row, so IN / NOT IN over it is = / <> its value (joined as a scalar).
+//
 //	Filter: p = (<subquery: Projection: min(v) / Aggregate: [] [min(v)] /
 //	             Filter: i.k = outer_ref(o.k)>)
 //	→ Projection: <the input's columns>
@@ -163,9 +171,13 @@ func (d *decorrelator) filter(f *logical.Filter) (logical.Plan, error) {
 				if s.Negated != neg {
 					kind = kindAnti
 				}
-				x, _, err = d.attach(x, s.Plan, s.Expr, kind, kind == kindAnti)
+				var r logical.Expr
+				x, r, err = d.attach(x, s.Plan, s.Expr, kind, kind == kindAnti)
 				if err != nil {
 					return nil, err
+				}
+				if r != nil { // the IN became a comparison with a joined value
+					rest = append(rest, r)
 				}
 				continue
 			}
@@ -253,6 +265,9 @@ func (d *decorrelator) attach(x logical.Plan, q logical.Plan, lhs logical.Expr, 
 	d.nm = inner.nm
 	if err != nil {
 		return nil, nil, err
+	}
+	if lhs != nil && planHasOuterRef(q) && exactlyOneRow(q) {
+		return d.inOneRow(x, q, lhs, kind)
 	}
 	qq, corr, agg, err := d.pull(q)
 	if err != nil {
@@ -359,7 +374,26 @@ func (d *decorrelator) attach(x logical.Plan, q logical.Plan, lhs logical.Expr, 
 		if !arrow.TypeEqual(lt, rt) {
 			r = &logical.Cast{Expr: r, Type: lt}
 		}
-		on = append([]logical.EquiPair{{Left: lhs, Right: r}}, on...)
+		switch {
+		case len(corr) == 0 || kind == kindSemi:
+			on = append([]logical.EquiPair{{Left: lhs, Right: r}}, on...)
+		case kind == kindAnti:
+			// Correlated NOT IN. The null-aware join decides from the whole
+			// right side (any NULL value, any row at all), but the set is
+			// the rows matching the correlation for each outer row, and
+			// for a row whose set is empty NOT IN is TRUE even when lhs is
+			// NULL. In WHERE, NULL and FALSE both drop the row, so the row
+			// stays exactly when no row of its set has lhs = r TRUE or
+			// NULL: an anti join on the correlation with that filter.
+			filters = append(filters, &logical.Binary{Op: logical.OpOr,
+				Left: &logical.Binary{Op: logical.OpOr,
+					Left:  &logical.Binary{Op: logical.OpEq, Left: lhs, Right: r},
+					Right: &logical.IsNull{Expr: lhs}},
+				Right: &logical.IsNull{Expr: r}})
+			nullAware = false
+		case kind == kindMark:
+			return d.correlatedInMark(x, right, alias, lhs, r, on, filters, pick)
+		}
 	}
 	var typ logical.JoinType
 	markName := ""
@@ -402,6 +436,91 @@ func (d *decorrelator) attach(x logical.Plan, q logical.Plan, lhs logical.Expr, 
 		return j, v, nil
 	}
 	return j, nil, nil
+}
+
+// inOneRow joins a correlated subquery that yields exactly one row for
+// every outer row (a global aggregate: over no inner rows it still yields
+// one, such as NULL for max or 0 for count) as a scalar subquery; lhs IN it
+// is then lhs = value, and NOT IN lhs <> value, with their NULLs. A semi or
+// anti join would see no row for an outer row without inner rows and treat
+// the set as empty. It returns the comparison (for a mark: the IN).
+func (d *decorrelator) inOneRow(x, q logical.Plan, lhs logical.Expr, kind subqueryKind) (logical.Plan, logical.Expr, error) {
+	j, v, err := d.attach(x, q, nil, kindScalar, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	lt, _, err := lhs.DataType(j.Schema())
+	if err != nil {
+		return nil, nil, err
+	}
+	vt, _, err := v.DataType(j.Schema())
+	if err != nil {
+		return nil, nil, err
+	}
+	if !arrow.TypeEqual(lt, vt) {
+		v = &logical.Cast{Expr: v, Type: lt}
+	}
+	var cmp logical.Expr = &logical.Binary{Op: logical.OpEq, Left: lhs, Right: v}
+	if kind == kindAnti {
+		cmp = &logical.Not{Expr: cmp}
+	}
+	return j, cmp, nil
+}
+
+// correlatedInMark joins a correlated `lhs IN (subquery)` that is not a
+// conjunct of a filter (under OR, NOT or in a select list) and returns its
+// three-valued result. The mark join's NULL rules look at the whole right
+// side, not at the set of the outer row, so two marks over the correlation
+// keys are used instead: m1, some row of the set has lhs = r; m2, some row of
+// the set has lhs or r NULL. IN is TRUE if m1, else NULL if m2, else FALSE
+// (also when the set is empty). r is the subquery's value column under
+// alias, on and filters the correlation over x and alias.
+func (d *decorrelator) correlatedInMark(x, right logical.Plan, alias string, lhs, r logical.Expr,
+	on []logical.EquiPair, filters []logical.Expr, pick func(string) string) (logical.Plan, logical.Expr, error) {
+	eq := &logical.Binary{Op: logical.OpEq, Left: lhs, Right: r}
+	m1 := pick("__mark" + strings.TrimPrefix(alias, "__sq"))
+	j1, err := logical.NewJoin(x, logical.NewSubqueryAlias(right, alias), logical.MarkJoin, on,
+		logical.And(append(append([]logical.Expr(nil), filters...), eq)...), false, m1)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The second join reads the same subquery under a fresh alias.
+	alias2 := d.nm.next("__sq")
+	requalify := func(e logical.Expr) logical.Expr {
+		ne, _, _ := logical.TransformExprUp(e, func(e logical.Expr) (logical.Expr, bool, error) {
+			if c, ok := e.(*logical.Column); ok && c.Qualifier == alias {
+				return &logical.Column{Qualifier: alias2, Name: c.Name}, true, nil
+			}
+			return e, false, nil
+		})
+		return ne
+	}
+	on2 := make([]logical.EquiPair, len(on))
+	for i, p := range on {
+		on2[i] = logical.EquiPair{Left: p.Left, Right: requalify(p.Right)}
+	}
+	filters2 := make([]logical.Expr, 0, len(filters)+1)
+	for _, f := range filters {
+		filters2 = append(filters2, requalify(f))
+	}
+	filters2 = append(filters2, &logical.Binary{Op: logical.OpOr,
+		Left: &logical.IsNull{Expr: lhs}, Right: &logical.IsNull{Expr: requalify(r)}})
+	m2 := pick("__mark" + strings.TrimPrefix(alias2, "__sq"))
+	j2, err := logical.NewJoin(j1, logical.NewSubqueryAlias(right, alias2), logical.MarkJoin, on2,
+		logical.And(filters2...), false, m2)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A mark may itself be NULL (its own NULL rules); CASE WHEN treats that
+	// as not TRUE, which is what both marks mean here.
+	in := &logical.Case{
+		Whens: []logical.When{
+			{Cond: &logical.Column{Name: m1}, Then: logical.Lit(true)},
+			{Cond: &logical.Column{Name: m2}, Then: nullOf(logical.Bool)},
+		},
+		Else: logical.Lit(false),
+	}
+	return j2, in, nil
 }
 
 // namedAs is col, or col aliased when the subquery's output must rename it.

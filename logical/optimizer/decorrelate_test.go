@@ -53,6 +53,20 @@ func TestDecorrelateSubqueries(t *testing.T) {
 			sub := aggregate(scan(tblW, "w"), nil, agg(logical.AggMax, col("w.k")))
 			return project(scan(tblT, "t"), col("t.a"), &logical.ScalarSubquery{Plan: sub})
 		}},
+		{"correlated not in: anti join on the correlation, the NULL cases in its filter", func() logical.Plan {
+			sub := project(filter(scan(tblU, "u"), eq(col("u.k"), outer("t", "a", logical.Int64))), col("u.x"))
+			return filter(scan(tblT, "t"), &logical.InSubquery{Expr: col("t.b"), Plan: sub, Negated: true})
+		}},
+		{"correlated in under OR: a mark for a match and one for a NULL", func() logical.Plan {
+			sub := project(filter(scan(tblU, "u"), eq(col("u.k"), outer("t", "a", logical.Int64))), col("u.x"))
+			return filter(scan(tblT, "t"), bin(logical.OpOr, eq(col("t.c"), logical.Lit("x")),
+				&logical.InSubquery{Expr: col("t.b"), Plan: sub}))
+		}},
+		{"not in a correlated global aggregate: a comparison with its value", func() logical.Plan {
+			inner := filter(scan(tblU, "u"), eq(col("u.k"), outer("t", "a", logical.Int64)))
+			sub := project(aggregate(inner, nil, agg(logical.AggMax, col("u.x"))), &logical.Column{Name: "max(u.x)"})
+			return filter(scan(tblT, "t"), &logical.InSubquery{Expr: col("t.b"), Plan: sub, Negated: true})
+		}},
 		{"correlation under a limit is not implemented", func() logical.Plan {
 			sub := &logical.Limit{Input: corrU(nil), Fetch: 1}
 			return filter(scan(tblT, "t"), &logical.Exists{Plan: sub})

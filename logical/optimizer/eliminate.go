@@ -70,7 +70,7 @@ func (EliminateLimit) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan
 		if in, ok := l.Input.(*logical.Limit); ok {
 			// Outer skips l.Skip of the inner's output, which is rows
 			// [in.Skip, in.Skip+in.Fetch) of the input.
-			skip := in.Skip + l.Skip
+			skip := logical.AddRows(in.Skip, l.Skip)
 			fetch := l.Fetch
 			if in.Fetch >= 0 {
 				rest := max(0, in.Fetch-l.Skip)

@@ -30,7 +30,7 @@ func (PushDownLimit) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan,
 		if !ok || l.Fetch < 0 {
 			return n, false, nil
 		}
-		want := l.Skip + l.Fetch
+		want := logical.AddRows(l.Skip, l.Fetch)
 		switch in := l.Input.(type) {
 		case *logical.Sort:
 			if in.Fetch >= 0 && in.Fetch <= want {
@@ -48,7 +48,7 @@ func (PushDownLimit) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan,
 			ins := make([]logical.Plan, len(in.Inputs))
 			changed := false
 			for i, c := range in.Inputs {
-				if cl, ok := c.(*logical.Limit); ok && cl.Skip == 0 && cl.Fetch >= 0 && cl.Fetch <= want {
+				if limitedTo(c, want) {
 					ins[i] = c
 					continue
 				}
@@ -73,4 +73,22 @@ func (PushDownLimit) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan,
 		}
 		return n, false, nil
 	})
+}
+
+// limitedTo reports whether p yields at most n rows because of a Limit at
+// its top or under Projections. The Limit this rule puts over a Union input
+// is moved below the input's Projection by the Projection case; a check of
+// the top node alone would add it again on every pass (no fixpoint for
+// SELECT ... UNION ALL SELECT ... LIMIT n OFFSET m).
+func limitedTo(p logical.Plan, n int64) bool {
+	for {
+		switch x := p.(type) {
+		case *logical.Projection:
+			p = x.Input
+		case *logical.Limit:
+			return x.Fetch >= 0 && x.Fetch <= n
+		default:
+			return false
+		}
+	}
 }

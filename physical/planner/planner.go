@@ -600,7 +600,7 @@ func (pl *Planner) limit(ctx context.Context, n *logical.Limit) (physical.Plan, 
 	}
 	if in.OutputPartitions() > 1 {
 		if n.Fetch >= 0 {
-			in = &physical.LocalLimit{Input: in, Fetch: n.Skip + n.Fetch}
+			in = &physical.LocalLimit{Input: in, Fetch: logical.AddRows(n.Skip, n.Fetch)}
 		}
 		in = &physical.Coalesce{Input: in}
 	}
