@@ -34,7 +34,10 @@ func NewPlanner(cat *catalog.Catalog) *Planner { return &Planner{cat: cat} }
 func (p *Planner) parser(depth int) *parser.Parser {
 	for len(p.parsers) <= depth {
 		ps := parser.New()
-		ps.SetSQLMode(mysql.ModeANSIQuotes)
+		// ANSI quotes: "x" is an identifier. IGNORE_SPACE: a space may
+		// come between a function's name and its parenthesis (sum (x)),
+		// as TPC-DS writes it.
+		ps.SetSQLMode(mysql.ModeANSIQuotes | mysql.ModeIgnoreSpace)
 		p.parsers = append(p.parsers, ps)
 	}
 	return p.parsers[depth]
@@ -273,11 +276,68 @@ func (b *builder) statement() (Statement, error) {
 		}
 		return &Set{Name: strings.ToLower(name), Value: val}, c.end()
 	}
+	if !knownStatements[first] {
+		msg := fmt.Sprintf("syntax error: %q does not begin any statement", toks[0].Text)
+		if s := suggestStatement(first); s != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		return nil, c.errHere("%s", msg)
+	}
 	what := first
 	if len(toks) > 1 && toks[1].Kind == tokIdent {
 		what += " " + toks[1].upper()
 	}
 	return nil, qerr.NotImplementedf("sql: %s statements are not supported", what)
+}
+
+// knownStatements are the first keywords of SQL statements that Quiver
+// recognizes but does not run (beside those it runs): a statement starting
+// with one is "not implemented", any other first word a syntax error.
+var knownStatements = map[string]bool{
+	"INSERT": true, "UPDATE": true, "DELETE": true, "MERGE": true, "UPSERT": true, "REPLACE": true,
+	"COPY": true, "ALTER": true, "TRUNCATE": true, "GRANT": true, "REVOKE": true, "BEGIN": true,
+	"START": true, "COMMIT": true, "ROLLBACK": true, "SAVEPOINT": true, "RELEASE": true, "CALL": true,
+	"PREPARE": true, "EXECUTE": true, "DEALLOCATE": true, "ANALYZE": true, "VACUUM": true,
+	"ATTACH": true, "DETACH": true, "INSTALL": true, "LOAD": true, "PRAGMA": true, "RESET": true,
+	"USE": true, "DECLARE": true, "FETCH": true, "CLOSE": true, "LOCK": true, "UNLOCK": true,
+	"CHECKPOINT": true, "EXPORT": true, "IMPORT": true, "SUMMARIZE": true, "PIVOT": true,
+	"UNPIVOT": true, "RENAME": true, "COMMENT": true, "KILL": true, "FLUSH": true, "OPTIMIZE": true,
+	"LISTEN": true, "NOTIFY": true, "DO": true, "HANDLER": true, "TABLE": true,
+}
+
+// statementWords are the first words of the statements Quiver runs, for
+// suggesting one when a first word is misspelled.
+var statementWords = []string{"SELECT", "WITH", "VALUES", "EXPLAIN", "CREATE", "DROP", "CACHE",
+	"UNCACHE", "CLEAR", "SHOW", "DESCRIBE", "SET"}
+
+// suggestStatement returns the statement word within one edit of word, if
+// any.
+func suggestStatement(word string) string {
+	for _, w := range statementWords {
+		if editDistanceAtMostOne(word, w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// editDistanceAtMostOne reports whether a becomes b by at most one insertion,
+// deletion or substitution.
+func editDistanceAtMostOne(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(b)-len(a) > 1 {
+		return false
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	if len(a) == len(b) {
+		return a[i+min(1, len(a)-i):] == b[i+min(1, len(b)-i):]
+	}
+	return a[i:] == b[i+1:]
 }
 
 // create handles CREATE [OR REPLACE] EXTERNAL TABLE and CREATE [OR REPLACE] VIEW.
