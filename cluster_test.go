@@ -216,7 +216,7 @@ func TestConnectRunsNothingLocally(t *testing.T) {
 	}
 	wd, _ := os.Getwd()
 	for _, name := range []string{"orders", "customer"} {
-		if err := s.RegisterParquet(ctx, name, filepath.Join(wd, "testdata", "tpch", "sf0.01", name+".parquet")); err != nil {
+		if err := s.RegisterParquet(ctx, name, filepath.Join(wd, "tpch", "sf0.01", name+".parquet")); err != nil {
 			t.Fatal(err)
 		}
 	}
