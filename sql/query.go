@@ -94,7 +94,13 @@ func (b *builder) setOprList(l *ast.SetOprSelectList, outer *scope) (logical.Pla
 		return nil, err
 	}
 	defer pop()
-	var cur logical.Plan
+	// INTERSECT binds tighter than UNION and EXCEPT (the parser lists them
+	// flat): the first pass folds each run of INTERSECTs into one term, the
+	// second combines the terms left to right.
+	var (
+		terms []logical.Plan
+		ops   []ast.SetOprType // ops[i] joins terms[i] to what comes before it
+	)
 	for i, item := range l.Selects {
 		var op *ast.SetOprType
 		switch n := item.(type) {
@@ -108,13 +114,28 @@ func (b *builder) setOprList(l *ast.SetOprSelectList, outer *scope) (logical.Pla
 			return nil, err
 		}
 		if i == 0 {
-			cur = next
+			terms, ops = append(terms, next), append(ops, ast.UnionAll)
 			continue
 		}
 		if op == nil {
 			return nil, qerr.Internalf("sql: set operation without an operator")
 		}
 		switch *op {
+		case ast.Intersect:
+			last := len(terms) - 1
+			if terms[last], err = intersectExcept(terms[last], next, false); err != nil {
+				return nil, err
+			}
+		case ast.UnionAll, ast.Union, ast.Except:
+			terms, ops = append(terms, next), append(ops, *op)
+		default:
+			return nil, qerr.NotImplementedf("sql: %s is not supported (INTERSECT and EXCEPT are, without ALL)", op.String())
+		}
+	}
+	cur := terms[0]
+	for i, next := range terms[1:] {
+		var err error
+		switch op := ops[i+1]; op {
 		case ast.UnionAll, ast.Union:
 			inputs := []logical.Plan{cur, next}
 			if u, ok := cur.(*logical.Union); ok {
@@ -123,13 +144,15 @@ func (b *builder) setOprList(l *ast.SetOprSelectList, outer *scope) (logical.Pla
 			if cur, err = unionAll(inputs); err != nil {
 				return nil, err
 			}
-			if *op == ast.Union {
+			if op == ast.Union {
 				if cur, err = distinct(cur); err != nil {
 					return nil, err
 				}
 			}
-		default:
-			return nil, qerr.NotImplementedf("sql: %s is not supported", op.String())
+		case ast.Except:
+			if cur, err = intersectExcept(cur, next, true); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if l.OrderBy != nil || l.Limit != nil {
@@ -180,6 +203,82 @@ func unionAll(inputs []logical.Plan) (logical.Plan, error) {
 		}
 	}
 	return logical.NewUnion(out)
+}
+
+// Names of the columns intersectExcept tags each side's rows with.
+const (
+	setLeftTag  = "__quiver_set_left"
+	setRightTag = "__quiver_set_right"
+)
+
+// intersectExcept lowers left INTERSECT right, or left EXCEPT right when
+// except (both DISTINCT): each side's rows are tagged with the side they
+// come from, the union of both is grouped by every column (grouping treats
+// NULLs as equal, as set operations must), and the groups kept are those
+// seen on both sides (INTERSECT) or on the left only (EXCEPT). The result
+// has the left side's column names.
+func intersectExcept(left, right logical.Plan, except bool) (logical.Plan, error) {
+	what := "INTERSECT"
+	if except {
+		what = "EXCEPT"
+	}
+	n := left.Schema().Len()
+	if m := right.Schema().Len(); m != n {
+		return nil, qerr.Planf("each %s query must have the same number of columns: %d and %d", what, n, m)
+	}
+	tag := func(p logical.Plan, l, r int64) (logical.Plan, error) {
+		s := p.Schema()
+		exprs := make([]logical.Expr, 0, n+2)
+		for i := range n {
+			exprs = append(exprs, outCol(s, i))
+		}
+		exprs = append(exprs, &logical.Alias{Expr: logical.Lit(l), Name: setLeftTag}, &logical.Alias{Expr: logical.Lit(r), Name: setRightTag})
+		return logical.NewProjection(p, exprs)
+	}
+	lt, err := tag(left, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := tag(right, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	u, err := unionAll([]logical.Plan{lt, rt})
+	if err != nil {
+		return nil, err
+	}
+	us := u.Schema()
+	groups := make([]logical.Expr, n)
+	for i := range groups {
+		groups[i] = outCol(us, i)
+	}
+	aggs := []logical.Expr{
+		&logical.AggExpr{Func: logical.AggMax, Args: []logical.Expr{outCol(us, n)}},
+		&logical.AggExpr{Func: logical.AggMax, Args: []logical.Expr{outCol(us, n+1)}},
+	}
+	agg, err := logical.NewAggregate(u, groups, aggs)
+	if err != nil {
+		return nil, err
+	}
+	as := agg.Schema()
+	onRight := int64(1)
+	if except {
+		onRight = 0
+	}
+	keep := &logical.Binary{Op: logical.OpAnd,
+		Left:  &logical.Binary{Op: logical.OpEq, Left: outCol(as, n), Right: logical.Lit(int64(1))},
+		Right: &logical.Binary{Op: logical.OpEq, Left: outCol(as, n+1), Right: logical.Lit(onRight)},
+	}
+	f, err := logical.NewFilter(agg, keep)
+	if err != nil {
+		return nil, err
+	}
+	fs, ls := f.Schema(), left.Schema()
+	out := make([]logical.Expr, n)
+	for i := range out {
+		out[i] = &logical.Alias{Expr: outCol(fs, i), Name: ls.Field(i).Name}
+	}
+	return logical.NewProjection(f, out)
 }
 
 // distinct groups lp by all its columns.
