@@ -773,6 +773,13 @@ func FuncType(name string, args []arrow.DataType) (arrow.DataType, error) {
 		return nil
 	}
 	switch name {
+	case "grouping":
+		// GROUPING(key, ...) under GROUP BY ROLLUP; the SQL lowering turns
+		// each call into a column of the aggregate.
+		if len(args) == 0 {
+			return nil, qerr.Planf("function grouping takes at least one argument")
+		}
+		return Int32, nil
 	case "upper", "lower", "trim", "ltrim", "rtrim":
 		if err := arity(1, 1); err != nil {
 			return nil, err

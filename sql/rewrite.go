@@ -144,6 +144,21 @@ func prepass(text string, toks []token) (*rewritten, error) {
 			edits = append(edits,
 				edit{t.Off, t.End, fnCast},
 				edit{toks[as].Off, toks[closeAt-1].End, ", '" + typ + "'"})
+		case (t.is("ROLLUP") || t.is("CUBE")) && pun(i+1, "(") && (word(i-1, "BY") && word(i-2, "GROUP") || pun(i-1, ",")):
+			// GROUP BY ROLLUP (a, b) → GROUP BY a, b WITH ROLLUP, which TiDB
+			// parses; the lowering expands it into its grouping sets.
+			if t.is("CUBE") || pun(i-1, ",") {
+				return nil, qerr.NotImplementedf("sql: line %d, column %d: GROUP BY CUBE(...) and plain keys beside ROLLUP(...) are not supported yet (GROUP BY ROLLUP(...) alone is)", t.Line, t.Col)
+			}
+			closeAt := matching(i + 1)
+			if closeAt < 0 || closeAt == i+2 {
+				continue // TiDB reports the syntax error
+			}
+			edits = append(edits,
+				edit{t.Off, toks[i+1].End, ""},
+				edit{toks[closeAt].Off, toks[closeAt].End, " WITH ROLLUP"})
+		case t.is("GROUPING") && word(i+1, "SETS") && word(i-1, "BY"):
+			return nil, qerr.NotImplementedf("sql: line %d, column %d: GROUP BY GROUPING SETS is not supported yet (GROUP BY ROLLUP(...) is)", t.Line, t.Col)
 		case t.is("FULL") && (word(i+1, "JOIN") || (word(i+1, "OUTER") && word(i+2, "JOIN"))):
 			last := i + 1
 			if word(i+1, "OUTER") {

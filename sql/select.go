@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -157,9 +158,6 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	// GROUP BY, HAVING and aggregates.
 	var groups []logical.Expr
 	if s.GroupBy != nil {
-		if s.GroupBy.Rollup {
-			return nil, qerr.NotImplementedf("sql: GROUP BY ... WITH ROLLUP is not supported")
-		}
 		for _, it := range s.GroupBy.Items {
 			var g logical.Expr
 			switch x := it.Expr.(type) {
@@ -219,8 +217,43 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			collect(k.expr)
 		}
 	}
+	var groupingCalls []*logical.ScalarFunc
+	seenCall := map[string]bool{}
+	findGrouping := func(e logical.Expr) {
+		logical.InspectExpr(e, func(x logical.Expr) bool {
+			if f, ok := x.(*logical.ScalarFunc); ok && f.Name == groupingFunc && !seenCall[f.String()] {
+				seenCall[f.String()] = true
+				groupingCalls = append(groupingCalls, f)
+			}
+			return true
+		})
+	}
+	for _, it := range items {
+		findGrouping(it.expr)
+	}
+	if having != nil {
+		findGrouping(having)
+	}
+	for _, k := range order {
+		if k.expr != nil {
+			findGrouping(k.expr)
+		}
+	}
+	rollup := s.GroupBy != nil && s.GroupBy.Rollup
+	if len(groupingCalls) > 0 && !rollup {
+		return nil, qerr.Planf("%s: GROUPING() needs GROUP BY ROLLUP(...)", groupingCalls[0])
+	}
 	if len(aggs) > 0 || s.GroupBy != nil || having != nil {
-		agg, err := logical.NewAggregate(input, groups, aggs)
+		var (
+			agg   logical.Plan
+			nKeys = len(groups) // the aggregate's key columns, before its aggregates
+			err   error
+		)
+		if rollup {
+			agg, nKeys, err = rollupAggregate(input, groups, groupingCalls, aggs)
+		} else {
+			agg, err = logical.NewAggregate(input, groups, aggs)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -229,8 +262,11 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 		for i := range groups {
 			repl[groups[i].String()] = outCol(as, i)
 		}
+		for j, c := range groupingCalls {
+			repl[c.String()] = outCol(as, len(groups)+1+j)
+		}
 		for i := range aggs {
-			repl[aggs[i].String()] = outCol(as, len(groups)+i)
+			repl[aggs[i].String()] = outCol(as, nKeys+i)
 		}
 		rewrite := func(e logical.Expr, clause string) (logical.Expr, error) {
 			n := replaceExprs(e, repl)
@@ -242,6 +278,15 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			return n, nil
 		}
 		for i := range items {
+			if rollup && items[i].alias == "" {
+				// The rolled-up keys are internal columns: the item keeps
+				// the name it would have had.
+				if c, ok := items[i].expr.(*logical.Column); ok {
+					items[i].alias = c.Name
+				} else {
+					items[i].alias = items[i].expr.String()
+				}
+			}
 			if items[i].expr, err = rewrite(items[i].expr, "SELECT"); err != nil {
 				return nil, err
 			}
@@ -430,4 +475,130 @@ func nameUnaliased(items []selectItem) {
 			items[i].alias = short[i]
 		}
 	}
+}
+
+// groupingFunc is GROUPING(key, ...): which of the keys a ROLLUP row rolled
+// up, as bits (the first key the most significant), as in PostgreSQL.
+const groupingFunc = "grouping"
+
+// rollupAggregate aggregates input by ROLLUP(groups): the groups of all
+// keys, then of each shorter prefix, and the grand total. For the sets with
+// keys, input is copied once per set with the keys outside the set NULL,
+// tagged with the set's grouping id and the value of each GROUPING call,
+// and aggregated by the keys, the grouping id (so a rolled-up NULL never
+// meets a real NULL key) and the GROUPING columns; aggregate arguments read
+// the input's own columns, passed through unchanged. The grand total is a
+// plain aggregate (one row, also over no rows) shaped alike and unioned in.
+// It returns the plan and how many key columns precede the aggregates.
+func rollupAggregate(input logical.Plan, groups []logical.Expr, calls []*logical.ScalarFunc, aggs []logical.Expr) (logical.Plan, int, error) {
+	in := input.Schema()
+	n := len(groups)
+	if n == 0 || n > 62 {
+		return nil, 0, qerr.Planf("GROUP BY ROLLUP takes from 1 to 62 expressions, got %d", n)
+	}
+	index := map[string]int{}
+	for i, g := range groups {
+		index[g.String()] = i
+	}
+	argKeys := make([][]int, len(calls))
+	for j, c := range calls {
+		if len(c.Args) == 0 || len(c.Args) > 31 {
+			return nil, 0, qerr.Planf("%s: GROUPING takes from 1 to 31 GROUP BY expressions", c)
+		}
+		for _, a := range c.Args {
+			i, ok := index[a.String()]
+			if !ok {
+				return nil, 0, qerr.Planf("%s: the arguments of GROUPING must be GROUP BY expressions (%s is not)", c, a)
+			}
+			argKeys[j] = append(argKeys[j], i)
+		}
+	}
+	keyTypes := make([]arrow.DataType, n)
+	for i, g := range groups {
+		t, _, err := g.DataType(in)
+		if err != nil {
+			return nil, 0, err
+		}
+		keyTypes[i] = t
+	}
+	// tags are the grouping id and GROUPING values of the set of the first
+	// k keys.
+	tags := func(k int) []logical.Expr {
+		var id int64
+		for i := k; i < n; i++ {
+			id |= 1 << (n - 1 - i)
+		}
+		out := []logical.Expr{&logical.Alias{Expr: logical.Lit(id), Name: "__quiver_grouping_id"}}
+		for j := range calls {
+			var v int32
+			for _, i := range argKeys[j] {
+				v <<= 1
+				if i >= k {
+					v |= 1
+				}
+			}
+			out = append(out, &logical.Alias{Expr: logical.Lit(v), Name: fmt.Sprintf("__quiver_grouping_%d", j)})
+		}
+		return out
+	}
+	keyName := func(i int) string { return fmt.Sprintf("__quiver_rollup_key_%d", i) }
+	var branches []logical.Plan
+	for k := n; k >= 1; k-- {
+		exprs := make([]logical.Expr, 0, in.Len()+n+1+len(calls))
+		for i := range in.Len() {
+			exprs = append(exprs, outCol(in, i))
+		}
+		for i, g := range groups {
+			e := g
+			if i >= k {
+				e = logical.CastTo(logical.Lit(nil), keyTypes[i])
+			}
+			exprs = append(exprs, &logical.Alias{Expr: e, Name: keyName(i)})
+		}
+		exprs = append(exprs, tags(k)...)
+		p, err := logical.NewProjection(input, exprs)
+		if err != nil {
+			return nil, 0, err
+		}
+		branches = append(branches, p)
+	}
+	var expanded logical.Plan = branches[0]
+	if len(branches) > 1 {
+		u, err := logical.NewUnion(branches)
+		if err != nil {
+			return nil, 0, err
+		}
+		expanded = u
+	}
+	es := expanded.Schema()
+	keys := make([]logical.Expr, 0, n+1+len(calls))
+	for i := in.Len(); i < es.Len(); i++ {
+		keys = append(keys, outCol(es, i))
+	}
+	sets, err := logical.NewAggregate(expanded, keys, aggs)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := logical.NewAggregate(input, nil, aggs)
+	if err != nil {
+		return nil, 0, err
+	}
+	ss, ts := sets.Schema(), total.Schema()
+	exprs := make([]logical.Expr, 0, ss.Len())
+	for i := range n {
+		exprs = append(exprs, &logical.Alias{Expr: logical.CastTo(logical.Lit(nil), keyTypes[i]), Name: keyName(i)})
+	}
+	exprs = append(exprs, tags(0)...)
+	for i := range ts.Len() {
+		exprs = append(exprs, &logical.Alias{Expr: outCol(ts, i), Name: ss.Field(len(keys) + i).Name})
+	}
+	totalRow, err := logical.NewProjection(total, exprs)
+	if err != nil {
+		return nil, 0, err
+	}
+	u, err := logical.NewUnion([]logical.Plan{sets, totalRow})
+	if err != nil {
+		return nil, 0, err
+	}
+	return u, len(keys), nil
 }
