@@ -159,6 +159,31 @@ func prepass(text string, toks []token) (*rewritten, error) {
 				edit{toks[closeAt].Off, toks[closeAt].End, " WITH ROLLUP"})
 		case t.is("GROUPING") && word(i+1, "SETS") && word(i-1, "BY"):
 			return nil, qerr.NotImplementedf("sql: line %d, column %d: GROUP BY GROUPING SETS is not supported yet (GROUP BY ROLLUP(...) is)", t.Line, t.Col)
+		case t.punct("::"):
+			// x::type → quiver_cast(x, 'type'), as CAST(x AS type): the
+			// postfix cast binds tighter than any operator, so x is the
+			// primary just before it.
+			start := castOperandStart(toks, i-1)
+			if start < 0 || i+1 >= len(toks) || toks[i+1].Kind != tokIdent {
+				return nil, qerr.At(t.Line, t.Col, "syntax error: :: needs an expression before it and a type name after it")
+			}
+			end := i + 1
+			if word(i+1, "DOUBLE") && word(i+2, "PRECISION") {
+				end = i + 2
+			}
+			if pun(end+1, "(") {
+				if end = matching(end + 1); end < 0 {
+					continue // TiDB reports the syntax error
+				}
+			}
+			parts := make([]string, 0, end-i)
+			for j := i + 1; j <= end; j++ {
+				parts = append(parts, toks[j].Text)
+			}
+			typ := strings.ReplaceAll(strings.Join(parts, " "), "'", "''")
+			edits = append(edits,
+				edit{toks[start].Off, toks[start].Off, fnCast + "("},
+				edit{t.Off, toks[end].End, ", '" + typ + "')"})
 		case t.is("FULL") && (word(i+1, "JOIN") || (word(i+1, "OUTER") && word(i+2, "JOIN"))):
 			last := i + 1
 			if word(i+1, "OUTER") {
@@ -220,4 +245,56 @@ func prepass(text string, toks []token) (*rewritten, error) {
 		}
 	}
 	return applyEdits(text, edits), nil
+}
+
+// castOperandStart returns the index of the first token of the primary
+// expression that ends at token last (an identifier or a dotted name, a
+// literal, or a parenthesized expression or function call), or -1.
+func castOperandStart(toks []token, last int) int {
+	if last < 0 {
+		return -1
+	}
+	t := toks[last]
+	switch {
+	case t.punct(")"):
+		d := 0
+		for j := last; j >= 0; j-- {
+			if toks[j].punct(")") {
+				d++
+			} else if toks[j].punct("(") {
+				d--
+				if d == 0 {
+					if j > 0 && (toks[j-1].Kind == tokIdent || toks[j-1].Kind == tokQuotedIdent) && !isCastKeyword(toks[j-1]) {
+						return nameStart(toks, j-1)
+					}
+					return j
+				}
+			}
+		}
+		return -1
+	case t.Kind == tokIdent || t.Kind == tokQuotedIdent:
+		return nameStart(toks, last)
+	case t.Kind == tokString || t.Kind == tokNumber:
+		return last
+	}
+	return -1
+}
+
+// nameStart extends the name ending at token i backwards over a.b.c.
+func nameStart(toks []token, i int) int {
+	for i >= 2 && toks[i-1].punct(".") && (toks[i-2].Kind == tokIdent || toks[i-2].Kind == tokQuotedIdent) {
+		i -= 2
+	}
+	return i
+}
+
+// isCastKeyword reports whether t, before a parenthesis, is a keyword that
+// does not name a function (x IN (...)::int is not a call of IN).
+func isCastKeyword(t token) bool {
+	for _, kw := range []string{"IN", "AND", "OR", "NOT", "SELECT", "FROM", "WHERE", "ON", "AS", "BY", "WHEN", "THEN", "ELSE", "EXISTS", "ANY", "ALL", "SOME", "VALUES", "ROW"} {
+		if t.is(kw) {
+			return true
+		}
+	}
+	return false
 }
