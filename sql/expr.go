@@ -226,7 +226,24 @@ func (b *builder) expr(n ast.ExprNode, ctx *exprCtx) (logical.Expr, error) {
 	case *ast.RowExpr:
 		return nil, qerr.NotImplementedf("sql: row expressions are not supported")
 	case *ast.PatternRegexpExpr:
-		return nil, qerr.NotImplementedf("sql: REGEXP is not supported")
+		// The pre-pass's marker for a IS [NOT] DISTINCT FROM b: equality
+		// where NULL equals NULL, never NULL itself.
+		l, err := b.expr(n.Expr, ctx)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.expr(n.Pattern, ctx)
+		if err != nil {
+			return nil, err
+		}
+		var e logical.Expr = &logical.Case{Whens: []logical.When{
+			{Cond: &logical.IsNull{Expr: l}, Then: &logical.IsNull{Expr: r}},
+			{Cond: &logical.IsNull{Expr: r}, Then: logical.Lit(false)},
+		}, Else: &logical.Binary{Op: logical.OpEq, Left: l, Right: r}}
+		if n.Not {
+			e = &logical.Not{Expr: e}
+		}
+		return e, nil
 	}
 	return nil, qerr.NotImplementedf("sql: expression %T is not supported", n)
 }

@@ -18,6 +18,10 @@ const (
 	// a || b is written as a <=> b (TiDB reads || as OR); the lowering
 	// re-associates it where comparison precedence differs from PostgreSQL's.
 	concatMarker = "<=>"
+	// a IS NOT DISTINCT FROM b is written as a REGEXP b and a IS DISTINCT
+	// FROM b as a NOT REGEXP b: TiDB parses both at comparison precedence.
+	// User SQL may not use REGEXP (regexp functions are the way).
+	notDistinctMarker = "REGEXP"
 	// FULL [OUTER] JOIN is written as STRAIGHT_JOIN (an inner join TiDB
 	// accepts with ON); user SQL may not use STRAIGHT_JOIN.
 	fullJoinMarker = "STRAIGHT_JOIN"
@@ -159,6 +163,12 @@ func prepass(text string, toks []token) (*rewritten, error) {
 				edit{toks[closeAt].Off, toks[closeAt].End, " WITH ROLLUP"})
 		case t.is("GROUPING") && word(i+1, "SETS") && word(i-1, "BY"):
 			return nil, qerr.NotImplementedf("sql: line %d, column %d: GROUP BY GROUPING SETS is not supported yet (GROUP BY ROLLUP(...) is)", t.Line, t.Col)
+		case t.is("IS") && word(i+1, "DISTINCT") && word(i+2, "FROM"):
+			edits = append(edits, edit{t.Off, toks[i+2].End, "NOT " + notDistinctMarker})
+		case t.is("IS") && word(i+1, "NOT") && word(i+2, "DISTINCT") && word(i+3, "FROM"):
+			edits = append(edits, edit{t.Off, toks[i+3].End, notDistinctMarker})
+		case t.is("REGEXP") || t.is("RLIKE"):
+			return nil, qerr.NotImplementedf("sql: line %d, column %d: the %s operator is not supported", t.Line, t.Col, t.upper())
 		case t.punct("::"):
 			// x::type → quiver_cast(x, 'type'), as CAST(x AS type): the
 			// postfix cast binds tighter than any operator, so x is the
