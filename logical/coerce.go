@@ -210,7 +210,7 @@ func (c *coercer) expr(e Expr) (Expr, error) {
 			return nil, qerr.Planf("function %s takes one argument, got %d", e.Func, len(args))
 		}
 		if len(args) == 1 {
-			if (e.Func == AggSum || e.Func == AggAvg) && !IsNumeric(ts[0]) && ts[0].ID() != arrow.NULL {
+			if e.Func != AggCount && e.Func != AggMin && e.Func != AggMax && !IsNumeric(ts[0]) && ts[0].ID() != arrow.NULL {
 				return nil, qerr.Planf("function %s needs a numeric argument, not %s", e.Func, TypeString(ts[0]))
 			}
 			if ts[0].ID() == arrow.NULL && e.Func != AggCount {

@@ -647,14 +647,26 @@ const (
 	AggAvg
 	AggMin
 	AggMax
+	AggVarSamp
+	AggVarPop
+	AggStddevSamp
+	AggStddevPop
 )
 
-var aggNames = [...]string{"count", "sum", "avg", "min", "max"}
+var aggNames = [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop"}
+
+// aggAliases are other names of aggregates, as in PostgreSQL (the SQL
+// pre-pass also spells variance and stddev out, as TiDB's parser would
+// read them as MySQL's population forms).
+var aggAliases = map[string]AggFunc{"variance": AggVarSamp, "stddev": AggStddevSamp}
 
 func (a AggFunc) String() string { return aggNames[a] }
 
 // ParseAggFunc maps a lower-case function name to an aggregate.
 func ParseAggFunc(name string) (AggFunc, bool) {
+	if f, ok := aggAliases[name]; ok {
+		return f, true
+	}
 	for i, n := range aggNames {
 		if n == name {
 			return AggFunc(i), true

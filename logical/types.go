@@ -223,6 +223,10 @@ func AggregateType(fn AggFunc, t arrow.DataType) (arrow.DataType, error) {
 		}
 	case AggMin, AggMax:
 		return t, nil
+	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
+		if IsNumeric(t) || t.ID() == arrow.NULL {
+			return Float64, nil
+		}
 	}
 	return nil, qerr.Planf("function %s does not accept %s", fn, TypeString(t))
 }

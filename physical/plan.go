@@ -101,9 +101,15 @@ const (
 	AggAvg
 	AggMin
 	AggMax
+	AggVarSamp
+	AggVarPop
+	AggStddevSamp
+	AggStddevPop
 )
 
-func (f AggFunc) String() string { return [...]string{"count", "sum", "avg", "min", "max"}[f] }
+func (f AggFunc) String() string {
+	return [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop"}[f]
+}
 
 // AggregateExpr is one aggregate of a HashAggregate. Arg is nil for COUNT(*).
 // Type is the final result type. Distinct aggregates run in AggSingle mode,
@@ -119,7 +125,9 @@ func (f AggFunc) String() string { return [...]string{"count", "sum", "avg", "mi
 // State layout between Partial and Final (StateFields): count → [Int64];
 // sum → [Type]; min, max → [Type]; avg → [sum, count Int64] where sum is
 // Float64 for integer and float inputs and DECIMAL(38, s) for DECIMAL(p, s);
-// with SetState → [List<Arg's type>].
+// var_* and stddev_* → [count Int64, mean Float64, m2 Float64] (the sum
+// of squared deviations from the mean, merged by Chan's formula); with
+// SetState → [List<Arg's type>].
 type AggregateExpr struct {
 	Func     AggFunc
 	Arg      Expr
@@ -172,6 +180,12 @@ func (a AggregateExpr) StateFields() []arrow.Field {
 		return []arrow.Field{
 			{Name: n + "[sum]", Type: st, Nullable: true},
 			{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64},
+		}
+	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
+		return []arrow.Field{
+			{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64},
+			{Name: n + "[mean]", Type: arrow.PrimitiveTypes.Float64},
+			{Name: n + "[m2]", Type: arrow.PrimitiveTypes.Float64},
 		}
 	default:
 		return []arrow.Field{{Name: n + "[" + a.Func.String() + "]", Type: a.Type, Nullable: true}}

@@ -169,6 +169,14 @@ func prepass(text string, toks []token) (*rewritten, error) {
 			edits = append(edits, edit{t.Off, toks[i+3].End, notDistinctMarker})
 		case t.is("REGEXP") || t.is("RLIKE"):
 			return nil, qerr.NotImplementedf("sql: line %d, column %d: the %s operator is not supported", t.Line, t.Col, t.upper())
+		case (t.is("VARIANCE") || t.is("STDDEV")) && pun(i+1, "("):
+			// TiDB reads these as MySQL does (population); PostgreSQL and
+			// DuckDB mean the sample forms.
+			name := "stddev_samp"
+			if t.is("VARIANCE") {
+				name = "var_samp"
+			}
+			edits = append(edits, edit{t.Off, t.End, name})
 		case t.punct("::"):
 			// x::type → quiver_cast(x, 'type'), as CAST(x AS type): the
 			// postfix cast binds tighter than any operator, so x is the

@@ -107,6 +107,10 @@ func newPlainAccumulator(a physical.AggregateExpr, argType arrow.DataType) (accu
 		case argType.ID() == arrow.DECIMAL128:
 			return &avgAcc{dec: true, scale: argType.(*arrow.Decimal128Type).Scale, stateType: st}, nil
 		}
+	case physical.AggVarSamp, physical.AggVarPop, physical.AggStddevSamp, physical.AggStddevPop:
+		if isIntType(argType) || argType.ID() == arrow.FLOAT32 || argType.ID() == arrow.FLOAT64 || argType.ID() == arrow.DECIMAL128 {
+			return &varianceAcc{fn: a.Func}, nil
+		}
 	case physical.AggMin, physical.AggMax:
 		isMax := a.Func == physical.AggMax
 		switch argType.ID() {

@@ -101,10 +101,11 @@ func singleDistinctArg(a *logical.Aggregate) logical.Expr {
 			}
 		}
 		if !ae.Distinct {
-			if ae.Func == logical.AggAvg {
-				return nil
+			switch ae.Func {
+			case logical.AggCount, logical.AggSum, logical.AggMin, logical.AggMax:
+				continue // re-aggregated over the inner groups' results
 			}
-			continue
+			return nil // avg, variances: their results do not combine
 		}
 		if len(ae.Args) != 1 {
 			return nil
