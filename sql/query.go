@@ -506,9 +506,6 @@ func (b *builder) join(j *ast.Join, outer *scope) (logical.Plan, error) {
 	if j.Right == nil {
 		return b.from(j.Left, outer)
 	}
-	if j.NaturalJoin {
-		return nil, qerr.NotImplementedf("sql: NATURAL JOIN is not supported")
-	}
 	l, err := b.from(j.Left, outer)
 	if err != nil {
 		return nil, err
@@ -526,8 +523,20 @@ func (b *builder) join(j *ast.Join, outer *scope) (logical.Plan, error) {
 	case j.Tp == ast.RightJoin:
 		typ = logical.RightJoin
 	}
-	if len(j.Using) > 0 {
-		return b.joinUsing(l, r, typ, j.Using)
+	using := j.Using
+	if j.NaturalJoin {
+		// NATURAL JOIN is USING every column name both sides have (in the
+		// left side's order); with none in common it is a cross join.
+		using = commonColumns(l.Schema(), r.Schema())
+		if len(using) == 0 && typ == logical.InnerJoin {
+			return logical.NewJoin(l, r, logical.InnerJoin, nil, nil, false, "")
+		}
+		if len(using) == 0 {
+			return nil, qerr.Planf("NATURAL %s JOIN: the two sides have no column name in common", strings.ToUpper(typ.String()))
+		}
+	}
+	if len(using) > 0 {
+		return b.joinUsing(l, r, typ, using)
 	}
 	if j.On == nil {
 		if typ != logical.InnerJoin {
@@ -681,4 +690,23 @@ func (b *builder) joinUsing(l, r logical.Plan, typ logical.JoinType, using []*as
 		}
 	}
 	return logical.NewProjection(j, exprs)
+}
+
+// commonColumns are the column names that both schemas have, in s's order,
+// each once.
+func commonColumns(s, o *logical.Schema) []*ast.ColumnName {
+	theirs := map[string]bool{}
+	for _, f := range o.Fields {
+		theirs[strings.ToLower(f.Name)] = true
+	}
+	var out []*ast.ColumnName
+	seen := map[string]bool{}
+	for _, f := range s.Fields {
+		k := strings.ToLower(f.Name)
+		if theirs[k] && !seen[k] {
+			seen[k] = true
+			out = append(out, &ast.ColumnName{Name: ast.NewCIStr(f.Name)})
+		}
+	}
+	return out
 }

@@ -177,6 +177,29 @@ func prepass(text string, toks []token) (*rewritten, error) {
 				name = "var_samp"
 			}
 			edits = append(edits, edit{t.Off, t.End, name})
+		case t.is("OFFSET") && !word(i-2, "LIMIT") && i+1 < len(toks) && toks[i+1].Kind == tokNumber:
+			// OFFSET n [ROW|ROWS] [FETCH FIRST|NEXT [m] ROW|ROWS ONLY], the
+			// standard's form, and a bare OFFSET n: TiDB knows only
+			// LIMIT m OFFSET n.
+			end := i + 1
+			if word(end+1, "ROW") || word(end+1, "ROWS") {
+				end++
+			}
+			limit := "9223372036854775807"
+			if word(end+1, "FETCH") {
+				m, last, ok := fetchClause(toks, end+1)
+				if !ok {
+					return nil, qerr.At(toks[end+1].Line, toks[end+1].Col, "syntax error: want FETCH FIRST|NEXT [n] ROW|ROWS ONLY")
+				}
+				limit, end = m, last
+			}
+			edits = append(edits, edit{t.Off, toks[end].End, "LIMIT " + limit + " OFFSET " + toks[i+1].Text})
+		case t.is("FETCH") && (word(i+1, "FIRST") || word(i+1, "NEXT")) && !word(i-2, "OFFSET") && !word(i-3, "OFFSET"):
+			m, last, ok := fetchClause(toks, i)
+			if !ok {
+				return nil, qerr.At(t.Line, t.Col, "syntax error: want FETCH FIRST|NEXT [n] ROW|ROWS ONLY")
+			}
+			edits = append(edits, edit{t.Off, toks[last].End, "LIMIT " + m})
 		case t.punct("::"):
 			// x::type → quiver_cast(x, 'type'), as CAST(x AS type): the
 			// postfix cast binds tighter than any operator, so x is the
@@ -315,4 +338,22 @@ func isCastKeyword(t token) bool {
 		}
 	}
 	return false
+}
+
+// fetchClause reads FETCH FIRST|NEXT [m] ROW|ROWS ONLY starting at token i:
+// the row count (1 when left out) and the index of ONLY.
+func fetchClause(toks []token, i int) (count string, last int, ok bool) {
+	j := i + 1 // FIRST or NEXT
+	if j >= len(toks) || !(toks[j].is("FIRST") || toks[j].is("NEXT")) {
+		return "", 0, false
+	}
+	count = "1"
+	if j+1 < len(toks) && toks[j+1].Kind == tokNumber {
+		count = toks[j+1].Text
+		j++
+	}
+	if j+2 >= len(toks) || !(toks[j+1].is("ROW") || toks[j+1].is("ROWS")) || !toks[j+2].is("ONLY") {
+		return "", 0, false
+	}
+	return count, j + 2, true
 }
