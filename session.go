@@ -269,6 +269,9 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	case *sql.ShowTables:
 		return s.showTables()
 	case *sql.Describe:
+		if st.Plan != nil {
+			return s.describeFields(st.Plan.Schema().Fields)
+		}
 		return s.describe(st.Name)
 	case *sql.Set:
 		if err := s.set(st.Name, st.Value); err != nil {
@@ -425,8 +428,18 @@ func (s *Session) describe(name string) (*DataFrame, error) {
 	} else {
 		return nil, qerr.Planf("table %q not found", name)
 	}
-	rows := make([][]string, schema.NumFields())
+	fields := make([]logical.Field, schema.NumFields())
 	for i, f := range schema.Fields() {
+		fields[i] = logical.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
+	}
+	return s.describeFields(fields)
+}
+
+// describeFields is DESCRIBE's result: each column's name, type and
+// nullability.
+func (s *Session) describeFields(fields []logical.Field) (*DataFrame, error) {
+	rows := make([][]string, len(fields))
+	for i, f := range fields {
 		rows[i] = []string{f.Name, logical.TypeString(f.Type), map[bool]string{true: "YES", false: "NO"}[f.Nullable]}
 	}
 	return s.table([]string{"column_name", "data_type", "is_nullable"}, rows)

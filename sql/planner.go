@@ -221,6 +221,16 @@ func (b *builder) statement() (Statement, error) {
 			return &ShowCaches{}, c.end()
 		case c.accept("ALL"):
 			return &ShowAll{}, c.end()
+		case c.accept("COLUMNS"):
+			// SHOW COLUMNS FROM|IN t is DESCRIBE t.
+			if !c.accept("FROM") && !c.accept("IN") {
+				return nil, c.errHere("SHOW COLUMNS: expected FROM or IN and a table name")
+			}
+			name, err := c.name("table name")
+			if err != nil {
+				return nil, err
+			}
+			return &Describe{Name: name}, c.end()
 		}
 		name, err := c.dotted("setting name")
 		if err != nil {
@@ -229,7 +239,22 @@ func (b *builder) statement() (Statement, error) {
 		return &ShowSetting{Name: strings.ToLower(name)}, c.end()
 	case "DESCRIBE", "DESC":
 		c.next()
-		c.accept("TABLE")
+		if c.accept("TABLE") {
+			name, err := c.name("table name")
+			if err != nil {
+				return nil, err
+			}
+			return &Describe{Name: name}, c.end()
+		}
+		if !c.done() && (c.cur().is("SELECT") || c.cur().is("WITH") || c.cur().is("VALUES") || c.cur().punct("(")) {
+			// DESCRIBE <query>: the columns the query would return.
+			off := c.off()
+			lp, err := b.query(c.text[off:], off)
+			if err != nil {
+				return nil, err
+			}
+			return &Describe{Plan: lp}, nil
+		}
 		name, err := c.name("table name")
 		if err != nil {
 			return nil, err

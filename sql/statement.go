@@ -45,8 +45,12 @@ type DropView struct {
 // ShowTables is SHOW TABLES.
 type ShowTables struct{}
 
-// Describe is DESCRIBE name (or DESC name).
-type Describe struct{ Name string }
+// Describe is DESCRIBE name (or DESC name, SHOW COLUMNS FROM name), or
+// DESCRIBE query when Plan is set: the columns the query returns.
+type Describe struct {
+	Name string
+	Plan logical.Plan
+}
 
 // Explain is EXPLAIN [ANALYZE] [VERBOSE] [DISTRIBUTED] query.
 type Explain struct {
