@@ -2,7 +2,6 @@ package quiver_test
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/quiverdb/quiver"
@@ -37,14 +36,7 @@ func TestDistinctStringsQueries(t *testing.T) {
 				if len(want) == 0 {
 					t.Fatalf("%s: the reference returned no rows", c.reference)
 				}
-				join := func(rows [][]string) []string {
-					out := make([]string, len(rows))
-					for i, r := range rows {
-						out[i] = strings.Join(r, "|")
-					}
-					return out
-				}
-				if !slices.Equal(join(got), join(want)) {
+				if !slices.Equal(fpJoin(got), fpJoin(want)) {
 					t.Errorf("%s:\n got %d rows, first %v\nwant %d rows, first %v", c.query, len(got), got[:min(3, len(got))], len(want), want[:min(3, len(want))])
 				}
 			}

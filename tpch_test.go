@@ -76,22 +76,12 @@ func runTPCH(t *testing.T, s *quiver.Session, q int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	df, err := s.SQL(ctx, string(text))
+	got, schema, err := runQuery(ctx, s, string(text))
 	if err != nil {
-		t.Fatalf("plan: %v", err)
+		t.Fatal(err)
 	}
-	batches, err := df.Collect(ctx)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	defer func() {
-		for _, b := range batches {
-			b.Release()
-		}
-	}()
-	got := render(df.Schema(), batches)
 	want := readAnswer(t, filepath.Join("tpch", "answers", fmt.Sprintf("q%02d.csv", q)))
-	compareAnswer(t, df.Schema(), got, want)
+	compareAnswer(t, schema, got, want)
 }
 
 // render turns batches into rows of text (NULL as ""), as the answer files.

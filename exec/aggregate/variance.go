@@ -109,54 +109,42 @@ func (a *varianceAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array 
 // floatValues returns arr's values as float64 (NULL slots hold garbage),
 // reusing buf.
 func floatValues(arr arrow.Array, buf []float64) ([]float64, error) {
-	n := arr.Len()
-	buf = kernel.Resize(buf, n)
+	buf = kernel.Resize(buf, arr.Len())
 	switch a := arr.(type) {
 	case *array.Int8:
-		for i := range n {
-			buf[i] = float64(a.Value(i))
-		}
+		widen(a.Int8Values(), buf)
 	case *array.Int16:
-		for i := range n {
-			buf[i] = float64(a.Value(i))
-		}
+		widen(a.Int16Values(), buf)
 	case *array.Int32:
-		for i := range n {
-			buf[i] = float64(a.Value(i))
-		}
+		widen(a.Int32Values(), buf)
 	case *array.Int64:
-		for i, v := range a.Int64Values() {
-			buf[i] = float64(v)
-		}
+		widen(a.Int64Values(), buf)
 	case *array.Uint8:
-		for i := range n {
-			buf[i] = float64(a.Value(i))
-		}
+		widen(a.Uint8Values(), buf)
 	case *array.Uint16:
-		for i := range n {
-			buf[i] = float64(a.Value(i))
-		}
+		widen(a.Uint16Values(), buf)
 	case *array.Uint32:
-		for i := range n {
-			buf[i] = float64(a.Value(i))
-		}
+		widen(a.Uint32Values(), buf)
 	case *array.Uint64:
-		for i := range n {
-			buf[i] = float64(a.Value(i))
-		}
+		widen(a.Uint64Values(), buf)
 	case *array.Float32:
-		for i := range n {
-			buf[i] = float64(a.Value(i))
-		}
+		widen(a.Float32Values(), buf)
 	case *array.Float64:
 		copy(buf, a.Float64Values())
 	case *array.Decimal128:
 		scale := a.DataType().(*arrow.Decimal128Type).Scale
-		for i := range n {
+		for i := range buf {
 			buf[i] = a.Value(i).ToFloat64(scale)
 		}
 	default:
 		return nil, qerr.Internalf("exec/hashagg: variance of %s", arr.DataType())
 	}
 	return buf, nil
+}
+
+// widen converts vals to float64 into out (as long as vals).
+func widen[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32](vals []T, out []float64) {
+	for i, v := range vals {
+		out[i] = float64(v)
+	}
 }
