@@ -96,6 +96,10 @@ func (c *core) handle(ev any) {
 		}
 	case evLaunchFailed:
 		c.launchFailed(e)
+	case evSuspect:
+		c.suspected(e)
+	case evProbed:
+		c.probed(e)
 	case evRegister:
 		c.register(e)
 		e.reply <- struct{}{}
@@ -522,6 +526,9 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 		c.release(t)
 		c.dirty[j.id] = true
 		if ff := st.GetFetchFailure(); ff != nil && st.GetState() == rpc.TaskState_TASK_FAILED {
+			if ff.GetExecutorId() != "" {
+				c.suspect(ff.GetExecutorId(), "a fetch from it failed")
+			}
 			if c.cacheFetchFailed(j, t, ff) {
 				return
 			}
@@ -664,6 +671,7 @@ func (c *core) launchFailed(e evLaunchFailed) {
 		c.taskFailed(j, s, t, e.executorID, kind, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
 	}
 	if ex := c.executors[e.executorID]; ex != nil && !e.refused {
+		c.suspect(e.executorID, "a launch on it failed")
 		ex.launchFailures++
 		if ex.launchFailures >= maxLaunchFailures {
 			c.executorLost(e.executorID, fmt.Sprintf("%d launches failed in a row", ex.launchFailures))

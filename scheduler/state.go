@@ -134,6 +134,7 @@ type executorState struct {
 	registered     time.Time
 	seq            int // registration order: the bias policy's order
 	launchFailures int // consecutive failed LaunchTasks calls
+	suspected      bool // a probe of it is running (suspect.go)
 }
 
 func (e *executorState) addr() string { return hostPort(e.meta.Host, e.grpcPort) }
