@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -174,6 +175,29 @@ func (a *AccountingAllocator) Current() int64 { return a.cur.Load() }
 
 // Peak is the high-water mark of Current.
 func (a *AccountingAllocator) Peak() int64 { return a.peak.Load() }
+
+// Headroom is how many more bytes can be counted before this allocator's
+// limit or its pool's is crossed (math.MaxInt64 without either). Operators
+// that can spill compare what they are about to need with it.
+func (a *AccountingAllocator) Headroom() int64 {
+	h := int64(math.MaxInt64)
+	if a.limit > 0 {
+		h = a.limit - a.cur.Load()
+	}
+	if a.pool != nil && a.pool.limit > 0 {
+		h = min(h, a.pool.limit-a.pool.cur.Load())
+	}
+	return max(h, 0)
+}
+
+// Headroom is the task allocator's Headroom, or math.MaxInt64 when the
+// task's memory is not accounted.
+func (tc *TaskContext) Headroom() int64 {
+	if a := tc.accounting(); a != nil {
+		return a.Headroom()
+	}
+	return math.MaxInt64
+}
 
 // Limit is the limit in bytes (≤ 0: none).
 func (a *AccountingAllocator) Limit() int64 { return a.limit }
