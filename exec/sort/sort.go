@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -41,9 +42,9 @@ type sortOp struct {
 	bufRows  int64
 	bufBytes int64 // of buf, counted for a full sort only (spill.go)
 	// A full sort that spilled: its runs on disk, then their merge.
-	runs   []*spillRun
+	runs   []*spill.File
 	merger *Merger
-	data    arrow.RecordBatch // sorted rows come from here, through perm
+	data   arrow.RecordBatch // sorted rows come from here, through perm
 	// With Fetch > 0, after a compaction that left Fetch rows: the key
 	// arrays of data (released at the next compaction and by Close) and
 	// typed access to them; the worst kept row is the last one.
@@ -145,7 +146,7 @@ func (s *sortOp) consume(ctx context.Context) error {
 		s.buf = append(s.buf, b)
 		s.bufRows += b.NumRows()
 		if fetch < 0 {
-			s.bufBytes += batchBytes(b)
+			s.bufBytes += spill.Bytes(b)
 			if s.mustSpill() {
 				if err := s.spill(ctx); err != nil {
 					return err
