@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
@@ -19,9 +20,13 @@ import (
 
 // CacheInfo describes one cache entry of a session (SHOW CACHES).
 type CacheInfo struct {
-	Name       string // the CACHE TABLE name, "" for df.Cache()
-	CacheID    string
-	State      string // lazy (declared, not built), pending or materialized
+	Name    string // the CACHE TABLE name, "" for df.Cache()
+	CacheID string
+	// State is lazy (declared, not built), pending, materialized, or stale
+	// (materialized, kept with consistency 'snapshot' after a source
+	// changed: Stale says which).
+	State      string
+	Stale      string
 	Partitions int
 	Rows       int64
 	Bytes      int64
@@ -33,11 +38,17 @@ type CacheInfo struct {
 
 // CacheEvent is what one query did with one cache it read.
 type CacheEvent struct {
-	Name       string
-	CacheID    string
-	Outcome    string // hit, miss (built by this query) or pending (waited for another's build)
+	Name    string
+	CacheID string
+	// Outcome is hit, miss (built by this query), pending (waited for
+	// another's build) or stale (a source changed: rebuilt by this query).
+	Outcome    string
 	Partitions int
 	Bytes      int64
+	// Reason says why: for stale, the tables that changed ("lineitem
+	// changed"); for a hit on a snapshot entry whose sources changed,
+	// "stale snapshot: ...".
+	Reason string
 }
 
 func (e CacheEvent) String() string {
@@ -45,7 +56,14 @@ func (e CacheEvent) String() string {
 	if name == "" {
 		name = e.CacheID
 	}
-	return fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, settings.FormatBytes(e.Bytes))
+	if e.Outcome == "stale" {
+		return fmt.Sprintf("cache: stale %s (%s; rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, settings.FormatBytes(e.Bytes))
+	}
+	line := fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, settings.FormatBytes(e.Bytes))
+	if e.Reason != "" {
+		line += " " + e.Reason
+	}
+	return line
 }
 
 // CacheStats are the scheduler's cache counters (over all sessions).
@@ -71,21 +89,15 @@ func (s *Session) CacheStats(ctx context.Context) (CacheStats, error) {
 	return st, err
 }
 
-// cacheOptions are the OPTIONS CACHE TABLE accepts.
-var cacheOptions = map[string]func(string) error{
-	"ttl": func(v string) error {
-		_, err := settings.ParseDuration(v)
-		return err
-	},
-}
-
+// validateCacheOptions checks CACHE TABLE's OPTIONS against the cache's one
+// list (cache.Options).
 func validateCacheOptions(name string, opts map[string]string) error {
 	for k, v := range opts {
-		check, ok := cacheOptions[strings.ToLower(k)]
+		check, ok := cache.Options[strings.ToLower(k)]
 		if !ok {
-			return qerr.Planf("CACHE TABLE %s: unknown option %q (known: ttl)", name, k)
+			return qerr.Planf("CACHE TABLE %s: unknown option %q (known: %s)", name, k, cache.OptionNames())
 		}
-		if err := check(v); err != nil {
+		if err := check(map[string]string{strings.ToLower(k): v}); err != nil {
 			return qerr.Planf("CACHE TABLE %s: option %s: %w", name, k, err)
 		}
 	}
@@ -142,7 +154,8 @@ func (s *Session) cacheTable(ctx context.Context, st *sql.CacheTable) (*DataFram
 			s.cat.DropView(st.Name, true)
 		}
 	}
-	if err := s.cat.SetCached(&catalog.Cached{Name: st.Name, CacheID: node.CacheID, Plan: node, Lazy: st.Lazy, OwnsView: ownsView}); err != nil {
+	if err := s.cat.SetCached(&catalog.Cached{Name: st.Name, CacheID: node.CacheID, Plan: node, Lazy: st.Lazy, OwnsView: ownsView,
+		Deps: st.Deps, SQL: st.SQL, Options: st.Options}); err != nil {
 		undo()
 		return nil, err
 	}
@@ -281,7 +294,10 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 	for _, c := range resp.Caches {
 		info := CacheInfo{
 			Name: c.Name, CacheID: c.CacheId, State: c.State, Partitions: int(c.Partitions), Rows: c.Rows,
-			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits,
+			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits, Stale: c.Stale,
+		}
+		if c.Stale != "" && c.State == "materialized" {
+			info.State = "stale"
 		}
 		if info.Name == "" {
 			info.Name = names[c.CacheId]

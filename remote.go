@@ -148,6 +148,9 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 	if err := s.checkShippable(lp); err != nil {
 		return nil, err
 	}
+	if lp, err = s.stampVersions(lp); err != nil {
+		return nil, err
+	}
 	b, err := lcodec.Encode(lp)
 	if err != nil {
 		return nil, err

@@ -248,10 +248,17 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	case *sql.Query:
 		return s.newFrame(st.Plan), nil
 	case *sql.CreateExternalTable:
-		return s.createExternalTable(st)
+		df, err := s.createExternalTable(st)
+		if err == nil && st.OrReplace {
+			s.invalidateCachesOf(ctx, st.Name, true)
+		}
+		return df, err
 	case *sql.CreateView:
 		if err := s.cat.RegisterView(&catalog.View{Name: st.Name, SQL: st.SQL, Schema: st.Plan.Schema().Arrow()}, st.OrReplace); err != nil {
 			return nil, err
+		}
+		if st.OrReplace {
+			s.invalidateCachesOf(ctx, st.Name, true)
 		}
 		return s.done(), nil
 	case *sql.DropTable:
@@ -259,13 +266,17 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 			return nil, err
 		}
 		s.dropCached(st.Name)
+		s.invalidateCachesOf(ctx, st.Name, false)
 		return s.done(), nil
 	case *sql.DropView:
 		if err := s.cat.DropView(st.Name, st.IfExists); err != nil {
 			return nil, err
 		}
 		s.dropCached(st.Name)
+		s.invalidateCachesOf(ctx, st.Name, false)
 		return s.done(), nil
+	case *sql.RefreshCache:
+		return s.refreshCache(ctx, st)
 	case *sql.ShowTables:
 		return s.showTables()
 	case *sql.Describe:

@@ -65,6 +65,8 @@ type fileEntry struct {
 	LastHit   time.Time         `json:"last_hit"`
 	Hits      int64             `json:"hits"`
 	Options   map[string]string `json:"options,omitempty"`
+	Sources   []Source          `json:"sources,omitempty"`
+	Stale     string            `json:"stale,omitempty"`
 }
 
 // fileLocation is physical.PartitionLocation with stable JSON names, so the
@@ -133,6 +135,7 @@ func (d *Durable) load(data []byte) error {
 			Key: k, Name: fe.Name, State: Materialized, JobID: fe.JobID, StageID: fe.StageID,
 			Schema: schema, Locations: locs, Disjoint: fe.Disjoint, Rows: fe.Rows, Bytes: fe.Bytes,
 			Created: fe.Created, LastHit: fe.LastHit, Hits: fe.Hits, Options: fe.Options,
+			Sources: fe.Sources, Stale: fe.Stale,
 		}}
 	}
 	return nil
@@ -196,6 +199,7 @@ func (d *Durable) write(entries []Entry) error {
 			SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, JobID: e.JobID, StageID: e.StageID,
 			Schema: schema, Locations: make([][]fileLocation, len(e.Locations)), Disjoint: e.Disjoint, Rows: e.Rows, Bytes: e.Bytes,
 			Created: e.Created, LastHit: e.LastHit, Hits: e.Hits, Options: e.Options,
+			Sources: e.Sources, Stale: e.Stale,
 		}
 		for i, part := range e.Locations {
 			fe.Locations[i] = make([]fileLocation, len(part))

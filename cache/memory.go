@@ -393,3 +393,30 @@ func sortByKey(es []Entry) {
 func compareKeys(a, b Key) int {
 	return cmp.Or(strings.Compare(a.SessionID, b.SessionID), strings.Compare(a.CacheID, b.CacheID))
 }
+
+// SetSources implements State.
+func (m *Memory) SetSources(k Key, jobID string, srcs []Source) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[k]
+	if !ok || e.State != Pending || e.JobID != jobID {
+		return qerr.Execf("cache: set sources of %s for job %s: %s: %w", keyString(k), jobID, describe(e, ok), ErrStale)
+	}
+	e.Sources = slices.Clone(srcs)
+	return nil
+}
+
+// MarkStale implements State.
+func (m *Memory) MarkStale(k Key, reason string) bool {
+	unlock := m.lock()
+	defer unlock()
+	e, ok := m.entries[k]
+	if !ok || e.State != Materialized {
+		return false
+	}
+	if e.Stale != reason {
+		e.Stale = reason
+		m.version++
+	}
+	return true
+}

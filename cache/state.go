@@ -104,6 +104,13 @@ type Entry struct {
 	// Readers counts running queries reading the entry (Acquire/Release);
 	// eviction never removes an entry with Readers > 0.
 	Readers int
+	// Sources is the entry's lineage, fingerprinted when its build was
+	// claimed (SetSources); a hit compares it with the sources' current
+	// fingerprints.
+	Sources []Source
+	// Stale, when set, says which sources changed since the build of an
+	// entry kept with consistency 'snapshot' (MarkStale).
+	Stale string
 }
 
 // Executors returns the distinct ids of the executors holding the entry's
@@ -138,6 +145,7 @@ func (e Entry) clone() Entry {
 		e.Locations = locs
 	}
 	e.Disjoint = slices.Clone(e.Disjoint)
+	e.Sources = slices.Clone(e.Sources)
 	if e.Options != nil {
 		opts := make(map[string]string, len(e.Options))
 		for k, v := range e.Options {
@@ -169,9 +177,12 @@ const (
 	CauseEvicted
 	// CauseFetchFailed: reading the entry back failed (a file is gone).
 	CauseFetchFailed
+	// CauseSourceChanged: a source the entry was built from changed (strict
+	// consistency), or a table or view it reads was replaced or dropped.
+	CauseSourceChanged
 
 	// NumCauses is the number of causes, the length of Stats.Invalidations.
-	NumCauses = int(CauseFetchFailed) + 1
+	NumCauses = int(CauseSourceChanged) + 1
 )
 
 func (c Cause) String() string {
@@ -186,6 +197,8 @@ func (c Cause) String() string {
 		return "evicted"
 	case CauseFetchFailed:
 		return "fetch_failed"
+	case CauseSourceChanged:
+		return "source_changed"
 	default:
 		return fmt.Sprintf("Cause(%d)", int(c))
 	}
@@ -273,4 +286,11 @@ type State interface {
 	Wait(ctx context.Context, k Key) error
 	// Stats returns the counters.
 	Stats() Stats
+	// SetSources records the lineage of jobID's Pending claim on k (taken
+	// before the build reads anything, so a change during the build shows
+	// as stale later). Not owning the claim is ErrStale.
+	SetSources(k Key, jobID string, srcs []Source) error
+	// MarkStale records on materialized k that its sources changed (reason
+	// names them) while it keeps serving; false if k is not materialized.
+	MarkStale(k Key, reason string) bool
 }

@@ -647,12 +647,15 @@ func (x *ExecuteQueryResponse) GetJobId() string {
 }
 
 type CacheEvent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CacheId       string                 `protobuf:"bytes,1,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Outcome       string                 `protobuf:"bytes,3,opt,name=outcome,proto3" json:"outcome,omitempty"` // hit | miss | pending
-	Partitions    int32                  `protobuf:"varint,4,opt,name=partitions,proto3" json:"partitions,omitempty"`
-	Bytes         int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	CacheId    string                 `protobuf:"bytes,1,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
+	Name       string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Outcome    string                 `protobuf:"bytes,3,opt,name=outcome,proto3" json:"outcome,omitempty"` // hit | miss | pending | stale
+	Partitions int32                  `protobuf:"varint,4,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	Bytes      int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// Why the entry was not a hit: for stale, the sources that changed
+	// ("lineitem changed"); for a miss, why it was not materialized.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -720,6 +723,13 @@ func (x *CacheEvent) GetBytes() int64 {
 		return x.Bytes
 	}
 	return 0
+}
+
+func (x *CacheEvent) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 type JobStatus struct {
@@ -993,6 +1003,9 @@ type CacheInfo struct {
 	CreatedUnixMs int64                  `protobuf:"varint,10,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	LastHitUnixMs int64                  `protobuf:"varint,11,opt,name=last_hit_unix_ms,json=lastHitUnixMs,proto3" json:"last_hit_unix_ms,omitempty"`
 	Disjoint      []int32                `protobuf:"varint,12,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"` // columns whose values never occur in two partitions
+	// Set when a source changed after the build (consistency 'snapshot'
+	// keeps serving it): the sources that changed.
+	Stale         string `protobuf:"bytes,13,opt,name=stale,proto3" json:"stale,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1109,6 +1122,13 @@ func (x *CacheInfo) GetDisjoint() []int32 {
 		return x.Disjoint
 	}
 	return nil
+}
+
+func (x *CacheInfo) GetStale() string {
+	if x != nil {
+		return x.Stale
+	}
+	return ""
 }
 
 type ListCachesRequest struct {
@@ -2351,7 +2371,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
 	"\x14ExecuteQueryResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x8b\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xa3\x01\n" +
 	"\n" +
 	"CacheEvent\x12\x19\n" +
 	"\bcache_id\x18\x01 \x01(\tR\acacheId\x12\x12\n" +
@@ -2360,7 +2380,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\n" +
 	"partitions\x18\x04 \x01(\x05R\n" +
 	"partitions\x12\x14\n" +
-	"\x05bytes\x18\x05 \x01(\x03R\x05bytes\"\x94\x03\n" +
+	"\x05bytes\x18\x05 \x01(\x03R\x05bytes\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\x94\x03\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.quiver.rpc.JobStateR\x05state\x12\x14\n" +
@@ -2383,7 +2404,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"1\n" +
 	"\x11CancelJobResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xd8\x02\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xee\x02\n" +
 	"\tCacheInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2400,7 +2421,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\x0fcreated_unix_ms\x18\n" +
 	" \x01(\x03R\rcreatedUnixMs\x12'\n" +
 	"\x10last_hit_unix_ms\x18\v \x01(\x03R\rlastHitUnixMs\x12\x1a\n" +
-	"\bdisjoint\x18\f \x03(\x05R\bdisjoint\"2\n" +
+	"\bdisjoint\x18\f \x03(\x05R\bdisjoint\x12\x14\n" +
+	"\x05stale\x18\r \x01(\tR\x05stale\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xae\x02\n" +

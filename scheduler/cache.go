@@ -44,6 +44,9 @@ const (
 	outcomeHit     = "hit"
 	outcomeMiss    = "miss"
 	outcomePending = "pending"
+	// outcomeStale: the entry's sources changed, so it was invalidated and
+	// rebuilt (strict consistency); the event's reason names the tables.
+	outcomeStale = "stale"
 )
 
 // cacheBuild marks a job that materializes one cache entry.
@@ -63,6 +66,13 @@ type cacheEvent struct {
 	outcome    string
 	partitions int
 	bytes      int64
+	reason     string
+}
+
+// staleHit is a hit on a snapshot entry whose sources changed.
+type staleHit struct {
+	key    cache.Key
+	reason string
 }
 
 // evicter is the sweeper's view of a registry (cache.Memory and
@@ -172,13 +182,15 @@ func entryOptions(n *logical.Cache, vals settings.Values) (map[string]string, er
 	opts := map[string]string{}
 	for k, v := range n.Options {
 		lk := strings.ToLower(k)
-		if lk != cache.TTLOption {
-			return nil, qerr.Planf("scheduler: cache %s: unknown option %q (known: %s)", cacheLabel(n.Name, n.CacheID), k, cache.TTLOption)
+		if _, ok := cache.Options[lk]; !ok {
+			return nil, qerr.Planf("scheduler: cache %s: unknown option %q (known: %s)", cacheLabel(n.Name, n.CacheID), k, cache.OptionNames())
 		}
 		opts[lk] = v
 	}
-	if _, _, err := cache.ParseTTL(opts); err != nil {
-		return nil, qerr.Planf("scheduler: cache %s: %w", cacheLabel(n.Name, n.CacheID), err)
+	for _, check := range cache.Options {
+		if err := check(opts); err != nil {
+			return nil, qerr.Planf("scheduler: cache %s: %w", cacheLabel(n.Name, n.CacheID), err)
+		}
 	}
 	if _, ok := opts[cache.TTLOption]; !ok {
 		if v, ok := vals.Lookup(settings.CacheTTL); ok {
@@ -202,6 +214,20 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 				}
 				continue
 			}
+			if changed := cache.Changed(e.Sources, c.sourcesOf(j, n)); len(changed) > 0 {
+				reason := cache.StaleReason(changed)
+				if cons, _ := cache.Consistency(e.Options); cons == cache.ConsistencySnapshot {
+					c.caches.MarkStale(key, reason)
+					j.staleHits = append(j.staleHits, staleHit{key, "stale snapshot: " + reason})
+				} else {
+					if removed, ok := c.caches.InvalidateFor(key, cache.CauseSourceChanged); ok {
+						c.deleteEntryFiles(removed)
+					}
+					c.recordEvent(j, key, n.Name, outcomeStale, cache.Entry{})
+					c.setEventReason(j, key, reason)
+					continue
+				}
+			}
 			return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, e.Name), OutSchema: e.Schema, Locations: e.Locations, Disjoint: e.Disjoint}, "", nil
 		}
 		if ok {
@@ -216,6 +242,9 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		res, e := c.caches.Begin(key, childID, n.Name, opts)
 		switch res {
 		case cache.Claimed:
+			if err := c.caches.SetSources(key, childID, c.sourcesOf(j, n)); err != nil {
+				return nil, "", err
+			}
 			c.recordEvent(j, key, n.Name, outcomeMiss, e)
 			c.startBuild(j, n, key, childID)
 			return nil, childID, nil
@@ -242,6 +271,9 @@ func (c *core) holdersDead(e cache.Entry) bool {
 func (c *core) startBuild(parent *job, n *logical.Cache, key cache.Key, childID string) {
 	child := c.addJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
 	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id}
+	// The child reads a subset of the parent's files: its nested caches
+	// are checked against the parent's fingerprints, with no second stat.
+	child.files = parent.files
 	c.startJob(child)
 }
 
@@ -263,6 +295,12 @@ func (c *core) commitHits(j *job, hits map[cache.Key]*physical.CacheReader) {
 		e, _ := c.caches.Lookup(k)
 		c.recordEvent(j, k, hits[k].Name, outcomeHit, e)
 	}
+	for _, sh := range j.staleHits {
+		if _, ok := hits[sh.key]; ok {
+			c.setEventReason(j, sh.key, sh.reason)
+		}
+	}
+	j.staleHits = nil
 	if len(hits) > 0 {
 		j.hits = hits
 	}
@@ -284,15 +322,30 @@ func (c *core) recordEvent(j *job, key cache.Key, name, outcome string, e cache.
 	if i < 0 {
 		j.events = append(j.events, cacheEvent{key: key, name: cacheLabel(name, e.Name), outcome: outcome})
 		i = len(j.events) - 1
-	} else if outcome == outcomeMiss {
+	} else if outcome == outcomeMiss && j.events[i].outcome != outcomeStale {
 		j.events[i].outcome = outcomeMiss
+	} else if outcome == outcomeStale {
+		j.events[i].outcome = outcomeStale
 	}
 	if e.State == cache.Materialized {
 		j.events[i].partitions, j.events[i].bytes = len(e.Locations), e.Bytes
 	}
+	c.publishEvents(j)
+}
+
+// setEventReason sets the reason of j's event for key and publishes it.
+func (c *core) setEventReason(j *job, key cache.Key, reason string) {
+	if i := slices.IndexFunc(j.events, func(ev cacheEvent) bool { return ev.key == key }); i >= 0 {
+		j.events[i].reason = reason
+		c.publishEvents(j)
+	}
+}
+
+// publishEvents stores the snapshot of j's events its watchers send.
+func (c *core) publishEvents(j *job) {
 	evs := make([]*rpc.CacheEvent, len(j.events))
 	for k, ev := range j.events {
-		evs[k] = &rpc.CacheEvent{CacheId: ev.key.CacheID, Name: ev.name, Outcome: ev.outcome, Partitions: int32(ev.partitions), Bytes: ev.bytes}
+		evs[k] = &rpc.CacheEvent{CacheId: ev.key.CacheID, Name: ev.name, Outcome: ev.outcome, Partitions: int32(ev.partitions), Bytes: ev.bytes, Reason: ev.reason}
 	}
 	j.published.Store(&evs)
 	c.dirty[j.id] = true
@@ -658,6 +711,7 @@ func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 	if !e.LastHit.IsZero() {
 		info.LastHitUnixMs = e.LastHit.UnixMilli()
 	}
+	info.Stale = e.Stale
 	return info
 }
 

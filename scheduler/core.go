@@ -87,6 +87,8 @@ func (c *core) handle(ev any) {
 		e.reply <- c.submit(e)
 	case evPlanned:
 		c.planned(e)
+	case evStatted:
+		c.statted(e)
 	case evTaskStatus:
 		if ex := c.executors[e.executorID]; ex != nil {
 			ex.lastSeen = c.now()
@@ -202,6 +204,9 @@ func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan log
 // wait for cache builds, asks for its physical planning. A waiting job stays
 // QUEUED; settleCaches starts it again when the builds end.
 func (c *core) startJob(j *job) {
+	if c.needStat(j) {
+		return
+	}
 	hits, wait, err := c.lowerCaches(j)
 	if err != nil {
 		c.failJob(j, err)

@@ -118,6 +118,14 @@ type job struct {
 	// first attempt number of tasks created after a restart, so no status
 	// of an earlier run matches a new task.
 	restarts, planGen, attemptBase int
+	// files are the fingerprints of the files under the job's Cache nodes,
+	// taken once off the loop before its caches are first resolved (nil:
+	// not yet); statting is set while that stat runs (lineage.go).
+	files    map[string]cache.Source
+	statting bool
+	// staleHits are the snapshot hits of the current resolution whose
+	// sources changed; commitHits gives their events the reason.
+	staleHits []staleHit
 }
 
 func (j *job) terminal() bool {
