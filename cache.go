@@ -180,9 +180,15 @@ func (s *Session) cacheTable(ctx context.Context, st *sql.CacheTable) (*DataFram
 // uncacheID removes an entry on the scheduler, deleting its files. When ctx
 // ends first, the error is ctx's.
 func (s *Session) uncacheID(ctx context.Context, id string) (bool, error) {
+	return s.removeEntry(ctx, id, false)
+}
+
+// removeEntry removes an entry on the scheduler; rebuild keeps its id
+// usable (REFRESH CACHE), otherwise the scheduler retires the id.
+func (s *Session) removeEntry(ctx context.Context, id string, rebuild bool) (bool, error) {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	resp, err := s.remote.client.Uncache(cctx, &rpc.UncacheRequest{SessionId: s.id, CacheId: id})
+	resp, err := s.remote.client.Uncache(cctx, &rpc.UncacheRequest{SessionId: s.id, CacheId: id, Rebuild: rebuild})
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()

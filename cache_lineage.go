@@ -143,7 +143,7 @@ func (s *Session) refreshCache(ctx context.Context, st *sql.RefreshCache) (*Data
 	if !ok {
 		return nil, qerr.Internalf("REFRESH CACHE %s: the cache mark has no Cache plan", st.Name)
 	}
-	if _, err := s.uncacheID(ctx, ct.CacheID); err != nil {
+	if _, err := s.removeEntry(ctx, ct.CacheID, true); err != nil {
 		return nil, err
 	}
 	count, err := logical.NewAggregate(node, nil, []logical.Expr{&logical.AggExpr{Func: logical.AggCount}})

@@ -341,10 +341,10 @@ func (m *Memory) Acquire(k Key) bool {
 }
 
 // Release implements State.
-func (m *Memory) Release(k Key) {
+func (m *Memory) Release(k Key, jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.entries[k]; ok && e.Readers > 0 {
+	if e, ok := m.entries[k]; ok && e.State == Materialized && e.JobID == jobID && e.Readers > 0 {
 		e.Readers--
 	}
 }

@@ -275,9 +275,10 @@ type State interface {
 	// eviction, and reports whether k was materialized. Each successful
 	// Acquire must be paired with one Release once the query stops reading.
 	Acquire(k Key) bool
-	// Release ends a reader registered by Acquire; it is a no-op if k was
-	// removed meanwhile.
-	Release(k Key)
+	// Release ends a reader registered by Acquire on the entry jobID built;
+	// it is a no-op if that entry was removed meanwhile, even if k now names
+	// a newer build (whose readers are not the caller's to drop).
+	Release(k Key, jobID string)
 	// Wait blocks until the Pending claim on k seen at the call ends
 	// (materialized, aborted or removed) or ctx ends, and returns nil at once
 	// if k is not Pending. It is event-driven: a channel closed on every

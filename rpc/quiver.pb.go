@@ -1313,9 +1313,12 @@ func (x *ListCachesResponse) GetStats() *CacheStats {
 }
 
 type UncacheRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	CacheId       string                 `protobuf:"bytes,2,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	CacheId   string                 `protobuf:"bytes,2,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
+	// REFRESH CACHE: remove the data but keep the id, which is built again;
+	// otherwise the id is retired (a query planned with it reads uncached).
+	Rebuild       bool `protobuf:"varint,3,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1362,6 +1365,13 @@ func (x *UncacheRequest) GetCacheId() string {
 		return x.CacheId
 	}
 	return ""
+}
+
+func (x *UncacheRequest) GetRebuild() bool {
+	if x != nil {
+		return x.Rebuild
+	}
+	return false
 }
 
 type UncacheResponse struct {
@@ -2440,11 +2450,12 @@ const file_quiver_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"q\n" +
 	"\x12ListCachesResponse\x12-\n" +
 	"\x06caches\x18\x01 \x03(\v2\x15.quiver.rpc.CacheInfoR\x06caches\x12,\n" +
-	"\x05stats\x18\x02 \x01(\v2\x16.quiver.rpc.CacheStatsR\x05stats\"J\n" +
+	"\x05stats\x18\x02 \x01(\v2\x16.quiver.rpc.CacheStatsR\x05stats\"d\n" +
 	"\x0eUncacheRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
-	"\bcache_id\x18\x02 \x01(\tR\acacheId\"+\n" +
+	"\bcache_id\x18\x02 \x01(\tR\acacheId\x12\x18\n" +
+	"\arebuild\x18\x03 \x01(\bR\arebuild\"+\n" +
 	"\x0fUncacheResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x01(\bR\aremoved\"3\n" +
 	"\x12ClearCachesRequest\x12\x1d\n" +

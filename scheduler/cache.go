@@ -69,6 +69,12 @@ type cacheEvent struct {
 	reason     string
 }
 
+// reader is a reader count a job holds on the entry one build made.
+type reader struct {
+	key   cache.Key
+	build string
+}
+
 // staleHit is a hit on a snapshot entry whose sources changed.
 type staleHit struct {
 	key    cache.Key
@@ -113,6 +119,11 @@ func (c *core) lowerCaches(j *job) (map[cache.Key]*physical.CacheReader, bool, e
 			return nil
 		}
 		key := cache.Key{SessionID: n.SessionID, CacheID: n.CacheID}
+		if c.uncached[key] {
+			// Uncached after this query was planned: the query computes
+			// the input itself and builds no entry no name reaches.
+			return walk(n.Input)
+		}
 		if _, ok := hits[key]; ok {
 			return nil
 		}
@@ -289,9 +300,13 @@ func (c *core) commitHits(j *job, hits map[cache.Key]*physical.CacheReader) {
 	})
 	for _, k := range keys {
 		if c.caches.Acquire(k) {
-			j.readers = append(j.readers, k)
+			e, _ := c.caches.Lookup(k)
+			j.readers = append(j.readers, reader{key: k, build: e.JobID})
 		}
-		c.caches.Touch(k)
+		// A query reading back the entry it built itself is not a hit.
+		if i := slices.IndexFunc(j.events, func(ev cacheEvent) bool { return ev.key == k }); i < 0 || j.events[i].outcome == outcomeHit || j.events[i].outcome == outcomePending {
+			c.caches.Touch(k)
+		}
 		e, _ := c.caches.Lookup(k)
 		c.recordEvent(j, k, hits[k].Name, outcomeHit, e)
 	}
@@ -307,8 +322,8 @@ func (c *core) commitHits(j *job, hits map[cache.Key]*physical.CacheReader) {
 }
 
 func (c *core) releaseReaders(j *job) {
-	for _, k := range j.readers {
-		c.caches.Release(k)
+	for _, r := range j.readers {
+		c.caches.Release(r.key, r.build)
 	}
 	j.readers = nil
 }
@@ -613,6 +628,11 @@ func (c *core) closeSessionCaches(id string) {
 	for _, e := range c.caches.RemoveSession(id) {
 		c.deleteEntryFiles(e)
 	}
+	for k := range c.uncached {
+		if k.SessionID == id {
+			delete(c.uncached, k)
+		}
+	}
 	for _, jid := range c.activeJobs() {
 		j := c.jobs[jid]
 		if j == nil || j.terminal() || j.session != id {
@@ -717,20 +737,36 @@ func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 
 // uncache is Uncache: drop one entry of the session and delete its files.
 // A pending entry's build finishes unreferenced and deletes its own output.
-func (c *core) uncache(sessionID, cacheID string) bool {
+// Unless rebuild (REFRESH CACHE), the id is retired: a query planned with
+// it before computes the input without building an entry. A pending
+// entry's build is cancelled.
+func (c *core) uncache(sessionID, cacheID string, rebuild bool) bool {
 	c.touchSession(sessionID)
-	e, ok := c.caches.InvalidateFor(cache.Key{SessionID: sessionID, CacheID: cacheID}, cache.CauseUncache)
-	if ok {
-		c.deleteEntryFiles(e)
+	k := cache.Key{SessionID: sessionID, CacheID: cacheID}
+	if !rebuild {
+		if c.uncached == nil {
+			c.uncached = map[cache.Key]bool{}
+		}
+		c.uncached[k] = true
 	}
-	return ok
+	e, ok := c.caches.InvalidateFor(k, cache.CauseUncache)
+	if !ok {
+		return false
+	}
+	c.deleteEntryFiles(e)
+	if e.State == cache.Pending {
+		if b := c.jobs[e.JobID]; b != nil && !b.terminal() && b.build != nil && b.build.key == k {
+			c.endJob(b, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: cache %s was uncached while it was being built", b.id, cacheLabel(b.build.name, cacheID)), qerr.Canceled)
+		}
+	}
+	return true
 }
 
 // clearCaches is ClearCaches: drop every entry of the session.
 func (c *core) clearCaches(sessionID string) int {
 	n := 0
 	for _, e := range c.caches.List(sessionID) {
-		if c.uncache(sessionID, e.Key.CacheID) {
+		if c.uncache(sessionID, e.Key.CacheID, false) {
 			n++
 		}
 	}

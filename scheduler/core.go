@@ -46,6 +46,9 @@ type core struct {
 	// setting quiver.cache.max_bytes).
 	caches        cache.State
 	cacheMaxBytes int64
+	// uncached are the keys UNCACHE retired (until their session closes):
+	// a query planned with one before reads its input uncached.
+	uncached map[cache.Key]bool
 }
 
 func newCore(cfg Config, now func() time.Time) *core {
@@ -127,7 +130,7 @@ func (c *core) handle(ev any) {
 	case evListCaches:
 		e.reply <- c.listCaches(e.session)
 	case evUncache:
-		e.reply <- c.uncache(e.session, e.cacheID)
+		e.reply <- c.uncache(e.session, e.cacheID, e.rebuild)
 	case evClearCaches:
 		e.reply <- c.clearCaches(e.session)
 	default:

@@ -100,6 +100,7 @@ type evListCaches struct {
 
 type evUncache struct {
 	session, cacheID string
+	rebuild          bool // REFRESH CACHE: the id stays usable
 	reply            chan bool
 }
 

@@ -240,7 +240,7 @@ func (h *service) Uncache(ctx context.Context, req *rpc.UncacheRequest) (*rpc.Un
 		return nil, status.Error(codes.InvalidArgument, "scheduler: uncache: need a session id and a cache id")
 	}
 	reply := make(chan bool, 1)
-	removed, err := ask(ctx, h.s, evUncache{session: req.GetSessionId(), cacheID: req.GetCacheId(), reply: reply}, reply)
+	removed, err := ask(ctx, h.s, evUncache{session: req.GetSessionId(), cacheID: req.GetCacheId(), rebuild: req.GetRebuild(), reply: reply}, reply)
 	if err != nil {
 		return nil, grpcErr(err)
 	}

@@ -108,7 +108,7 @@ type job struct {
 	// hits are the CacheReaders the job was planned with; readers the keys
 	// it holds a reader count on (released when it ends or restarts).
 	hits    map[cache.Key]*physical.CacheReader
-	readers []cache.Key
+	readers []reader
 	// events are the job's cache outcomes in first-seen order; published is
 	// their immutable snapshot for WatchJob handlers (other goroutines).
 	events    []cacheEvent

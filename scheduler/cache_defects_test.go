@@ -1,0 +1,94 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/quiverdb/quiver/cache"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+func (h *harness) uncache(id string, rebuild bool) bool {
+	reply := make(chan bool, 1)
+	h.send(evUncache{session: "s", cacheID: id, rebuild: rebuild, reply: reply})
+	return <-reply
+}
+
+// TestCachePlannedBeforeUncache: a query planned with a cache id before
+// UNCACHE retired it reads the input uncached and leaves no entry behind
+// (an entry no name reaches); REFRESH's removal keeps the id usable.
+func TestCachePlannedBeforeUncache(t *testing.T) {
+	h := cacheHarness(t, Config{})
+	h.materialize("q0", "c1")
+	if !h.uncache("c1", false) {
+		t.Fatal("uncache c1")
+	}
+	h.submitPlan("late", cacheNode("c1", nil), nil)
+	h.absent("c1")
+	if a := h.planOf("late"); len(a.caches) != 0 || a.pinFinal {
+		t.Fatalf("late query planned with caches %v", a.caches)
+	}
+	h.drive("late")
+	h.absent("c1")
+	if len(h.c.listCaches("s")) != 0 {
+		t.Fatalf("SHOW CACHES lists %v", h.c.listCaches("s"))
+	}
+
+	h.materialize("q1", "c2")
+	if !h.uncache("c2", true) {
+		t.Fatal("refresh-uncache c2")
+	}
+	h.submitPlan("q2", cacheNode("c2", nil), nil)
+	if e := h.entry("c2"); e.State != cache.Pending {
+		t.Fatalf("after a refresh the id builds again: %+v", e)
+	}
+}
+
+// TestCacheUncachePendingCancelsBuild: UNCACHE of an entry being built
+// cancels its build; the query waiting for it then runs uncached.
+func TestCacheUncachePendingCancelsBuild(t *testing.T) {
+	h := cacheHarness(t, Config{})
+	h.submitPlan("q", cacheNode("c1", nil), nil)
+	b := h.builder(key("c1"))
+	h.plan(b)
+	if !h.uncache("c1", false) {
+		t.Fatal("uncache of the pending entry")
+	}
+	if st := h.jobState(b); st != rpc.JobState_JOB_CANCELLED {
+		t.Fatalf("build %s is %s, want cancelled", b, st)
+	}
+	h.absent("c1")
+	if h.jobState("q") == rpc.JobState_JOB_FAILED || h.jobState("q") == rpc.JobState_JOB_CANCELLED {
+		t.Fatalf("the waiting query ended: %s %s", h.jobState("q"), h.c.jobs["q"].errMsg)
+	}
+	h.drive("q")
+	h.absent("c1")
+}
+
+// TestCacheReleaseOwnBuild: a reader of an entry that was invalidated and
+// rebuilt releases nothing of the new build.
+func TestCacheReleaseOwnBuild(t *testing.T) {
+	h := newHarness(t, Config{Logf: func(string, ...any) {}})
+	h.register("e1", 4)
+	h.register("e2", 4)
+	h.materialize("q0", "c1")
+	h.submitPlan("old", cacheNode("c1", nil), nil)
+	h.plan("old") // reads build 1
+	if !h.uncache("c1", true) {
+		t.Fatal("uncache")
+	}
+	h.submitPlan("q1", cacheNode("c1", nil), nil)
+	b2 := h.builder(key("c1"))
+	h.drive(b2)
+	h.plan("q1") // reads build 2
+	if e := h.entry("c1"); e.JobID != b2 || e.Readers != 1 {
+		t.Fatalf("entry %+v", e)
+	}
+	h.runAll("old")
+	if e := h.entry("c1"); e.Readers != 1 {
+		t.Fatalf("the old build's reader dropped the new build's reader count: %d", e.Readers)
+	}
+	h.runAll("q1")
+	if e := h.entry("c1"); e.Readers != 0 {
+		t.Fatalf("readers after q1: %d", e.Readers)
+	}
+}
