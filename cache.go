@@ -216,12 +216,42 @@ func (s *Session) uncacheTable(ctx context.Context, st *sql.UncacheTable) (*Data
 		}
 		return nil, qerr.Planf("UNCACHE TABLE: %q is not cached", st.Name)
 	}
-	// The scheduler first: a statement canceled before it answers leaves
-	// the name cached, and UNCACHE TABLE can run again.
-	if _, err := s.uncacheID(ctx, ct.CacheID); err != nil {
-		return nil, err
+	deps := s.cat.Dependents(st.Name)
+	if len(deps) > 0 && !st.Cascade && !st.Explain {
+		names := make([]string, len(deps))
+		for i, d := range deps {
+			names[i] = d.Name
+		}
+		return nil, qerr.Planf("UNCACHE TABLE %s: the caches %s read it; UNCACHE TABLE %s CASCADE removes them too",
+			st.Name, strings.Join(names, ", "), st.Name)
 	}
-	s.cat.RemoveCached(st.Name)
+	// What goes: the readers first (they hold the entry's data in their
+	// own plans), then the table itself.
+	victims := append(deps, ct)
+	if st.Explain {
+		rows := make([][]string, len(victims))
+		for i, v := range victims {
+			what := "cache"
+			if v.OwnsView {
+				what = "cache and its view"
+			}
+			rows[i] = []string{v.Name, v.CacheID, what}
+		}
+		return s.table([]string{"name", "cache_id", "removes"}, rows)
+	}
+	for _, v := range victims {
+		// The scheduler first: a statement canceled before it answers
+		// leaves the name cached, and UNCACHE TABLE can run again.
+		if _, err := s.uncacheID(ctx, v.CacheID); err != nil {
+			return nil, err
+		}
+		s.cat.RemoveCached(v.Name)
+		if v.OwnsView {
+			// CACHE TABLE t AS query made the view t: it goes with the
+			// cache, so that CACHE TABLE t AS ... can run again.
+			s.cat.DropView(v.Name, true)
+		}
+	}
 	return s.done(), nil
 }
 

@@ -85,6 +85,7 @@ type staleHit struct {
 // cache.Durable implement it).
 type evicter interface {
 	Evict(now time.Time, defaultTTL time.Duration, maxBytes int64) []cache.Entry
+	EvictSession(sessionID string, maxBytes int64) []cache.Entry
 }
 
 // newBuildJobID names a cache materialization job.
@@ -247,6 +248,9 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		}
 		opts, err := entryOptions(n, j.settings)
 		if err != nil {
+			return nil, "", err
+		}
+		if err := c.estimateTooBig(j, n); err != nil {
 			return nil, "", err
 		}
 		childID := newBuildJobID()
@@ -654,6 +658,13 @@ func (c *core) sweepCaches(now time.Time) {
 		for _, e := range ev.Evict(now, c.cfg.CacheTTL, c.cacheMaxBytes) {
 			c.deleteEntryFiles(e)
 		}
+		for _, id := range sortedKeys(c.sessions) {
+			if q := c.sessions[id].cacheQuota; q > 0 {
+				for _, e := range ev.EvictSession(id, q) {
+					c.deleteEntryFiles(e)
+				}
+			}
+		}
 	}
 	for _, id := range sortedKeys(c.sessions) {
 		s := c.sessions[id]
@@ -681,24 +692,106 @@ func (c *core) sessionBusy(id string) bool {
 
 // ---- settings ----
 
-// applySessionSettings takes the session's own quiver.session.idle_timeout.
+// applySessionSettings takes the session's own quiver.session.idle_timeout
+// and cache quota.
 func (c *core) applySessionSettings(s *session) {
-	if d, ok := s.settings.Duration(settings.SessionIdleTimeout); ok {
-		s.idleTimeout, s.hasIdle = d, true
-	}
+	c.applyQuerySettings(s, s.settings)
 }
 
 // applyQuerySettings applies the settings of a query (checked when it was
 // submitted) that change more than the query: quiver.session.idle_timeout
-// to its session, quiver.cache.max_bytes to the whole scheduler;
-// quiver.cache.ttl is read when an entry is claimed.
-func (c *core) applyQuerySettings(s *session, vals settings.Values) {
+// and quiver.cache.max_bytes to its session (the latter as the session's
+// quota: the scheduler's cap, Config.CacheMaxBytes, is no session's to
+// change, and a quota above it is refused); quiver.cache.ttl is read when
+// an entry is claimed.
+func (c *core) applyQuerySettings(s *session, vals settings.Values) error {
 	if d, ok := vals.Duration(settings.SessionIdleTimeout); ok {
 		s.idleTimeout, s.hasIdle = d, true
 	}
 	if n, ok := vals.Int(settings.CacheMaxBytes); ok {
-		c.cacheMaxBytes = n
+		if c.cacheMaxBytes > 0 && n > c.cacheMaxBytes {
+			return qerr.Planf("scheduler: quiver.cache.max_bytes = %s: the scheduler caps the cache at %s (--cache-max-bytes); a session may only set a lower quota of its own",
+				settings.FormatBytes(n), settings.FormatBytes(c.cacheMaxBytes))
+		}
+		s.cacheQuota = n // 0: no quota of its own; the cap still holds
 	}
+	return nil
+}
+
+// cacheLimit is the most bytes one entry of the session may hold: the
+// scheduler's cap, or the session's lower quota (0: no limit).
+func (c *core) cacheLimit(sessionID string) int64 {
+	limit := c.cacheMaxBytes
+	if s := c.sessions[sessionID]; s != nil && s.cacheQuota > 0 && (limit == 0 || s.cacheQuota < limit) {
+		limit = s.cacheQuota
+	}
+	return limit
+}
+
+// checkBuildSize fails build job j once the output its final stage has
+// written passes the cache limit, so an entry that could never be kept
+// (the sweeper would evict it at once, and the next query build it again)
+// fails with a clear error instead.
+func (c *core) checkBuildSize(j *job, s *stage) {
+	limit := c.cacheLimit(j.session)
+	if j.build == nil || !s.final || limit <= 0 || j.terminal() {
+		return
+	}
+	var n int64
+	for _, t := range s.tasks {
+		if t.state != taskSuccessful {
+			continue
+		}
+		for _, l := range t.locations {
+			n += l.Bytes
+		}
+	}
+	if n > limit {
+		c.endJob(j, rpc.JobState_JOB_FAILED, fmt.Sprintf("cache %s: its data passed %s, over the cache limit of %s (quiver.cache.max_bytes): it is not kept",
+			cacheLabel(j.build.name, j.build.key.CacheID), settings.FormatBytes(n), settings.FormatBytes(limit)), qerr.Resources)
+	}
+}
+
+// estimateTooBig refuses, before any build starts, an entry whose input
+// is estimated at more than twice the cache limit from the tables' known
+// row counts (an estimate over a table of unknown size decides nothing).
+func (c *core) estimateTooBig(j *job, n *logical.Cache) error {
+	limit := c.cacheLimit(j.session)
+	if limit <= 0 {
+		return nil
+	}
+	known := true
+	logical.Inspect(n.Input, func(p logical.Plan) bool {
+		if s, ok := p.(*logical.Scan); ok && (s.Table == nil || s.Table.Rows < 0) {
+			known = false
+		}
+		return known
+	})
+	if !known {
+		return nil
+	}
+	est := logical.Estimate(n.Input).Rows * rowWidth(n.Input.Schema())
+	if est > 2*float64(limit) {
+		return qerr.Resourcesf("cache %s: its data is estimated at %s, over the cache limit of %s (quiver.cache.max_bytes): it is not built",
+			cacheLabel(n.Name, n.CacheID), settings.FormatBytes(int64(est)), settings.FormatBytes(limit))
+	}
+	return nil
+}
+
+// rowWidth is a row's approximate bytes in a cache file: fixed-width
+// columns their width, others a small guess (a string's offset and a few
+// bytes of text), plus a validity bit.
+func rowWidth(s *logical.Schema) float64 {
+	w := 0.0
+	for _, f := range s.Arrow().Fields() {
+		if fw, ok := f.Type.(interface{ BitWidth() int }); ok && fw.BitWidth() > 0 {
+			w += float64(fw.BitWidth()) / 8
+		} else {
+			w += 12
+		}
+		w += 0.125
+	}
+	return w
 }
 
 // ---- cache RPCs ----

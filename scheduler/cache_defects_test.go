@@ -1,9 +1,12 @@
 package scheduler
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/quiverdb/quiver/cache"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 )
 
@@ -90,5 +93,25 @@ func TestCacheReleaseOwnBuild(t *testing.T) {
 	h.runAll("q1")
 	if e := h.entry("c1"); e.Readers != 0 {
 		t.Fatalf("readers after q1: %d", e.Readers)
+	}
+}
+
+// TestCacheTooBigByEstimate: an input estimated from known row counts at
+// well over the cache limit is refused before any build starts; an input
+// of unknown size is built (and enforced while written).
+func TestCacheTooBigByEstimate(t *testing.T) {
+	h := cacheHarness(t, Config{CacheMaxBytes: 1 << 20})
+	big := memScan(1).(*logical.Scan)
+	big.Table.Rows = 1_000_000 // 8 MB of int64
+	h.submitPlan("q", cacheNode("c1", big), nil)
+	if j := h.c.jobs["q"]; j.state != rpc.JobState_JOB_FAILED || j.errKind != qerr.Resources || !strings.Contains(j.errMsg, "estimated at") {
+		t.Fatalf("query %s (%v): %s", j.state, j.errKind, j.errMsg)
+	}
+	h.absent("c1")
+	unknown := memScan(1).(*logical.Scan)
+	unknown.Table.Rows = -1
+	h.submitPlan("q2", cacheNode("c2", unknown), nil)
+	if e := h.entry("c2"); e.State != cache.Pending {
+		t.Fatalf("an input of unknown size was not built: %+v", e)
 	}
 }

@@ -41,9 +41,9 @@ type core struct {
 	delayed     []delayedCleanup
 	dirty       map[string]bool // jobs whose watchers must hear of a change
 	actions     []any
-	// caches is the dataset-cache registry; cacheMaxBytes the current byte
-	// cap of the eviction sweeper (Config.CacheMaxBytes, changed by the
-	// setting quiver.cache.max_bytes).
+	// caches is the dataset-cache registry; cacheMaxBytes the byte cap of
+	// the eviction sweeper (Config.CacheMaxBytes; sessions only lower
+	// their own quota under it).
 	caches        cache.State
 	cacheMaxBytes int64
 	// uncached are the keys UNCACHE retired (until their session closes):
@@ -168,7 +168,10 @@ func (c *core) submit(e evSubmit) error {
 		c.failJob(j, err)
 		return nil
 	}
-	c.applyQuerySettings(sess, j.settings)
+	if err := c.applyQuerySettings(sess, j.settings); err != nil {
+		c.failJob(j, err)
+		return nil
+	}
 	c.startJob(j)
 	return nil
 }
@@ -523,6 +526,10 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 		}
 		t.locations = locationsFromRPC(st.GetLocations())
 		c.dirty[j.id] = true
+		c.checkBuildSize(j, s)
+		if j.terminal() {
+			return
+		}
 		if s.state == stageRunning && allSuccessful(s) {
 			c.stageSucceeded(j, s)
 		}

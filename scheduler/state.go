@@ -156,6 +156,9 @@ type session struct {
 	// idleTimeout overrides Config.SessionIdleTimeout when hasIdle.
 	idleTimeout time.Duration
 	hasIdle     bool
+	// cacheQuota is the session's own quiver.cache.max_bytes (0: none): a
+	// cap on its entries below the scheduler's.
+	cacheQuota int64
 }
 
 // plannedStage is a stage as the planning step hands it to the loop.

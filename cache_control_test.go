@@ -1,0 +1,82 @@
+package quiver_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quiverdb/quiver"
+)
+
+// TestUncacheCascade: UNCACHE TABLE refuses while other caches read the
+// table and names them; EXPLAIN UNCACHE ... CASCADE lists what would go and
+// frees nothing; CASCADE removes them all with the views they made.
+func TestUncacheCascade(t *testing.T) {
+	s := newCacheSession(t)
+	ctx := context.Background()
+	a := filepath.Join(t.TempDir(), "a.csv")
+	writeInts(t, a, 1, 2, 3)
+	sqlRows(t, s, csvTable("src", a))
+	sqlRows(t, s, "CACHE TABLE base AS SELECT v FROM src WHERE v > 1")
+	sqlRows(t, s, "CACHE TABLE top AS SELECT max(v) FROM base")
+	sqlRows(t, s, "CREATE VIEW over_top AS SELECT * FROM top")
+	sqlRows(t, s, "CACHE LAZY TABLE outer_most AS SELECT * FROM over_top")
+	sqlRows(t, s, "CACHE LAZY TABLE other AS SELECT min(v) FROM src")
+
+	_, err := s.SQL(ctx, "UNCACHE TABLE base")
+	if err == nil || !strings.Contains(err.Error(), "outer_most, top") || !strings.Contains(err.Error(), "CASCADE") {
+		t.Fatalf("UNCACHE of a cache others read: %v", err)
+	}
+	if n := len(cachesOf(t, s)); n != 4 {
+		t.Fatalf("a refused UNCACHE removed caches: %d left", n)
+	}
+	got := sqlRows(t, s, "EXPLAIN UNCACHE TABLE base CASCADE")
+	var names []string
+	for _, r := range got {
+		names = append(names, r[0]+":"+r[2])
+	}
+	if fmt.Sprint(names) != "[outer_most:cache and its view top:cache and its view base:cache and its view]" {
+		t.Errorf("EXPLAIN UNCACHE CASCADE: %v", got)
+	}
+	if n := len(cachesOf(t, s)); n != 4 {
+		t.Fatalf("EXPLAIN UNCACHE removed caches: %d left", n)
+	}
+	if got, _ := runInfo(t, s, "SELECT * FROM top"); got != "3" {
+		t.Fatalf("top after EXPLAIN UNCACHE = %s", got)
+	}
+
+	sqlRows(t, s, "UNCACHE TABLE base CASCADE")
+	left := cachesOf(t, s)
+	if len(left) != 1 || left[0] != "other" {
+		t.Errorf("after CASCADE: %v, want only other", left)
+	}
+	for _, v := range []string{"base", "top", "outer_most"} {
+		if _, err := s.SQL(ctx, "SELECT * FROM "+v); err == nil {
+			t.Errorf("view %s survived UNCACHE CASCADE", v)
+		}
+	}
+	// over_top was the user's view, not a cache's: it stays (and fails, top is gone).
+	if _, err := s.SQL(ctx, "SELECT * FROM over_top"); err == nil || !strings.Contains(err.Error(), "top") {
+		t.Errorf("over_top: %v", err)
+	}
+	sqlRows(t, s, "CACHE TABLE base AS SELECT v FROM src")
+	if got, _ := runInfo(t, s, "SELECT count(*) FROM base"); got != "3" {
+		t.Errorf("base cached again = %s", got)
+	}
+}
+
+// cachesOf lists the names of s's caches (SHOW CACHES).
+func cachesOf(t *testing.T, s *quiver.Session) []string {
+	t.Helper()
+	infos, err := s.Caches(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range infos {
+		out = append(out, c.Name)
+	}
+	return out
+}
