@@ -418,10 +418,20 @@ func (s *Session) cacheStates(ctx context.Context) map[string]*rpc.CacheInfo {
 	if err != nil {
 		return out
 	}
+	for _, c := range resp.Removed {
+		out[c.CacheId] = c
+	}
 	for _, c := range resp.Caches {
 		out[c.CacheId] = c
 	}
 	return out
+}
+
+// servesNow reports whether a query would read the entry as it is: a hit,
+// or a stale snapshot entry.
+func servesNow(info *rpc.CacheInfo) bool {
+	return info.GetState() == "materialized" &&
+		(info.GetCheck() == "hit" || info.GetCheck() == "stale" && strings.HasSuffix(info.GetReason(), "(snapshot: served as it is)"))
 }
 
 // explainCaches resolves EXPLAIN's Cache nodes: materialized ones show as
@@ -431,7 +441,7 @@ type explainCaches map[string]*rpc.CacheInfo
 
 func (e explainCaches) ResolveCache(c *logical.Cache) (*physical.CacheReader, bool) {
 	info, ok := e[c.CacheID]
-	if !ok || info.GetState() != "materialized" {
+	if !ok || !servesNow(info) {
 		return nil, false
 	}
 	r := &physical.CacheReader{
@@ -449,7 +459,10 @@ func (e explainCaches) ResolveCache(c *logical.Cache) (*physical.CacheReader, bo
 }
 
 // markCaches appends each Cache line of an indented plan with what a query
-// would do with it now: hit, pending (being built) or miss.
+// would do with it now, after the checks the query makes (live executors,
+// changed files): hit, pending (being built), stale (a source changed:
+// rebuilt, or served as it is with consistency 'snapshot') or miss, with
+// the reason when it is not a hit.
 func markCaches(plan string, states map[string]*rpc.CacheInfo) string {
 	lines := strings.Split(plan, "\n")
 	for i, l := range lines {
@@ -459,12 +472,14 @@ func markCaches(plan string, states map[string]*rpc.CacheInfo) string {
 			continue
 		}
 		id := strings.Fields(l[k+3:])[0]
-		mark := "miss"
-		switch states[id].GetState() {
-		case "materialized":
-			mark = "hit"
-		case "pending":
-			mark = "pending"
+		info := states[id]
+		mark := info.GetCheck()
+		reason := info.GetReason()
+		if mark == "" {
+			mark, reason = "miss", "never built"
+		}
+		if reason != "" {
+			mark += ": " + reason
 		}
 		lines[i] = l + " [" + mark + "]"
 	}

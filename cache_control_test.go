@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quiverdb/quiver"
 )
@@ -79,4 +80,68 @@ func cachesOf(t *testing.T, s *quiver.Session) []string {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// explainMark returns the mark EXPLAIN puts on the Cache line of name, and
+// whether the physical plan reads the cache back.
+func explainMark(t *testing.T, s *quiver.Session, q, name string) (string, bool) {
+	t.Helper()
+	rows := sqlRows(t, s, "EXPLAIN "+q)
+	for _, l := range strings.Split(rows[0][1], "\n") {
+		if strings.Contains(l, "Cache: "+name+" ") {
+			i := strings.LastIndex(l, " [")
+			if i < 0 {
+				t.Fatalf("unmarked cache line %q", l)
+			}
+			return strings.TrimSuffix(l[i+2:], "]"), strings.Contains(rows[1][1], "CacheReaderExec: "+name)
+		}
+	}
+	t.Fatalf("no Cache line for %s in\n%s", name, rows[0][1])
+	return "", false
+}
+
+// TestExplainCacheMarks: EXPLAIN marks each cache node after the checks a
+// query makes, with the reason for anything but a hit.
+func TestExplainCacheMarks(t *testing.T) {
+	s := newCacheSession(t)
+	a := filepath.Join(t.TempDir(), "a.csv")
+	writeInts(t, a, 1, 2, 3)
+	sqlRows(t, s, csvTable("src", a))
+	sqlRows(t, s, "CACHE TABLE agg AS SELECT sum(v) FROM src")
+	sqlRows(t, s, "CACHE TABLE snap OPTIONS ('consistency' 'snapshot') AS SELECT max(v) FROM src")
+	sqlRows(t, s, "CACHE LAZY TABLE later AS SELECT min(v) FROM src")
+	sqlRows(t, s, "CACHE TABLE brief OPTIONS ('ttl' '50ms') AS SELECT count(*) FROM src")
+
+	if m, reads := explainMark(t, s, "SELECT * FROM agg", "agg"); m != "hit" || !reads {
+		t.Errorf("agg: [%s], reads the cache: %v", m, reads)
+	}
+	if m, reads := explainMark(t, s, "SELECT * FROM later", "later"); m != "miss: never built" || reads {
+		t.Errorf("later: [%s], reads the cache: %v", m, reads)
+	}
+	writeInts(t, a, 10, 20, 30, 40)
+	if m, reads := explainMark(t, s, "SELECT * FROM agg", "agg"); m != "stale: src changed (rebuilt by the next query)" || reads {
+		t.Errorf("agg after src changed: [%s], reads the cache: %v", m, reads)
+	}
+	if m, reads := explainMark(t, s, "SELECT * FROM snap", "snap"); m != "stale: src changed (snapshot: served as it is)" || !reads {
+		t.Errorf("snap after src changed: [%s], reads the cache: %v", m, reads)
+	}
+	// EXPLAIN changed nothing: the query still finds agg stale and rebuilds.
+	if got, evs := runInfo(t, s, "SELECT * FROM agg"); got != "100" || len(evs) != 1 || evs[0].Outcome != "stale" {
+		t.Errorf("agg after EXPLAIN: %s %+v", got, evs)
+	}
+	if m, _ := explainMark(t, s, "SELECT * FROM agg", "agg"); m != "hit" {
+		t.Errorf("agg rebuilt: [%s]", m)
+	}
+	// A removed entry's miss says why.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m, _ := explainMark(t, s, "SELECT * FROM brief", "brief")
+		if strings.HasPrefix(m, "miss: evicted (ttl or byte cap) at ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("brief after its ttl: [%s]", m)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -1005,7 +1005,12 @@ type CacheInfo struct {
 	Disjoint      []int32                `protobuf:"varint,12,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"` // columns whose values never occur in two partitions
 	// Set when a source changed after the build (consistency 'snapshot'
 	// keeps serving it): the sources that changed.
-	Stale         string `protobuf:"bytes,13,opt,name=stale,proto3" json:"stale,omitempty"`
+	Stale string `protobuf:"bytes,13,opt,name=stale,proto3" json:"stale,omitempty"`
+	// What a query would do with the entry now, after the checks a query
+	// makes (live executors, changed files): hit | pending | stale | miss,
+	// and why when not a hit.
+	Check         string `protobuf:"bytes,14,opt,name=check,proto3" json:"check,omitempty"`
+	Reason        string `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1127,6 +1132,20 @@ func (x *CacheInfo) GetDisjoint() []int32 {
 func (x *CacheInfo) GetStale() string {
 	if x != nil {
 		return x.Stale
+	}
+	return ""
+}
+
+func (x *CacheInfo) GetCheck() string {
+	if x != nil {
+		return x.Check
+	}
+	return ""
+}
+
+func (x *CacheInfo) GetReason() string {
+	if x != nil {
+		return x.Reason
 	}
 	return ""
 }
@@ -1261,9 +1280,12 @@ func (x *CacheStats) GetBytesRead() int64 {
 }
 
 type ListCachesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Caches        []*CacheInfo           `protobuf:"bytes,1,rep,name=caches,proto3" json:"caches,omitempty"`
-	Stats         *CacheStats            `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Caches []*CacheInfo           `protobuf:"bytes,1,rep,name=caches,proto3" json:"caches,omitempty"`
+	Stats  *CacheStats            `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
+	// Entries of the session removed lately (cache_id, name, reason), so
+	// that EXPLAIN can say why a cache is a miss.
+	Removed       []*CacheInfo `protobuf:"bytes,3,rep,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1308,6 +1330,13 @@ func (x *ListCachesResponse) GetCaches() []*CacheInfo {
 func (x *ListCachesResponse) GetStats() *CacheStats {
 	if x != nil {
 		return x.Stats
+	}
+	return nil
+}
+
+func (x *ListCachesResponse) GetRemoved() []*CacheInfo {
+	if x != nil {
+		return x.Removed
 	}
 	return nil
 }
@@ -2414,7 +2443,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"1\n" +
 	"\x11CancelJobResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xee\x02\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\x9c\x03\n" +
 	"\tCacheInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2432,7 +2461,9 @@ const file_quiver_proto_rawDesc = "" +
 	" \x01(\x03R\rcreatedUnixMs\x12'\n" +
 	"\x10last_hit_unix_ms\x18\v \x01(\x03R\rlastHitUnixMs\x12\x1a\n" +
 	"\bdisjoint\x18\f \x03(\x05R\bdisjoint\x12\x14\n" +
-	"\x05stale\x18\r \x01(\tR\x05stale\"2\n" +
+	"\x05stale\x18\r \x01(\tR\x05stale\x12\x14\n" +
+	"\x05check\x18\x0e \x01(\tR\x05check\x12\x16\n" +
+	"\x06reason\x18\x0f \x01(\tR\x06reason\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xae\x02\n" +
@@ -2447,10 +2478,11 @@ const file_quiver_proto_rawDesc = "" +
 	"bytes_read\x18\x06 \x01(\x03R\tbytesRead\x1a@\n" +
 	"\x12InvalidationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"q\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xa2\x01\n" +
 	"\x12ListCachesResponse\x12-\n" +
 	"\x06caches\x18\x01 \x03(\v2\x15.quiver.rpc.CacheInfoR\x06caches\x12,\n" +
-	"\x05stats\x18\x02 \x01(\v2\x16.quiver.rpc.CacheStatsR\x05stats\"d\n" +
+	"\x05stats\x18\x02 \x01(\v2\x16.quiver.rpc.CacheStatsR\x05stats\x12/\n" +
+	"\aremoved\x18\x03 \x03(\v2\x15.quiver.rpc.CacheInfoR\aremoved\"d\n" +
 	"\x0eUncacheRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2625,49 +2657,50 @@ var file_quiver_proto_depIdxs = []int32{
 	42, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
 	16, // 8: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
 	18, // 9: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
-	2,  // 10: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
-	28, // 11: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	43, // 12: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
-	28, // 13: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
-	1,  // 14: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
-	30, // 15: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
-	3,  // 16: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	31, // 17: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	29, // 18: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	28, // 19: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 20: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 21: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 22: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	13, // 23: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	14, // 24: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	24, // 25: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	26, // 26: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	32, // 27: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	17, // 28: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	20, // 29: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	22, // 30: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	34, // 31: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	36, // 32: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	38, // 33: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 34: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 35: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 36: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 37: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	15, // 38: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	25, // 39: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	27, // 40: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	33, // 41: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	19, // 42: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	21, // 43: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	23, // 44: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	35, // 45: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	37, // 46: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	39, // 47: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	34, // [34:48] is the sub-list for method output_type
-	20, // [20:34] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	16, // 10: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
+	2,  // 11: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
+	28, // 12: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
+	43, // 13: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	28, // 14: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
+	1,  // 15: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
+	30, // 16: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
+	3,  // 17: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
+	31, // 18: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	29, // 19: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	28, // 20: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	5,  // 21: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	7,  // 22: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	9,  // 23: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	13, // 24: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	14, // 25: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	24, // 26: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	26, // 27: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	32, // 28: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	17, // 29: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	20, // 30: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	22, // 31: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	34, // 32: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	36, // 33: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	38, // 34: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 35: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 36: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 37: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 38: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	15, // 39: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	25, // 40: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	27, // 41: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	33, // 42: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	19, // 43: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	21, // 44: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	23, // 45: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	35, // 46: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	37, // 47: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	39, // 48: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	35, // [35:49] is the sub-list for method output_type
+	21, // [21:35] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }

@@ -222,7 +222,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 			if c.holdersDead(e) {
 				// Validate-on-read: never read from a dead executor.
 				if removed, ok := c.caches.InvalidateFor(key, cache.CauseExecutorLost); ok {
-					c.deleteEntryFiles(removed)
+					c.dropEntry(removed, "executor "+strings.Join(c.deadHolders(removed), ", ")+" lost")
 				}
 				continue
 			}
@@ -233,7 +233,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 					j.staleHits = append(j.staleHits, staleHit{key, "stale snapshot: " + reason})
 				} else {
 					if removed, ok := c.caches.InvalidateFor(key, cache.CauseSourceChanged); ok {
-						c.deleteEntryFiles(removed)
+						c.dropEntry(removed, reason)
 					}
 					c.recordEvent(j, key, n.Name, outcomeStale, cache.Entry{})
 					c.setEventReason(j, key, reason)
@@ -269,6 +269,46 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		}
 	}
 	return nil, "", qerr.Internalf("scheduler: cache %s: could not resolve it (the entry kept changing)", cacheLabel(n.Name, n.CacheID))
+}
+
+// dropEntry deletes a removed entry's files and remembers why it went, so
+// that EXPLAIN can say why the cache is now a miss.
+func (c *core) dropEntry(e cache.Entry, why string) {
+	c.deleteEntryFiles(e)
+	if c.gone == nil {
+		c.gone = map[cache.Key]goneEntry{}
+	}
+	if len(c.gone) >= maxGone {
+		var oldest cache.Key
+		var at time.Time
+		for k, g := range c.gone {
+			if at.IsZero() || g.at.Before(at) {
+				oldest, at = k, g.at
+			}
+		}
+		delete(c.gone, oldest)
+	}
+	c.gone[e.Key] = goneEntry{name: e.Name, why: why, at: c.now()}
+}
+
+// maxGone bounds the removal records kept for EXPLAIN.
+const maxGone = 4096
+
+// goneEntry is why an entry was removed.
+type goneEntry struct {
+	name, why string
+	at        time.Time
+}
+
+// deadHolders lists the executors holding e's partitions that are gone.
+func (c *core) deadHolders(e cache.Entry) []string {
+	var out []string
+	for _, id := range e.Executors() {
+		if c.executors[id] == nil {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // holdersDead reports whether any executor holding e's partitions is gone.
@@ -559,7 +599,7 @@ func (c *core) cacheFetchFailed(j *job, t *task, ff *rpc.FetchFailure) bool {
 	t.state = taskFailed
 	if e, ok := c.caches.Lookup(key); ok && e.State == cache.Materialized && e.JobID == jid && e.StageID == sid {
 		if removed, ok := c.caches.InvalidateFor(key, cache.CauseFetchFailed); ok {
-			c.deleteEntryFiles(removed)
+			c.dropEntry(removed, "its files could not be read from executor "+ff.GetExecutorId())
 		}
 	}
 	c.restartJob(j, fmt.Sprintf("cached input %s could not be read from executor %s", key.CacheID, ff.GetExecutorId()))
@@ -622,7 +662,7 @@ func (c *core) restartJob(j *job, why string) {
 // executor (whole entries) and deletes their files on the others.
 func (c *core) cacheExecutorLost(id string) {
 	for _, e := range c.caches.InvalidateExecutor(id) {
-		c.deleteEntryFiles(e)
+		c.dropEntry(e, "executor "+id+" lost")
 	}
 }
 
@@ -630,7 +670,7 @@ func (c *core) cacheExecutorLost(id string) {
 // cancels its jobs that build, wait for or read a cache.
 func (c *core) closeSessionCaches(id string) {
 	for _, e := range c.caches.RemoveSession(id) {
-		c.deleteEntryFiles(e)
+		c.dropEntry(e, "session closed")
 	}
 	for k := range c.uncached {
 		if k.SessionID == id {
@@ -656,12 +696,12 @@ func (c *core) closeSessionCaches(id string) {
 func (c *core) sweepCaches(now time.Time) {
 	if ev, ok := c.caches.(evicter); ok {
 		for _, e := range ev.Evict(now, c.cfg.CacheTTL, c.cacheMaxBytes) {
-			c.deleteEntryFiles(e)
+			c.dropEntry(e, "evicted (ttl or byte cap) at "+now.UTC().Format(time.TimeOnly))
 		}
 		for _, id := range sortedKeys(c.sessions) {
 			if q := c.sessions[id].cacheQuota; q > 0 {
 				for _, e := range ev.EvictSession(id, q) {
-					c.deleteEntryFiles(e)
+					c.dropEntry(e, "evicted by the session's quota at "+now.UTC().Format(time.TimeOnly))
 				}
 			}
 		}
@@ -802,14 +842,102 @@ func (c *core) touchSession(id string) {
 	}
 }
 
-// listCaches is ListCaches: the session's entries.
-func (c *core) listCaches(sessionID string) []*rpc.CacheInfo {
+// listCaches is ListCaches: the session's entries, each with what a query
+// would do with it now as far as the loop knows (live holders; the files'
+// check is the handler's, off the loop), their sources, and the session's
+// lately removed entries.
+func (c *core) listCaches(sessionID string) cacheList {
 	c.touchSession(sessionID)
-	out := []*rpc.CacheInfo{}
+	out := cacheList{infos: []*rpc.CacheInfo{}}
 	for _, e := range c.caches.List(sessionID) {
-		out = append(out, cacheInfo(e))
+		info := cacheInfo(e)
+		switch {
+		case e.State == cache.Pending:
+			info.Check = outcomePending
+		case c.holdersDead(e):
+			info.Check, info.Reason = outcomeMiss, "executor "+strings.Join(c.deadHolders(e), ", ")+" lost"
+		case e.Stale != "":
+			info.Check, info.Reason = outcomeStale, e.Stale+snapshotServed
+		default:
+			info.Check = outcomeHit
+		}
+		cons, _ := cache.Consistency(e.Options)
+		out.infos = append(out.infos, info)
+		out.sources = append(out.sources, e.Sources)
+		out.snapshot = append(out.snapshot, cons == cache.ConsistencySnapshot)
+	}
+	for _, k := range sortedGone(c.gone) {
+		if k.SessionID == sessionID {
+			g := c.gone[k]
+			out.removed = append(out.removed, &rpc.CacheInfo{SessionId: k.SessionID, CacheId: k.CacheID, Name: g.name, Check: outcomeMiss, Reason: g.why})
+		}
 	}
 	return out
+}
+
+// snapshotServed ends the reason of a stale entry a query still reads.
+const snapshotServed = " (snapshot: served as it is)"
+
+// cacheList is the loop's answer to ListCaches: sources parallels infos.
+type cacheList struct {
+	infos    []*rpc.CacheInfo
+	sources  [][]cache.Source
+	snapshot []bool // consistency 'snapshot': a stale entry is still served
+	removed  []*rpc.CacheInfo
+}
+
+func sortedGone(m map[cache.Key]goneEntry) []cache.Key {
+	ks := make([]cache.Key, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b cache.Key) int {
+		return strings.Compare(a.SessionID+"/"+a.CacheID, b.SessionID+"/"+b.CacheID)
+	})
+	return ks
+}
+
+// checkFiles re-checks, off the loop, the file sources of the entries a
+// ListCaches found hits: one whose files changed is stale (a strict one is
+// rebuilt by the next query that reads it). Memory tables' versions are the
+// client's to compare.
+func checkFiles(l cacheList) {
+	var paths []string
+	for i, info := range l.infos {
+		if info.Check != outcomeHit {
+			continue
+		}
+		for _, s := range l.sources[i] {
+			if s.Path != "" {
+				paths = append(paths, s.Path)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	files := statFiles(paths)
+	for i, info := range l.infos {
+		if info.Check != outcomeHit {
+			continue
+		}
+		var rec, cur []cache.Source
+		for _, s := range l.sources[i] {
+			if s.Path == "" {
+				continue
+			}
+			rec = append(rec, s)
+			f := files[s.Path]
+			f.Table = s.Table
+			cur = append(cur, f)
+		}
+		if changed := cache.Changed(rec, cur); len(changed) > 0 {
+			info.Check, info.Reason = outcomeStale, cache.StaleReason(changed)+" (rebuilt by the next query)"
+			if l.snapshot[i] {
+				info.Reason = cache.StaleReason(changed) + snapshotServed
+			}
+		}
+	}
 }
 
 func cacheInfo(e cache.Entry) *rpc.CacheInfo {
@@ -846,7 +974,11 @@ func (c *core) uncache(sessionID, cacheID string, rebuild bool) bool {
 	if !ok {
 		return false
 	}
-	c.deleteEntryFiles(e)
+	why := "uncached"
+	if rebuild {
+		why = "refreshed"
+	}
+	c.dropEntry(e, why)
 	if e.State == cache.Pending {
 		if b := c.jobs[e.JobID]; b != nil && !b.terminal() && b.build != nil && b.build.key == k {
 			c.endJob(b, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: cache %s was uncached while it was being built", b.id, cacheLabel(b.build.name, cacheID)), qerr.Canceled)

@@ -32,8 +32,8 @@ func TestCachePlannedBeforeUncache(t *testing.T) {
 	}
 	h.drive("late")
 	h.absent("c1")
-	if len(h.c.listCaches("s")) != 0 {
-		t.Fatalf("SHOW CACHES lists %v", h.c.listCaches("s"))
+	if len(h.c.listCaches("s").infos) != 0 {
+		t.Fatalf("SHOW CACHES lists %v", h.c.listCaches("s").infos)
 	}
 
 	h.materialize("q1", "c2")

@@ -566,12 +566,12 @@ func TestCacheUncacheAndClear(t *testing.T) {
 	h := cacheHarness(t, Config{})
 	b1 := h.materialize("q1", "c1")
 	h.materialize("q2", "c2")
-	infos := h.c.listCaches("s")
+	infos := h.c.listCaches("s").infos
 	if len(infos) != 2 || infos[0].State != "materialized" || infos[0].Partitions != 2 || infos[0].Bytes != 200 ||
 		infos[0].Hits != 0 || len(infos[0].Executors) != 2 || infos[0].Name != "t_c1" || infos[0].CreatedUnixMs == 0 {
 		t.Fatalf("list %v", infos)
 	}
-	if got := h.c.listCaches("other"); len(got) != 0 {
+	if got := h.c.listCaches("other").infos; len(got) != 0 {
 		t.Fatalf("another session sees %v", got)
 	}
 	h.acts = nil

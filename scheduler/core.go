@@ -49,6 +49,8 @@ type core struct {
 	// uncached are the keys UNCACHE retired (until their session closes):
 	// a query planned with one before reads its input uncached.
 	uncached map[cache.Key]bool
+	// gone records why entries were removed (dropEntry), for EXPLAIN.
+	gone map[cache.Key]goneEntry
 }
 
 func newCore(cfg Config, now func() time.Time) *core {

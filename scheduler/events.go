@@ -95,7 +95,7 @@ type watchReply struct {
 // evListCaches, evUncache and evClearCaches are the cache RPCs.
 type evListCaches struct {
 	session string
-	reply   chan []*rpc.CacheInfo
+	reply   chan cacheList
 }
 
 type evUncache struct {

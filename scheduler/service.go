@@ -214,12 +214,13 @@ func (h *service) ListCaches(ctx context.Context, req *rpc.ListCachesRequest) (*
 	if req.GetSessionId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "scheduler: list caches: need a session id")
 	}
-	reply := make(chan []*rpc.CacheInfo, 1)
-	infos, err := ask(ctx, h.s, evListCaches{session: req.GetSessionId(), reply: reply}, reply)
+	reply := make(chan cacheList, 1)
+	l, err := ask(ctx, h.s, evListCaches{session: req.GetSessionId(), reply: reply}, reply)
 	if err != nil {
 		return nil, grpcErr(err)
 	}
-	return &rpc.ListCachesResponse{Caches: infos, Stats: wireStats(h.s.core.caches.Stats())}, nil
+	checkFiles(l) // stats: here, never on the loop
+	return &rpc.ListCachesResponse{Caches: l.infos, Stats: wireStats(h.s.core.caches.Stats()), Removed: l.removed}, nil
 }
 
 // wireStats converts the registry's counters (the registry is safe for
