@@ -41,7 +41,8 @@ type CacheEvent struct {
 	Name    string
 	CacheID string
 	// Outcome is hit, miss (built by this query), pending (waited for
-	// another's build) or stale (a source changed: rebuilt by this query).
+	// another's build), stale (a source changed: rebuilt by this query) or
+	// dropped (its data went with a session the scheduler closed).
 	Outcome    string
 	Partitions int
 	Bytes      int64
@@ -55,6 +56,9 @@ func (e CacheEvent) String() string {
 	name := e.Name
 	if name == "" {
 		name = e.CacheID
+	}
+	if e.Outcome == "dropped" {
+		return fmt.Sprintf("cache: dropped %s (%s)", name, e.Reason)
 	}
 	if e.Outcome == "stale" {
 		return fmt.Sprintf("cache: stale %s (%s; rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, settings.FormatBytes(e.Bytes))

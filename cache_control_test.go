@@ -145,3 +145,41 @@ func TestExplainCacheMarks(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestSessionComesBack: after the scheduler closes an idle session, the
+// client's next statement re-opens it (same id, same tables, views and
+// cache declarations, the caches lazy again) and says what was dropped.
+func TestSessionComesBack(t *testing.T) {
+	s := newCacheSession(t)
+	a := filepath.Join(t.TempDir(), "a.csv")
+	writeInts(t, a, 1, 2, 3)
+	sqlRows(t, s, csvTable("src", a))
+	sqlRows(t, s, "CREATE VIEW big AS SELECT v FROM src WHERE v > 1")
+	sqlRows(t, s, "SET quiver.session.idle_timeout = '100ms'")
+	sqlRows(t, s, "CACHE TABLE agg AS SELECT sum(v) FROM big")
+	id := s.ID()
+	// No request meanwhile (any request keeps a session alive); the sweep
+	// runs at least every second.
+	time.Sleep(2500 * time.Millisecond)
+	if info := cacheRow(t, s, "agg"); info.State != "lazy" {
+		t.Fatalf("the idle session was not closed: %+v", info)
+	}
+	got, evs := runInfo(t, s, "SELECT * FROM agg")
+	if got != "5" {
+		t.Fatalf("after the session expired: agg = %s, want 5", got)
+	}
+	var lines []string
+	for _, e := range evs {
+		lines = append(lines, e.String())
+	}
+	if len(evs) != 2 || evs[0].Outcome != "dropped" || evs[1].Outcome != "miss" ||
+		!strings.HasPrefix(lines[0], "cache: dropped agg (the scheduler closed the idle session") {
+		t.Errorf("cache lines %q", lines)
+	}
+	if s.ID() != id {
+		t.Errorf("session id changed: %s -> %s", id, s.ID())
+	}
+	if got, evs := runInfo(t, s, "SELECT * FROM agg"); got != "5" || len(evs) != 1 || evs[0].Outcome != "hit" {
+		t.Errorf("again: %s %+v", got, evs)
+	}
+}

@@ -128,6 +128,22 @@ func (c *Catalog) Dependents(name string) []*Cached {
 	return out
 }
 
+// MarkAllLazy marks every cache declaration lazy (its data is gone: it is
+// built again on first use) and returns those that were not, sorted.
+func (c *Catalog) MarkAllLazy() []*Cached {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Cached
+	for _, ct := range c.cached {
+		if !ct.Lazy {
+			ct.Lazy = true
+			out = append(out, ct)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Cached) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // BumpVersion gives the memory table name a new version (every write calls
 // it) and returns it; false if name is not a table.
 func (c *Catalog) BumpVersion(name string) (uint64, bool) {

@@ -362,6 +362,10 @@ type CreateSessionRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	ProtocolVersion uint32                 `protobuf:"varint,1,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	Settings        map[string]string      `protobuf:"bytes,2,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Re-open this session (a client whose session the scheduler closed
+	// after its idle timeout): the id must be a UUID; a live session of
+	// that id is kept as it is.
+	ResumeSessionId string `protobuf:"bytes,3,opt,name=resume_session_id,json=resumeSessionId,proto3" json:"resume_session_id,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -408,6 +412,13 @@ func (x *CreateSessionRequest) GetSettings() map[string]string {
 		return x.Settings
 	}
 	return nil
+}
+
+func (x *CreateSessionRequest) GetResumeSessionId() string {
+	if x != nil {
+		return x.ResumeSessionId
+	}
+	return ""
 }
 
 type CreateSessionResponse struct {
@@ -2386,10 +2397,11 @@ const file_quiver_proto_rawDesc = "" +
 	"\abatches\x18\a \x01(\x03R\abatches\x12\x14\n" +
 	"\x05bytes\x18\b \x01(\x03R\x05bytes\"Q\n" +
 	"\x12PartitionLocations\x12;\n" +
-	"\tlocations\x18\x01 \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"\xca\x01\n" +
+	"\tlocations\x18\x01 \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"\xf6\x01\n" +
 	"\x14CreateSessionRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12J\n" +
-	"\bsettings\x18\x02 \x03(\v2..quiver.rpc.CreateSessionRequest.SettingsEntryR\bsettings\x1a;\n" +
+	"\bsettings\x18\x02 \x03(\v2..quiver.rpc.CreateSessionRequest.SettingsEntryR\bsettings\x12*\n" +
+	"\x11resume_session_id\x18\x03 \x01(\tR\x0fresumeSessionId\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"6\n" +

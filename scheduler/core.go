@@ -81,6 +81,12 @@ func (c *core) takeActions() []any {
 func (c *core) handle(ev any) {
 	switch e := ev.(type) {
 	case evCreateSession:
+		if sess := c.sessions[e.id]; sess != nil {
+			// A client re-opening a session that is still live: keep it.
+			sess.lastUsed = c.now()
+			e.reply <- struct{}{}
+			break
+		}
 		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
 		c.sessions[e.id] = sess
 		c.applySessionSettings(sess)

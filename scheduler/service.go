@@ -60,6 +60,13 @@ func (h *service) CreateSession(ctx context.Context, req *rpc.CreateSessionReque
 		return nil, err
 	}
 	id := uuid.NewString()
+	if r := req.GetResumeSessionId(); r != "" {
+		u, err := uuid.Parse(r)
+		if err != nil || u.String() != r {
+			return nil, status.Errorf(codes.InvalidArgument, "scheduler: create session: resume session id %q is not a session id", r)
+		}
+		id = r
+	}
 	vals, err := settings.Decode("scheduler", req.GetSettings())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
