@@ -1599,7 +1599,11 @@ func (x *RegisterExecutorRequest) GetExecutor() *ExecutorMeta {
 }
 
 type RegisterExecutorResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The jobs whose data the scheduler still needs (running, recently
+	// finished, or holding a cache entry): the executor deletes the job
+	// directories of any other job that it held before registering.
+	LiveJobs      []string `protobuf:"bytes,1,rep,name=live_jobs,json=liveJobs,proto3" json:"live_jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1632,6 +1636,13 @@ func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RegisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
 	return file_quiver_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RegisterExecutorResponse) GetLiveJobs() []string {
+	if x != nil {
+		return x.LiveJobs
+	}
+	return nil
 }
 
 type HeartbeatRequest struct {
@@ -2509,8 +2520,9 @@ const file_quiver_proto_rawDesc = "" +
 	"\aremoved\x18\x01 \x01(\x05R\aremoved\"z\n" +
 	"\x17RegisterExecutorRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x124\n" +
-	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\"\x1a\n" +
-	"\x18RegisterExecutorResponse\"X\n" +
+	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\"7\n" +
+	"\x18RegisterExecutorResponse\x12\x1b\n" +
+	"\tlive_jobs\x18\x01 \x03(\tR\bliveJobs\"X\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x12#\n" +

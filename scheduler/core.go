@@ -712,6 +712,21 @@ func (c *core) register(e evRegister) {
 	c.noExecSince = time.Time{}
 }
 
+// liveJobIDs lists, sorted, the jobs whose data executors must keep: every
+// job the loop still tracks (running, or finished and not yet forgotten)
+// and every job holding a cache entry. A registering executor deletes the
+// directories of the others (orphans of a restart or of its own loss).
+func (c *core) liveJobIDs() []string {
+	ids := map[string]bool{}
+	for id := range c.jobs {
+		ids[id] = true
+	}
+	for _, e := range c.caches.List("") {
+		ids[e.JobID] = true
+	}
+	return sortedKeys(ids)
+}
+
 // executorLost forgets an executor: its running tasks are re-queued and the
 // completed stage output it held that is still needed is recomputed.
 func (c *core) executorLost(id, why string) {

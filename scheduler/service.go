@@ -197,7 +197,11 @@ func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecuto
 	if _, err := ask(ctx, h.s, ev, reply); err != nil {
 		return nil, grpcErr(err)
 	}
-	return &rpc.RegisterExecutorResponse{}, nil
+	var live []string
+	if err := h.s.inspect(ctx, func(c *core) { live = c.liveJobIDs() }); err != nil {
+		return nil, grpcErr(err)
+	}
+	return &rpc.RegisterExecutorResponse{LiveJobs: live}, nil
 }
 
 func (h *service) Heartbeat(ctx context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {
