@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,4 +171,77 @@ func TestClusterKillDuringCacheBuild(t *testing.T) {
 	if _, rows := outcome(t, s, "SELECT * FROM slow"); fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Errorf("after the kill: %v, want %v", rows, want)
 	}
+}
+
+// TestClusterCacheFresh: with real processes, a cached source rewritten in
+// place and a table replaced give fresh answers; an idle-expired session's
+// next statement works; an executor restarted on its old work dir deletes
+// the job directories nothing owns any more.
+func TestClusterCacheFresh(t *testing.T) {
+	c := startCluster(t, 2, "--heartbeat-timeout", "1s", "--result-ttl", "200ms")
+	s := c.connect(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	writeInts(t, a, 1, 2, 3)
+	writeInts(t, b, 10, 20)
+	sqlRows(t, s, csvTable("src", a))
+	sqlRows(t, s, "CACHE TABLE agg AS SELECT sum(v) FROM src")
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "hit" || fmt.Sprint(rows) != "[[6]]" {
+		t.Fatalf("agg: %s %v", o, rows)
+	}
+	writeInts(t, a, 100, 200, 300, 400)
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "stale" || fmt.Sprint(rows) != "[[1000]]" {
+		t.Fatalf("agg after a.csv was rewritten: %s %v, want stale and 1000", o, rows)
+	}
+	sqlRows(t, s, csvTable("src", b))
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "miss" || fmt.Sprint(rows) != "[[30]]" {
+		t.Fatalf("agg after src was replaced: %s %v, want a miss and 30", o, rows)
+	}
+
+	// The session expires while idle; the next statement re-opens it.
+	sqlRows(t, s, "SET quiver.session.idle_timeout = '100ms'")
+	if _, rows := outcome(t, s, "SELECT * FROM agg"); fmt.Sprint(rows) != "[[30]]" {
+		t.Fatalf("agg: %v", rows)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "dropped" || fmt.Sprint(rows) != "[[30]]" {
+		t.Fatalf("after the idle expiry: %s %v", o, rows)
+	}
+	sqlRows(t, s, "SET quiver.session.idle_timeout = '1h'")
+
+	// Kill every executor; restart them on their work dirs once the
+	// scheduler has lost them: what they held is owned by nothing now.
+	held := c.files(t)
+	if held == 0 {
+		t.Fatal("no files on the executors")
+	}
+	for _, e := range c.executors {
+		e.kill()
+	}
+	time.Sleep(2 * time.Second) // past the heartbeat timeout
+	dirs := slices.Clone(c.workDirs)
+	for _, d := range dirs {
+		c.startExecutorOn(t, d)
+	}
+	waitFor(t, "the restarted executors to sweep their work dirs", func() bool {
+		m := 0
+		for _, d := range dirs {
+			entries, _ := os.ReadDir(d)
+			m += len(entries)
+		}
+		return m == 0
+	})
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "miss" || fmt.Sprint(rows) != "[[30]]" {
+		t.Fatalf("after the restart: %s %v", o, rows)
+	}
+}
+
+// startExecutorOn starts one more executor on work dir dir.
+func (c *testCluster) startExecutorOn(t *testing.T, dir string) *proc {
+	t.Helper()
+	c.workDirs = append(c.workDirs, dir)
+	e := startProc(t, fmt.Sprintf("executor-%d", len(c.executors)), quiverBinary(t), "executor",
+		"--scheduler", c.addr, "--bind", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--work-dir", dir, "--vcores", "2", "--heartbeat", "200ms")
+	c.executors = append(c.executors, e)
+	return e
 }

@@ -180,6 +180,7 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 	if err != nil {
 		return nil, err
 	}
+	s.noteBuilt(status.GetCaches())
 	locs := make([][]physical.PartitionLocation, len(status.Result))
 	for i, p := range status.Result {
 		for _, l := range p.Locations {

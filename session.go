@@ -114,6 +114,12 @@ type Session struct {
 	// standaloneExecutors is how many executors the session's own
 	// standalone cluster has (0: none; local execution or Connect).
 	standaloneExecutors int
+
+	// built holds the cache ids the scheduler materialized for this
+	// session (seen in its queries' cache events), so that a re-opened
+	// session can say which caches lost their data (session_resume.go).
+	builtMu sync.Mutex
+	built   map[string]bool
 }
 
 // NewSession returns an embedded session: no server is needed.

@@ -39,10 +39,33 @@ func (s *Session) reopen(ctx context.Context) ([]CacheEvent, error) {
 	if _, err := r.client.CreateSession(cctx, &rpc.CreateSessionRequest{ProtocolVersion: rpc.ProtocolVersion, Settings: wire, ResumeSessionId: r.sessionID}); err != nil {
 		return nil, err
 	}
+	s.cat.MarkAllLazy()
+	s.builtMu.Lock()
+	built := s.built
+	s.built = nil
+	s.builtMu.Unlock()
 	var dropped []CacheEvent
-	for _, ct := range s.cat.MarkAllLazy() {
-		dropped = append(dropped, CacheEvent{Name: ct.Name, CacheID: ct.CacheID, Outcome: "dropped",
-			Reason: "the scheduler closed the idle session; declared again, built on next use"})
+	for _, ct := range s.cat.AllCached() {
+		if built[ct.CacheID] {
+			dropped = append(dropped, CacheEvent{Name: ct.Name, CacheID: ct.CacheID, Outcome: "dropped",
+				Reason: "the scheduler closed the idle session; declared again, built on next use"})
+		}
 	}
 	return dropped, nil
+}
+
+// noteBuilt records the caches a finished query found materialized or
+// built.
+func (s *Session) noteBuilt(evs []*rpc.CacheEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	s.builtMu.Lock()
+	defer s.builtMu.Unlock()
+	if s.built == nil {
+		s.built = map[string]bool{}
+	}
+	for _, e := range evs {
+		s.built[e.GetCacheId()] = true
+	}
 }

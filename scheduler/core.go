@@ -713,13 +713,17 @@ func (c *core) register(e evRegister) {
 }
 
 // liveJobIDs lists, sorted, the jobs whose data executors must keep: every
-// job the loop still tracks (running, or finished and not yet forgotten)
-// and every job holding a cache entry. A registering executor deletes the
-// directories of the others (orphans of a restart or of its own loss).
+// job not ended, every ended job whose result files wait for their delayed
+// cleanup, and every job holding a cache entry. A registering executor
+// deletes the directories of the others (orphans of a restart or of its
+// own loss).
 func (c *core) liveJobIDs() []string {
 	ids := map[string]bool{}
-	for id := range c.jobs {
+	for _, id := range c.activeJobs() {
 		ids[id] = true
+	}
+	for _, d := range c.delayed {
+		ids[d.jobID] = true
 	}
 	for _, e := range c.caches.List("") {
 		ids[e.JobID] = true
