@@ -18,9 +18,18 @@
 // the caller can unpin and delete their shuffle files. Waiters on a Pending
 // entry are woken by a channel closed on every transition, never by polling.
 //
+// Each entry also carries its lineage (Source: files with size and
+// modification time, memory tables with their version), recorded by
+// SetSources while Pending and compared by the scheduler on every hit
+// (Changed), and a stale mark (MarkStale) for an entry kept with
+// consistency 'snapshot' after its sources changed. Options lists the entry
+// options (ttl, consistency) with their checks. A reader count names the
+// build it was taken on (Release), so a reader of a removed entry never
+// drops a reader of its replacement.
+//
 // The eviction sweeper's policy (TTL and a least-recently-used byte cap that
-// never touches an entry with readers) lives here as methods; running it
-// periodically is the scheduler's job.
+// never touches an entry with readers, and a per-session quota) lives here
+// as methods; running it periodically is the scheduler's job.
 //
 // cache imports Arrow, physical (for PartitionLocation and CacheKey) and qerr,
 // and nothing else of ours.
