@@ -245,3 +245,52 @@ func (c *testCluster) startExecutorOn(t *testing.T, dir string) *proc {
 	c.executors = append(c.executors, e)
 	return e
 }
+
+// TestClusterSchedulerRestartKeepsCaches: kill -9 the scheduler and start
+// it again on the same --state-dir: the executors register again, the
+// client's next statement re-opens its session under the same id, and the
+// materialized cache is a hit with no rebuild.
+func TestClusterSchedulerRestartKeepsCaches(t *testing.T) {
+	state := t.TempDir()
+	c := startCluster(t, 2, "--heartbeat-timeout", "2s", "--state-dir", state)
+	s := c.connect(t)
+	sqlRows(t, s, "CACHE TABLE recent AS "+recentSQL)
+	q := "SELECT count(*), sum(l_quantity) FROM recent"
+	o, want := outcome(t, s, q)
+	if o != "hit" {
+		t.Fatalf("before the restart: %s", o)
+	}
+	before := cacheRow(t, s, "recent")
+	// The registry is written off the loop, moments after each change.
+	time.Sleep(300 * time.Millisecond)
+	c.scheduler.kill()
+	c.scheduler = startProc(t, "scheduler-2", quiverBinary(t), "scheduler", "--bind", c.addr, "--heartbeat-timeout", "2s", "--state-dir", state)
+	var rows [][]string
+	waitFor(t, "a query after the restart", func() bool {
+		ctx := context.Background()
+		df, err := s.SQL(ctx, q)
+		if err != nil {
+			return false
+		}
+		var info quiver.QueryInfo
+		rows = nil
+		for b, err := range df.StreamInfo(ctx, &info) {
+			if err != nil {
+				return false
+			}
+			rows = append(rows, render(df.Schema(), []arrow.RecordBatch{b})...)
+		}
+		o = ""
+		if len(info.Caches) > 0 {
+			o = info.Caches[0].Outcome
+		}
+		return true
+	})
+	if o != "hit" || fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("after the restart: outcome %q rows %v, want a hit of %v", o, rows, want)
+	}
+	after := cacheRow(t, s, "recent")
+	if !after.Created.Equal(before.Created) || after.Hits != before.Hits+1 {
+		t.Errorf("the entry was rebuilt: before %+v, after %+v", before, after)
+	}
+}

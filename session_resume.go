@@ -27,8 +27,9 @@ func unknownSession(err error) bool {
 	return ok && st.Code() == codes.NotFound && strings.Contains(st.Message(), "unknown session")
 }
 
-// reopen re-creates the session on the scheduler under its id and returns
-// one cache line per CACHE TABLE declaration whose data went with it.
+// reopen re-creates the session on the scheduler under its id (after an
+// idle expiry, or a scheduler restart) and returns one cache line per CACHE
+// TABLE declaration whose data went with the old session.
 func (s *Session) reopen(ctx context.Context) ([]CacheEvent, error) {
 	r := s.remote
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -39,14 +40,30 @@ func (s *Session) reopen(ctx context.Context) ([]CacheEvent, error) {
 	if _, err := r.client.CreateSession(cctx, &rpc.CreateSessionRequest{ProtocolVersion: rpc.ProtocolVersion, Settings: wire, ResumeSessionId: r.sessionID}); err != nil {
 		return nil, err
 	}
+	// A scheduler restarted with its state keeps the entries: only those
+	// it no longer has were dropped.
+	kept := map[string]bool{}
+	if resp, err := r.client.ListCaches(cctx, &rpc.ListCachesRequest{SessionId: r.sessionID}); err == nil {
+		for _, c := range resp.GetCaches() {
+			kept[c.GetCacheId()] = true
+		}
+	}
 	s.cat.MarkAllLazy()
 	s.builtMu.Lock()
 	built := s.built
 	s.built = nil
+	for id := range kept {
+		if built[id] {
+			if s.built == nil {
+				s.built = map[string]bool{}
+			}
+			s.built[id] = true
+		}
+	}
 	s.builtMu.Unlock()
 	var dropped []CacheEvent
 	for _, ct := range s.cat.AllCached() {
-		if built[ct.CacheID] {
+		if built[ct.CacheID] && !kept[ct.CacheID] {
 			dropped = append(dropped, CacheEvent{Name: ct.Name, CacheID: ct.CacheID, Outcome: "dropped",
 				Reason: "the scheduler closed the idle session; declared again, built on next use"})
 		}

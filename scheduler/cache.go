@@ -132,6 +132,10 @@ func (c *core) lowerCaches(j *job) (map[cache.Key]*physical.CacheReader, bool, e
 			return nil
 		}
 		r, buildJob, err := c.resolveCache(j, n, key)
+		if err == errAwaitHolders {
+			j.awaitHolders = true
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -145,10 +149,11 @@ func (c *core) lowerCaches(j *job) (map[cache.Key]*physical.CacheReader, bool, e
 		j.waitingOn[key] = buildJob
 		return nil
 	}
+	j.awaitHolders = false
 	if err := walk(j.plan); err != nil {
 		return nil, false, err
 	}
-	if len(j.waitingOn) > 0 {
+	if j.awaitHolders || len(j.waitingOn) > 0 {
 		return nil, true, nil
 	}
 	return hits, false, nil
@@ -219,6 +224,13 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 	for range 3 { // a dead hit becomes a miss; a lost race, a hit
 		e, ok := c.caches.Lookup(key)
 		if ok && e.State == cache.Materialized {
+			if c.holdersDead(e) && e.Created.Before(c.started) && c.now().Before(c.started.Add(c.cfg.HeartbeatTimeout)) {
+				// The scheduler restarted with its state: the executors
+				// holding the entry may not have registered again yet.
+				// Wait for them (a register event or a tick starts the
+				// job again) rather than build a second copy.
+				return nil, "", errAwaitHolders
+			}
 			if c.holdersDead(e) {
 				// Validate-on-read: never read from a dead executor.
 				if removed, ok := c.caches.InvalidateFor(key, cache.CauseExecutorLost); ok {
@@ -470,6 +482,21 @@ func (c *core) jobEndedCaches(j *job) {
 	}
 	if !kept {
 		c.deleteBuildFiles(j)
+	}
+}
+
+// errAwaitHolders: a hit's executors have not registered since the
+// scheduler started; the job waits for them (lowerCaches).
+var errAwaitHolders = errors.New("cache holders not registered yet")
+
+// retryAwaitingHolders starts again the jobs waiting for the executors of
+// their hits to register after a scheduler restart; past the heartbeat
+// timeout they are lost, and the hit becomes a miss.
+func (c *core) retryAwaitingHolders() {
+	for _, jid := range c.activeJobs() {
+		if j := c.jobs[jid]; j != nil && !j.terminal() && j.awaitHolders && len(j.waitingOn) == 0 {
+			c.startJob(j)
+		}
 	}
 }
 

@@ -3,9 +3,13 @@ package scheduler
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 )
@@ -113,5 +117,43 @@ func TestCacheTooBigByEstimate(t *testing.T) {
 	h.submitPlan("q2", cacheNode("c2", unknown), nil)
 	if e := h.entry("c2"); e.State != cache.Pending {
 		t.Fatalf("an input of unknown size was not built: %+v", e)
+	}
+}
+
+// TestCacheReloadedWaitsForHolders: after a restart with a durable
+// registry, a hit on a reloaded entry waits for its executors to register
+// again instead of building a second copy; past the heartbeat timeout they
+// are lost and it is a miss.
+func TestCacheReloadedWaitsForHolders(t *testing.T) {
+	for _, comesBack := range []bool{true, false} {
+		old := time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC)
+		m := cache.NewMemory(cache.WithClock(func() time.Time { return old }))
+		k := key("c1")
+		m.Begin(k, "job-old", "", nil)
+		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
+		loc := physical.PartitionLocation{JobID: "job-old", StageID: 2, Executor: physical.ExecutorMeta{ID: "e1", Host: "127.0.0.1", FlightPort: 1000}, Rows: 1, Bytes: 10}
+		if err := m.Complete(k, "job-old", 2, schema, [][]physical.PartitionLocation{{loc}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		h := newHarness(t, Config{CacheState: m, HeartbeatTimeout: 10 * time.Second, Logf: func(string, ...any) {}})
+		h.register("e2", 2)
+		h.submitPlan("q", cacheNode("c1", nil), nil)
+		if h.hasPlan("q") {
+			t.Fatalf("comesBack=%v: planned before the holder registered", comesBack)
+		}
+		if comesBack {
+			h.register("e1", 2)
+			if a := h.planOf("q"); a.caches[k] == nil {
+				t.Fatalf("after the holder registered: plan %+v", a)
+			}
+			if e := h.entry("c1"); e.JobID != "job-old" {
+				t.Fatalf("entry %+v", e)
+			}
+			continue
+		}
+		h.later(11 * time.Second)
+		if e := h.entry("c1"); e.State != cache.Pending || e.JobID == "job-old" {
+			t.Fatalf("past the heartbeat timeout: %+v, want a rebuild", e)
+		}
 	}
 }

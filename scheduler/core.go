@@ -51,6 +51,10 @@ type core struct {
 	uncached map[cache.Key]bool
 	// gone records why entries were removed (dropEntry), for EXPLAIN.
 	gone map[cache.Key]goneEntry
+	// started is when the loop's state began: entries reloaded from a
+	// durable registry wait up to a heartbeat timeout past it for their
+	// executors to register again.
+	started time.Time
 }
 
 func newCore(cfg Config, now func() time.Time) *core {
@@ -68,6 +72,7 @@ func newCore(cfg Config, now func() time.Time) *core {
 		dirty:         map[string]bool{},
 		caches:        caches,
 		cacheMaxBytes: cfg.CacheMaxBytes,
+		started:       now(),
 	}
 }
 
@@ -145,6 +150,7 @@ func (c *core) handle(ev any) {
 		c.cfg.Logf("scheduler: unknown event %T", ev)
 	}
 	c.settleCaches()
+	c.retryAwaitingHolders()
 	c.placeCacheReads()
 	c.schedule()
 	c.notify()

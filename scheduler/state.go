@@ -126,6 +126,9 @@ type job struct {
 	// staleHits are the snapshot hits of the current resolution whose
 	// sources changed; commitHits gives their events the reason.
 	staleHits []staleHit
+	// awaitHolders: a hit's executors have not registered again since the
+	// scheduler restarted; the job is started again on the next event.
+	awaitHolders bool
 }
 
 func (j *job) terminal() bool {
