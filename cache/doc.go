@@ -4,7 +4,9 @@
 //
 // The registry is the State interface, keyed by Key{SessionID, CacheID}, with
 // an in-memory backend (Memory, the default) and a durable one (Durable) that
-// persists materialized entries to a JSON file. Every entry follows one
+// keeps materialized entries in a bbolt database in the scheduler's state
+// directory, one record per entry, written off the caller's path. Every
+// entry follows one
 // lifecycle:
 //
 //	(absent) --Begin--> Pending{job} --Complete(job)--> Materialized
@@ -31,6 +33,6 @@
 // never touches an entry with readers, and a per-session quota) lives here
 // as methods; running it periodically is the scheduler's job.
 //
-// cache imports Arrow, physical (for PartitionLocation and CacheKey) and qerr,
-// and nothing else of ours.
+// cache imports Arrow, bbolt, physical (for PartitionLocation and CacheKey),
+// settings and qerr, and nothing else of ours.
 package cache
