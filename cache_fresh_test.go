@@ -106,6 +106,15 @@ func TestCacheReplacedTable(t *testing.T) {
 		t.Fatalf("agg after src replaced again = %s, want 6", got)
 	}
 
+	// CREATE OR REPLACE VIEW of a cache's own name: the new query is cached.
+	sqlRows(t, s, "CREATE OR REPLACE VIEW agg AS SELECT max(v) FROM src")
+	if got, _ := runInfo(t, s, "SELECT * FROM agg"); got != "3" {
+		t.Fatalf("agg after its view was replaced = %s, want max 3", got)
+	}
+	if info := cacheRow(t, s, "agg"); info.State != "materialized" {
+		t.Fatalf("agg after its view was replaced: %+v", info)
+	}
+
 	// DROP TABLE removes every cache that reads it; agg's view stays.
 	sqlRows(t, s, "DROP TABLE src")
 	infos, err := s.Caches(context.Background())

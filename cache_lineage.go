@@ -106,11 +106,14 @@ func (s *Session) replanCache(ctx context.Context, ct *catalog.Cached) {
 	text := "CACHE LAZY TABLE " + quoteIdent(ct.Name)
 	var view *catalog.View
 	if ct.OwnsView {
+		query := ct.SQL
 		if v, ok := s.cat.View(ct.Name); ok {
-			view = v
+			// The view's query now: CREATE OR REPLACE VIEW of the cache's
+			// own name is the user's new definition.
+			view, query = v, v.SQL
 			s.cat.DropView(ct.Name, true)
 		}
-		text += " AS " + ct.SQL
+		text += " AS " + query
 	}
 	stmt, err := s.plan(sql.Source{Text: text, Line: 1, Col: 1})
 	if err == nil {

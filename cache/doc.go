@@ -6,8 +6,7 @@
 // an in-memory backend (Memory, the default) and a durable one (Durable) that
 // keeps materialized entries in a bbolt database in the scheduler's state
 // directory, one record per entry, written off the caller's path. Every
-// entry follows one
-// lifecycle:
+// entry follows one lifecycle:
 //
 //	(absent) --Begin--> Pending{job} --Complete(job)--> Materialized
 //	                    Pending{job} --Abort(job)-----> (absent)
