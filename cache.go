@@ -27,6 +27,9 @@ type CacheInfo struct {
 	// changed: Stale says which).
 	State      string
 	Stale      string
+	// Shared counts the other caches (of any session) holding the same
+	// data: one copy on disk, deleted with the last holder.
+	Shared int
 	Partitions int
 	Rows       int64
 	Bytes      int64
@@ -334,7 +337,7 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 	for _, c := range resp.Caches {
 		info := CacheInfo{
 			Name: c.Name, CacheID: c.CacheId, State: c.State, Partitions: int(c.Partitions), Rows: c.Rows,
-			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits, Stale: c.Stale,
+			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits, Stale: c.Stale, Shared: int(c.Shared),
 		}
 		if c.Stale != "" && c.State == "materialized" {
 			info.State = "stale"
@@ -375,18 +378,19 @@ func (s *Session) showCaches(ctx context.Context) (*DataFrame, error) {
 	}
 	rows := make([][]any, len(infos))
 	for i, c := range infos {
-		rows[i] = []any{c.Name, c.CacheID, c.State, int64(c.Partitions), c.Rows, c.Bytes, strings.Join(c.Executors, ","), c.Hits, ts(c.Created), ts(c.LastHit)}
+		rows[i] = []any{c.Name, c.CacheID, c.State, int64(c.Partitions), c.Rows, c.Bytes, strings.Join(c.Executors, ","), c.Hits, ts(c.Created), ts(c.LastHit), int64(c.Shared)}
 	}
 	var bytes int64
 	for _, c := range infos {
 		bytes += c.Bytes
 	}
-	rows = append(rows, []any{nil, nil, "totals", nil, nil, bytes, stats.String(), stats.Hits, nil, nil})
+	rows = append(rows, []any{nil, nil, "totals", nil, nil, bytes, stats.String(), stats.Hits, nil, nil, nil})
 	return s.typedTable([]logical.Field{
 		{Name: "name", Type: logical.String, Nullable: true}, {Name: "cache_id", Type: logical.String, Nullable: true}, {Name: "state", Type: logical.String},
 		{Name: "partitions", Type: logical.Int64, Nullable: true}, {Name: "rows", Type: logical.Int64, Nullable: true}, {Name: "bytes", Type: logical.Int64},
 		{Name: "executors", Type: logical.String}, {Name: "hits", Type: logical.Int64},
 		{Name: "created", Type: logical.String, Nullable: true}, {Name: "last_hit", Type: logical.String, Nullable: true},
+		{Name: "shared", Type: logical.Int64, Nullable: true},
 	}, rows)
 }
 

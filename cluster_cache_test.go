@@ -294,3 +294,51 @@ func TestClusterSchedulerRestartKeepsCaches(t *testing.T) {
 		t.Errorf("the entry was rebuilt: before %+v, after %+v", before, after)
 	}
 }
+
+// TestClusterCacheSharedAcrossSessions: two sessions caching the same query
+// over the same files build once and keep one copy on disk; the copy goes
+// when the last of them closes.
+func TestClusterCacheSharedAcrossSessions(t *testing.T) {
+	c := startCluster(t, 2, "--result-ttl", "200ms")
+	s1 := c.connect(t)
+	s2 := c.connect(t)
+	sqlRows(t, s1, "CACHE TABLE recent AS "+recentSQL)
+	sqlRows(t, s2, "CACHE TABLE recent AS "+recentSQL)
+	i1, i2 := cacheRow(t, s1, "recent"), cacheRow(t, s2, "recent")
+	if i1.Shared != 1 || i2.Shared != 1 || i1.Bytes != i2.Bytes || i1.Bytes == 0 {
+		t.Fatalf("SHOW CACHES: %+v and %+v, want one shared copy", i1, i2)
+	}
+	st, err := s2.CacheStats(context.Background())
+	if err != nil || st.Misses != 1 || st.Materializations != 1 {
+		t.Fatalf("stats %+v %v, want one build", st, err)
+	}
+	bytesOnDisk := func() int64 {
+		var n int64
+		for _, dir := range c.workDirs {
+			filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && strings.HasSuffix(path, ".arrow") {
+					if info, err := d.Info(); err == nil {
+						n += info.Size()
+					}
+				}
+				return nil
+			})
+		}
+		return n
+	}
+	waitFor(t, "one copy on disk", func() bool { return bytesOnDisk() == i1.Bytes })
+	if o, rows := outcome(t, s2, "SELECT count(*) FROM recent"); o != "hit" || len(rows) != 1 {
+		t.Fatalf("s2 reads: %s %v", o, rows)
+	}
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := bytesOnDisk(); n != i1.Bytes {
+		t.Fatalf("after s1 closed: %d bytes on disk, want the shared %d", n, i1.Bytes)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the last holder's files to go", func() bool { return bytesOnDisk() == 0 })
+}

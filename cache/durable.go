@@ -80,6 +80,7 @@ type fileEntry struct {
 	Options   map[string]string `json:"options,omitempty"`
 	Sources   []Source          `json:"sources,omitempty"`
 	Stale     string            `json:"stale,omitempty"`
+	Content   string            `json:"content_key,omitempty"`
 }
 
 // fileLocation is physical.PartitionLocation with stable JSON names, so the
@@ -183,7 +184,7 @@ func (fe fileEntry) entry() (Entry, error) {
 		Key: k, Name: fe.Name, State: Materialized, JobID: fe.JobID, StageID: fe.StageID,
 		Schema: schema, Locations: locs, Disjoint: fe.Disjoint, Rows: fe.Rows, Bytes: fe.Bytes,
 		Created: fe.Created, LastHit: fe.LastHit, Hits: fe.Hits, Options: fe.Options,
-		Sources: fe.Sources, Stale: fe.Stale,
+		Sources: fe.Sources, Stale: fe.Stale, ContentKey: fe.Content,
 	}, nil
 }
 
@@ -324,7 +325,7 @@ func encodeEntry(e Entry) ([]byte, error) {
 		SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, JobID: e.JobID, StageID: e.StageID,
 		Schema: schema, Locations: make([][]fileLocation, len(e.Locations)), Disjoint: e.Disjoint, Rows: e.Rows, Bytes: e.Bytes,
 		Created: e.Created, LastHit: e.LastHit, Hits: e.Hits, Options: e.Options,
-		Sources: e.Sources, Stale: e.Stale,
+		Sources: e.Sources, Stale: e.Stale, Content: e.ContentKey,
 	}
 	for i, part := range e.Locations {
 		fe.Locations[i] = make([]fileLocation, len(part))

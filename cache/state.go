@@ -111,6 +111,10 @@ type Entry struct {
 	// Stale, when set, says which sources changed since the build of an
 	// entry kept with consistency 'snapshot' (MarkStale).
 	Stale string
+	// ContentKey fingerprints what the entry holds: its input plan and its
+	// sources' fingerprints ("" when it may not be shared). Entries with
+	// one content key may share one copy of the data (Attach).
+	ContentKey string
 }
 
 // Executors returns the distinct ids of the executors holding the entry's
@@ -294,4 +298,18 @@ type State interface {
 	// MarkStale records on materialized k that its sources changed (reason
 	// names them) while it keeps serving; false if k is not materialized.
 	MarkStale(k Key, reason string) bool
+	// SetContentKey records the content key of jobID's Pending claim on k.
+	// Not owning the claim is ErrStale.
+	SetContentKey(k Key, jobID, contentKey string) error
+	// FindContent returns an entry holding contentKey, a materialized one
+	// first (the least recently created), else a pending one.
+	FindContent(contentKey string) (Entry, bool)
+	// Attach registers absent k as materialized over the data of
+	// materialized from (same job, stage and files: one copy, a reference
+	// per holder), with its own name, options and counters, and returns
+	// it; false if k exists or from is not materialized.
+	Attach(k Key, name string, opts map[string]string, from Key) (Entry, bool)
+	// Sharers counts the other entries over the same data as e (the same
+	// job and stage): e's files may be deleted only when it is 0.
+	Sharers(e Entry) int
 }

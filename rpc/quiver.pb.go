@@ -1020,8 +1020,10 @@ type CacheInfo struct {
 	// What a query would do with the entry now, after the checks a query
 	// makes (live executors, changed files): hit | pending | stale | miss,
 	// and why when not a hit.
-	Check         string `protobuf:"bytes,14,opt,name=check,proto3" json:"check,omitempty"`
-	Reason        string `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
+	Check  string `protobuf:"bytes,14,opt,name=check,proto3" json:"check,omitempty"`
+	Reason string `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
+	// How many other entries share this one's data (one copy on disk).
+	Shared        int32 `protobuf:"varint,16,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1159,6 +1161,13 @@ func (x *CacheInfo) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *CacheInfo) GetShared() int32 {
+	if x != nil {
+		return x.Shared
+	}
+	return 0
 }
 
 type ListCachesRequest struct {
@@ -2466,7 +2475,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"1\n" +
 	"\x11CancelJobResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\x9c\x03\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xb4\x03\n" +
 	"\tCacheInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2486,7 +2495,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\bdisjoint\x18\f \x03(\x05R\bdisjoint\x12\x14\n" +
 	"\x05stale\x18\r \x01(\tR\x05stale\x12\x14\n" +
 	"\x05check\x18\x0e \x01(\tR\x05check\x12\x16\n" +
-	"\x06reason\x18\x0f \x01(\tR\x06reason\"2\n" +
+	"\x06reason\x18\x0f \x01(\tR\x06reason\x12\x16\n" +
+	"\x06shared\x18\x10 \x01(\x05R\x06shared\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xae\x02\n" +

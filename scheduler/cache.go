@@ -262,6 +262,24 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		if err != nil {
 			return nil, "", err
 		}
+		srcs := c.sourcesOf(j, n)
+		ck := contentKey(n, srcs)
+		if f, ok := c.caches.FindContent(ck); ok {
+			switch {
+			case f.State == cache.Materialized && !c.holdersDead(f) && len(cache.Changed(f.Sources, srcs)) == 0:
+				// The same data is materialized (in this session or
+				// another): attach to it, one copy on disk.
+				if a, ok := c.caches.Attach(key, n.Name, opts, f.Key); ok {
+					c.recordEvent(j, key, n.Name, outcomeHit, a)
+					c.setEventReason(j, key, "shared with "+cacheLabel(f.Name, f.Key.CacheID))
+					return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, a.Name), OutSchema: a.Schema, Locations: a.Locations, Disjoint: a.Disjoint}, "", nil
+				}
+			case f.State == cache.Pending:
+				// Being built for another cache: wait, then attach.
+				c.recordEvent(j, key, n.Name, outcomePending, f)
+				return nil, f.JobID, nil
+			}
+		}
 		if err := c.estimateTooBig(j, n); err != nil {
 			return nil, "", err
 		}
@@ -269,7 +287,10 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		res, e := c.caches.Begin(key, childID, n.Name, opts)
 		switch res {
 		case cache.Claimed:
-			if err := c.caches.SetSources(key, childID, c.sourcesOf(j, n)); err != nil {
+			if err := c.caches.SetSources(key, childID, srcs); err != nil {
+				return nil, "", err
+			}
+			if err := c.caches.SetContentKey(key, childID, ck); err != nil {
 				return nil, "", err
 			}
 			c.recordEvent(j, key, n.Name, outcomeMiss, e)
@@ -525,6 +546,9 @@ func (c *core) settleCaches() {
 				if e, ok := c.caches.Lookup(key); ok && e.State == cache.Pending && e.JobID == buildID {
 					continue // still building
 				}
+				if b := c.jobs[buildID]; b != nil && !b.terminal() {
+					continue // still building another cache of the same content
+				}
 				delete(j.waitingOn, key)
 				b := c.jobs[buildID]
 				if b == nil || b.build == nil || !b.build.aborted {
@@ -570,6 +594,9 @@ func sortedCacheKeys(m map[cache.Key]string) []cache.Key {
 func (c *core) deleteEntryFiles(e cache.Entry) {
 	if e.StageID == cache.UnknownStage || e.JobID == "" {
 		return
+	}
+	if c.caches.Sharers(e) > 0 {
+		return // another entry holds the same files: the last holder deletes them
 	}
 	for _, id := range e.Executors() {
 		ex := c.executors[id]
@@ -877,7 +904,7 @@ func (c *core) listCaches(sessionID string) cacheList {
 	c.touchSession(sessionID)
 	out := cacheList{infos: []*rpc.CacheInfo{}}
 	for _, e := range c.caches.List(sessionID) {
-		info := cacheInfo(e)
+		info := c.withShared(cacheInfo(e), e)
 		switch {
 		case e.State == cache.Pending:
 			info.Check = outcomePending
@@ -980,6 +1007,14 @@ func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 		info.LastHitUnixMs = e.LastHit.UnixMilli()
 	}
 	info.Stale = e.Stale
+	return info
+}
+
+// withShared sets info's count of entries sharing e's data.
+func (c *core) withShared(info *rpc.CacheInfo, e cache.Entry) *rpc.CacheInfo {
+	if e.State == cache.Materialized {
+		info.Shared = int32(c.caches.Sharers(e))
+	}
 	return info
 }
 

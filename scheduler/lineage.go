@@ -1,13 +1,19 @@
 package scheduler
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
+	lcodec "github.com/quiverdb/quiver/logical/codec"
 )
 
 // Cache freshness (ARCHITECTURE.md §4). Every entry records its lineage, the
@@ -137,4 +143,46 @@ func (c *core) sourcesOf(j *job, n *logical.Cache) []cache.Source {
 		return strings.Compare(a.Path, b.Path)
 	})
 	return slices.CompactFunc(out, func(a, b cache.Source) bool { return a == b })
+}
+
+// contentKey fingerprints what Cache node n would hold: its input plan
+// (encoded deterministically) and its sources' fingerprints. Two caches of
+// the same plan over the same unchanged files, in any session, have one
+// content key and may share one copy. An input over a memory table (its
+// data lives in one client's process) or another cache (ids differ per
+// session) gets none, and so does one reading no file (nothing worth
+// sharing): "" is never shared.
+func contentKey(n *logical.Cache, srcs []cache.Source) string {
+	shareable, files := true, false
+	logical.Inspect(n.Input, func(p logical.Plan) bool {
+		switch p := p.(type) {
+		case *logical.Cache:
+			shareable = false
+		case *logical.Scan:
+			if p.Table == nil || p.Table.Format == catalog.Memory {
+				shareable = false
+			}
+			files = true
+		}
+		return shareable
+	})
+	if !shareable || !files {
+		return ""
+	}
+	m, err := lcodec.EncodePlan(n.Input)
+	if err != nil {
+		return ""
+	}
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(b)
+	js, err := json.Marshal(srcs)
+	if err != nil {
+		return ""
+	}
+	h.Write(js)
+	return hex.EncodeToString(h.Sum(nil))
 }

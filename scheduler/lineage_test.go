@@ -154,3 +154,75 @@ func TestCacheFileStat(t *testing.T) {
 		t.Fatalf("removed file: %+v", ev)
 	}
 }
+
+// TestCacheSharedByContent: a cache of the same plan over the same files in
+// another session attaches to the data being built or built (one build,
+// one copy); the files go only with the last holder.
+func TestCacheSharedByContent(t *testing.T) {
+	h := cacheHarness(t, Config{})
+	h.send(evCreateSession{id: "s2", reply: make(chan struct{}, 1)})
+	path := filepath.Join(t.TempDir(), "a.csv")
+	if err := os.WriteFile(path, []byte("v\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stat := func(job string) {
+		t.Helper()
+		acts := ofType[actStat](h.acts)
+		a := acts[len(acts)-1]
+		if a.jobID != job {
+			t.Fatalf("last stat is %s's, want %s's", a.jobID, job)
+		}
+		h.send(evStatted{jobID: job, gen: a.gen, files: statFiles(a.paths)})
+	}
+	node := func(session, id string) *logical.Cache {
+		return &logical.Cache{CacheID: id, SessionID: session, Input: fileScan(path), Name: "same"}
+	}
+	submit := func(job, session string, n *logical.Cache) {
+		t.Helper()
+		reply := make(chan error, 1)
+		h.send(evSubmit{jobID: job, session: session, plan: n, reply: reply})
+		if err := <-reply; err != nil {
+			t.Fatal(err)
+		}
+		stat(job)
+	}
+	k1 := cache.Key{SessionID: "s", CacheID: "c1"}
+	k2 := cache.Key{SessionID: "s2", CacheID: "c2"}
+	submit("q1", "s", node("s", "c1"))
+	b := h.builder(k1)
+	// While c1 is being built, the same content in s2 waits for it.
+	submit("q2", "s2", node("s2", "c2"))
+	if ev := h.eventOf("q2", k2); ev.outcome != outcomePending {
+		t.Fatalf("q2: %+v, want pending on the build of c1", ev)
+	}
+	if _, ok := h.c.caches.Lookup(k2); ok {
+		t.Fatal("c2 was claimed: a second build")
+	}
+	h.drive(b)
+	h.drive("q1")
+	h.drive("q2")
+	e1, _ := h.c.caches.Lookup(k1)
+	e2, ok := h.c.caches.Lookup(k2)
+	if !ok || e2.JobID != b || e2.StageID != e1.StageID || e2.ContentKey == "" || e2.ContentKey != e1.ContentKey {
+		t.Fatalf("c2 %+v, want it over c1's data", e2)
+	}
+	if ev := h.eventOf("q2", k2); ev.reason != "shared with same" {
+		t.Errorf("q2 event %+v", ev)
+	}
+	if st := h.c.caches.Stats(); st.Misses != 1 || st.Materializations != 1 {
+		t.Fatalf("stats %+v, want one build", st)
+	}
+	if infos := h.c.listCaches("s2").infos; len(infos) != 1 || infos[0].Shared != 1 {
+		t.Fatalf("SHOW CACHES of s2: %v", infos)
+	}
+	// s closes: c1 goes, its files stay for c2.
+	h.acts = nil
+	h.send(evCloseSession{id: "s", reply: make(chan struct{}, 1)})
+	if rm := removals(h.acts, b); len(rm) != 0 {
+		t.Fatalf("shared files deleted while c2 holds them: %v", rm)
+	}
+	h.send(evCloseSession{id: "s2", reply: make(chan struct{}, 1)})
+	if rm := removals(h.acts, b); len(rm) == 0 {
+		t.Fatal("the last holder's files were not deleted")
+	}
+}
