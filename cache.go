@@ -25,11 +25,11 @@ type CacheInfo struct {
 	// State is lazy (declared, not built), pending, materialized, or stale
 	// (materialized, kept with consistency 'snapshot' after a source
 	// changed: Stale says which).
-	State      string
-	Stale      string
+	State string
+	Stale string
 	// Shared counts the other caches (of any session) holding the same
 	// data: one copy on disk, deleted with the last holder.
-	Shared int
+	Shared     int
 	Partitions int
 	Rows       int64
 	Bytes      int64
