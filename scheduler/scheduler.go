@@ -270,6 +270,19 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 			ev := s.safePlan(ctx, a)
 			s.post(ctx, ev)
 		})
+	case actStat:
+		s.goRun(func() {
+			ev := evStatted{jobID: a.jobID, gen: a.gen}
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						s.cfg.Logf("scheduler: stat files of job %s panicked: %v", a.jobID, r)
+					}
+				}()
+				ev.files = statFiles(a.paths)
+			}()
+			s.post(ctx, ev)
+		})
 	case actLaunch:
 		s.enqueue(ctx, a.addr, func() {
 			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {

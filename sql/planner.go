@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -26,6 +27,18 @@ import (
 type Planner struct {
 	cat     *catalog.Catalog
 	parsers []*parser.Parser
+	// refs, while a CACHE TABLE statement is planned, collects the
+	// lower-cased names of the tables, views and cached names its query
+	// resolves, views' own references included (CacheTable.Deps).
+	refs map[string]bool
+}
+
+// noteRef records a catalog name a query resolved, if references are being
+// collected.
+func (p *Planner) noteRef(name string) {
+	if p.refs != nil {
+		p.refs[strings.ToLower(name)] = true
+	}
 }
 
 // NewPlanner returns a planner over cat.
@@ -197,12 +210,14 @@ func (b *builder) statement() (Statement, error) {
 	case "CACHE":
 		return b.cache(c)
 	case "UNCACHE":
+		return b.uncache(c, false)
+	case "REFRESH":
 		c.next()
-		if err := c.expect("TABLE"); err != nil {
+		if err := c.expect("CACHE"); err != nil {
 			return nil, err
 		}
-		st := &UncacheTable{IfExists: c.accept("IF", "EXISTS")}
-		if st.Name, err = c.name("table name"); err != nil {
+		st := &RefreshCache{}
+		if st.Name, err = c.name("cache name"); err != nil {
 			return nil, err
 		}
 		return st, c.end()
@@ -280,6 +295,9 @@ func (b *builder) statement() (Statement, error) {
 		if c.done() {
 			return nil, c.errHere("EXPLAIN needs a query")
 		}
+		if c.cur().is("UNCACHE") && !st.Analyze && !st.Verbose && !st.Distributed {
+			return b.uncache(c, true)
+		}
 		lp, err := b.query(text[c.off():], c.off())
 		if err != nil {
 			return nil, err
@@ -333,7 +351,7 @@ var knownStatements = map[string]bool{
 // statementWords are the first words of the statements Quiver runs, for
 // suggesting one when a first word is misspelled.
 var statementWords = []string{"SELECT", "WITH", "VALUES", "EXPLAIN", "CREATE", "DROP", "CACHE",
-	"UNCACHE", "CLEAR", "SHOW", "DESCRIBE", "SET"}
+	"UNCACHE", "CLEAR", "SHOW", "DESCRIBE", "SET", "REFRESH"}
 
 // suggestStatement returns the statement word within one edit of word, if
 // any.
@@ -510,6 +528,22 @@ func (b *builder) drop(c *cursor) (Statement, error) {
 	return &DropTable{Name: name, IfExists: ifExists}, nil
 }
 
+// uncache is UNCACHE TABLE [IF EXISTS] name [CASCADE], after EXPLAIN when
+// explain is set.
+func (b *builder) uncache(c *cursor, explain bool) (Statement, error) {
+	c.next()
+	if err := c.expect("TABLE"); err != nil {
+		return nil, err
+	}
+	st := &UncacheTable{IfExists: c.accept("IF", "EXISTS"), Explain: explain}
+	var err error
+	if st.Name, err = c.name("table name"); err != nil {
+		return nil, err
+	}
+	st.Cascade = c.accept("CASCADE")
+	return st, c.end()
+}
+
 func (b *builder) cache(c *cursor) (Statement, error) {
 	c.next()
 	st := &CacheTable{Lazy: c.accept("LAZY")}
@@ -526,7 +560,16 @@ func (b *builder) cache(c *cursor) (Statement, error) {
 		}
 	}
 	c.accept("AS")
+	b.p.refs = map[string]bool{}
+	defer func() { b.p.refs = nil }()
 	if c.done() {
+		b.p.noteRef(st.Name)
+		if v, ok := b.p.cat.View(st.Name); ok {
+			if _, err := b.planView(v); err != nil {
+				return nil, err
+			}
+		}
+		st.Deps = sortedRefs(b.p.refs)
 		return st, nil
 	}
 	off := c.off()
@@ -534,7 +577,17 @@ func (b *builder) cache(c *cursor) (Statement, error) {
 		return nil, err
 	}
 	st.SQL = c.text[off:]
+	st.Deps = sortedRefs(b.p.refs)
 	return st, nil
+}
+
+func sortedRefs(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ---- TiDB -------------------------------------------------------------------

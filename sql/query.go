@@ -474,6 +474,7 @@ func (b *builder) tableRef(tn *ast.TableName, alias string) (logical.Plan, error
 			return logical.NewSubqueryAlias(lp, alias), nil
 		}
 	}
+	b.p.noteRef(name)
 	// A name marked by CACHE TABLE reads through its Cache node.
 	if c, ok := b.p.cat.Cached(name); ok {
 		if lp, ok := c.Plan.(logical.Plan); ok {
