@@ -43,8 +43,8 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	case ast.SelectStmtKindTable:
 		return nil, qerr.NotImplementedf("sql: TABLE statements are not supported")
 	}
-	if len(s.WindowSpecs) > 0 {
-		return nil, qerr.NotImplementedf("sql: WINDOW clauses are not supported")
+	if err := resolveNamedWindows(s); err != nil {
+		return nil, err
 	}
 	if s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone {
 		return nil, qerr.NotImplementedf("sql: locking clauses are not supported")
@@ -179,6 +179,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			if hasAgg(g) {
 				return nil, qerr.Planf("aggregate functions are not allowed in GROUP BY: %s", g)
 			}
+			if err := noWindows("GROUP BY", g); err != nil {
+				return nil, err
+			}
 			groups = append(groups, g)
 		}
 	}
@@ -189,6 +192,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			return nil, err
 		}
 		if having, err = logical.Coerce(h, in); err != nil {
+			return nil, err
+		}
+		if err := noWindows("HAVING", having); err != nil {
 			return nil, err
 		}
 	}
@@ -307,6 +313,24 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 				return nil, err
 			}
 		}
+	}
+
+	// Window functions, over the grouped rows.
+	winExprs := make([]logical.Expr, 0, len(items)+len(order))
+	for _, it := range items {
+		winExprs = append(winExprs, it.expr)
+	}
+	for _, k := range order {
+		winExprs = append(winExprs, k.expr)
+	}
+	if input, winExprs, err = windows(input, winExprs); err != nil {
+		return nil, err
+	}
+	for i := range items {
+		items[i].expr = winExprs[i]
+	}
+	for i := range order {
+		order[i].expr = winExprs[len(items)+i]
 	}
 
 	// Projection: the select list, then hidden ORDER BY columns.
