@@ -117,6 +117,9 @@ func prepass(text string, toks []token) (*rewritten, error) {
 			}
 		}
 		switch {
+		case t.Kind == tokIdent && t.is("QUALIFY"):
+			// Reserved, as in DuckDB; TiDB would read it as a table alias.
+			return nil, qerr.NotImplementedf("sql: QUALIFY is not supported (line %d, column %d); filter on the window function in an outer query", t.Line, t.Col)
 		case t.punct("||"):
 			edits = append(edits, edit{t.Off, t.End, concatMarker})
 		case t.punct("<=") && pun(i+1, ">") && toks[i+1].Off == t.End:
