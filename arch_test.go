@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"exec/scan":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/shuffle":      {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/sort":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
+	"exec/window":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/sort", "qerr"},
 	"exec/hashtable":    {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/kernel":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "qerr"},
 	"exec/execop":       {"physical", "exec/filemap", "qerr"},
