@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -49,7 +50,10 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		}
 	}
 	// Groups with the same PARTITION BY next to each other need one
-	// exchange between them.
+	// exchange between them, and the longest ORDER BY first lets a group
+	// whose sort keys are a prefix of the previous one's skip its sort.
+	// Windows without PARTITION BY gather all rows in one partition, so
+	// they come last: the others run in parallel before.
 	partKey := func(g *group) string {
 		parts := make([]string, len(g.spec.PartitionBy))
 		for i, e := range g.spec.PartitionBy {
@@ -57,10 +61,19 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		}
 		return strings.Join(parts, "\x00")
 	}
-	slices.SortStableFunc(groups, func(a, b *group) int { return strings.Compare(partKey(a), partKey(b)) })
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		if c := cmp.Compare(min(len(a.spec.PartitionBy), 1), min(len(b.spec.PartitionBy), 1)); c != 0 {
+			return -c
+		}
+		if c := strings.Compare(partKey(a), partKey(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(len(b.spec.OrderBy), len(a.spec.OrderBy))
+	})
 
 	plan := in
 	prevPart := "\x01" // matches no key list
+	var prevKeys []physical.SortKey
 	var order []int    // n.List positions in physical output order
 	for _, g := range groups {
 		part, err := exprs(g.spec.PartitionBy, is)
@@ -91,11 +104,16 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 					plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1}
 				}
 			}
+		case pk == prevPart && sortPrefix(keys, prevKeys):
+			// The previous link's sort already orders these rows.
 		case pk == prevPart || plan.OutputPartitions() == 1:
 			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
 		default:
 			plan = &physical.Repartition{Input: plan, Keys: part, N: pl.cfg.TargetPartitions}
 			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
+		}
+		if pk != prevPart || !sortPrefix(keys, prevKeys) {
+			prevKeys = keys
 		}
 		prevPart = pk
 		funcs := make([]physical.WindowFuncExpr, len(g.idx))
@@ -125,6 +143,19 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		cols = append(cols, &physical.Column{Index: at, Name: ps.Field(at).Name, Type: ps.Field(at).Type})
 	}
 	return &physical.Projection{Input: plan, Exprs: cols, Names: outNames}, nil
+}
+
+// sortPrefix reports whether keys are a prefix of prev.
+func sortPrefix(keys, prev []physical.SortKey) bool {
+	if len(keys) > len(prev) {
+		return false
+	}
+	for i, k := range keys {
+		if k.String() != prev[i].String() {
+			return false
+		}
+	}
+	return true
 }
 
 func windowFunc(w *logical.WindowExpr, is *logical.Schema, f logical.Field, name string) (physical.WindowFuncExpr, error) {
