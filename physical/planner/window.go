@@ -74,7 +74,7 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 	plan := in
 	prevPart := "\x01" // matches no key list
 	var prevKeys []physical.SortKey
-	var order []int    // n.List positions in physical output order
+	var order []int // n.List positions in physical output order
 	for _, g := range groups {
 		part, err := exprs(g.spec.PartitionBy, is)
 		if err != nil {
