@@ -329,6 +329,8 @@ func intValues(a arrow.Array) ([]int64, bool) {
 		return widen[uint16, int64](arrow.GetValues[uint16](d, 1)), true
 	case arrow.UINT32:
 		return widen[uint32, int64](arrow.GetValues[uint32](d, 1)), true
+	case arrow.UINT64:
+		return widen[uint64, int64](arrow.GetValues[uint64](d, 1)), true
 	}
 	return nil, false
 }

@@ -107,6 +107,9 @@ func checkFunc(f physical.WindowFuncExpr, orderBy []physical.SortKey) error {
 			return qerr.Internalf("exec: nth_value needs a positive constant")
 		}
 	}
+	if want := resultType(f); want == nil || !arrow.TypeEqual(want, f.Type) {
+		return qerr.Internalf("exec: window %s has type %s, computes %v", f, f.Type, want)
+	}
 	fr := f.Frame
 	if fr.Unit == physical.FrameRange && (isOffset(fr.Start) || isOffset(fr.End)) {
 		if len(orderBy) != 1 {
@@ -117,6 +120,36 @@ func checkFunc(f physical.WindowFuncExpr, orderBy []physical.SortKey) error {
 		}
 	}
 	return nil
+}
+
+// resultType is the type the operator computes for f (nil: none it can).
+func resultType(f physical.WindowFuncExpr) arrow.DataType {
+	switch f.Func {
+	case physical.WinRowNumber, physical.WinRank, physical.WinDenseRank, physical.WinNtile:
+		return arrow.PrimitiveTypes.Int64
+	case physical.WinPercentRank, physical.WinCumeDist:
+		return arrow.PrimitiveTypes.Float64
+	case physical.WinAggregate:
+		switch f.Agg {
+		case physical.AggCount:
+			return arrow.PrimitiveTypes.Int64
+		case physical.AggAvg:
+			return arrow.PrimitiveTypes.Float64
+		case physical.AggSum:
+			t := f.Args[0].DataType()
+			if d, ok := t.(*arrow.Decimal128Type); ok {
+				return &arrow.Decimal128Type{Precision: 38, Scale: d.Scale}
+			}
+			if _, ok := rangeKind(t); ok && t.ID() != arrow.DATE32 {
+				if arrow.IsFloating(t.ID()) {
+					return arrow.PrimitiveTypes.Float64
+				}
+				return arrow.PrimitiveTypes.Int64
+			}
+			return nil
+		}
+	}
+	return f.Args[0].DataType()
 }
 
 func isOffset(b physical.FrameBound) bool {
