@@ -43,7 +43,8 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	case ast.SelectStmtKindTable:
 		return nil, qerr.NotImplementedf("sql: TABLE statements are not supported")
 	}
-	if err := resolveNamedWindows(s); err != nil {
+	qualifyAST, err := resolveNamedWindows(s)
+	if err != nil {
 		return nil, err
 	}
 	if s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone {
@@ -198,6 +199,16 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			return nil, err
 		}
 	}
+	var qualify logical.Expr
+	if qualifyAST != nil {
+		q, err := b.expr(qualifyAST, &exprCtx{sc: sc, aggOK: true, clause: "QUALIFY", aliases: aliases})
+		if err != nil {
+			return nil, err
+		}
+		if qualify, err = logical.Coerce(q, in); err != nil {
+			return nil, err
+		}
+	}
 	var aggs []logical.Expr
 	seen := map[string]bool{}
 	collect := func(e logical.Expr) {
@@ -217,6 +228,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	}
 	if having != nil {
 		collect(having)
+	}
+	if qualify != nil {
+		collect(qualify)
 	}
 	for _, k := range order {
 		if k.expr != nil {
@@ -239,6 +253,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	}
 	if having != nil {
 		findGrouping(having)
+	}
+	if qualify != nil {
+		findGrouping(qualify)
 	}
 	for _, k := range order {
 		if k.expr != nil {
@@ -304,6 +321,11 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 				}
 			}
 		}
+		if qualify != nil {
+			if qualify, err = rewrite(qualify, "QUALIFY"); err != nil {
+				return nil, err
+			}
+		}
 		input = agg
 		if having != nil {
 			if having, err = rewrite(having, "HAVING"); err != nil {
@@ -323,8 +345,15 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	for _, k := range order {
 		winExprs = append(winExprs, k.expr)
 	}
+	winExprs = append(winExprs, qualify)
 	if input, winExprs, err = windows(input, winExprs); err != nil {
 		return nil, err
+	}
+	if q := winExprs[len(winExprs)-1]; q != nil {
+		// QUALIFY filters the rows with their window values.
+		if input, err = logical.NewFilter(input, q); err != nil {
+			return nil, err
+		}
 	}
 	for i := range items {
 		items[i].expr = winExprs[i]

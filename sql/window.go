@@ -18,26 +18,99 @@ import (
 // between HAVING and the select list, which the projection reads by name.
 
 // windowClauses are the clauses where a window call may appear.
-var windowClauses = map[string]bool{"SELECT": true, "ORDER BY": true}
+var windowClauses = map[string]bool{"SELECT": true, "ORDER BY": true, "QUALIFY": true}
+
+// qualifyWindow is the WINDOW-clause name the pre-pass gives QUALIFY's
+// condition: `QUALIFY cond` is written `WINDOW quiver_qualify AS
+// (PARTITION BY cond)` (or appended to the WINDOW clause there is), which
+// TiDB parses in place with any window calls inside; the lowering takes
+// the condition back out. User SQL may not use the name.
+const qualifyWindow = "quiver_qualify"
+
+// qualifyEdits rewrites the QUALIFY at toks[q] (see qualifyWindow). The
+// condition runs to the first ORDER BY, LIMIT, OFFSET, FETCH, set
+// operation, WINDOW or ';' at its own parenthesis depth, or to the ')' or
+// end closing it.
+func qualifyEdits(toks []token, q int) ([]edit, error) {
+	t := toks[q]
+	// A WINDOW clause of the same SELECT before it: append to that.
+	hasWindow := false
+	for j, d := q-1, 0; j >= 0; j-- {
+		switch {
+		case toks[j].punct(")"):
+			d++
+		case toks[j].punct("("):
+			d--
+		}
+		if d < 0 || (d == 0 && toks[j].is("SELECT")) {
+			break
+		}
+		if d == 0 && toks[j].is("WINDOW") {
+			hasWindow = true
+		}
+	}
+	end, d := q+1, 0
+	stop := map[string]bool{"ORDER": true, "LIMIT": true, "OFFSET": true, "FETCH": true, "UNION": true, "INTERSECT": true, "EXCEPT": true, "WINDOW": true, "QUALIFY": true}
+	for ; end < len(toks); end++ {
+		tk := toks[end]
+		if tk.punct("(") {
+			d++
+		} else if tk.punct(")") {
+			if d == 0 {
+				break
+			}
+			d--
+		} else if d == 0 && (tk.punct(";") || (tk.Kind == tokIdent && stop[strings.ToUpper(tk.Text)])) {
+			break
+		}
+	}
+	if end == q+1 {
+		return nil, qerr.At(t.Line, t.Col, "QUALIFY needs a condition")
+	}
+	if end < len(toks) && toks[end].is("QUALIFY") {
+		return nil, qerr.At(toks[end].Line, toks[end].Col, "a SELECT has at most one QUALIFY")
+	}
+	open := "WINDOW " + qualifyWindow + " AS (PARTITION BY "
+	if hasWindow {
+		open = ", " + qualifyWindow + " AS (PARTITION BY "
+	}
+	out := []edit{{t.Off, t.End, open}}
+	closeAt := toks[end-1].End
+	if end < len(toks) && toks[end].is("WINDOW") {
+		// QUALIFY written before WINDOW: continue into that clause.
+		out = append(out, edit{closeAt, closeAt, "),"}, edit{toks[end].Off, toks[end].End, ""})
+	} else {
+		out = append(out, edit{closeAt, closeAt, ")"})
+	}
+	return out, nil
+}
 
 // windowArgs is the clause name window arguments are lowered under, so a
 // window call nested in another is refused.
 const windowArgs = "window function arguments"
 
-// resolveNamedWindows replaces, in the SELECT's own expressions (not its
-// subqueries'), every reference to a WINDOW-clause definition by the spec
-// it names, merged with what the reference adds: `OVER w` takes w whole,
-// `OVER (w ORDER BY x ROWS ...)` takes w's PARTITION BY (and ORDER BY, if
-// it has one and the reference has none) and adds its own.
-func resolveNamedWindows(s *ast.SelectStmt) error {
-	if len(s.WindowSpecs) == 0 {
-		return nil
+// resolveNamedWindows takes QUALIFY's condition (qualifyWindow) out of
+// the WINDOW clause and returns it, then replaces, in the SELECT's own
+// expressions and the condition (not in subqueries), every reference to a
+// WINDOW-clause definition by the spec it names, merged with what the
+// reference adds: `OVER w` takes w whole, `OVER (w ORDER BY x ROWS ...)`
+// takes w's PARTITION BY (and ORDER BY, if it has one and the reference
+// has none) and adds its own.
+func resolveNamedWindows(s *ast.SelectStmt) (qualify ast.ExprNode, err error) {
+	specs := s.WindowSpecs[:0:0]
+	for _, w := range s.WindowSpecs {
+		if w.Name.L == qualifyWindow && w.PartitionBy != nil && len(w.PartitionBy.Items) == 1 {
+			qualify = w.PartitionBy.Items[0].Expr
+			continue
+		}
+		specs = append(specs, w)
 	}
+	s.WindowSpecs = specs
 	defs := map[string]*ast.WindowSpec{}
 	for i := range s.WindowSpecs {
 		w := &s.WindowSpecs[i]
 		if _, dup := defs[w.Name.L]; dup {
-			return qerr.Planf("window %q is defined twice", w.Name.O)
+			return nil, qerr.Planf("window %q is defined twice", w.Name.O)
 		}
 		defs[w.Name.L] = w
 	}
@@ -46,7 +119,7 @@ func resolveNamedWindows(s *ast.SelectStmt) error {
 		w := &s.WindowSpecs[i]
 		merged, err := mergeWindowSpec(w, w.Ref.L, defs, 0)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		merged.Name = w.Name
 		*w = merged
@@ -63,7 +136,10 @@ func resolveNamedWindows(s *ast.SelectStmt) error {
 			it.Expr.Accept(v)
 		}
 	}
-	return firstErr
+	if qualify != nil {
+		qualify.Accept(v)
+	}
+	return qualify, firstErr
 }
 
 // mergeWindowSpec returns spec with the named window ref (if any)
