@@ -75,7 +75,10 @@ func TestWindowDecodeRejects(t *testing.T) {
 		"no frame":  func(m *rpc.LogicalWindowExpr) { m.Frame = nil },
 		"bounds":    func(m *rpc.LogicalWindowExpr) { m.Frame.StartKind, m.Frame.EndKind = 4, 0 },
 		"arity":     func(m *rpc.LogicalWindowExpr) { m.Args = nil },
-		"constant":  func(m *rpc.LogicalWindowExpr) { m.Args = m.PartitionBy[:0:0]; m.Args = append(m.Args, m.OrderBy[0].Expr) },
+		"constant": func(m *rpc.LogicalWindowExpr) {
+			m.Args = m.PartitionBy[:0:0]
+			m.Args = append(m.Args, m.OrderBy[0].Expr)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m, err := EncodePlan(win)
