@@ -35,6 +35,13 @@ type windowOp struct {
 	closed   bool
 }
 
+// scratchPerRow bounds the Go memory the computation holds per row at
+// once, reserved before it starts: peer groups and partition starts (12
+// bytes), a RANGE key as float64 with validity (9), and one function's
+// frame bounds (8), running state and counts (up to 25), widened input
+// values (8) and source rows (4).
+const scratchPerRow = 72
+
 // NewWindow builds the operator for partition of n.
 func NewWindow(tc *execop.TaskContext, n *physical.Window, partition int) (execop.Operator, error) {
 	partSort := make([]physical.SortKey, len(n.PartitionBy))
@@ -235,9 +242,7 @@ func (w *windowOp) compute(ctx context.Context) error {
 	}
 	w.data = all
 	n := int(all.NumRows())
-	// Scratch: partition and peer bounds, frames and source rows, about
-	// six int32 a row.
-	if err := w.grow(int64(n) * 24); err != nil {
+	if err := w.grow(int64(n) * scratchPerRow); err != nil {
 		return err
 	}
 	l, err := w.layout(ctx, all)

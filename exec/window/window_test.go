@@ -2,6 +2,7 @@ package window_test
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -11,9 +12,13 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/exec"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // The operator is checked through exectest (batch sizes 1, 7 and the
@@ -514,5 +519,46 @@ func TestWindowRandom(t *testing.T) {
 			Plan:   func(sc []physical.Plan) physical.Plan { return plan(sc[0], s.part, s.order(), s.funcs) },
 			Want:   reference(s, rows),
 		})
+	}
+}
+
+// Over a memory limit the operator fails with a resources error and
+// leaves nothing allocated.
+// memLimit lets the sort below through (about 265 KB) but not the
+// window's scratch reservation for 5000 rows.
+var memLimit int64 = 400 << 10
+
+func TestWindowMemoryLimit(t *testing.T) {
+	mem := exectest.Allocator(t)
+	rows := randomRows(rand.New(rand.NewPCG(1, 2)), 5000)
+	rec, _, err := array.RecordFromJSON(mem, schema, strings.NewReader(rowsJSON(rows)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := exectest.Tables{"t": {{rec}}}
+	defer tables.Release()
+	tc := exec.NewTaskContext(execop.NewAccountingAllocator(mem, memLimit), 0)
+	tc.MemoryTables = tables.Lookup
+	p := plan(exectest.MemoryScan("t", schema, 1), false, []physical.SortKey{{Expr: col(2), Asc: true}},
+		[]physical.WindowFuncExpr{{Func: physical.WinRank, Type: i64, Name: "r"}})
+	ctx := context.Background()
+	op, err := exec.Execute(ctx, tc, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	if err := op.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, err := op.Next(ctx)
+		if err == nil {
+			b.Release()
+			continue
+		}
+		if qerr.KindOf(err) != qerr.Resources {
+			t.Fatalf("want a resources error, got %v", err)
+		}
+		break
 	}
 }
