@@ -14,7 +14,8 @@ import (
 // functions sharing PARTITION BY and ORDER BY share one sort, a second
 // ORDER BY over the same PARTITION BY re-sorts without another exchange, a
 // window without PARTITION BY runs in one partition, a window over an
-// aggregate sits above it, and unused window functions are pruned.
+// aggregate sits above it, unused window functions are pruned, and a
+// filter on the PARTITION BY column goes below the window, others not.
 func TestExplainWindowGolden(t *testing.T) {
 	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
 	ctx := context.Background()
@@ -34,6 +35,9 @@ FROM orders GROUP BY o_orderpriority ORDER BY rk`,
     lag(l_quantity) OVER (PARTITION BY l_orderkey ORDER BY l_linenumber) AS unused
   FROM lineitem WHERE l_orderkey < 10) AS x
 WHERE moving > 20`,
+		"window_filter": `SELECT * FROM (
+  SELECT n_regionkey, n_name, rank() OVER (PARTITION BY n_regionkey ORDER BY n_name) AS r FROM nation) AS x
+WHERE n_regionkey = 1 AND r <= 2 AND n_name <> 'PERU'`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			df, err := s.SQL(ctx, q)
