@@ -6,3 +6,5 @@ SELECT n_name FROM nation ORDER BY rank() OVER (ORDER BY n_regionkey), n_name;
 SELECT sum(n_nationkey) OVER (ORDER BY n_regionkey RANGE BETWEEN 1 PRECEDING AND CURRENT ROW), count(*) OVER (ORDER BY n_name GROUPS BETWEEN CURRENT ROW AND 2 FOLLOWING), ntile(4) OVER (ORDER BY n_name) FROM nation;
 SELECT n_name FROM nation WHERE rank() OVER (ORDER BY n_name) = 1;
 SELECT sum(n_nationkey) OVER (ORDER BY n_name, n_regionkey RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM nation;
+SELECT n_name, rank() OVER w AS r FROM nation WHERE n_nationkey > 2 QUALIFY r <= 2 AND count(*) OVER () > 3 WINDOW w AS (PARTITION BY n_regionkey ORDER BY n_name);
+SELECT n_name FROM nation QUALIFY;
