@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"exec/shuffle":      {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/sort":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/spill", "qerr"},
 	"exec/spill":        {"physical", "exec/execop", "exec/filemap", "qerr"},
+	"exec/window":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/sort", "qerr"},
 	"exec/hashtable":    {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "qerr"},
 	"exec/kernel":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "qerr"},
 	"exec/execop":       {"physical", "exec/filemap", "qerr"},

@@ -223,6 +223,8 @@ func (c *coercer) expr(e Expr) (Expr, error) {
 		return &AggExpr{Func: e.Func, Args: args, Distinct: e.Distinct}, nil
 	case *InSubquery:
 		return c.inSubquery(e)
+	case *WindowExpr:
+		return c.window(e)
 	}
 	return nil, qerr.Internalf("coerce: unknown expression %T", e)
 }

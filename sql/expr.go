@@ -218,7 +218,7 @@ func (b *builder) expr(n ast.ExprNode, ctx *exprCtx) (logical.Expr, error) {
 	case *ast.PositionExpr:
 		return nil, qerr.Planf("a position (%d) is only allowed as a whole ORDER BY or GROUP BY item", n.N)
 	case *ast.WindowFuncExpr:
-		return nil, qerr.NotImplementedf("sql: window functions (%s) are not supported", n.Name)
+		return b.window(n, ctx)
 	case *ast.DefaultExpr:
 		return nil, qerr.NotImplementedf("sql: DEFAULT is not supported")
 	case *ast.VariableExpr:

@@ -112,11 +112,17 @@ func prepass(text string, toks []token) (*rewritten, error) {
 	for i, t := range toks {
 		if t.Kind == tokIdent {
 			switch strings.ToLower(t.Text) {
-			case fnCast, fnNullsFirst, fnNullsLast, fnBool, "straight_join":
+			case fnCast, fnNullsFirst, fnNullsLast, fnBool, qualifyWindow, "straight_join":
 				return nil, qerr.At(t.Line, t.Col, "%s is reserved", t.Text)
 			}
 		}
 		switch {
+		case t.Kind == tokIdent && t.is("QUALIFY"):
+			e, err := qualifyEdits(toks, i)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, e...)
 		case t.punct("||"):
 			edits = append(edits, edit{t.Off, t.End, concatMarker})
 		case t.punct("<=") && pun(i+1, ">") && toks[i+1].Off == t.End:

@@ -43,8 +43,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	case ast.SelectStmtKindTable:
 		return nil, qerr.NotImplementedf("sql: TABLE statements are not supported")
 	}
-	if len(s.WindowSpecs) > 0 {
-		return nil, qerr.NotImplementedf("sql: WINDOW clauses are not supported")
+	qualifyAST, err := resolveNamedWindows(s)
+	if err != nil {
+		return nil, err
 	}
 	if s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone {
 		return nil, qerr.NotImplementedf("sql: locking clauses are not supported")
@@ -179,6 +180,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			if hasAgg(g) {
 				return nil, qerr.Planf("aggregate functions are not allowed in GROUP BY: %s", g)
 			}
+			if err := noWindows("GROUP BY", g); err != nil {
+				return nil, err
+			}
 			groups = append(groups, g)
 		}
 	}
@@ -189,6 +193,19 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			return nil, err
 		}
 		if having, err = logical.Coerce(h, in); err != nil {
+			return nil, err
+		}
+		if err := noWindows("HAVING", having); err != nil {
+			return nil, err
+		}
+	}
+	var qualify logical.Expr
+	if qualifyAST != nil {
+		q, err := b.expr(qualifyAST, &exprCtx{sc: sc, aggOK: true, clause: "QUALIFY", aliases: aliases})
+		if err != nil {
+			return nil, err
+		}
+		if qualify, err = logical.Coerce(q, in); err != nil {
 			return nil, err
 		}
 	}
@@ -212,6 +229,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	if having != nil {
 		collect(having)
 	}
+	if qualify != nil {
+		collect(qualify)
+	}
 	for _, k := range order {
 		if k.expr != nil {
 			collect(k.expr)
@@ -233,6 +253,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	}
 	if having != nil {
 		findGrouping(having)
+	}
+	if qualify != nil {
+		findGrouping(qualify)
 	}
 	for _, k := range order {
 		if k.expr != nil {
@@ -298,6 +321,11 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 				}
 			}
 		}
+		if qualify != nil {
+			if qualify, err = rewrite(qualify, "QUALIFY"); err != nil {
+				return nil, err
+			}
+		}
 		input = agg
 		if having != nil {
 			if having, err = rewrite(having, "HAVING"); err != nil {
@@ -307,6 +335,31 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 				return nil, err
 			}
 		}
+	}
+
+	// Window functions, over the grouped rows.
+	winExprs := make([]logical.Expr, 0, len(items)+len(order))
+	for _, it := range items {
+		winExprs = append(winExprs, it.expr)
+	}
+	for _, k := range order {
+		winExprs = append(winExprs, k.expr)
+	}
+	winExprs = append(winExprs, qualify)
+	if input, winExprs, err = windows(input, winExprs); err != nil {
+		return nil, err
+	}
+	if q := winExprs[len(winExprs)-1]; q != nil {
+		// QUALIFY filters the rows with their window values.
+		if input, err = logical.NewFilter(input, q); err != nil {
+			return nil, err
+		}
+	}
+	for i := range items {
+		items[i].expr = winExprs[i]
+	}
+	for i := range order {
+		order[i].expr = winExprs[len(items)+i]
 	}
 
 	// Projection: the select list, then hidden ORDER BY columns.
