@@ -36,8 +36,10 @@ func (p *Planner) parser(depth int) *parser.Parser {
 		ps := parser.New()
 		// ANSI quotes: "x" is an identifier. IGNORE_SPACE: a space may
 		// come between a function's name and its parenthesis (sum (x)),
-		// as TPC-DS writes it.
-		ps.SetSQLMode(mysql.ModeANSIQuotes | mysql.ModeIgnoreSpace)
+		// as TPC-DS writes it. NO_BACKSLASH_ESCAPES: string literals are
+		// standard ('a\b' is three characters); the pre-pass turns E'...'
+		// strings, which have escapes, into standard ones.
+		ps.SetSQLMode(mysql.ModeANSIQuotes | mysql.ModeIgnoreSpace | mysql.ModeNoBackslashEscapes)
 		p.parsers = append(p.parsers, ps)
 	}
 	return p.parsers[depth]

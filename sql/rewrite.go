@@ -15,6 +15,7 @@ const (
 	fnNullsFirst = "quiver_nulls_first" // ORDER BY quiver_nulls_first(expr): expr ... NULLS FIRST
 	fnNullsLast  = "quiver_nulls_last"  // ORDER BY quiver_nulls_last(expr): expr ... NULLS LAST
 	fnBool       = "quiver_bool"        // quiver_bool(1|0): TRUE or FALSE
+	fnTryCast    = "quiver_try_cast"    // quiver_try_cast(expr, 'type name'): TRY_CAST(expr AS type name)
 	// a || b is written as a <=> b (TiDB reads || as OR); the lowering
 	// re-associates it where comparison precedence differs from PostgreSQL's.
 	concatMarker = "<=>"
@@ -112,16 +113,23 @@ func prepass(text string, toks []token) (*rewritten, error) {
 	for i, t := range toks {
 		if t.Kind == tokIdent {
 			switch strings.ToLower(t.Text) {
-			case fnCast, fnNullsFirst, fnNullsLast, fnBool, "straight_join":
+			case fnCast, fnTryCast, fnNullsFirst, fnNullsLast, fnBool, "straight_join":
 				return nil, qerr.At(t.Line, t.Col, "%s is reserved", t.Text)
 			}
 		}
 		switch {
+		case t.Kind == tokString && t.Text[0] != '\'':
+			// E'...' → the standard literal of the same value.
+			edits = append(edits, edit{t.Off, t.End, "'" + strings.ReplaceAll(t.value(), "'", "''") + "'"})
 		case t.punct("||"):
 			edits = append(edits, edit{t.Off, t.End, concatMarker})
 		case t.punct("<=") && pun(i+1, ">") && toks[i+1].Off == t.End:
 			return nil, qerr.At(t.Line, t.Col, "operator <=> is not supported; use IS NOT DISTINCT FROM semantics with IS NULL checks")
-		case t.is("CAST") && pun(i+1, "("):
+		case t.is("EXTRACT") && pun(i+1, "(") && i+3 < len(toks) && toks[i+2].Kind == tokIdent && word(i+3, "FROM"):
+			// EXTRACT(field FROM x) → date_part('field', x): TiDB knows
+			// only MySQL's units, not dow, doy, epoch and the like.
+			edits = append(edits, edit{t.Off, toks[i+3].End, "date_part('" + strings.ToLower(toks[i+2].Text) + "', "})
+		case (t.is("CAST") || t.is("TRY_CAST")) && pun(i+1, "("):
 			closeAt := matching(i + 1)
 			if closeAt < 0 {
 				continue // TiDB reports the syntax error
@@ -145,8 +153,12 @@ func prepass(text string, toks []token) (*rewritten, error) {
 				parts = append(parts, toks[j].Text)
 			}
 			typ := strings.ReplaceAll(strings.Join(parts, " "), "'", "''")
+			marker := fnCast
+			if t.is("TRY_CAST") {
+				marker = fnTryCast
+			}
 			edits = append(edits,
-				edit{t.Off, t.End, fnCast},
+				edit{t.Off, t.End, marker},
 				edit{toks[as].Off, toks[closeAt-1].End, ", '" + typ + "'"})
 		case (t.is("ROLLUP") || t.is("CUBE")) && pun(i+1, "(") && (word(i-1, "BY") && word(i-2, "GROUP") || pun(i-1, ",")):
 			// GROUP BY ROLLUP (a, b) → GROUP BY a, b WITH ROLLUP, which TiDB

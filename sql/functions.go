@@ -1,0 +1,119 @@
+package sql
+
+import (
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/quiverdb/quiver/functions"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// libraryCall lowers a call of a function of the registry (args already
+// lowered): aliases resolve to the canonical name, aggregates TiDB does not
+// know as such become AggExprs, and the functions the registry marks as
+// lowered become the expressions they stand for.
+func (b *builder) libraryCall(name string, n *ast.FuncCallExpr, args []logical.Expr, ctx *exprCtx) (logical.Expr, error) {
+	switch name {
+	case "grouping":
+		// GROUPING(...) is resolved against the grouping sets (select.go).
+		return &logical.ScalarFunc{Name: name, Args: args}, nil
+	case "trim":
+		return trimCall(n, args)
+	case "position", "locate":
+		// POSITION(sub IN s) reaches here as position(sub, s); MySQL's
+		// LOCATE(sub, s) takes the same order.
+		if len(args) == 2 {
+			return &logical.ScalarFunc{Name: "strpos", Args: []logical.Expr{args[1], args[0]}}, nil
+		}
+	case "curdate":
+		name = "current_date"
+	}
+	f, ok := functions.Lookup(name)
+	if !ok {
+		return nil, functions.Unknown(name)
+	}
+	if f.Kind == functions.Aggregate {
+		return b.aggregateCall(f, n, args, ctx)
+	}
+	if !f.Lowered {
+		return &logical.ScalarFunc{Name: f.Name, Args: args}, nil
+	}
+	if _, err := f.Match(len(args)); err != nil {
+		return nil, err
+	}
+	switch f.Name {
+	case "mod":
+		return &logical.Binary{Op: logical.OpMod, Left: args[0], Right: args[1]}, nil
+	case "year", "month", "day", "quarter":
+		return &logical.ScalarFunc{Name: "date_part", Args: []logical.Expr{logical.Lit(f.Name), args[0]}}, nil
+	case "current_date":
+		today := time.Now().UTC().Truncate(24 * time.Hour)
+		d, err := logical.ParseDate(today.Format("2006-01-02"))
+		if err != nil {
+			return nil, err
+		}
+		return &logical.Literal{Type: logical.Date, Value: d}, nil
+	}
+	return nil, qerr.Internalf("sql: function %s is marked lowered but has no lowering", f.Name)
+}
+
+// trimCall lowers TRIM(s), TRIM([BOTH|LEADING|TRAILING] [chars] FROM s)
+// (TiDB's args: s, chars, direction) to btrim, ltrim or rtrim.
+func trimCall(n *ast.FuncCallExpr, args []logical.Expr) (logical.Expr, error) {
+	if len(args) == 1 {
+		return &logical.ScalarFunc{Name: "trim", Args: args}, nil
+	}
+	name := "btrim"
+	if len(n.Args) == 3 {
+		if d, ok := n.Args[2].(*ast.TrimDirectionExpr); ok {
+			switch d.Direction {
+			case ast.TrimLeading:
+				name = "ltrim"
+			case ast.TrimTrailing:
+				name = "rtrim"
+			}
+		}
+	}
+	return &logical.ScalarFunc{Name: name, Args: args[:2]}, nil
+}
+
+// aggregateCall lowers a call of an aggregate that reaches the lowering as
+// a plain function call (TiDB knows count, sum and the like as aggregates,
+// not bool_and or any_value).
+func (b *builder) aggregateCall(f *functions.Func, n *ast.FuncCallExpr, args []logical.Expr, ctx *exprCtx) (logical.Expr, error) {
+	if !ctx.aggOK {
+		return nil, qerr.Planf("aggregate functions are not allowed in %s: %s", ctx.clause, f.Name)
+	}
+	if ctx.inAgg {
+		return nil, qerr.Planf("aggregate function calls cannot be nested: %s", f.Name)
+	}
+	if _, err := f.Match(len(args)); err != nil {
+		return nil, err
+	}
+	for _, a := range args {
+		if containsAgg(a) {
+			return nil, qerr.Planf("aggregate function calls cannot be nested: %s", f.Name)
+		}
+	}
+	if f.Name == "approx_distinct" {
+		// Counted exactly: an exact answer is within any error bound.
+		return &logical.AggExpr{Func: logical.AggCount, Args: args, Distinct: true}, nil
+	}
+	fn, ok := logical.ParseAggFunc(f.Name)
+	if !ok {
+		return nil, qerr.NotImplementedf("sql: aggregate %s is not supported yet", f.Name)
+	}
+	return &logical.AggExpr{Func: fn, Args: args}, nil
+}
+
+func containsAgg(e logical.Expr) bool {
+	found := false
+	logical.InspectExpr(e, func(x logical.Expr) bool {
+		if _, ok := x.(*logical.AggExpr); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
