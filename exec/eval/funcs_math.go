@@ -123,7 +123,9 @@ var mathKernels = kernelMap{
 	"atan2": f64Body(func(a []rowArg, i int) (float64, bool, error) {
 		return math.Atan2(a[0].float(i), a[1].float(i)), true, nil
 	}, tFloat64),
-	"pi":       func(f *physical.ScalarFunc) (node, error) { return compileTo(&physical.Literal{Type: tFloat64, Value: math.Pi}, f.Type) },
+	"pi": func(f *physical.ScalarFunc) (node, error) {
+		return compileTo(&physical.Literal{Type: tFloat64, Value: math.Pi}, f.Type)
+	},
 	"random":   func(f *physical.ScalarFunc) (node, error) { return castResult(randomNode{}, tFloat64, f.Type) },
 	"ceil":     compileIntegral,
 	"floor":    compileIntegral,
@@ -248,7 +250,6 @@ func truncScale(n decimal128.Num, k int32) (decimal128.Num, bool) {
 	out, _ := fromMag(neg, m)
 	return out, !rem
 }
-
 
 // extremeNode is greatest and least: per row the largest (smallest)
 // non-NULL argument, NULL only when all are NULL (as PostgreSQL). The

@@ -515,4 +515,3 @@ func compileRegexp(f *physical.ScalarFunc) (node, error) {
 		}, tUtf8, tUtf8, tInt64)(f)
 	}
 }
-

@@ -40,7 +40,7 @@ type rowArg struct {
 	i64   []int64 // Int64
 	f64   []float64
 	i32   []int32 // Date32
-	valid []byte // nil: no NULLs
+	valid []byte  // nil: no NULLs
 	voff  int
 	cnull bool // a NULL constant
 }
