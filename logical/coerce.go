@@ -210,11 +210,26 @@ func (c *coercer) expr(e Expr) (Expr, error) {
 			return nil, qerr.Planf("function %s takes one argument, got %d", e.Func, len(args))
 		}
 		if len(args) == 1 {
-			if e.Func != AggCount && e.Func != AggMin && e.Func != AggMax && !IsNumeric(ts[0]) && ts[0].ID() != arrow.NULL {
-				return nil, qerr.Planf("function %s needs a numeric argument, not %s", e.Func, TypeString(ts[0]))
+			switch e.Func {
+			case AggCount, AggMin, AggMax, AggAnyValue:
+			case AggBoolAnd, AggBoolOr:
+				if ts[0].ID() != arrow.BOOL && ts[0].ID() != arrow.NULL {
+					return nil, qerr.Planf("function %s needs a boolean argument, not %s", e.Func, TypeString(ts[0]))
+				}
+			case AggBitAnd, AggBitOr, AggBitXor:
+				if !IsInteger(ts[0]) && ts[0].ID() != arrow.NULL {
+					return nil, qerr.Planf("function %s needs an integer argument, not %s", e.Func, TypeString(ts[0]))
+				}
+			default:
+				if !IsNumeric(ts[0]) && ts[0].ID() != arrow.NULL {
+					return nil, qerr.Planf("function %s needs a numeric argument, not %s", e.Func, TypeString(ts[0]))
+				}
 			}
 			if ts[0].ID() == arrow.NULL && e.Func != AggCount {
 				args[0] = CastTo(args[0], Int64)
+				if e.Func == AggBoolAnd || e.Func == AggBoolOr {
+					args[0] = CastTo(args[0], Bool)
+				}
 			}
 			if _, err := AggregateType(e.Func, ts[0]); err != nil {
 				return nil, err

@@ -648,9 +648,19 @@ const (
 	AggVarPop
 	AggStddevSamp
 	AggStddevPop
+	AggBoolAnd
+	AggBoolOr
+	AggBitAnd
+	AggBitOr
+	AggBitXor
+	AggAnyValue
 )
 
-var aggNames = [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop"}
+// AggLast is the last aggregate function (the codecs check the range).
+const AggLast = AggAnyValue
+
+var aggNames = [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
+	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value"}
 
 func (a AggFunc) String() string { return aggNames[a] }
 

@@ -105,10 +105,20 @@ const (
 	AggVarPop
 	AggStddevSamp
 	AggStddevPop
+	AggBoolAnd
+	AggBoolOr
+	AggBitAnd
+	AggBitOr
+	AggBitXor
+	AggAnyValue
 )
 
+// AggLast is the last aggregate function (the codec checks the range).
+const AggLast = AggAnyValue
+
 func (f AggFunc) String() string {
-	return [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop"}[f]
+	return [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
+		"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value"}[f]
 }
 
 // AggregateExpr is one aggregate of a HashAggregate. Arg is nil for COUNT(*).
@@ -123,7 +133,7 @@ func (f AggFunc) String() string {
 //     the plain aggregate's (Distinct false there).
 //
 // State layout between Partial and Final (StateFields): count → [Int64];
-// sum → [Type]; min, max → [Type]; avg → [sum, count Int64] where sum is
+// sum → [Type]; min, max, bool_*, bit_*, any_value → [Type]; avg → [sum, count Int64] where sum is
 // Float64 for integer and float inputs and DECIMAL(38, s) for DECIMAL(p, s);
 // var_* and stddev_* → [count Int64, mean Float64, m2 Float64] (the sum
 // of squared deviations from the mean, merged by Chan's formula); with

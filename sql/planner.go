@@ -133,6 +133,8 @@ type builder struct {
 	views []string
 	ctes  []map[string]logical.Plan
 	nextN int // counter for synthesised derived-table aliases
+	// colAliases are the pre-pass's column lists of aliased FROM items.
+	colAliases map[string][]string
 }
 
 // atOff returns a planning error located at offset off of src.Text.
@@ -221,6 +223,12 @@ func (b *builder) statement() (Statement, error) {
 			return &ShowTables{}, c.end()
 		case c.accept("CACHES"):
 			return &ShowCaches{}, c.end()
+		case c.accept("FUNCTIONS"):
+			lp, err := showFunctions()
+			if err != nil {
+				return nil, err
+			}
+			return &Query{Plan: lp}, c.end()
 		case c.accept("ALL"):
 			return &ShowAll{}, c.end()
 		case c.accept("COLUMNS"):
@@ -552,6 +560,12 @@ func (b *builder) query(text string, base int) (logical.Plan, error) {
 	rw, err := prepass(text, toks)
 	if err != nil {
 		return nil, b.relocate(err, text, base)
+	}
+	for k, v := range rw.colAliases {
+		if b.colAliases == nil {
+			b.colAliases = map[string][]string{}
+		}
+		b.colAliases[k] = v
 	}
 	stmts, _, err := b.p.parser(b.depth).Parse(rw.Text, "", "")
 	if err != nil {

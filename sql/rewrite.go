@@ -38,6 +38,9 @@ type edit struct {
 type rewritten struct {
 	Text    string
 	anchors []anchor // sorted by Out
+	// colAliases are the column lists of FROM ... [AS] alias(a, b, ...),
+	// by lower-case alias, which the pre-pass removes from the text.
+	colAliases map[string][]string
 }
 
 // anchor says that output offset Out corresponds to source offset Src; for a
@@ -93,6 +96,7 @@ func applyEdits(text string, edits []edit) *rewritten {
 // VALUES (...), (...) (TiDB wants ROW(...)).
 func prepass(text string, toks []token) (*rewritten, error) {
 	var edits []edit
+	colAliases := map[string][]string{}
 	word := func(i int, kw string) bool { return i >= 0 && i < len(toks) && toks[i].is(kw) }
 	pun := func(i int, p string) bool { return i >= 0 && i < len(toks) && toks[i].punct(p) }
 	// matching returns the index of the ')' closing the '(' at i, or -1.
@@ -121,6 +125,29 @@ func prepass(text string, toks []token) (*rewritten, error) {
 		case t.Kind == tokString && t.Text[0] != '\'':
 			// E'...' → the standard literal of the same value.
 			edits = append(edits, edit{t.Off, t.End, "'" + strings.ReplaceAll(t.value(), "'", "''") + "'"})
+		case t.punct("(") && i >= 2 && (toks[i-1].Kind == tokIdent || toks[i-1].Kind == tokQuotedIdent) &&
+			(word(i-2, "AS") || pun(i-2, ")")) && !isCastKeyword(toks[i-1]) && !notAlias[strings.ToUpper(toks[i-1].Text)]:
+			// FROM ... [AS] alias(a, b): the pre-pass drops the column list
+			// and the lowering renames the source's columns.
+			closeAt := matching(i)
+			names, ok := identList(toks, i+1, closeAt)
+			if !ok {
+				continue
+			}
+			key := strings.ToLower(toks[i-1].value())
+			if prev, dup := colAliases[key]; dup && strings.Join(prev, "\x00") != strings.Join(names, "\x00") {
+				return nil, qerr.NotImplementedf("sql: line %d, column %d: alias %s is given two different column lists", t.Line, t.Col, toks[i-1].value())
+			}
+			colAliases[key] = names
+			edits = append(edits, edit{t.Off, toks[closeAt].End, ""})
+		case t.is("FILTER") && pun(i+1, "(") && word(i+2, "WHERE") && pun(i-1, ")"):
+			es, err := filterClause(text, toks, i, matching)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, es...)
+		case t.is("WITHIN") && word(i+1, "GROUP") && pun(i+2, "("):
+			return nil, qerr.NotImplementedf("sql: line %d, column %d: ordered-set aggregates (WITHIN GROUP (ORDER BY ...): percentile_cont, percentile_disc) are not supported yet", t.Line, t.Col)
 		case t.punct("||"):
 			edits = append(edits, edit{t.Off, t.End, concatMarker})
 		case t.punct("<=") && pun(i+1, ">") && toks[i+1].Off == t.End:
@@ -297,7 +324,33 @@ func prepass(text string, toks []token) (*rewritten, error) {
 			}
 		}
 	}
-	return applyEdits(text, edits), nil
+	rw := applyEdits(text, edits)
+	rw.colAliases = colAliases
+	return rw, nil
+}
+
+// notAlias are words that can stand before a parenthesised list of names
+// without being a table alias.
+var notAlias = map[string]bool{"USING": true, "OVER": true, "FILTER": true, "JOIN": true, "PARTITION": true,
+	"TABLE": true, "VIEW": true, "WITH": true, "RECURSIVE": true, "LATERAL": true, "WINDOW": true}
+
+// identList reads the names between tokens from and to (exclusive): one or
+// more identifiers separated by commas.
+func identList(toks []token, from, to int) ([]string, bool) {
+	if to <= from {
+		return nil, false
+	}
+	var names []string
+	for j := from; j < to; j += 2 {
+		if toks[j].Kind != tokIdent && toks[j].Kind != tokQuotedIdent {
+			return nil, false
+		}
+		names = append(names, toks[j].value())
+		if j+1 < to && !toks[j+1].punct(",") {
+			return nil, false
+		}
+	}
+	return names, true
 }
 
 // castOperandStart returns the index of the first token of the primary
@@ -368,4 +421,66 @@ func fetchClause(toks []token, i int) (count string, last int, ok bool) {
 		return "", 0, false
 	}
 	return count, j + 2, true
+}
+
+// filterClause rewrites agg(args) FILTER (WHERE cond), with FILTER at token
+// i, into agg(CASE WHEN cond THEN args END): every aggregate skips NULLs,
+// so the rows the condition rejects no longer count; count(*) counts
+// CASE WHEN cond THEN 1 END, and DISTINCT stays in front. The condition is
+// pre-passed on its own, as its text moves.
+func filterClause(text string, toks []token, i int, matching func(int) int) ([]edit, error) {
+	t := toks[i]
+	closeFilter := matching(i + 1)
+	if closeFilter < 0 || closeFilter == i+3 {
+		return nil, qerr.At(t.Line, t.Col, "syntax error: FILTER needs (WHERE condition)")
+	}
+	// The aggregate call's parentheses end just before FILTER.
+	open, d := -1, 0
+	for j := i - 1; j >= 0; j-- {
+		if toks[j].punct(")") {
+			d++
+		} else if toks[j].punct("(") {
+			d--
+			if d == 0 {
+				open = j
+				break
+			}
+		}
+	}
+	if open < 1 || toks[open-1].Kind != tokIdent {
+		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call")
+	}
+	for j, d := open+1, 0; j < i-1; j++ {
+		switch {
+		case toks[j].punct("("):
+			d++
+		case toks[j].punct(")"):
+			d--
+		case d == 0 && toks[j].punct(","):
+			return nil, qerr.NotImplementedf("sql: line %d, column %d: FILTER on an aggregate of several arguments is not supported", t.Line, t.Col)
+		}
+	}
+	condText := text[toks[i+3].Off:toks[closeFilter-1].End]
+	condToks, err := tokenize(condText)
+	if err != nil {
+		return nil, err
+	}
+	cond, err := prepass(condText, condToks)
+	if err != nil {
+		return nil, err
+	}
+	first := open + 1
+	if first < i-1 && (toks[first].is("DISTINCT") || toks[first].is("ALL")) {
+		first++
+	}
+	if first >= i-1 {
+		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call with an argument or *")
+	}
+	es := []edit{{toks[first].Off, toks[first].Off, "CASE WHEN " + cond.Text + " THEN "}}
+	if toks[first].punct("*") && first == i-2 {
+		es = append(es, edit{toks[first].Off, toks[first].End, "1"})
+	}
+	return append(es,
+		edit{toks[i-1].Off, toks[i-1].Off, " END"},
+		edit{t.Off, toks[closeFilter].End, ""}), nil
 }
