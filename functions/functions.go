@@ -170,7 +170,7 @@ func (f *Func) retString(s Sig) string {
 	switch {
 	case f.Ret.Fixed != nil:
 		return typeName(f.Ret.Fixed)
-	case f.Ret.Rule != nil:
+	case f.Ret.Desc != "":
 		return f.Ret.Desc
 	case f.Ret.Arg < len(s.Args) && s.Args[f.Ret.Arg] == Same:
 		return "T"

@@ -16,6 +16,7 @@ const (
 	fnNullsLast  = "quiver_nulls_last"  // ORDER BY quiver_nulls_last(expr): expr ... NULLS LAST
 	fnBool       = "quiver_bool"        // quiver_bool(1|0): TRUE or FALSE
 	fnTryCast    = "quiver_try_cast"    // quiver_try_cast(expr, 'type name'): TRY_CAST(expr AS type name)
+	fnExclude    = "quiver_exclude"     // *, quiver_exclude('a', 'b'): * EXCLUDE (a, b)
 	// a || b is written as a <=> b (TiDB reads || as OR); the lowering
 	// re-associates it where comparison precedence differs from PostgreSQL's.
 	concatMarker = "<=>"
@@ -117,7 +118,7 @@ func prepass(text string, toks []token) (*rewritten, error) {
 	for i, t := range toks {
 		if t.Kind == tokIdent {
 			switch strings.ToLower(t.Text) {
-			case fnCast, fnTryCast, fnNullsFirst, fnNullsLast, fnBool, "straight_join":
+			case fnCast, fnTryCast, fnExclude, fnNullsFirst, fnNullsLast, fnBool, "straight_join":
 				return nil, qerr.At(t.Line, t.Col, "%s is reserved", t.Text)
 			}
 		}
@@ -140,12 +141,38 @@ func prepass(text string, toks []token) (*rewritten, error) {
 			}
 			colAliases[key] = names
 			edits = append(edits, edit{t.Off, toks[closeAt].End, ""})
+		case t.Kind == tokIdent && mysqlReserved[strings.ToLower(t.Text)] && usedAsName(toks, i):
+			// Words MySQL reserves but PostgreSQL and DuckDB let name
+			// columns: quoted for TiDB where they are not keywords.
+			edits = append(edits, edit{t.Off, t.End, "`" + t.Text + "`"})
+		case t.is("EXCLUDE") && pun(i-1, "*"):
+			// * EXCLUDE (a, b) or * EXCLUDE a: the star's columns but those.
+			var names []string
+			last := i + 1
+			if pun(i+1, "(") {
+				last = matching(i + 1)
+				var ok bool
+				if names, ok = identList(toks, i+2, last); !ok {
+					return nil, qerr.At(t.Line, t.Col, "syntax error: EXCLUDE needs a column name or a parenthesised list of them")
+				}
+			} else if last < len(toks) && (toks[last].Kind == tokIdent || toks[last].Kind == tokQuotedIdent) {
+				names = []string{toks[last].value()}
+			} else {
+				return nil, qerr.At(t.Line, t.Col, "syntax error: EXCLUDE needs a column name or a parenthesised list of them")
+			}
+			quoted := make([]string, len(names))
+			for k, n := range names {
+				quoted[k] = "'" + strings.ReplaceAll(n, "'", "''") + "'"
+			}
+			edits = append(edits, edit{t.Off, toks[last].End, ", " + fnExclude + "(" + strings.Join(quoted, ", ") + ")"})
 		case t.is("FILTER") && pun(i+1, "(") && word(i+2, "WHERE") && pun(i-1, ")"):
 			es, err := filterClause(text, toks, i, matching)
 			if err != nil {
 				return nil, err
 			}
 			edits = append(edits, es...)
+		case t.is("DISTINCT") && word(i+1, "ON") && pun(i+2, "(") && word(i-1, "SELECT"):
+			return nil, qerr.NotImplementedf("sql: line %d, column %d: SELECT DISTINCT ON (...) is not supported yet", t.Line, t.Col)
 		case t.is("WITHIN") && word(i+1, "GROUP") && pun(i+2, "("):
 			return nil, qerr.NotImplementedf("sql: line %d, column %d: ordered-set aggregates (WITHIN GROUP (ORDER BY ...): percentile_cont, percentile_disc) are not supported yet", t.Line, t.Col)
 		case t.punct("||"):
@@ -483,4 +510,52 @@ func filterClause(text string, toks []token, i int, matching func(int) int) ([]e
 	return append(es,
 		edit{toks[i-1].Off, toks[i-1].Off, " END"},
 		edit{t.Off, toks[closeFilter].End, ""}), nil
+}
+
+// mysqlReserved are the words TiDB reserves that are ordinary column names
+// in PostgreSQL and DuckDB.
+var mysqlReserved = map[string]bool{"key": true, "rank": true, "range": true, "row": true, "mod": true,
+	"out": true, "database": true, "keys": true, "div": true, "rows": true, "groups": true}
+
+// usedAsName reports whether the reserved word at token i names something
+// rather than acting as a keyword: not a call (rank(), mod(a, b), ROW(...)),
+// not a window frame's ROWS/RANGE/GROUPS or CURRENT ROW, not FETCH's ROW,
+// not MySQL's MOD and DIV operators between two operands, not PRIMARY KEY.
+func usedAsName(toks []token, i int) bool {
+	at := func(j int) token {
+		if j < 0 || j >= len(toks) {
+			return token{}
+		}
+		return toks[j]
+	}
+	next, prev := at(i+1), at(i-1)
+	if next.punct("(") && !prev.punct(".") {
+		return false
+	}
+	exprEnd := func(t token) bool {
+		return (t.Kind == tokIdent && !t.is("SELECT") && !t.is("WHERE") && !t.is("AND") && !t.is("OR") && !t.is("BY") && !t.is("ON") && !t.is("NOT")) ||
+			t.Kind == tokQuotedIdent || t.Kind == tokNumber || t.Kind == tokString || t.punct(")")
+	}
+	exprStart := func(t token) bool {
+		return (t.Kind == tokIdent && !t.is("FROM") && !t.is("AS") && !t.is("WHERE") && !t.is("AND") && !t.is("OR") && !t.is("ORDER") && !t.is("GROUP")) ||
+			t.Kind == tokQuotedIdent || t.Kind == tokNumber || t.Kind == tokString || t.punct("(") || t.punct("-")
+	}
+	switch w := strings.ToLower(toks[i].Text); w {
+	case "mod", "div":
+		return !(exprEnd(prev) && exprStart(next))
+	case "row", "rows":
+		if prev.is("CURRENT") || prev.is("FIRST") || prev.is("NEXT") || prev.Kind == tokNumber || next.is("ONLY") ||
+			next.is("BETWEEN") || next.is("UNBOUNDED") || next.is("CURRENT") || next.Kind == tokNumber {
+			return false
+		}
+	case "range", "groups":
+		if next.is("BETWEEN") || next.is("UNBOUNDED") || next.is("CURRENT") || next.Kind == tokNumber || next.is("INTERVAL") {
+			return false
+		}
+	case "key", "keys":
+		if prev.is("PRIMARY") || prev.is("FOREIGN") || prev.is("UNIQUE") {
+			return false
+		}
+	}
+	return true
 }
