@@ -111,7 +111,8 @@ func init() {
 		scalar("atan2", fixed(double), "the arctangent of y/x, in the quadrant of (x, y)", sig(Float, Float)),
 
 		// Conditionals.
-		scalar("coalesce", argType(0), "the first non-NULL argument", variadic(Same)).alias("ifnull", "nvl"),
+		scalar("coalesce", argType(0), "the first non-NULL argument", variadic(Same)),
+		scalar("ifnull", argType(0), "the first argument unless it is NULL, else the second", sig(Same, Same)).alias("nvl"),
 		scalar("nullif", argType(0), "NULL where the two arguments are equal, else the first", sig(Same, Same)).mayBeNull(),
 		scalar("if", argType(1), "argument 2 where the condition holds, else argument 3", sig(Bool, Same, Same)).lowered(),
 		scalar("try_cast", argType(1), "the value cast to a type, NULL where it does not convert (TRY_CAST(x AS type))", sig(AnyArg, AnyArg)).mayBeNull(),

@@ -151,7 +151,7 @@ func (c *coercer) function(f *ScalarFunc) (Expr, error) {
 // any argument may be.
 func funcNullable(f *ScalarFunc, s *Schema, argsNullable bool) bool {
 	switch f.Name {
-	case "coalesce":
+	case "coalesce", "ifnull":
 		_, last, _ := f.Args[len(f.Args)-1].DataType(s)
 		return last
 	case "greatest", "least":

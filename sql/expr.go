@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -319,6 +320,9 @@ func (b *builder) subquery(n ast.ExprNode, ctx *exprCtx) (logical.Plan, error) {
 
 func (b *builder) aggregate(n *ast.AggregateFuncExpr, ctx *exprCtx) (logical.Expr, error) {
 	name := strings.ToLower(n.F)
+	if f, ok := functions.Lookup(name); ok && f.Name == "approx_distinct" && len(n.Args) == 1 {
+		name, n.Distinct = "count", true // counted exactly
+	}
 	fn, ok := logical.ParseAggFunc(name)
 	if !ok {
 		return nil, qerr.Planf("unknown aggregate function %q", name)

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -476,6 +477,9 @@ func filterClause(text string, toks []token, i int, matching func(int) int) ([]e
 	}
 	if open < 1 || toks[open-1].Kind != tokIdent {
 		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call")
+	}
+	if f, ok := functions.Lookup(strings.ToLower(toks[open-1].Text)); !ok || f.Kind != functions.Aggregate {
+		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call, not %s(...)", toks[open-1].Text)
 	}
 	for j, d := open+1, 0; j < i-1; j++ {
 		switch {

@@ -54,6 +54,7 @@ func init() {
 		"concat":    func(f *physical.ScalarFunc) (node, error) { return castConcat(compileConcat(f.Args, false))(f) },
 		"substring": compileSubstring,
 		"coalesce":  compileCoalesce,
+		"ifnull":    compileCoalesce,
 		"nullif":    compileNullif,
 		"abs":       compileAbs,
 		"round":     compileRound,
