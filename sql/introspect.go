@@ -30,8 +30,9 @@ func inline(cols []logical.Field, rows [][]logical.Expr, alias string) (logical.
 
 func textCol(name string) logical.Field { return logical.Field{Name: name, Type: logical.String} }
 
-// showFunctions is SHOW FUNCTIONS: one row per signature of every function.
-func showFunctions() (logical.Plan, error) {
+// showFunctions is SHOW FUNCTIONS: one row per signature of every function
+// whose name is LIKE pattern (all when it is empty).
+func showFunctions(pattern string) (logical.Plan, error) {
 	cols := []logical.Field{textCol("function_name"), textCol("kind"), textCol("signature"), textCol("aliases"), textCol("description")}
 	var rows [][]logical.Expr
 	for _, f := range functions.All() {
@@ -39,7 +40,15 @@ func showFunctions() (logical.Plan, error) {
 			rows = append(rows, []logical.Expr{str(f.Name), str(f.Kind.String()), str(s), str(strings.Join(f.Aliases, ", ")), str(f.Doc)})
 		}
 	}
-	return inline(cols, rows, "functions")
+	lp, err := inline(cols, rows, "functions")
+	if err != nil || pattern == "" {
+		return lp, err
+	}
+	pred, err := logical.Coerce(&logical.Like{Expr: logical.Col("function_name"), Pattern: str(pattern)}, lp.Schema())
+	if err != nil {
+		return nil, err
+	}
+	return logical.NewFilter(lp, pred)
 }
 
 // infoSchema plans information_schema.tables or information_schema.columns.

@@ -224,7 +224,16 @@ func (b *builder) statement() (Statement, error) {
 		case c.accept("CACHES"):
 			return &ShowCaches{}, c.end()
 		case c.accept("FUNCTIONS"):
-			lp, err := showFunctions()
+			// SHOW FUNCTIONS [LIKE 'pattern'] (on the name).
+			pattern := ""
+			if c.accept("LIKE") {
+				if c.done() || c.cur().Kind != tokString {
+					return nil, c.errHere("SHOW FUNCTIONS LIKE: expected a 'pattern'")
+				}
+				pattern = c.cur().value()
+				c.next()
+			}
+			lp, err := showFunctions(pattern)
 			if err != nil {
 				return nil, err
 			}

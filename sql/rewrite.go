@@ -128,8 +128,10 @@ func prepass(text string, toks []token) (*rewritten, error) {
 			// E'...' → the standard literal of the same value.
 			edits = append(edits, edit{t.Off, t.End, "'" + strings.ReplaceAll(t.value(), "'", "''") + "'"})
 		case t.punct("(") && i >= 2 && (toks[i-1].Kind == tokIdent || toks[i-1].Kind == tokQuotedIdent) &&
-			(word(i-2, "AS") || pun(i-2, ")")) && !isCastKeyword(toks[i-1]) && !notAlias[strings.ToUpper(toks[i-1].Text)]:
-			// FROM ... [AS] alias(a, b): the pre-pass drops the column list
+			(word(i-2, "AS") || pun(i-2, ")") || (toks[i-2].Kind == tokIdent && (word(i-3, "FROM") || word(i-3, "JOIN") || pun(i-3, ",")))) &&
+			!isCastKeyword(toks[i-1]) && !notAlias[strings.ToUpper(toks[i-1].Text)]:
+			// FROM ... [AS] alias(a, b) (after AS, a subquery, or a table
+			// name in FROM or JOIN): the pre-pass drops the column list
 			// and the lowering renames the source's columns.
 			closeAt := matching(i)
 			names, ok := identList(toks, i+1, closeAt)
