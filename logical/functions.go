@@ -1,6 +1,8 @@
 package logical
 
 import (
+	"time"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/qerr"
@@ -167,4 +169,47 @@ func funcNullable(f *ScalarFunc, s *Schema, argsNullable bool) bool {
 		return true
 	}
 	return argsNullable
+}
+
+// Call builds a call of the registry's function name (or alias) over args:
+// a ScalarFunc under the canonical name, an AggExpr for an aggregate, or,
+// for the functions the registry marks as lowered, the expression they
+// stand for (mod is %, year(d) is date_part('year', d), current_date is
+// today's date). SQL and the DataFrame API both build calls here.
+func Call(name string, args []Expr) (Expr, error) {
+	f, ok := functions.Lookup(name)
+	if !ok {
+		return nil, functions.Unknown(name)
+	}
+	if _, err := f.Match(len(args)); err != nil {
+		return nil, err
+	}
+	if f.Kind == functions.Aggregate {
+		if f.Name == "approx_distinct" {
+			// Counted exactly: an exact answer is within any error bound.
+			return &AggExpr{Func: AggCount, Args: args, Distinct: true}, nil
+		}
+		fn, ok := ParseAggFunc(f.Name)
+		if !ok {
+			return nil, qerr.Internalf("logical: aggregate %s has no AggFunc", f.Name)
+		}
+		if len(args) == 0 {
+			return &AggExpr{Func: fn}, nil
+		}
+		return &AggExpr{Func: fn, Args: args}, nil
+	}
+	if !f.Lowered {
+		return &ScalarFunc{Name: f.Name, Args: args}, nil
+	}
+	switch f.Name {
+	case "mod":
+		return &Binary{Op: OpMod, Left: args[0], Right: args[1]}, nil
+	case "if":
+		return &Case{Whens: []When{{Cond: args[0], Then: args[1]}}, Else: args[2]}, nil
+	case "year", "month", "day", "quarter":
+		return &ScalarFunc{Name: "date_part", Args: []Expr{Lit(f.Name), args[0]}}, nil
+	case "current_date":
+		return &Literal{Type: Date, Value: arrow.Date32FromTime(time.Now().UTC())}, nil
+	}
+	return nil, qerr.Internalf("logical: function %s is marked lowered but has no lowering", f.Name)
 }

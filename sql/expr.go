@@ -433,15 +433,6 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 		return logical.Lit(v != nil && v.GetInt64() == 1), nil
 	case fnNullsFirst, fnNullsLast:
 		return nil, qerr.Planf("NULLS FIRST/LAST is only allowed on an ORDER BY item")
-	case "if":
-		as, err := args()
-		if err != nil {
-			return nil, err
-		}
-		if len(as) != 3 {
-			return nil, qerr.Planf("function if takes 3 arguments, got %d", len(as))
-		}
-		return &logical.Case{Whens: []logical.When{{Cond: as[0], Then: as[1]}}, Else: as[2]}, nil
 	}
 	as, err := args()
 	if err != nil {

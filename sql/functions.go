@@ -1,8 +1,6 @@
 package sql
 
 import (
-	"time"
-
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/logical"
@@ -37,28 +35,11 @@ func (b *builder) libraryCall(name string, n *ast.FuncCallExpr, args []logical.E
 		return nil, functions.Unknown(name)
 	}
 	if f.Kind == functions.Aggregate {
-		return b.aggregateCall(f, n, args, ctx)
-	}
-	if !f.Lowered {
-		return &logical.ScalarFunc{Name: f.Name, Args: args}, nil
-	}
-	if _, err := f.Match(len(args)); err != nil {
-		return nil, err
-	}
-	switch f.Name {
-	case "mod":
-		return &logical.Binary{Op: logical.OpMod, Left: args[0], Right: args[1]}, nil
-	case "year", "month", "day", "quarter":
-		return &logical.ScalarFunc{Name: "date_part", Args: []logical.Expr{logical.Lit(f.Name), args[0]}}, nil
-	case "current_date":
-		today := time.Now().UTC().Truncate(24 * time.Hour)
-		d, err := logical.ParseDate(today.Format("2006-01-02"))
-		if err != nil {
+		if err := aggregateAllowed(f, args, ctx); err != nil {
 			return nil, err
 		}
-		return &logical.Literal{Type: logical.Date, Value: d}, nil
 	}
-	return nil, qerr.Internalf("sql: function %s is marked lowered but has no lowering", f.Name)
+	return logical.Call(name, args)
 }
 
 // trimCall lowers TRIM(s), TRIM([BOTH|LEADING|TRAILING] [chars] FROM s)
@@ -81,33 +62,22 @@ func trimCall(n *ast.FuncCallExpr, args []logical.Expr) (logical.Expr, error) {
 	return &logical.ScalarFunc{Name: name, Args: args[:2]}, nil
 }
 
-// aggregateCall lowers a call of an aggregate that reaches the lowering as
-// a plain function call (TiDB knows count, sum and the like as aggregates,
-// not bool_and or any_value).
-func (b *builder) aggregateCall(f *functions.Func, n *ast.FuncCallExpr, args []logical.Expr, ctx *exprCtx) (logical.Expr, error) {
+// aggregateAllowed checks an aggregate that reaches the lowering as a plain
+// function call (TiDB knows count, sum and the like as aggregates, not
+// bool_and or any_value) is where aggregates may be.
+func aggregateAllowed(f *functions.Func, args []logical.Expr, ctx *exprCtx) error {
 	if !ctx.aggOK {
-		return nil, qerr.Planf("aggregate functions are not allowed in %s: %s", ctx.clause, f.Name)
+		return qerr.Planf("aggregate functions are not allowed in %s: %s", ctx.clause, f.Name)
 	}
 	if ctx.inAgg {
-		return nil, qerr.Planf("aggregate function calls cannot be nested: %s", f.Name)
-	}
-	if _, err := f.Match(len(args)); err != nil {
-		return nil, err
+		return qerr.Planf("aggregate function calls cannot be nested: %s", f.Name)
 	}
 	for _, a := range args {
 		if containsAgg(a) {
-			return nil, qerr.Planf("aggregate function calls cannot be nested: %s", f.Name)
+			return qerr.Planf("aggregate function calls cannot be nested: %s", f.Name)
 		}
 	}
-	if f.Name == "approx_distinct" {
-		// Counted exactly: an exact answer is within any error bound.
-		return &logical.AggExpr{Func: logical.AggCount, Args: args, Distinct: true}, nil
-	}
-	fn, ok := logical.ParseAggFunc(f.Name)
-	if !ok {
-		return nil, qerr.NotImplementedf("sql: aggregate %s is not supported yet", f.Name)
-	}
-	return &logical.AggExpr{Func: fn, Args: args}, nil
+	return nil
 }
 
 func containsAgg(e logical.Expr) bool {
