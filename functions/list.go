@@ -152,6 +152,9 @@ var aggregates = []*Func{
 	agg("bit_or", "type of argument 1", "the bitwise OR of the non-NULL values", Int),
 	agg("bit_xor", "type of argument 1", "the bitwise XOR of the non-NULL values", Int),
 	agg("any_value", "type of argument 1", "some non-NULL value of the group", AnyArg).alias("arbitrary"),
+	{Name: "covar_pop", Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double), Doc: "the population covariance of the (y, x) pairs where both are non-NULL"},
+	{Name: "covar_samp", Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double), Doc: "the sample covariance of the (y, x) pairs where both are non-NULL"},
+	{Name: "corr", Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double), Doc: "the correlation coefficient of the (y, x) pairs where both are non-NULL (NULL when either is constant)"},
 	agg("approx_distinct", "bigint", "the number of distinct non-NULL values (computed exactly)", AnyArg).alias("approx_count_distinct"),
 }
 

@@ -206,6 +206,21 @@ func (c *coercer) expr(e Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e.Func.Pairwise() {
+			if len(args) != 2 {
+				return nil, qerr.Planf("function %s takes two arguments, got %d", e.Func, len(args))
+			}
+			if e.Distinct {
+				return nil, qerr.NotImplementedf("%s(DISTINCT ...) is not supported", e.Func)
+			}
+			for i, t := range ts {
+				if !IsNumeric(t) && t.ID() != arrow.NULL {
+					return nil, qerr.Planf("function %s needs numeric arguments, not %s", e.Func, TypeString(t))
+				}
+				args[i] = CastTo(args[i], Float64)
+			}
+			return &AggExpr{Func: e.Func, Args: args, Distinct: e.Distinct}, nil
+		}
 		if len(args) > 1 {
 			return nil, qerr.Planf("function %s takes one argument, got %d", e.Func, len(args))
 		}

@@ -654,15 +654,21 @@ const (
 	AggBitOr
 	AggBitXor
 	AggAnyValue
+	AggCovarPop
+	AggCovarSamp
+	AggCorr
 )
 
 // AggLast is the last aggregate function (the codecs check the range).
-const AggLast = AggAnyValue
+const AggLast = AggCorr
 
 var aggNames = [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
-	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value"}
+	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr"}
 
 func (a AggFunc) String() string { return aggNames[a] }
+
+// Pairwise reports an aggregate of (y, x) pairs: covar_pop, covar_samp, corr.
+func (a AggFunc) Pairwise() bool { return a == AggCovarPop || a == AggCovarSamp || a == AggCorr }
 
 // ParseAggFunc maps a lower-case function name or alias (from the functions
 // registry) to an aggregate.
@@ -680,7 +686,8 @@ func ParseAggFunc(name string) (AggFunc, bool) {
 }
 
 // AggExpr is an aggregate call; it may appear only in an Aggregate plan's
-// aggregate list. COUNT(*) has no Args.
+// aggregate list. COUNT(*) has no Args; covar_pop, covar_samp and corr have
+// two (y, x), every other aggregate one.
 type AggExpr struct {
 	Func     AggFunc
 	Args     []Expr

@@ -234,7 +234,7 @@ func AggregateType(fn AggFunc, t arrow.DataType) (arrow.DataType, error) {
 		if t.ID() == arrow.NULL {
 			return Int64, nil
 		}
-	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
+	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop, AggCovarPop, AggCovarSamp, AggCorr:
 		if IsNumeric(t) || t.ID() == arrow.NULL {
 			return Float64, nil
 		}

@@ -111,14 +111,26 @@ const (
 	AggBitOr
 	AggBitXor
 	AggAnyValue
+	AggCovarPop
+	AggCovarSamp
+	AggCorr
 )
 
 // AggLast is the last aggregate function (the codec checks the range).
-const AggLast = AggAnyValue
+const AggLast = AggCorr
+
+// PairFunc is the ScalarFunc that passes a two-argument aggregate's (y, x)
+// as one argument: a struct array of its two Float64 arguments.
+const PairFunc = "pair"
+
+// PairType is the type of a PairFunc call.
+var PairType = arrow.StructOf(
+	arrow.Field{Name: "y", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true})
 
 func (f AggFunc) String() string {
 	return [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
-		"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value"}[f]
+		"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr"}[f]
 }
 
 // AggregateExpr is one aggregate of a HashAggregate. Arg is nil for COUNT(*).
@@ -136,7 +148,9 @@ func (f AggFunc) String() string {
 // sum → [Type]; min, max, bool_*, bit_*, any_value → [Type]; avg → [sum, count Int64] where sum is
 // Float64 for integer and float inputs and DECIMAL(38, s) for DECIMAL(p, s);
 // var_* and stddev_* → [count Int64, mean Float64, m2 Float64] (the sum
-// of squared deviations from the mean, merged by Chan's formula); with
+// of squared deviations from the mean, merged by Chan's formula);
+// covar_*, corr → [count, mean_y, mean_x, c (the co-moment), m2_y, m2_x];
+// with
 // SetState → [List<Arg's type>].
 type AggregateExpr struct {
 	Func     AggFunc
@@ -191,6 +205,9 @@ func (a AggregateExpr) StateFields() []arrow.Field {
 			{Name: n + "[sum]", Type: st, Nullable: true},
 			{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64},
 		}
+	case AggCovarPop, AggCovarSamp, AggCorr:
+		f := func(s string) arrow.Field { return arrow.Field{Name: n + "[" + s + "]", Type: arrow.PrimitiveTypes.Float64} }
+		return []arrow.Field{{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64}, f("mean_y"), f("mean_x"), f("c"), f("m2_y"), f("m2_x")}
 	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
 		return []arrow.Field{
 			{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64},

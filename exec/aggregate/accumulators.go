@@ -112,6 +112,10 @@ func newPlainAccumulator(a physical.AggregateExpr, argType arrow.DataType) (accu
 		if isIntType(argType) || argType.ID() == arrow.FLOAT32 || argType.ID() == arrow.FLOAT64 || argType.ID() == arrow.DECIMAL128 {
 			return &varianceAcc{fn: a.Func}, nil
 		}
+	case physical.AggCovarPop, physical.AggCovarSamp, physical.AggCorr:
+		if arrow.TypeEqual(argType, physical.PairType) {
+			return &covarAcc{fn: a.Func}, nil
+		}
 	case physical.AggBitAnd, physical.AggBitOr, physical.AggBitXor:
 		if isIntType(argType) || argType.ID() == arrow.UINT64 {
 			return &bitAcc{fn: a.Func, dt: argType}, nil

@@ -27,6 +27,9 @@ var (
 // compileFunc resolves a built-in scalar function to its kernel once: the
 // functions registry gives the canonical name, kernels the compiler.
 func compileFunc(f *physical.ScalarFunc) (node, error) {
+	if f.Name == physical.PairFunc {
+		return compilePair(f)
+	}
 	fn, ok := functions.Lookup(strings.ToLower(f.Name))
 	if !ok || fn.Kind != functions.Scalar {
 		return nil, qerr.NotImplementedf("eval: unknown function %s", f.Name)
