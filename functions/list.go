@@ -155,6 +155,7 @@ var aggregates = []*Func{
 	{Name: "covar_pop", Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double), Doc: "the population covariance of the (y, x) pairs where both are non-NULL"},
 	{Name: "covar_samp", Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double), Doc: "the sample covariance of the (y, x) pairs where both are non-NULL"},
 	{Name: "corr", Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double), Doc: "the correlation coefficient of the (y, x) pairs where both are non-NULL (NULL when either is constant)"},
+	{Name: "string_agg", Kind: Aggregate, Sigs: []Sig{sig(Display, Text)}, Ret: fixed(text), Doc: "the non-NULL values as text, joined by the separator (in no set order)"},
 	agg("approx_distinct", "bigint", "the number of distinct non-NULL values (computed exactly)", AnyArg).alias("approx_count_distinct"),
 }
 

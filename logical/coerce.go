@@ -206,6 +206,18 @@ func (c *coercer) expr(e Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e.Func == AggStringAgg {
+			if len(args) != 2 {
+				return nil, qerr.Planf("function %s takes two arguments, got %d", e.Func, len(args))
+			}
+			if !IsString(ts[1]) && ts[1].ID() != arrow.NULL {
+				return nil, qerr.Planf("function %s needs a text separator, not %s", e.Func, TypeString(ts[1]))
+			}
+			if e.Distinct {
+				return nil, qerr.NotImplementedf("%s(DISTINCT ...) is not supported", e.Func)
+			}
+			return &AggExpr{Func: e.Func, Args: []Expr{toString(args[0], ts[0]), CastTo(args[1], String)}}, nil
+		}
 		if e.Func.Pairwise() {
 			if len(args) != 2 {
 				return nil, qerr.Planf("function %s takes two arguments, got %d", e.Func, len(args))

@@ -657,18 +657,23 @@ const (
 	AggCovarPop
 	AggCovarSamp
 	AggCorr
+	AggStringAgg
 )
 
 // AggLast is the last aggregate function (the codecs check the range).
-const AggLast = AggCorr
+const AggLast = AggStringAgg
 
 var aggNames = [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
-	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr"}
+	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg"}
 
 func (a AggFunc) String() string { return aggNames[a] }
 
 // Pairwise reports an aggregate of (y, x) pairs: covar_pop, covar_samp, corr.
 func (a AggFunc) Pairwise() bool { return a == AggCovarPop || a == AggCovarSamp || a == AggCorr }
+
+// TwoArgs reports an aggregate of two arguments: the pairwise ones and
+// string_agg(value, separator).
+func (a AggFunc) TwoArgs() bool { return a.Pairwise() || a == AggStringAgg }
 
 // ParseAggFunc maps a lower-case function name or alias (from the functions
 // registry) to an aggregate.
@@ -687,7 +692,7 @@ func ParseAggFunc(name string) (AggFunc, bool) {
 
 // AggExpr is an aggregate call; it may appear only in an Aggregate plan's
 // aggregate list. COUNT(*) has no Args; covar_pop, covar_samp and corr have
-// two (y, x), every other aggregate one.
+// two (y, x), string_agg two (value, separator), every other aggregate one.
 type AggExpr struct {
 	Func     AggFunc
 	Args     []Expr

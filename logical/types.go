@@ -223,6 +223,8 @@ func AggregateType(fn AggFunc, t arrow.DataType) (arrow.DataType, error) {
 		}
 	case AggMin, AggMax, AggAnyValue:
 		return t, nil
+	case AggStringAgg:
+		return String, nil
 	case AggBoolAnd, AggBoolOr:
 		if t.ID() == arrow.BOOL || t.ID() == arrow.NULL {
 			return Bool, nil

@@ -176,6 +176,8 @@ func prepass(text string, toks []token) (*rewritten, error) {
 			edits = append(edits, es...)
 		case t.is("DISTINCT") && word(i+1, "ON") && pun(i+2, "(") && word(i-1, "SELECT"):
 			return nil, qerr.NotImplementedf("sql: line %d, column %d: SELECT DISTINCT ON (...) is not supported yet", t.Line, t.Col)
+		case t.is("STRING_AGG") && pun(i+1, "(") && orderInside(toks, i+1, matching(i+1)):
+			return nil, qerr.NotImplementedf("sql: line %d, column %d: ORDER BY inside string_agg is not supported yet", t.Line, t.Col)
 		case t.is("WITHIN") && word(i+1, "GROUP") && pun(i+2, "("):
 			return nil, qerr.NotImplementedf("sql: line %d, column %d: ordered-set aggregates (WITHIN GROUP (ORDER BY ...): percentile_cont, percentile_disc) are not supported yet", t.Line, t.Col)
 		case t.punct("||"):
@@ -454,7 +456,7 @@ func fetchClause(toks []token, i int) (count string, last int, ok bool) {
 }
 
 // filterClause rewrites agg(args) FILTER (WHERE cond), with FILTER at token
-// i, into agg(CASE WHEN cond THEN args END): every aggregate skips NULLs,
+// i, into agg(CASE WHEN cond THEN arg END, ...): every aggregate skips NULLs,
 // so the rows the condition rejects no longer count; count(*) counts
 // CASE WHEN cond THEN 1 END, and DISTINCT stays in front. The condition is
 // pre-passed on its own, as its text moves.
@@ -483,6 +485,9 @@ func filterClause(text string, toks []token, i int, matching func(int) int) ([]e
 	if f, ok := functions.Lookup(strings.ToLower(toks[open-1].Text)); !ok || f.Kind != functions.Aggregate {
 		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call, not %s(...)", toks[open-1].Text)
 	}
+	// Only the first argument is wrapped: string_agg's separator stays,
+	// and a pair with one NULL is skipped by covar_* and corr anyway.
+	lastArg := i - 2
 	for j, d := open+1, 0; j < i-1; j++ {
 		switch {
 		case toks[j].punct("("):
@@ -490,7 +495,7 @@ func filterClause(text string, toks []token, i int, matching func(int) int) ([]e
 		case toks[j].punct(")"):
 			d--
 		case d == 0 && toks[j].punct(","):
-			return nil, qerr.NotImplementedf("sql: line %d, column %d: FILTER on an aggregate of several arguments is not supported", t.Line, t.Col)
+			lastArg = min(lastArg, j-1)
 		}
 	}
 	condText := text[toks[i+3].Off:toks[closeFilter-1].End]
@@ -510,11 +515,11 @@ func filterClause(text string, toks []token, i int, matching func(int) int) ([]e
 		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call with an argument or *")
 	}
 	es := []edit{{toks[first].Off, toks[first].Off, "CASE WHEN " + cond.Text + " THEN "}}
-	if toks[first].punct("*") && first == i-2 {
+	if toks[first].punct("*") && first == lastArg {
 		es = append(es, edit{toks[first].Off, toks[first].End, "1"})
 	}
 	return append(es,
-		edit{toks[i-1].Off, toks[i-1].Off, " END"},
+		edit{toks[lastArg].End, toks[lastArg].End, " END"},
 		edit{t.Off, toks[closeFilter].End, ""}), nil
 }
 
@@ -564,4 +569,21 @@ func usedAsName(toks []token, i int) bool {
 		}
 	}
 	return true
+}
+
+// orderInside reports an ORDER BY directly inside the parentheses from
+// token open to close.
+func orderInside(toks []token, open, closeAt int) bool {
+	d := 0
+	for j := open + 1; j < closeAt; j++ {
+		switch {
+		case toks[j].punct("("):
+			d++
+		case toks[j].punct(")"):
+			d--
+		case d == 0 && toks[j].is("ORDER"):
+			return true
+		}
+	}
+	return false
 }

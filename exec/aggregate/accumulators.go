@@ -113,8 +113,12 @@ func newPlainAccumulator(a physical.AggregateExpr, argType arrow.DataType) (accu
 			return &varianceAcc{fn: a.Func}, nil
 		}
 	case physical.AggCovarPop, physical.AggCovarSamp, physical.AggCorr:
-		if arrow.TypeEqual(argType, physical.PairType) {
+		if arrow.TypeEqual(argType, physical.PairType(arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float64)) {
 			return &covarAcc{fn: a.Func}, nil
+		}
+	case physical.AggStringAgg:
+		if arrow.TypeEqual(argType, physical.PairType(arrow.BinaryTypes.String, arrow.BinaryTypes.String)) {
+			return &stringAggAcc{}, nil
 		}
 	case physical.AggBitAnd, physical.AggBitOr, physical.AggBitXor:
 		if isIntType(argType) || argType.ID() == arrow.UINT64 {

@@ -10,24 +10,28 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// pairNode is physical.PairFunc: a two-argument aggregate's (y, x) as one
-// struct array whose children are the two Float64 arrays as evaluated (no
-// copy); the struct itself has no NULLs, the aggregate reads the children's.
-type pairNode struct{ y, x node }
+// pairNode is physical.PairFunc: a two-argument aggregate's arguments as one
+// struct array whose children are the two arrays as evaluated (no copy);
+// the struct itself has no NULLs, the aggregate reads the children's.
+type pairNode struct {
+	y, x node
+	typ  *arrow.StructType
+}
 
 func compilePair(f *physical.ScalarFunc) (node, error) {
-	if len(f.Args) != 2 {
-		return nil, qerr.Internalf("eval: %s takes 2 arguments, got %d", physical.PairFunc, len(f.Args))
+	st, ok := f.Type.(*arrow.StructType)
+	if len(f.Args) != 2 || !ok || st.NumFields() != 2 {
+		return nil, qerr.Internalf("eval: malformed %s over %d arguments of type %s", physical.PairFunc, len(f.Args), f.Type)
 	}
-	y, err := compileTo(f.Args[0], tFloat64)
+	y, err := compileTo(f.Args[0], st.Field(0).Type)
 	if err != nil {
 		return nil, err
 	}
-	x, err := compileTo(f.Args[1], tFloat64)
+	x, err := compileTo(f.Args[1], st.Field(1).Type)
 	if err != nil {
 		return nil, err
 	}
-	return &pairNode{y: y, x: x}, nil
+	return &pairNode{y: y, x: x, typ: st}, nil
 }
 
 func (g *pairNode) eval(ctx context.Context, mem memory.Allocator, in *input) (arrow.Array, error) {
@@ -45,13 +49,13 @@ func (g *pairNode) eval(ctx context.Context, mem memory.Allocator, in *input) (a
 			return nil, err
 		}
 		if a.DataType().ID() == arrow.NULL {
-			nulls := array.MakeArrayOfNull(mem, tFloat64, a.Len())
+			nulls := array.MakeArrayOfNull(mem, g.typ.Field(i).Type, a.Len())
 			a.Release()
 			a = nulls
 		}
 		kids[i] = a
 	}
-	data := array.NewData(physical.PairType, in.n, []*memory.Buffer{nil}, []arrow.ArrayData{kids[0].Data(), kids[1].Data()}, 0, 0)
+	data := array.NewData(g.typ, in.n, []*memory.Buffer{nil}, []arrow.ArrayData{kids[0].Data(), kids[1].Data()}, 0, 0)
 	defer data.Release()
 	return array.MakeFromData(data), nil
 }
