@@ -213,4 +213,3 @@ func Call(name string, args []Expr) (Expr, error) {
 	}
 	return nil, qerr.Internalf("logical: function %s is marked lowered but has no lowering", f.Name)
 }
-

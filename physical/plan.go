@@ -211,7 +211,9 @@ func (a AggregateExpr) StateFields() []arrow.Field {
 	case AggStringAgg:
 		return []arrow.Field{{Name: n + "[text]", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: n + "[first_separator]", Type: arrow.BinaryTypes.String, Nullable: true}}
 	case AggCovarPop, AggCovarSamp, AggCorr:
-		f := func(s string) arrow.Field { return arrow.Field{Name: n + "[" + s + "]", Type: arrow.PrimitiveTypes.Float64} }
+		f := func(s string) arrow.Field {
+			return arrow.Field{Name: n + "[" + s + "]", Type: arrow.PrimitiveTypes.Float64}
+		}
 		return []arrow.Field{{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64}, f("mean_y"), f("mean_x"), f("c"), f("m2_y"), f("m2_x")}
 	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
 		return []arrow.Field{

@@ -126,7 +126,9 @@ func (a *covarAcc) final(m *kernel.ArrayMaker, start, end int) arrow.Array {
 }
 
 func (a *covarAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Array {
-	f := func(v []float64) arrow.Array { return kernel.MakeFixed(m, arrow.PrimitiveTypes.Float64, v[start:end], nil) }
+	f := func(v []float64) arrow.Array {
+		return kernel.MakeFixed(m, arrow.PrimitiveTypes.Float64, v[start:end], nil)
+	}
 	return []arrow.Array{
 		kernel.MakeFixed(m, arrow.PrimitiveTypes.Int64, a.counts[start:end], nil),
 		f(a.my), f(a.mx), f(a.c), f(a.m2y), f(a.m2x),
