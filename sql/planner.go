@@ -49,8 +49,10 @@ func (p *Planner) parser(depth int) *parser.Parser {
 		ps := parser.New()
 		// ANSI quotes: "x" is an identifier. IGNORE_SPACE: a space may
 		// come between a function's name and its parenthesis (sum (x)),
-		// as TPC-DS writes it.
-		ps.SetSQLMode(mysql.ModeANSIQuotes | mysql.ModeIgnoreSpace)
+		// as TPC-DS writes it. NO_BACKSLASH_ESCAPES: string literals are
+		// standard ('a\b' is three characters); the pre-pass turns E'...'
+		// strings, which have escapes, into standard ones.
+		ps.SetSQLMode(mysql.ModeANSIQuotes | mysql.ModeIgnoreSpace | mysql.ModeNoBackslashEscapes)
 		p.parsers = append(p.parsers, ps)
 	}
 	return p.parsers[depth]
@@ -144,6 +146,8 @@ type builder struct {
 	views []string
 	ctes  []map[string]logical.Plan
 	nextN int // counter for synthesised derived-table aliases
+	// colAliases are the pre-pass's column lists of aliased FROM items.
+	colAliases map[string][]string
 }
 
 // atOff returns a planning error located at offset off of src.Text.
@@ -234,6 +238,21 @@ func (b *builder) statement() (Statement, error) {
 			return &ShowTables{}, c.end()
 		case c.accept("CACHES"):
 			return &ShowCaches{}, c.end()
+		case c.accept("FUNCTIONS"):
+			// SHOW FUNCTIONS [LIKE 'pattern'] (on the name).
+			pattern := ""
+			if c.accept("LIKE") {
+				if c.done() || c.cur().Kind != tokString {
+					return nil, c.errHere("SHOW FUNCTIONS LIKE: expected a 'pattern'")
+				}
+				pattern = c.cur().value()
+				c.next()
+			}
+			lp, err := showFunctions(pattern)
+			if err != nil {
+				return nil, err
+			}
+			return &Query{Plan: lp}, c.end()
 		case c.accept("ALL"):
 			return &ShowAll{}, c.end()
 		case c.accept("COLUMNS"):
@@ -603,6 +622,12 @@ func (b *builder) query(text string, base int) (logical.Plan, error) {
 	rw, err := prepass(text, toks)
 	if err != nil {
 		return nil, b.relocate(err, text, base)
+	}
+	for k, v := range rw.colAliases {
+		if b.colAliases == nil {
+			b.colAliases = map[string][]string{}
+		}
+		b.colAliases[k] = v
 	}
 	stmts, _, err := b.p.parser(b.depth).Parse(rw.Text, "", "")
 	if err != nil {

@@ -804,7 +804,7 @@ func decodeAggregate(n *rpc.PhysicalHashAggregate) (physical.Plan, error) {
 		if am == nil {
 			return nil, qerr.Internalf("codec: missing aggregate expression")
 		}
-		if am.Func < int32(physical.AggCount) || am.Func > int32(physical.AggStddevPop) {
+		if am.Func < int32(physical.AggCount) || am.Func > int32(physical.AggLast) {
 			return nil, qerr.Internalf("codec: unknown aggregate function %d", am.Func)
 		}
 		fn := physical.AggFunc(am.Func)
