@@ -131,6 +131,7 @@ type builder struct {
 	views []string
 	ctes  []map[string]logical.Plan
 	nextN int // counter for synthesised derived-table aliases
+	files map[string]*fileSource // file sources in FROM, by placeholder name (files.go)
 }
 
 // atOff returns a planning error located at offset off of src.Text.
@@ -432,26 +433,21 @@ func (b *builder) createExternal(c *cursor, orReplace bool) (Statement, error) {
 			break
 		}
 	}
-	if err := c.expect("STORED"); err != nil {
-		return nil, err
+	// STORED AS may be left out: the files' extensions tell the format.
+	if c.accept("STORED") {
+		if err := c.expect("AS"); err != nil {
+			return nil, err
+		}
+		if c.done() {
+			return nil, c.errHere("expected PARQUET, CSV, JSON or ARROW")
+		}
+		f, err := catalog.ParseFormat(c.cur().Text)
+		if err != nil {
+			return nil, c.errHere("unknown format %q: expected PARQUET, CSV, JSON or ARROW", c.cur().Text)
+		}
+		st.Format = f
+		c.next()
 	}
-	if err := c.expect("AS"); err != nil {
-		return nil, err
-	}
-	if c.done() {
-		return nil, c.errHere("expected PARQUET, CSV or ARROW")
-	}
-	switch f := c.cur(); f.upper() {
-	case "PARQUET":
-		st.Format = catalog.Parquet
-	case "CSV":
-		st.Format = catalog.CSV
-	case "ARROW", "IPC":
-		st.Format = catalog.Arrow
-	default:
-		return nil, c.errHere("unknown format %q: expected PARQUET, CSV or ARROW", f.Text)
-	}
-	c.next()
 	haveLoc := false
 	for !c.done() {
 		switch {
@@ -473,7 +469,7 @@ func (b *builder) createExternal(c *cursor, orReplace bool) (Statement, error) {
 		case c.accept("WITH", "HEADER", "ROW"):
 			st.Options["has_header"] = "true"
 		default:
-			return nil, c.errHere("unexpected %q: expected OPTIONS or LOCATION", c.cur().Text)
+			return nil, c.errHere("unexpected %q: expected STORED AS, OPTIONS or LOCATION", c.cur().Text)
 		}
 	}
 	if !haveLoc {
@@ -547,7 +543,11 @@ func (b *builder) query(text string, base int) (logical.Plan, error) {
 	if err != nil {
 		return nil, b.relocate(err, text, base)
 	}
-	rw, err := prepass(text, toks)
+	files, err := b.fileSourceEdits(toks)
+	if err != nil {
+		return nil, b.relocate(err, text, base)
+	}
+	rw, err := prepass(text, toks, files...)
 	if err != nil {
 		return nil, b.relocate(err, text, base)
 	}
