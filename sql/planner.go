@@ -130,7 +130,7 @@ type builder struct {
 	depth int  // parser nesting level
 	views []string
 	ctes  []map[string]logical.Plan
-	nextN int // counter for synthesised derived-table aliases
+	nextN int                    // counter for synthesised derived-table aliases
 	files map[string]*fileSource // file sources in FROM, by placeholder name (files.go)
 }
 
