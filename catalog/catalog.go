@@ -26,6 +26,10 @@ type Table struct {
 	Schema   *arrow.Schema
 	Format   Format
 	Location string            // the path given at registration; empty for Memory
+	// Locations are all the paths (files, directories, globs) given at
+	// registration; Location is the first. Only the registering process
+	// knows them (they do not travel in plans).
+	Locations []string
 	Files    []string          // the data files, one partition each, sorted
 	Options  map[string]string // format options, lower-case keys (delimiter, has_header, ...)
 	// Partitions holds a Memory table's batches, one slice per partition. The
@@ -50,6 +54,10 @@ type Table struct {
 	// distinct values of each column, 0 when unknown (nil: none known). It
 	// comes from file statistics and serves only cardinality estimates.
 	Distinct []int64
+	// Version counts the writes to the table (INSERT, DELETE, TRUNCATE,
+	// CREATE OR REPLACE): each registers a new Table one higher, so that
+	// anything built on an older version can tell it is stale.
+	Version uint64
 }
 
 // NumPartitions is the number of partitions a scan of the table produces.

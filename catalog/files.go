@@ -445,7 +445,7 @@ func OpenFiles(name string, format Format, locations []string, options map[strin
 	for i, e := range es {
 		files[i] = e.Path
 	}
-	t := &Table{Name: name, Format: format, Location: strings.Join(locations, ","), Files: files, Options: opts, Rows: -1}
+	t := &Table{Name: name, Format: format, Location: locations[0], Locations: locations, Files: files, Options: opts, Rows: -1}
 	if declared != nil {
 		t.Schema = arrow.NewSchema(declared, nil)
 	}
@@ -489,7 +489,7 @@ func OpenFiles(name string, format Format, locations []string, options map[strin
 // its location when that is a directory, else the directory of its first
 // file.
 func (t *Table) Dir() string {
-	if !strings.Contains(t.Location, ",") && !hasGlob(t.Location) {
+	if len(t.Locations) <= 1 && !hasGlob(t.Location) {
 		if st, err := os.Stat(t.Location); err == nil && st.IsDir() {
 			return t.Location
 		}

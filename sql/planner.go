@@ -302,6 +302,16 @@ func (b *builder) statement() (Statement, error) {
 		}
 		return &Set{Name: strings.ToLower(name), Value: val}, c.end()
 	}
+	switch first { // writes (write.go)
+	case "COPY":
+		return b.copyStmt(c)
+	case "INSERT":
+		return b.insert(c)
+	case "DELETE":
+		return b.deleteStmt(c)
+	case "TRUNCATE":
+		return b.truncate(c)
+	}
 	if !knownStatements[first] {
 		msg := fmt.Sprintf("syntax error: %q does not begin any statement", toks[0].Text)
 		if s := suggestStatement(first); s != "" {
@@ -334,7 +344,7 @@ var knownStatements = map[string]bool{
 // statementWords are the first words of the statements Quiver runs, for
 // suggesting one when a first word is misspelled.
 var statementWords = []string{"SELECT", "WITH", "VALUES", "EXPLAIN", "CREATE", "DROP", "CACHE",
-	"UNCACHE", "CLEAR", "SHOW", "DESCRIBE", "SET"}
+	"UNCACHE", "CLEAR", "SHOW", "DESCRIBE", "SET", "COPY", "INSERT", "DELETE", "TRUNCATE"}
 
 // suggestStatement returns the statement word within one edit of word, if
 // any.
@@ -373,6 +383,8 @@ func (b *builder) create(c *cursor) (Statement, error) {
 	switch {
 	case c.accept("EXTERNAL", "TABLE"):
 		return b.createExternal(c, orReplace)
+	case c.accept("TABLE"):
+		return b.createTable(c, orReplace)
 	case c.accept("VIEW"):
 		name, err := c.name("view name")
 		if err != nil {
