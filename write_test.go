@@ -90,4 +90,3 @@ func TestWritePartitionedPruning(t *testing.T) {
 		mem.AssertSize(t, 0)
 	}
 }
-

@@ -25,13 +25,13 @@ type Table struct {
 	Name     string
 	Schema   *arrow.Schema
 	Format   Format
-	Location string            // the path given at registration; empty for Memory
+	Location string // the path given at registration; empty for Memory
 	// Locations are all the paths (files, directories, globs) given at
 	// registration; Location is the first. Only the registering process
 	// knows them (they do not travel in plans).
 	Locations []string
-	Files    []string          // the data files, one partition each, sorted
-	Options  map[string]string // format options, lower-case keys (delimiter, has_header, ...)
+	Files     []string          // the data files, one partition each, sorted
+	Options   map[string]string // format options, lower-case keys (delimiter, has_header, ...)
 	// Partitions holds a Memory table's batches, one slice per partition. The
 	// catalog owns one reference to each batch and releases it on Drop.
 	Partitions [][]arrow.RecordBatch
@@ -73,6 +73,10 @@ type View struct {
 	Name   string
 	SQL    string
 	Schema *arrow.Schema
+	// Plan, when set instead of SQL, is the view's logical plan (a
+	// DataFrame registered with CreateView; any because catalog cannot
+	// import logical): it is used as it is, not re-planned.
+	Plan any
 }
 
 // Catalog holds a session's tables and views. Names are case-insensitive.

@@ -796,6 +796,9 @@ func (b *builder) planView(v *catalog.View) (logical.Plan, error) {
 			return nil, qerr.Planf("view %q refers to itself (%s)", v.Name, strings.Join(append(b.views, v.Name), " -> "))
 		}
 	}
+	if lp, ok := v.Plan.(logical.Plan); ok && v.SQL == "" {
+		return lp, nil
+	}
 	if len(b.views) >= maxViewDepth {
 		return nil, qerr.Planf("views nested deeper than %d", maxViewDepth)
 	}
