@@ -420,7 +420,6 @@ func (s *Session) read(ctx context.Context, f catalog.Format, paths []string, op
 	return s.newFrame(logical.NewScan(t, "")), nil
 }
 
-
 // expandStars replaces Col("*") by every column and Col("t.*") by every
 // column of relation t.
 func (df *DataFrame) expandStars(exprs []Expr) ([]Expr, error) {
