@@ -80,8 +80,11 @@ func inFromList(toks []token, i int) bool {
 		return false
 	}
 	p := toks[i-1]
-	if p.is("FROM") || p.is("JOIN") {
+	if p.is("JOIN") {
 		return true
+	}
+	if p.is("FROM") {
+		return !inCallParens(toks, i-1)
 	}
 	if !p.punct(",") {
 		return false
@@ -99,10 +102,31 @@ func inFromList(toks []token, i int) bool {
 			d--
 		case d > 0:
 		case t.is("FROM"):
-			return true
+			return !inCallParens(toks, k)
 		case t.is("SELECT") || t.is("WHERE") || t.is("BY") || t.is("HAVING") || t.is("ON") ||
 			t.is("USING") || t.is("VALUES") || t.is("LIMIT") || t.is("SET") || t.is("INTO"):
 			return false
+		}
+	}
+	return false
+}
+
+// inCallParens reports whether token i stands inside a function call's
+// parentheses (EXTRACT(YEAR FROM x), SUBSTRING(s FROM 2)) rather than in a
+// query: the innermost '(' around it does not open a subquery.
+func inCallParens(toks []token, i int) bool {
+	d := 0
+	for k := i - 1; k >= 0; k-- {
+		switch {
+		case toks[k].punct(")"):
+			d++
+		case toks[k].punct("("):
+			if d > 0 {
+				d--
+				continue
+			}
+			next := toks[k+1]
+			return !(next.is("SELECT") || next.is("WITH") || next.is("VALUES") || next.punct("("))
 		}
 	}
 	return false
