@@ -109,7 +109,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	kind, err := format.Parse(o.format)
 	if err != nil {
 		// A usage error, not a query's.
-		fmt.Fprintf(stderr, "quiver: --format %q: want table, csv, tsv, json or ndjson\n", o.format)
+		fmt.Fprintf(stderr, "quiver: --format: unknown format %q (want table, csv, tsv, json or ndjson)\n", o.format)
 		return 2
 	}
 	if o.command != "" && o.file != "" {
