@@ -280,6 +280,12 @@ func (w *datasetWriter) write(ctx context.Context, b arrow.RecordBatch) error {
 			}
 			w.single = fw
 		}
+		if !b.Schema().Equal(w.dataSch) {
+			// The file writers want the declared schema exactly (a batch
+			// may differ in field nullability or metadata).
+			b = array.NewRecordBatch(w.dataSch, b.Columns(), b.NumRows())
+			defer b.Release()
+		}
 		return w.single.write(b)
 	}
 	keys := make([]arrow.Array, len(w.keys))
