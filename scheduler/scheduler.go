@@ -3,11 +3,15 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
@@ -41,6 +45,7 @@ var connectParams = grpc.ConnectParams{
 // are valid after Start. All methods are safe for concurrent use.
 type Scheduler struct {
 	cfg    Config
+	log    *slog.Logger
 	events chan any
 	// loopDone is closed when the event loop has exited; callers waiting
 	// for a reply select on it so they never hang after Close.
@@ -70,14 +75,18 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.BindAddr == "" {
 		cfg.BindAddr = "127.0.0.1:0"
 	}
-	return &Scheduler{
+	s := &Scheduler{
 		cfg:      cfg,
+		log:      cfg.logger(),
 		events:   make(chan any, 64),
 		loopDone: make(chan struct{}),
 		core:     newCore(cfg, time.Now),
 		conns:    map[string]*grpc.ClientConn{},
 		queues:   map[string]*rpcQueue{},
-	}, nil
+	}
+	s.core.m.reg.MustRegister(newStateCollector(s),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return s, nil
 }
 
 // Start listens on BindAddr (and RestAddr), starts the event loop and
@@ -123,7 +132,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	go func() {
 		defer s.wg.Done()
 		if err := s.grpcSrv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			s.cfg.Logf("scheduler: gRPC server: %v", err)
+			s.log.Error("gRPC server stopped", "err", err)
 		}
 	}()
 	if restLis != nil {
@@ -132,7 +141,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		go func() {
 			defer s.wg.Done()
 			if err := s.restSrv.Serve(restLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				s.cfg.Logf("scheduler: REST server: %v", err)
+				s.log.Error("REST server stopped", "err", err)
 			}
 		}()
 	}
@@ -215,7 +224,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 func (s *Scheduler) handle(ctx context.Context, ev any) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.cfg.Logf("scheduler: panic handling %T: %v", ev, r)
+			s.log.Error("panic handling an event", "event", fmt.Sprintf("%T", ev), "panic", r, "stack", string(debug.Stack()))
 			s.core.actions = nil
 		}
 	}()
@@ -291,7 +300,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				return err
 			})
 			if err != nil && ctx.Err() == nil {
-				s.cfg.Logf("scheduler: cancel %d tasks on executor %s: %v", len(a.tasks), a.executorID, err)
+				s.log.Warn("cancel tasks failed", "executor", a.executorID, "tasks", len(a.tasks), "err", err)
 			}
 		})
 	case actRemove:
@@ -301,7 +310,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				return err
 			})
 			if err != nil && ctx.Err() == nil {
-				s.cfg.Logf("scheduler: remove data of job %s stages %v on executor %s: %v", a.req.GetJobId(), a.req.GetStageIds(), a.executorID, err)
+				s.log.Warn("remove job data failed", "job", a.req.GetJobId(), "stages", a.req.GetStageIds(), "executor", a.executorID, "err", err)
 			}
 		})
 	case actDropExecutor:
@@ -318,7 +327,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 			cc.Close() // queued RPCs to it now fail at once
 		}
 	default:
-		s.cfg.Logf("scheduler: unknown action %T", a)
+		s.log.Error("unknown action", "action", fmt.Sprintf("%T", a))
 	}
 }
 
