@@ -95,7 +95,7 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 	// The daemons of a standalone cluster are part of this program: they
 	// stay quiet; errors reach the user through the queries they fail.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sch, err := scheduler.New(scheduler.Config{BindAddr: "127.0.0.1:0", Logf: func(string, ...any) {}})
+	sch, err := scheduler.New(scheduler.Config{BindAddr: "127.0.0.1:0", Logger: quiet})
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 		return nil, err
 	}
 	r := s.remote
-	resp, err := r.client.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire()})
+	resp, err := r.client.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire(), Sql: df.sqlText})
 	if err != nil {
 		return nil, qerr.IOf("submit query: %w", err)
 	}

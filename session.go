@@ -246,7 +246,9 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	}
 	switch st := stmt.(type) {
 	case *sql.Query:
-		return s.newFrame(st.Plan), nil
+		df := s.newFrame(st.Plan)
+		df.sqlText = src.Text
+		return df, nil
 	case *sql.CreateExternalTable:
 		return s.createExternalTable(st)
 	case *sql.CreateView:
