@@ -22,6 +22,9 @@ type Config struct {
 	VCores            int           // tasks run at once (default GOMAXPROCS)
 	ID                string        // default: a new UUID
 	HeartbeatInterval time.Duration // default 2s
+	// MetricsAddr is the host:port to serve Prometheus /metrics and
+	// /healthz on over HTTP ("" serves nothing; port 0 picks one).
+	MetricsAddr string
 
 	// MemoryTables resolves in-process (standalone) memory tables; nil on a
 	// real cluster. The batches are borrowed.

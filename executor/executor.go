@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,7 +66,15 @@ type Executor struct {
 
 	statusMu   sync.Mutex
 	statuses   []pendingStatus // waiting to be sent
+	sending    int             // statuses taken by reportLoop and not yet sent or re-queued
 	statusWake chan struct{}   // capacity 1: statuses were added
+
+	// m are the executor's metrics (metrics.go), served on MetricsAddr by
+	// metricsSrv; draining (guarded by mu) refuses new tasks (Drain).
+	m          *metrics
+	metricsSrv *http.Server
+	metricsLis net.Listener
+	draining   bool
 }
 
 type lifecycle int
@@ -90,7 +99,7 @@ func New(cfg Config) (*Executor, error) {
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, qerr.IOf("executor: creating work dir %s: %w", cfg.WorkDir, err)
 	}
-	return &Executor{
+	e := &Executor{
 		cfg:        cfg,
 		log:        loggerT{cfg.Logger.With("executor", cfg.ID)},
 		fetcher:    NewFlightFetcher(cfg.Allocator),
@@ -99,7 +108,10 @@ func New(cfg Config) (*Executor, error) {
 		pinned:     map[string]map[int]bool{},
 		wake:       make(chan struct{}, cfg.VCores),
 		statusWake: make(chan struct{}, 1),
-	}, nil
+	}
+	e.m = newMetrics(e)
+	e.fetcher.observe = e.m.observeFetch
+	return e, nil
 }
 
 // Start listens on BindAddr, serves ExecutorService and Flight, starts the
@@ -139,7 +151,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	}
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxMessageBytes))
 	rpc.RegisterExecutorServiceServer(srv, e)
-	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir})
+	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir, m: e.m})
 	lctx, stop := context.WithCancel(context.Background())
 
 	// Publish and launch under e.mu, so that a concurrent Close either sees
@@ -151,6 +163,13 @@ func (e *Executor) Start(ctx context.Context) error {
 		lis.Close()
 		conn.Close()
 		return qerr.Execf("executor: closed while starting")
+	}
+	if err := e.startMetrics(); err != nil {
+		e.mu.Unlock()
+		stop()
+		lis.Close()
+		conn.Close()
+		return err
 	}
 	e.srv, e.schedConn, e.stop = srv, conn, stop
 	e.sched = rpc.NewSchedulerServiceClient(conn)
@@ -228,8 +247,9 @@ func (e *Executor) Close() error {
 	}
 	e.state = closed
 	e.queue = nil
-	stop, srv, conn := e.stop, e.srv, e.schedConn
+	stop, srv, conn, msrv := e.stop, e.srv, e.schedConn, e.metricsSrv
 	e.mu.Unlock()
+	e.stopMetrics(msrv)
 
 	if stop != nil {
 		stop()
@@ -258,9 +278,9 @@ func (e *Executor) Close() error {
 // refuses the whole request and changes nothing.
 func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest) (*rpc.LaunchTasksResponse, error) {
 	e.mu.Lock()
-	st := e.state
+	st, draining := e.state, e.draining
 	e.mu.Unlock()
-	if st != started {
+	if st != started || draining {
 		return nil, status.Error(codes.Unavailable, "executor: shutting down")
 	}
 	tasks := make([]*task, 0, len(req.GetTasks()))
@@ -272,7 +292,7 @@ func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest)
 		tasks = append(tasks, t)
 	}
 	e.mu.Lock()
-	if e.state != started {
+	if e.state != started || e.draining {
 		e.mu.Unlock()
 		return nil, status.Error(codes.Unavailable, "executor: shutting down")
 	}

@@ -38,6 +38,9 @@ type FlightFetcher struct {
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	closed bool
+	// observe, when set (an executor's fetcher), records each fetch's
+	// duration and bytes, or its failure (set before first use).
+	observe func(d time.Duration, bytes int64, err error)
 }
 
 var _ execop.ShuffleFetcher = (*FlightFetcher)(nil)
@@ -105,11 +108,15 @@ type fetchOp struct {
 	cancel context.CancelFunc // ends the stream; set by Open
 	rdr    *flight.Reader
 	done   bool
+	began  time.Time
 }
 
 func (o *fetchOp) fail(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // our own cancellation is not the file's fault
+	}
+	if o.f.observe != nil {
+		o.f.observe(0, 0, err)
 	}
 	addr := net.JoinHostPort(o.loc.Executor.Host, strconv.Itoa(o.loc.Executor.FlightPort))
 	return &execop.FetchError{Location: o.loc, Err: qerr.IOf("executor: fetching shuffle file %s from executor %s at %s: %w", o.loc, o.loc.Executor.ID, addr, err)}
@@ -127,6 +134,7 @@ func (o *fetchOp) Open(ctx context.Context) error {
 	// from Open's, so cancelling the task ends it too.
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	o.cancel = cancel
+	o.began = time.Now()
 	if o.loc.Executor.Host == "" || o.loc.Executor.FlightPort <= 0 {
 		return o.fail(ctx, errors.New("location has no executor address"))
 	}
@@ -167,6 +175,9 @@ func (o *fetchOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		o.done = true
 		if err := o.rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
 			return nil, o.fail(ctx, err)
+		}
+		if o.f.observe != nil {
+			o.f.observe(time.Since(o.began), o.loc.Bytes, nil)
 		}
 		return nil, io.EOF
 	}

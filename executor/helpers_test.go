@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,6 +28,9 @@ type fakeScheduler struct {
 	reregister    bool // answer the next heartbeat with reregister
 	statuses      chan *rpc.TaskStatus
 	registered    chan struct{} // one send per registration (buffered)
+	// calls records task statuses and deregistrations in arrival order
+	// ("status CANCELLED", "drain", "leave").
+	calls []string
 }
 
 func newFakeScheduler() *fakeScheduler {
@@ -52,6 +56,9 @@ func (s *fakeScheduler) Heartbeat(_ context.Context, req *rpc.HeartbeatRequest) 
 
 func (s *fakeScheduler) UpdateTaskStatus(_ context.Context, req *rpc.UpdateTaskStatusRequest) (*rpc.UpdateTaskStatusResponse, error) {
 	for _, st := range req.Statuses {
+		s.mu.Lock()
+		s.calls = append(s.calls, "status "+strings.TrimPrefix(st.State.String(), "TASK_"))
+		s.mu.Unlock()
 		s.statuses <- st
 	}
 	return &rpc.UpdateTaskStatusResponse{}, nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus"
 
 	logicalcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/rpc"
@@ -154,15 +155,21 @@ func TestOpsMetricsAndREST(t *testing.T) {
 	if code := restCall(t, "DELETE", base+"/api/job/no-such-job", nil); code != 404 {
 		t.Errorf("DELETE of an unknown job: %d, want 404", code)
 	}
-	// The executors' slots come back once the cancelled tasks stop.
-	waitFor(t, ctx, "the cancelled tasks to stop", func() bool {
-		var ex []ExecutorInfo
-		restCall(t, "GET", base+"/api/executors", &ex)
-		busy := 0
-		for _, e := range ex {
-			busy += e.RunningTasks
+	// The executors' slots come back at once; the tasks themselves stop
+	// soon after, as each executor's own metrics tell.
+	var ex []ExecutorInfo
+	restCall(t, "GET", base+"/api/executors", &ex)
+	for _, e := range ex {
+		if e.RunningTasks != 0 {
+			t.Errorf("executor %s: %d running tasks after the cancel", e.ID, e.RunningTasks)
 		}
-		return len(ex) == 2 && busy == 0
+	}
+	waitFor(t, ctx, "the cancelled tasks to stop", func() bool {
+		running := 0.0
+		for _, e := range c.execs {
+			running += gauge(t, e.Registry(), "quiver_executor_tasks_running")
+		}
+		return running == 0
 	})
 
 	// The REST view of the jobs.
@@ -293,6 +300,22 @@ func TestOpsMetricsAndREST(t *testing.T) {
 	if m[`quiver_sessions_total{event="closed"}`] != 1 || m[`quiver_sessions_open`] != 0 {
 		t.Errorf("after close: closed %v open %v", m[`quiver_sessions_total{event="closed"}`], m[`quiver_sessions_open`])
 	}
+}
+
+// gauge reads one unlabelled gauge from a registry.
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
 }
 
 func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
