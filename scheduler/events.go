@@ -28,7 +28,7 @@ type evCloseSession struct {
 // evSubmit: a job is queued (ExecuteQuery).
 type evSubmit struct {
 	jobID, session, name string
-	sql                  string // the statement's text ("" from DataFrame clients)
+	sql                  string            // the statement's text ("" from DataFrame clients)
 	settings             map[string]string // as received; submit checks them
 	plan                 logical.Plan
 	reply                chan error

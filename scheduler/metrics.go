@@ -105,11 +105,11 @@ func (m *metrics) jobEnded(outcome string, d time.Duration) {
 type stateCollector struct {
 	s *Scheduler
 
-	jobs, stages, tasks, executors, slots, busySlots *prometheus.Desc
-	cacheEntries, cacheBytes, cacheMaxBytes                     *prometheus.Desc
-	cacheHits, cacheMisses, cacheBuilds, cacheAborts             *prometheus.Desc
-	cacheInval, cacheEvictions, cacheReadBytes, cacheStale       *prometheus.Desc
-	sessions                                                     *prometheus.Desc
+	jobs, stages, tasks, executors, slots, busySlots       *prometheus.Desc
+	cacheEntries, cacheBytes, cacheMaxBytes                *prometheus.Desc
+	cacheHits, cacheMisses, cacheBuilds, cacheAborts       *prometheus.Desc
+	cacheInval, cacheEvictions, cacheReadBytes, cacheStale *prometheus.Desc
+	sessions                                               *prometheus.Desc
 }
 
 func newStateCollector(s *Scheduler) *stateCollector {
@@ -149,12 +149,12 @@ func (sc *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // stateSnapshot is what one scrape reads off the loop.
 type stateSnapshot struct {
-	jobs, stages, tasks     map[string]int
-	executors, slots, busy  int
-	sessions                int
-	entries                 map[string]int
-	maxBytes                int64
-	stats                   cache.Stats
+	jobs, stages, tasks    map[string]int
+	executors, slots, busy int
+	sessions               int
+	entries                map[string]int
+	maxBytes               int64
+	stats                  cache.Stats
 }
 
 func (c *core) stateSnapshot() stateSnapshot {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 

@@ -85,7 +85,7 @@ type job struct {
 	submitted         time.Time
 	started           time.Time // planned: its tasks may run
 	finished          time.Time
-	sql               string    // the statement's text, when the client sent it
+	sql               string // the statement's text, when the client sent it
 	planned           bool
 	stages            map[int]*stage
 	order             []int // stage ids in dependency order
