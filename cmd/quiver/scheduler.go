@@ -22,7 +22,10 @@ func init() {
 
 // schedulerCommand is `quiver scheduler --bind ADDR [--rest ADDR] [--policy
 // P] [--cache-ttl D] [--cache-max-bytes SIZE] [--session-idle-timeout D]
-// [--cache-file PATH]`: it runs the cluster scheduler until SIGINT or SIGTERM.
+// [--cache-file PATH] [--shutdown-grace D] [--log-format text|json]
+// [--log-level L]`: it runs the cluster scheduler until SIGINT or SIGTERM,
+// then shuts down (Scheduler.Shutdown). Every flag may also come from the
+// environment (QUIVER_BIND, QUIVER_REST, ...; the command line wins).
 func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs := flag.NewFlagSet("quiver scheduler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -39,7 +42,10 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	settings.CacheMaxBytes.FlagVar(fs, &cfg.CacheMaxBytes)
 	settings.SessionIdleTimeout.FlagVar(fs, &cfg.SessionIdleTimeout)
 	cacheFile := fs.String("cache-file", "", "`PATH` of a JSON file that keeps the cache registry across scheduler restarts (default: in memory)")
-	if err := fs.Parse(args); err != nil {
+	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may go on before they are failed")
+	var lo logOptions
+	lo.register(fs)
+	if err := parseDaemonFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -49,6 +55,12 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quiver scheduler: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	logger, err := lo.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver scheduler:", err)
+		return 2
+	}
+	cfg.Logger = logger
 	if *cacheFile != "" {
 		d, err := cache.NewDurable(*cacheFile)
 		if err != nil {
@@ -68,15 +80,17 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quiver scheduler:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "quiver scheduler listening on %s\n", s.Addr())
+	logger.Info("quiver scheduler listening on "+s.Addr(), "addr", s.Addr(), "policy", cfg.Policy)
 	if ra := s.RestAddr(); ra != "" {
-		fmt.Fprintf(stderr, "quiver scheduler REST on http://%s\n", ra)
+		logger.Info("quiver scheduler REST, web UI and /metrics on http://"+ra, "rest_addr", ra)
 	}
 	<-ctx.Done()
-	fmt.Fprintln(stderr, "quiver scheduler: shutting down")
-	if err := s.Close(); err != nil {
-		fmt.Fprintln(stderr, "quiver scheduler: close:", err)
+	stop() // a second signal ends the process at once
+	logger.Info("shutting down: no new jobs; running jobs have until the grace period ends", "grace", *grace)
+	if err := s.Shutdown(context.Background(), *grace); err != nil {
+		logger.Error("close", "err", err)
 		return 1
 	}
+	logger.Info("stopped")
 	return 0
 }
