@@ -364,3 +364,108 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		t.Errorf("served routes:\n  %s\ndescribed:\n  %s", strings.Join(served, "\n  "), strings.Join(described, "\n  "))
 	}
 }
+
+// TestDrainDeregisterShutdown drives the loop: a draining executor gets no
+// new task, a deregistered one is forgotten at once (its tasks placed
+// again), and a shutting-down scheduler refuses jobs and then fails the
+// ones still running.
+func TestDrainDeregisterShutdown(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.register("ex1", 2)
+	h.register("ex2", 2)
+	if !h.ask(evDrain{executorID: "ex1", reply: make(chan bool, 1)}) {
+		t.Fatal("drain: ex1 unknown")
+	}
+	h.submit("j1", chain("j1"))
+	for _, l := range launched(h.acts) {
+		if strings.Contains(l, "@ex1") {
+			t.Errorf("task %s placed on the draining executor", l)
+		}
+	}
+	if got := launched(h.acts); len(got) != 2 {
+		t.Fatalf("launched %v, want stage 1's two tasks on ex2", got)
+	}
+	if !h.ask(evDeregister{executorID: "ex2", reply: make(chan bool, 1)}) {
+		t.Fatal("deregister: ex2 unknown")
+	}
+	if _, ok := h.c.executors["ex2"]; ok {
+		t.Fatal("ex2 still registered")
+	}
+	if h.ask(evDeregister{executorID: "ex2", reply: make(chan bool, 1)}) {
+		t.Error("a second deregister found ex2")
+	}
+	for p := range 2 {
+		if tk := h.task("j1", 1, p); tk.state != taskPending || tk.attempt != 1 {
+			t.Errorf("task 1/%d: %s attempt %d, want pending again", p, tk.state, tk.attempt)
+		}
+	}
+	m := gatherAll(t, h.c.m.reg)
+	if m["quiver_executors_lost_total"] != 1 || m["quiver_tasks_retried_total"] != 2 || m["quiver_executors_registered_total"] != 2 {
+		t.Errorf("metrics: lost %v retried %v registered %v", m["quiver_executors_lost_total"], m["quiver_tasks_retried_total"], m["quiver_executors_registered_total"])
+	}
+
+	reply := make(chan int, 1)
+	h.send(evShutdown{reply: reply})
+	if n := <-reply; n != 1 {
+		t.Errorf("shutdown: %d jobs running, want 1", n)
+	}
+	sub := make(chan error, 1)
+	h.send(evSubmit{jobID: "j2", session: "s", reply: sub})
+	if err := <-sub; err != errShuttingDown {
+		t.Errorf("submit while shutting down: %v", err)
+	}
+	h.send(evShutdown{failAll: true, reply: reply})
+	if n := <-reply; n != 0 {
+		t.Errorf("after failing all: %d running", n)
+	}
+	if j := h.c.jobs["j1"]; j.state != rpc.JobState_JOB_FAILED || !strings.Contains(j.errMsg, "shut down") {
+		t.Errorf("j1: %s %q", j.state, j.errMsg)
+	}
+	m = gatherAll(t, h.c.m.reg)
+	if m[`quiver_jobs_finished_total{outcome="failed"}`] != 1 || m["quiver_jobs_submitted_total"] != 1 {
+		t.Errorf("metrics: failed %v submitted %v", m[`quiver_jobs_finished_total{outcome="failed"}`], m["quiver_jobs_submitted_total"])
+	}
+}
+
+func (h *harness) ask(ev any) bool {
+	h.t.Helper()
+	h.send(ev)
+	switch e := ev.(type) {
+	case evDrain:
+		return <-e.reply
+	case evDeregister:
+		return <-e.reply
+	}
+	h.t.Fatalf("ask %T", ev)
+	return false
+}
+
+// gatherAll reads a registry's counters and gauges as "name{labels}" → value
+// (only the counters and gauges of the registry's own metrics; no scrape).
+func gatherAll(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			key := mf.GetName()
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			if len(labels) > 0 {
+				key += "{" + strings.Join(labels, ",") + "}"
+			}
+			switch {
+			case m.GetCounter() != nil:
+				out[key] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				out[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
+}
