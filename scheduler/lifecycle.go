@@ -88,6 +88,7 @@ var errShuttingDown = status.Error(codes.Unavailable, "scheduler: shutting down:
 // it, then closes the scheduler. It is what SIGTERM does to `quiver
 // scheduler`.
 func (s *Scheduler) Shutdown(ctx context.Context, grace time.Duration) error {
+	s.shuttingDown.Store(true)
 	deadline := time.Now().Add(grace)
 	for {
 		reply := make(chan int, 1)

@@ -227,6 +227,11 @@ func (s *Scheduler) restHandler() http.Handler {
 	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.shuttingDown.Load() {
+			// Out of rotation while Shutdown lets running jobs finish.
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
 		w.Write([]byte("ok"))
 	})
 	mux.HandleFunc("GET /api/executors", func(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -64,6 +65,8 @@ type Scheduler struct {
 	queues   map[string]*rpcQueue        // executor gRPC address → its RPCs in issue order
 	wg       sync.WaitGroup              // the loop, servers and action goroutines
 	closeErr error
+	// shuttingDown is set by Shutdown: /healthz then answers 503.
+	shuttingDown atomic.Bool
 }
 
 // New validates cfg and returns an unstarted scheduler.
