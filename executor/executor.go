@@ -280,7 +280,10 @@ func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest)
 	e.mu.Lock()
 	st, draining := e.state, e.draining
 	e.mu.Unlock()
-	if st != started || draining {
+	if draining {
+		return nil, errDraining
+	}
+	if st != started {
 		return nil, status.Error(codes.Unavailable, "executor: shutting down")
 	}
 	tasks := make([]*task, 0, len(req.GetTasks()))
@@ -292,7 +295,11 @@ func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest)
 		tasks = append(tasks, t)
 	}
 	e.mu.Lock()
-	if e.state != started || e.draining {
+	if e.draining {
+		e.mu.Unlock()
+		return nil, errDraining
+	}
+	if e.state != started {
 		e.mu.Unlock()
 		return nil, status.Error(codes.Unavailable, "executor: shutting down")
 	}

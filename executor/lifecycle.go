@@ -4,9 +4,17 @@ import (
 	"context"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 )
+
+// errDraining refuses a launch while draining. The code tells the scheduler
+// the launch raced the drain: it places the tasks elsewhere without
+// counting a failure against them or the executor.
+var errDraining = status.Error(codes.FailedPrecondition, "executor: draining: not taking new tasks")
 
 // deregisterTimeout bounds each DeregisterExecutor call.
 const deregisterTimeout = 5 * time.Second

@@ -686,6 +686,10 @@ func (c *core) rollback(j *job, p *stage, lost func(*task) bool, why string) {
 }
 
 func (c *core) launchFailed(e evLaunchFailed) {
+	if e.draining {
+		c.launchRefusedDraining(e)
+		return
+	}
 	for _, id := range e.tasks {
 		j, s, t := c.lookup(id)
 		if t == nil {

@@ -58,6 +58,26 @@ func (c *core) deregister(id string) bool {
 	return true
 }
 
+// launchRefusedDraining: the executor refused a launch because it is
+// draining. Its tasks go back to pending, not counted as failures, and no
+// more are placed there.
+func (c *core) launchRefusedDraining(e evLaunchFailed) {
+	if ex := c.executors[e.executorID]; ex != nil {
+		ex.draining = true
+	}
+	for _, id := range e.tasks {
+		j, _, t := c.lookup(id)
+		if t == nil {
+			continue
+		}
+		c.release(t)
+		t.state, t.executor = taskPending, ""
+		t.attempt++
+		c.dirty[j.id] = true
+		c.onTasksRequeued(1)
+	}
+}
+
 // shutdown refuses new jobs from now on; with failAll it ends the jobs
 // still running as failed, so that their clients hear why at once.
 func (c *core) shutdown(failAll bool) int {

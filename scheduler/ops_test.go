@@ -469,3 +469,33 @@ func gatherAll(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	}
 	return out
 }
+
+// TestLaunchRacingDrain: a launch the executor refuses because it drains
+// puts the tasks back without a failure and marks the executor draining,
+// so they go to the other executor.
+func TestLaunchRacingDrain(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.register("ex1", 2)
+	h.register("ex2", 2)
+	h.submit("j1", chain("j1"))
+	launches := ofType[actLaunch](h.acts)
+	if len(launches) != 1 || launches[0].executorID != "ex1" {
+		t.Fatalf("launches %v, want one to ex1 (bias)", launched(h.acts))
+	}
+	var ids []*rpc.TaskId
+	for _, td := range launches[0].tasks {
+		ids = append(ids, td.Id)
+	}
+	acts := h.send(evLaunchFailed{executorID: "ex1", tasks: ids, err: fmt.Errorf("draining"), draining: true})
+	if got := launched(acts); !slices.Equal(got, []string{"1/0@ex2#1", "1/1@ex2#1"}) {
+		t.Errorf("relaunched %v, want both tasks on ex2", got)
+	}
+	for p := range 2 {
+		if tk := h.task("j1", 1, p); tk.failures != 0 {
+			t.Errorf("task 1/%d counted %d failures", p, tk.failures)
+		}
+	}
+	if ex := h.c.executors["ex1"]; ex == nil || !ex.draining || ex.launchFailures != 0 {
+		t.Errorf("ex1: %+v, want draining with no launch failure", ex)
+	}
+}

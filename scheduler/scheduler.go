@@ -293,7 +293,8 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				for i, t := range a.tasks {
 					ids[i] = t.GetId()
 				}
-				s.post(ctx, evLaunchFailed{executorID: a.executorID, tasks: ids, err: err, refused: status.Code(err) == codes.InvalidArgument})
+				s.post(ctx, evLaunchFailed{executorID: a.executorID, tasks: ids, err: err,
+					refused: status.Code(err) == codes.InvalidArgument, draining: status.Code(err) == codes.FailedPrecondition})
 			}
 		})
 	case actCancel:

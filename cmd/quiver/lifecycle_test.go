@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -137,7 +138,8 @@ const slowSQL = "SELECT count(*) AS n FROM orders a, orders b WHERE a.o_orderkey
 // while it runs a query's task: the task finishes (the query succeeds on
 // that executor, the only one), the executor leaves with exit status 0,
 // and the scheduler forgets it at once — long before its heartbeat timeout.
-// Then SIGTERM stops the scheduler cleanly. Both log JSON.
+// Then SIGTERM stops the scheduler cleanly, failing the job still waiting
+// after its grace period. Both log JSON.
 func TestSIGTERMDrainsExecutor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the quiver binary")
@@ -193,11 +195,15 @@ func TestSIGTERMDrainsExecutor(t *testing.T) {
 		err = df.Print(ctx, &b, format.CSV, format.Options{})
 		res <- result{b.String(), err}
 	}()
+	// Running on the executor itself (its metrics), not only placed there.
 	waitUntil(t, "the query's task to run", 30*time.Second, func() bool {
-		var ex []struct {
-			RunningTasks int `json:"running_tasks"`
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return false
 		}
-		return restJSON(rest+"/api/executors", &ex) == nil && len(ex) == 1 && ex[0].RunningTasks == 1
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), "\nquiver_executor_tasks_running 1\n")
 	})
 	if err := exe.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -262,10 +268,29 @@ func TestSIGTERMDrainsExecutor(t *testing.T) {
 		t.Errorf("scheduler log: joined %v, left by deregistering %v, job finished with rows and digest %v", joined, left, finished)
 	}
 
-	s.Close()
+	// A query submitted now has no executor to run on: it waits. SIGTERM
+	// to the scheduler stops it taking jobs, and after its grace (2s) it
+	// fails the waiting one, whose client hears why, and exits cleanly.
+	go func() {
+		df, err := s.SQL(ctx, slowSQL)
+		if err == nil {
+			err = df.Print(ctx, io.Discard, format.CSV, format.Options{})
+		}
+		res <- result{err: err}
+	}()
+	waitUntil(t, "the second query to wait", 30*time.Second, func() bool {
+		var jobs []struct {
+			State string `json:"state"`
+		}
+		return restJSON(rest+"/api/jobs", &jobs) == nil && len(jobs) == 2 && (jobs[1].State == "queued" || jobs[1].State == "running")
+	})
 	if err := sched.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	if r := <-res; r.err == nil || !strings.Contains(r.err.Error(), "scheduler shut down") {
+		t.Errorf("the query queued at shutdown: %v, want it failed by the shutdown", r.err)
+	}
+	s.Close()
 	select {
 	case <-sched.done:
 	case <-time.After(30 * time.Second):
