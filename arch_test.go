@@ -37,8 +37,9 @@ var allowed = map[string][]string{
 	"arrowpb":           {"rpc", "qerr"},
 	"physical/stage":    {"physical", "qerr"},
 	"rpc":               {},
-	"executor":          {"exec", "exec/...", "physical", "physical/codec", "arrowpb", "rpc", "settings", "qerr"},
-	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "qerr"},
+	"auth":              {"qerr"},
+	"executor":          {"exec", "exec/...", "physical", "physical/codec", "arrowpb", "rpc", "settings", "auth", "qerr"},
+	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "auth", "qerr"},
 }
 
 // forbiddenExternal are modules a package must not link, even indirectly:

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/executor"
@@ -39,8 +40,8 @@ type remote struct {
 }
 
 // dialScheduler connects to addr and opens a session there.
-func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st settings.Values) (*remote, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st settings.Values, token auth.Token) (*remote, error) {
+	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, token.DialOptions()...)...)
 	if err != nil {
 		return nil, qerr.IOf("connect to scheduler %s: %w", addr, err)
 	}
@@ -52,7 +53,7 @@ func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st se
 		conn.Close()
 		return nil, qerr.IOf("scheduler %s: create session: %w", addr, err)
 	}
-	return &remote{conn: conn, client: client, sessionID: resp.SessionId, fetcher: executor.NewFlightFetcher(mem)}, nil
+	return &remote{conn: conn, client: client, sessionID: resp.SessionId, fetcher: executor.NewFlightFetcher(mem).WithAuth(token)}, nil
 }
 
 func (r *remote) close() error {
@@ -75,11 +76,11 @@ func (r *remote) close() error {
 // The cluster runs the queries: no scheduler or executor starts in this
 // process (WithStandaloneCluster and WithLocalExecution do not apply).
 func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error) {
-	s, _, err := newSession(ctx, opts)
+	s, cfg, err := newSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	r, err := dialScheduler(ctx, addr, s.mem, s.settings)
+	r, err := dialScheduler(ctx, addr, s.mem, s.settings, cfg.token)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -126,7 +127,7 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 		}
 		owned = append(owned, ex)
 	}
-	r, err := dialScheduler(ctx, sch.Addr(), s.mem, s.settings)
+	r, err := dialScheduler(ctx, sch.Addr(), s.mem, s.settings, auth.Token{})
 	if err != nil {
 		return fail(err)
 	}

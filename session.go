@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/logical/optimizer"
@@ -25,8 +26,9 @@ type Option func(*config)
 type config struct {
 	mem        memory.Allocator
 	settings   settings.Values
-	settingErr error // the first bad setting an option gave
-	standalone int   // executors of an in-process cluster; 0 runs queries directly
+	settingErr error      // the first bad setting an option gave
+	standalone int        // executors of an in-process cluster; 0 runs queries directly
+	token      auth.Token // sent to a cluster's scheduler and executors (WithAuthToken)
 }
 
 // set records a setting an option gave; NewSession reports the first bad one.

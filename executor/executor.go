@@ -111,6 +111,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	e.m = newMetrics(e)
 	e.fetcher.observe = e.m.observeFetch
+	e.fetcher.WithAuth(cfg.AuthToken)
 	return e, nil
 }
 
@@ -144,12 +145,13 @@ func (e *Executor) Start(ctx context.Context) error {
 	}
 	e.meta = physical.ExecutorMeta{ID: e.cfg.ID, Host: host, FlightPort: e.grpcPort}
 
-	conn, err := grpc.NewClient(e.cfg.SchedulerAddr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams))
+	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams)}, e.cfg.AuthToken.DialOptions()...)
+	conn, err := grpc.NewClient(e.cfg.SchedulerAddr, dial...)
 	if err != nil {
 		lis.Close()
 		return qerr.Planf("executor: scheduler address %s: %w", e.cfg.SchedulerAddr, err)
 	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxMessageBytes))
+	srv := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, e.cfg.AuthToken.ServerOptions()...)...)
 	rpc.RegisterExecutorServiceServer(srv, e)
 	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir, m: e.m})
 	lctx, stop := context.WithCancel(context.Background())

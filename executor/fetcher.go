@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -41,6 +42,17 @@ type FlightFetcher struct {
 	// observe, when set (an executor's fetcher), records each fetch's
 	// duration and bytes, or its failure (set before first use).
 	observe func(d time.Duration, bytes int64, err error)
+	// auth is sent with every fetch (WithAuth).
+	auth auth.Token
+}
+
+// WithAuth makes the fetcher send t with every fetch (a cluster with
+// --auth-token-file). Call it before the first fetch; it returns f.
+func (f *FlightFetcher) WithAuth(t auth.Token) *FlightFetcher {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.auth = t
+	return f
 }
 
 var _ execop.ShuffleFetcher = (*FlightFetcher)(nil)
@@ -90,10 +102,12 @@ func (f *FlightFetcher) conn(addr string) (*grpc.ClientConn, error) {
 	if c, ok := f.conns[addr]; ok {
 		return c, nil
 	}
-	c, err := grpc.NewClient(addr,
+	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithConnectParams(connectParams),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)),
+	}, f.auth.DialOptions()...)
+	c, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, err
 	}

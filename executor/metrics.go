@@ -162,7 +162,8 @@ func (e *Executor) startMetrics() error {
 			w.Write([]byte("ok"))
 		}
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	open := func(r *http.Request) bool { return r.URL.Path == "/healthz" }
+	srv := &http.Server{Handler: e.cfg.AuthToken.HTTP(mux, open), ReadHeaderTimeout: 10 * time.Second}
 	e.metricsSrv, e.metricsLis = srv, lis
 	e.wg.Add(1)
 	go func() { // owner: Executor; ends when Close shuts the server

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -63,6 +64,10 @@ type Config struct {
 	// of Logger (kept for callers that predate Logger); by default they go
 	// to Logger at warning level.
 	Logf func(format string, args ...any)
+	// AuthToken, when set, is required on every gRPC call and REST request
+	// (but /healthz and the web UI's files) and sent on every call to the
+	// executors, which must share it (package auth).
+	AuthToken auth.Token
 }
 
 // logger is cfg.Logger or slog.Default().

@@ -129,7 +129,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.loop(runCtx)
 	}()
 
-	s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(MaxMessageBytes))
+	s.grpcSrv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, s.cfg.AuthToken.ServerOptions()...)...)
 	rpc.RegisterSchedulerServiceServer(s.grpcSrv, &service{s: s})
 	s.wg.Add(1)
 	go func() {
@@ -139,7 +139,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}
 	}()
 	if restLis != nil {
-		s.restSrv = &http.Server{Handler: s.restHandler(), ReadHeaderTimeout: 10 * time.Second}
+		s.restSrv = &http.Server{Handler: s.cfg.AuthToken.HTTP(s.restHandler(), openRoute), ReadHeaderTimeout: 10 * time.Second}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -441,7 +441,8 @@ func (s *Scheduler) conn(addr string) (*grpc.ClientConn, error) {
 	if cc := s.conns[addr]; cc != nil {
 		return cc, nil
 	}
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams))
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams)}, s.cfg.AuthToken.DialOptions()...)
+	cc, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, qerr.IOf("scheduler: connect to executor at %s: %w", addr, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 // The web UI: plain HTML, CSS and JavaScript embedded in the binary (no
@@ -12,6 +13,14 @@ import (
 
 //go:embed ui
 var uiFiles embed.FS
+
+// openRoute reports the requests that need no token when the cluster has
+// one: health probes, and the web UI's own files (they hold no data; the
+// page then asks for the token and sends it with each API call).
+func openRoute(r *http.Request) bool {
+	p := r.URL.Path
+	return r.Method == http.MethodGet && (p == "/healthz" || p == "/" || strings.HasPrefix(p, "/ui/"))
+}
 
 func (s *Scheduler) uiRoutes(mux *http.ServeMux) {
 	sub, err := fs.Sub(uiFiles, "ui")

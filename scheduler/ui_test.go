@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/chromedp/chromedp"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/rpc"
 )
 
@@ -245,4 +246,42 @@ func TestWebUI(t *testing.T) {
 		}
 		return running == 0
 	})
+}
+
+// TestWebUIToken: on a scheduler with a token the page asks for it, and
+// once given (typed into its form) shows the jobs.
+func TestWebUIToken(t *testing.T) {
+	path := chromium(t)
+	tok, err := auth.New("ui-test-secret-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{RestAddr: "127.0.0.1:0", AuthToken: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := newBrowser(t, path)
+	b.step("asked for the token", 30*time.Second,
+		chromedp.Navigate("http://"+s.RestAddr()+"/#/jobs"),
+		chromedp.WaitVisible(chromedp.CSS(`form[data-testid=token-form]`)),
+		count(`[data-testid=jobs]`, 0))
+	b.step("give the token", 30*time.Second,
+		chromedp.SendKeys(chromedp.CSS(`#token`), "ui-test-secret-0123456789"),
+		submit(`form[data-testid=token-form]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=jobs]`)))
+}
+
+// submit submits the form sel names, as pressing its button does.
+func submit(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		ok, err := chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const f = document.querySelector(%q); if (!f) return false; f.requestSubmit(); return true; })()`, sel))(ctx, t)
+		if err == nil && !ok {
+			err = fmt.Errorf("no form at %s", sel)
+		}
+		return chromedp.Void{}, err
+	}
 }

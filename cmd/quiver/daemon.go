@@ -44,6 +44,11 @@ func flagsFromEnv(fs *flag.FlagSet, getenv func(string) (string, bool)) error {
 	return nil
 }
 
+// authTokenFlag is --auth-token-file, shared by the daemons and the shell.
+func authTokenFlag(fs *flag.FlagSet) *string {
+	return fs.String("auth-token-file", "", "`PATH` of a file holding the cluster's shared secret, required on every call and sent on every call (default: no authentication)")
+}
+
 // logOptions are --log-format and --log-level.
 type logOptions struct {
 	format, level string

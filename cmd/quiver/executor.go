@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/executor"
 )
 
@@ -37,6 +38,7 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat", 2*time.Second, "heartbeat interval")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-bind", "", "`ADDR` to serve Prometheus /metrics and /healthz on over HTTP (default: none)")
 	grace := fs.Duration("drain-grace", 30*time.Second, "on SIGTERM, how long running tasks may go on before they are cancelled")
+	tokenFile := authTokenFlag(fs)
 	var lo logOptions
 	lo.register(fs)
 	if err := parseDaemonFlags(fs, args); err != nil {
@@ -55,6 +57,10 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Logger = logger
+	if cfg.AuthToken, err = auth.Load(*tokenFile); err != nil {
+		fmt.Fprintln(stderr, "quiver executor:", err)
+		return 2
+	}
 	if cfg.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "quiver-executor-")
 		if err != nil {

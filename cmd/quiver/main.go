@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/format"
 	"github.com/quiverdb/quiver/repl"
 	"github.com/quiverdb/quiver/tpch"
@@ -56,6 +57,7 @@ type options struct {
 	scheduler string
 	maxRows   int
 	init      string
+	tokenFile string
 }
 
 // subcommands maps the first argument to a subcommand's entry point.
@@ -77,6 +79,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.scheduler, "scheduler", "", "run on the cluster whose scheduler listens at `ADDR` (default: a scheduler and executor in this process)")
 	fs.IntVar(&o.maxRows, "maxrows", repl.DefaultMaxRows, "most rows a table shows in the interactive shell (0: all)")
 	fs.StringVar(&o.init, "init", "", "run `FILE` before the shell's first prompt (default ~/.quiverrc)")
+	fs.StringVar(&o.tokenFile, "auth-token-file", "", "with --scheduler: `PATH` of the file holding the cluster's shared secret")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: quiver [--demo] [-c SQL | -f FILE] [--format table|csv|tsv|json|ndjson]\n\n")
 		fs.PrintDefaults()
@@ -111,7 +114,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var s *quiver.Session
 	if o.scheduler != "" {
-		s, err = quiver.Connect(ctx, o.scheduler)
+		var token auth.Token
+		if token, err = auth.Load(o.tokenFile); err != nil {
+			fmt.Fprintln(stderr, "quiver:", err)
+			return 2
+		}
+		s, err = quiver.Connect(ctx, o.scheduler, quiver.WithAuthToken(token))
 	} else {
 		s, err = quiver.NewSession(ctx)
 	}

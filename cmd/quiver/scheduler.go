@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/scheduler"
 	"github.com/quiverdb/quiver/settings"
@@ -43,6 +44,7 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	settings.SessionIdleTimeout.FlagVar(fs, &cfg.SessionIdleTimeout)
 	cacheFile := fs.String("cache-file", "", "`PATH` of a JSON file that keeps the cache registry across scheduler restarts (default: in memory)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may go on before they are failed")
+	tokenFile := authTokenFlag(fs)
 	var lo logOptions
 	lo.register(fs)
 	if err := parseDaemonFlags(fs, args); err != nil {
@@ -61,6 +63,10 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Logger = logger
+	if cfg.AuthToken, err = auth.Load(*tokenFile); err != nil {
+		fmt.Fprintln(stderr, "quiver scheduler:", err)
+		return 2
+	}
 	if *cacheFile != "" {
 		d, err := cache.NewDurable(*cacheFile)
 		if err != nil {

@@ -37,8 +37,14 @@ function setAttrs(e, attrs) {
   }
 }
 
+// token is the cluster's shared secret when it has one (--auth-token-file):
+// asked for once on a 401 and kept for this browser tab only.
+let token = sessionStorage.getItem("quiver-token") || "";
+
 async function api(path, method) {
-  const resp = await fetch(path, { method: method || "GET", headers: { Accept: "application/json" } });
+  const headers = { Accept: "application/json" };
+  if (token) headers.Authorization = "Bearer " + token;
+  const resp = await fetch(path, { method: method || "GET", headers });
   if (!resp.ok) {
     const text = (await resp.text()).trim();
     const err = new Error(text || resp.status + " " + resp.statusText);
@@ -305,6 +311,7 @@ function route() {
 
 let timer = null;
 let drawing = false;
+let waitingForToken = false;
 
 function showError(msg) {
   const e = document.getElementById("error");
@@ -326,11 +333,33 @@ async function refresh() {
     document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
     showError("");
   } catch (err) {
+    if (err.status === 401) {
+      // No refresh until a token is given: it would clear the form.
+      waitingForToken = true;
+      document.getElementById("main").replaceChildren(...tokenForm(err.message));
+      showError("");
+      return;
+    }
     showError("Cannot reach the scheduler: " + err.message);
   } finally {
     drawing = false;
-    schedule();
+    if (!waitingForToken) schedule();
   }
+}
+
+function tokenForm(why) {
+  const input = el("input", { type: "password", id: "token", "data-testid": "token", autocomplete: "off", size: 40 });
+  const form = el("form", {
+    "data-testid": "token-form",
+    onsubmit: ev => {
+      ev.preventDefault();
+      token = input.value.trim();
+      sessionStorage.setItem("quiver-token", token);
+      waitingForToken = false;
+      refresh();
+    },
+  }, el("label", { for: "token" }, "Token "), input, " ", el("button", { type: "submit" }, "Use token"));
+  return [el("h2", {}, "This cluster needs its token"), el("p", { class: "muted" }, why), form];
 }
 
 function schedule() {

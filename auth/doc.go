@@ -1,0 +1,13 @@
+// Package auth owns the cluster's shared-secret authentication: a Token
+// loaded from a file (--auth-token-file), the gRPC server interceptors that
+// check it on every call and stream (the scheduler's service, the
+// executors' service and their Arrow Flight service), the per-call
+// credentials clients send it with, and the HTTP middleware that checks it
+// on the REST API and /metrics. A zero Token turns all of it off.
+//
+// The token travels as "authorization: Bearer <token>"; without TLS it
+// crosses the network in clear text, so it keeps out processes that can
+// reach a port but not those that can read the traffic.
+//
+// auth imports only qerr of ours.
+package auth
