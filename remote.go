@@ -24,7 +24,6 @@ import (
 	"github.com/quiverdb/quiver/scheduler"
 	"github.com/quiverdb/quiver/settings"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // remote is a session's connection to a scheduler: a cluster (Connect) or
@@ -40,8 +39,8 @@ type remote struct {
 }
 
 // dialScheduler connects to addr and opens a session there.
-func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st settings.Values, token auth.Token) (*remote, error) {
-	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, token.DialOptions()...)...)
+func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st settings.Values, token auth.Token, tls auth.TLS) (*remote, error) {
+	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{tls.DialOption()}, token.DialOptions()...)...)
 	if err != nil {
 		return nil, qerr.IOf("connect to scheduler %s: %w", addr, err)
 	}
@@ -53,7 +52,7 @@ func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st se
 		conn.Close()
 		return nil, qerr.IOf("scheduler %s: create session: %w", addr, err)
 	}
-	return &remote{conn: conn, client: client, sessionID: resp.SessionId, fetcher: executor.NewFlightFetcher(mem).WithAuth(token)}, nil
+	return &remote{conn: conn, client: client, sessionID: resp.SessionId, fetcher: executor.NewFlightFetcher(mem).WithAuth(token).WithTLS(tls)}, nil
 }
 
 func (r *remote) close() error {
@@ -80,7 +79,7 @@ func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error)
 	if err != nil {
 		return nil, err
 	}
-	r, err := dialScheduler(ctx, addr, s.mem, s.settings, cfg.token)
+	r, err := dialScheduler(ctx, addr, s.mem, s.settings, cfg.token, cfg.tls)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -127,7 +126,7 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 		}
 		owned = append(owned, ex)
 	}
-	r, err := dialScheduler(ctx, sch.Addr(), s.mem, s.settings, auth.Token{})
+	r, err := dialScheduler(ctx, sch.Addr(), s.mem, s.settings, auth.Token{}, auth.TLS{})
 	if err != nil {
 		return fail(err)
 	}

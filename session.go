@@ -29,6 +29,7 @@ type config struct {
 	settingErr error      // the first bad setting an option gave
 	standalone int        // executors of an in-process cluster; 0 runs queries directly
 	token      auth.Token // sent to a cluster's scheduler and executors (WithAuthToken)
+	tls        auth.TLS   // the transport to a cluster (WithTLS)
 }
 
 // set records a setting an option gave; NewSession reports the first bad one.

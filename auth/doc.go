@@ -1,4 +1,7 @@
-// Package auth owns the cluster's shared-secret authentication: a Token
+// Package auth owns the cluster's authentication and transport security.
+// TLS (tls.go) is a process's certificate and CA: the gRPC server and dial
+// options and the HTTP listener that speak TLS, mutual on gRPC when there
+// is a CA. Token (token.go) is the shared secret: a Token
 // loaded from a file (--auth-token-file), the gRPC server interceptors that
 // check it on every call and stream (the scheduler's service, the
 // executors' service and their Arrow Flight service), the per-call

@@ -30,6 +30,10 @@ type Config struct {
 	// (ExecutorService, Flight) and on /metrics, and sent on its calls to
 	// the scheduler and to other executors (package auth).
 	AuthToken auth.Token
+	// TLS, when it has a certificate, makes the executor's gRPC (and Flight)
+	// and metrics ports speak TLS (mutual on gRPC with a CA); its calls to
+	// the scheduler and other executors use it as a client (package auth).
+	TLS auth.TLS
 
 	// MemoryTables resolves in-process (standalone) memory tables; nil on a
 	// real cluster. The batches are borrowed.

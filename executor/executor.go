@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc"
 	gbackoff "google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -111,7 +110,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	e.m = newMetrics(e)
 	e.fetcher.observe = e.m.observeFetch
-	e.fetcher.WithAuth(cfg.AuthToken)
+	e.fetcher.WithAuth(cfg.AuthToken).WithTLS(cfg.TLS)
 	return e, nil
 }
 
@@ -145,13 +144,14 @@ func (e *Executor) Start(ctx context.Context) error {
 	}
 	e.meta = physical.ExecutorMeta{ID: e.cfg.ID, Host: host, FlightPort: e.grpcPort}
 
-	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams)}, e.cfg.AuthToken.DialOptions()...)
+	dial := append([]grpc.DialOption{e.cfg.TLS.DialOption(), grpc.WithConnectParams(connectParams)}, e.cfg.AuthToken.DialOptions()...)
 	conn, err := grpc.NewClient(e.cfg.SchedulerAddr, dial...)
 	if err != nil {
 		lis.Close()
 		return qerr.Planf("executor: scheduler address %s: %w", e.cfg.SchedulerAddr, err)
 	}
-	srv := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, e.cfg.AuthToken.ServerOptions()...)...)
+	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, e.cfg.AuthToken.ServerOptions()...)
+	srv := grpc.NewServer(append(sopts, e.cfg.TLS.ServerOptions()...)...)
 	rpc.RegisterExecutorServiceServer(srv, e)
 	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir, m: e.m})
 	lctx, stop := context.WithCancel(context.Background())

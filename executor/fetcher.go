@@ -20,7 +20,6 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -42,8 +41,18 @@ type FlightFetcher struct {
 	// observe, when set (an executor's fetcher), records each fetch's
 	// duration and bytes, or its failure (set before first use).
 	observe func(d time.Duration, bytes int64, err error)
-	// auth is sent with every fetch (WithAuth).
+	// auth is sent with every fetch (WithAuth); tls is the transport (WithTLS).
 	auth auth.Token
+	tls  auth.TLS
+}
+
+// WithTLS makes the fetcher reach executors over TLS (a cluster with
+// --tls-cert). Call it before the first fetch; it returns f.
+func (f *FlightFetcher) WithTLS(t auth.TLS) *FlightFetcher {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tls = t
+	return f
 }
 
 // WithAuth makes the fetcher send t with every fetch (a cluster with
@@ -103,7 +112,7 @@ func (f *FlightFetcher) conn(addr string) (*grpc.ClientConn, error) {
 		return c, nil
 	}
 	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		f.tls.DialOption(),
 		grpc.WithConnectParams(connectParams),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)),
 	}, f.auth.DialOptions()...)

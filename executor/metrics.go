@@ -173,7 +173,7 @@ func (e *Executor) startMetrics() error {
 				e.log.l.Error("metrics server panicked", "panic", r)
 			}
 		}()
-		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(e.cfg.TLS.Listener(lis)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			e.log.error("metrics server stopped", err)
 		}
 	}()

@@ -68,6 +68,10 @@ type Config struct {
 	// (but /healthz and the web UI's files) and sent on every call to the
 	// executors, which must share it (package auth).
 	AuthToken auth.Token
+	// TLS, when it has a certificate, makes gRPC and REST speak TLS (mutual
+	// on gRPC when it has a CA); the scheduler's calls to executors use it
+	// as a client (package auth).
+	TLS auth.TLS
 }
 
 // logger is cfg.Logger or slog.Default().

@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdb/quiver/qerr"
@@ -129,7 +128,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.loop(runCtx)
 	}()
 
-	s.grpcSrv = grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, s.cfg.AuthToken.ServerOptions()...)...)
+	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, s.cfg.AuthToken.ServerOptions()...)
+	s.grpcSrv = grpc.NewServer(append(sopts, s.cfg.TLS.ServerOptions()...)...)
 	rpc.RegisterSchedulerServiceServer(s.grpcSrv, &service{s: s})
 	s.wg.Add(1)
 	go func() {
@@ -143,7 +143,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			if err := s.restSrv.Serve(restLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := s.restSrv.Serve(s.cfg.TLS.Listener(restLis)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.log.Error("REST server stopped", "err", err)
 			}
 		}()
@@ -441,7 +441,7 @@ func (s *Scheduler) conn(addr string) (*grpc.ClientConn, error) {
 	if cc := s.conns[addr]; cc != nil {
 		return cc, nil
 	}
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams)}, s.cfg.AuthToken.DialOptions()...)
+	opts := append([]grpc.DialOption{s.cfg.TLS.DialOption(), grpc.WithConnectParams(connectParams)}, s.cfg.AuthToken.DialOptions()...)
 	cc, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, qerr.IOf("scheduler: connect to executor at %s: %w", addr, err)

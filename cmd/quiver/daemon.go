@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/quiverdb/quiver/auth"
 )
 
 // What `quiver scheduler` and `quiver executor` share: flags from the
@@ -48,6 +50,18 @@ func flagsFromEnv(fs *flag.FlagSet, getenv func(string) (string, bool)) error {
 func authTokenFlag(fs *flag.FlagSet) *string {
 	return fs.String("auth-token-file", "", "`PATH` of a file holding the cluster's shared secret, required on every call and sent on every call (default: no authentication)")
 }
+
+// tlsFlags are --tls-cert, --tls-key and --tls-ca, shared by the daemons
+// and the shell.
+type tlsFlags struct{ cert, key, ca string }
+
+func (f *tlsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.cert, "tls-cert", "", "`PEM` certificate to serve TLS with and to present to peers (with --tls-key)")
+	fs.StringVar(&f.key, "tls-key", "", "`PEM` private key of --tls-cert")
+	fs.StringVar(&f.ca, "tls-ca", "", "`PEM` CA that signs every party's certificate: peers are verified against it and gRPC requires client certificates (mutual TLS)")
+}
+
+func (f tlsFlags) load() (auth.TLS, error) { return auth.LoadTLS(f.cert, f.key, f.ca) }
 
 // logOptions are --log-format and --log-level.
 type logOptions struct {

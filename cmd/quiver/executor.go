@@ -39,6 +39,8 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs.StringVar(&cfg.MetricsAddr, "metrics-bind", "", "`ADDR` to serve Prometheus /metrics and /healthz on over HTTP (default: none)")
 	grace := fs.Duration("drain-grace", 30*time.Second, "on SIGTERM, how long running tasks may go on before they are cancelled")
 	tokenFile := authTokenFlag(fs)
+	var tf tlsFlags
+	tf.register(fs)
 	var lo logOptions
 	lo.register(fs)
 	if err := parseDaemonFlags(fs, args); err != nil {
@@ -58,6 +60,10 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	}
 	cfg.Logger = logger
 	if cfg.AuthToken, err = auth.Load(*tokenFile); err != nil {
+		fmt.Fprintln(stderr, "quiver executor:", err)
+		return 2
+	}
+	if cfg.TLS, err = tf.load(); err != nil {
 		fmt.Fprintln(stderr, "quiver executor:", err)
 		return 2
 	}

@@ -58,6 +58,7 @@ type options struct {
 	maxRows   int
 	init      string
 	tokenFile string
+	tls       tlsFlags
 }
 
 // subcommands maps the first argument to a subcommand's entry point.
@@ -80,6 +81,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.maxRows, "maxrows", repl.DefaultMaxRows, "most rows a table shows in the interactive shell (0: all)")
 	fs.StringVar(&o.init, "init", "", "run `FILE` before the shell's first prompt (default ~/.quiverrc)")
 	fs.StringVar(&o.tokenFile, "auth-token-file", "", "with --scheduler: `PATH` of the file holding the cluster's shared secret")
+	o.tls.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: quiver [--demo] [-c SQL | -f FILE] [--format table|csv|tsv|json|ndjson]\n\n")
 		fs.PrintDefaults()
@@ -119,7 +121,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "quiver:", err)
 			return 2
 		}
-		s, err = quiver.Connect(ctx, o.scheduler, quiver.WithAuthToken(token))
+		var tlsConf auth.TLS
+		if tlsConf, err = o.tls.load(); err != nil {
+			fmt.Fprintln(stderr, "quiver:", err)
+			return 2
+		}
+		s, err = quiver.Connect(ctx, o.scheduler, quiver.WithAuthToken(token), quiver.WithTLS(tlsConf))
 	} else {
 		s, err = quiver.NewSession(ctx)
 	}

@@ -45,6 +45,8 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	cacheFile := fs.String("cache-file", "", "`PATH` of a JSON file that keeps the cache registry across scheduler restarts (default: in memory)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may go on before they are failed")
 	tokenFile := authTokenFlag(fs)
+	var tf tlsFlags
+	tf.register(fs)
 	var lo logOptions
 	lo.register(fs)
 	if err := parseDaemonFlags(fs, args); err != nil {
@@ -64,6 +66,10 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	}
 	cfg.Logger = logger
 	if cfg.AuthToken, err = auth.Load(*tokenFile); err != nil {
+		fmt.Fprintln(stderr, "quiver scheduler:", err)
+		return 2
+	}
+	if cfg.TLS, err = tf.load(); err != nil {
 		fmt.Fprintln(stderr, "quiver scheduler:", err)
 		return 2
 	}
