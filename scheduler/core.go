@@ -184,7 +184,7 @@ func (c *core) submit(e evSubmit) error {
 	// from the job's status like from any other planning error.
 	query, err := settings.Decode("scheduler", e.settings)
 	j := c.addJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
-	j.sql = e.sql
+	j.sql = clipSQL(e.sql)
 	if err != nil {
 		c.failJob(j, err)
 		return nil

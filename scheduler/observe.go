@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/rpc"
@@ -167,4 +168,21 @@ func jobRows(j *job) int64 {
 func sqlDigest(sql string) string {
 	h := sha256.Sum256([]byte(sql))
 	return hex.EncodeToString(h[:6])
+}
+
+// maxSQLText bounds the statement text a job keeps for the UI and REST: a
+// client may send any size, and ended jobs are kept for an hour.
+const maxSQLText = 64 << 10
+
+// clipSQL cuts sql to maxSQLText bytes at a character boundary, marking
+// the cut.
+func clipSQL(sql string) string {
+	if len(sql) <= maxSQLText {
+		return sql
+	}
+	cut := maxSQLText
+	for cut > 0 && !utf8.RuneStart(sql[cut]) {
+		cut--
+	}
+	return sql[:cut] + " …(cut)"
 }

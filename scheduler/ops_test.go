@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/prometheus/client_golang/prometheus"
@@ -497,5 +498,17 @@ func TestLaunchRacingDrain(t *testing.T) {
 	}
 	if ex := h.c.executors["ex1"]; ex == nil || !ex.draining || ex.launchFailures != 0 {
 		t.Errorf("ex1: %+v, want draining with no launch failure", ex)
+	}
+}
+
+func TestClipSQL(t *testing.T) {
+	if got := clipSQL("SELECT 1"); got != "SELECT 1" {
+		t.Errorf("short text changed: %q", got)
+	}
+	long := strings.Repeat("é", maxSQLText) // two bytes each: the cut falls inside one at first
+	got := clipSQL(long)
+	body, ok := strings.CutSuffix(got, " …(cut)")
+	if !ok || len(body) > maxSQLText || !utf8.ValidString(body) || len(body) < maxSQLText-1 {
+		t.Errorf("clipped to %d bytes (valid %v, marked %v)", len(body), utf8.ValidString(body), ok)
 	}
 }
