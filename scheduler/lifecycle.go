@@ -109,19 +109,18 @@ var errShuttingDown = status.Error(codes.Unavailable, "scheduler: shutting down:
 // scheduler`.
 func (s *Scheduler) Shutdown(ctx context.Context, grace time.Duration) error {
 	s.shuttingDown.Store(true)
+	// Poll the loop until no job runs, the grace ends or ctx does: jobs end
+	// on the loop, which has no "all ended" event to wait on.
 	deadline := time.Now().Add(grace)
-	for {
+	for time.Now().Before(deadline) && ctx.Err() == nil {
 		reply := make(chan int, 1)
-		n, err := ask(ctx, s, evShutdown{reply: reply}, reply)
-		if err != nil || n == 0 || time.Now().After(deadline) {
+		if n, err := ask(ctx, s, evShutdown{reply: reply}, reply); err != nil || n == 0 {
 			break
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(50 * time.Millisecond):
-			continue
 		}
-		break
 	}
 	reply := make(chan int, 1)
 	if _, err := ask(ctx, s, evShutdown{failAll: true, reply: reply}, reply); err == nil {
