@@ -40,8 +40,9 @@ var allowed = map[string][]string{
 	"arrowpb":           {"rpc", "qerr"},
 	"physical/stage":    {"physical", "qerr"},
 	"rpc":               {},
-	"executor":          {"exec", "exec/...", "physical", "physical/codec", "arrowpb", "rpc", "settings", "functions", "qerr"},
-	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "functions", "qerr"},
+	"auth":              {"qerr"},
+	"executor":          {"exec", "exec/...", "physical", "physical/codec", "arrowpb", "rpc", "settings", "auth", "functions", "qerr"},
+	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "auth", "functions", "qerr"},
 }
 
 // forbiddenExternal are modules a package must not link, even indirectly:

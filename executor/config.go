@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/settings"
 )
@@ -22,6 +23,17 @@ type Config struct {
 	VCores            int           // tasks run at once (default GOMAXPROCS)
 	ID                string        // default: a new UUID
 	HeartbeatInterval time.Duration // default 2s
+	// MetricsAddr is the host:port to serve Prometheus /metrics and
+	// /healthz on over HTTP ("" serves nothing; port 0 picks one).
+	MetricsAddr string
+	// AuthToken, when set, is required on every call to the executor
+	// (ExecutorService, Flight) and on /metrics, and sent on its calls to
+	// the scheduler and to other executors (package auth).
+	AuthToken auth.Token
+	// TLS, when it has a certificate, makes the executor's gRPC (and Flight)
+	// and metrics ports speak TLS (mutual on gRPC with a CA); its calls to
+	// the scheduler and other executors use it as a client (package auth).
+	TLS auth.TLS
 
 	// MemoryTables resolves in-process (standalone) memory tables; nil on a
 	// real cluster. The batches are borrowed.

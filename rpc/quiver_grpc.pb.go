@@ -23,17 +23,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	SchedulerService_CreateSession_FullMethodName    = "/quiver.rpc.SchedulerService/CreateSession"
-	SchedulerService_CloseSession_FullMethodName     = "/quiver.rpc.SchedulerService/CloseSession"
-	SchedulerService_ExecuteQuery_FullMethodName     = "/quiver.rpc.SchedulerService/ExecuteQuery"
-	SchedulerService_WatchJob_FullMethodName         = "/quiver.rpc.SchedulerService/WatchJob"
-	SchedulerService_CancelJob_FullMethodName        = "/quiver.rpc.SchedulerService/CancelJob"
-	SchedulerService_RegisterExecutor_FullMethodName = "/quiver.rpc.SchedulerService/RegisterExecutor"
-	SchedulerService_Heartbeat_FullMethodName        = "/quiver.rpc.SchedulerService/Heartbeat"
-	SchedulerService_UpdateTaskStatus_FullMethodName = "/quiver.rpc.SchedulerService/UpdateTaskStatus"
-	SchedulerService_ListCaches_FullMethodName       = "/quiver.rpc.SchedulerService/ListCaches"
-	SchedulerService_Uncache_FullMethodName          = "/quiver.rpc.SchedulerService/Uncache"
-	SchedulerService_ClearCaches_FullMethodName      = "/quiver.rpc.SchedulerService/ClearCaches"
+	SchedulerService_CreateSession_FullMethodName      = "/quiver.rpc.SchedulerService/CreateSession"
+	SchedulerService_CloseSession_FullMethodName       = "/quiver.rpc.SchedulerService/CloseSession"
+	SchedulerService_ExecuteQuery_FullMethodName       = "/quiver.rpc.SchedulerService/ExecuteQuery"
+	SchedulerService_WatchJob_FullMethodName           = "/quiver.rpc.SchedulerService/WatchJob"
+	SchedulerService_CancelJob_FullMethodName          = "/quiver.rpc.SchedulerService/CancelJob"
+	SchedulerService_RegisterExecutor_FullMethodName   = "/quiver.rpc.SchedulerService/RegisterExecutor"
+	SchedulerService_Heartbeat_FullMethodName          = "/quiver.rpc.SchedulerService/Heartbeat"
+	SchedulerService_UpdateTaskStatus_FullMethodName   = "/quiver.rpc.SchedulerService/UpdateTaskStatus"
+	SchedulerService_ListCaches_FullMethodName         = "/quiver.rpc.SchedulerService/ListCaches"
+	SchedulerService_Uncache_FullMethodName            = "/quiver.rpc.SchedulerService/Uncache"
+	SchedulerService_ClearCaches_FullMethodName        = "/quiver.rpc.SchedulerService/ClearCaches"
+	SchedulerService_DeregisterExecutor_FullMethodName = "/quiver.rpc.SchedulerService/DeregisterExecutor"
 )
 
 // SchedulerServiceClient is the client API for SchedulerService service.
@@ -51,6 +52,7 @@ type SchedulerServiceClient interface {
 	ListCaches(ctx context.Context, in *ListCachesRequest, opts ...grpc.CallOption) (*ListCachesResponse, error)
 	Uncache(ctx context.Context, in *UncacheRequest, opts ...grpc.CallOption) (*UncacheResponse, error)
 	ClearCaches(ctx context.Context, in *ClearCachesRequest, opts ...grpc.CallOption) (*ClearCachesResponse, error)
+	DeregisterExecutor(ctx context.Context, in *DeregisterExecutorRequest, opts ...grpc.CallOption) (*DeregisterExecutorResponse, error)
 }
 
 type schedulerServiceClient struct {
@@ -180,6 +182,16 @@ func (c *schedulerServiceClient) ClearCaches(ctx context.Context, in *ClearCache
 	return out, nil
 }
 
+func (c *schedulerServiceClient) DeregisterExecutor(ctx context.Context, in *DeregisterExecutorRequest, opts ...grpc.CallOption) (*DeregisterExecutorResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeregisterExecutorResponse)
+	err := c.cc.Invoke(ctx, SchedulerService_DeregisterExecutor_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SchedulerServiceServer is the server API for SchedulerService service.
 // All implementations must embed UnimplementedSchedulerServiceServer
 // for forward compatibility.
@@ -195,6 +207,7 @@ type SchedulerServiceServer interface {
 	ListCaches(context.Context, *ListCachesRequest) (*ListCachesResponse, error)
 	Uncache(context.Context, *UncacheRequest) (*UncacheResponse, error)
 	ClearCaches(context.Context, *ClearCachesRequest) (*ClearCachesResponse, error)
+	DeregisterExecutor(context.Context, *DeregisterExecutorRequest) (*DeregisterExecutorResponse, error)
 	mustEmbedUnimplementedSchedulerServiceServer()
 }
 
@@ -237,6 +250,9 @@ func (UnimplementedSchedulerServiceServer) Uncache(context.Context, *UncacheRequ
 }
 func (UnimplementedSchedulerServiceServer) ClearCaches(context.Context, *ClearCachesRequest) (*ClearCachesResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ClearCaches not implemented")
+}
+func (UnimplementedSchedulerServiceServer) DeregisterExecutor(context.Context, *DeregisterExecutorRequest) (*DeregisterExecutorResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeregisterExecutor not implemented")
 }
 func (UnimplementedSchedulerServiceServer) mustEmbedUnimplementedSchedulerServiceServer() {}
 func (UnimplementedSchedulerServiceServer) testEmbeddedByValue()                          {}
@@ -450,6 +466,24 @@ func _SchedulerService_ClearCaches_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SchedulerService_DeregisterExecutor_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeregisterExecutorRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServiceServer).DeregisterExecutor(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SchedulerService_DeregisterExecutor_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServiceServer).DeregisterExecutor(ctx, req.(*DeregisterExecutorRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SchedulerService_ServiceDesc is the grpc.ServiceDesc for SchedulerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -496,6 +530,10 @@ var SchedulerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ClearCaches",
 			Handler:    _SchedulerService_ClearCaches_Handler,
+		},
+		{
+			MethodName: "DeregisterExecutor",
+			Handler:    _SchedulerService_DeregisterExecutor_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
