@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quiverdb/quiver/settings"
 	"github.com/quiverdb/quiver/tpch"
 )
 
@@ -183,6 +184,11 @@ func benchSuite(suite string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Exec, "exec", "standalone", "local (direct runs in this process) or standalone (in-process scheduler and executor, the default session)")
 	fs.IntVar(&o.TargetPartitions, "partitions", 0, "target partitions (default: GOMAXPROCS; with --scheduler, the cluster executors' cores in total)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed runs to `FILE`")
+	fs.Func("memory-limit", "quiver.memory_limit for the run, such as `64MB` (sorts and aggregates spill under it)", func(text string) error {
+		n, err := settings.ParseBytes(text)
+		o.MemoryLimit = n
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
