@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/tpch"
 )
 
@@ -119,7 +120,7 @@ func TestClusterChaos(t *testing.T) {
 		for _, dir := range c.workDirs {
 			entries, _ := os.ReadDir(dir)
 			for _, e := range entries {
-				if sub, _ := os.ReadDir(filepath.Join(dir, e.Name())); e.Name() == "spill" && len(sub) == 0 {
+				if sub, _ := os.ReadDir(filepath.Join(dir, e.Name())); e.Name() == spill.DirName && len(sub) == 0 {
 					continue // the spill directory, empty
 				}
 				left = append(left, filepath.Join(dir, e.Name()))
