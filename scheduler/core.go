@@ -733,11 +733,22 @@ func (c *core) launchFailed(e evLaunchFailed) {
 		}
 		c.release(t)
 		c.dirty[j.id] = true
-		kind := qerr.IO
 		if e.refused {
-			kind = qerr.Internal // our plan or settings were invalid: a bug
+			// Our plan or settings were invalid: a bug, not retried.
+			c.taskFailed(j, s, t, e.executorID, qerr.Internal, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
+			continue
 		}
-		c.taskFailed(j, s, t, e.executorID, kind, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
+		// The task never started: the executor is at fault, not the task,
+		// so it goes elsewhere without counting a failure (the executor is
+		// probed, and lost after maxLaunchFailures in a row, so this ends).
+		if t.failedOn == nil {
+			t.failedOn = map[string]bool{}
+		}
+		t.failedOn[e.executorID] = true
+		t.lastErr = fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err)
+		t.state = taskPending
+		t.attempt++
+		c.onTasksRequeued(1)
 	}
 	if ex := c.executors[e.executorID]; ex != nil && !e.refused {
 		c.suspect(e.executorID, "a launch on it failed")

@@ -542,8 +542,9 @@ func TestLaunchFailuresLoseExecutor(t *testing.T) {
 	if _, ok := h.c.executors["e1"]; ok {
 		t.Fatal("unreachable executor still registered")
 	}
-	if tk := h.task("j", 1, 0); tk.failures != maxLaunchFailures || tk.state != taskPending {
-		t.Fatalf("task %s failures %d", tk.state, tk.failures)
+	// The tasks never started: their retry budgets are untouched.
+	if tk := h.task("j", 1, 0); tk.failures != 0 || tk.attempt != maxLaunchFailures || tk.state != taskPending {
+		t.Fatalf("task %s failures %d attempt %d", tk.state, tk.failures, tk.attempt)
 	}
 }
 
