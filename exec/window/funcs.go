@@ -190,7 +190,7 @@ func counts(arg arrow.Array, l *layout, start, end []int32) []int64 {
 	var bits []byte
 	var boff int
 	if arg != nil {
-		bits, boff = validBits(arg)
+		bits, boff = kernel.ValidBits(arg)
 		if arg.DataType().ID() == arrow.NULL {
 			return out
 		}
@@ -213,7 +213,7 @@ func counts(arg arrow.Array, l *layout, start, end []int32) []int64 {
 // it and removing rows leaving it: ints sum exactly in int64, decimals in
 // 128-bit decimals (exact, DECIMAL(38, s)), floats in float64.
 func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *layout, start, end []int32) (arrow.Array, error) {
-	bits, boff := validBits(arg)
+	bits, boff := kernel.ValidBits(arg)
 	valid := make([]bool, l.n)
 	cnt := make([]int64, l.n)
 	avg := f.Agg == physical.AggAvg
@@ -369,7 +369,7 @@ func extremes(arg arrow.Array, isMax bool, l *layout, start, end []int32) ([]int
 	if err != nil {
 		return nil, err
 	}
-	bits, boff := validBits(arg)
+	bits, boff := kernel.ValidBits(arg)
 	// worse(i, j): row j's value makes row i useless as a candidate
 	// (i entered earlier and is not better than j).
 	worse := func(i, j int32) bool {
