@@ -107,6 +107,7 @@ type Session struct {
 	planner  *sql.Planner
 	settings settings.Values // what SET and the options gave; see settings.go
 	closed   bool
+	writeMu  sync.Mutex // serializes writes to tables (tables.go)
 
 	// remote, when set, runs queries as jobs on a scheduler (Connect or a standalone cluster).
 	remote  *remote
@@ -114,6 +115,12 @@ type Session struct {
 	// standaloneExecutors is how many executors the session's own
 	// standalone cluster has (0: none; local execution or Connect).
 	standaloneExecutors int
+
+	// built holds the cache ids the scheduler materialized for this
+	// session (seen in its queries' cache events), so that a re-opened
+	// session can say which caches lost their data (session_resume.go).
+	builtMu sync.Mutex
+	built   map[string]bool
 }
 
 // NewSession returns an embedded session: no server is needed.
@@ -248,10 +255,17 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	case *sql.Query:
 		return s.newFrame(st.Plan), nil
 	case *sql.CreateExternalTable:
-		return s.createExternalTable(st)
+		df, err := s.createExternalTable(st)
+		if err == nil && st.OrReplace {
+			s.invalidateCachesOf(ctx, st.Name, true)
+		}
+		return df, err
 	case *sql.CreateView:
 		if err := s.cat.RegisterView(&catalog.View{Name: st.Name, SQL: st.SQL, Schema: st.Plan.Schema().Arrow()}, st.OrReplace); err != nil {
 			return nil, err
+		}
+		if st.OrReplace {
+			s.invalidateCachesOf(ctx, st.Name, true)
 		}
 		return s.done(), nil
 	case *sql.DropTable:
@@ -259,13 +273,17 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 			return nil, err
 		}
 		s.dropCached(st.Name)
+		s.invalidateCachesOf(ctx, st.Name, false)
 		return s.done(), nil
 	case *sql.DropView:
 		if err := s.cat.DropView(st.Name, st.IfExists); err != nil {
 			return nil, err
 		}
 		s.dropCached(st.Name)
+		s.invalidateCachesOf(ctx, st.Name, false)
 		return s.done(), nil
+	case *sql.RefreshCache:
+		return s.refreshCache(ctx, st)
 	case *sql.ShowTables:
 		return s.showTables()
 	case *sql.Describe:
@@ -295,6 +313,9 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 		return s.done(), nil
 	case *sql.ShowCaches:
 		return s.showCaches(ctx)
+	}
+	if df, ok, err := s.runWrite(ctx, stmt); ok { // tables.go
+		return df, err
 	}
 	return nil, qerr.NotImplementedf("statement %T", stmt)
 }
@@ -413,6 +434,8 @@ func (s *Session) showTables() (*DataFrame, error) {
 		kind := "table"
 		if views[i] {
 			kind = "view"
+		} else if t, ok := s.cat.Table(n); ok && t.Format == catalog.Memory {
+			kind = "memory"
 		}
 		rows[i] = []string{n, kind}
 	}

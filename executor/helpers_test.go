@@ -27,6 +27,7 @@ type fakeScheduler struct {
 	reregister    bool // answer the next heartbeat with reregister
 	statuses      chan *rpc.TaskStatus
 	registered    chan struct{} // one send per registration (buffered)
+	live          []string      // RegisterExecutorResponse.live_jobs
 }
 
 func newFakeScheduler() *fakeScheduler {
@@ -36,9 +37,10 @@ func newFakeScheduler() *fakeScheduler {
 func (s *fakeScheduler) RegisterExecutor(_ context.Context, req *rpc.RegisterExecutorRequest) (*rpc.RegisterExecutorResponse, error) {
 	s.mu.Lock()
 	s.registrations = append(s.registrations, req)
+	live := s.live
 	s.mu.Unlock()
 	s.registered <- struct{}{}
-	return &rpc.RegisterExecutorResponse{}, nil
+	return &rpc.RegisterExecutorResponse{LiveJobs: live}, nil
 }
 
 func (s *fakeScheduler) Heartbeat(_ context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {

@@ -161,7 +161,7 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 	// by one batch serve the next; it is closed when the task returns.
 	rec := execop.NewRecycler(e.cfg.Allocator, execop.DefaultTaskRecycleFree)
 	defer rec.Close()
-	tc := exec.NewTaskContext(execop.NewAccountingAllocator(rec, settings.memoryLimit), settings.batchSize)
+	tc := exec.NewTaskContext(execop.NewTaskAllocator(rec, settings.memoryLimit, e.pool), settings.batchSize)
 	tc.WorkDir = e.cfg.WorkDir
 	tc.ExecutorID = e.cfg.ID
 	tc.Fetcher = e.fetcher

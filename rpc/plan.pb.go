@@ -4779,7 +4779,9 @@ type TableDef struct {
 	Rows             int64                  `protobuf:"varint,7,opt,name=rows,proto3" json:"rows,omitempty"`
 	MemoryPartitions int32                  `protobuf:"varint,8,opt,name=memory_partitions,json=memoryPartitions,proto3" json:"memory_partitions,omitempty"`
 	// Per column, a bound on its distinct values (0 unknown); empty if none known.
-	Distinct      []int64 `protobuf:"varint,9,rep,packed,name=distinct,proto3" json:"distinct,omitempty"`
+	Distinct []int64 `protobuf:"varint,9,rep,packed,name=distinct,proto3" json:"distinct,omitempty"`
+	// A memory table's version, bumped by every write (cache freshness).
+	Version       uint64 `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4875,6 +4877,13 @@ func (x *TableDef) GetDistinct() []int64 {
 		return x.Distinct
 	}
 	return nil
+}
+
+func (x *TableDef) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
 }
 
 type LogicalScan struct {
@@ -6421,7 +6430,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x0esubquery_alias\x18\v \x01(\v2 .quiver.rpc.LogicalSubqueryAliasH\x00R\rsubqueryAlias\x120\n" +
 	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cache\x123\n" +
 	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06windowB\x06\n" +
-	"\x04node\"\xd6\x02\n" +
+	"\x04node\"\xf0\x02\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x02 \x01(\fR\x06schema\x12\x16\n" +
@@ -6431,7 +6440,9 @@ const file_plan_proto_rawDesc = "" +
 	"\aoptions\x18\x06 \x03(\v2!.quiver.rpc.TableDef.OptionsEntryR\aoptions\x12\x12\n" +
 	"\x04rows\x18\a \x01(\x03R\x04rows\x12+\n" +
 	"\x11memory_partitions\x18\b \x01(\x05R\x10memoryPartitions\x12\x1a\n" +
-	"\bdistinct\x18\t \x03(\x03R\bdistinct\x1a:\n" +
+	"\bdistinct\x18\t \x03(\x03R\bdistinct\x12\x18\n" +
+	"\aversion\x18\n" +
+	" \x01(\x04R\aversion\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\x01\n" +

@@ -270,6 +270,19 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 			ev := s.safePlan(ctx, a)
 			s.post(ctx, ev)
 		})
+	case actStat:
+		s.goRun(func() {
+			ev := evStatted{jobID: a.jobID, gen: a.gen}
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						s.cfg.Logf("scheduler: stat files of job %s panicked: %v", a.jobID, r)
+					}
+				}()
+				ev.files = statFiles(a.paths)
+			}()
+			s.post(ctx, ev)
+		})
 	case actLaunch:
 		s.enqueue(ctx, a.addr, func() {
 			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {
@@ -304,6 +317,8 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				s.cfg.Logf("scheduler: remove data of job %s stages %v on executor %s: %v", a.req.GetJobId(), a.req.GetStageIds(), a.executorID, err)
 			}
 		})
+	case actProbe:
+		s.runProbe(ctx, a)
 	case actDropExecutor:
 		s.mu.Lock()
 		cc := s.conns[a.addr]
@@ -410,7 +425,7 @@ func (s *Scheduler) safePlan(ctx context.Context, a actPlan) (ev evPlanned) {
 
 // call runs f against the executor at addr with a deadline.
 func (s *Scheduler) call(ctx context.Context, addr string, f func(context.Context, rpc.ExecutorServiceClient) error) error {
-	cc, err := s.conn(addr)
+	cc, err := s.conn(ctx, addr)
 	if err != nil {
 		return err
 	}
@@ -419,7 +434,10 @@ func (s *Scheduler) call(ctx context.Context, addr string, f func(context.Contex
 	return f(ctx, rpc.NewExecutorServiceClient(cc))
 }
 
-func (s *Scheduler) conn(addr string) (*grpc.ClientConn, error) {
+// conn returns the connection to the executor at addr, creating it (and
+// its watcher, which lives until ctx ends or the connection is closed) on
+// first use.
+func (s *Scheduler) conn(ctx context.Context, addr string) (*grpc.ClientConn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -433,6 +451,7 @@ func (s *Scheduler) conn(addr string) (*grpc.ClientConn, error) {
 		return nil, qerr.IOf("scheduler: connect to executor at %s: %w", addr, err)
 	}
 	s.conns[addr] = cc
+	s.watchConn(ctx, addr, cc)
 	return cc, nil
 }
 

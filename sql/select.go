@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -82,8 +83,21 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	// Select list, over the input (aggregates still inside).
 	var items []selectItem
 	aliases := map[string]logical.Expr{}
+	starFrom := -1 // the first item of the last star's columns
 	for _, f := range s.Fields.Fields {
+		if call, ok := f.Expr.(*ast.FuncCallExpr); ok && call.FnName.L == fnExclude {
+			if starFrom < 0 {
+				return nil, qerr.Planf("EXCLUDE must follow * or t.*")
+			}
+			if items, err = excludeColumns(items, starFrom, call); err != nil {
+				return nil, err
+			}
+			starFrom = -1
+			continue
+		}
+		starFrom = -1
 		if f.WildCard != nil {
+			starFrom = len(items)
 			q := f.WildCard.Table.O
 			n := 0
 			for i, fl := range in.Fields {
@@ -655,4 +669,36 @@ func rollupAggregate(input logical.Plan, groups []logical.Expr, calls []*logical
 		return nil, 0, err
 	}
 	return u, len(keys), nil
+}
+
+// excludeColumns drops from items[from:] (one star's columns) the columns
+// an EXCLUDE list names; naming a column the star does not have is an error.
+func excludeColumns(items []selectItem, from int, call *ast.FuncCallExpr) ([]selectItem, error) {
+	drop := map[string]bool{}
+	for _, a := range call.Args {
+		v, ok := a.(*test_driver.ValueExpr)
+		if !ok {
+			return nil, qerr.Internalf("sql: malformed %s", fnExclude)
+		}
+		drop[strings.ToLower(v.GetString())] = false
+	}
+	out := items[:from]
+	for _, it := range items[from:] {
+		if c, ok := it.expr.(*logical.Column); ok {
+			if _, hit := drop[strings.ToLower(c.Name)]; hit {
+				drop[strings.ToLower(c.Name)] = true
+				continue
+			}
+		}
+		out = append(out, it)
+	}
+	for n, used := range drop {
+		if !used {
+			return nil, qerr.Planf("EXCLUDE: column %q is not among the columns of *", n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, qerr.Planf("EXCLUDE removes every column")
+	}
+	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quiverdb/quiver/executor"
+	"github.com/quiverdb/quiver/settings"
 )
 
 func init() {
@@ -31,6 +32,17 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "`DIR` for shuffle files (default: a new temporary directory, removed on exit)")
 	fs.IntVar(&cfg.VCores, "vcores", 0, "tasks run at once (default GOMAXPROCS)")
 	fs.StringVar(&cfg.ID, "id", "", "executor id (default: a new UUID)")
+	fs.Func("memory-limit", "`SIZE` all running tasks may hold at once, such as 8GiB; 0 or none for no limit (default: three quarters of the machine's memory)", func(text string) error {
+		n, err := settings.ParseBytes(text)
+		if err != nil {
+			return err
+		}
+		cfg.MemoryLimit = n
+		if n == 0 {
+			cfg.MemoryLimit = -1
+		}
+		return nil
+	})
 	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat", 2*time.Second, "heartbeat interval")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -22,7 +22,7 @@ func init() {
 
 // schedulerCommand is `quiver scheduler --bind ADDR [--rest ADDR] [--policy
 // P] [--cache-ttl D] [--cache-max-bytes SIZE] [--session-idle-timeout D]
-// [--cache-file PATH]`: it runs the cluster scheduler until SIGINT or SIGTERM.
+// [--state-dir DIR]`: it runs the cluster scheduler until SIGINT or SIGTERM.
 func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs := flag.NewFlagSet("quiver scheduler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,7 +38,7 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	settings.CacheTTL.FlagVar(fs, &cfg.CacheTTL)
 	settings.CacheMaxBytes.FlagVar(fs, &cfg.CacheMaxBytes)
 	settings.SessionIdleTimeout.FlagVar(fs, &cfg.SessionIdleTimeout)
-	cacheFile := fs.String("cache-file", "", "`PATH` of a JSON file that keeps the cache registry across scheduler restarts (default: in memory)")
+	stateDir := fs.String("state-dir", "", "`DIR` that keeps the cache registry across scheduler restarts, kill -9 included (default: in memory: a restart starts clean)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -49,12 +49,13 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quiver scheduler: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *cacheFile != "" {
-		d, err := cache.NewDurable(*cacheFile)
+	if *stateDir != "" {
+		d, err := cache.NewDurable(*stateDir)
 		if err != nil {
 			fmt.Fprintln(stderr, "quiver scheduler:", err)
 			return 1
 		}
+		defer d.Close() // after the scheduler's: its last changes are written
 		cfg.CacheState = d
 	}
 	s, err := scheduler.New(cfg)

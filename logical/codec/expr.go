@@ -387,7 +387,7 @@ func decodeExpr(m *rpc.LogicalExpr) (logical.Expr, error) {
 		if a == nil {
 			break
 		}
-		if a.Func < int32(logical.AggCount) || a.Func > int32(logical.AggStddevPop) {
+		if a.Func < int32(logical.AggCount) || a.Func > int32(logical.AggLast) {
 			return nil, qerr.Internalf("codec: unknown aggregate function %d", a.Func)
 		}
 		args, err := decodeExprs(a.Args)

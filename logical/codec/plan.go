@@ -140,7 +140,7 @@ func encodeTable(t *catalog.Table) (*rpc.TableDef, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows, Distinct: t.Distinct}
+	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows, Distinct: t.Distinct, Version: t.Version}
 	if t.Format == catalog.Memory {
 		m.MemoryPartitions = int32(len(t.Partitions))
 		return m, nil
@@ -160,7 +160,7 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &catalog.Table{Name: m.Name, Schema: s, Format: catalog.Format(m.Format), Rows: m.Rows}
+	t := &catalog.Table{Name: m.Name, Schema: s, Format: catalog.Format(m.Format), Rows: m.Rows, Version: m.Version}
 	if len(m.Distinct) == s.NumFields() {
 		t.Distinct = m.Distinct
 	}
@@ -171,7 +171,7 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 		}
 		// The batches stay where the table was registered: one nil slice per partition.
 		t.Partitions = make([][]arrow.RecordBatch, m.MemoryPartitions)
-	case catalog.Parquet, catalog.CSV, catalog.Arrow:
+	case catalog.Parquet, catalog.CSV, catalog.Arrow, catalog.JSON:
 		t.Location, t.Files, t.Options = m.Location, m.Files, m.Options
 	default:
 		return nil, qerr.Internalf("codec: table %q has unknown format %q", m.Name, m.Format)

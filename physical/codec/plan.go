@@ -726,7 +726,7 @@ func decodeScan(n *rpc.PhysicalScan) (physical.Plan, error) {
 		return nil, qerr.Internalf("codec: empty scan")
 	}
 	switch f := physical.Format(n.Format); f {
-	case physical.FormatParquet, physical.FormatCSV, physical.FormatArrow, physical.FormatMemory:
+	case physical.FormatParquet, physical.FormatCSV, physical.FormatArrow, physical.FormatJSON, physical.FormatMemory:
 	default:
 		return nil, qerr.Internalf("codec: scan of %q has unknown format %q", n.Table, n.Format)
 	}
@@ -804,7 +804,7 @@ func decodeAggregate(n *rpc.PhysicalHashAggregate) (physical.Plan, error) {
 		if am == nil {
 			return nil, qerr.Internalf("codec: missing aggregate expression")
 		}
-		if am.Func < int32(physical.AggCount) || am.Func > int32(physical.AggStddevPop) {
+		if am.Func < int32(physical.AggCount) || am.Func > int32(physical.AggLast) {
 			return nil, qerr.Internalf("codec: unknown aggregate function %d", am.Func)
 		}
 		fn := physical.AggFunc(am.Func)
