@@ -181,6 +181,9 @@ func Call(name string, args []Expr) (Expr, error) {
 	if !ok {
 		return nil, functions.Unknown(name)
 	}
+	if f.Kind == functions.Window {
+		return nil, qerr.Planf("%s is a window function: it needs OVER (...)", f.Name)
+	}
 	if _, err := f.Match(len(args)); err != nil {
 		return nil, err
 	}
