@@ -146,6 +146,9 @@ func TestCacheSourceRewritten(t *testing.T) {
 	}
 
 	writeInts(t, a, 100, 200, 300, 400)
+	if info := cacheRow(t, s, "agg"); info.State != "stale" || info.Stale != "src changed (rebuilt by the next query)" {
+		t.Errorf("SHOW CACHES of agg after a.csv changed: %+v", info)
+	}
 	got, evs := runInfo(t, s, "SELECT * FROM agg")
 	if got != "1000" {
 		t.Fatalf("after rewriting a.csv: agg = %s, want 1000", got)
