@@ -190,3 +190,24 @@ func TestResumeSession(t *testing.T) {
 		t.Fatal("the resumed session is unknown")
 	}
 }
+
+// TestCacheReconcileOnRegister: an executor registering with the job
+// directories it holds keeps the entries whose files it has and drops
+// those whose files are gone; one that reports nothing changes nothing.
+func TestCacheReconcileOnRegister(t *testing.T) {
+	h := cacheHarness(t, Config{})
+	b := h.materialize("q1", "c1")
+	reg := func(held map[string]bool) {
+		h.send(evRegister{meta: physical.ExecutorMeta{ID: "e1", Host: "127.0.0.1", FlightPort: 1000}, grpcPort: 1000, vcores: 1, held: held, reply: make(chan struct{}, 1)})
+	}
+	reg(nil)
+	reg(map[string]bool{b: true, "other": true})
+	if e := h.entry("c1"); e.JobID != b {
+		t.Fatalf("entry %+v", e)
+	}
+	reg(map[string]bool{"other": true})
+	h.absent("c1")
+	if g := h.c.gone[key("c1")]; g.why != "its files are gone from executor e1" {
+		t.Fatalf("removal reason %+v", g)
+	}
+}
