@@ -54,19 +54,14 @@ func (s *Session) invalidateCachesOf(ctx context.Context, name string, replaced 
 		todo = append(todo, ct)
 	}
 	todo = append(todo, s.cat.Dependents(name)...)
-	done := map[string]bool{}
-	if !replaced {
-		done[strings.ToLower(name)] = true
-	}
 	for len(todo) > 0 {
 		progress := false
 		for i := 0; i < len(todo); i++ {
 			ct := todo[i]
-			if !readyToReplan(ct, todo, name) {
+			if !readyToReplan(ct, todo) {
 				continue
 			}
 			s.replanCache(ctx, ct)
-			done[strings.ToLower(ct.Name)] = true
 			todo = append(todo[:i], todo[i+1:]...)
 			i--
 			progress = true
@@ -80,11 +75,12 @@ func (s *Session) invalidateCachesOf(ctx context.Context, name string, replaced 
 	}
 }
 
-// readyToReplan reports whether none of ct's dependencies is still waiting
-// in todo (ct's own name and the changed name aside).
-func readyToReplan(ct *catalog.Cached, todo []*catalog.Cached, changed string) bool {
+// readyToReplan reports whether none of ct's dependencies (its own name
+// aside) is still waiting in todo: a cache reading another is planned
+// again after it, over its new Cache node.
+func readyToReplan(ct *catalog.Cached, todo []*catalog.Cached) bool {
 	for _, d := range ct.Deps {
-		if strings.EqualFold(d, ct.Name) || strings.EqualFold(d, changed) {
+		if strings.EqualFold(d, ct.Name) {
 			continue
 		}
 		for _, o := range todo {
