@@ -30,6 +30,10 @@ type DataFrame struct {
 	plan   logical.Plan
 	err    error // the first error of a chain of builder calls
 	noRows bool  // a statement with no result set (DDL, SET)
+	// sqlText is the statement a query frame was planned from (Session.SQL);
+	// the scheduler shows it in its UI and logs. Frames built from it by
+	// DataFrame calls have none.
+	sqlText string
 }
 
 func (s *Session) newFrame(p logical.Plan) *DataFrame { return &DataFrame{s: s, plan: p} }

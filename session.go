@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/logical/optimizer"
@@ -25,8 +26,10 @@ type Option func(*config)
 type config struct {
 	mem        memory.Allocator
 	settings   settings.Values
-	settingErr error // the first bad setting an option gave
-	standalone int   // executors of an in-process cluster; 0 runs queries directly
+	settingErr error      // the first bad setting an option gave
+	standalone int        // executors of an in-process cluster; 0 runs queries directly
+	token      auth.Token // sent to a cluster's scheduler and executors (WithAuthToken)
+	tls        auth.TLS   // the transport to a cluster (WithTLS)
 }
 
 // set records a setting an option gave; NewSession reports the first bad one.
@@ -107,6 +110,7 @@ type Session struct {
 	planner  *sql.Planner
 	settings settings.Values // what SET and the options gave; see settings.go
 	closed   bool
+	writeMu  sync.Mutex // serializes writes to tables (tables.go)
 
 	// remote, when set, runs queries as jobs on a scheduler (Connect or a standalone cluster).
 	remote  *remote
@@ -252,7 +256,9 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	}
 	switch st := stmt.(type) {
 	case *sql.Query:
-		return s.newFrame(st.Plan), nil
+		df := s.newFrame(st.Plan)
+		df.sqlText = src.Text
+		return df, nil
 	case *sql.CreateExternalTable:
 		df, err := s.createExternalTable(st)
 		if err == nil && st.OrReplace {
@@ -312,6 +318,9 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 		return s.done(), nil
 	case *sql.ShowCaches:
 		return s.showCaches(ctx)
+	}
+	if df, ok, err := s.runWrite(ctx, stmt); ok { // tables.go
+		return df, err
 	}
 	return nil, qerr.NotImplementedf("statement %T", stmt)
 }
@@ -430,6 +439,8 @@ func (s *Session) showTables() (*DataFrame, error) {
 		kind := "table"
 		if views[i] {
 			kind = "view"
+		} else if t, ok := s.cat.Table(n); ok && t.Format == catalog.Memory {
+			kind = "memory"
 		}
 		rows[i] = []string{n, kind}
 	}

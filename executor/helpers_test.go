@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,9 @@ type fakeScheduler struct {
 	statuses      chan *rpc.TaskStatus
 	registered    chan struct{} // one send per registration (buffered)
 	live          []string      // RegisterExecutorResponse.live_jobs
+	// calls records task statuses and deregistrations in arrival order
+	// ("status CANCELLED", "drain", "leave").
+	calls []string
 }
 
 func newFakeScheduler() *fakeScheduler {
@@ -54,6 +58,9 @@ func (s *fakeScheduler) Heartbeat(_ context.Context, req *rpc.HeartbeatRequest) 
 
 func (s *fakeScheduler) UpdateTaskStatus(_ context.Context, req *rpc.UpdateTaskStatusRequest) (*rpc.UpdateTaskStatusResponse, error) {
 	for _, st := range req.Statuses {
+		s.mu.Lock()
+		s.calls = append(s.calls, "status "+strings.TrimPrefix(st.State.String(), "TASK_"))
+		s.mu.Unlock()
 		s.statuses <- st
 	}
 	return &rpc.UpdateTaskStatusResponse{}, nil

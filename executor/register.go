@@ -97,6 +97,12 @@ func (e *Executor) heartbeatLoop(ctx context.Context) {
 		if !resp.GetReregister() && !lost {
 			continue
 		}
+		e.mu.Lock()
+		draining := e.draining
+		e.mu.Unlock()
+		if draining {
+			continue // leaving: the scheduler forgetting us is the point
+		}
 		if err := e.registerOnce(ctx); err != nil {
 			if ctx.Err() != nil {
 				return

@@ -551,6 +551,7 @@ type ExecuteQueryRequest struct {
 	LogicalPlan   []byte                 `protobuf:"bytes,2,opt,name=logical_plan,json=logicalPlan,proto3" json:"logical_plan,omitempty"`                                                  // logical/codec
 	Settings      map[string]string      `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // quiver.target_partitions, quiver.batch_size, ...
 	JobName       string                 `protobuf:"bytes,4,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	Sql           string                 `protobuf:"bytes,5,opt,name=sql,proto3" json:"sql,omitempty"` // the statement's text, for the scheduler's UI and logs ("" from DataFrames)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -609,6 +610,13 @@ func (x *ExecuteQueryRequest) GetSettings() map[string]string {
 func (x *ExecuteQueryRequest) GetJobName() string {
 	if x != nil {
 		return x.JobName
+	}
+	return ""
+}
+
+func (x *ExecuteQueryRequest) GetSql() string {
+	if x != nil {
+		return x.Sql
 	}
 	return ""
 }
@@ -1768,6 +1776,106 @@ func (x *HeartbeatResponse) GetReregister() bool {
 	return false
 }
 
+// An executor leaving on purpose (SIGTERM): first drain = true (no new tasks
+// are placed on it while its running ones finish), then drain = false once
+// its statuses are sent (it is forgotten at once, as if lost, without
+// waiting for the heartbeat timeout).
+type DeregisterExecutorRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ExecutorId    string                 `protobuf:"bytes,1,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	Drain         bool                   `protobuf:"varint,2,opt,name=drain,proto3" json:"drain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeregisterExecutorRequest) Reset() {
+	*x = DeregisterExecutorRequest{}
+	mi := &file_quiver_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeregisterExecutorRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeregisterExecutorRequest) ProtoMessage() {}
+
+func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeregisterExecutorRequest.ProtoReflect.Descriptor instead.
+func (*DeregisterExecutorRequest) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *DeregisterExecutorRequest) GetExecutorId() string {
+	if x != nil {
+		return x.ExecutorId
+	}
+	return ""
+}
+
+func (x *DeregisterExecutorRequest) GetDrain() bool {
+	if x != nil {
+		return x.Drain
+	}
+	return false
+}
+
+type DeregisterExecutorResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Known         bool                   `protobuf:"varint,1,opt,name=known,proto3" json:"known,omitempty"` // the scheduler knew the executor
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeregisterExecutorResponse) Reset() {
+	*x = DeregisterExecutorResponse{}
+	mi := &file_quiver_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeregisterExecutorResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeregisterExecutorResponse) ProtoMessage() {}
+
+func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeregisterExecutorResponse.ProtoReflect.Descriptor instead.
+func (*DeregisterExecutorResponse) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *DeregisterExecutorResponse) GetKnown() bool {
+	if x != nil {
+		return x.Known
+	}
+	return false
+}
+
 type TaskId struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1780,7 +1888,7 @@ type TaskId struct {
 
 func (x *TaskId) Reset() {
 	*x = TaskId{}
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1900,7 @@ func (x *TaskId) String() string {
 func (*TaskId) ProtoMessage() {}
 
 func (x *TaskId) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +1913,7 @@ func (x *TaskId) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskId.ProtoReflect.Descriptor instead.
 func (*TaskId) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{26}
+	return file_quiver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TaskId) GetJobId() string {
@@ -1851,7 +1959,7 @@ type TaskDefinition struct {
 
 func (x *TaskDefinition) Reset() {
 	*x = TaskDefinition{}
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +1971,7 @@ func (x *TaskDefinition) String() string {
 func (*TaskDefinition) ProtoMessage() {}
 
 func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +1984,7 @@ func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDefinition.ProtoReflect.Descriptor instead.
 func (*TaskDefinition) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{27}
+	return file_quiver_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TaskDefinition) GetId() *TaskId {
@@ -1919,7 +2027,7 @@ type FetchFailure struct {
 
 func (x *FetchFailure) Reset() {
 	*x = FetchFailure{}
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2039,7 @@ func (x *FetchFailure) String() string {
 func (*FetchFailure) ProtoMessage() {}
 
 func (x *FetchFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2052,7 @@ func (x *FetchFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailure.ProtoReflect.Descriptor instead.
 func (*FetchFailure) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{28}
+	return file_quiver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *FetchFailure) GetExecutorId() string {
@@ -1990,7 +2098,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2002,7 +2110,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2015,7 +2123,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{29}
+	return file_quiver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskStatus) GetId() *TaskId {
@@ -2077,7 +2185,7 @@ type UpdateTaskStatusRequest struct {
 
 func (x *UpdateTaskStatusRequest) Reset() {
 	*x = UpdateTaskStatusRequest{}
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2089,7 +2197,7 @@ func (x *UpdateTaskStatusRequest) String() string {
 func (*UpdateTaskStatusRequest) ProtoMessage() {}
 
 func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2102,7 +2210,7 @@ func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{30}
+	return file_quiver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdateTaskStatusRequest) GetExecutorId() string {
@@ -2127,7 +2235,7 @@ type UpdateTaskStatusResponse struct {
 
 func (x *UpdateTaskStatusResponse) Reset() {
 	*x = UpdateTaskStatusResponse{}
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2139,7 +2247,7 @@ func (x *UpdateTaskStatusResponse) String() string {
 func (*UpdateTaskStatusResponse) ProtoMessage() {}
 
 func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2152,7 +2260,7 @@ func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{31}
+	return file_quiver_proto_rawDescGZIP(), []int{33}
 }
 
 type LaunchTasksRequest struct {
@@ -2164,7 +2272,7 @@ type LaunchTasksRequest struct {
 
 func (x *LaunchTasksRequest) Reset() {
 	*x = LaunchTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2176,7 +2284,7 @@ func (x *LaunchTasksRequest) String() string {
 func (*LaunchTasksRequest) ProtoMessage() {}
 
 func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +2297,7 @@ func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksRequest.ProtoReflect.Descriptor instead.
 func (*LaunchTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{32}
+	return file_quiver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LaunchTasksRequest) GetTasks() []*TaskDefinition {
@@ -2207,7 +2315,7 @@ type LaunchTasksResponse struct {
 
 func (x *LaunchTasksResponse) Reset() {
 	*x = LaunchTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2327,7 @@ func (x *LaunchTasksResponse) String() string {
 func (*LaunchTasksResponse) ProtoMessage() {}
 
 func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2340,7 @@ func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksResponse.ProtoReflect.Descriptor instead.
 func (*LaunchTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{33}
+	return file_quiver_proto_rawDescGZIP(), []int{35}
 }
 
 type CancelTasksRequest struct {
@@ -2244,7 +2352,7 @@ type CancelTasksRequest struct {
 
 func (x *CancelTasksRequest) Reset() {
 	*x = CancelTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2256,7 +2364,7 @@ func (x *CancelTasksRequest) String() string {
 func (*CancelTasksRequest) ProtoMessage() {}
 
 func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2269,7 +2377,7 @@ func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksRequest.ProtoReflect.Descriptor instead.
 func (*CancelTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{34}
+	return file_quiver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelTasksRequest) GetTasks() []*TaskId {
@@ -2287,7 +2395,7 @@ type CancelTasksResponse struct {
 
 func (x *CancelTasksResponse) Reset() {
 	*x = CancelTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2299,7 +2407,7 @@ func (x *CancelTasksResponse) String() string {
 func (*CancelTasksResponse) ProtoMessage() {}
 
 func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2312,7 +2420,7 @@ func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksResponse.ProtoReflect.Descriptor instead.
 func (*CancelTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{35}
+	return file_quiver_proto_rawDescGZIP(), []int{37}
 }
 
 type RemoveJobDataRequest struct {
@@ -2327,7 +2435,7 @@ type RemoveJobDataRequest struct {
 
 func (x *RemoveJobDataRequest) Reset() {
 	*x = RemoveJobDataRequest{}
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2447,7 @@ func (x *RemoveJobDataRequest) String() string {
 func (*RemoveJobDataRequest) ProtoMessage() {}
 
 func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2460,7 @@ func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataRequest.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{36}
+	return file_quiver_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RemoveJobDataRequest) GetJobId() string {
@@ -2384,7 +2492,7 @@ type RemoveJobDataResponse struct {
 
 func (x *RemoveJobDataResponse) Reset() {
 	*x = RemoveJobDataResponse{}
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2396,7 +2504,7 @@ func (x *RemoveJobDataResponse) String() string {
 func (*RemoveJobDataResponse) ProtoMessage() {}
 
 func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2409,7 +2517,7 @@ func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataResponse.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{37}
+	return file_quiver_proto_rawDescGZIP(), []int{39}
 }
 
 var File_quiver_proto protoreflect.FileDescriptor
@@ -2449,13 +2557,14 @@ const file_quiver_proto_rawDesc = "" +
 	"\x13CloseSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x16\n" +
-	"\x14CloseSessionResponse\"\xfa\x01\n" +
+	"\x14CloseSessionResponse\"\x8c\x02\n" +
 	"\x13ExecuteQueryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
 	"\flogical_plan\x18\x02 \x01(\fR\vlogicalPlan\x12I\n" +
 	"\bsettings\x18\x03 \x03(\v2-.quiver.rpc.ExecuteQueryRequest.SettingsEntryR\bsettings\x12\x19\n" +
-	"\bjob_name\x18\x04 \x01(\tR\ajobName\x1a;\n" +
+	"\bjob_name\x18\x04 \x01(\tR\ajobName\x12\x10\n" +
+	"\x03sql\x18\x05 \x01(\tR\x03sql\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
@@ -2560,7 +2669,13 @@ const file_quiver_proto_rawDesc = "" +
 	"\x11HeartbeatResponse\x12\x1e\n" +
 	"\n" +
 	"reregister\x18\x01 \x01(\bR\n" +
-	"reregister\"r\n" +
+	"reregister\"R\n" +
+	"\x19DeregisterExecutorRequest\x12\x1f\n" +
+	"\vexecutor_id\x18\x01 \x01(\tR\n" +
+	"executorId\x12\x14\n" +
+	"\x05drain\x18\x02 \x01(\bR\x05drain\"2\n" +
+	"\x1aDeregisterExecutorResponse\x12\x14\n" +
+	"\x05known\x18\x01 \x01(\bR\x05known\"r\n" +
 	"\x06TaskId\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x02 \x01(\x05R\astageId\x12\x1c\n" +
@@ -2621,7 +2736,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\fTASK_RUNNING\x10\x01\x12\x13\n" +
 	"\x0fTASK_SUCCESSFUL\x10\x02\x12\x0f\n" +
 	"\vTASK_FAILED\x10\x03\x12\x12\n" +
-	"\x0eTASK_CANCELLED\x10\x042\x83\a\n" +
+	"\x0eTASK_CANCELLED\x10\x042\xe8\a\n" +
 	"\x10SchedulerService\x12T\n" +
 	"\rCreateSession\x12 .quiver.rpc.CreateSessionRequest\x1a!.quiver.rpc.CreateSessionResponse\x12Q\n" +
 	"\fCloseSession\x12\x1f.quiver.rpc.CloseSessionRequest\x1a .quiver.rpc.CloseSessionResponse\x12Q\n" +
@@ -2634,7 +2749,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\n" +
 	"ListCaches\x12\x1d.quiver.rpc.ListCachesRequest\x1a\x1e.quiver.rpc.ListCachesResponse\x12B\n" +
 	"\aUncache\x12\x1a.quiver.rpc.UncacheRequest\x1a\x1b.quiver.rpc.UncacheResponse\x12N\n" +
-	"\vClearCaches\x12\x1e.quiver.rpc.ClearCachesRequest\x1a\x1f.quiver.rpc.ClearCachesResponse2\x87\x02\n" +
+	"\vClearCaches\x12\x1e.quiver.rpc.ClearCachesRequest\x1a\x1f.quiver.rpc.ClearCachesResponse\x12c\n" +
+	"\x12DeregisterExecutor\x12%.quiver.rpc.DeregisterExecutorRequest\x1a&.quiver.rpc.DeregisterExecutorResponse2\x87\x02\n" +
 	"\x0fExecutorService\x12N\n" +
 	"\vLaunchTasks\x12\x1e.quiver.rpc.LaunchTasksRequest\x1a\x1f.quiver.rpc.LaunchTasksResponse\x12N\n" +
 	"\vCancelTasks\x12\x1e.quiver.rpc.CancelTasksRequest\x1a\x1f.quiver.rpc.CancelTasksResponse\x12T\n" +
@@ -2653,75 +2769,77 @@ func file_quiver_proto_rawDescGZIP() []byte {
 }
 
 var file_quiver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_quiver_proto_goTypes = []any{
-	(JobState)(0),                    // 0: quiver.rpc.JobState
-	(TaskState)(0),                   // 1: quiver.rpc.TaskState
-	(*ExecutorMeta)(nil),             // 2: quiver.rpc.ExecutorMeta
-	(*PartitionLocation)(nil),        // 3: quiver.rpc.PartitionLocation
-	(*PartitionLocations)(nil),       // 4: quiver.rpc.PartitionLocations
-	(*CreateSessionRequest)(nil),     // 5: quiver.rpc.CreateSessionRequest
-	(*CreateSessionResponse)(nil),    // 6: quiver.rpc.CreateSessionResponse
-	(*CloseSessionRequest)(nil),      // 7: quiver.rpc.CloseSessionRequest
-	(*CloseSessionResponse)(nil),     // 8: quiver.rpc.CloseSessionResponse
-	(*ExecuteQueryRequest)(nil),      // 9: quiver.rpc.ExecuteQueryRequest
-	(*ExecuteQueryResponse)(nil),     // 10: quiver.rpc.ExecuteQueryResponse
-	(*CacheEvent)(nil),               // 11: quiver.rpc.CacheEvent
-	(*JobStatus)(nil),                // 12: quiver.rpc.JobStatus
-	(*WatchJobRequest)(nil),          // 13: quiver.rpc.WatchJobRequest
-	(*CancelJobRequest)(nil),         // 14: quiver.rpc.CancelJobRequest
-	(*CancelJobResponse)(nil),        // 15: quiver.rpc.CancelJobResponse
-	(*CacheInfo)(nil),                // 16: quiver.rpc.CacheInfo
-	(*ListCachesRequest)(nil),        // 17: quiver.rpc.ListCachesRequest
-	(*CacheStats)(nil),               // 18: quiver.rpc.CacheStats
-	(*ListCachesResponse)(nil),       // 19: quiver.rpc.ListCachesResponse
-	(*UncacheRequest)(nil),           // 20: quiver.rpc.UncacheRequest
-	(*UncacheResponse)(nil),          // 21: quiver.rpc.UncacheResponse
-	(*ClearCachesRequest)(nil),       // 22: quiver.rpc.ClearCachesRequest
-	(*ClearCachesResponse)(nil),      // 23: quiver.rpc.ClearCachesResponse
-	(*RegisterExecutorRequest)(nil),  // 24: quiver.rpc.RegisterExecutorRequest
-	(*RegisterExecutorResponse)(nil), // 25: quiver.rpc.RegisterExecutorResponse
-	(*HeartbeatRequest)(nil),         // 26: quiver.rpc.HeartbeatRequest
-	(*HeartbeatResponse)(nil),        // 27: quiver.rpc.HeartbeatResponse
-	(*TaskId)(nil),                   // 28: quiver.rpc.TaskId
-	(*TaskDefinition)(nil),           // 29: quiver.rpc.TaskDefinition
-	(*FetchFailure)(nil),             // 30: quiver.rpc.FetchFailure
-	(*TaskStatus)(nil),               // 31: quiver.rpc.TaskStatus
-	(*UpdateTaskStatusRequest)(nil),  // 32: quiver.rpc.UpdateTaskStatusRequest
-	(*UpdateTaskStatusResponse)(nil), // 33: quiver.rpc.UpdateTaskStatusResponse
-	(*LaunchTasksRequest)(nil),       // 34: quiver.rpc.LaunchTasksRequest
-	(*LaunchTasksResponse)(nil),      // 35: quiver.rpc.LaunchTasksResponse
-	(*CancelTasksRequest)(nil),       // 36: quiver.rpc.CancelTasksRequest
-	(*CancelTasksResponse)(nil),      // 37: quiver.rpc.CancelTasksResponse
-	(*RemoveJobDataRequest)(nil),     // 38: quiver.rpc.RemoveJobDataRequest
-	(*RemoveJobDataResponse)(nil),    // 39: quiver.rpc.RemoveJobDataResponse
-	nil,                              // 40: quiver.rpc.CreateSessionRequest.SettingsEntry
-	nil,                              // 41: quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	nil,                              // 42: quiver.rpc.CacheStats.InvalidationsEntry
-	nil,                              // 43: quiver.rpc.TaskDefinition.SettingsEntry
+	(JobState)(0),                      // 0: quiver.rpc.JobState
+	(TaskState)(0),                     // 1: quiver.rpc.TaskState
+	(*ExecutorMeta)(nil),               // 2: quiver.rpc.ExecutorMeta
+	(*PartitionLocation)(nil),          // 3: quiver.rpc.PartitionLocation
+	(*PartitionLocations)(nil),         // 4: quiver.rpc.PartitionLocations
+	(*CreateSessionRequest)(nil),       // 5: quiver.rpc.CreateSessionRequest
+	(*CreateSessionResponse)(nil),      // 6: quiver.rpc.CreateSessionResponse
+	(*CloseSessionRequest)(nil),        // 7: quiver.rpc.CloseSessionRequest
+	(*CloseSessionResponse)(nil),       // 8: quiver.rpc.CloseSessionResponse
+	(*ExecuteQueryRequest)(nil),        // 9: quiver.rpc.ExecuteQueryRequest
+	(*ExecuteQueryResponse)(nil),       // 10: quiver.rpc.ExecuteQueryResponse
+	(*CacheEvent)(nil),                 // 11: quiver.rpc.CacheEvent
+	(*JobStatus)(nil),                  // 12: quiver.rpc.JobStatus
+	(*WatchJobRequest)(nil),            // 13: quiver.rpc.WatchJobRequest
+	(*CancelJobRequest)(nil),           // 14: quiver.rpc.CancelJobRequest
+	(*CancelJobResponse)(nil),          // 15: quiver.rpc.CancelJobResponse
+	(*CacheInfo)(nil),                  // 16: quiver.rpc.CacheInfo
+	(*ListCachesRequest)(nil),          // 17: quiver.rpc.ListCachesRequest
+	(*CacheStats)(nil),                 // 18: quiver.rpc.CacheStats
+	(*ListCachesResponse)(nil),         // 19: quiver.rpc.ListCachesResponse
+	(*UncacheRequest)(nil),             // 20: quiver.rpc.UncacheRequest
+	(*UncacheResponse)(nil),            // 21: quiver.rpc.UncacheResponse
+	(*ClearCachesRequest)(nil),         // 22: quiver.rpc.ClearCachesRequest
+	(*ClearCachesResponse)(nil),        // 23: quiver.rpc.ClearCachesResponse
+	(*RegisterExecutorRequest)(nil),    // 24: quiver.rpc.RegisterExecutorRequest
+	(*RegisterExecutorResponse)(nil),   // 25: quiver.rpc.RegisterExecutorResponse
+	(*HeartbeatRequest)(nil),           // 26: quiver.rpc.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 27: quiver.rpc.HeartbeatResponse
+	(*DeregisterExecutorRequest)(nil),  // 28: quiver.rpc.DeregisterExecutorRequest
+	(*DeregisterExecutorResponse)(nil), // 29: quiver.rpc.DeregisterExecutorResponse
+	(*TaskId)(nil),                     // 30: quiver.rpc.TaskId
+	(*TaskDefinition)(nil),             // 31: quiver.rpc.TaskDefinition
+	(*FetchFailure)(nil),               // 32: quiver.rpc.FetchFailure
+	(*TaskStatus)(nil),                 // 33: quiver.rpc.TaskStatus
+	(*UpdateTaskStatusRequest)(nil),    // 34: quiver.rpc.UpdateTaskStatusRequest
+	(*UpdateTaskStatusResponse)(nil),   // 35: quiver.rpc.UpdateTaskStatusResponse
+	(*LaunchTasksRequest)(nil),         // 36: quiver.rpc.LaunchTasksRequest
+	(*LaunchTasksResponse)(nil),        // 37: quiver.rpc.LaunchTasksResponse
+	(*CancelTasksRequest)(nil),         // 38: quiver.rpc.CancelTasksRequest
+	(*CancelTasksResponse)(nil),        // 39: quiver.rpc.CancelTasksResponse
+	(*RemoveJobDataRequest)(nil),       // 40: quiver.rpc.RemoveJobDataRequest
+	(*RemoveJobDataResponse)(nil),      // 41: quiver.rpc.RemoveJobDataResponse
+	nil,                                // 42: quiver.rpc.CreateSessionRequest.SettingsEntry
+	nil,                                // 43: quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	nil,                                // 44: quiver.rpc.CacheStats.InvalidationsEntry
+	nil,                                // 45: quiver.rpc.TaskDefinition.SettingsEntry
 }
 var file_quiver_proto_depIdxs = []int32{
 	2,  // 0: quiver.rpc.PartitionLocation.executor:type_name -> quiver.rpc.ExecutorMeta
 	3,  // 1: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
-	40, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
-	41, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	42, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
+	43, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
 	0,  // 4: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
 	4,  // 5: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
 	11, // 6: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
-	42, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
+	44, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
 	16, // 8: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
 	18, // 9: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
 	16, // 10: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
 	2,  // 11: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
-	28, // 12: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	43, // 13: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
-	28, // 14: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
+	30, // 12: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
+	45, // 13: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	30, // 14: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
 	1,  // 15: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
-	30, // 16: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
+	32, // 16: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
 	3,  // 17: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	31, // 18: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	29, // 19: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	28, // 20: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	33, // 18: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	31, // 19: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	30, // 20: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
 	5,  // 21: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
 	7,  // 22: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
 	9,  // 23: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
@@ -2729,29 +2847,31 @@ var file_quiver_proto_depIdxs = []int32{
 	14, // 25: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
 	24, // 26: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
 	26, // 27: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	32, // 28: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	34, // 28: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
 	17, // 29: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
 	20, // 30: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
 	22, // 31: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	34, // 32: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	36, // 33: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	38, // 34: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 35: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 36: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 37: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 38: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	15, // 39: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	25, // 40: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	27, // 41: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	33, // 42: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	19, // 43: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	21, // 44: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	23, // 45: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	35, // 46: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	37, // 47: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	39, // 48: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	35, // [35:49] is the sub-list for method output_type
-	21, // [21:35] is the sub-list for method input_type
+	28, // 32: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
+	36, // 33: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	38, // 34: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	40, // 35: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 36: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 37: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 38: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 39: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	15, // 40: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	25, // 41: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	27, // 42: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	35, // 43: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	19, // 44: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	21, // 45: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	23, // 46: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	29, // 47: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
+	37, // 48: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	39, // 49: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	41, // 50: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	36, // [36:51] is the sub-list for method output_type
+	21, // [21:36] is the sub-list for method input_type
 	21, // [21:21] is the sub-list for extension type_name
 	21, // [21:21] is the sub-list for extension extendee
 	0,  // [0:21] is the sub-list for field type_name
@@ -2768,7 +2888,7 @@ func file_quiver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_quiver_proto_rawDesc), len(file_quiver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

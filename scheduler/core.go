@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
@@ -55,6 +56,13 @@ type core struct {
 	// durable registry wait up to a heartbeat timeout past it for their
 	// executors to register again.
 	started time.Time
+	// m and log observe the loop (observe.go); seenInval is the cache
+	// invalidation counts last logged.
+	m         *metrics
+	log       *slog.Logger
+	seenInval []int64
+	// shuttingDown: Shutdown began; new jobs are refused.
+	shuttingDown bool
 }
 
 func newCore(cfg Config, now func() time.Time) *core {
@@ -73,6 +81,9 @@ func newCore(cfg Config, now func() time.Time) *core {
 		caches:        caches,
 		cacheMaxBytes: cfg.CacheMaxBytes,
 		started:       now(),
+		m:             newMetrics(),
+		log:           cfg.logger(),
+		seenInval:     make([]int64, cache.NumCauses),
 	}
 }
 
@@ -95,6 +106,7 @@ func (c *core) handle(ev any) {
 		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
 		c.sessions[e.id] = sess
 		c.applySessionSettings(sess)
+		c.onSessionOpened(e.id)
 		e.reply <- struct{}{}
 	case evCloseSession:
 		c.closeSession(e.id)
@@ -114,6 +126,10 @@ func (c *core) handle(ev any) {
 		}
 	case evLaunchFailed:
 		c.launchFailed(e)
+	case evSuspect:
+		c.suspected(e)
+	case evProbed:
+		c.probed(e)
 	case evRegister:
 		c.register(e)
 		e.reply <- struct{}{}
@@ -140,6 +156,12 @@ func (c *core) handle(ev any) {
 	case evInspect:
 		e.fn(c)
 		close(e.done)
+	case evDeregister:
+		e.reply <- c.deregister(e.executorID)
+	case evDrain:
+		e.reply <- c.drain(e.executorID)
+	case evShutdown:
+		e.reply <- c.shutdown(e.failAll)
 	case evListCaches:
 		e.reply <- c.listCaches(e.session)
 	case evUncache:
@@ -147,13 +169,14 @@ func (c *core) handle(ev any) {
 	case evClearCaches:
 		e.reply <- c.clearCaches(e.session)
 	default:
-		c.cfg.Logf("scheduler: unknown event %T", ev)
+		c.log.Error("unknown event", "event", fmt.Sprintf("%T", ev))
 	}
 	c.settleCaches()
 	c.retryAwaitingHolders()
 	c.placeCacheReads()
 	c.schedule()
 	c.notify()
+	c.logCacheStats()
 }
 
 // ---- sessions ----
@@ -162,6 +185,9 @@ func (c *core) handle(ev any) {
 // files on the executors that hold them) and cancels its jobs that build,
 // wait for or read its caches.
 func (c *core) closeSession(id string) {
+	if _, ok := c.sessions[id]; ok {
+		c.onSessionClosed(id)
+	}
 	delete(c.sessions, id)
 	c.closeSessionCaches(id)
 }
@@ -169,6 +195,9 @@ func (c *core) closeSession(id string) {
 // ---- jobs ----
 
 func (c *core) submit(e evSubmit) error {
+	if c.shuttingDown {
+		return errShuttingDown
+	}
 	sess, ok := c.sessions[e.session]
 	if !ok {
 		return qerr.Planf("scheduler: unknown session %q: create one with CreateSession first", e.session)
@@ -178,6 +207,7 @@ func (c *core) submit(e evSubmit) error {
 	// from the job's status like from any other planning error.
 	query, err := settings.Decode("scheduler", e.settings)
 	j := c.addJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
+	j.sql = clipSQL(e.sql)
 	if err != nil {
 		c.failJob(j, err)
 		return nil
@@ -217,6 +247,7 @@ func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan log
 	c.jobOrder = append(c.jobOrder, j.id)
 	c.active = append(c.active, j.id)
 	c.dirty[j.id] = true
+	c.onJobSubmitted(j)
 	return j
 }
 
@@ -324,6 +355,7 @@ func (c *core) planned(e evPlanned) {
 		j.schema = j.stages[j.final].plan.Input.Schema()
 	}
 	j.planned = true
+	j.started = c.now()
 	j.state = rpc.JobState_JOB_RUNNING
 	c.dirty[j.id] = true
 	if !c.buildPlanned(j) {
@@ -413,6 +445,7 @@ func stageLocations(s *stage) [][]physical.PartitionLocation {
 
 func (c *core) stageSucceeded(j *job, s *stage) {
 	s.state = stageSuccessful
+	c.onStageSucceeded(j, s)
 	c.dirty[j.id] = true
 	if s.final {
 		c.jobSucceeded(j)
@@ -431,6 +464,7 @@ func (c *core) jobSucceeded(j *job) {
 	j.state = rpc.JobState_JOB_SUCCESSFUL
 	j.finished = c.now()
 	c.dirty[j.id] = true
+	c.onJobEnded(j)
 	var inter []int
 	for _, id := range j.order {
 		if id != j.final {
@@ -454,6 +488,7 @@ func (c *core) endJob(j *job, state rpc.JobState, msg string, kind qerr.Kind) {
 	}
 	j.state, j.errMsg, j.errKind, j.finished = state, msg, kind, c.now()
 	c.dirty[j.id] = true
+	c.onJobEnded(j)
 	c.cancelTasks(j, true)
 	c.removeJobData(j, slices.Clone(j.order))
 	c.jobEndedCaches(j)
@@ -539,6 +574,7 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 			t.executor = executorID
 		}
 		t.locations = locationsFromRPC(st.GetLocations())
+		c.onTaskSucceeded(t)
 		c.dirty[j.id] = true
 		c.checkBuildSize(j, s)
 		if j.terminal() {
@@ -551,6 +587,9 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 		c.release(t)
 		c.dirty[j.id] = true
 		if ff := st.GetFetchFailure(); ff != nil && st.GetState() == rpc.TaskState_TASK_FAILED {
+			if ff.GetExecutorId() != "" {
+				c.suspect(ff.GetExecutorId(), "a fetch from it failed")
+			}
 			if c.cacheFetchFailed(j, t, ff) {
 				return
 			}
@@ -590,6 +629,7 @@ func (c *core) taskFailed(j *job, s *stage, t *task, executorID string, kind qer
 	}
 	if !retryable(kind) || t.failures > c.cfg.TaskRetries {
 		t.state = taskFailed
+		c.onTaskFailed(j, s, t, executorID, false)
 		c.endJob(j, rpc.JobState_JOB_FAILED,
 			fmt.Sprintf("job %s: stage %d task %d failed (attempt %d of %d): %s", j.id, s.id, t.partition, t.failures, c.cfg.TaskRetries+1, msg),
 			kind)
@@ -597,6 +637,7 @@ func (c *core) taskFailed(j *job, s *stage, t *task, executorID string, kind qer
 	}
 	t.state = taskPending
 	t.attempt++
+	c.onTaskFailed(j, s, t, executorID, true)
 }
 
 // fetchFailed: a task of consumer could not read a file of the producing
@@ -611,6 +652,7 @@ func (c *core) fetchFailed(j *job, consumer *stage, t *task, ff *rpc.FetchFailur
 	}
 	t.state = taskPending
 	t.attempt++
+	c.onTasksRequeued(1)
 	lost := ff.GetExecutorId()
 	mp := int(ff.GetMapPartition())
 	c.rollback(j, p, func(pt *task) bool {
@@ -645,6 +687,7 @@ func (c *core) rollback(j *job, p *stage, lost func(*task) bool, why string) {
 		pt.state, pt.locations, pt.executor = taskPending, nil, ""
 		pt.attempt++
 	}
+	c.onStageRetry(j, p, len(redo), why)
 	if p.state == stageSuccessful {
 		p.state = stageRunning
 	}
@@ -679,6 +722,10 @@ func (c *core) rollback(j *job, p *stage, lost func(*task) bool, why string) {
 }
 
 func (c *core) launchFailed(e evLaunchFailed) {
+	if e.draining {
+		c.launchRefusedDraining(e)
+		return
+	}
 	for _, id := range e.tasks {
 		j, s, t := c.lookup(id)
 		if t == nil {
@@ -693,6 +740,7 @@ func (c *core) launchFailed(e evLaunchFailed) {
 		c.taskFailed(j, s, t, e.executorID, kind, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
 	}
 	if ex := c.executors[e.executorID]; ex != nil && !e.refused {
+		c.suspect(e.executorID, "a launch on it failed")
 		ex.launchFailures++
 		if ex.launchFailures >= maxLaunchFailures {
 			c.executorLost(e.executorID, fmt.Sprintf("%d launches failed in a row", ex.launchFailures))
@@ -712,11 +760,13 @@ func (c *core) register(e evRegister) {
 		return
 	}
 	c.execSeq++
-	c.executors[e.meta.ID] = &executorState{
+	ex := &executorState{
 		meta: e.meta, grpcPort: e.grpcPort, vcores: max(e.vcores, 1),
 		lastSeen: now, registered: now, seq: c.execSeq,
 	}
+	c.executors[e.meta.ID] = ex
 	c.noExecSince = time.Time{}
+	c.onExecutorJoined(ex)
 }
 
 // liveJobIDs lists, sorted, the jobs whose data executors must keep: every
@@ -745,7 +795,7 @@ func (c *core) executorLost(id, why string) {
 	if ex == nil {
 		return
 	}
-	c.cfg.Logf("scheduler: executor %s (%s) lost: %s", id, ex.addr(), why)
+	c.onExecutorLost(ex, why)
 	delete(c.executors, id)
 	c.actions = append(c.actions, actDropExecutor{executorID: id, addr: ex.addr()})
 	if len(c.executors) == 0 {
@@ -766,6 +816,7 @@ func (c *core) executorLost(id, why string) {
 					}
 					t.failedOn[id] = true
 					c.dirty[j.id] = true
+					c.onTasksRequeued(1)
 				}
 			}
 		}

@@ -104,12 +104,15 @@ func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest
 	}
 	id := uuid.NewString()
 	reply := make(chan error, 1)
-	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), settings: req.GetSettings(), plan: plan, reply: reply}
+	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), sql: req.GetSql(), settings: req.GetSettings(), plan: plan, reply: reply}
 	rerr, err := ask(ctx, h.s, ev, reply)
 	if err != nil {
 		return nil, grpcErr(err)
 	}
 	if rerr != nil {
+		if errors.Is(rerr, errShuttingDown) {
+			return nil, rerr
+		}
 		if qerr.KindOf(rerr) == qerr.Plan {
 			return nil, status.Error(codes.NotFound, rerr.Error())
 		}

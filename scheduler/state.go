@@ -83,7 +83,9 @@ type job struct {
 	errMsg            string
 	errKind           qerr.Kind
 	submitted         time.Time
+	started           time.Time // planned: its tasks may run
 	finished          time.Time
+	sql               string // the statement's text, when the client sent it
 	planned           bool
 	stages            map[int]*stage
 	order             []int // stage ids in dependency order
@@ -145,11 +147,19 @@ type executorState struct {
 	registered     time.Time
 	seq            int // registration order: the bias policy's order
 	launchFailures int // consecutive failed LaunchTasks calls
+	suspected      bool // a probe of it is running (suspect.go)
+	// draining: the executor is leaving; no new task is placed on it.
+	draining bool
 }
 
 func (e *executorState) addr() string { return hostPort(e.meta.Host, e.grpcPort) }
 
-func (e *executorState) free() int { return e.vcores - e.running }
+func (e *executorState) free() int {
+	if e.draining {
+		return 0
+	}
+	return e.vcores - e.running
+}
 
 type session struct {
 	settings settings.Values

@@ -12,8 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/format"
 	"github.com/quiverdb/quiver/repl"
 	"github.com/quiverdb/quiver/tpch"
@@ -56,6 +58,8 @@ type options struct {
 	scheduler string
 	maxRows   int
 	init      string
+	tokenFile string
+	tls       tlsFlags
 }
 
 // subcommands maps the first argument to a subcommand's entry point.
@@ -77,15 +81,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.scheduler, "scheduler", "", "run on the cluster whose scheduler listens at `ADDR` (default: a scheduler and executor in this process)")
 	fs.IntVar(&o.maxRows, "maxrows", repl.DefaultMaxRows, "most rows a table shows in the interactive shell (0: all)")
 	fs.StringVar(&o.init, "init", "", "run `FILE` before the shell's first prompt (default ~/.quiverrc)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: quiver [--demo] [-c SQL | -f FILE] [--format table|csv|tsv|json|ndjson]\n\n")
-		fs.PrintDefaults()
+	fs.StringVar(&o.tokenFile, "auth-token-file", "", "with --scheduler: `PATH` of the file holding the cluster's shared secret")
+	o.tls.register(fs)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() { printUsage(stderr, fs.PrintDefaults) }
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			// Asked for, the usage is the output: on stdout.
+			fs.SetOutput(stdout)
+			printUsage(stdout, fs.PrintDefaults)
+			return 0
+		}
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			break
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "quiver", version())
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "quiver: unexpected argument %q\n", fs.Arg(0))
@@ -94,7 +113,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	kind, err := format.Parse(o.format)
 	if err != nil {
-		fmt.Fprintln(stderr, "quiver:", err)
+		// A usage error, not a query's.
+		fmt.Fprintf(stderr, "quiver: --format: unknown format %q (want table, csv, tsv, json or ndjson)\n", o.format)
 		return 2
 	}
 	if o.command != "" && o.file != "" {
@@ -111,7 +131,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var s *quiver.Session
 	if o.scheduler != "" {
-		s, err = quiver.Connect(ctx, o.scheduler)
+		var token auth.Token
+		if token, err = auth.Load(o.tokenFile); err != nil {
+			fmt.Fprintln(stderr, "quiver:", err)
+			return 2
+		}
+		var tlsConf auth.TLS
+		if tlsConf, err = o.tls.load(); err != nil {
+			fmt.Fprintln(stderr, "quiver:", err)
+			return 2
+		}
+		s, err = quiver.Connect(ctx, o.scheduler, quiver.WithAuthToken(token), quiver.WithTLS(tlsConf))
 	} else {
 		s, err = quiver.NewSession(ctx)
 	}

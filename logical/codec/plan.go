@@ -171,7 +171,7 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 		}
 		// The batches stay where the table was registered: one nil slice per partition.
 		t.Partitions = make([][]arrow.RecordBatch, m.MemoryPartitions)
-	case catalog.Parquet, catalog.CSV, catalog.Arrow:
+	case catalog.Parquet, catalog.CSV, catalog.Arrow, catalog.JSON:
 		t.Location, t.Files, t.Options = m.Location, m.Files, m.Options
 	default:
 		return nil, qerr.Internalf("codec: table %q has unknown format %q", m.Name, m.Format)
@@ -316,6 +316,8 @@ func encodePlan(p logical.Plan) (*rpc.LogicalPlan, error) {
 		}
 		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Cache{Cache: &rpc.LogicalCache{
 			CacheId: n.CacheID, SessionId: n.SessionID, Input: in, Options: n.Options, Name: n.Name}}}, nil
+	case *logical.Window:
+		return encodeWindow(n)
 	}
 	return nil, qerr.Internalf("codec: unknown logical plan node %T", p)
 }
@@ -505,6 +507,8 @@ func decodePlan(m *rpc.LogicalPlan) (logical.Plan, error) {
 			return nil, err
 		}
 		return &logical.Cache{CacheID: n.CacheId, SessionID: n.SessionId, Input: in, Options: n.Options, Name: n.Name}, nil
+	case *rpc.LogicalPlan_Window:
+		return decodeWindow(k.Window)
 	}
 	return nil, qerr.Internalf("codec: empty or unknown logical plan node %T", m.Node)
 }

@@ -106,6 +106,8 @@ func (pl *Planner) Plan(ctx context.Context, p logical.Plan) (physical.Plan, err
 		return pl.join(ctx, n)
 	case *logical.Sort:
 		return pl.sort(ctx, n)
+	case *logical.Window:
+		return pl.window(ctx, n)
 	case *logical.Limit:
 		return pl.limit(ctx, n)
 	case *logical.Union:
@@ -150,13 +152,13 @@ func names(s *logical.Schema) []string {
 }
 
 func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
-	t := n.Table
+	t, opts := hivePartitions(n) // hive partitions pruned by the filters
 	out := &physical.Scan{
 		Table:      t.Name,
 		Format:     physical.Format(t.Format),
 		FileSchema: t.Schema,
 		Projection: n.Projection,
-		Options:    t.Options,
+		Options:    opts,
 		Fetch:      n.Fetch,
 	}
 	var rgRows [][]int64
