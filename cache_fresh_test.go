@@ -191,3 +191,48 @@ func TestCacheSourceRewritten(t *testing.T) {
 		t.Errorf("a bad consistency: %v", err)
 	}
 }
+
+// TestCacheAfterWrites: a write bumps a table's version; a cache over it
+// (declared, or a cached DataFrame) gives the new answer, and a CACHE
+// TABLE declaration of the written table stays declared.
+func TestCacheAfterWrites(t *testing.T) {
+	s := newCacheSession(t)
+	ctx := context.Background()
+	sqlRows(t, s, "CREATE TABLE m (v BIGINT)")
+	sqlRows(t, s, "INSERT INTO m VALUES (1), (2)")
+	sqlRows(t, s, "CACHE TABLE agg AS SELECT sum(v) FROM m")
+	sqlRows(t, s, "CACHE TABLE m")
+	df, err := s.SQL(ctx, "SELECT max(v) FROM m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := df.Cache()
+	first := func(df *quiver.DataFrame) string {
+		t.Helper()
+		bs, err := df.Collect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release(bs)
+		return render(df.Schema(), bs)[0][0]
+	}
+	if got := first(cached); got != "2" {
+		t.Fatalf("cached max = %s", got)
+	}
+	if got, _ := runInfo(t, s, "SELECT * FROM agg"); got != "3" {
+		t.Fatalf("agg = %s", got)
+	}
+	sqlRows(t, s, "INSERT INTO m VALUES (10)")
+	if got, _ := runInfo(t, s, "SELECT * FROM agg"); got != "13" {
+		t.Errorf("agg after INSERT = %s, want 13", got)
+	}
+	if got, _ := runInfo(t, s, "SELECT count(*) FROM m"); got != "3" {
+		t.Errorf("count(m) after INSERT = %s, want 3", got)
+	}
+	if info := cacheRow(t, s, "m"); info.State == "" {
+		t.Errorf("CACHE TABLE m was dropped by the INSERT: %+v", info)
+	}
+	if got := first(cached); got != "10" {
+		t.Errorf("the cached DataFrame after INSERT = %s, want 10", got)
+	}
+}

@@ -16,23 +16,24 @@ import (
 // table's current version into the plans it sends, and (2) when a table or
 // view is replaced or dropped, plans every cache that reads it again.
 
-// stampVersions gives every memory-table Scan of lp the version the table
-// has now: a cache's plan keeps the table it was declared over, and the
-// scheduler compares the version it was built from with this one.
+// stampVersions points every Scan of lp at the table its name has now in
+// the catalog, when a write registered it anew (a higher Version, the same
+// schema): a cache's plan, or a cached DataFrame's, keeps the table it was
+// declared over, so without this the scheduler would compare an INSERT's
+// new version, or the new file it added, with nothing. The scheduler then
+// finds the sources changed and rebuilds the cache over the current table.
 func (s *Session) stampVersions(lp logical.Plan) (logical.Plan, error) {
 	out, _, err := logical.TransformUp(lp, func(p logical.Plan) (logical.Plan, bool, error) {
 		sc, ok := p.(*logical.Scan)
-		if !ok || sc.Table == nil || sc.Table.Format != catalog.Memory {
+		if !ok || sc.Table == nil {
 			return p, false, nil
 		}
 		cur, ok := s.cat.Table(sc.Table.Name)
-		if !ok || cur.Version == sc.Table.Version {
+		if !ok || cur == sc.Table || cur.Version == sc.Table.Version || cur.Format != sc.Table.Format || !cur.Schema.Equal(sc.Table.Schema) {
 			return p, false, nil
 		}
-		t := *sc.Table
-		t.Version = cur.Version
 		n := *sc
-		n.Table = &t
+		n.Table = cur
 		return &n, true, nil
 	})
 	return out, err
