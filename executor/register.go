@@ -43,10 +43,11 @@ func (e *Executor) registerOnce(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, registerCallTimeout)
 	defer cancel()
 	sent := time.Now()
-	resp, err := e.sched.RegisterExecutor(cctx, &rpc.RegisterExecutorRequest{
-		ProtocolVersion: rpc.ProtocolVersion,
-		Executor:        e.rpcMeta(),
-	})
+	req := &rpc.RegisterExecutorRequest{ProtocolVersion: rpc.ProtocolVersion, Executor: e.rpcMeta()}
+	if jobs, err := heldJobs(e.cfg.WorkDir); err == nil {
+		req.Jobs, req.ReportsJobs = jobs, true
+	}
+	resp, err := e.sched.RegisterExecutor(cctx, req)
 	if err != nil {
 		return err
 	}

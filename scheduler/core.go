@@ -763,6 +763,7 @@ func (c *core) launchFailed(e evLaunchFailed) {
 
 func (c *core) register(e evRegister) {
 	now := c.now()
+	c.reconcileCaches(e.meta.ID, e.held)
 	if ex := c.executors[e.meta.ID]; ex != nil {
 		// Re-registration (the executor restarted, or we did): refresh
 		// where it listens; its slot accounting stays.

@@ -66,7 +66,10 @@ type evRegister struct {
 	meta     physical.ExecutorMeta
 	grpcPort int
 	vcores   int
-	reply    chan struct{}
+	// held, when not nil, are the job directories the executor holds: its
+	// cache entries over any other job lost their files.
+	held  map[string]bool
+	reply chan struct{}
 }
 
 type evHeartbeat struct {
