@@ -138,9 +138,12 @@ var textKernels = kernelMap{
 	"right": strBody(func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 		s, n := a[0].str(i), a[1].int(i)
 		c := int64(utf8.RuneCount(s))
-		from := c - n
+		from := c - n // n > c: everything
 		if n < 0 {
-			from = -n
+			from = c // n ≤ -c: nothing (and -n may not be representable)
+			if n > -c {
+				from = -n
+			}
 		}
 		return append(dst, runeSlice(s, max(0, from), c)...), true, nil
 	}, tUtf8, tInt64),
