@@ -281,6 +281,15 @@ func writeExpr(b *strings.Builder, e Expr) {
 		writeList(b, e.List)
 		b.WriteByte(')')
 	case *ScalarFunc:
+		if l, ok := tryCastType(e); ok {
+			// try_cast(x, NULL of T) is TRY_CAST(x AS T).
+			b.WriteString("TRY_CAST(")
+			writeExpr(b, e.Args[0])
+			b.WriteString(" AS ")
+			b.WriteString(TypeString(l.Type))
+			b.WriteByte(')')
+			return
+		}
 		b.WriteString(e.Name)
 		b.WriteByte('(')
 		writeList(b, e.Args)
@@ -791,4 +800,13 @@ func FieldOf(e Expr, s *Schema) (Field, error) {
 		return f, nil
 	}
 	return Field{Name: e.String(), Type: t, Nullable: n}, nil
+}
+
+// tryCastType is the target of a try_cast(x, NULL of T) call.
+func tryCastType(f *ScalarFunc) (*Literal, bool) {
+	if f.Name != "try_cast" || len(f.Args) != 2 {
+		return nil, false
+	}
+	l, ok := f.Args[1].(*Literal)
+	return l, ok
 }
