@@ -148,7 +148,8 @@ func prepass(text string, toks []token) (*rewritten, error) {
 			// Words MySQL reserves but PostgreSQL and DuckDB let name
 			// columns: quoted for TiDB where they are not keywords.
 			edits = append(edits, edit{t.Off, t.End, "`" + t.Text + "`"})
-		case t.is("EXCLUDE") && pun(i-1, "*"):
+		case t.is("EXCLUDE") && pun(i-1, "*") && (word(i-2, "SELECT") || word(i-2, "DISTINCT") || word(i-2, "ALL") || pun(i-2, ",") || pun(i-2, ".")):
+			// (a * exclude, with a column named exclude, is a product.)
 			// * EXCLUDE (a, b) or * EXCLUDE a: the star's columns but those.
 			var names []string
 			last := i + 1
