@@ -188,6 +188,9 @@ func Call(name string, args []Expr) (Expr, error) {
 		return nil, err
 	}
 	if f.Kind == functions.Aggregate {
+		if f.Name == "median" {
+			return &AggExpr{Func: AggPercentileCont, Args: []Expr{args[0], Lit(0.5)}}, nil
+		}
 		if f.Name == "approx_distinct" {
 			// Counted exactly: an exact answer is within any error bound.
 			return &AggExpr{Func: AggCount, Args: args, Distinct: true}, nil
