@@ -218,7 +218,7 @@ func (df *DataFrame) StreamInfo(ctx context.Context, info *QueryInfo) iter.Seq2[
 		if info != nil && x.status != nil {
 			info.JobID = x.jobID
 			for _, e := range x.status.Caches {
-				info.Caches = append(info.Caches, CacheEvent{Name: e.Name, CacheID: e.CacheId, Outcome: e.Outcome, Partitions: int(e.Partitions), Bytes: e.Bytes})
+				info.Caches = append(info.Caches, CacheEvent{Name: e.Name, CacheID: e.CacheId, Outcome: e.Outcome, Partitions: int(e.Partitions), Bytes: e.Bytes, Reason: e.Reason})
 			}
 		}
 		defer x.op.Close()

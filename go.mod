@@ -10,6 +10,7 @@ require (
 	github.com/pingcap/go-tpc v1.0.7
 	github.com/pingcap/tidb/pkg/parser v0.0.0-20260418072757-ce92298d1124
 	github.com/prometheus/client_golang v1.25.0
+	go.etcd.io/bbolt v1.5.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.25.0
 	google.golang.org/grpc v1.85.0

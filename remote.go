@@ -148,12 +148,27 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 	if err := s.checkShippable(lp); err != nil {
 		return nil, err
 	}
+	if lp, err = s.stampVersions(lp); err != nil {
+		return nil, err
+	}
 	b, err := lcodec.Encode(lp)
 	if err != nil {
 		return nil, err
 	}
 	r := s.remote
-	resp, err := r.client.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire(), Sql: df.sqlText})
+	req := &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire(), Sql: df.sqlText}
+	resp, err := r.client.ExecuteQuery(ctx, req)
+	if err != nil && unknownSession(err) {
+		// The scheduler closed the session (idle): re-open it and retry once.
+		dropped, rerr := s.reopen(ctx)
+		if rerr != nil {
+			return nil, qerr.IOf("submit query: %w; re-opening the session: %w", err, rerr)
+		}
+		if info != nil {
+			info.Caches = append(info.Caches, dropped...)
+		}
+		resp, err = r.client.ExecuteQuery(ctx, req)
+	}
 	if err != nil {
 		return nil, qerr.IOf("submit query: %w", err)
 	}
@@ -165,6 +180,7 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 	if err != nil {
 		return nil, err
 	}
+	s.noteBuilt(status.GetCaches())
 	locs := make([][]physical.PartitionLocation, len(status.Result))
 	for i, p := range status.Result {
 		for _, l := range p.Locations {

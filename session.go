@@ -117,6 +117,12 @@ type Session struct {
 	// standaloneExecutors is how many executors the session's own
 	// standalone cluster has (0: none; local execution or Connect).
 	standaloneExecutors int
+
+	// built holds the cache ids the scheduler materialized for this
+	// session (seen in its queries' cache events), so that a re-opened
+	// session can say which caches lost their data (session_resume.go).
+	builtMu sync.Mutex
+	built   map[string]bool
 }
 
 // NewSession returns an embedded session: no server is needed.
@@ -253,10 +259,17 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 		df.sqlText = src.Text
 		return df, nil
 	case *sql.CreateExternalTable:
-		return s.createExternalTable(st)
+		df, err := s.createExternalTable(st)
+		if err == nil && st.OrReplace {
+			s.invalidateCachesOf(ctx, st.Name, true)
+		}
+		return df, err
 	case *sql.CreateView:
 		if err := s.cat.RegisterView(&catalog.View{Name: st.Name, SQL: st.SQL, Schema: st.Plan.Schema().Arrow()}, st.OrReplace); err != nil {
 			return nil, err
+		}
+		if st.OrReplace {
+			s.invalidateCachesOf(ctx, st.Name, true)
 		}
 		return s.done(), nil
 	case *sql.DropTable:
@@ -264,13 +277,17 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 			return nil, err
 		}
 		s.dropCached(st.Name)
+		s.invalidateCachesOf(ctx, st.Name, false)
 		return s.done(), nil
 	case *sql.DropView:
 		if err := s.cat.DropView(st.Name, st.IfExists); err != nil {
 			return nil, err
 		}
 		s.dropCached(st.Name)
+		s.invalidateCachesOf(ctx, st.Name, false)
 		return s.done(), nil
+	case *sql.RefreshCache:
+		return s.refreshCache(ctx, st)
 	case *sql.ShowTables:
 		return s.showTables()
 	case *sql.Describe:

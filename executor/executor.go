@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -45,6 +46,9 @@ type Executor struct {
 	// tasks; stage directories are forgotten as they are removed, and
 	// everything at Close.
 	maps *filemap.FileMaps
+	// pool counts the memory of every running task against
+	// Config.MemoryLimit.
+	pool *execop.AccountingAllocator
 
 	// Set by Start before any goroutine that reads them starts.
 	meta     physical.ExecutorMeta
@@ -102,6 +106,7 @@ func New(cfg Config) (*Executor, error) {
 		cfg:        cfg,
 		log:        loggerT{cfg.Logger.With("executor", cfg.ID)},
 		fetcher:    NewFlightFetcher(cfg.Allocator),
+		pool:       execop.NewPool(max(cfg.MemoryLimit, 0)),
 		maps:       filemap.NewFileMaps(),
 		running:    map[taskKey]*task{},
 		pinned:     map[string]map[int]bool{},
@@ -459,3 +464,7 @@ func backoff(n int, max time.Duration) time.Duration {
 	}
 	return min(d, max)
 }
+
+// MemoryInUse is the memory the executor's running tasks hold now, in
+// bytes, as counted against Config.MemoryLimit.
+func (e *Executor) MemoryInUse() int64 { return e.pool.Current() }

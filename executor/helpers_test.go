@@ -28,6 +28,7 @@ type fakeScheduler struct {
 	reregister    bool // answer the next heartbeat with reregister
 	statuses      chan *rpc.TaskStatus
 	registered    chan struct{} // one send per registration (buffered)
+	live          []string      // RegisterExecutorResponse.live_jobs
 	// calls records task statuses and deregistrations in arrival order
 	// ("status CANCELLED", "drain", "leave").
 	calls []string
@@ -40,9 +41,10 @@ func newFakeScheduler() *fakeScheduler {
 func (s *fakeScheduler) RegisterExecutor(_ context.Context, req *rpc.RegisterExecutorRequest) (*rpc.RegisterExecutorResponse, error) {
 	s.mu.Lock()
 	s.registrations = append(s.registrations, req)
+	live := s.live
 	s.mu.Unlock()
 	s.registered <- struct{}{}
-	return &rpc.RegisterExecutorResponse{}, nil
+	return &rpc.RegisterExecutorResponse{LiveJobs: live}, nil
 }
 
 func (s *fakeScheduler) Heartbeat(_ context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {

@@ -362,6 +362,10 @@ type CreateSessionRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	ProtocolVersion uint32                 `protobuf:"varint,1,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	Settings        map[string]string      `protobuf:"bytes,2,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Re-open this session (a client whose session the scheduler closed
+	// after its idle timeout): the id must be a UUID; a live session of
+	// that id is kept as it is.
+	ResumeSessionId string `protobuf:"bytes,3,opt,name=resume_session_id,json=resumeSessionId,proto3" json:"resume_session_id,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -408,6 +412,13 @@ func (x *CreateSessionRequest) GetSettings() map[string]string {
 		return x.Settings
 	}
 	return nil
+}
+
+func (x *CreateSessionRequest) GetResumeSessionId() string {
+	if x != nil {
+		return x.ResumeSessionId
+	}
+	return ""
 }
 
 type CreateSessionResponse struct {
@@ -655,12 +666,15 @@ func (x *ExecuteQueryResponse) GetJobId() string {
 }
 
 type CacheEvent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CacheId       string                 `protobuf:"bytes,1,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Outcome       string                 `protobuf:"bytes,3,opt,name=outcome,proto3" json:"outcome,omitempty"` // hit | miss | pending
-	Partitions    int32                  `protobuf:"varint,4,opt,name=partitions,proto3" json:"partitions,omitempty"`
-	Bytes         int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	CacheId    string                 `protobuf:"bytes,1,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
+	Name       string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Outcome    string                 `protobuf:"bytes,3,opt,name=outcome,proto3" json:"outcome,omitempty"` // hit | miss | pending | stale
+	Partitions int32                  `protobuf:"varint,4,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	Bytes      int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// Why the entry was not a hit: for stale, the sources that changed
+	// ("lineitem changed"); for a miss, why it was not materialized.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -728,6 +742,13 @@ func (x *CacheEvent) GetBytes() int64 {
 		return x.Bytes
 	}
 	return 0
+}
+
+func (x *CacheEvent) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 type JobStatus struct {
@@ -1001,6 +1022,16 @@ type CacheInfo struct {
 	CreatedUnixMs int64                  `protobuf:"varint,10,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	LastHitUnixMs int64                  `protobuf:"varint,11,opt,name=last_hit_unix_ms,json=lastHitUnixMs,proto3" json:"last_hit_unix_ms,omitempty"`
 	Disjoint      []int32                `protobuf:"varint,12,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"` // columns whose values never occur in two partitions
+	// Set when a source changed after the build (consistency 'snapshot'
+	// keeps serving it): the sources that changed.
+	Stale string `protobuf:"bytes,13,opt,name=stale,proto3" json:"stale,omitempty"`
+	// What a query would do with the entry now, after the checks a query
+	// makes (live executors, changed files): hit | pending | stale | miss,
+	// and why when not a hit.
+	Check  string `protobuf:"bytes,14,opt,name=check,proto3" json:"check,omitempty"`
+	Reason string `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
+	// How many other entries share this one's data (one copy on disk).
+	Shared        int32 `protobuf:"varint,16,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1117,6 +1148,34 @@ func (x *CacheInfo) GetDisjoint() []int32 {
 		return x.Disjoint
 	}
 	return nil
+}
+
+func (x *CacheInfo) GetStale() string {
+	if x != nil {
+		return x.Stale
+	}
+	return ""
+}
+
+func (x *CacheInfo) GetCheck() string {
+	if x != nil {
+		return x.Check
+	}
+	return ""
+}
+
+func (x *CacheInfo) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *CacheInfo) GetShared() int32 {
+	if x != nil {
+		return x.Shared
+	}
+	return 0
 }
 
 type ListCachesRequest struct {
@@ -1249,9 +1308,12 @@ func (x *CacheStats) GetBytesRead() int64 {
 }
 
 type ListCachesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Caches        []*CacheInfo           `protobuf:"bytes,1,rep,name=caches,proto3" json:"caches,omitempty"`
-	Stats         *CacheStats            `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Caches []*CacheInfo           `protobuf:"bytes,1,rep,name=caches,proto3" json:"caches,omitempty"`
+	Stats  *CacheStats            `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
+	// Entries of the session removed lately (cache_id, name, reason), so
+	// that EXPLAIN can say why a cache is a miss.
+	Removed       []*CacheInfo `protobuf:"bytes,3,rep,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1300,10 +1362,20 @@ func (x *ListCachesResponse) GetStats() *CacheStats {
 	return nil
 }
 
+func (x *ListCachesResponse) GetRemoved() []*CacheInfo {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
 type UncacheRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	CacheId       string                 `protobuf:"bytes,2,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	CacheId   string                 `protobuf:"bytes,2,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
+	// REFRESH CACHE: remove the data but keep the id, which is built again;
+	// otherwise the id is retired (a query planned with it reads uncached).
+	Rebuild       bool `protobuf:"varint,3,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1350,6 +1422,13 @@ func (x *UncacheRequest) GetCacheId() string {
 		return x.CacheId
 	}
 	return ""
+}
+
+func (x *UncacheRequest) GetRebuild() bool {
+	if x != nil {
+		return x.Rebuild
+	}
+	return false
 }
 
 type UncacheResponse struct {
@@ -1537,7 +1616,11 @@ func (x *RegisterExecutorRequest) GetExecutor() *ExecutorMeta {
 }
 
 type RegisterExecutorResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The jobs whose data the scheduler still needs (running, recently
+	// finished, or holding a cache entry): the executor deletes the job
+	// directories of any other job that it held before registering.
+	LiveJobs      []string `protobuf:"bytes,1,rep,name=live_jobs,json=liveJobs,proto3" json:"live_jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1570,6 +1653,13 @@ func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RegisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
 	return file_quiver_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RegisterExecutorResponse) GetLiveJobs() []string {
+	if x != nil {
+		return x.LiveJobs
+	}
+	return nil
 }
 
 type HeartbeatRequest struct {
@@ -2435,10 +2525,11 @@ const file_quiver_proto_rawDesc = "" +
 	"\abatches\x18\a \x01(\x03R\abatches\x12\x14\n" +
 	"\x05bytes\x18\b \x01(\x03R\x05bytes\"Q\n" +
 	"\x12PartitionLocations\x12;\n" +
-	"\tlocations\x18\x01 \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"\xca\x01\n" +
+	"\tlocations\x18\x01 \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"\xf6\x01\n" +
 	"\x14CreateSessionRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12J\n" +
-	"\bsettings\x18\x02 \x03(\v2..quiver.rpc.CreateSessionRequest.SettingsEntryR\bsettings\x1a;\n" +
+	"\bsettings\x18\x02 \x03(\v2..quiver.rpc.CreateSessionRequest.SettingsEntryR\bsettings\x12*\n" +
+	"\x11resume_session_id\x18\x03 \x01(\tR\x0fresumeSessionId\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"6\n" +
@@ -2460,7 +2551,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
 	"\x14ExecuteQueryResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x8b\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xa3\x01\n" +
 	"\n" +
 	"CacheEvent\x12\x19\n" +
 	"\bcache_id\x18\x01 \x01(\tR\acacheId\x12\x12\n" +
@@ -2469,7 +2560,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\n" +
 	"partitions\x18\x04 \x01(\x05R\n" +
 	"partitions\x12\x14\n" +
-	"\x05bytes\x18\x05 \x01(\x03R\x05bytes\"\x94\x03\n" +
+	"\x05bytes\x18\x05 \x01(\x03R\x05bytes\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\x94\x03\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.quiver.rpc.JobStateR\x05state\x12\x14\n" +
@@ -2492,7 +2584,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"1\n" +
 	"\x11CancelJobResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xd8\x02\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xb4\x03\n" +
 	"\tCacheInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2509,7 +2601,11 @@ const file_quiver_proto_rawDesc = "" +
 	"\x0fcreated_unix_ms\x18\n" +
 	" \x01(\x03R\rcreatedUnixMs\x12'\n" +
 	"\x10last_hit_unix_ms\x18\v \x01(\x03R\rlastHitUnixMs\x12\x1a\n" +
-	"\bdisjoint\x18\f \x03(\x05R\bdisjoint\"2\n" +
+	"\bdisjoint\x18\f \x03(\x05R\bdisjoint\x12\x14\n" +
+	"\x05stale\x18\r \x01(\tR\x05stale\x12\x14\n" +
+	"\x05check\x18\x0e \x01(\tR\x05check\x12\x16\n" +
+	"\x06reason\x18\x0f \x01(\tR\x06reason\x12\x16\n" +
+	"\x06shared\x18\x10 \x01(\x05R\x06shared\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xae\x02\n" +
@@ -2524,14 +2620,16 @@ const file_quiver_proto_rawDesc = "" +
 	"bytes_read\x18\x06 \x01(\x03R\tbytesRead\x1a@\n" +
 	"\x12InvalidationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"q\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xa2\x01\n" +
 	"\x12ListCachesResponse\x12-\n" +
 	"\x06caches\x18\x01 \x03(\v2\x15.quiver.rpc.CacheInfoR\x06caches\x12,\n" +
-	"\x05stats\x18\x02 \x01(\v2\x16.quiver.rpc.CacheStatsR\x05stats\"J\n" +
+	"\x05stats\x18\x02 \x01(\v2\x16.quiver.rpc.CacheStatsR\x05stats\x12/\n" +
+	"\aremoved\x18\x03 \x03(\v2\x15.quiver.rpc.CacheInfoR\aremoved\"d\n" +
 	"\x0eUncacheRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
-	"\bcache_id\x18\x02 \x01(\tR\acacheId\"+\n" +
+	"\bcache_id\x18\x02 \x01(\tR\acacheId\x12\x18\n" +
+	"\arebuild\x18\x03 \x01(\bR\arebuild\"+\n" +
 	"\x0fUncacheResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x01(\bR\aremoved\"3\n" +
 	"\x12ClearCachesRequest\x12\x1d\n" +
@@ -2541,8 +2639,9 @@ const file_quiver_proto_rawDesc = "" +
 	"\aremoved\x18\x01 \x01(\x05R\aremoved\"z\n" +
 	"\x17RegisterExecutorRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x124\n" +
-	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\"\x1a\n" +
-	"\x18RegisterExecutorResponse\"X\n" +
+	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\"7\n" +
+	"\x18RegisterExecutorResponse\x12\x1b\n" +
+	"\tlive_jobs\x18\x01 \x03(\tR\bliveJobs\"X\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x12#\n" +
@@ -2710,51 +2809,52 @@ var file_quiver_proto_depIdxs = []int32{
 	44, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
 	16, // 8: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
 	18, // 9: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
-	2,  // 10: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
-	30, // 11: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	45, // 12: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
-	30, // 13: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
-	1,  // 14: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
-	32, // 15: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
-	3,  // 16: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	33, // 17: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	31, // 18: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	30, // 19: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 20: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 21: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 22: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	13, // 23: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	14, // 24: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	24, // 25: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	26, // 26: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	34, // 27: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	17, // 28: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	20, // 29: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	22, // 30: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	28, // 31: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
-	36, // 32: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	38, // 33: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	40, // 34: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 35: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 36: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 37: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 38: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	15, // 39: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	25, // 40: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	27, // 41: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	35, // 42: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	19, // 43: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	21, // 44: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	23, // 45: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	29, // 46: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
-	37, // 47: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	39, // 48: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	41, // 49: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	35, // [35:50] is the sub-list for method output_type
-	20, // [20:35] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	16, // 10: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
+	2,  // 11: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
+	30, // 12: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
+	45, // 13: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	30, // 14: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
+	1,  // 15: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
+	32, // 16: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
+	3,  // 17: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
+	33, // 18: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	31, // 19: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	30, // 20: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	5,  // 21: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	7,  // 22: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	9,  // 23: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	13, // 24: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	14, // 25: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	24, // 26: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	26, // 27: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	34, // 28: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	17, // 29: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	20, // 30: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	22, // 31: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	28, // 32: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
+	36, // 33: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	38, // 34: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	40, // 35: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 36: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 37: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 38: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 39: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	15, // 40: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	25, // 41: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	27, // 42: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	35, // 43: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	19, // 44: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	21, // 45: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	23, // 46: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	29, // 47: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
+	37, // 48: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	39, // 49: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	41, // 50: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	36, // [36:51] is the sub-list for method output_type
+	21, // [21:36] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }

@@ -49,7 +49,9 @@ type Config struct {
 	CacheTTL time.Duration
 	// CacheMaxBytes caps the bytes of all materialized entries: past it the
 	// sweeper evicts the least recently used entries nobody is reading
-	// (0 = no cap). The setting quiver.cache.max_bytes of any query changes it.
+	// (0 = no cap), and an entry larger than it fails its build. A session's
+	// quiver.cache.max_bytes is a lower quota of its own, never a change of
+	// this cap.
 	CacheMaxBytes int64
 	// SessionIdleTimeout closes a session (dropping its caches) that has
 	// had no request and no running job for this long (0 = never); the

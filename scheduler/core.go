@@ -42,11 +42,20 @@ type core struct {
 	delayed     []delayedCleanup
 	dirty       map[string]bool // jobs whose watchers must hear of a change
 	actions     []any
-	// caches is the dataset-cache registry; cacheMaxBytes the current byte
-	// cap of the eviction sweeper (Config.CacheMaxBytes, changed by the
-	// setting quiver.cache.max_bytes).
+	// caches is the dataset-cache registry; cacheMaxBytes the byte cap of
+	// the eviction sweeper (Config.CacheMaxBytes; sessions only lower
+	// their own quota under it).
 	caches        cache.State
 	cacheMaxBytes int64
+	// uncached are the keys UNCACHE retired (until their session closes):
+	// a query planned with one before reads its input uncached.
+	uncached map[cache.Key]bool
+	// gone records why entries were removed (dropEntry), for EXPLAIN.
+	gone map[cache.Key]goneEntry
+	// started is when the loop's state began: entries reloaded from a
+	// durable registry wait up to a heartbeat timeout past it for their
+	// executors to register again.
+	started time.Time
 	// m and log observe the loop (observe.go); seenInval is the cache
 	// invalidation counts last logged.
 	m         *metrics
@@ -71,6 +80,7 @@ func newCore(cfg Config, now func() time.Time) *core {
 		dirty:         map[string]bool{},
 		caches:        caches,
 		cacheMaxBytes: cfg.CacheMaxBytes,
+		started:       now(),
 		m:             newMetrics(),
 		log:           cfg.logger(),
 		seenInval:     make([]int64, cache.NumCauses),
@@ -87,6 +97,12 @@ func (c *core) takeActions() []any {
 func (c *core) handle(ev any) {
 	switch e := ev.(type) {
 	case evCreateSession:
+		if sess := c.sessions[e.id]; sess != nil {
+			// A client re-opening a session that is still live: keep it.
+			sess.lastUsed = c.now()
+			e.reply <- struct{}{}
+			break
+		}
 		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
 		c.sessions[e.id] = sess
 		c.applySessionSettings(sess)
@@ -99,6 +115,8 @@ func (c *core) handle(ev any) {
 		e.reply <- c.submit(e)
 	case evPlanned:
 		c.planned(e)
+	case evStatted:
+		c.statted(e)
 	case evTaskStatus:
 		if ex := c.executors[e.executorID]; ex != nil {
 			ex.lastSeen = c.now()
@@ -108,6 +126,10 @@ func (c *core) handle(ev any) {
 		}
 	case evLaunchFailed:
 		c.launchFailed(e)
+	case evSuspect:
+		c.suspected(e)
+	case evProbed:
+		c.probed(e)
 	case evRegister:
 		c.register(e)
 		e.reply <- struct{}{}
@@ -143,13 +165,14 @@ func (c *core) handle(ev any) {
 	case evListCaches:
 		e.reply <- c.listCaches(e.session)
 	case evUncache:
-		e.reply <- c.uncache(e.session, e.cacheID)
+		e.reply <- c.uncache(e.session, e.cacheID, e.rebuild)
 	case evClearCaches:
 		e.reply <- c.clearCaches(e.session)
 	default:
 		c.log.Error("unknown event", "event", fmt.Sprintf("%T", ev))
 	}
 	c.settleCaches()
+	c.retryAwaitingHolders()
 	c.placeCacheReads()
 	c.schedule()
 	c.notify()
@@ -189,7 +212,10 @@ func (c *core) submit(e evSubmit) error {
 		c.failJob(j, err)
 		return nil
 	}
-	c.applyQuerySettings(sess, j.settings)
+	if err := c.applyQuerySettings(sess, j.settings); err != nil {
+		c.failJob(j, err)
+		return nil
+	}
 	c.startJob(j)
 	return nil
 }
@@ -229,6 +255,9 @@ func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan log
 // wait for cache builds, asks for its physical planning. A waiting job stays
 // QUEUED; settleCaches starts it again when the builds end.
 func (c *core) startJob(j *job) {
+	if c.needStat(j) {
+		return
+	}
 	hits, wait, err := c.lowerCaches(j)
 	if err != nil {
 		c.failJob(j, err)
@@ -547,6 +576,10 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 		t.locations = locationsFromRPC(st.GetLocations())
 		c.onTaskSucceeded(t)
 		c.dirty[j.id] = true
+		c.checkBuildSize(j, s)
+		if j.terminal() {
+			return
+		}
 		if s.state == stageRunning && allSuccessful(s) {
 			c.stageSucceeded(j, s)
 		}
@@ -554,6 +587,9 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 		c.release(t)
 		c.dirty[j.id] = true
 		if ff := st.GetFetchFailure(); ff != nil && st.GetState() == rpc.TaskState_TASK_FAILED {
+			if ff.GetExecutorId() != "" {
+				c.suspect(ff.GetExecutorId(), "a fetch from it failed")
+			}
 			if c.cacheFetchFailed(j, t, ff) {
 				return
 			}
@@ -704,6 +740,7 @@ func (c *core) launchFailed(e evLaunchFailed) {
 		c.taskFailed(j, s, t, e.executorID, kind, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
 	}
 	if ex := c.executors[e.executorID]; ex != nil && !e.refused {
+		c.suspect(e.executorID, "a launch on it failed")
 		ex.launchFailures++
 		if ex.launchFailures >= maxLaunchFailures {
 			c.executorLost(e.executorID, fmt.Sprintf("%d launches failed in a row", ex.launchFailures))
@@ -729,6 +766,25 @@ func (c *core) register(e evRegister) {
 	c.executors[e.meta.ID] = ex
 	c.noExecSince = time.Time{}
 	c.onExecutorJoined(ex)
+}
+
+// liveJobIDs lists, sorted, the jobs whose data executors must keep: every
+// job not ended, every ended job whose result files wait for their delayed
+// cleanup, and every job holding a cache entry. A registering executor
+// deletes the directories of the others (orphans of a restart or of its
+// own loss).
+func (c *core) liveJobIDs() []string {
+	ids := map[string]bool{}
+	for _, id := range c.activeJobs() {
+		ids[id] = true
+	}
+	for _, d := range c.delayed {
+		ids[d.jobID] = true
+	}
+	for _, e := range c.caches.List("") {
+		ids[e.JobID] = true
+	}
+	return sortedKeys(ids)
 }
 
 // executorLost forgets an executor: its running tasks are re-queued and the

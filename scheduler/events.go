@@ -99,11 +99,12 @@ type watchReply struct {
 // evListCaches, evUncache and evClearCaches are the cache RPCs.
 type evListCaches struct {
 	session string
-	reply   chan []*rpc.CacheInfo
+	reply   chan cacheList
 }
 
 type evUncache struct {
 	session, cacheID string
+	rebuild          bool // REFRESH CACHE: the id stays usable
 	reply            chan bool
 }
 

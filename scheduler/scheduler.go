@@ -282,6 +282,19 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 			ev := s.safePlan(ctx, a)
 			s.post(ctx, ev)
 		})
+	case actStat:
+		s.goRun(func() {
+			ev := evStatted{jobID: a.jobID, gen: a.gen}
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						s.cfg.Logf("scheduler: stat files of job %s panicked: %v", a.jobID, r)
+					}
+				}()
+				ev.files = statFiles(a.paths)
+			}()
+			s.post(ctx, ev)
+		})
 	case actLaunch:
 		s.enqueue(ctx, a.addr, func() {
 			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {
@@ -317,6 +330,8 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				s.log.Warn("remove job data failed", "job", a.req.GetJobId(), "stages", a.req.GetStageIds(), "executor", a.executorID, "err", err)
 			}
 		})
+	case actProbe:
+		s.runProbe(ctx, a)
 	case actDropExecutor:
 		s.mu.Lock()
 		cc := s.conns[a.addr]
@@ -423,7 +438,7 @@ func (s *Scheduler) safePlan(ctx context.Context, a actPlan) (ev evPlanned) {
 
 // call runs f against the executor at addr with a deadline.
 func (s *Scheduler) call(ctx context.Context, addr string, f func(context.Context, rpc.ExecutorServiceClient) error) error {
-	cc, err := s.conn(addr)
+	cc, err := s.conn(ctx, addr)
 	if err != nil {
 		return err
 	}
@@ -432,7 +447,10 @@ func (s *Scheduler) call(ctx context.Context, addr string, f func(context.Contex
 	return f(ctx, rpc.NewExecutorServiceClient(cc))
 }
 
-func (s *Scheduler) conn(addr string) (*grpc.ClientConn, error) {
+// conn returns the connection to the executor at addr, creating it (and
+// its watcher, which lives until ctx ends or the connection is closed) on
+// first use.
+func (s *Scheduler) conn(ctx context.Context, addr string) (*grpc.ClientConn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -447,6 +465,7 @@ func (s *Scheduler) conn(addr string) (*grpc.ClientConn, error) {
 		return nil, qerr.IOf("scheduler: connect to executor at %s: %w", addr, err)
 	}
 	s.conns[addr] = cc
+	s.watchConn(ctx, addr, cc)
 	return cc, nil
 }
 

@@ -110,7 +110,7 @@ type job struct {
 	// hits are the CacheReaders the job was planned with; readers the keys
 	// it holds a reader count on (released when it ends or restarts).
 	hits    map[cache.Key]*physical.CacheReader
-	readers []cache.Key
+	readers []reader
 	// events are the job's cache outcomes in first-seen order; published is
 	// their immutable snapshot for WatchJob handlers (other goroutines).
 	events    []cacheEvent
@@ -120,6 +120,17 @@ type job struct {
 	// first attempt number of tasks created after a restart, so no status
 	// of an earlier run matches a new task.
 	restarts, planGen, attemptBase int
+	// files are the fingerprints of the files under the job's Cache nodes,
+	// taken once off the loop before its caches are first resolved (nil:
+	// not yet); statting is set while that stat runs (lineage.go).
+	files    map[string]cache.Source
+	statting bool
+	// staleHits are the snapshot hits of the current resolution whose
+	// sources changed; commitHits gives their events the reason.
+	staleHits []staleHit
+	// awaitHolders: a hit's executors have not registered again since the
+	// scheduler restarted; the job is started again on the next event.
+	awaitHolders bool
 }
 
 func (j *job) terminal() bool {
@@ -136,6 +147,7 @@ type executorState struct {
 	registered     time.Time
 	seq            int // registration order: the bias policy's order
 	launchFailures int // consecutive failed LaunchTasks calls
+	suspected      bool // a probe of it is running (suspect.go)
 	// draining: the executor is leaving; no new task is placed on it.
 	draining bool
 }
@@ -157,6 +169,9 @@ type session struct {
 	// idleTimeout overrides Config.SessionIdleTimeout when hasIdle.
 	idleTimeout time.Duration
 	hasIdle     bool
+	// cacheQuota is the session's own quiver.cache.max_bytes (0: none): a
+	// cap on its entries below the scheduler's.
+	cacheQuota int64
 }
 
 // plannedStage is a stage as the planning step hands it to the loop.

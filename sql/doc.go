@@ -2,7 +2,7 @@
 // statement splitter, a token pre-parser for the statements the TiDB parser
 // does not know (CREATE EXTERNAL TABLE, the cache statements, SET, SHOW,
 // DESCRIBE, EXPLAIN) and for the syntax it lacks (NULLS FIRST/LAST, FULL
-// JOIN, PostgreSQL-style casts and VALUES), and the lowering of the TiDB AST
+// JOIN, PostgreSQL-style casts and VALUES, QUALIFY), and the lowering of the TiDB AST
 // to package logical.
 //
 // It is the only importer of github.com/pingcap/tidb/pkg/parser in Quiver; no

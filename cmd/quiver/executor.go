@@ -13,6 +13,7 @@ import (
 
 	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/executor"
+	"github.com/quiverdb/quiver/settings"
 )
 
 func init() {
@@ -35,6 +36,17 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "`DIR` for shuffle files (default: a new temporary directory, removed on exit)")
 	fs.IntVar(&cfg.VCores, "vcores", 0, "tasks run at once (default GOMAXPROCS)")
 	fs.StringVar(&cfg.ID, "id", "", "executor id (default: a new UUID)")
+	fs.Func("memory-limit", "`SIZE` all running tasks may hold at once, such as 8GiB; 0 or none for no limit (default: three quarters of the machine's memory)", func(text string) error {
+		n, err := settings.ParseBytes(text)
+		if err != nil {
+			return err
+		}
+		cfg.MemoryLimit = n
+		if n == 0 {
+			cfg.MemoryLimit = -1
+		}
+		return nil
+	})
 	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat", 2*time.Second, "heartbeat interval")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-bind", "", "`ADDR` to serve Prometheus /metrics and /healthz on over HTTP (default: none)")
 	grace := fs.Duration("drain-grace", 30*time.Second, "on SIGTERM, how long running tasks may go on before they are cancelled")

@@ -23,7 +23,7 @@ func init() {
 
 // schedulerCommand is `quiver scheduler --bind ADDR [--rest ADDR] [--policy
 // P] [--cache-ttl D] [--cache-max-bytes SIZE] [--session-idle-timeout D]
-// [--cache-file PATH] [--shutdown-grace D] [--log-format text|json]
+// [--state-dir DIR] [--shutdown-grace D] [--log-format text|json]
 // [--log-level L]`: it runs the cluster scheduler until SIGINT or SIGTERM,
 // then shuts down (Scheduler.Shutdown). Every flag may also come from the
 // environment (QUIVER_BIND, QUIVER_REST, ...; the command line wins).
@@ -42,7 +42,7 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	settings.CacheTTL.FlagVar(fs, &cfg.CacheTTL)
 	settings.CacheMaxBytes.FlagVar(fs, &cfg.CacheMaxBytes)
 	settings.SessionIdleTimeout.FlagVar(fs, &cfg.SessionIdleTimeout)
-	cacheFile := fs.String("cache-file", "", "`PATH` of a JSON file that keeps the cache registry across scheduler restarts (default: in memory)")
+	stateDir := fs.String("state-dir", "", "`DIR` that keeps the cache registry across scheduler restarts, kill -9 included (default: in memory: a restart starts clean)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may go on before they are failed")
 	tokenFile := authTokenFlag(fs)
 	var tf tlsFlags
@@ -73,12 +73,13 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quiver scheduler:", err)
 		return 2
 	}
-	if *cacheFile != "" {
-		d, err := cache.NewDurable(*cacheFile)
+	if *stateDir != "" {
+		d, err := cache.NewDurable(*stateDir)
 		if err != nil {
 			fmt.Fprintln(stderr, "quiver scheduler:", err)
 			return 1
 		}
+		defer d.Close() // after the scheduler's: its last changes are written
 		cfg.CacheState = d
 	}
 	s, err := scheduler.New(cfg)
