@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	logicalcodec "github.com/quiverdb/quiver/logical/codec"
+	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/rpc"
 	"github.com/quiverdb/quiver/sql"
 )
@@ -288,6 +289,19 @@ func TestOpsMetricsAndREST(t *testing.T) {
 	if code := restCall(t, "GET", base+"/api/job/nope/dot", nil); code != 404 {
 		t.Errorf("dot of an unknown job: %d", code)
 	}
+
+	// Heartbeats carry each executor's task memory: its limit, and nothing
+	// held once its tasks have ended.
+	waitFor(t, ctx, "heartbeats with the executors' memory", func() bool {
+		var ex []ExecutorInfo
+		restCall(t, "GET", base+"/api/executors", &ex)
+		for _, e := range ex {
+			if e.MemoryLimit != executor.DefaultMemoryLimit() || e.MemoryReserved != 0 {
+				return false
+			}
+		}
+		return len(ex) == 2
+	})
 
 	var sessions []SessionInfo
 	restCall(t, "GET", base+"/api/sessions", &sessions)
