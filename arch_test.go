@@ -41,8 +41,8 @@ var allowed = map[string][]string{
 	"physical/stage":    {"physical", "qerr"},
 	"rpc":               {},
 	"auth":              {"qerr"},
-	"executor":          {"exec", "exec/...", "physical", "physical/codec", "arrowpb", "rpc", "settings", "functions", "auth", "qerr"},
-	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "functions", "auth", "qerr"},
+	"executor":          {"exec", "exec/...", "physical", "physical/codec", "arrowpb", "rpc", "settings", "auth", "functions", "qerr"},
+	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "auth", "functions", "qerr"},
 }
 
 // forbiddenExternal are modules a package must not link, even indirectly:

@@ -47,13 +47,18 @@ func (df *DataFrame) Filter(e Expr) *DataFrame {
 	return df.derive(f, nil)
 }
 
-// Select computes one output column per expression.
+// Select computes one output column per expression. Col("*") stands for
+// every column and Col("t.*") for every column of relation t.
 func (df *DataFrame) Select(exprs ...Expr) *DataFrame {
 	if df.err != nil {
 		return df
 	}
 	if len(exprs) == 0 {
 		return df.fail("Select", qerr.Planf("no columns"))
+	}
+	exprs, err := df.expandStars(exprs)
+	if err != nil {
+		return df.fail("Select", err)
 	}
 	list := make([]logical.Expr, len(exprs))
 	for i, x := range exprs {
@@ -74,7 +79,8 @@ func (df *DataFrame) Select(exprs ...Expr) *DataFrame {
 }
 
 // Aggregate groups by groupBy and computes aggs (made with Sum, Avg, Min,
-// Max, Count, CountDistinct, optionally renamed with As). The result has the
+// Max, Count, CountDistinct, optionally renamed with As, and expressions over
+// them such as Sum(x).Mul(2) or Sum(x).Div(Count(y))). The result has the
 // group columns then the aggregates.
 func (df *DataFrame) Aggregate(groupBy []Expr, aggs []Expr) *DataFrame {
 	if df.err != nil {
@@ -97,12 +103,9 @@ func (df *DataFrame) Aggregate(groupBy []Expr, aggs []Expr) *DataFrame {
 		if err != nil {
 			return df.derive(nil, err)
 		}
-		if _, ok := logical.StripAlias(e).(*logical.AggExpr); !ok {
-			return df.fail("Aggregate", qerr.Planf("%s is not an aggregate (use Sum, Avg, Min, Max, Count)", e))
-		}
 		as[i] = e
 	}
-	p, err := logical.NewAggregate(df.plan, groups, as)
+	p, err := composedAggregate(df.plan, groups, as)
 	if err != nil {
 		return df.fail("Aggregate", err)
 	}

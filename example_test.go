@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/format"
 )
 
 // fruits is the small in-memory table the examples use.
@@ -300,7 +301,7 @@ func ExampleDataFrame_Err() {
 	defer s.Close()
 	df := fruitsDF(ctx, s).Filter(quiver.Col("weight").Gt(1)).Select(quiver.Col("name"))
 	fmt.Println(df.Err())
-	// Output: planning error: Filter: planning error: column "weight" not found; valid columns: fruits.name, fruits.color, fruits.price, fruits.qty
+	// Output: planning error: Filter: column "weight" not found; valid columns: fruits.name, fruits.color, fruits.price, fruits.qty
 }
 
 func ExampleDataFrame_Collect() {
@@ -546,4 +547,293 @@ func ExampleSession_Caches() {
 	// Output:
 	// red materialized 2
 	// 0
+}
+
+func ExampleDataFrame_WithColumn() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).Select(quiver.Col("name"), quiver.Col("qty")).
+		WithColumn("double", quiver.Col("qty").Mul(2)).
+		WithColumn("qty", quiver.Col("qty").Add(1)) // replaces qty in place
+	df.Sort(quiver.Col("name").Asc()).Head(2).Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬─────┬────────┐
+	// │ name   │ qty │ double │
+	// ├────────┼─────┼────────┤
+	// │ apple  │  11 │     20 │
+	// │ banana │  26 │     50 │
+	// └────────┴─────┴────────┘
+}
+
+func ExampleDataFrame_WithColumnRenamed() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).WithColumnRenamed("qty", "quantity")
+	fmt.Println(df.Schema().Field(3).Name)
+	// Output: quantity
+}
+
+func ExampleDataFrame_Drop() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).Drop("price", "qty")
+	fmt.Println(df.Schema().NumFields(), df.Schema().Field(1).Name)
+	fmt.Println(fruitsDF(ctx, s).Drop("weight").Err())
+	// Output:
+	// 2 color
+	// planning error: Drop: column "weight" not found; valid columns: fruits.name, fruits.color, fruits.price, fruits.qty
+}
+
+func ExampleDataFrame_Distinct() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	n, _ := fruitsDF(ctx, s).Select(quiver.Col("color")).Distinct().Count(ctx)
+	fmt.Println(n)
+	// Output: 2
+}
+
+func ExampleDataFrame_Union() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	colors := fruitsDF(ctx, s).Select(quiver.Col("color"))
+	all, _ := colors.Union(colors).Count(ctx)
+	distinct, _ := colors.UnionDistinct(colors).Count(ctx)
+	fmt.Println(all, distinct)
+	// Output: 8 2
+}
+
+func ExampleDataFrame_UnionDistinct() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	red := fruitsDF(ctx, s).Filter(quiver.Col("color").Eq("red")).Select(quiver.Col("color"))
+	n, _ := red.UnionDistinct(red).Count(ctx)
+	fmt.Println(n)
+	// Output: 1
+}
+
+func ExampleDataFrame_Intersect() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	names := fruitsDF(ctx, s).Select(quiver.Col("name"))
+	cheap := fruitsDF(ctx, s).Filter(quiver.Col("price").Lt(quiver.Decimal("1.00"))).Select(quiver.Col("name"))
+	names.Intersect(cheap).Sort(quiver.Col("name").Asc()).Print(ctx, os.Stdout, "csv", format.Options{})
+	// Output:
+	// name
+	// banana
+	// lemon
+}
+
+func ExampleDataFrame_Except() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	names := fruitsDF(ctx, s).Select(quiver.Col("name"))
+	cheap := fruitsDF(ctx, s).Filter(quiver.Col("price").Lt(quiver.Decimal("1.00"))).Select(quiver.Col("name"))
+	names.Except(cheap).Sort(quiver.Col("name").Asc()).Print(ctx, os.Stdout, "csv", format.Options{})
+	// Output:
+	// name
+	// apple
+	// cherry
+}
+
+func ExampleDataFrame_JoinOn() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	colors, _ := s.SQL(ctx, "SELECT column1 AS color, column2 AS mood FROM (VALUES ('red', 'warm'), ('yellow', 'bright')) AS c")
+	fruitsDF(ctx, s).Select(quiver.Col("name"), quiver.Col("color")).
+		JoinOn(colors.Alias("c"), quiver.InnerJoin, []string{"color"}, []string{"color"}).
+		Select(quiver.Col("name"), quiver.Col("mood")).
+		Sort(quiver.Col("name").Asc()).Print(ctx, os.Stdout, "csv", format.Options{})
+	// Output:
+	// name,mood
+	// apple,warm
+	// banana,bright
+	// cherry,warm
+	// lemon,bright
+}
+
+func ExampleDataFrame_Describe() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	fruitsDF(ctx, s).Select(quiver.Col("name"), quiver.Col("qty")).Describe().Print(ctx, os.Stdout, "csv", format.Options{})
+	// Output:
+	// column_name,data_type,count,null_count,min,max,mean
+	// name,Utf8,4,0,apple,lemon,
+	// qty,Int64,3,1,7,25,14.0
+}
+
+func ExampleDataFrame_CreateView() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	red := fruitsDF(ctx, s).Filter(quiver.Col("color").Eq("red"))
+	if err := red.CreateView("red_fruits", false); err != nil {
+		panic(err)
+	}
+	df, _ := s.SQL(ctx, "SELECT count(*) AS n FROM red_fruits")
+	df.Print(ctx, os.Stdout, "csv", format.Options{})
+	// Output:
+	// n
+	// 2
+}
+
+func ExampleSession_RegisterDataFrame() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	s.RegisterDataFrame("yellow", fruitsDF(ctx, s).Filter(quiver.Col("color").Eq("yellow")))
+	df, _ := s.SQL(ctx, "SELECT name FROM yellow ORDER BY name")
+	df.Print(ctx, os.Stdout, "csv", format.Options{})
+	// Output:
+	// name
+	// banana
+	// lemon
+}
+
+func ExampleDataFrame_Head() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	n, _ := fruitsDF(ctx, s).Head(3).Count(ctx)
+	fmt.Println(n)
+	// Output: 3
+}
+
+func ExampleDataFrame_ShowRows() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	fruitsDF(ctx, s).Select(quiver.Col("name")).Sort(quiver.Col("name").Asc()).ShowRows(ctx, os.Stdout, 2)
+	// Output:
+	// ┌───────┐
+	// │ name  │
+	// ├───────┤
+	// │ apple │
+	// │ …     │
+	// │ lemon │
+	// └───────┘
+	// 4 rows (2 shown)
+}
+
+func ExampleDataFrame_Select_star() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	df := fruitsDF(ctx, s).Select(quiver.Col("*"), quiver.Col("qty").Mul(2).As("qty2"))
+	fmt.Println(df.Schema().NumFields())
+	df = fruitsDF(ctx, s).Alias("f").Select(quiver.Col("f.*"))
+	fmt.Println(df.Schema().NumFields())
+	// Output:
+	// 5
+	// 4
+}
+
+func ExampleDataFrame_Aggregate_composed() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	fruitsDF(ctx, s).Aggregate([]quiver.Expr{quiver.Col("color")}, []quiver.Expr{
+		quiver.Sum(quiver.Col("qty")).Mul(quiver.Lit(2)).As("twice"),
+		quiver.Sum(quiver.Col("qty")).Div(quiver.Count(quiver.Col("*"))).As("per_row"),
+	}).Sort(quiver.Col("color").Asc()).Print(ctx, os.Stdout, "csv", format.Options{})
+	// Output:
+	// color,twice,per_row
+	// red,20,5
+	// yellow,64,16
+}
+
+func ExampleSession_ReadCSV() {
+	ctx := context.Background()
+	s, _ := quiver.NewSession(ctx)
+	defer s.Close()
+	// The delimiter ('|'), the header and the types are sniffed.
+	df, err := s.ReadCSV(ctx, []string{"testdata/slt/data/files/pipe.csv"})
+	if err != nil {
+		panic(err)
+	}
+	df.Select(quiver.Col("name"), quiver.Col("price")).Sort(quiver.Col("price").Desc()).Print(ctx, os.Stdout, "csv", format.Options{})
+	// Output:
+	// name,price
+	// "pear, green",2.25
+	// apple,1.5
+	// ,0.5
+}
+
+func ExampleSession_ReadParquet() {
+	ctx := context.Background()
+	s, _ := quiver.NewSession(ctx)
+	defer s.Close()
+	df, err := s.ReadParquet(ctx, []string{"tpch/sf0.01/nation.parquet", "tpch/sf0.01/nation.parquet"})
+	if err != nil {
+		panic(err)
+	}
+	n, _ := df.Count(ctx)
+	fmt.Println(n) // a file named twice is read once
+	// Output: 25
+}
+
+func ExampleSession_ReadJSON() {
+	ctx := context.Background()
+	s, _ := quiver.NewSession(ctx)
+	defer s.Close()
+	df, err := s.ReadJSON(ctx, []string{"testdata/slt/data/files/people.ndjson"})
+	if err != nil {
+		panic(err)
+	}
+	df.Select(quiver.Col("id"), quiver.Col("name")).Sort(quiver.Col("id").Asc()).Print(ctx, os.Stdout, "csv", format.Options{})
+	// Output:
+	// id,name
+	// 1,ann
+	// 2,bob
+	// 3,
+}
+
+func ExampleDataFrame_WriteJSON() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	dir, _ := os.MkdirTemp("", "quiver-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "red.json")
+	if err := fruitsDF(ctx, s).Filter(quiver.Col("color").Eq("red")).Select(quiver.Col("name"), quiver.Col("qty")).
+		Sort(quiver.Col("name").Asc()).WriteJSON(ctx, path); err != nil {
+		panic(err)
+	}
+	b, _ := os.ReadFile(path)
+	fmt.Print(string(b))
+	// Output:
+	// {"name":"apple","qty":10}
+	// {"name":"cherry","qty":null}
+}
+
+func ExampleDataFrame_WriteParquet_partitioned() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	dir, _ := os.MkdirTemp("", "quiver-example")
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "by_color")
+	if err := fruitsDF(ctx, s).WriteParquet(ctx, out, quiver.PartitionBy("color")); err != nil {
+		panic(err)
+	}
+	ents, _ := os.ReadDir(out)
+	for _, e := range ents {
+		fmt.Println(e.Name())
+	}
+	df, _ := s.ReadParquet(ctx, []string{out})
+	n, _ := df.Filter(quiver.Col("color").Eq("yellow")).Count(ctx)
+	fmt.Println(n)
+	// Output:
+	// color=red
+	// color=yellow
+	// 2
 }

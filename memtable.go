@@ -5,7 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/catalog"
-	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/scan"
 	"github.com/quiverdb/quiver/qerr"
@@ -32,23 +31,10 @@ func (s *Session) LoadIntoMemory(ctx context.Context, name string) error {
 	// batch as they arrive: a gigabyte of tables on the heap would make the
 	// collector let garbage grow by as much again before each cycle, and
 	// copying as they stream keeps only one batch on the heap at a time.
-	offHeap := execop.NewOffHeapAllocator()
-	var batches []arrow.RecordBatch
-	release := func() {
-		for _, b := range batches {
-			b.Release()
-		}
-	}
-	for b, err := range df.Stream(ctx) {
-		if err != nil {
-			release()
-			return qerr.Execf("load into memory %q: %w", name, err)
-		}
-		batches = append(batches, execop.CopyBatch(offHeap, b))
-	}
 	schema := df.Schema()
-	if len(batches) > 0 {
-		schema = batches[0].Schema()
+	batches, _, err := collectOffHeap(ctx, df, schema)
+	if err != nil {
+		return qerr.Execf("load into memory %q: %w", name, err)
 	}
 	// SplitContiguous takes over the copies; the catalog takes over the
 	// parts' one reference to each batch.

@@ -110,6 +110,7 @@ type Session struct {
 	planner  *sql.Planner
 	settings settings.Values // what SET and the options gave; see settings.go
 	closed   bool
+	writeMu  sync.Mutex // serializes writes to tables (tables.go)
 
 	// remote, when set, runs queries as jobs on a scheduler (Connect or a standalone cluster).
 	remote  *remote
@@ -318,6 +319,9 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	case *sql.ShowCaches:
 		return s.showCaches(ctx)
 	}
+	if df, ok, err := s.runWrite(ctx, stmt); ok { // tables.go
+		return df, err
+	}
 	return nil, qerr.NotImplementedf("statement %T", stmt)
 }
 
@@ -435,6 +439,8 @@ func (s *Session) showTables() (*DataFrame, error) {
 		kind := "table"
 		if views[i] {
 			kind = "view"
+		} else if t, ok := s.cat.Table(n); ok && t.Format == catalog.Memory {
+			kind = "memory"
 		}
 		rows[i] = []string{n, kind}
 	}

@@ -25,9 +25,13 @@ type Table struct {
 	Name     string
 	Schema   *arrow.Schema
 	Format   Format
-	Location string            // the path given at registration; empty for Memory
-	Files    []string          // the data files, one partition each, sorted
-	Options  map[string]string // format options, lower-case keys (delimiter, has_header, ...)
+	Location string // the path given at registration; empty for Memory
+	// Locations are all the paths (files, directories, globs) given at
+	// registration; Location is the first. Only the registering process
+	// knows them (they do not travel in plans).
+	Locations []string
+	Files     []string          // the data files, one partition each, sorted
+	Options   map[string]string // format options, lower-case keys (delimiter, has_header, ...)
 	// Partitions holds a Memory table's batches, one slice per partition. The
 	// catalog owns one reference to each batch and releases it on Drop.
 	Partitions [][]arrow.RecordBatch
@@ -50,10 +54,10 @@ type Table struct {
 	// distinct values of each column, 0 when unknown (nil: none known). It
 	// comes from file statistics and serves only cardinality estimates.
 	Distinct []int64
-	// Version, for Memory, changes with every write to the table: a write
-	// registers the new contents under a version the catalog has not given
-	// that name before (BumpVersion; RegisterTable does it on replace), so
-	// a cache built from an older version is known to be stale.
+	// Version changes with every write to the table (INSERT, DELETE,
+	// TRUNCATE, CREATE OR REPLACE, BumpVersion): the catalog registers the
+	// new contents under a version it has not given that name before, so
+	// anything built on an older version (a cache) knows it is stale.
 	Version uint64
 }
 
@@ -70,6 +74,10 @@ type View struct {
 	Name   string
 	SQL    string
 	Schema *arrow.Schema
+	// Plan, when set instead of SQL, is the view's logical plan (a
+	// DataFrame registered with CreateView; any because catalog cannot
+	// import logical): it is used as it is, not re-planned.
+	Plan any
 }
 
 // Catalog holds a session's tables and views. Names are case-insensitive.

@@ -1,14 +1,9 @@
 package catalog
 
 import (
-	"encoding/csv"
-	"errors"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,65 +14,10 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// OpenTable describes the table stored at location: a file, or a directory
-// whose files (sorted, hidden files skipped) are the partitions. The schema
-// comes from declared if given, else from the files' metadata (Parquet and
-// Arrow) or by inference from a sample (CSV). Every file must have the same
-// schema. Nothing is registered: the caller registers the result.
+// OpenTable describes the table stored at location: a file, a directory
+// (its files, read recursively) or a glob. See OpenFiles.
 func OpenTable(name string, format Format, location string, options map[string]string, declared []arrow.Field) (*Table, error) {
-	files, err := listFiles(location)
-	if err != nil {
-		return nil, err
-	}
-	t := &Table{Name: name, Format: format, Location: location, Files: files, Options: options, Rows: -1}
-	if declared != nil {
-		t.Schema = arrow.NewSchema(declared, nil)
-	}
-	switch format {
-	case Parquet:
-		err = t.openParquet()
-	case Arrow:
-		err = t.openIPC()
-	case CSV:
-		if t.Schema == nil {
-			t.Schema, err = inferCSV(files[0], options)
-		}
-	default:
-		err = qerr.NotImplementedf("catalog: tables stored as %q are not supported (use PARQUET, CSV or ARROW)", format)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-func listFiles(location string) ([]string, error) {
-	st, err := os.Stat(location)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, qerr.IOf("catalog: location %q does not exist", location)
-		}
-		return nil, qerr.IOf("catalog: cannot read location %q: %w", location, err)
-	}
-	if !st.IsDir() {
-		return []string{location}, nil
-	}
-	entries, err := os.ReadDir(location)
-	if err != nil {
-		return nil, qerr.IOf("catalog: cannot list directory %q: %w", location, err)
-	}
-	var files []string
-	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), "_") {
-			continue
-		}
-		files = append(files, filepath.Join(location, e.Name()))
-	}
-	if len(files) == 0 {
-		return nil, qerr.IOf("catalog: directory %q has no data files", location)
-	}
-	sort.Strings(files)
-	return files, nil
+	return OpenFiles(name, format, []string{location}, options, declared)
 }
 
 func (t *Table) openParquet() error {
@@ -252,68 +192,6 @@ func CSVHasHeader(options map[string]string) (bool, error) {
 		return false, qerr.Planf("catalog: option has_header must be true or false, got %q", v)
 	}
 	return b, nil
-}
-
-const inferRows = 1000
-
-// inferCSV infers a CSV file's schema from its header and first rows: each
-// column is the narrowest of Int64, Float64, Date32, Boolean that parses
-// every non-empty sample value, else Utf8.
-func inferCSV(path string, options map[string]string) (*arrow.Schema, error) {
-	delim, err := CSVDelimiter(options)
-	if err != nil {
-		return nil, err
-	}
-	header, err := CSVHasHeader(options)
-	if err != nil {
-		return nil, err
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, qerr.IOf("catalog: %w", err)
-	}
-	defer fh.Close()
-	r := csv.NewReader(fh)
-	r.Comma = delim
-	r.FieldsPerRecord = -1
-	first, err := r.Read()
-	if err != nil {
-		return nil, qerr.IOf("catalog: %s: cannot read the first CSV line: %w", path, err)
-	}
-	names := make([]string, len(first))
-	for i := range first {
-		if header {
-			names[i] = strings.TrimSpace(first[i])
-		} else {
-			names[i] = "column_" + strconv.Itoa(i+1)
-		}
-	}
-	kinds := make([]csvKind, len(first))
-	observe := func(rec []string) {
-		for i := range kinds {
-			if i < len(rec) && rec[i] != "" {
-				kinds[i] = kinds[i].widen(rec[i])
-			}
-		}
-	}
-	if !header {
-		observe(first)
-	}
-	for n := 0; n < inferRows; n++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, qerr.IOf("catalog: %s: line %d: %w", path, n+2, err)
-		}
-		observe(rec)
-	}
-	fields := make([]arrow.Field, len(names))
-	for i, n := range names {
-		fields[i] = arrow.Field{Name: n, Type: kinds[i].arrowType(), Nullable: true}
-	}
-	return arrow.NewSchema(fields, nil), nil
 }
 
 // csvKind is a lattice: unseen < int < float < string, unseen < date < string, unseen < bool < string.

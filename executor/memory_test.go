@@ -1,6 +1,8 @@
 package executor_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -21,7 +24,7 @@ import (
 func TestExecutorMemoryLimit(t *testing.T) {
 	mem := testAllocator(t)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	const rows = 200_000 // 1.6 MB of values; a sort holds all of them at once
+	const rows = 200_000 // 1.6 MB of values, every one its own group
 	b := array.NewInt64Builder(mem)
 	for i := range rows {
 		b.Append(int64(rows - i))
@@ -37,29 +40,33 @@ func TestExecutorMemoryLimit(t *testing.T) {
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, func(c *executor.Config) {
 		c.MemoryTables = tables.Lookup
-		c.MemoryLimit = 512 << 10
+		c.MemoryLimit = 4 << 20
 	})
 	c := executorClient(t, e)
-	sortOf := func(table string) *physical.Sort {
-		return &physical.Sort{Input: exectest.MemoryScan(table, schema, 1), Fetch: -1,
-			Keys: []physical.SortKey{{Expr: &physical.Column{Index: 0, Name: "a", Type: arrow.PrimitiveTypes.Int64}, Asc: true}}}
+	// A grouping with a DISTINCT aggregate keeps every group in memory (it
+	// cannot spill): 200,000 groups do not fit in 4 MiB.
+	groupOf := func(table string) *physical.HashAggregate {
+		a := &physical.Column{Index: 0, Name: "a", Type: arrow.PrimitiveTypes.Int64}
+		return &physical.HashAggregate{Input: exectest.MemoryScan(table, schema, 1), Mode: physical.AggSingle,
+			GroupBy: []physical.Expr{a}, GroupNames: []string{"a"},
+			Aggs: []physical.AggregateExpr{{Func: physical.AggCount, Arg: a, Distinct: true, Type: arrow.PrimitiveTypes.Int64, Name: "n"}}}
 	}
 
-	launch(t, c, &physical.ShuffleWriter{Input: sortOf("big"), JobID: "big", StageID: 1}, 0, nil)
+	launch(t, c, &physical.ShuffleWriter{Input: groupOf("big"), JobID: "big", StageID: 1}, 0, nil)
 	st := waitStatus(t, sched)
 	if st.State != rpc.TaskState_TASK_FAILED || qerr.Kind(st.ErrorKind) != qerr.Resources || !strings.Contains(st.Error, "executor's memory limit") {
-		t.Fatalf("big sort: got %s kind %s %q; want a resources failure naming the executor's memory limit", st.State, qerr.Kind(st.ErrorKind), st.Error)
+		t.Fatalf("big grouping: got %s kind %s %q; want a resources failure naming the executor's memory limit", st.State, qerr.Kind(st.ErrorKind), st.Error)
 	}
 	// A query's own limit cannot raise the executor's.
-	launch(t, c, &physical.ShuffleWriter{Input: sortOf("big"), JobID: "big2", StageID: 1}, 0, map[string]string{"quiver.memory_limit": "1GiB"})
+	launch(t, c, &physical.ShuffleWriter{Input: groupOf("big"), JobID: "big2", StageID: 1}, 0, map[string]string{"quiver.memory_limit": "1GiB"})
 	if st := waitStatus(t, sched); st.State != rpc.TaskState_TASK_FAILED || qerr.Kind(st.ErrorKind) != qerr.Resources {
-		t.Fatalf("big sort with a larger session limit: got %s kind %s %q; want a resources failure", st.State, qerr.Kind(st.ErrorKind), st.Error)
+		t.Fatalf("big grouping with a larger session limit: got %s kind %s %q; want a resources failure", st.State, qerr.Kind(st.ErrorKind), st.Error)
 	}
 	waitMemory(t, e, 0)
 
-	launch(t, c, &physical.ShuffleWriter{Input: sortOf("small"), JobID: "small", StageID: 1}, 0, nil)
+	launch(t, c, &physical.ShuffleWriter{Input: groupOf("small"), JobID: "small", StageID: 1}, 0, nil)
 	if st := waitStatus(t, sched); st.State != rpc.TaskState_TASK_SUCCESSFUL {
-		t.Fatalf("small sort after the failure: got %s %q", st.State, st.Error)
+		t.Fatalf("small grouping after the failure: got %s %q", st.State, st.Error)
 	}
 	waitMemory(t, e, 0)
 }
@@ -74,5 +81,22 @@ func waitMemory(t *testing.T, e *executor.Executor, want int64) {
 			t.Fatalf("executor memory in use: %d bytes, want %d", e.MemoryInUse(), want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStaleSpillFilesRemovedAtStart: spill files a killed executor left in
+// its work dir are gone once an executor starts on it.
+func TestStaleSpillFilesRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, spill.DirName, "sort-1.arrows")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startExecutor(t, startScheduler(t, newFakeScheduler()), testAllocator(t), func(c *executor.Config) { c.WorkDir = dir })
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("stale spill file still there after start: %v", err)
 	}
 }

@@ -31,6 +31,7 @@ const (
 	FormatParquet Format = "parquet"
 	FormatCSV     Format = "csv"
 	FormatArrow   Format = "arrow"
+	FormatJSON    Format = "json" // newline-delimited JSON
 	FormatMemory  Format = "memory"
 )
 
@@ -40,6 +41,11 @@ const (
 // partition i, found by Table name). Predicate (over the projected output,
 // may be nil) is a hint for pruning row groups; rows are not filtered by it.
 // Fetch ≥ 0 lets each partition stop after that many rows.
+//
+// A table with hive partition columns (Options[PartitionColumnsOption])
+// has them as the last fields of FileSchema; the files hold only the
+// others, and each file's values of them are in Options under
+// PartitionValuesKey(file) (see PartitionValues).
 //
 // RowGroups (Parquet only) splits files across partitions: when non-nil it
 // parallels Partitions, and partition p reads only the row groups

@@ -65,7 +65,16 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// newf formats the message; an argument that is itself an *Error shows
+// its message without its kind, so that a wrapped error reads with one
+// prefix ("planning error: Select: column ..."), not one per layer.
 func newf(k Kind, format string, args ...any) error {
+	for i, a := range args {
+		if e, ok := a.(*Error); ok {
+			args = append([]any(nil), args...) // the caller's slice stays as it was
+			args[i] = bare{e}
+		}
+	}
 	err := fmt.Errorf(format, args...)
 	return &Error{Kind: k, Msg: err.Error(), Err: errors.Unwrap(err)}
 }
@@ -109,3 +118,15 @@ func KindOf(err error) Kind {
 
 // Is reports whether err is of kind k.
 func Is(err error, k Kind) bool { return err != nil && KindOf(err) == k }
+
+// bare is an *Error formatted without its kind (see newf); it unwraps to it.
+type bare struct{ e *Error }
+
+func (b bare) Error() string {
+	if b.e.Line > 0 {
+		return fmt.Sprintf("line %d, column %d: %s", b.e.Line, b.e.Column, b.e.Msg)
+	}
+	return b.e.Msg
+}
+
+func (b bare) Unwrap() error { return b.e }

@@ -252,7 +252,7 @@ func (UnimplementedSchedulerServiceServer) ClearCaches(context.Context, *ClearCa
 	return nil, status.Error(codes.Unimplemented, "method ClearCaches not implemented")
 }
 func (UnimplementedSchedulerServiceServer) DeregisterExecutor(context.Context, *DeregisterExecutorRequest) (*DeregisterExecutorResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method DeregisterExecutor not implemented")
+	return nil, status.Errorf(codes.Unimplemented, "method DeregisterExecutor not implemented")
 }
 func (UnimplementedSchedulerServiceServer) mustEmbedUnimplementedSchedulerServiceServer() {}
 func (UnimplementedSchedulerServiceServer) testEmbeddedByValue()                          {}

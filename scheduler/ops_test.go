@@ -19,8 +19,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/prometheus/client_golang/prometheus"
 
-	logicalcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/executor"
+	logicalcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/rpc"
 	"github.com/quiverdb/quiver/sql"
 )

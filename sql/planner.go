@@ -148,6 +148,7 @@ type builder struct {
 	nextN int // counter for synthesised derived-table aliases
 	// colAliases are the pre-pass's column lists of aliased FROM items.
 	colAliases map[string][]string
+	files      map[string]*fileSource // file sources in FROM, by placeholder name (files.go)
 }
 
 // atOff returns a planning error located at offset off of src.Text.
@@ -338,6 +339,16 @@ func (b *builder) statement() (Statement, error) {
 		}
 		return &Set{Name: strings.ToLower(name), Value: val}, c.end()
 	}
+	switch first { // writes (write.go)
+	case "COPY":
+		return b.copyStmt(c)
+	case "INSERT":
+		return b.insert(c)
+	case "DELETE":
+		return b.deleteStmt(c)
+	case "TRUNCATE":
+		return b.truncate(c)
+	}
 	if !knownStatements[first] {
 		msg := fmt.Sprintf("syntax error: %q does not begin any statement", toks[0].Text)
 		if s := suggestStatement(first); s != "" {
@@ -370,7 +381,7 @@ var knownStatements = map[string]bool{
 // statementWords are the first words of the statements Quiver runs, for
 // suggesting one when a first word is misspelled.
 var statementWords = []string{"SELECT", "WITH", "VALUES", "EXPLAIN", "CREATE", "DROP", "CACHE",
-	"UNCACHE", "CLEAR", "SHOW", "DESCRIBE", "SET", "REFRESH"}
+	"UNCACHE", "CLEAR", "SHOW", "DESCRIBE", "SET", "REFRESH", "COPY", "INSERT", "DELETE", "TRUNCATE"}
 
 // suggestStatement returns the statement word within one edit of word, if
 // any.
@@ -409,6 +420,8 @@ func (b *builder) create(c *cursor) (Statement, error) {
 	switch {
 	case c.accept("EXTERNAL", "TABLE"):
 		return b.createExternal(c, orReplace)
+	case c.accept("TABLE"):
+		return b.createTable(c, orReplace)
 	case c.accept("VIEW"):
 		name, err := c.name("view name")
 		if err != nil {
@@ -469,26 +482,21 @@ func (b *builder) createExternal(c *cursor, orReplace bool) (Statement, error) {
 			break
 		}
 	}
-	if err := c.expect("STORED"); err != nil {
-		return nil, err
+	// STORED AS may be left out: the files' extensions tell the format.
+	if c.accept("STORED") {
+		if err := c.expect("AS"); err != nil {
+			return nil, err
+		}
+		if c.done() {
+			return nil, c.errHere("expected PARQUET, CSV, JSON or ARROW")
+		}
+		f, err := catalog.ParseFormat(c.cur().Text)
+		if err != nil {
+			return nil, c.errHere("unknown format %q: expected PARQUET, CSV, JSON or ARROW", c.cur().Text)
+		}
+		st.Format = f
+		c.next()
 	}
-	if err := c.expect("AS"); err != nil {
-		return nil, err
-	}
-	if c.done() {
-		return nil, c.errHere("expected PARQUET, CSV or ARROW")
-	}
-	switch f := c.cur(); f.upper() {
-	case "PARQUET":
-		st.Format = catalog.Parquet
-	case "CSV":
-		st.Format = catalog.CSV
-	case "ARROW", "IPC":
-		st.Format = catalog.Arrow
-	default:
-		return nil, c.errHere("unknown format %q: expected PARQUET, CSV or ARROW", f.Text)
-	}
-	c.next()
 	haveLoc := false
 	for !c.done() {
 		switch {
@@ -510,7 +518,7 @@ func (b *builder) createExternal(c *cursor, orReplace bool) (Statement, error) {
 		case c.accept("WITH", "HEADER", "ROW"):
 			st.Options["has_header"] = "true"
 		default:
-			return nil, c.errHere("unexpected %q: expected OPTIONS or LOCATION", c.cur().Text)
+			return nil, c.errHere("unexpected %q: expected STORED AS, OPTIONS or LOCATION", c.cur().Text)
 		}
 	}
 	if !haveLoc {
@@ -619,7 +627,11 @@ func (b *builder) query(text string, base int) (logical.Plan, error) {
 	if err != nil {
 		return nil, b.relocate(err, text, base)
 	}
-	rw, err := prepass(text, toks)
+	files, err := b.fileSourceEdits(toks)
+	if err != nil {
+		return nil, b.relocate(err, text, base)
+	}
+	rw, err := prepass(text, toks, files...)
 	if err != nil {
 		return nil, b.relocate(err, text, base)
 	}
@@ -861,6 +873,9 @@ func (b *builder) planView(v *catalog.View) (logical.Plan, error) {
 		if strings.EqualFold(n, v.Name) {
 			return nil, qerr.Planf("view %q refers to itself (%s)", v.Name, strings.Join(append(b.views, v.Name), " -> "))
 		}
+	}
+	if lp, ok := v.Plan.(logical.Plan); ok && v.SQL == "" {
+		return lp, nil
 	}
 	if len(b.views) >= maxViewDepth {
 		return nil, qerr.Planf("views nested deeper than %d", maxViewDepth)

@@ -479,6 +479,9 @@ func (b *builder) tableRef(tn *ast.TableName, alias string) (logical.Plan, error
 		return nil, qerr.NotImplementedf("sql: schema-qualified table names (%s.%s) are not supported", tn.Schema.O, tn.Name.O)
 	}
 	name := tn.Name.O
+	if fs, ok := b.files[name]; ok {
+		return b.fileScan(fs, alias)
+	}
 	if alias == "" {
 		alias = name
 	}

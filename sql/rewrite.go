@@ -96,8 +96,10 @@ func applyEdits(text string, edits []edit) *rewritten {
 // marker constants): CAST(x AS type) for any type name, NULLS FIRST/LAST,
 // FULL [OUTER] JOIN, TRUE/FALSE (TiDB reads them as 1 and 0) and
 // VALUES (...), (...) (TiDB wants ROW(...)).
-func prepass(text string, toks []token) (*rewritten, error) {
-	var edits []edit
+// Extra edits (the file sources in FROM) are applied with them and win over
+// the pre-pass's own edits inside the text they replace.
+func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
+	edits := extra
 	colAliases := map[string][]string{}
 	word := func(i int, kw string) bool { return i >= 0 && i < len(toks) && toks[i].is(kw) }
 	pun := func(i int, p string) bool { return i >= 0 && i < len(toks) && toks[i].punct(p) }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 
 	"github.com/quiverdb/quiver"
 	"github.com/quiverdb/quiver/auth"
@@ -82,15 +83,28 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.init, "init", "", "run `FILE` before the shell's first prompt (default ~/.quiverrc)")
 	fs.StringVar(&o.tokenFile, "auth-token-file", "", "with --scheduler: `PATH` of the file holding the cluster's shared secret")
 	o.tls.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: quiver [--demo] [-c SQL | -f FILE] [--format table|csv|tsv|json|ndjson]\n\n")
-		fs.PrintDefaults()
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() { printUsage(stderr, fs.PrintDefaults) }
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			// Asked for, the usage is the output: on stdout.
+			fs.SetOutput(stdout)
+			printUsage(stdout, fs.PrintDefaults)
+			return 0
+		}
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			break
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "quiver", version())
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "quiver: unexpected argument %q\n", fs.Arg(0))
@@ -99,7 +113,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	kind, err := format.Parse(o.format)
 	if err != nil {
-		fmt.Fprintln(stderr, "quiver:", err)
+		// A usage error, not a query's.
+		fmt.Fprintf(stderr, "quiver: --format: unknown format %q (want table, csv, tsv, json or ndjson)\n", o.format)
 		return 2
 	}
 	if o.command != "" && o.file != "" {

@@ -6,8 +6,9 @@ import "sync"
 // lets tests prove that a cache hit did not run the cached input (the scans
 // under it) without timing anything.
 var scans struct {
-	mu sync.Mutex
-	n  map[string]int64
+	mu    sync.Mutex
+	n     map[string]int64
+	files map[string]int64 // files opened per table
 }
 
 func countScan(table string) {
@@ -24,4 +25,21 @@ func ScanCount(table string) int64 {
 	scans.mu.Lock()
 	defer scans.mu.Unlock()
 	return scans.n[table]
+}
+
+func countFile(table string) {
+	scans.mu.Lock()
+	defer scans.mu.Unlock()
+	if scans.files == nil {
+		scans.files = map[string]int64{}
+	}
+	scans.files[table]++
+}
+
+// FilesOpened returns how many data files scans of table have opened in
+// this process (tests prove partition pruning with it).
+func FilesOpened(table string) int64 {
+	scans.mu.Lock()
+	defer scans.mu.Unlock()
+	return scans.files[table]
 }

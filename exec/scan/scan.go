@@ -37,21 +37,29 @@ type scanOp struct {
 	proj      []int                    // file schema column per output column
 	prune     []pruneTerm
 
-	fileIdx int
-	src     batchSource
-	pending arrow.RecordBatch // conformed batch being sliced
-	off     int64
-	emitted int64
-	done    bool
-	closed  bool
+	fileIdx     int
+	src         batchSource
+	pending     arrow.RecordBatch // conformed batch being sliced
+	pendingFile int               // the index in files of the file pending came from
+	hive        *hiveCols         // adds hive partition columns; nil without
+	off         int64
+	emitted     int64
+	done        bool
+	closed      bool
 
 	// row-group statistics of Parquet reads, for tests and metrics
 	rowGroupsRead, rowGroupsPruned int
 }
 
-func NewScan(tc *execop.TaskContext, n *physical.Scan, partition int) (execop.Operator, error) {
-	countScan(n.Table)
-	s := &scanOp{tc: tc, n: n, partition: partition, schema: n.Schema()}
+func NewScan(tc *execop.TaskContext, planned *physical.Scan, partition int) (execop.Operator, error) {
+	countScan(planned.Table)
+	// A hive-partitioned table's files are read through the node narrowed
+	// to the file columns; hive adds the partition columns back.
+	hive, n, err := newHiveCols(planned)
+	if err != nil {
+		return nil, err
+	}
+	s := &scanOp{tc: tc, n: n, partition: partition, schema: n.Schema(), hive: hive}
 	if n.Projection == nil {
 		s.proj = make([]int, n.FileSchema.NumFields())
 		for i := range s.proj {
@@ -66,7 +74,7 @@ func NewScan(tc *execop.TaskContext, n *physical.Scan, partition int) (execop.Op
 		}
 	}
 	switch n.Format {
-	case physical.FormatParquet, physical.FormatCSV, physical.FormatArrow:
+	case physical.FormatParquet, physical.FormatCSV, physical.FormatArrow, physical.FormatJSON:
 		if partition < len(n.Partitions) {
 			s.files = n.Partitions[partition]
 		}
@@ -96,7 +104,7 @@ func NewScan(tc *execop.TaskContext, n *physical.Scan, partition int) (execop.Op
 	}
 	var op execop.Operator = s
 	if tc.WrapSource != nil {
-		op = tc.WrapSource(n, partition, op)
+		op = tc.WrapSource(planned, partition, op)
 	}
 	return op, nil
 }
@@ -151,6 +159,9 @@ func (s *scanOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				s.off = end
 			}
 			s.emitted += out.NumRows()
+			if s.hive != nil {
+				return s.hive.attach(s.tc.Mem, out, s.files[s.pendingFile])
+			}
 			return out, nil
 		}
 		if s.src == nil {
@@ -187,12 +198,14 @@ func (s *scanOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			continue
 		}
 		s.pending, s.off = conformed, 0
+		s.pendingFile = s.fileIdx - 1
 	}
 }
 
 // openFile opens the partition's i-th file (only its row-group range, if any).
 func (s *scanOp) openFile(ctx context.Context, i int) (batchSource, error) {
 	path := s.files[i]
+	countFile(s.n.Table)
 	switch s.n.Format {
 	case physical.FormatParquet:
 		rg := physical.RowGroupRange{Start: 0, End: -1}
@@ -204,6 +217,8 @@ func (s *scanOp) openFile(ctx context.Context, i int) (batchSource, error) {
 		return openCSV(s, path)
 	case physical.FormatArrow:
 		return openIPC(s, path)
+	case physical.FormatJSON:
+		return openJSON(s, path)
 	}
 	return nil, qerr.Internalf("exec: scan of %s: no file reader for format %q", s.n.Table, s.n.Format)
 }

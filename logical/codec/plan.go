@@ -171,7 +171,7 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 		}
 		// The batches stay where the table was registered: one nil slice per partition.
 		t.Partitions = make([][]arrow.RecordBatch, m.MemoryPartitions)
-	case catalog.Parquet, catalog.CSV, catalog.Arrow:
+	case catalog.Parquet, catalog.CSV, catalog.Arrow, catalog.JSON:
 		t.Location, t.Files, t.Options = m.Location, m.Files, m.Options
 	default:
 		return nil, qerr.Internalf("codec: table %q has unknown format %q", m.Name, m.Format)

@@ -726,7 +726,7 @@ func decodeScan(n *rpc.PhysicalScan) (physical.Plan, error) {
 		return nil, qerr.Internalf("codec: empty scan")
 	}
 	switch f := physical.Format(n.Format); f {
-	case physical.FormatParquet, physical.FormatCSV, physical.FormatArrow, physical.FormatMemory:
+	case physical.FormatParquet, physical.FormatCSV, physical.FormatArrow, physical.FormatJSON, physical.FormatMemory:
 	default:
 		return nil, qerr.Internalf("codec: scan of %q has unknown format %q", n.Table, n.Format)
 	}

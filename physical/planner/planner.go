@@ -152,13 +152,13 @@ func names(s *logical.Schema) []string {
 }
 
 func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
-	t := n.Table
+	t, opts := hivePartitions(n) // hive partitions pruned by the filters
 	out := &physical.Scan{
 		Table:      t.Name,
 		Format:     physical.Format(t.Format),
 		FileSchema: t.Schema,
 		Projection: n.Projection,
-		Options:    t.Options,
+		Options:    opts,
 		Fetch:      n.Fetch,
 	}
 	var rgRows [][]int64
