@@ -63,14 +63,14 @@ func TestClusterChaos(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(time.Duration(300+r.IntN(1200)) * time.Millisecond):
+			case <-time.After(time.Duration(100+r.IntN(500)) * time.Millisecond):
 			}
 			i := r.IntN(len(c.executors))
 			mu.Lock()
 			c.executors[i].kill()
 			kills++
 			mu.Unlock()
-			time.Sleep(time.Duration(100+r.IntN(400)) * time.Millisecond)
+			time.Sleep(time.Duration(50+r.IntN(250)) * time.Millisecond)
 			mu.Lock()
 			c.restartExecutor(t, i)
 			mu.Unlock()

@@ -766,6 +766,21 @@ func (c *core) register(e evRegister) {
 	}
 	c.executors[e.meta.ID] = ex
 	c.noExecSince = time.Time{}
+	// An executor restarted on the work dir of a lost one keeps the
+	// directories of the jobs still live (liveJobIDs); each of those jobs
+	// counts it among the executors its cleanup reaches, so they go when
+	// the job's data does, and a job that already ended has the stages it
+	// no longer needs removed there now.
+	for _, jid := range c.liveJobIDs() {
+		j := c.jobs[jid]
+		if j == nil {
+			continue
+		}
+		j.touched[e.meta.ID] = true
+		if j.terminal() {
+			c.removeJobDataOn(j, slices.DeleteFunc(slices.Clone(j.order), func(id int) bool { return id == j.final }), []string{e.meta.ID})
+		}
+	}
 	c.onExecutorJoined(ex)
 }
 
@@ -926,6 +941,11 @@ func (c *core) pinned(j *job) []int {
 // removeJobData asks every live executor that ran tasks of j to delete the
 // given stages' files, never the pinned ones.
 func (c *core) removeJobData(j *job, stages []int) {
+	c.removeJobDataOn(j, stages, sortedKeys(j.touched))
+}
+
+// removeJobDataOn is removeJobData on the executors eids only.
+func (c *core) removeJobDataOn(j *job, stages []int, eids []string) {
 	pinned := c.pinned(j)
 	var ids []int32
 	for _, id := range stages {
@@ -940,7 +960,7 @@ func (c *core) removeJobData(j *job, stages []int) {
 	for i, p := range pinned {
 		pins[i] = int32(p)
 	}
-	for _, eid := range sortedKeys(j.touched) {
+	for _, eid := range eids {
 		ex := c.executors[eid]
 		if ex == nil {
 			continue

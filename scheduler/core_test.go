@@ -725,3 +725,26 @@ func TestActiveJobsSkipEnded(t *testing.T) {
 		t.Errorf("the active list still holds %v", h.c.active)
 	}
 }
+
+// TestCleanupReachesRestartedExecutor: an executor that registers while a
+// job is still live (restarted on a lost executor's work dir, it kept that
+// job's directories) is sent the job's cleanup: at once for the stages an
+// ended job no longer needs, and with the delayed cleanup of its result.
+func TestCleanupReachesRestartedExecutor(t *testing.T) {
+	h := newHarness(t, Config{FinalStageCleanupDelay: time.Minute, HeartbeatTimeout: time.Hour})
+	h.register("e1", 1)
+	h.register("e2", 1)
+	h.submit("j", diamond("j"))
+	h.succeed("j", 1, 0, 2)
+	h.succeed("j", 2, 0, 2)
+	h.succeed("j", 1, 1, 2)
+	h.succeed("j", 2, 1, 2)
+	for p := range 4 {
+		h.succeed("j", 3, p, 0)
+	}
+	acts := h.register("e3", 1)
+	wantStrings(t, "cleanup on registration", removed(acts), []string{"e3:[1 2] pinned=[]"})
+	h.clock.advance(61 * time.Second)
+	acts = h.send(evTick{now: h.clock.now()})
+	wantStrings(t, "final cleanup", removed(acts), []string{"e1:[3] pinned=[]", "e2:[3] pinned=[]", "e3:[3] pinned=[]"})
+}
