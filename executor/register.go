@@ -82,7 +82,8 @@ func (e *Executor) heartbeatLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		resp, err := e.sched.Heartbeat(cctx, &rpc.HeartbeatRequest{ExecutorId: e.cfg.ID, RunningTasks: int32(e.runningCount())})
+		resp, err := e.sched.Heartbeat(cctx, &rpc.HeartbeatRequest{ExecutorId: e.cfg.ID, RunningTasks: int32(e.runningCount()),
+			MemoryReserved: e.pool.Current(), MemoryLimit: e.pool.Limit()})
 		cancel()
 		if ctx.Err() != nil {
 			return

@@ -137,6 +137,7 @@ func (c *core) handle(ev any) {
 		ex := c.executors[e.executorID]
 		if ex != nil {
 			ex.lastSeen = c.now()
+			ex.memReserved, ex.memLimit = e.memReserved, e.memLimit
 		}
 		e.reply <- ex == nil
 	case evCancel:

@@ -74,7 +74,9 @@ type evRegister struct {
 
 type evHeartbeat struct {
 	executorID string
-	reply      chan bool // true: unknown executor, register again
+	// memReserved and memLimit are the executor's task memory (bytes).
+	memReserved, memLimit int64
+	reply                 chan bool // true: unknown executor, register again
 }
 
 type evCancel struct {

@@ -215,7 +215,7 @@ func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecuto
 
 func (h *service) Heartbeat(ctx context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {
 	reply := make(chan bool, 1)
-	unknown, err := ask(ctx, h.s, evHeartbeat{executorID: req.GetExecutorId(), reply: reply}, reply)
+	unknown, err := ask(ctx, h.s, evHeartbeat{executorID: req.GetExecutorId(), memReserved: req.GetMemoryReserved(), memLimit: req.GetMemoryLimit(), reply: reply}, reply)
 	if err != nil {
 		return nil, grpcErr(err)
 	}

@@ -150,6 +150,8 @@ type executorState struct {
 	suspected      bool // a probe of it is running (suspect.go)
 	// draining: the executor is leaving; no new task is placed on it.
 	draining bool
+	// memReserved and memLimit are its task memory at the last heartbeat.
+	memReserved, memLimit int64
 }
 
 func (e *executorState) addr() string { return hostPort(e.meta.Host, e.grpcPort) }
