@@ -202,8 +202,12 @@ func benchSuite(suite string, args []string, stdout, stderr io.Writer) int {
 	if *queries != "" {
 		for _, q := range strings.Split(*queries, ",") {
 			n, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(q)), "q"))
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: --queries: %q is not a query number\n", name, q)
+			last := 22
+			if suite == "tpcds" {
+				last = tpch.TPCDSQueries
+			}
+			if err != nil || n < 1 || n > last {
+				fmt.Fprintf(stderr, "%s: --queries: unknown query %q (want 1 to %d)\n", name, q, last)
 				return 2
 			}
 			o.Queries = append(o.Queries, n)
