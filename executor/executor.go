@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -50,6 +51,8 @@ type Executor struct {
 	// pool counts the memory of every running task against
 	// Config.MemoryLimit.
 	pool *execop.AccountingAllocator
+	// lastFetch is when the Flight service last began or ended a fetch.
+	lastFetch atomic.Int64
 
 	// Set by Start before any goroutine that reads them starts.
 	meta     physical.ExecutorMeta
@@ -164,7 +167,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, e.cfg.AuthToken.ServerOptions()...)
 	srv := grpc.NewServer(append(sopts, e.cfg.TLS.ServerOptions()...)...)
 	rpc.RegisterExecutorServiceServer(srv, e)
-	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir, m: e.m})
+	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir, m: e.m, lastFetch: &e.lastFetch})
 	lctx, stop := context.WithCancel(context.Background())
 
 	// Publish and launch under e.mu, so that a concurrent Close either sees

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/quiverdb/quiver/physical"
@@ -23,6 +25,9 @@ type flightServer struct {
 	flight.BaseFlightServer
 	workDir string
 	m       *metrics // nil in tests that serve without an executor
+	// lastFetch is when a DoGet last started or ended (Unix nanoseconds):
+	// a draining executor keeps serving until fetches stop (Drain).
+	lastFetch *atomic.Int64
 }
 
 // DoGet streams one shuffle file. The ticket is
@@ -35,6 +40,10 @@ type flightServer struct {
 // then record batches with their compressed bodies), so serving a file
 // neither decodes nor recompresses it.
 func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	if s.lastFetch != nil {
+		s.lastFetch.Store(time.Now().UnixNano())
+		defer func() { s.lastFetch.Store(time.Now().UnixNano()) }()
+	}
 	path, err := s.ticketPath(t.GetTicket())
 	if err != nil {
 		return err

@@ -55,6 +55,7 @@ func (e *Executor) Drain(ctx context.Context, grace time.Duration) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	e.flushStatuses(ctx, 5*time.Second)
+	e.linger(ctx, deadline)
 	e.deregister(ctx, false)
 	e.log.info("drained; leaving")
 	return e.Close()
@@ -103,5 +104,27 @@ func (e *Executor) deregister(ctx context.Context, drain bool) {
 	defer cancel()
 	if _, err := e.sched.DeregisterExecutor(cctx, &rpc.DeregisterExecutorRequest{ExecutorId: e.cfg.ID, Drain: drain}); err != nil {
 		e.log.warn("deregistering from the scheduler failed; it will notice by the heartbeat timeout", err, "drain", drain)
+	}
+}
+
+// drainLinger: a drained executor keeps serving its files until no fetch
+// has begun or ended for this long (and at least this long after its last
+// task), within the drain's grace: the client reads a job's result from
+// the executor that ran its last stage just after the job ends, and the
+// next stage's tasks read the shuffle files the last tasks wrote.
+const drainLinger = time.Second
+
+// linger waits until fetches have stopped for drainLinger, the deadline
+// passes or ctx ends.
+func (e *Executor) linger(ctx context.Context, deadline time.Time) {
+	quietSince := time.Now()
+	for {
+		if last := time.Unix(0, e.lastFetch.Load()); last.After(quietSince) {
+			quietSince = last
+		}
+		if time.Since(quietSince) >= drainLinger || time.Now().After(deadline) || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
