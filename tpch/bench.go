@@ -307,7 +307,7 @@ func checkBenchOptions(o *BenchOptions) error {
 	}
 	for _, q := range o.Queries {
 		if q < 1 || q > n {
-			return qerr.Planf("bench: unknown %s query %d (want 1 to %d)", o.Suite, q, n)
+			return qerr.Planf("bench: unknown query %d (want 1 to %d for %s)", q, n, o.Suite)
 		}
 	}
 	return nil
