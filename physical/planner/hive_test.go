@@ -27,7 +27,9 @@ func TestHivePartitionPruning(t *testing.T) {
 	tab := &catalog.Table{Name: "t", Schema: schema, Format: catalog.Parquet, Files: files, Rows: -1,
 		Options: map[string]string{catalog.PartitionColumnsOption: "year,region"}}
 	col := func(n string) logical.Expr { return &logical.Column{Qualifier: "t", Name: n} }
-	bin := func(op logical.BinaryOp, l, r logical.Expr) logical.Expr { return &logical.Binary{Op: op, Left: l, Right: r} }
+	bin := func(op logical.BinaryOp, l, r logical.Expr) logical.Expr {
+		return &logical.Binary{Op: op, Left: l, Right: r}
+	}
 	for _, c := range []struct {
 		name    string
 		filters []logical.Expr
