@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
@@ -19,9 +20,16 @@ import (
 
 // CacheInfo describes one cache entry of a session (SHOW CACHES).
 type CacheInfo struct {
-	Name       string // the CACHE TABLE name, "" for df.Cache()
-	CacheID    string
-	State      string // lazy (declared, not built), pending or materialized
+	Name    string // the CACHE TABLE name, "" for df.Cache()
+	CacheID string
+	// State is lazy (declared, not built), pending, materialized, or stale
+	// (materialized, kept with consistency 'snapshot' after a source
+	// changed: Stale says which).
+	State string
+	Stale string
+	// Shared counts the other caches (of any session) holding the same
+	// data: one copy on disk, deleted with the last holder.
+	Shared     int
 	Partitions int
 	Rows       int64
 	Bytes      int64
@@ -33,11 +41,18 @@ type CacheInfo struct {
 
 // CacheEvent is what one query did with one cache it read.
 type CacheEvent struct {
-	Name       string
-	CacheID    string
-	Outcome    string // hit, miss (built by this query) or pending (waited for another's build)
+	Name    string
+	CacheID string
+	// Outcome is hit, miss (built by this query), pending (waited for
+	// another's build), stale (a source changed: rebuilt by this query) or
+	// dropped (its data went with a session the scheduler closed).
+	Outcome    string
 	Partitions int
 	Bytes      int64
+	// Reason says why: for stale, the tables that changed ("lineitem
+	// changed"); for a hit on a snapshot entry whose sources changed,
+	// "stale snapshot: ...".
+	Reason string
 }
 
 func (e CacheEvent) String() string {
@@ -45,7 +60,17 @@ func (e CacheEvent) String() string {
 	if name == "" {
 		name = e.CacheID
 	}
-	return fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, settings.FormatBytes(e.Bytes))
+	if e.Outcome == "dropped" {
+		return fmt.Sprintf("cache: dropped %s (%s)", name, e.Reason)
+	}
+	if e.Outcome == "stale" {
+		return fmt.Sprintf("cache: stale %s (%s; rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, settings.FormatBytes(e.Bytes))
+	}
+	line := fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, settings.FormatBytes(e.Bytes))
+	if e.Reason != "" {
+		line += " " + e.Reason
+	}
+	return line
 }
 
 // CacheStats are the scheduler's cache counters (over all sessions).
@@ -71,21 +96,15 @@ func (s *Session) CacheStats(ctx context.Context) (CacheStats, error) {
 	return st, err
 }
 
-// cacheOptions are the OPTIONS CACHE TABLE accepts.
-var cacheOptions = map[string]func(string) error{
-	"ttl": func(v string) error {
-		_, err := settings.ParseDuration(v)
-		return err
-	},
-}
-
+// validateCacheOptions checks CACHE TABLE's OPTIONS against the cache's one
+// list (cache.Options).
 func validateCacheOptions(name string, opts map[string]string) error {
 	for k, v := range opts {
-		check, ok := cacheOptions[strings.ToLower(k)]
+		check, ok := cache.Options[strings.ToLower(k)]
 		if !ok {
-			return qerr.Planf("CACHE TABLE %s: unknown option %q (known: ttl)", name, k)
+			return qerr.Planf("CACHE TABLE %s: unknown option %q (known: %s)", name, k, cache.OptionNames())
 		}
-		if err := check(v); err != nil {
+		if err := check(map[string]string{strings.ToLower(k): v}); err != nil {
 			return qerr.Planf("CACHE TABLE %s: option %s: %w", name, k, err)
 		}
 	}
@@ -142,7 +161,8 @@ func (s *Session) cacheTable(ctx context.Context, st *sql.CacheTable) (*DataFram
 			s.cat.DropView(st.Name, true)
 		}
 	}
-	if err := s.cat.SetCached(&catalog.Cached{Name: st.Name, CacheID: node.CacheID, Plan: node, Lazy: st.Lazy, OwnsView: ownsView}); err != nil {
+	if err := s.cat.SetCached(&catalog.Cached{Name: st.Name, CacheID: node.CacheID, Plan: node, Lazy: st.Lazy, OwnsView: ownsView,
+		Deps: st.Deps, SQL: st.SQL, Options: st.Options}); err != nil {
 		undo()
 		return nil, err
 	}
@@ -167,9 +187,15 @@ func (s *Session) cacheTable(ctx context.Context, st *sql.CacheTable) (*DataFram
 // uncacheID removes an entry on the scheduler, deleting its files. When ctx
 // ends first, the error is ctx's.
 func (s *Session) uncacheID(ctx context.Context, id string) (bool, error) {
+	return s.removeEntry(ctx, id, false)
+}
+
+// removeEntry removes an entry on the scheduler; rebuild keeps its id
+// usable (REFRESH CACHE), otherwise the scheduler retires the id.
+func (s *Session) removeEntry(ctx context.Context, id string, rebuild bool) (bool, error) {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	resp, err := s.remote.client.Uncache(cctx, &rpc.UncacheRequest{SessionId: s.id, CacheId: id})
+	resp, err := s.remote.client.Uncache(cctx, &rpc.UncacheRequest{SessionId: s.id, CacheId: id, Rebuild: rebuild})
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()
@@ -197,12 +223,42 @@ func (s *Session) uncacheTable(ctx context.Context, st *sql.UncacheTable) (*Data
 		}
 		return nil, qerr.Planf("UNCACHE TABLE: %q is not cached", st.Name)
 	}
-	// The scheduler first: a statement canceled before it answers leaves
-	// the name cached, and UNCACHE TABLE can run again.
-	if _, err := s.uncacheID(ctx, ct.CacheID); err != nil {
-		return nil, err
+	deps := s.cat.Dependents(st.Name)
+	if len(deps) > 0 && !st.Cascade && !st.Explain {
+		names := make([]string, len(deps))
+		for i, d := range deps {
+			names[i] = d.Name
+		}
+		return nil, qerr.Planf("UNCACHE TABLE %s: the caches %s read it; UNCACHE TABLE %s CASCADE removes them too",
+			st.Name, strings.Join(names, ", "), st.Name)
 	}
-	s.cat.RemoveCached(st.Name)
+	// What goes: the readers first (they hold the entry's data in their
+	// own plans), then the table itself.
+	victims := append(deps, ct)
+	if st.Explain {
+		rows := make([][]string, len(victims))
+		for i, v := range victims {
+			what := "cache"
+			if v.OwnsView {
+				what = "cache and its view"
+			}
+			rows[i] = []string{v.Name, v.CacheID, what}
+		}
+		return s.table([]string{"name", "cache_id", "removes"}, rows)
+	}
+	for _, v := range victims {
+		// The scheduler first: a statement canceled before it answers
+		// leaves the name cached, and UNCACHE TABLE can run again.
+		if _, err := s.uncacheID(ctx, v.CacheID); err != nil {
+			return nil, err
+		}
+		s.cat.RemoveCached(v.Name)
+		if v.OwnsView {
+			// CACHE TABLE t AS query made the view t: it goes with the
+			// cache, so that CACHE TABLE t AS ... can run again.
+			s.cat.DropView(v.Name, true)
+		}
+	}
 	return s.done(), nil
 }
 
@@ -281,7 +337,10 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 	for _, c := range resp.Caches {
 		info := CacheInfo{
 			Name: c.Name, CacheID: c.CacheId, State: c.State, Partitions: int(c.Partitions), Rows: c.Rows,
-			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits,
+			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits, Stale: c.Stale, Shared: int(c.Shared),
+		}
+		if c.Stale != "" && c.State == "materialized" {
+			info.State = "stale"
 		}
 		if info.Name == "" {
 			info.Name = names[c.CacheId]
@@ -319,18 +378,19 @@ func (s *Session) showCaches(ctx context.Context) (*DataFrame, error) {
 	}
 	rows := make([][]any, len(infos))
 	for i, c := range infos {
-		rows[i] = []any{c.Name, c.CacheID, c.State, int64(c.Partitions), c.Rows, c.Bytes, strings.Join(c.Executors, ","), c.Hits, ts(c.Created), ts(c.LastHit)}
+		rows[i] = []any{c.Name, c.CacheID, c.State, int64(c.Partitions), c.Rows, c.Bytes, strings.Join(c.Executors, ","), c.Hits, ts(c.Created), ts(c.LastHit), int64(c.Shared)}
 	}
 	var bytes int64
 	for _, c := range infos {
 		bytes += c.Bytes
 	}
-	rows = append(rows, []any{nil, nil, "totals", nil, nil, bytes, stats.String(), stats.Hits, nil, nil})
+	rows = append(rows, []any{nil, nil, "totals", nil, nil, bytes, stats.String(), stats.Hits, nil, nil, nil})
 	return s.typedTable([]logical.Field{
 		{Name: "name", Type: logical.String, Nullable: true}, {Name: "cache_id", Type: logical.String, Nullable: true}, {Name: "state", Type: logical.String},
 		{Name: "partitions", Type: logical.Int64, Nullable: true}, {Name: "rows", Type: logical.Int64, Nullable: true}, {Name: "bytes", Type: logical.Int64},
 		{Name: "executors", Type: logical.String}, {Name: "hits", Type: logical.Int64},
 		{Name: "created", Type: logical.String, Nullable: true}, {Name: "last_hit", Type: logical.String, Nullable: true},
+		{Name: "shared", Type: logical.Int64, Nullable: true},
 	}, rows)
 }
 
@@ -366,10 +426,20 @@ func (s *Session) cacheStates(ctx context.Context) map[string]*rpc.CacheInfo {
 	if err != nil {
 		return out
 	}
+	for _, c := range resp.Removed {
+		out[c.CacheId] = c
+	}
 	for _, c := range resp.Caches {
 		out[c.CacheId] = c
 	}
 	return out
+}
+
+// servesNow reports whether a query would read the entry as it is: a hit,
+// or a stale snapshot entry.
+func servesNow(info *rpc.CacheInfo) bool {
+	return info.GetState() == "materialized" &&
+		(info.GetCheck() == "hit" || info.GetCheck() == "stale" && strings.HasSuffix(info.GetReason(), "(snapshot: served as it is)"))
 }
 
 // explainCaches resolves EXPLAIN's Cache nodes: materialized ones show as
@@ -379,7 +449,7 @@ type explainCaches map[string]*rpc.CacheInfo
 
 func (e explainCaches) ResolveCache(c *logical.Cache) (*physical.CacheReader, bool) {
 	info, ok := e[c.CacheID]
-	if !ok || info.GetState() != "materialized" {
+	if !ok || !servesNow(info) {
 		return nil, false
 	}
 	r := &physical.CacheReader{
@@ -397,7 +467,10 @@ func (e explainCaches) ResolveCache(c *logical.Cache) (*physical.CacheReader, bo
 }
 
 // markCaches appends each Cache line of an indented plan with what a query
-// would do with it now: hit, pending (being built) or miss.
+// would do with it now, after the checks the query makes (live executors,
+// changed files): hit, pending (being built), stale (a source changed:
+// rebuilt, or served as it is with consistency 'snapshot') or miss, with
+// the reason when it is not a hit.
 func markCaches(plan string, states map[string]*rpc.CacheInfo) string {
 	lines := strings.Split(plan, "\n")
 	for i, l := range lines {
@@ -407,12 +480,14 @@ func markCaches(plan string, states map[string]*rpc.CacheInfo) string {
 			continue
 		}
 		id := strings.Fields(l[k+3:])[0]
-		mark := "miss"
-		switch states[id].GetState() {
-		case "materialized":
-			mark = "hit"
-		case "pending":
-			mark = "pending"
+		info := states[id]
+		mark := info.GetCheck()
+		reason := info.GetReason()
+		if mark == "" {
+			mark, reason = "miss", "never built"
+		}
+		if reason != "" {
+			mark += ": " + reason
 		}
 		lines[i] = l + " [" + mark + "]"
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,4 +171,174 @@ func TestClusterKillDuringCacheBuild(t *testing.T) {
 	if _, rows := outcome(t, s, "SELECT * FROM slow"); fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Errorf("after the kill: %v, want %v", rows, want)
 	}
+}
+
+// TestClusterCacheFresh: with real processes, a cached source rewritten in
+// place and a table replaced give fresh answers; an idle-expired session's
+// next statement works; an executor restarted on its old work dir deletes
+// the job directories nothing owns any more.
+func TestClusterCacheFresh(t *testing.T) {
+	c := startCluster(t, 2, "--heartbeat-timeout", "1s", "--result-ttl", "200ms")
+	s := c.connect(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	writeInts(t, a, 1, 2, 3)
+	writeInts(t, b, 10, 20)
+	sqlRows(t, s, csvTable("src", a))
+	sqlRows(t, s, "CACHE TABLE agg AS SELECT sum(v) FROM src")
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "hit" || fmt.Sprint(rows) != "[[6]]" {
+		t.Fatalf("agg: %s %v", o, rows)
+	}
+	writeInts(t, a, 100, 200, 300, 400)
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "stale" || fmt.Sprint(rows) != "[[1000]]" {
+		t.Fatalf("agg after a.csv was rewritten: %s %v, want stale and 1000", o, rows)
+	}
+	sqlRows(t, s, csvTable("src", b))
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "miss" || fmt.Sprint(rows) != "[[30]]" {
+		t.Fatalf("agg after src was replaced: %s %v, want a miss and 30", o, rows)
+	}
+
+	// The session expires while idle; the next statement re-opens it.
+	sqlRows(t, s, "SET quiver.session.idle_timeout = '100ms'")
+	if _, rows := outcome(t, s, "SELECT * FROM agg"); fmt.Sprint(rows) != "[[30]]" {
+		t.Fatalf("agg: %v", rows)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "dropped" || fmt.Sprint(rows) != "[[30]]" {
+		t.Fatalf("after the idle expiry: %s %v", o, rows)
+	}
+	sqlRows(t, s, "SET quiver.session.idle_timeout = '1h'")
+
+	// Kill every executor; restart them on their work dirs once the
+	// scheduler has lost them: what they held is owned by nothing now.
+	held := c.files(t)
+	if held == 0 {
+		t.Fatal("no files on the executors")
+	}
+	for _, e := range c.executors {
+		e.kill()
+	}
+	time.Sleep(2 * time.Second) // past the heartbeat timeout
+	dirs := slices.Clone(c.workDirs)
+	for _, d := range dirs {
+		c.startExecutorOn(t, d)
+	}
+	waitFor(t, "the restarted executors to sweep their work dirs", func() bool {
+		m := 0
+		for _, d := range dirs {
+			entries, _ := os.ReadDir(d)
+			m += len(entries)
+		}
+		return m == 0
+	})
+	if o, rows := outcome(t, s, "SELECT * FROM agg"); o != "miss" || fmt.Sprint(rows) != "[[30]]" {
+		t.Fatalf("after the restart: %s %v", o, rows)
+	}
+}
+
+// startExecutorOn starts one more executor on work dir dir.
+func (c *testCluster) startExecutorOn(t *testing.T, dir string) *proc {
+	t.Helper()
+	c.workDirs = append(c.workDirs, dir)
+	e := startProc(t, fmt.Sprintf("executor-%d", len(c.executors)), quiverBinary(t), "executor",
+		"--scheduler", c.addr, "--bind", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--work-dir", dir, "--vcores", "2", "--heartbeat", "200ms")
+	c.executors = append(c.executors, e)
+	return e
+}
+
+// TestClusterSchedulerRestartKeepsCaches: kill -9 the scheduler and start
+// it again on the same --state-dir: the executors register again, the
+// client's next statement re-opens its session under the same id, and the
+// materialized cache is a hit with no rebuild.
+func TestClusterSchedulerRestartKeepsCaches(t *testing.T) {
+	state := t.TempDir()
+	c := startCluster(t, 2, "--heartbeat-timeout", "2s", "--state-dir", state)
+	s := c.connect(t)
+	sqlRows(t, s, "CACHE TABLE recent AS "+recentSQL)
+	q := "SELECT count(*), sum(l_quantity) FROM recent"
+	o, want := outcome(t, s, q)
+	if o != "hit" {
+		t.Fatalf("before the restart: %s", o)
+	}
+	before := cacheRow(t, s, "recent")
+	// The registry is written off the loop, moments after each change.
+	time.Sleep(300 * time.Millisecond)
+	c.scheduler.kill()
+	c.scheduler = startProc(t, "scheduler-2", quiverBinary(t), "scheduler", "--bind", c.addr, "--heartbeat-timeout", "2s", "--state-dir", state)
+	var rows [][]string
+	waitFor(t, "a query after the restart", func() bool {
+		ctx := context.Background()
+		df, err := s.SQL(ctx, q)
+		if err != nil {
+			return false
+		}
+		var info quiver.QueryInfo
+		rows = nil
+		for b, err := range df.StreamInfo(ctx, &info) {
+			if err != nil {
+				return false
+			}
+			rows = append(rows, render(df.Schema(), []arrow.RecordBatch{b})...)
+		}
+		o = ""
+		if len(info.Caches) > 0 {
+			o = info.Caches[0].Outcome
+		}
+		return true
+	})
+	if o != "hit" || fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("after the restart: outcome %q rows %v, want a hit of %v", o, rows, want)
+	}
+	after := cacheRow(t, s, "recent")
+	if !after.Created.Equal(before.Created) || after.Hits != before.Hits+1 {
+		t.Errorf("the entry was rebuilt: before %+v, after %+v", before, after)
+	}
+}
+
+// TestClusterCacheSharedAcrossSessions: two sessions caching the same query
+// over the same files build once and keep one copy on disk; the copy goes
+// when the last of them closes.
+func TestClusterCacheSharedAcrossSessions(t *testing.T) {
+	c := startCluster(t, 2, "--result-ttl", "200ms")
+	s1 := c.connect(t)
+	s2 := c.connect(t)
+	sqlRows(t, s1, "CACHE TABLE recent AS "+recentSQL)
+	sqlRows(t, s2, "CACHE TABLE recent AS "+recentSQL)
+	i1, i2 := cacheRow(t, s1, "recent"), cacheRow(t, s2, "recent")
+	if i1.Shared != 1 || i2.Shared != 1 || i1.Bytes != i2.Bytes || i1.Bytes == 0 {
+		t.Fatalf("SHOW CACHES: %+v and %+v, want one shared copy", i1, i2)
+	}
+	st, err := s2.CacheStats(context.Background())
+	if err != nil || st.Misses != 1 || st.Materializations != 1 {
+		t.Fatalf("stats %+v %v, want one build", st, err)
+	}
+	bytesOnDisk := func() int64 {
+		var n int64
+		for _, dir := range c.workDirs {
+			filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && strings.HasSuffix(path, ".arrow") {
+					if info, err := d.Info(); err == nil {
+						n += info.Size()
+					}
+				}
+				return nil
+			})
+		}
+		return n
+	}
+	waitFor(t, "one copy on disk", func() bool { return bytesOnDisk() == i1.Bytes })
+	if o, rows := outcome(t, s2, "SELECT count(*) FROM recent"); o != "hit" || len(rows) != 1 {
+		t.Fatalf("s2 reads: %s %v", o, rows)
+	}
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := bytesOnDisk(); n != i1.Bytes {
+		t.Fatalf("after s1 closed: %d bytes on disk, want the shared %d", n, i1.Bytes)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the last holder's files to go", func() bool { return bytesOnDisk() == 0 })
 }

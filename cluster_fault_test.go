@@ -293,3 +293,39 @@ func TestClusterUnreachableScheduler(t *testing.T) {
 		t.Errorf("error does not say what: %v", err)
 	}
 }
+
+// TestClusterKilledExecutorNoticedAtOnce: an executor killed with -9 is
+// declared lost within seconds — its dropped connection makes the
+// scheduler probe it — not at the heartbeat timeout (a minute here), and
+// the next query runs on the executor that is left.
+func TestClusterKilledExecutorNoticedAtOnce(t *testing.T) {
+	rest := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c := startCluster(t, 2, "--rest", rest, "--heartbeat-timeout", "60s", "--policy", "round_robin")
+	s := c.connect(t, quiver.WithTargetPartitions(4))
+	const q = "SELECT l_returnflag, count(*) FROM lineitem GROUP BY l_returnflag ORDER BY 1"
+	wantRows := sqlRows(t, s, q)
+	executors := func() int {
+		var list []struct {
+			ID string `json:"id"`
+		}
+		if err := getJSON(t, "http://"+rest+"/api/executors", &list); err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	if n := executors(); n != 2 {
+		t.Fatalf("%d executors before the kill, want 2", n)
+	}
+	c.executors[0].kill()
+	killed := time.Now()
+	for executors() != 1 {
+		if time.Since(killed) > 10*time.Second {
+			t.Fatalf("the killed executor is still listed after %s (heartbeat timeout 60s)", time.Since(killed).Round(time.Millisecond))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("executor loss noticed %s after the kill", time.Since(killed).Round(time.Millisecond))
+	if got := sqlRows(t, s, q); fmt.Sprint(got) != fmt.Sprint(wantRows) {
+		t.Fatalf("after the loss got %v, want %v", got, wantRows)
+	}
+}

@@ -30,6 +30,10 @@ type DataFrame struct {
 	plan   logical.Plan
 	err    error // the first error of a chain of builder calls
 	noRows bool  // a statement with no result set (DDL, SET)
+	// sqlText is the statement a query frame was planned from (Session.SQL);
+	// the scheduler shows it in its UI and logs. Frames built from it by
+	// DataFrame calls have none.
+	sqlText string
 }
 
 func (s *Session) newFrame(p logical.Plan) *DataFrame { return &DataFrame{s: s, plan: p} }
@@ -214,7 +218,7 @@ func (df *DataFrame) StreamInfo(ctx context.Context, info *QueryInfo) iter.Seq2[
 		if info != nil && x.status != nil {
 			info.JobID = x.jobID
 			for _, e := range x.status.Caches {
-				info.Caches = append(info.Caches, CacheEvent{Name: e.Name, CacheID: e.CacheId, Outcome: e.Outcome, Partitions: int(e.Partitions), Bytes: e.Bytes})
+				info.Caches = append(info.Caches, CacheEvent{Name: e.Name, CacheID: e.CacheId, Outcome: e.Outcome, Partitions: int(e.Partitions), Bytes: e.Bytes, Reason: e.Reason})
 			}
 		}
 		defer x.op.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/executor"
@@ -23,7 +24,6 @@ import (
 	"github.com/quiverdb/quiver/scheduler"
 	"github.com/quiverdb/quiver/settings"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // remote is a session's connection to a scheduler: a cluster (Connect) or
@@ -39,8 +39,8 @@ type remote struct {
 }
 
 // dialScheduler connects to addr and opens a session there.
-func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st settings.Values) (*remote, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st settings.Values, token auth.Token, tls auth.TLS) (*remote, error) {
+	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{tls.DialOption()}, token.DialOptions()...)...)
 	if err != nil {
 		return nil, qerr.IOf("connect to scheduler %s: %w", addr, err)
 	}
@@ -52,7 +52,7 @@ func dialScheduler(ctx context.Context, addr string, mem memory.Allocator, st se
 		conn.Close()
 		return nil, qerr.IOf("scheduler %s: create session: %w", addr, err)
 	}
-	return &remote{conn: conn, client: client, sessionID: resp.SessionId, fetcher: executor.NewFlightFetcher(mem)}, nil
+	return &remote{conn: conn, client: client, sessionID: resp.SessionId, fetcher: executor.NewFlightFetcher(mem).WithAuth(token).WithTLS(tls)}, nil
 }
 
 func (r *remote) close() error {
@@ -75,11 +75,11 @@ func (r *remote) close() error {
 // The cluster runs the queries: no scheduler or executor starts in this
 // process (WithStandaloneCluster and WithLocalExecution do not apply).
 func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error) {
-	s, _, err := newSession(ctx, opts)
+	s, cfg, err := newSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	r, err := dialScheduler(ctx, addr, s.mem, s.settings)
+	r, err := dialScheduler(ctx, addr, s.mem, s.settings, cfg.token, cfg.tls)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -95,7 +95,7 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 	// The daemons of a standalone cluster are part of this program: they
 	// stay quiet; errors reach the user through the queries they fail.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sch, err := scheduler.New(scheduler.Config{BindAddr: "127.0.0.1:0", Logf: func(string, ...any) {}})
+	sch, err := scheduler.New(scheduler.Config{BindAddr: "127.0.0.1:0", Logger: quiet})
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 		}
 		owned = append(owned, ex)
 	}
-	r, err := dialScheduler(ctx, sch.Addr(), s.mem, s.settings)
+	r, err := dialScheduler(ctx, sch.Addr(), s.mem, s.settings, auth.Token{}, auth.TLS{})
 	if err != nil {
 		return fail(err)
 	}
@@ -148,12 +148,27 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 	if err := s.checkShippable(lp); err != nil {
 		return nil, err
 	}
+	if lp, err = s.stampVersions(lp); err != nil {
+		return nil, err
+	}
 	b, err := lcodec.Encode(lp)
 	if err != nil {
 		return nil, err
 	}
 	r := s.remote
-	resp, err := r.client.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire()})
+	req := &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire(), Sql: df.sqlText}
+	resp, err := r.client.ExecuteQuery(ctx, req)
+	if err != nil && unknownSession(err) {
+		// The scheduler closed the session (idle): re-open it and retry once.
+		dropped, rerr := s.reopen(ctx)
+		if rerr != nil {
+			return nil, qerr.IOf("submit query: %w; re-opening the session: %w", err, rerr)
+		}
+		if info != nil {
+			info.Caches = append(info.Caches, dropped...)
+		}
+		resp, err = r.client.ExecuteQuery(ctx, req)
+	}
 	if err != nil {
 		return nil, qerr.IOf("submit query: %w", err)
 	}
@@ -165,6 +180,7 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 	if err != nil {
 		return nil, err
 	}
+	s.noteBuilt(status.GetCaches())
 	locs := make([][]physical.PartitionLocation, len(status.Result))
 	for i, p := range status.Result {
 		for _, l := range p.Locations {

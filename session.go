@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/logical/optimizer"
@@ -25,8 +26,10 @@ type Option func(*config)
 type config struct {
 	mem        memory.Allocator
 	settings   settings.Values
-	settingErr error // the first bad setting an option gave
-	standalone int   // executors of an in-process cluster; 0 runs queries directly
+	settingErr error      // the first bad setting an option gave
+	standalone int        // executors of an in-process cluster; 0 runs queries directly
+	token      auth.Token // sent to a cluster's scheduler and executors (WithAuthToken)
+	tls        auth.TLS   // the transport to a cluster (WithTLS)
 }
 
 // set records a setting an option gave; NewSession reports the first bad one.
@@ -115,6 +118,12 @@ type Session struct {
 	// standaloneExecutors is how many executors the session's own
 	// standalone cluster has (0: none; local execution or Connect).
 	standaloneExecutors int
+
+	// built holds the cache ids the scheduler materialized for this
+	// session (seen in its queries' cache events), so that a re-opened
+	// session can say which caches lost their data (session_resume.go).
+	builtMu sync.Mutex
+	built   map[string]bool
 }
 
 // NewSession returns an embedded session: no server is needed.
@@ -247,12 +256,21 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	}
 	switch st := stmt.(type) {
 	case *sql.Query:
-		return s.newFrame(st.Plan), nil
+		df := s.newFrame(st.Plan)
+		df.sqlText = src.Text
+		return df, nil
 	case *sql.CreateExternalTable:
-		return s.createExternalTable(st)
+		df, err := s.createExternalTable(st)
+		if err == nil && st.OrReplace {
+			s.invalidateCachesOf(ctx, st.Name, true)
+		}
+		return df, err
 	case *sql.CreateView:
 		if err := s.cat.RegisterView(&catalog.View{Name: st.Name, SQL: st.SQL, Schema: st.Plan.Schema().Arrow()}, st.OrReplace); err != nil {
 			return nil, err
+		}
+		if st.OrReplace {
+			s.invalidateCachesOf(ctx, st.Name, true)
 		}
 		return s.done(), nil
 	case *sql.DropTable:
@@ -260,13 +278,17 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 			return nil, err
 		}
 		s.dropCached(st.Name)
+		s.invalidateCachesOf(ctx, st.Name, false)
 		return s.done(), nil
 	case *sql.DropView:
 		if err := s.cat.DropView(st.Name, st.IfExists); err != nil {
 			return nil, err
 		}
 		s.dropCached(st.Name)
+		s.invalidateCachesOf(ctx, st.Name, false)
 		return s.done(), nil
+	case *sql.RefreshCache:
+		return s.refreshCache(ctx, st)
 	case *sql.ShowTables:
 		return s.showTables()
 	case *sql.Describe:

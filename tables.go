@@ -170,7 +170,9 @@ func (s *Session) createTable(ctx context.Context, st *sql.CreateTable) (*DataFr
 		releaseParts(t.Partitions)
 		return nil, err
 	}
-	s.dropCached(st.Name)
+	if st.OrReplace {
+		s.invalidateCachesOf(ctx, st.Name, true)
+	}
 	if st.Plan != nil {
 		return s.countResult(t.Rows)
 	}
@@ -211,7 +213,7 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*DataFrame, error
 		releaseParts(parts)
 		return nil, err
 	}
-	s.dropCached(t.Name)
+	// Caches over the table see the new version and go stale (cache_lineage.go).
 	return s.countResult(n)
 }
 
@@ -254,7 +256,8 @@ func (s *Session) insertFiles(ctx context.Context, t *catalog.Table, st *sql.Ins
 		removeFile(path)
 		return nil, err
 	}
-	s.dropCached(t.Name)
+	// Caches hold the table's old file list: plan them again.
+	s.invalidateCachesOf(ctx, t.Name, true)
 	return s.countResult(n)
 }
 
@@ -288,7 +291,6 @@ func (s *Session) deleteRows(ctx context.Context, st *sql.Delete) (*DataFrame, e
 		releaseParts(nt.Partitions)
 		return nil, err
 	}
-	s.dropCached(t.Name)
 	return s.countResult(t.Rows - n)
 }
 
@@ -303,7 +305,6 @@ func (s *Session) truncate(st *sql.Truncate) (*DataFrame, error) {
 	if err := s.cat.RegisterTable(nt, true); err != nil {
 		return nil, err
 	}
-	s.dropCached(t.Name)
 	return s.done(), nil
 }
 

@@ -21,10 +21,6 @@ import (
 // way) must leave this list, and every other query must return DuckDB's
 // answer.
 var tpcdsUnsupported = map[int]string{
-	12: "window functions", 20: "window functions", 36: "window functions", 44: "window functions",
-	47: "window functions", 49: "window functions", 51: "window functions", 53: "window functions",
-	57: "window functions", 63: "window functions", 67: "window functions", 70: "window functions",
-	86: "window functions", 89: "window functions", 98: "window functions",
 	41: "a correlated subquery under OR",
 }
 

@@ -4,8 +4,9 @@
 //
 // The registry is the State interface, keyed by Key{SessionID, CacheID}, with
 // an in-memory backend (Memory, the default) and a durable one (Durable) that
-// persists materialized entries to a JSON file. Every entry follows one
-// lifecycle:
+// keeps materialized entries in a bbolt database in the scheduler's state
+// directory, one record per entry, written off the caller's path. Every
+// entry follows one lifecycle:
 //
 //	(absent) --Begin--> Pending{job} --Complete(job)--> Materialized
 //	                    Pending{job} --Abort(job)-----> (absent)
@@ -18,10 +19,19 @@
 // the caller can unpin and delete their shuffle files. Waiters on a Pending
 // entry are woken by a channel closed on every transition, never by polling.
 //
-// The eviction sweeper's policy (TTL and a least-recently-used byte cap that
-// never touches an entry with readers) lives here as methods; running it
-// periodically is the scheduler's job.
+// Each entry also carries its lineage (Source: files with size and
+// modification time, memory tables with their version), recorded by
+// SetSources while Pending and compared by the scheduler on every hit
+// (Changed), and a stale mark (MarkStale) for an entry kept with
+// consistency 'snapshot' after its sources changed. Options lists the entry
+// options (ttl, consistency) with their checks. A reader count names the
+// build it was taken on (Release), so a reader of a removed entry never
+// drops a reader of its replacement.
 //
-// cache imports Arrow, physical (for PartitionLocation and CacheKey) and qerr,
-// and nothing else of ours.
+// The eviction sweeper's policy (TTL and a least-recently-used byte cap that
+// never touches an entry with readers, and a per-session quota) lives here
+// as methods; running it periodically is the scheduler's job.
+//
+// cache imports Arrow, bbolt, physical (for PartitionLocation and CacheKey),
+// settings and qerr, and nothing else of ours.
 package cache

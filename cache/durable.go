@@ -3,12 +3,13 @@ package cache
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
+
+	"go.etcd.io/bbolt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -18,37 +19,49 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// Durable is the State that survives a scheduler restart: it behaves exactly
-// like Memory and, after every change to a materialized entry (complete,
-// removal, hit), rewrites a JSON file holding all materialized entries
-// (written to a temporary file in the same directory, synced, then renamed
-// over the old one, so a crash leaves the old or the new file, never a torn
-// one). NewDurable reloads them. Pending entries, reader counts and Stats
-// counters are not persisted: a build in flight at a crash is lost with its
-// job, and a reloaded entry whose executor is gone is caught by
-// validate-on-read.
+// Durable is the State that survives a scheduler restart (kill -9
+// included): it behaves exactly like Memory and keeps its materialized
+// entries in a bbolt database (StateFile) in a state directory, one record
+// per entry. After a change to a materialized entry (complete, removal, a
+// hit's counters, a stale mark) a writer goroutine writes what changed in
+// one transaction: only the records that differ from what is on disk are
+// put or deleted, never the whole registry, and never on the caller's (the
+// scheduler loop's) path. NewDurable reloads the entries. Pending entries,
+// reader counts and Stats counters are not persisted: a build in flight at
+// a crash is lost with its job, and a reloaded entry whose executor is gone
+// is caught by validate-on-read.
 //
 // A failed write does not fail the operation that caused it (the cache is a
 // hint; the in-memory state stays right): Err reports it, and the next change
-// or Sync retries.
+// or Sync retries. Close stops the writer after a last write.
 type Durable struct {
 	*Memory
 	path string
+	db   *bbolt.DB
 
-	wmu     sync.Mutex // serialises writes; guards written and err
-	written uint64     // Memory.version of the snapshot on disk
-	err     error      // the last write's error
+	wmu     sync.Mutex     // serialises writes; guards written and err
+	written map[Key][]byte // the records on disk, by key
+	err     error          // the last write's error
+	kick    chan struct{}  // capacity 1: a change is waiting to be written
+	stop    chan struct{}  // closed by Close
+	wg      sync.WaitGroup // the writer goroutine
+	closed  sync.Once
 }
 
 var _ State = (*Durable)(nil)
 
-// fileVersion is the format version of the JSON file.
-const fileVersion = 1
+// StateFile is the name of the database in the state directory.
+const StateFile = "cache.db"
 
-type fileImage struct {
-	Version int         `json:"version"`
-	Entries []fileEntry `json:"entries"`
-}
+// formatVersion is the version of the records' encoding, kept in the meta
+// bucket.
+const formatVersion = "2"
+
+var (
+	entriesBucket = []byte("entries")
+	metaBucket    = []byte("meta")
+	versionKey    = []byte("version")
+)
 
 type fileEntry struct {
 	SessionID string            `json:"session_id"`
@@ -65,10 +78,13 @@ type fileEntry struct {
 	LastHit   time.Time         `json:"last_hit"`
 	Hits      int64             `json:"hits"`
 	Options   map[string]string `json:"options,omitempty"`
+	Sources   []Source          `json:"sources,omitempty"`
+	Stale     string            `json:"stale,omitempty"`
+	Content   string            `json:"content_key,omitempty"`
 }
 
 // fileLocation is physical.PartitionLocation with stable JSON names, so the
-// file format does not change when a Go field is renamed.
+// record format does not change when a Go field is renamed.
 type fileLocation struct {
 	JobID           string `json:"job_id"`
 	StageID         int    `json:"stage_id"`
@@ -82,83 +98,183 @@ type fileLocation struct {
 	Bytes           int64  `json:"bytes"`
 }
 
-// NewDurable opens the registry persisted at path, reloading its materialized
-// entries; a missing file is an empty registry (created at the first change).
-// A file that cannot be read or decoded is an I/O error: the caller may
-// delete it and start empty, since every entry can be rebuilt.
-func NewDurable(path string, opts ...Option) (*Durable, error) {
-	m := NewMemory(opts...)
-	d := &Durable{Memory: m, path: path}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, qerr.IOf("cache: open durable registry %s: %w", path, err)
-	default:
-		if err := d.load(data); err != nil {
-			return nil, err
+// NewDurable opens (creating it if needed) the registry kept in dir,
+// reloading its materialized entries. A database that cannot be opened or
+// decoded is an I/O error: the caller may delete it and start empty, since
+// every entry can be rebuilt.
+func NewDurable(dir string, opts ...Option) (*Durable, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, qerr.IOf("cache: state dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, StateFile)
+	db, err := bbolt.Open(path, 0o644, &bbolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, qerr.IOf("cache: open state %s: %w", path, err)
+	}
+	d := &Durable{Memory: NewMemory(opts...), path: path, db: db, written: map[Key][]byte{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	if err := d.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	d.Memory.onChange = func() {
+		select {
+		case d.kick <- struct{}{}:
+		default: // a write is already due; it will take this change too
 		}
 	}
-	m.onChange = d.persist
+	d.wg.Add(1)
+	go d.writer()
 	return d, nil
 }
 
-// load fills the registry from a file image. Called before d is shared.
-func (d *Durable) load(data []byte) error {
-	var img fileImage
-	if err := json.Unmarshal(data, &img); err != nil {
-		return qerr.IOf("cache: read durable registry %s: %w", d.path, err)
-	}
-	if img.Version != fileVersion {
-		return qerr.IOf("cache: read durable registry %s: format version %d, want %d", d.path, img.Version, fileVersion)
-	}
-	for _, fe := range img.Entries {
-		schema, err := decodeSchema(fe.Schema)
+// load fills the registry from the database. Called before d is shared.
+func (d *Durable) load() error {
+	return d.db.Update(func(tx *bbolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(metaBucket)
 		if err != nil {
-			return qerr.IOf("cache: read durable registry %s: schema of %s/%s: %w", d.path, fe.SessionID, fe.CacheID, err)
+			return qerr.IOf("cache: state %s: %w", d.path, err)
 		}
-		locs := make([][]physical.PartitionLocation, len(fe.Locations))
-		for i, part := range fe.Locations {
-			locs[i] = make([]physical.PartitionLocation, len(part))
-			for j, l := range part {
-				locs[i][j] = physical.PartitionLocation{
-					JobID: l.JobID, StageID: l.StageID, OutputPartition: l.OutputPartition, MapPartition: l.MapPartition,
-					Executor: physical.ExecutorMeta{ID: l.ExecutorID, Host: l.Host, FlightPort: l.FlightPort},
-					Rows:     l.Rows, Batches: l.Batches, Bytes: l.Bytes,
-				}
+		if v := meta.Get(versionKey); v == nil {
+			if err := meta.Put(versionKey, []byte(formatVersion)); err != nil {
+				return qerr.IOf("cache: state %s: %w", d.path, err)
 			}
+		} else if string(v) != formatVersion {
+			return qerr.IOf("cache: state %s: format version %s, want %s", d.path, v, formatVersion)
 		}
-		k := Key{SessionID: fe.SessionID, CacheID: fe.CacheID}
-		d.Memory.entries[k] = &entry{Entry: Entry{
-			Key: k, Name: fe.Name, State: Materialized, JobID: fe.JobID, StageID: fe.StageID,
-			Schema: schema, Locations: locs, Disjoint: fe.Disjoint, Rows: fe.Rows, Bytes: fe.Bytes,
-			Created: fe.Created, LastHit: fe.LastHit, Hits: fe.Hits, Options: fe.Options,
-		}}
-	}
-	return nil
+		b, err := tx.CreateBucketIfNotExists(entriesBucket)
+		if err != nil {
+			return qerr.IOf("cache: state %s: %w", d.path, err)
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var fe fileEntry
+			if err := json.Unmarshal(v, &fe); err != nil {
+				return qerr.IOf("cache: state %s: record %q: %w", d.path, k, err)
+			}
+			e, err := fe.entry()
+			if err != nil {
+				return qerr.IOf("cache: state %s: record %q: %w", d.path, k, err)
+			}
+			d.Memory.entries[e.Key] = &entry{Entry: e}
+			d.written[e.Key] = slices.Clone(v)
+			return nil
+		})
+	})
 }
 
-// persist writes the current materialized entries if they changed since the
-// last successful write. Snapshot and write happen under wmu, so writes are
-// in version order and an older snapshot never replaces a newer one.
+// entry decodes a record.
+func (fe fileEntry) entry() (Entry, error) {
+	schema, err := decodeSchema(fe.Schema)
+	if err != nil {
+		return Entry{}, err
+	}
+	locs := make([][]physical.PartitionLocation, len(fe.Locations))
+	for i, part := range fe.Locations {
+		locs[i] = make([]physical.PartitionLocation, len(part))
+		for j, l := range part {
+			locs[i][j] = physical.PartitionLocation{
+				JobID: l.JobID, StageID: l.StageID, OutputPartition: l.OutputPartition, MapPartition: l.MapPartition,
+				Executor: physical.ExecutorMeta{ID: l.ExecutorID, Host: l.Host, FlightPort: l.FlightPort},
+				Rows:     l.Rows, Batches: l.Batches, Bytes: l.Bytes,
+			}
+		}
+	}
+	k := Key{SessionID: fe.SessionID, CacheID: fe.CacheID}
+	return Entry{
+		Key: k, Name: fe.Name, State: Materialized, JobID: fe.JobID, StageID: fe.StageID,
+		Schema: schema, Locations: locs, Disjoint: fe.Disjoint, Rows: fe.Rows, Bytes: fe.Bytes,
+		Created: fe.Created, LastHit: fe.LastHit, Hits: fe.Hits, Options: fe.Options,
+		Sources: fe.Sources, Stale: fe.Stale, ContentKey: fe.Content,
+	}, nil
+}
+
+// writer writes changes as they come until Close. Owner: Durable.
+func (d *Durable) writer() {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-d.kick:
+			d.persistSafe()
+		case <-d.stop:
+			d.persistSafe()
+			return
+		}
+	}
+}
+
+// persistSafe is persist with a panic turned into the write's error.
+func (d *Durable) persistSafe() {
+	defer func() {
+		if r := recover(); r != nil {
+			d.wmu.Lock()
+			d.err = qerr.Internalf("cache: persist registry %s: panic: %v", d.path, r)
+			d.wmu.Unlock()
+		}
+	}()
+	d.persist()
+}
+
+// persist writes the records that differ from what is on disk, in one
+// transaction; nothing when nothing differs.
 func (d *Durable) persist() {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
-	version, entries := d.Memory.snapshot()
-	if version == d.written && d.err == nil {
+	_, entries := d.Memory.snapshot()
+	enc := make(map[Key][]byte, len(entries))
+	for _, e := range entries {
+		b, err := encodeEntry(e)
+		if err != nil {
+			d.err = err
+			return
+		}
+		enc[e.Key] = b
+	}
+	changed := false
+	for k, v := range enc {
+		if !bytes.Equal(d.written[k], v) {
+			changed = true
+		}
+	}
+	for k := range d.written {
+		if _, ok := enc[k]; !ok {
+			changed = true
+		}
+	}
+	if !changed {
+		d.err = nil
 		return
 	}
-	if err := d.write(entries); err != nil {
-		d.err = err
+	err := d.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(entriesBucket)
+		for k, v := range enc {
+			if !bytes.Equal(d.written[k], v) {
+				if err := b.Put(recordKey(k), v); err != nil {
+					return err
+				}
+			}
+		}
+		for k := range d.written {
+			if _, ok := enc[k]; !ok {
+				if err := b.Delete(recordKey(k)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		d.err = qerr.IOf("cache: persist registry %s: %w", d.path, err)
 		return
 	}
-	d.written, d.err = version, nil
+	d.written, d.err = enc, nil
 }
+
+func recordKey(k Key) []byte { return []byte(k.SessionID + "\x00" + k.CacheID) }
 
 // Sync writes the registry now if a change is not on disk yet (retrying a
 // failed write) and returns the write's error.
 func (d *Durable) Sync() error {
-	d.persist()
+	d.persistSafe()
 	return d.Err()
 }
 
@@ -167,6 +283,21 @@ func (d *Durable) Err() error {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
 	return d.err
+}
+
+// Close writes what is pending, stops the writer and closes the database.
+// It is idempotent; the registry must not be used after it.
+func (d *Durable) Close() error {
+	var err error
+	d.closed.Do(func() {
+		close(d.stop)
+		d.wg.Wait()
+		err = d.Err()
+		if cerr := d.db.Close(); err == nil && cerr != nil {
+			err = qerr.IOf("cache: close state %s: %w", d.path, cerr)
+		}
+	})
+	return err
 }
 
 // snapshot returns the version and copies of the materialized entries,
@@ -184,59 +315,33 @@ func (m *Memory) snapshot() (uint64, []Entry) {
 	return m.version, out
 }
 
-// write replaces the file with entries: temp file, fsync, rename.
-func (d *Durable) write(entries []Entry) error {
-	img := fileImage{Version: fileVersion, Entries: make([]fileEntry, 0, len(entries))}
-	for _, e := range entries {
-		schema, err := encodeSchema(e.Schema)
-		if err != nil {
-			return qerr.Internalf("cache: persist %s: encode schema: %w", keyString(e.Key), err)
-		}
-		fe := fileEntry{
-			SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, JobID: e.JobID, StageID: e.StageID,
-			Schema: schema, Locations: make([][]fileLocation, len(e.Locations)), Disjoint: e.Disjoint, Rows: e.Rows, Bytes: e.Bytes,
-			Created: e.Created, LastHit: e.LastHit, Hits: e.Hits, Options: e.Options,
-		}
-		for i, part := range e.Locations {
-			fe.Locations[i] = make([]fileLocation, len(part))
-			for j, l := range part {
-				fe.Locations[i][j] = fileLocation{
-					JobID: l.JobID, StageID: l.StageID, OutputPartition: l.OutputPartition, MapPartition: l.MapPartition,
-					ExecutorID: l.Executor.ID, Host: l.Executor.Host, FlightPort: l.Executor.FlightPort,
-					Rows: l.Rows, Batches: l.Batches, Bytes: l.Bytes,
-				}
+// encodeEntry encodes one materialized entry as its record.
+func encodeEntry(e Entry) ([]byte, error) {
+	schema, err := encodeSchema(e.Schema)
+	if err != nil {
+		return nil, qerr.Internalf("cache: persist %s: encode schema: %w", keyString(e.Key), err)
+	}
+	fe := fileEntry{
+		SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, JobID: e.JobID, StageID: e.StageID,
+		Schema: schema, Locations: make([][]fileLocation, len(e.Locations)), Disjoint: e.Disjoint, Rows: e.Rows, Bytes: e.Bytes,
+		Created: e.Created, LastHit: e.LastHit, Hits: e.Hits, Options: e.Options,
+		Sources: e.Sources, Stale: e.Stale, Content: e.ContentKey,
+	}
+	for i, part := range e.Locations {
+		fe.Locations[i] = make([]fileLocation, len(part))
+		for j, l := range part {
+			fe.Locations[i][j] = fileLocation{
+				JobID: l.JobID, StageID: l.StageID, OutputPartition: l.OutputPartition, MapPartition: l.MapPartition,
+				ExecutorID: l.Executor.ID, Host: l.Executor.Host, FlightPort: l.Executor.FlightPort,
+				Rows: l.Rows, Batches: l.Batches, Bytes: l.Bytes,
 			}
 		}
-		img.Entries = append(img.Entries, fe)
 	}
-	data, err := json.MarshalIndent(img, "", "  ")
+	b, err := json.Marshal(fe)
 	if err != nil {
-		return qerr.Internalf("cache: persist registry %s: %w", d.path, err)
+		return nil, qerr.Internalf("cache: persist %s: %w", keyString(e.Key), err)
 	}
-	dir, base := filepath.Split(d.path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, base+".tmp-*")
-	if err != nil {
-		return qerr.IOf("cache: persist registry %s: %w", d.path, err)
-	}
-	tmpName := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmpName, d.path)
-	}
-	if err != nil {
-		_ = os.Remove(tmpName) // best effort: the write already failed
-		return qerr.IOf("cache: persist registry %s: %w", d.path, err)
-	}
-	return nil
+	return b, nil
 }
 
 // encodeSchema serialises a schema as an Arrow IPC stream with no batches:

@@ -10,17 +10,35 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"go.etcd.io/bbolt"
 
 	"github.com/quiverdb/quiver/qerr"
 )
 
-func TestDurableReload(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "caches.json")
-	clock := newClock()
-	d, err := NewDurable(path, WithClock(clock.Now))
+// openDurable opens the registry in dir, closed when the test ends.
+func openDurable(t *testing.T, dir string, opts ...Option) *Durable {
+	t.Helper()
+	d, err := NewDurable(dir, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// reopen closes d (its last changes written) and opens dir again.
+func reopen(t *testing.T, d *Durable, dir string) *Durable {
+	t.Helper()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return openDurable(t, dir)
+}
+
+func TestDurableReload(t *testing.T) {
+	path := t.TempDir()
+	clock := newClock()
+	d := openDurable(t, path, WithClock(clock.Now))
 	a, b, p := key("s1", "a"), key("s2", "b"), key("s1", "pending")
 	d.Begin(a, "job-a", "orders_cached", map[string]string{TTLOption: "2h"})
 	mustComplete(t, d, a, "job-a", 3, "ex1", "ex2")
@@ -29,17 +47,14 @@ func TestDurableReload(t *testing.T) {
 	d.Begin(p, "job-p", "", nil)
 	clock.Advance(time.Minute)
 	d.Touch(a)
-	if err := d.Err(); err != nil {
+	if err := d.Sync(); err != nil {
 		t.Fatalf("persist: %v", err)
 	}
 	wantA, _ := d.Lookup(a)
 	wantB, _ := d.Lookup(b)
 
 	// Reopen: materialized entries are back, the pending claim is not.
-	r, err := NewDurable(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := reopen(t, d, path)
 	for _, want := range []Entry{wantA, wantB} {
 		got, ok := r.Lookup(want.Key)
 		if !ok {
@@ -68,20 +83,13 @@ func TestDurableReload(t *testing.T) {
 	if got := r.InvalidateExecutor("ex1"); len(got) != 1 || got[0].Key != a {
 		t.Fatalf("invalidate ex1 = %v", got)
 	}
-	r2, err := NewDurable(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r2 := reopen(t, r, path)
 	if got := r2.List(""); len(got) != 1 || got[0].Key != b {
 		t.Fatalf("after removal and reopen: %v", got)
 	}
 	// A reloaded entry wakes no one and waits for nothing.
 	if err := r2.Wait(context.Background(), b); err != nil {
 		t.Fatal(err)
-	}
-	matches, _ := filepath.Glob(path + ".tmp-*")
-	if len(matches) != 0 {
-		t.Fatalf("temporary files left: %v", matches)
 	}
 }
 
@@ -107,66 +115,93 @@ func TestDurableSchemaRoundTrip(t *testing.T) {
 
 func TestDurableMissingAndCorruptFile(t *testing.T) {
 	dir := t.TempDir()
-	d, err := NewDurable(filepath.Join(dir, "none.json"))
-	if err != nil || len(d.List("")) != 0 {
-		t.Fatalf("missing file: %v %v", d, err)
+	d := openDurable(t, filepath.Join(dir, "new"))
+	if len(d.List("")) != 0 {
+		t.Fatalf("a new state dir: %v", d.List(""))
 	}
-	bad := filepath.Join(dir, "bad.json")
-	if err := os.WriteFile(bad, []byte("{not json"), 0o644); err != nil {
+	bad := filepath.Join(dir, "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, StateFile), []byte("not a database, but long enough to be read as one? no"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := NewDurable(bad); qerr.KindOf(err) != qerr.IO {
 		t.Fatalf("corrupt file: %v, want an io error", err)
 	}
-	future := filepath.Join(dir, "future.json")
-	if err := os.WriteFile(future, []byte(`{"version": 99, "entries": []}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewDurable(future); qerr.KindOf(err) != qerr.IO {
-		t.Fatalf("unknown version: %v, want an io error", err)
+	// A record that does not decode, and a format from the future.
+	for name, edit := range map[string]func(*bbolt.Tx) error{
+		"record": func(tx *bbolt.Tx) error { return tx.Bucket(entriesBucket).Put([]byte("s\x00c"), []byte("{not json")) },
+		"format": func(tx *bbolt.Tx) error { return tx.Bucket(metaBucket).Put(versionKey, []byte("99")) },
+	} {
+		sub := filepath.Join(dir, name)
+		d, err := NewDurable(sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db, err := bbolt.Open(filepath.Join(sub, StateFile), 0o644, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Update(edit); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if _, err := NewDurable(sub); qerr.KindOf(err) != qerr.IO {
+			t.Fatalf("%s: %v, want an io error", name, err)
+		}
 	}
 }
 
-func TestDurableWriteFailureKeepsMemoryState(t *testing.T) {
+// TestDurableWritesChangesOnly: a hit rewrites its entry's record and no
+// other; a removal deletes one record; the writes happen off the caller.
+func TestDurableWritesChangesOnly(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "sub", "caches.json") // sub does not exist yet
-	d, err := NewDurable(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := key("s1", "c1")
-	d.Begin(k, "job-1", "", nil)
-	mustComplete(t, d, k, "job-1", 1) // the write fails; the completion does not
-	if qerr.KindOf(d.Err()) != qerr.IO {
-		t.Fatalf("err = %v, want an io error", d.Err())
-	}
-	if e, ok := d.Lookup(k); !ok || e.State != Materialized {
-		t.Fatalf("in-memory state lost: %+v", e)
-	}
-	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
-		t.Fatal(err)
+	d := openDurable(t, dir)
+	for _, id := range []string{"a", "b", "c"} {
+		d.Begin(key("s", id), "job-"+id, "", nil)
+		mustComplete(t, d, key("s", id), "job-"+id, 1, "ex1")
 	}
 	if err := d.Sync(); err != nil {
-		t.Fatalf("retry: %v", err)
-	}
-	r, err := NewDurable(path)
-	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := r.Lookup(k); !ok {
-		t.Fatal("entry not persisted by the retry")
+	records := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		if err := d.db.View(func(tx *bbolt.Tx) error {
+			return tx.Bucket(entriesBucket).ForEach(func(k, v []byte) error {
+				out[string(k)] = string(v)
+				return nil
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := records()
+	d.Touch(key("s", "b"))
+	d.Invalidate(key("s", "c"))
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	after := records()
+	if len(before) != 3 || len(after) != 2 || after["s\x00a"] != before["s\x00a"] || after["s\x00b"] == before["s\x00b"] {
+		t.Fatalf("records before %d, after %d; a unchanged %v, b changed %v", len(before), len(after),
+			after["s\x00a"] == before["s\x00a"], after["s\x00b"] != before["s\x00b"])
+	}
+	if _, ok := after["s\x00c"]; ok {
+		t.Fatal("the removed entry's record is still there")
 	}
 }
 
-// TestDurableConcurrentWrites checks that concurrent changes leave the file
-// holding the final state: writes happen in version order, so an older
-// snapshot never lands over a newer one.
+// TestDurableConcurrentWrites checks that concurrent changes leave the
+// database holding the final state.
 func TestDurableConcurrentWrites(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "caches.json")
-	d, err := NewDurable(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := t.TempDir()
+	d := openDurable(t, path)
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Add(1)
@@ -187,14 +222,12 @@ func TestDurableConcurrentWrites(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if err := d.Err(); err != nil {
+	if err := d.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewDurable(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, want := r.List(""), d.List("")
+	want := d.List("")
+	r := reopen(t, d, path)
+	got := r.List("")
 	if len(got) != 8 || len(got) != len(want) {
 		t.Fatalf("reloaded %d entries, registry has %d, want 8", len(got), len(want))
 	}

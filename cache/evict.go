@@ -110,3 +110,42 @@ func (m *Memory) expiredLocked(now time.Time, defaultTTL time.Duration, maxBytes
 	}
 	return victims
 }
+
+// EvictSession removes entries of sessionID nobody reads, least recently
+// used first, until the session's materialized entries total at most
+// maxBytes (its own quota under the scheduler's cap), counting them as
+// CauseEvicted; it returns the removed entries.
+func (m *Memory) EvictSession(sessionID string, maxBytes int64) []Entry {
+	unlock := m.lock()
+	defer unlock()
+	var live []*entry
+	var total int64
+	for k, e := range m.entries {
+		if k.SessionID != sessionID || e.State != Materialized {
+			continue
+		}
+		total += e.Bytes
+		if e.Readers == 0 {
+			live = append(live, e)
+		}
+	}
+	if maxBytes <= 0 || total <= maxBytes {
+		return nil
+	}
+	slices.SortFunc(live, func(a, b *entry) int {
+		if c := a.lastUsed().Compare(b.lastUsed()); c != 0 {
+			return c
+		}
+		return compareKeys(a.Key, b.Key)
+	})
+	var out []Entry
+	for _, e := range live {
+		if total <= maxBytes {
+			break
+		}
+		m.invalidateLocked(e, CauseEvicted)
+		out = append(out, e.clone())
+		total -= e.Bytes
+	}
+	return out
+}

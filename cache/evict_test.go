@@ -42,7 +42,7 @@ func TestExpiredTTL(t *testing.T) {
 	}
 
 	clock.Advance(2 * time.Hour) // 3h30m since creation, 2h since the hit
-	m.Release(key("s", "read"))
+	m.Release(key("s", "read"), "job-read")
 	want := []Key{key("s", "bad"), key("s", "default"), key("s", "hot"), key("s", "long"), key("s", "read")}
 	if got := m.Expired(clock.Now(), time.Hour, 0); !reflect.DeepEqual(got, want) {
 		t.Fatalf("expired after 3h30m = %v, want %v", got, want)

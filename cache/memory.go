@@ -341,10 +341,10 @@ func (m *Memory) Acquire(k Key) bool {
 }
 
 // Release implements State.
-func (m *Memory) Release(k Key) {
+func (m *Memory) Release(k Key, jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.entries[k]; ok && e.Readers > 0 {
+	if e, ok := m.entries[k]; ok && e.State == Materialized && e.JobID == jobID && e.Readers > 0 {
 		e.Readers--
 	}
 }
@@ -392,4 +392,103 @@ func sortByKey(es []Entry) {
 
 func compareKeys(a, b Key) int {
 	return cmp.Or(strings.Compare(a.SessionID, b.SessionID), strings.Compare(a.CacheID, b.CacheID))
+}
+
+// SetSources implements State.
+func (m *Memory) SetSources(k Key, jobID string, srcs []Source) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[k]
+	if !ok || e.State != Pending || e.JobID != jobID {
+		return qerr.Execf("cache: set sources of %s for job %s: %s: %w", keyString(k), jobID, describe(e, ok), ErrStale)
+	}
+	e.Sources = slices.Clone(srcs)
+	return nil
+}
+
+// MarkStale implements State.
+func (m *Memory) MarkStale(k Key, reason string) bool {
+	unlock := m.lock()
+	defer unlock()
+	e, ok := m.entries[k]
+	if !ok || e.State != Materialized {
+		return false
+	}
+	if e.Stale != reason {
+		e.Stale = reason
+		m.version++
+	}
+	return true
+}
+
+// SetContentKey implements State.
+func (m *Memory) SetContentKey(k Key, jobID, contentKey string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[k]
+	if !ok || e.State != Pending || e.JobID != jobID {
+		return qerr.Execf("cache: set content key of %s for job %s: %s: %w", keyString(k), jobID, describe(e, ok), ErrStale)
+	}
+	e.ContentKey = contentKey
+	return nil
+}
+
+// FindContent implements State.
+func (m *Memory) FindContent(contentKey string) (Entry, bool) {
+	if contentKey == "" {
+		return Entry{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var best *entry
+	for _, e := range m.entries {
+		if e.ContentKey != contentKey {
+			continue
+		}
+		switch {
+		case best == nil,
+			e.State == Materialized && best.State != Materialized,
+			e.State == best.State && (e.Created.Before(best.Created) || e.Created.Equal(best.Created) && compareKeys(e.Key, best.Key) < 0):
+			best = e
+		}
+	}
+	if best == nil {
+		return Entry{}, false
+	}
+	return best.clone(), true
+}
+
+// Attach implements State.
+func (m *Memory) Attach(k Key, name string, opts map[string]string, from Key) (Entry, bool) {
+	unlock := m.lock()
+	defer unlock()
+	if _, ok := m.entries[k]; ok {
+		return Entry{}, false
+	}
+	src, ok := m.entries[from]
+	if !ok || src.State != Materialized {
+		return Entry{}, false
+	}
+	e := &entry{Entry: src.clone()}
+	e.Key, e.Name, e.Options = k, name, nil
+	if opts != nil {
+		e.Options = Entry{Options: opts}.clone().Options
+	}
+	e.Created, e.LastHit, e.Hits, e.Readers, e.Stale = m.now(), time.Time{}, 0, 0, ""
+	m.entries[k] = e
+	m.version++
+	return e.clone(), true
+}
+
+// Sharers implements State.
+func (m *Memory) Sharers(e Entry) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k, o := range m.entries {
+		if k != e.Key && o.JobID == e.JobID && o.StageID == e.StageID && o.State == Materialized {
+			n++
+		}
+	}
+	return n
 }

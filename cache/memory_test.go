@@ -450,13 +450,17 @@ func TestTouchAcquireReleaseStats(t *testing.T) {
 	if e.Hits != 2 || !e.LastHit.Equal(clock.Now()) || e.Readers != 2 {
 		t.Fatalf("entry = %+v", e)
 	}
-	m.Release(k)
-	m.Release(k)
-	m.Release(k) // unpaired: must not go negative
+	m.Release(k, "job-0") // a reader of another build of k: not ours to drop
+	if e, _ := m.Lookup(k); e.Readers != 2 {
+		t.Fatalf("a release naming another build dropped a reader: %d", e.Readers)
+	}
+	m.Release(k, "job-1")
+	m.Release(k, "job-1")
+	m.Release(k, "job-1") // unpaired: must not go negative
 	if e, _ := m.Lookup(k); e.Readers != 0 {
 		t.Fatalf("readers = %d", e.Readers)
 	}
-	m.Release(key("s1", "absent")) // no-op
+	m.Release(key("s1", "absent"), "job-1") // no-op
 	s := m.Stats()
 	if s.Hits != 2 || s.BytesRead != 200 || s.Bytes != 200 || s.Entries != 1 {
 		t.Fatalf("stats = %+v", s)

@@ -19,6 +19,11 @@ type modelEntry struct {
 	job   string
 	stage int
 	execs []string // executor of each output partition (materialized only)
+	// sources is the lineage set while pending; stale the snapshot mark;
+	// readers the Acquire count (materialized only).
+	sources []Source
+	stale   string
+	readers int
 }
 
 // model is the registry as a plain map plus the counters it must report.
@@ -33,7 +38,8 @@ func (md *model) remove(k Key, cause Cause) {
 }
 
 // TestPropertyRandomEventOrders drives random sequences of begin, set-stage,
-// complete, abort, invalidate, executor loss and session close against the
+// complete, abort, invalidate, executor loss, session close, lineage
+// records, stale marks and reader counts (naming a build) against the
 // model, checking every result and, after every step, the whole state: the
 // entries, the pins, the counters and which keys Wait would block on.
 func TestPropertyRandomEventOrders(t *testing.T) {
@@ -65,7 +71,7 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 	}
 
 	for range steps {
-		switch op := rng.IntN(10); op {
+		switch op := rng.IntN(13); op {
 		case 0, 1: // begin
 			k, job := randKey(), randJob()
 			history = append(history, fmt.Sprintf("begin(%v,%s)", k, job))
@@ -117,7 +123,7 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 				if err != nil {
 					fail("complete: %v", err)
 				}
-				md.entries[k] = modelEntry{state: Materialized, job: job, stage: stage, execs: execs}
+				md.entries[k] = modelEntry{state: Materialized, job: job, stage: stage, execs: execs, sources: me.sources}
 				md.stats.Materializations++
 			default:
 				if !errors.Is(err, ErrStale) || qerr.KindOf(err) != qerr.Execution {
@@ -181,6 +187,55 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 			if got := keysOf(m.RemoveSession(s)); !reflect.DeepEqual(got, want) {
 				fail("remove session %s = %v, want %v", s, got, want)
 			}
+		case 10: // record lineage
+			k, job := randKey(), randJob()
+			src := []Source{{Table: pick("t", "u"), Path: pick("a", "b"), Size: int64(rng.IntN(3))}}
+			history = append(history, fmt.Sprintf("setSources(%v,%s,%v)", k, job, src))
+			err := m.SetSources(k, job, src)
+			me, ok := md.entries[k]
+			if ok && me.state == Pending && me.job == job {
+				if err != nil {
+					fail("set sources: %v", err)
+				}
+				me.sources = src
+				md.entries[k] = me
+			} else if !errors.Is(err, ErrStale) {
+				fail("set sources = %v, want stale", err)
+			}
+		case 11: // stale mark
+			k, reason := randKey(), pick("t changed", "u changed")
+			history = append(history, fmt.Sprintf("markStale(%v,%s)", k, reason))
+			got := m.MarkStale(k, reason)
+			me, ok := md.entries[k]
+			want := ok && me.state == Materialized
+			if got != want {
+				fail("mark stale = %v, want %v", got, want)
+			}
+			if want {
+				me.stale = reason
+				md.entries[k] = me
+			}
+		case 12: // a reader comes or goes, naming the build it read
+			k, job := randKey(), randJob()
+			me, ok := md.entries[k]
+			if rng.IntN(2) == 0 {
+				history = append(history, fmt.Sprintf("acquire(%v)", k))
+				want := ok && me.state == Materialized
+				if got := m.Acquire(k); got != want {
+					fail("acquire = %v, want %v", got, want)
+				}
+				if want {
+					me.readers++
+					md.entries[k] = me
+				}
+			} else {
+				history = append(history, fmt.Sprintf("release(%v,%s)", k, job))
+				m.Release(k, job)
+				if ok && me.state == Materialized && me.job == job && me.readers > 0 {
+					me.readers--
+					md.entries[k] = me
+				}
+			}
 		}
 		checkState(t, m, md, fail)
 	}
@@ -216,6 +271,9 @@ func checkState(t *testing.T, m *Memory, md *model, fail func(string, ...any)) {
 		}
 		if e.State != me.state || e.JobID != me.job || e.StageID != me.stage {
 			fail("%v = %v/%s/%d, model %v/%s/%d", e.Key, e.State, e.JobID, e.StageID, me.state, me.job, me.stage)
+		}
+		if !slices.Equal(e.Sources, me.sources) || e.Stale != me.stale || e.Readers != me.readers {
+			fail("%v sources %v stale %q readers %d, model %v %q %d", e.Key, e.Sources, e.Stale, e.Readers, me.sources, me.stale, me.readers)
 		}
 		var execs []string
 		for _, part := range e.Locations {

@@ -104,6 +104,17 @@ type Entry struct {
 	// Readers counts running queries reading the entry (Acquire/Release);
 	// eviction never removes an entry with Readers > 0.
 	Readers int
+	// Sources is the entry's lineage, fingerprinted when its build was
+	// claimed (SetSources); a hit compares it with the sources' current
+	// fingerprints.
+	Sources []Source
+	// Stale, when set, says which sources changed since the build of an
+	// entry kept with consistency 'snapshot' (MarkStale).
+	Stale string
+	// ContentKey fingerprints what the entry holds: its input plan and its
+	// sources' fingerprints ("" when it may not be shared). Entries with
+	// one content key may share one copy of the data (Attach).
+	ContentKey string
 }
 
 // Executors returns the distinct ids of the executors holding the entry's
@@ -138,6 +149,7 @@ func (e Entry) clone() Entry {
 		e.Locations = locs
 	}
 	e.Disjoint = slices.Clone(e.Disjoint)
+	e.Sources = slices.Clone(e.Sources)
 	if e.Options != nil {
 		opts := make(map[string]string, len(e.Options))
 		for k, v := range e.Options {
@@ -169,9 +181,12 @@ const (
 	CauseEvicted
 	// CauseFetchFailed: reading the entry back failed (a file is gone).
 	CauseFetchFailed
+	// CauseSourceChanged: a source the entry was built from changed (strict
+	// consistency), or a table or view it reads was replaced or dropped.
+	CauseSourceChanged
 
 	// NumCauses is the number of causes, the length of Stats.Invalidations.
-	NumCauses = int(CauseFetchFailed) + 1
+	NumCauses = int(CauseSourceChanged) + 1
 )
 
 func (c Cause) String() string {
@@ -186,6 +201,8 @@ func (c Cause) String() string {
 		return "evicted"
 	case CauseFetchFailed:
 		return "fetch_failed"
+	case CauseSourceChanged:
+		return "source_changed"
 	default:
 		return fmt.Sprintf("Cause(%d)", int(c))
 	}
@@ -262,9 +279,10 @@ type State interface {
 	// eviction, and reports whether k was materialized. Each successful
 	// Acquire must be paired with one Release once the query stops reading.
 	Acquire(k Key) bool
-	// Release ends a reader registered by Acquire; it is a no-op if k was
-	// removed meanwhile.
-	Release(k Key)
+	// Release ends a reader registered by Acquire on the entry jobID built;
+	// it is a no-op if that entry was removed meanwhile, even if k now names
+	// a newer build (whose readers are not the caller's to drop).
+	Release(k Key, jobID string)
 	// Wait blocks until the Pending claim on k seen at the call ends
 	// (materialized, aborted or removed) or ctx ends, and returns nil at once
 	// if k is not Pending. It is event-driven: a channel closed on every
@@ -273,4 +291,25 @@ type State interface {
 	Wait(ctx context.Context, k Key) error
 	// Stats returns the counters.
 	Stats() Stats
+	// SetSources records the lineage of jobID's Pending claim on k (taken
+	// before the build reads anything, so a change during the build shows
+	// as stale later). Not owning the claim is ErrStale.
+	SetSources(k Key, jobID string, srcs []Source) error
+	// MarkStale records on materialized k that its sources changed (reason
+	// names them) while it keeps serving; false if k is not materialized.
+	MarkStale(k Key, reason string) bool
+	// SetContentKey records the content key of jobID's Pending claim on k.
+	// Not owning the claim is ErrStale.
+	SetContentKey(k Key, jobID, contentKey string) error
+	// FindContent returns an entry holding contentKey, a materialized one
+	// first (the least recently created), else a pending one.
+	FindContent(contentKey string) (Entry, bool)
+	// Attach registers absent k as materialized over the data of
+	// materialized from (same job, stage and files: one copy, a reference
+	// per holder), with its own name, options and counters, and returns
+	// it; false if k exists or from is not materialized.
+	Attach(k Key, name string, opts map[string]string, from Key) (Entry, bool)
+	// Sharers counts the other entries over the same data as e (the same
+	// job and stage): e's files may be deleted only when it is 0.
+	Sharers(e Entry) int
 }

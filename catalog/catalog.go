@@ -54,9 +54,10 @@ type Table struct {
 	// distinct values of each column, 0 when unknown (nil: none known). It
 	// comes from file statistics and serves only cardinality estimates.
 	Distinct []int64
-	// Version counts the writes to the table (INSERT, DELETE, TRUNCATE,
-	// CREATE OR REPLACE): each registers a new Table one higher, so that
-	// anything built on an older version can tell it is stale.
+	// Version changes with every write to the table (INSERT, DELETE,
+	// TRUNCATE, CREATE OR REPLACE, BumpVersion): the catalog registers the
+	// new contents under a version it has not given that name before, so
+	// anything built on an older version (a cache) knows it is stale.
 	Version uint64
 }
 
@@ -86,6 +87,9 @@ type Catalog struct {
 	tables map[string]*Table
 	views  map[string]*View
 	cached map[string]*Cached
+	// versions is the last Table.Version given per name; it survives a
+	// drop, so a re-registered name never repeats a version.
+	versions map[string]uint64
 }
 
 // Cached marks a table or view as cached by CACHE TABLE: queries naming it
@@ -98,11 +102,73 @@ type Cached struct {
 	Lazy    bool // declared LAZY: not built until first used
 	// OwnsView is set when CACHE TABLE ... AS query created the view Name.
 	OwnsView bool
+	// Deps are the lower-cased names of the tables, views and cached names
+	// the cached plan reads (through views): replacing or dropping one of
+	// them invalidates this cache.
+	Deps []string
+	// SQL is the query of CACHE TABLE ... AS query ("" otherwise), kept
+	// so that the cache can be planned again when a dependency changes.
+	SQL     string
+	Options map[string]string
+}
+
+// Dependents returns the cache marks that read name (directly or through
+// other cache marks), sorted by name, name's own mark excluded.
+func (c *Catalog) Dependents(name string) []*Cached {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	seen := map[string]bool{key(name): true}
+	frontier := []string{key(name)}
+	var out []*Cached
+	for len(frontier) > 0 {
+		n := frontier[0]
+		frontier = frontier[1:]
+		for k, ct := range c.cached {
+			if seen[k] || !slices.Contains(ct.Deps, n) {
+				continue
+			}
+			seen[k] = true
+			out = append(out, ct)
+			frontier = append(frontier, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Cached) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// MarkAllLazy marks every cache declaration lazy (its data is gone: it is
+// built again on first use) and returns those that were not, sorted.
+func (c *Catalog) MarkAllLazy() []*Cached {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Cached
+	for _, ct := range c.cached {
+		if !ct.Lazy {
+			ct.Lazy = true
+			out = append(out, ct)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Cached) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// BumpVersion gives the memory table name a new version (every write calls
+// it) and returns it; false if name is not a table.
+func (c *Catalog) BumpVersion(name string) (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.tables[key(name)]
+	if !ok {
+		return 0, false
+	}
+	c.versions[key(name)]++
+	t.Version = c.versions[key(name)]
+	return t.Version, true
 }
 
 // New returns an empty catalog.
 func New() *Catalog {
-	return &Catalog{tables: map[string]*Table{}, views: map[string]*View{}, cached: map[string]*Cached{}}
+	return &Catalog{tables: map[string]*Table{}, views: map[string]*View{}, cached: map[string]*Cached{}, versions: map[string]uint64{}}
 }
 
 // SetCached marks c.Name as cached; it errors if the name is already cached.
@@ -162,6 +228,8 @@ func (c *Catalog) RegisterTable(t *Table, replace bool) error {
 		}
 		releaseTable(old)
 	}
+	c.versions[k] = max(c.versions[k]+1, t.Version)
+	t.Version = c.versions[k]
 	c.tables[k] = t
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/quiverdb/quiver/exec/scan"
 	"github.com/quiverdb/quiver/exec/shuffle"
 	"github.com/quiverdb/quiver/exec/sort"
+	"github.com/quiverdb/quiver/exec/window"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -37,6 +38,8 @@ func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Opera
 		op, err = join.NewNestedLoopJoin(tc, n, partition)
 	case *physical.Sort:
 		op, err = sort.NewSort(tc, n, partition)
+	case *physical.Window:
+		op, err = window.NewWindow(tc, n, partition)
 	case *physical.SortPreservingMerge:
 		op, err = newSortPreservingMerge(tc, n, partition)
 	case *physical.Limit:

@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,20 +13,30 @@ import (
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // hangingPeer is a Flight server whose DoGet never sends anything: a task
 // reading from it runs until cancelled.
 type hangingPeer struct {
 	flight.BaseFlightServer
-	entered chan struct{}
+	entered  chan struct{}
+	released chan struct{} // closed by release: DoGet then answers NotFound
+	once     sync.Once
 }
 
 func (p *hangingPeer) DoGet(_ *flight.Ticket, s flight.FlightService_DoGetServer) error {
 	p.entered <- struct{}{}
-	<-s.Context().Done()
-	return s.Context().Err()
+	select {
+	case <-s.Context().Done():
+		return s.Context().Err()
+	case <-p.released:
+		return status.Error(codes.NotFound, "released")
+	}
 }
+
+func (p *hangingPeer) release() { p.once.Do(func() { close(p.released) }) }
 
 // startHangingPeer serves a hangingPeer until the test ends and returns it
 // with its executor meta.
@@ -35,7 +46,7 @@ func startHangingPeer(t *testing.T) (*hangingPeer, physical.ExecutorMeta) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &hangingPeer{entered: make(chan struct{}, 10)}
+	p := &hangingPeer{entered: make(chan struct{}, 10), released: make(chan struct{})}
 	srv := grpc.NewServer()
 	flight.RegisterFlightServiceServer(srv, p)
 	done := make(chan struct{})

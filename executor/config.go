@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/settings"
 )
@@ -22,6 +23,17 @@ type Config struct {
 	VCores            int           // tasks run at once (default GOMAXPROCS)
 	ID                string        // default: a new UUID
 	HeartbeatInterval time.Duration // default 2s
+	// MetricsAddr is the host:port to serve Prometheus /metrics and
+	// /healthz on over HTTP ("" serves nothing; port 0 picks one).
+	MetricsAddr string
+	// AuthToken, when set, is required on every call to the executor
+	// (ExecutorService, Flight) and on /metrics, and sent on its calls to
+	// the scheduler and to other executors (package auth).
+	AuthToken auth.Token
+	// TLS, when it has a certificate, makes the executor's gRPC (and Flight)
+	// and metrics ports speak TLS (mutual on gRPC with a CA); its calls to
+	// the scheduler and other executors use it as a client (package auth).
+	TLS auth.TLS
 
 	// MemoryTables resolves in-process (standalone) memory tables; nil on a
 	// real cluster. The batches are borrowed.
@@ -32,6 +44,11 @@ type Config struct {
 	// Logger receives registration, heartbeat and task-report problems
 	// (default slog.Default()).
 	Logger *slog.Logger
+	// MemoryLimit bounds the memory all of this executor's tasks hold at
+	// once, whatever limits their queries set (quiver.memory_limit can only
+	// lower a task's share): > 0 is the limit in bytes, 0 takes the
+	// default (DefaultMemoryLimit), < 0 means none.
+	MemoryLimit int64
 	// StatusRetryWindow is how long a task status is retried while the
 	// scheduler cannot be reached before it is dropped (default 1m; the
 	// scheduler's executor-loss handling covers a dropped status).
@@ -67,6 +84,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.MemoryLimit == 0 {
+		c.MemoryLimit = DefaultMemoryLimit()
+	}
 	if c.StatusRetryWindow <= 0 {
 		c.StatusRetryWindow = time.Minute
 	}
@@ -90,4 +110,16 @@ func parseTaskSettings(m map[string]string) (taskSettings, error) {
 	batch, _ := v.Int(settings.BatchSize)
 	limit, _ := v.Int(settings.MemoryLimit)
 	return taskSettings{batchSize: int(batch), memoryLimit: limit}, nil
+}
+
+// DefaultMemoryLimit is three quarters of the machine's physical memory,
+// leaving the rest to the Go runtime's own overhead, the page cache the
+// shuffle and cache files are read through, and other processes; -1 (no
+// limit) where the machine's memory cannot be read.
+func DefaultMemoryLimit() int64 {
+	total := physicalMemory()
+	if total <= 0 {
+		return -1
+	}
+	return total / 4 * 3
 }

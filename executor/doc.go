@@ -6,6 +6,8 @@
 // over Arrow Flight DoGet, and deletes job data when told to (never pinned
 // cache stages). FlightFetcher is the matching Flight client, used by
 // shuffle readers on other executors and by the client to fetch results.
+// It serves Prometheus metrics and /healthz on MetricsAddr, and Drain
+// leaves the cluster without losing running tasks.
 //
 // executor may import exec, exec/eval, physical, physical/codec, arrowpb, rpc
 // and qerr; never logical, sql, scheduler or the TiDB parser (arch_test.go at

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -19,7 +21,6 @@ import (
 	"google.golang.org/grpc"
 	gbackoff "google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -45,6 +46,9 @@ type Executor struct {
 	// tasks; stage directories are forgotten as they are removed, and
 	// everything at Close.
 	maps *filemap.FileMaps
+	// pool counts the memory of every running task against
+	// Config.MemoryLimit.
+	pool *execop.AccountingAllocator
 
 	// Set by Start before any goroutine that reads them starts.
 	meta     physical.ExecutorMeta
@@ -65,7 +69,15 @@ type Executor struct {
 
 	statusMu   sync.Mutex
 	statuses   []pendingStatus // waiting to be sent
+	sending    int             // statuses taken by reportLoop and not yet sent or re-queued
 	statusWake chan struct{}   // capacity 1: statuses were added
+
+	// m are the executor's metrics (metrics.go), served on MetricsAddr by
+	// metricsSrv; draining (guarded by mu) refuses new tasks (Drain).
+	m          *metrics
+	metricsSrv *http.Server
+	metricsLis net.Listener
+	draining   bool
 }
 
 type lifecycle int
@@ -90,16 +102,21 @@ func New(cfg Config) (*Executor, error) {
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, qerr.IOf("executor: creating work dir %s: %w", cfg.WorkDir, err)
 	}
-	return &Executor{
+	e := &Executor{
 		cfg:        cfg,
 		log:        loggerT{cfg.Logger.With("executor", cfg.ID)},
 		fetcher:    NewFlightFetcher(cfg.Allocator),
+		pool:       execop.NewPool(max(cfg.MemoryLimit, 0)),
 		maps:       filemap.NewFileMaps(),
 		running:    map[taskKey]*task{},
 		pinned:     map[string]map[int]bool{},
 		wake:       make(chan struct{}, cfg.VCores),
 		statusWake: make(chan struct{}, 1),
-	}, nil
+	}
+	e.m = newMetrics(e)
+	e.fetcher.observe = e.m.observeFetch
+	e.fetcher.WithAuth(cfg.AuthToken).WithTLS(cfg.TLS)
+	return e, nil
 }
 
 // Start listens on BindAddr, serves ExecutorService and Flight, starts the
@@ -132,14 +149,16 @@ func (e *Executor) Start(ctx context.Context) error {
 	}
 	e.meta = physical.ExecutorMeta{ID: e.cfg.ID, Host: host, FlightPort: e.grpcPort}
 
-	conn, err := grpc.NewClient(e.cfg.SchedulerAddr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams))
+	dial := append([]grpc.DialOption{e.cfg.TLS.DialOption(), grpc.WithConnectParams(connectParams)}, e.cfg.AuthToken.DialOptions()...)
+	conn, err := grpc.NewClient(e.cfg.SchedulerAddr, dial...)
 	if err != nil {
 		lis.Close()
 		return qerr.Planf("executor: scheduler address %s: %w", e.cfg.SchedulerAddr, err)
 	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(MaxMessageBytes))
+	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, e.cfg.AuthToken.ServerOptions()...)
+	srv := grpc.NewServer(append(sopts, e.cfg.TLS.ServerOptions()...)...)
 	rpc.RegisterExecutorServiceServer(srv, e)
-	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir})
+	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir, m: e.m})
 	lctx, stop := context.WithCancel(context.Background())
 
 	// Publish and launch under e.mu, so that a concurrent Close either sees
@@ -151,6 +170,13 @@ func (e *Executor) Start(ctx context.Context) error {
 		lis.Close()
 		conn.Close()
 		return qerr.Execf("executor: closed while starting")
+	}
+	if err := e.startMetrics(); err != nil {
+		e.mu.Unlock()
+		stop()
+		lis.Close()
+		conn.Close()
+		return err
 	}
 	e.srv, e.schedConn, e.stop = srv, conn, stop
 	e.sched = rpc.NewSchedulerServiceClient(conn)
@@ -228,8 +254,9 @@ func (e *Executor) Close() error {
 	}
 	e.state = closed
 	e.queue = nil
-	stop, srv, conn := e.stop, e.srv, e.schedConn
+	stop, srv, conn, msrv := e.stop, e.srv, e.schedConn, e.metricsSrv
 	e.mu.Unlock()
+	e.stopMetrics(msrv)
 
 	if stop != nil {
 		stop()
@@ -258,8 +285,11 @@ func (e *Executor) Close() error {
 // refuses the whole request and changes nothing.
 func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest) (*rpc.LaunchTasksResponse, error) {
 	e.mu.Lock()
-	st := e.state
+	st, draining := e.state, e.draining
 	e.mu.Unlock()
+	if draining {
+		return nil, errDraining
+	}
 	if st != started {
 		return nil, status.Error(codes.Unavailable, "executor: shutting down")
 	}
@@ -272,6 +302,10 @@ func (e *Executor) LaunchTasks(ctx context.Context, req *rpc.LaunchTasksRequest)
 		tasks = append(tasks, t)
 	}
 	e.mu.Lock()
+	if e.draining {
+		e.mu.Unlock()
+		return nil, errDraining
+	}
 	if e.state != started {
 		e.mu.Unlock()
 		return nil, status.Error(codes.Unavailable, "executor: shutting down")
@@ -430,3 +464,7 @@ func backoff(n int, max time.Duration) time.Duration {
 	}
 	return min(d, max)
 }
+
+// MemoryInUse is the memory the executor's running tasks hold now, in
+// bytes, as counted against Config.MemoryLimit.
+func (e *Executor) MemoryInUse() int64 { return e.pool.Current() }

@@ -14,12 +14,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -38,6 +38,30 @@ type FlightFetcher struct {
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	closed bool
+	// observe, when set (an executor's fetcher), records each fetch's
+	// duration and bytes, or its failure (set before first use).
+	observe func(d time.Duration, bytes int64, err error)
+	// auth is sent with every fetch (WithAuth); tls is the transport (WithTLS).
+	auth auth.Token
+	tls  auth.TLS
+}
+
+// WithTLS makes the fetcher reach executors over TLS (a cluster with
+// --tls-cert). Call it before the first fetch; it returns f.
+func (f *FlightFetcher) WithTLS(t auth.TLS) *FlightFetcher {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tls = t
+	return f
+}
+
+// WithAuth makes the fetcher send t with every fetch (a cluster with
+// --auth-token-file). Call it before the first fetch; it returns f.
+func (f *FlightFetcher) WithAuth(t auth.Token) *FlightFetcher {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.auth = t
+	return f
 }
 
 var _ execop.ShuffleFetcher = (*FlightFetcher)(nil)
@@ -87,10 +111,12 @@ func (f *FlightFetcher) conn(addr string) (*grpc.ClientConn, error) {
 	if c, ok := f.conns[addr]; ok {
 		return c, nil
 	}
-	c, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+	opts := append([]grpc.DialOption{
+		f.tls.DialOption(),
 		grpc.WithConnectParams(connectParams),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)),
+	}, f.auth.DialOptions()...)
+	c, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +131,15 @@ type fetchOp struct {
 	cancel context.CancelFunc // ends the stream; set by Open
 	rdr    *flight.Reader
 	done   bool
+	began  time.Time
 }
 
 func (o *fetchOp) fail(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // our own cancellation is not the file's fault
+	}
+	if o.f.observe != nil {
+		o.f.observe(0, 0, err)
 	}
 	addr := net.JoinHostPort(o.loc.Executor.Host, strconv.Itoa(o.loc.Executor.FlightPort))
 	return &execop.FetchError{Location: o.loc, Err: qerr.IOf("executor: fetching shuffle file %s from executor %s at %s: %w", o.loc, o.loc.Executor.ID, addr, err)}
@@ -127,6 +157,7 @@ func (o *fetchOp) Open(ctx context.Context) error {
 	// from Open's, so cancelling the task ends it too.
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	o.cancel = cancel
+	o.began = time.Now()
 	if o.loc.Executor.Host == "" || o.loc.Executor.FlightPort <= 0 {
 		return o.fail(ctx, errors.New("location has no executor address"))
 	}
@@ -167,6 +198,9 @@ func (o *fetchOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		o.done = true
 		if err := o.rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
 			return nil, o.fail(ctx, err)
+		}
+		if o.f.observe != nil {
+			o.f.observe(time.Since(o.began), o.loc.Bytes, nil)
 		}
 		return nil, io.EOF
 	}

@@ -22,6 +22,7 @@ import (
 type flightServer struct {
 	flight.BaseFlightServer
 	workDir string
+	m       *metrics // nil in tests that serve without an executor
 }
 
 // DoGet streams one shuffle file. The ticket is
@@ -57,6 +58,9 @@ func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 			if n == 0 {
 				return status.Errorf(codes.DataLoss, "executor: shuffle file %s is empty", path)
 			}
+			if s.m != nil {
+				s.m.servedFiles.Inc()
+			}
 			return nil
 		}
 		if err != nil {
@@ -64,6 +68,9 @@ func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 		}
 		if err := stream.Send(&flight.FlightData{DataHeader: meta, DataBody: body}); err != nil {
 			return err
+		}
+		if s.m != nil {
+			s.m.served.Add(float64(len(meta) + len(body)))
 		}
 	}
 }

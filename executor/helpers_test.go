@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,6 +28,10 @@ type fakeScheduler struct {
 	reregister    bool // answer the next heartbeat with reregister
 	statuses      chan *rpc.TaskStatus
 	registered    chan struct{} // one send per registration (buffered)
+	live          []string      // RegisterExecutorResponse.live_jobs
+	// calls records task statuses and deregistrations in arrival order
+	// ("status CANCELLED", "drain", "leave").
+	calls []string
 }
 
 func newFakeScheduler() *fakeScheduler {
@@ -36,9 +41,10 @@ func newFakeScheduler() *fakeScheduler {
 func (s *fakeScheduler) RegisterExecutor(_ context.Context, req *rpc.RegisterExecutorRequest) (*rpc.RegisterExecutorResponse, error) {
 	s.mu.Lock()
 	s.registrations = append(s.registrations, req)
+	live := s.live
 	s.mu.Unlock()
 	s.registered <- struct{}{}
-	return &rpc.RegisterExecutorResponse{}, nil
+	return &rpc.RegisterExecutorResponse{LiveJobs: live}, nil
 }
 
 func (s *fakeScheduler) Heartbeat(_ context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {
@@ -52,6 +58,9 @@ func (s *fakeScheduler) Heartbeat(_ context.Context, req *rpc.HeartbeatRequest) 
 
 func (s *fakeScheduler) UpdateTaskStatus(_ context.Context, req *rpc.UpdateTaskStatusRequest) (*rpc.UpdateTaskStatusResponse, error) {
 	for _, st := range req.Statuses {
+		s.mu.Lock()
+		s.calls = append(s.calls, "status "+strings.TrimPrefix(st.State.String(), "TASK_"))
+		s.mu.Unlock()
 		s.statuses <- st
 	}
 	return &rpc.UpdateTaskStatusResponse{}, nil

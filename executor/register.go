@@ -36,14 +36,32 @@ func (e *Executor) register(start, life context.Context) error {
 	}
 }
 
+// registerOnce registers and then deletes the job directories of the work
+// dir that the scheduler does not name as live (a previous run's, or ones
+// whose cleanup this executor missed while it was lost).
 func (e *Executor) registerOnce(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, registerCallTimeout)
 	defer cancel()
-	_, err := e.sched.RegisterExecutor(cctx, &rpc.RegisterExecutorRequest{
+	sent := time.Now()
+	resp, err := e.sched.RegisterExecutor(cctx, &rpc.RegisterExecutorRequest{
 		ProtocolVersion: rpc.ProtocolVersion,
 		Executor:        e.rpcMeta(),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	keep := make(map[string]bool, len(resp.GetLiveJobs()))
+	for _, id := range resp.GetLiveJobs() {
+		keep[id] = true
+	}
+	removed, err := sweepOrphans(e.cfg.WorkDir, keep, sent, e.maps)
+	if err != nil {
+		e.log.warn("sweeping orphaned job directories", err)
+	}
+	if len(removed) > 0 {
+		e.log.info("removed orphaned job directories", "jobs", len(removed))
+	}
+	return nil
 }
 
 // heartbeatLoop sends a heartbeat every HeartbeatInterval until ctx (the
@@ -77,6 +95,12 @@ func (e *Executor) heartbeatLoop(ctx context.Context) {
 		}
 		if !resp.GetReregister() && !lost {
 			continue
+		}
+		e.mu.Lock()
+		draining := e.draining
+		e.mu.Unlock()
+		if draining {
+			continue // leaving: the scheduler forgetting us is the point
 		}
 		if err := e.registerOnce(ctx); err != nil {
 			if ctx.Err() != nil {

@@ -45,6 +45,9 @@ type task struct {
 	settings  taskSettings
 	cancel    context.CancelFunc
 	cancelled bool
+	// alloc is the task's accounting allocator while it runs (metrics read
+	// its current bytes); guarded by Executor.mu.
+	alloc *execop.AccountingAllocator
 }
 
 func (t *task) status(state rpc.TaskState, executorID string) *rpc.TaskStatus {
@@ -95,6 +98,7 @@ func (e *Executor) runningCount() int {
 
 // runTask runs t and reports its outcome, unless the executor is closing.
 func (e *Executor) runTask(ctx, tctx context.Context, t *task) {
+	began := time.Now()
 	st := e.execute(tctx, t)
 	e.mu.Lock()
 	delete(e.running, t.key)
@@ -109,6 +113,7 @@ func (e *Executor) runTask(ctx, tctx context.Context, t *task) {
 		st.Error = "task cancelled"
 		st.ErrorKind = int32(qerr.Canceled)
 	}
+	e.observeTask(st, time.Since(began))
 	e.report(st)
 }
 
@@ -161,7 +166,11 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 	// by one batch serve the next; it is closed when the task returns.
 	rec := execop.NewRecycler(e.cfg.Allocator, execop.DefaultTaskRecycleFree)
 	defer rec.Close()
-	tc := exec.NewTaskContext(execop.NewAccountingAllocator(rec, settings.memoryLimit), settings.batchSize)
+	alloc := execop.NewTaskAllocator(rec, settings.memoryLimit, e.pool)
+	e.mu.Lock()
+	t.alloc = alloc
+	e.mu.Unlock()
+	tc := exec.NewTaskContext(alloc, settings.batchSize)
 	tc.WorkDir = e.cfg.WorkDir
 	tc.ExecutorID = e.cfg.ID
 	tc.Fetcher = e.fetcher
@@ -313,10 +322,16 @@ func (e *Executor) reportLoop(ctx context.Context) {
 			for i, p := range batch {
 				req.Statuses[i] = p.st
 			}
+			e.statusMu.Lock()
+			e.sending = len(batch)
+			e.statusMu.Unlock()
 			cctx, cancel := context.WithTimeout(ctx, statusCallTimeout)
 			_, err := e.sched.UpdateTaskStatus(cctx, req)
 			cancel()
 			if err == nil {
+				e.statusMu.Lock()
+				e.sending = 0
+				e.statusMu.Unlock()
 				failures = 0
 				continue
 			}
@@ -325,6 +340,9 @@ func (e *Executor) reportLoop(ctx context.Context) {
 			}
 			if !transient(err) {
 				e.log.error("scheduler refused task statuses; dropping them", err, "statuses", len(batch))
+				e.statusMu.Lock()
+				e.sending = 0
+				e.statusMu.Unlock()
 				continue
 			}
 			now := time.Now()
@@ -338,6 +356,7 @@ func (e *Executor) reportLoop(ctx context.Context) {
 			}
 			e.statusMu.Lock()
 			e.statuses = append(keep, e.statuses...)
+			e.sending = 0
 			e.statusMu.Unlock()
 			if failures%10 == 0 {
 				e.log.warn("sending task statuses failed; retrying", err, "statuses", len(keep))

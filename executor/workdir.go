@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/exec/shuffle"
@@ -98,6 +100,48 @@ func removeJobData(workDir, job string, stages []int, keep map[int]bool, maps *f
 	_ = os.Remove(jobDir)
 	if err := errors.Join(errs...); err != nil {
 		return removed, qerr.IOf("executor: removing data of job %s: %w", job, err)
+	}
+	return removed, nil
+}
+
+// sweepOrphans deletes the job directories of workDir that no live job or
+// cache owns: every directory named like a job id that is not in keep and
+// was last modified before cutoff (zero: any time). A job directory created
+// after cutoff may belong to a task launched since the scheduler computed
+// keep, so it stays. Other entries of the work dir are never touched. Each
+// stage directory is forgotten by maps (when not nil) first. It returns the
+// jobs removed, sorted.
+func sweepOrphans(workDir string, keep map[string]bool, cutoff time.Time, maps *filemap.FileMaps) ([]string, error) {
+	entries, err := os.ReadDir(workDir)
+	if err != nil {
+		return nil, qerr.IOf("executor: sweeping work dir %s: %w", workDir, err)
+	}
+	var removed []string
+	var errs []error
+	for _, d := range entries {
+		job := d.Name()
+		if !d.IsDir() || !physical.ValidJobID(job) || keep[job] {
+			continue
+		}
+		if !cutoff.IsZero() {
+			info, err := d.Info()
+			if err != nil || !info.ModTime().Before(cutoff) {
+				continue
+			}
+		}
+		if _, err := removeJobData(workDir, job, nil, nil, maps); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(workDir, job)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, job)
+	}
+	sort.Strings(removed)
+	if err := errors.Join(errs...); err != nil {
+		return removed, qerr.IOf("executor: sweeping work dir %s: %w", workDir, err)
 	}
 	return removed, nil
 }

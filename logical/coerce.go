@@ -206,15 +206,57 @@ func (c *coercer) expr(e Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e.Func == AggStringAgg {
+			if len(args) != 2 {
+				return nil, qerr.Planf("function %s takes two arguments, got %d", e.Func, len(args))
+			}
+			if !IsString(ts[1]) && ts[1].ID() != arrow.NULL {
+				return nil, qerr.Planf("function %s needs a text separator, not %s", e.Func, TypeString(ts[1]))
+			}
+			if e.Distinct {
+				return nil, qerr.NotImplementedf("%s(DISTINCT ...) is not supported", e.Func)
+			}
+			return &AggExpr{Func: e.Func, Args: []Expr{toString(args[0], ts[0]), CastTo(args[1], String)}}, nil
+		}
+		if e.Func.Pairwise() {
+			if len(args) != 2 {
+				return nil, qerr.Planf("function %s takes two arguments, got %d", e.Func, len(args))
+			}
+			if e.Distinct {
+				return nil, qerr.NotImplementedf("%s(DISTINCT ...) is not supported", e.Func)
+			}
+			for i, t := range ts {
+				if !IsNumeric(t) && t.ID() != arrow.NULL {
+					return nil, qerr.Planf("function %s needs numeric arguments, not %s", e.Func, TypeString(t))
+				}
+				args[i] = CastTo(args[i], Float64)
+			}
+			return &AggExpr{Func: e.Func, Args: args, Distinct: e.Distinct}, nil
+		}
 		if len(args) > 1 {
 			return nil, qerr.Planf("function %s takes one argument, got %d", e.Func, len(args))
 		}
 		if len(args) == 1 {
-			if e.Func != AggCount && e.Func != AggMin && e.Func != AggMax && !IsNumeric(ts[0]) && ts[0].ID() != arrow.NULL {
-				return nil, qerr.Planf("function %s needs a numeric argument, not %s", e.Func, TypeString(ts[0]))
+			switch e.Func {
+			case AggCount, AggMin, AggMax, AggAnyValue:
+			case AggBoolAnd, AggBoolOr:
+				if ts[0].ID() != arrow.BOOL && ts[0].ID() != arrow.NULL {
+					return nil, qerr.Planf("function %s needs a boolean argument, not %s", e.Func, TypeString(ts[0]))
+				}
+			case AggBitAnd, AggBitOr, AggBitXor:
+				if !IsInteger(ts[0]) && ts[0].ID() != arrow.NULL {
+					return nil, qerr.Planf("function %s needs an integer argument, not %s", e.Func, TypeString(ts[0]))
+				}
+			default:
+				if !IsNumeric(ts[0]) && ts[0].ID() != arrow.NULL {
+					return nil, qerr.Planf("function %s needs a numeric argument, not %s", e.Func, TypeString(ts[0]))
+				}
 			}
 			if ts[0].ID() == arrow.NULL && e.Func != AggCount {
 				args[0] = CastTo(args[0], Int64)
+				if e.Func == AggBoolAnd || e.Func == AggBoolOr {
+					args[0] = CastTo(args[0], Bool)
+				}
 			}
 			if _, err := AggregateType(e.Func, ts[0]); err != nil {
 				return nil, err
@@ -223,6 +265,8 @@ func (c *coercer) expr(e Expr) (Expr, error) {
 		return &AggExpr{Func: e.Func, Args: args, Distinct: e.Distinct}, nil
 	case *InSubquery:
 		return c.inSubquery(e)
+	case *WindowExpr:
+		return c.window(e)
 	}
 	return nil, qerr.Internalf("coerce: unknown expression %T", e)
 }
@@ -403,99 +447,6 @@ func (c *coercer) caseExpr(e *Case) (Expr, error) {
 		out.Else = rs[len(rs)-1]
 	}
 	return out, nil
-}
-
-func (c *coercer) function(f *ScalarFunc) (Expr, error) {
-	args, ts, err := c.exprs(f.Args)
-	if err != nil {
-		return nil, err
-	}
-	bad := func(i int) error {
-		return qerr.Planf("function %s does not accept %s as argument %d", f.Name, TypeString(ts[i]), i+1)
-	}
-	wantString := func(i int) error {
-		switch {
-		case ts[i].ID() == arrow.STRING:
-		case ts[i].ID() == arrow.NULL || ts[i].ID() == arrow.LARGE_STRING:
-			args[i] = CastTo(args[i], String)
-		default:
-			return bad(i)
-		}
-		return nil
-	}
-	wantInt64 := func(i int) error {
-		switch {
-		case ts[i].ID() == arrow.INT64:
-		case IsInteger(ts[i]) || ts[i].ID() == arrow.NULL:
-			args[i] = CastTo(args[i], Int64)
-		default:
-			return bad(i)
-		}
-		return nil
-	}
-	// Arity and unknown names first, so errors name the function.
-	if _, err := FuncType(f.Name, ts); err != nil {
-		return nil, err
-	}
-	switch f.Name {
-	case "upper", "lower", "trim", "ltrim", "rtrim", "length", "char_length", "character_length":
-		if err := wantString(0); err != nil {
-			return nil, err
-		}
-	case "concat":
-		for i := range args {
-			args[i] = toString(args[i], ts[i])
-		}
-	case "substr", "substring":
-		if err := wantString(0); err != nil {
-			return nil, err
-		}
-		for i := 1; i < len(args); i++ {
-			if err := wantInt64(i); err != nil {
-				return nil, err
-			}
-		}
-	case "coalesce", "nullif":
-		if args, err = unifyAll(f.Name, args, ts, false); err != nil {
-			return nil, err
-		}
-	case "abs":
-		if ts[0].ID() == arrow.NULL {
-			args[0] = CastTo(args[0], Int64)
-		}
-	case "round":
-		if len(args) == 2 {
-			if err := wantInt64(1); err != nil {
-				return nil, err
-			}
-		}
-	case "date_part":
-		if err := wantString(0); err != nil {
-			return nil, err
-		}
-		switch {
-		case ts[1].ID() == arrow.DATE32:
-		case ts[1].ID() == arrow.NULL:
-			args[1] = CastTo(args[1], Date)
-		case IsString(ts[1]):
-			lit, ok := args[1].(*Literal)
-			if !ok {
-				return nil, bad(1)
-			}
-			d, ok := foldLiteral(lit, Date)
-			if !ok {
-				return nil, qerr.Planf("function date_part: %s is not a date", lit)
-			}
-			args[1] = d
-		default:
-			return nil, bad(1)
-		}
-	}
-	n := &ScalarFunc{Name: f.Name, Args: args}
-	if _, _, err := n.DataType(c.s); err != nil {
-		return nil, err
-	}
-	return n, nil
 }
 
 func (c *coercer) inSubquery(e *InSubquery) (Expr, error) {

@@ -2,11 +2,11 @@ package logical
 
 import (
 	"fmt"
+	"github.com/quiverdb/quiver/functions"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/quiverdb/quiver/qerr"
 )
 
 // Expr is a logical expression. The set of expressions is closed (sealed by
@@ -557,7 +557,8 @@ func (in *InList) DataType(s *Schema) (arrow.DataType, bool, error) {
 	return Bool, n, nil
 }
 
-// ScalarFunc calls a built-in scalar function by lower-case name (see FuncType).
+// ScalarFunc calls a built-in scalar function by its canonical lower-case
+// name in the functions registry (see FuncType).
 type ScalarFunc struct {
 	Name string
 	Args []Expr
@@ -583,14 +584,10 @@ func (f *ScalarFunc) DataType(s *Schema) (arrow.DataType, bool, error) {
 	if err == nil && f.Name == "round" {
 		t = roundType(t, f.Args)
 	}
-	if f.Name == "coalesce" {
-		_, last, _ := f.Args[len(f.Args)-1].DataType(s)
-		nullable = last
+	if err != nil {
+		return nil, false, err
 	}
-	if f.Name == "nullif" {
-		nullable = true
-	}
-	return t, nullable, err
+	return t, funcNullable(f, s, nullable), nil
 }
 
 // roundType is the type of round(x [, d]) for decimal x, as in PostgreSQL:
@@ -651,24 +648,42 @@ const (
 	AggVarPop
 	AggStddevSamp
 	AggStddevPop
+	AggBoolAnd
+	AggBoolOr
+	AggBitAnd
+	AggBitOr
+	AggBitXor
+	AggAnyValue
+	AggCovarPop
+	AggCovarSamp
+	AggCorr
+	AggStringAgg
 )
 
-var aggNames = [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop"}
+// AggLast is the last aggregate function (the codecs check the range).
+const AggLast = AggStringAgg
 
-// aggAliases are other names of aggregates, as in PostgreSQL (the SQL
-// pre-pass also spells variance and stddev out, as TiDB's parser would
-// read them as MySQL's population forms).
-var aggAliases = map[string]AggFunc{"variance": AggVarSamp, "stddev": AggStddevSamp}
+var aggNames = [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
+	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg"}
 
 func (a AggFunc) String() string { return aggNames[a] }
 
-// ParseAggFunc maps a lower-case function name to an aggregate.
+// Pairwise reports an aggregate of (y, x) pairs: covar_pop, covar_samp, corr.
+func (a AggFunc) Pairwise() bool { return a == AggCovarPop || a == AggCovarSamp || a == AggCorr }
+
+// TwoArgs reports an aggregate of two arguments: the pairwise ones and
+// string_agg(value, separator).
+func (a AggFunc) TwoArgs() bool { return a.Pairwise() || a == AggStringAgg }
+
+// ParseAggFunc maps a lower-case function name or alias (from the functions
+// registry) to an aggregate.
 func ParseAggFunc(name string) (AggFunc, bool) {
-	if f, ok := aggAliases[name]; ok {
-		return f, true
+	f, ok := functions.Lookup(name)
+	if !ok || f.Kind != functions.Aggregate {
+		return 0, false
 	}
 	for i, n := range aggNames {
-		if n == name {
+		if n == f.Name {
 			return AggFunc(i), true
 		}
 	}
@@ -676,7 +691,8 @@ func ParseAggFunc(name string) (AggFunc, bool) {
 }
 
 // AggExpr is an aggregate call; it may appear only in an Aggregate plan's
-// aggregate list. COUNT(*) has no Args.
+// aggregate list. COUNT(*) has no Args; covar_pop, covar_samp and corr have
+// two (y, x), string_agg two (value, separator), every other aggregate one.
 type AggExpr struct {
 	Func     AggFunc
 	Args     []Expr
@@ -767,79 +783,4 @@ func FieldOf(e Expr, s *Schema) (Field, error) {
 		return f, nil
 	}
 	return Field{Name: e.String(), Type: t, Nullable: n}, nil
-}
-
-// FuncType returns the result type of scalar function name over argument
-// types, or a planning error for an unknown function or bad arguments.
-//
-// Functions: upper, lower, trim, ltrim, rtrim (Utf8 → Utf8); length,
-// char_length, character_length (Utf8 → Int64); concat (any... → Utf8, NULL
-// arguments skipped); substr/substring(Utf8, Int64 [, Int64]) 1-based;
-// coalesce(T...) and nullif(T, T) → T; abs(T) → T; round(T [, Int64]) → T;
-// date_part(Utf8 literal 'year'|'month'|'day'|..., Date32) → Int64 (EXTRACT).
-func FuncType(name string, args []arrow.DataType) (arrow.DataType, error) {
-	arity := func(lo, hi int) error {
-		if len(args) < lo || len(args) > hi {
-			return qerr.Planf("function %s takes %d to %d arguments, got %d", name, lo, hi, len(args))
-		}
-		return nil
-	}
-	switch name {
-	case "grouping":
-		// GROUPING(key, ...) under GROUP BY ROLLUP; the SQL lowering turns
-		// each call into a column of the aggregate.
-		if len(args) == 0 {
-			return nil, qerr.Planf("function grouping takes at least one argument")
-		}
-		return Int32, nil
-	case "upper", "lower", "trim", "ltrim", "rtrim":
-		if err := arity(1, 1); err != nil {
-			return nil, err
-		}
-		return String, nil
-	case "length", "char_length", "character_length":
-		if err := arity(1, 1); err != nil {
-			return nil, err
-		}
-		return Int64, nil
-	case "concat":
-		return String, nil
-	case "substr", "substring":
-		if err := arity(2, 3); err != nil {
-			return nil, err
-		}
-		return String, nil
-	case "coalesce", "nullif":
-		if len(args) == 0 || (name == "nullif" && len(args) != 2) {
-			return nil, qerr.Planf("function %s: wrong number of arguments (%d)", name, len(args))
-		}
-		for _, t := range args {
-			if t.ID() != arrow.NULL {
-				return t, nil
-			}
-		}
-		return args[0], nil
-	case "abs":
-		if err := arity(1, 1); err != nil {
-			return nil, err
-		}
-		if !IsNumeric(args[0]) {
-			return nil, qerr.Planf("function abs does not accept %s", TypeString(args[0]))
-		}
-		return args[0], nil
-	case "round":
-		if err := arity(1, 2); err != nil {
-			return nil, err
-		}
-		if !IsNumeric(args[0]) {
-			return nil, qerr.Planf("function round does not accept %s", TypeString(args[0]))
-		}
-		return args[0], nil
-	case "date_part":
-		if err := arity(2, 2); err != nil {
-			return nil, err
-		}
-		return Int64, nil
-	}
-	return nil, qerr.Planf("unknown function %q", name)
 }

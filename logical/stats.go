@@ -104,6 +104,9 @@ func Estimate(p Plan) Stats {
 		return Estimate(n.Input)
 	case *Cache:
 		return Estimate(n.Input)
+	case *Window:
+		in := Estimate(n.Input)
+		return Stats{Rows: in.Rows, Distinct: append(append([]float64(nil), in.Distinct...), make([]float64, len(n.List))...)}
 	}
 	return Stats{Rows: defaultRows, Distinct: make([]float64, p.Schema().Len())}
 }

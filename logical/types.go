@@ -221,9 +221,22 @@ func AggregateType(fn AggFunc, t arrow.DataType) (arrow.DataType, error) {
 		if IsNumeric(t) || t.ID() == arrow.NULL {
 			return Float64, nil
 		}
-	case AggMin, AggMax:
+	case AggMin, AggMax, AggAnyValue:
 		return t, nil
-	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
+	case AggStringAgg:
+		return String, nil
+	case AggBoolAnd, AggBoolOr:
+		if t.ID() == arrow.BOOL || t.ID() == arrow.NULL {
+			return Bool, nil
+		}
+	case AggBitAnd, AggBitOr, AggBitXor:
+		if IsInteger(t) {
+			return t, nil
+		}
+		if t.ID() == arrow.NULL {
+			return Int64, nil
+		}
+	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop, AggCovarPop, AggCovarSamp, AggCorr:
 		if IsNumeric(t) || t.ID() == arrow.NULL {
 			return Float64, nil
 		}

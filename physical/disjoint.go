@@ -30,6 +30,8 @@ func DisjointColumns(p Plan) []int {
 		return DisjointColumns(n.Input)
 	case *Sort:
 		return DisjointColumns(n.Input) // OutputPartitions > 1: preserves them
+	case *Window:
+		return DisjointColumns(n.Input)
 	case *Projection:
 		return plainColumnsOf(n.Exprs, DisjointColumns(n.Input))
 	case *HashAggregate:

@@ -111,10 +111,34 @@ const (
 	AggVarPop
 	AggStddevSamp
 	AggStddevPop
+	AggBoolAnd
+	AggBoolOr
+	AggBitAnd
+	AggBitOr
+	AggBitXor
+	AggAnyValue
+	AggCovarPop
+	AggCovarSamp
+	AggCorr
+	AggStringAgg
 )
 
+// AggLast is the last aggregate function (the codec checks the range).
+const AggLast = AggStringAgg
+
+// PairFunc is the ScalarFunc that passes a two-argument aggregate's
+// arguments as one: a struct array of the two (PairType), covar_* and corr's
+// (y, x) as Float64, string_agg's (value, separator) as Utf8.
+const PairFunc = "pair"
+
+// PairType is the type of a PairFunc call over arguments of types a and b.
+func PairType(a, b arrow.DataType) arrow.DataType {
+	return arrow.StructOf(arrow.Field{Name: "a", Type: a, Nullable: true}, arrow.Field{Name: "b", Type: b, Nullable: true})
+}
+
 func (f AggFunc) String() string {
-	return [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop"}[f]
+	return [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
+		"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg"}[f]
 }
 
 // AggregateExpr is one aggregate of a HashAggregate. Arg is nil for COUNT(*).
@@ -129,10 +153,13 @@ func (f AggFunc) String() string {
 //     the plain aggregate's (Distinct false there).
 //
 // State layout between Partial and Final (StateFields): count → [Int64];
-// sum → [Type]; min, max → [Type]; avg → [sum, count Int64] where sum is
+// sum → [Type]; min, max, bool_*, bit_*, any_value → [Type]; avg → [sum, count Int64] where sum is
 // Float64 for integer and float inputs and DECIMAL(38, s) for DECIMAL(p, s);
 // var_* and stddev_* → [count Int64, mean Float64, m2 Float64] (the sum
-// of squared deviations from the mean, merged by Chan's formula); with
+// of squared deviations from the mean, merged by Chan's formula);
+// covar_*, corr → [count, mean_y, mean_x, c (the co-moment), m2_y, m2_x];
+// string_agg → [text, the separator of its first value];
+// with
 // SetState → [List<Arg's type>].
 type AggregateExpr struct {
 	Func     AggFunc
@@ -187,6 +214,13 @@ func (a AggregateExpr) StateFields() []arrow.Field {
 			{Name: n + "[sum]", Type: st, Nullable: true},
 			{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64},
 		}
+	case AggStringAgg:
+		return []arrow.Field{{Name: n + "[text]", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: n + "[first_separator]", Type: arrow.BinaryTypes.String, Nullable: true}}
+	case AggCovarPop, AggCovarSamp, AggCorr:
+		f := func(s string) arrow.Field {
+			return arrow.Field{Name: n + "[" + s + "]", Type: arrow.PrimitiveTypes.Float64}
+		}
+		return []arrow.Field{{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64}, f("mean_y"), f("mean_x"), f("c"), f("m2_y"), f("m2_x")}
 	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop:
 		return []arrow.Field{
 			{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64},

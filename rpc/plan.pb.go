@@ -1294,6 +1294,7 @@ type PhysicalPlan struct {
 	//	*PhysicalPlan_UnresolvedShuffle
 	//	*PhysicalPlan_ShuffleReader
 	//	*PhysicalPlan_CacheReader
+	//	*PhysicalPlan_Window
 	Node          isPhysicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1507,6 +1508,15 @@ func (x *PhysicalPlan) GetCacheReader() *PhysicalCacheReader {
 	return nil
 }
 
+func (x *PhysicalPlan) GetWindow() *PhysicalWindow {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_Window); ok {
+			return x.Window
+		}
+	}
+	return nil
+}
+
 type isPhysicalPlan_Node interface {
 	isPhysicalPlan_Node()
 }
@@ -1587,6 +1597,10 @@ type PhysicalPlan_CacheReader struct {
 	CacheReader *PhysicalCacheReader `protobuf:"bytes,19,opt,name=cache_reader,json=cacheReader,proto3,oneof"`
 }
 
+type PhysicalPlan_Window struct {
+	Window *PhysicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
+}
+
 func (*PhysicalPlan_Scan) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Filter) isPhysicalPlan_Node() {}
@@ -1624,6 +1638,8 @@ func (*PhysicalPlan_UnresolvedShuffle) isPhysicalPlan_Node() {}
 func (*PhysicalPlan_ShuffleReader) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_CacheReader) isPhysicalPlan_Node() {}
+
+func (*PhysicalPlan_Window) isPhysicalPlan_Node() {}
 
 type FileList struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3246,6 +3262,7 @@ type LogicalExpr struct {
 	//	*LogicalExpr_ScalarSubquery
 	//	*LogicalExpr_Exists
 	//	*LogicalExpr_InSubquery
+	//	*LogicalExpr_Window
 	Kind          isLogicalExpr_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3441,6 +3458,15 @@ func (x *LogicalExpr) GetInSubquery() *LogicalInSubquery {
 	return nil
 }
 
+func (x *LogicalExpr) GetWindow() *LogicalWindowExpr {
+	if x != nil {
+		if x, ok := x.Kind.(*LogicalExpr_Window); ok {
+			return x.Window
+		}
+	}
+	return nil
+}
+
 type isLogicalExpr_Kind interface {
 	isLogicalExpr_Kind()
 }
@@ -3513,6 +3539,10 @@ type LogicalExpr_InSubquery struct {
 	InSubquery *LogicalInSubquery `protobuf:"bytes,17,opt,name=in_subquery,json=inSubquery,proto3,oneof"`
 }
 
+type LogicalExpr_Window struct {
+	Window *LogicalWindowExpr `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
+}
+
 func (*LogicalExpr_Column) isLogicalExpr_Kind() {}
 
 func (*LogicalExpr_OuterRef) isLogicalExpr_Kind() {}
@@ -3546,6 +3576,8 @@ func (*LogicalExpr_ScalarSubquery) isLogicalExpr_Kind() {}
 func (*LogicalExpr_Exists) isLogicalExpr_Kind() {}
 
 func (*LogicalExpr_InSubquery) isLogicalExpr_Kind() {}
+
+func (*LogicalExpr_Window) isLogicalExpr_Kind() {}
 
 type LogicalColumn struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4491,6 +4523,7 @@ type LogicalPlan struct {
 	//	*LogicalPlan_EmptyRelation
 	//	*LogicalPlan_SubqueryAlias
 	//	*LogicalPlan_Cache
+	//	*LogicalPlan_Window
 	Node          isLogicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4641,6 +4674,15 @@ func (x *LogicalPlan) GetCache() *LogicalCache {
 	return nil
 }
 
+func (x *LogicalPlan) GetWindow() *LogicalWindow {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_Window); ok {
+			return x.Window
+		}
+	}
+	return nil
+}
+
 type isLogicalPlan_Node interface {
 	isLogicalPlan_Node()
 }
@@ -4693,6 +4735,10 @@ type LogicalPlan_Cache struct {
 	Cache *LogicalCache `protobuf:"bytes,12,opt,name=cache,proto3,oneof"`
 }
 
+type LogicalPlan_Window struct {
+	Window *LogicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
+}
+
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Filter) isLogicalPlan_Node() {}
@@ -4717,6 +4763,8 @@ func (*LogicalPlan_SubqueryAlias) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Cache) isLogicalPlan_Node() {}
 
+func (*LogicalPlan_Window) isLogicalPlan_Node() {}
+
 // TableDef is a catalog.Table without its data. A memory table keeps only
 // its name, schema, row count and partition count: its batches stay in the
 // process that registered them.
@@ -4731,7 +4779,9 @@ type TableDef struct {
 	Rows             int64                  `protobuf:"varint,7,opt,name=rows,proto3" json:"rows,omitempty"`
 	MemoryPartitions int32                  `protobuf:"varint,8,opt,name=memory_partitions,json=memoryPartitions,proto3" json:"memory_partitions,omitempty"`
 	// Per column, a bound on its distinct values (0 unknown); empty if none known.
-	Distinct      []int64 `protobuf:"varint,9,rep,packed,name=distinct,proto3" json:"distinct,omitempty"`
+	Distinct []int64 `protobuf:"varint,9,rep,packed,name=distinct,proto3" json:"distinct,omitempty"`
+	// A memory table's version, bumped by every write (cache freshness).
+	Version       uint64 `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4827,6 +4877,13 @@ func (x *TableDef) GetDistinct() []int64 {
 		return x.Distinct
 	}
 	return nil
+}
+
+func (x *TableDef) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
 }
 
 type LogicalScan struct {
@@ -5661,6 +5718,371 @@ func (x *LogicalCache) GetName() string {
 	return ""
 }
 
+// WindowFrame is logical.WindowFrame and physical.WindowFrame.
+type WindowFrame struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Unit          int32                  `protobuf:"varint,1,opt,name=unit,proto3" json:"unit,omitempty"`                            // FrameUnit
+	StartKind     int32                  `protobuf:"varint,2,opt,name=start_kind,json=startKind,proto3" json:"start_kind,omitempty"` // BoundKind
+	StartOffset   int64                  `protobuf:"varint,3,opt,name=start_offset,json=startOffset,proto3" json:"start_offset,omitempty"`
+	EndKind       int32                  `protobuf:"varint,4,opt,name=end_kind,json=endKind,proto3" json:"end_kind,omitempty"`
+	EndOffset     int64                  `protobuf:"varint,5,opt,name=end_offset,json=endOffset,proto3" json:"end_offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WindowFrame) Reset() {
+	*x = WindowFrame{}
+	mi := &file_plan_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WindowFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WindowFrame) ProtoMessage() {}
+
+func (x *WindowFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WindowFrame.ProtoReflect.Descriptor instead.
+func (*WindowFrame) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *WindowFrame) GetUnit() int32 {
+	if x != nil {
+		return x.Unit
+	}
+	return 0
+}
+
+func (x *WindowFrame) GetStartKind() int32 {
+	if x != nil {
+		return x.StartKind
+	}
+	return 0
+}
+
+func (x *WindowFrame) GetStartOffset() int64 {
+	if x != nil {
+		return x.StartOffset
+	}
+	return 0
+}
+
+func (x *WindowFrame) GetEndKind() int32 {
+	if x != nil {
+		return x.EndKind
+	}
+	return 0
+}
+
+func (x *WindowFrame) GetEndOffset() int64 {
+	if x != nil {
+		return x.EndOffset
+	}
+	return 0
+}
+
+type LogicalWindowExpr struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Func          int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // logical.WindowFunc
+	Agg           int32                  `protobuf:"varint,2,opt,name=agg,proto3" json:"agg,omitempty"`   // logical.AggFunc, for WinAggregate
+	Args          []*LogicalExpr         `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
+	PartitionBy   []*LogicalExpr         `protobuf:"bytes,4,rep,name=partition_by,json=partitionBy,proto3" json:"partition_by,omitempty"`
+	OrderBy       []*LogicalSortKey      `protobuf:"bytes,5,rep,name=order_by,json=orderBy,proto3" json:"order_by,omitempty"`
+	Frame         *WindowFrame           `protobuf:"bytes,6,opt,name=frame,proto3" json:"frame,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalWindowExpr) Reset() {
+	*x = LogicalWindowExpr{}
+	mi := &file_plan_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalWindowExpr) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalWindowExpr) ProtoMessage() {}
+
+func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalWindowExpr.ProtoReflect.Descriptor instead.
+func (*LogicalWindowExpr) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *LogicalWindowExpr) GetFunc() int32 {
+	if x != nil {
+		return x.Func
+	}
+	return 0
+}
+
+func (x *LogicalWindowExpr) GetAgg() int32 {
+	if x != nil {
+		return x.Agg
+	}
+	return 0
+}
+
+func (x *LogicalWindowExpr) GetArgs() []*LogicalExpr {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *LogicalWindowExpr) GetPartitionBy() []*LogicalExpr {
+	if x != nil {
+		return x.PartitionBy
+	}
+	return nil
+}
+
+func (x *LogicalWindowExpr) GetOrderBy() []*LogicalSortKey {
+	if x != nil {
+		return x.OrderBy
+	}
+	return nil
+}
+
+func (x *LogicalWindowExpr) GetFrame() *WindowFrame {
+	if x != nil {
+		return x.Frame
+	}
+	return nil
+}
+
+type LogicalWindow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Exprs         []*LogicalExpr         `protobuf:"bytes,2,rep,name=exprs,proto3" json:"exprs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalWindow) Reset() {
+	*x = LogicalWindow{}
+	mi := &file_plan_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalWindow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalWindow) ProtoMessage() {}
+
+func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalWindow.ProtoReflect.Descriptor instead.
+func (*LogicalWindow) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *LogicalWindow) GetInput() *LogicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *LogicalWindow) GetExprs() []*LogicalExpr {
+	if x != nil {
+		return x.Exprs
+	}
+	return nil
+}
+
+type PhysicalWindowFunc struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Func          int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // physical.WindowFunc
+	Agg           int32                  `protobuf:"varint,2,opt,name=agg,proto3" json:"agg,omitempty"`   // physical.AggFunc, for WinAggregate
+	Args          []*PhysicalExpr        `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
+	Frame         *WindowFrame           `protobuf:"bytes,4,opt,name=frame,proto3" json:"frame,omitempty"`
+	Type          *ArrowType             `protobuf:"bytes,5,opt,name=type,proto3" json:"type,omitempty"`
+	Name          string                 `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalWindowFunc) Reset() {
+	*x = PhysicalWindowFunc{}
+	mi := &file_plan_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalWindowFunc) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalWindowFunc) ProtoMessage() {}
+
+func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalWindowFunc.ProtoReflect.Descriptor instead.
+func (*PhysicalWindowFunc) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *PhysicalWindowFunc) GetFunc() int32 {
+	if x != nil {
+		return x.Func
+	}
+	return 0
+}
+
+func (x *PhysicalWindowFunc) GetAgg() int32 {
+	if x != nil {
+		return x.Agg
+	}
+	return 0
+}
+
+func (x *PhysicalWindowFunc) GetArgs() []*PhysicalExpr {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *PhysicalWindowFunc) GetFrame() *WindowFrame {
+	if x != nil {
+		return x.Frame
+	}
+	return nil
+}
+
+func (x *PhysicalWindowFunc) GetType() *ArrowType {
+	if x != nil {
+		return x.Type
+	}
+	return nil
+}
+
+func (x *PhysicalWindowFunc) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type PhysicalWindow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	PartitionBy   []*PhysicalExpr        `protobuf:"bytes,2,rep,name=partition_by,json=partitionBy,proto3" json:"partition_by,omitempty"`
+	OrderBy       []*PhysicalSortKey     `protobuf:"bytes,3,rep,name=order_by,json=orderBy,proto3" json:"order_by,omitempty"`
+	Funcs         []*PhysicalWindowFunc  `protobuf:"bytes,4,rep,name=funcs,proto3" json:"funcs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalWindow) Reset() {
+	*x = PhysicalWindow{}
+	mi := &file_plan_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalWindow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalWindow) ProtoMessage() {}
+
+func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalWindow.ProtoReflect.Descriptor instead.
+func (*PhysicalWindow) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *PhysicalWindow) GetInput() *PhysicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *PhysicalWindow) GetPartitionBy() []*PhysicalExpr {
+	if x != nil {
+		return x.PartitionBy
+	}
+	return nil
+}
+
+func (x *PhysicalWindow) GetOrderBy() []*PhysicalSortKey {
+	if x != nil {
+		return x.OrderBy
+	}
+	return nil
+}
+
+func (x *PhysicalWindow) GetFuncs() []*PhysicalWindowFunc {
+	if x != nil {
+		return x.Funcs
+	}
+	return nil
+}
+
 var File_plan_proto protoreflect.FileDescriptor
 
 const file_plan_proto_rawDesc = "" +
@@ -5752,7 +6174,8 @@ const file_plan_proto_rawDesc = "" +
 	"\x04expr\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x04expr\x12\x10\n" +
 	"\x03asc\x18\x02 \x01(\bR\x03asc\x12\x1f\n" +
 	"\vnulls_first\x18\x03 \x01(\bR\n" +
-	"nullsFirst\"\xef\t\n" +
+	"nullsFirst\"\xa5\n" +
+	"\n" +
 	"\fPhysicalPlan\x12.\n" +
 	"\x04scan\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalScanH\x00R\x04scan\x124\n" +
 	"\x06filter\x18\x02 \x01(\v2\x1a.quiver.rpc.PhysicalFilterH\x00R\x06filter\x12@\n" +
@@ -5776,7 +6199,8 @@ const file_plan_proto_rawDesc = "" +
 	"\x0eshuffle_writer\x18\x10 \x01(\v2!.quiver.rpc.PhysicalShuffleWriterH\x00R\rshuffleWriter\x12V\n" +
 	"\x12unresolved_shuffle\x18\x11 \x01(\v2%.quiver.rpc.PhysicalUnresolvedShuffleH\x00R\x11unresolvedShuffle\x12J\n" +
 	"\x0eshuffle_reader\x18\x12 \x01(\v2!.quiver.rpc.PhysicalShuffleReaderH\x00R\rshuffleReader\x12D\n" +
-	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReaderB\x06\n" +
+	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReader\x124\n" +
+	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06windowB\x06\n" +
 	"\x04node\" \n" +
 	"\bFileList\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\"\xfc\x03\n" +
@@ -5904,7 +6328,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x03 \x01(\fR\x06schema\x12<\n" +
 	"\tlocations\x18\x04 \x03(\v2\x1e.quiver.rpc.PartitionLocationsR\tlocations\x12\x1a\n" +
-	"\bdisjoint\x18\x05 \x03(\x05R\bdisjoint\"\xa8\a\n" +
+	"\bdisjoint\x18\x05 \x03(\x05R\bdisjoint\"\xe1\a\n" +
 	"\vLogicalExpr\x123\n" +
 	"\x06column\x18\x01 \x01(\v2\x19.quiver.rpc.LogicalColumnH\x00R\x06column\x12:\n" +
 	"\touter_ref\x18\x02 \x01(\v2\x1b.quiver.rpc.LogicalOuterRefH\x00R\bouterRef\x12/\n" +
@@ -5925,7 +6349,8 @@ const file_plan_proto_rawDesc = "" +
 	"\x0fscalar_subquery\x18\x0f \x01(\v2\x17.quiver.rpc.LogicalPlanH\x00R\x0escalarSubquery\x123\n" +
 	"\x06exists\x18\x10 \x01(\v2\x19.quiver.rpc.LogicalExistsH\x00R\x06exists\x12@\n" +
 	"\vin_subquery\x18\x11 \x01(\v2\x1d.quiver.rpc.LogicalInSubqueryH\x00R\n" +
-	"inSubqueryB\x06\n" +
+	"inSubquery\x127\n" +
+	"\x06window\x18\x1e \x01(\v2\x1d.quiver.rpc.LogicalWindowExprH\x00R\x06windowB\x06\n" +
 	"\x04kind\"A\n" +
 	"\rLogicalColumn\x12\x1c\n" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
@@ -5987,7 +6412,7 @@ const file_plan_proto_rawDesc = "" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
 	"\x04type\x18\x03 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x1a\n" +
-	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xb7\x05\n" +
+	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xec\x05\n" +
 	"\vLogicalPlan\x12-\n" +
 	"\x04scan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalScanH\x00R\x04scan\x123\n" +
 	"\x06filter\x18\x02 \x01(\v2\x19.quiver.rpc.LogicalFilterH\x00R\x06filter\x12?\n" +
@@ -6003,8 +6428,9 @@ const file_plan_proto_rawDesc = "" +
 	"\x0eempty_relation\x18\n" +
 	" \x01(\v2 .quiver.rpc.LogicalEmptyRelationH\x00R\remptyRelation\x12I\n" +
 	"\x0esubquery_alias\x18\v \x01(\v2 .quiver.rpc.LogicalSubqueryAliasH\x00R\rsubqueryAlias\x120\n" +
-	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cacheB\x06\n" +
-	"\x04node\"\xd6\x02\n" +
+	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cache\x123\n" +
+	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06windowB\x06\n" +
+	"\x04node\"\xf0\x02\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x02 \x01(\fR\x06schema\x12\x16\n" +
@@ -6014,7 +6440,9 @@ const file_plan_proto_rawDesc = "" +
 	"\aoptions\x18\x06 \x03(\v2!.quiver.rpc.TableDef.OptionsEntryR\aoptions\x12\x12\n" +
 	"\x04rows\x18\a \x01(\x03R\x04rows\x12+\n" +
 	"\x11memory_partitions\x18\b \x01(\x05R\x10memoryPartitions\x12\x1a\n" +
-	"\bdistinct\x18\t \x03(\x03R\bdistinct\x1a:\n" +
+	"\bdistinct\x18\t \x03(\x03R\bdistinct\x12\x18\n" +
+	"\aversion\x18\n" +
+	" \x01(\x04R\aversion\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\x01\n" +
@@ -6079,7 +6507,37 @@ const file_plan_proto_rawDesc = "" +
 	"\x04name\x18\x05 \x01(\tR\x04name\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9d\x01\n" +
+	"\vWindowFrame\x12\x12\n" +
+	"\x04unit\x18\x01 \x01(\x05R\x04unit\x12\x1d\n" +
+	"\n" +
+	"start_kind\x18\x02 \x01(\x05R\tstartKind\x12!\n" +
+	"\fstart_offset\x18\x03 \x01(\x03R\vstartOffset\x12\x19\n" +
+	"\bend_kind\x18\x04 \x01(\x05R\aendKind\x12\x1d\n" +
+	"\n" +
+	"end_offset\x18\x05 \x01(\x03R\tendOffset\"\x88\x02\n" +
+	"\x11LogicalWindowExpr\x12\x12\n" +
+	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
+	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12+\n" +
+	"\x04args\x18\x03 \x03(\v2\x17.quiver.rpc.LogicalExprR\x04args\x12:\n" +
+	"\fpartition_by\x18\x04 \x03(\v2\x17.quiver.rpc.LogicalExprR\vpartitionBy\x125\n" +
+	"\border_by\x18\x05 \x03(\v2\x1a.quiver.rpc.LogicalSortKeyR\aorderBy\x12-\n" +
+	"\x05frame\x18\x06 \x01(\v2\x17.quiver.rpc.WindowFrameR\x05frame\"m\n" +
+	"\rLogicalWindow\x12-\n" +
+	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12-\n" +
+	"\x05exprs\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x05exprs\"\xd6\x01\n" +
+	"\x12PhysicalWindowFunc\x12\x12\n" +
+	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
+	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12,\n" +
+	"\x04args\x18\x03 \x03(\v2\x18.quiver.rpc.PhysicalExprR\x04args\x12-\n" +
+	"\x05frame\x18\x04 \x01(\v2\x17.quiver.rpc.WindowFrameR\x05frame\x12)\n" +
+	"\x04type\x18\x05 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x12\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\"\xeb\x01\n" +
+	"\x0ePhysicalWindow\x12.\n" +
+	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12;\n" +
+	"\fpartition_by\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\vpartitionBy\x126\n" +
+	"\border_by\x18\x03 \x03(\v2\x1b.quiver.rpc.PhysicalSortKeyR\aorderBy\x124\n" +
+	"\x05funcs\x18\x04 \x03(\v2\x1e.quiver.rpc.PhysicalWindowFuncR\x05funcsB Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
 
 var (
 	file_plan_proto_rawDescOnce sync.Once
@@ -6093,7 +6551,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -6170,10 +6628,15 @@ var file_plan_proto_goTypes = []any{
 	(*LogicalEmptyRelation)(nil),        // 72: quiver.rpc.LogicalEmptyRelation
 	(*LogicalSubqueryAlias)(nil),        // 73: quiver.rpc.LogicalSubqueryAlias
 	(*LogicalCache)(nil),                // 74: quiver.rpc.LogicalCache
-	nil,                                 // 75: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 76: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 77: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 78: quiver.rpc.PartitionLocations
+	(*WindowFrame)(nil),                 // 75: quiver.rpc.WindowFrame
+	(*LogicalWindowExpr)(nil),           // 76: quiver.rpc.LogicalWindowExpr
+	(*LogicalWindow)(nil),               // 77: quiver.rpc.LogicalWindow
+	(*PhysicalWindowFunc)(nil),          // 78: quiver.rpc.PhysicalWindowFunc
+	(*PhysicalWindow)(nil),              // 79: quiver.rpc.PhysicalWindow
+	nil,                                 // 80: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 81: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 82: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 83: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -6230,129 +6693,145 @@ var file_plan_proto_depIdxs = []int32{
 	38,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
 	39,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
 	41,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
-	17,  // 54: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	75,  // 55: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
-	5,   // 56: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	20,  // 57: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
-	19,  // 58: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
-	16,  // 59: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 60: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 61: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 62: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 63: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
-	0,   // 64: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
-	16,  // 65: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 66: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	23,  // 67: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
-	5,   // 68: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 69: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 70: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 71: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	25,  // 72: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
-	5,   // 73: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 74: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 75: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 76: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 77: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 78: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 79: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 80: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 81: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 82: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 83: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 84: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 85: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 86: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 87: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 88: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 89: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	78,  // 90: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	40,  // 91: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	78,  // 92: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	43,  // 93: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	44,  // 94: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 95: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	45,  // 96: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	46,  // 97: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	42,  // 98: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	42,  // 99: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	47,  // 100: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	48,  // 101: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	50,  // 102: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	51,  // 103: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	52,  // 104: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	53,  // 105: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	54,  // 106: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	59,  // 107: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	55,  // 108: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	56,  // 109: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	0,   // 110: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	42,  // 111: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 112: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 113: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	42,  // 114: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 115: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 116: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	42,  // 117: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	42,  // 118: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	42,  // 119: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	49,  // 120: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	42,  // 121: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	42,  // 122: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 123: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	42,  // 124: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 125: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	42,  // 126: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	42,  // 127: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	59,  // 128: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 129: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	59,  // 130: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 131: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 132: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	61,  // 133: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	62,  // 134: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	63,  // 135: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	64,  // 136: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	66,  // 137: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	67,  // 138: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	68,  // 139: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	69,  // 140: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	71,  // 141: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	72,  // 142: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	73,  // 143: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	74,  // 144: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	76,  // 145: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	60,  // 146: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	42,  // 147: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	59,  // 148: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 149: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	59,  // 150: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 151: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	59,  // 152: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 153: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	42,  // 154: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	42,  // 155: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 156: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	59,  // 157: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	59,  // 158: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	65,  // 159: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	42,  // 160: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	59,  // 161: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	57,  // 162: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	59,  // 163: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 164: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	42,  // 165: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	58,  // 166: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	70,  // 167: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	58,  // 168: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	59,  // 169: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 170: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	77,  // 171: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	172, // [172:172] is the sub-list for method output_type
-	172, // [172:172] is the sub-list for method input_type
-	172, // [172:172] is the sub-list for extension type_name
-	172, // [172:172] is the sub-list for extension extendee
-	0,   // [0:172] is the sub-list for field type_name
+	79,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
+	17,  // 55: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
+	80,  // 56: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	5,   // 57: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
+	20,  // 58: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	19,  // 59: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	16,  // 60: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 61: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 62: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 63: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 64: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
+	0,   // 65: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
+	16,  // 66: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 67: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
+	23,  // 68: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	5,   // 69: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 70: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 71: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 72: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	25,  // 73: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	5,   // 74: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 75: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 76: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 77: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 78: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 79: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 80: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 81: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 82: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 83: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 84: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 85: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 86: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 87: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 88: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 89: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 90: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	83,  // 91: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	40,  // 92: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	83,  // 93: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	43,  // 94: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	44,  // 95: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 96: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	45,  // 97: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	46,  // 98: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	42,  // 99: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	42,  // 100: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	47,  // 101: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	48,  // 102: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	50,  // 103: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	51,  // 104: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	52,  // 105: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	53,  // 106: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	54,  // 107: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	59,  // 108: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	55,  // 109: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	56,  // 110: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	76,  // 111: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 112: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	42,  // 113: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 114: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	42,  // 115: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	42,  // 116: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 117: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 118: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	42,  // 119: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	42,  // 120: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	42,  // 121: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	49,  // 122: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	42,  // 123: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	42,  // 124: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 125: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	42,  // 126: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 127: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	42,  // 128: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	42,  // 129: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	59,  // 130: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	42,  // 131: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	59,  // 132: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	42,  // 133: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 134: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	61,  // 135: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	62,  // 136: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	63,  // 137: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	64,  // 138: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	66,  // 139: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	67,  // 140: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	68,  // 141: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	69,  // 142: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	71,  // 143: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	72,  // 144: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	73,  // 145: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	74,  // 146: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	77,  // 147: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	81,  // 148: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	60,  // 149: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	42,  // 150: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	59,  // 151: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 152: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	59,  // 153: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 154: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	59,  // 155: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 156: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	42,  // 157: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	42,  // 158: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	42,  // 159: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	59,  // 160: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	59,  // 161: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	65,  // 162: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	42,  // 163: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	59,  // 164: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	57,  // 165: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	59,  // 166: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	59,  // 167: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	42,  // 168: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	58,  // 169: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	70,  // 170: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	58,  // 171: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	59,  // 172: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	59,  // 173: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	82,  // 174: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	42,  // 175: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	42,  // 176: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	57,  // 177: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	75,  // 178: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	59,  // 179: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 180: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 181: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	75,  // 182: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 183: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 184: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 185: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 186: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	78,  // 187: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	188, // [188:188] is the sub-list for method output_type
+	188, // [188:188] is the sub-list for method input_type
+	188, // [188:188] is the sub-list for extension type_name
+	188, // [188:188] is the sub-list for extension extendee
+	0,   // [0:188] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -6404,6 +6883,7 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_UnresolvedShuffle)(nil),
 		(*PhysicalPlan_ShuffleReader)(nil),
 		(*PhysicalPlan_CacheReader)(nil),
+		(*PhysicalPlan_Window)(nil),
 	}
 	file_plan_proto_msgTypes[42].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
@@ -6423,6 +6903,7 @@ func file_plan_proto_init() {
 		(*LogicalExpr_ScalarSubquery)(nil),
 		(*LogicalExpr_Exists)(nil),
 		(*LogicalExpr_InSubquery)(nil),
+		(*LogicalExpr_Window)(nil),
 	}
 	file_plan_proto_msgTypes[59].OneofWrappers = []any{
 		(*LogicalPlan_Scan)(nil),
@@ -6437,6 +6918,7 @@ func file_plan_proto_init() {
 		(*LogicalPlan_EmptyRelation)(nil),
 		(*LogicalPlan_SubqueryAlias)(nil),
 		(*LogicalPlan_Cache)(nil),
+		(*LogicalPlan_Window)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -6444,7 +6926,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   78,
+			NumMessages:   83,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -362,6 +362,10 @@ type CreateSessionRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	ProtocolVersion uint32                 `protobuf:"varint,1,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	Settings        map[string]string      `protobuf:"bytes,2,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Re-open this session (a client whose session the scheduler closed
+	// after its idle timeout): the id must be a UUID; a live session of
+	// that id is kept as it is.
+	ResumeSessionId string `protobuf:"bytes,3,opt,name=resume_session_id,json=resumeSessionId,proto3" json:"resume_session_id,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -408,6 +412,13 @@ func (x *CreateSessionRequest) GetSettings() map[string]string {
 		return x.Settings
 	}
 	return nil
+}
+
+func (x *CreateSessionRequest) GetResumeSessionId() string {
+	if x != nil {
+		return x.ResumeSessionId
+	}
+	return ""
 }
 
 type CreateSessionResponse struct {
@@ -540,6 +551,7 @@ type ExecuteQueryRequest struct {
 	LogicalPlan   []byte                 `protobuf:"bytes,2,opt,name=logical_plan,json=logicalPlan,proto3" json:"logical_plan,omitempty"`                                                  // logical/codec
 	Settings      map[string]string      `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // quiver.target_partitions, quiver.batch_size, ...
 	JobName       string                 `protobuf:"bytes,4,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	Sql           string                 `protobuf:"bytes,5,opt,name=sql,proto3" json:"sql,omitempty"` // the statement's text, for the scheduler's UI and logs ("" from DataFrames)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -602,6 +614,13 @@ func (x *ExecuteQueryRequest) GetJobName() string {
 	return ""
 }
 
+func (x *ExecuteQueryRequest) GetSql() string {
+	if x != nil {
+		return x.Sql
+	}
+	return ""
+}
+
 type ExecuteQueryResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -647,12 +666,15 @@ func (x *ExecuteQueryResponse) GetJobId() string {
 }
 
 type CacheEvent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CacheId       string                 `protobuf:"bytes,1,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Outcome       string                 `protobuf:"bytes,3,opt,name=outcome,proto3" json:"outcome,omitempty"` // hit | miss | pending
-	Partitions    int32                  `protobuf:"varint,4,opt,name=partitions,proto3" json:"partitions,omitempty"`
-	Bytes         int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	CacheId    string                 `protobuf:"bytes,1,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
+	Name       string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Outcome    string                 `protobuf:"bytes,3,opt,name=outcome,proto3" json:"outcome,omitempty"` // hit | miss | pending | stale
+	Partitions int32                  `protobuf:"varint,4,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	Bytes      int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// Why the entry was not a hit: for stale, the sources that changed
+	// ("lineitem changed"); for a miss, why it was not materialized.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -720,6 +742,13 @@ func (x *CacheEvent) GetBytes() int64 {
 		return x.Bytes
 	}
 	return 0
+}
+
+func (x *CacheEvent) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 type JobStatus struct {
@@ -993,6 +1022,16 @@ type CacheInfo struct {
 	CreatedUnixMs int64                  `protobuf:"varint,10,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	LastHitUnixMs int64                  `protobuf:"varint,11,opt,name=last_hit_unix_ms,json=lastHitUnixMs,proto3" json:"last_hit_unix_ms,omitempty"`
 	Disjoint      []int32                `protobuf:"varint,12,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"` // columns whose values never occur in two partitions
+	// Set when a source changed after the build (consistency 'snapshot'
+	// keeps serving it): the sources that changed.
+	Stale string `protobuf:"bytes,13,opt,name=stale,proto3" json:"stale,omitempty"`
+	// What a query would do with the entry now, after the checks a query
+	// makes (live executors, changed files): hit | pending | stale | miss,
+	// and why when not a hit.
+	Check  string `protobuf:"bytes,14,opt,name=check,proto3" json:"check,omitempty"`
+	Reason string `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
+	// How many other entries share this one's data (one copy on disk).
+	Shared        int32 `protobuf:"varint,16,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1109,6 +1148,34 @@ func (x *CacheInfo) GetDisjoint() []int32 {
 		return x.Disjoint
 	}
 	return nil
+}
+
+func (x *CacheInfo) GetStale() string {
+	if x != nil {
+		return x.Stale
+	}
+	return ""
+}
+
+func (x *CacheInfo) GetCheck() string {
+	if x != nil {
+		return x.Check
+	}
+	return ""
+}
+
+func (x *CacheInfo) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *CacheInfo) GetShared() int32 {
+	if x != nil {
+		return x.Shared
+	}
+	return 0
 }
 
 type ListCachesRequest struct {
@@ -1241,9 +1308,12 @@ func (x *CacheStats) GetBytesRead() int64 {
 }
 
 type ListCachesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Caches        []*CacheInfo           `protobuf:"bytes,1,rep,name=caches,proto3" json:"caches,omitempty"`
-	Stats         *CacheStats            `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Caches []*CacheInfo           `protobuf:"bytes,1,rep,name=caches,proto3" json:"caches,omitempty"`
+	Stats  *CacheStats            `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
+	// Entries of the session removed lately (cache_id, name, reason), so
+	// that EXPLAIN can say why a cache is a miss.
+	Removed       []*CacheInfo `protobuf:"bytes,3,rep,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1292,10 +1362,20 @@ func (x *ListCachesResponse) GetStats() *CacheStats {
 	return nil
 }
 
+func (x *ListCachesResponse) GetRemoved() []*CacheInfo {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
 type UncacheRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	CacheId       string                 `protobuf:"bytes,2,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	CacheId   string                 `protobuf:"bytes,2,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
+	// REFRESH CACHE: remove the data but keep the id, which is built again;
+	// otherwise the id is retired (a query planned with it reads uncached).
+	Rebuild       bool `protobuf:"varint,3,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1342,6 +1422,13 @@ func (x *UncacheRequest) GetCacheId() string {
 		return x.CacheId
 	}
 	return ""
+}
+
+func (x *UncacheRequest) GetRebuild() bool {
+	if x != nil {
+		return x.Rebuild
+	}
+	return false
 }
 
 type UncacheResponse struct {
@@ -1529,7 +1616,11 @@ func (x *RegisterExecutorRequest) GetExecutor() *ExecutorMeta {
 }
 
 type RegisterExecutorResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The jobs whose data the scheduler still needs (running, recently
+	// finished, or holding a cache entry): the executor deletes the job
+	// directories of any other job that it held before registering.
+	LiveJobs      []string `protobuf:"bytes,1,rep,name=live_jobs,json=liveJobs,proto3" json:"live_jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1562,6 +1653,13 @@ func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RegisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
 	return file_quiver_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RegisterExecutorResponse) GetLiveJobs() []string {
+	if x != nil {
+		return x.LiveJobs
+	}
+	return nil
 }
 
 type HeartbeatRequest struct {
@@ -1660,6 +1758,106 @@ func (x *HeartbeatResponse) GetReregister() bool {
 	return false
 }
 
+// An executor leaving on purpose (SIGTERM): first drain = true (no new tasks
+// are placed on it while its running ones finish), then drain = false once
+// its statuses are sent (it is forgotten at once, as if lost, without
+// waiting for the heartbeat timeout).
+type DeregisterExecutorRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ExecutorId    string                 `protobuf:"bytes,1,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	Drain         bool                   `protobuf:"varint,2,opt,name=drain,proto3" json:"drain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeregisterExecutorRequest) Reset() {
+	*x = DeregisterExecutorRequest{}
+	mi := &file_quiver_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeregisterExecutorRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeregisterExecutorRequest) ProtoMessage() {}
+
+func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeregisterExecutorRequest.ProtoReflect.Descriptor instead.
+func (*DeregisterExecutorRequest) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *DeregisterExecutorRequest) GetExecutorId() string {
+	if x != nil {
+		return x.ExecutorId
+	}
+	return ""
+}
+
+func (x *DeregisterExecutorRequest) GetDrain() bool {
+	if x != nil {
+		return x.Drain
+	}
+	return false
+}
+
+type DeregisterExecutorResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Known         bool                   `protobuf:"varint,1,opt,name=known,proto3" json:"known,omitempty"` // the scheduler knew the executor
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeregisterExecutorResponse) Reset() {
+	*x = DeregisterExecutorResponse{}
+	mi := &file_quiver_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeregisterExecutorResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeregisterExecutorResponse) ProtoMessage() {}
+
+func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeregisterExecutorResponse.ProtoReflect.Descriptor instead.
+func (*DeregisterExecutorResponse) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *DeregisterExecutorResponse) GetKnown() bool {
+	if x != nil {
+		return x.Known
+	}
+	return false
+}
+
 type TaskId struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1672,7 +1870,7 @@ type TaskId struct {
 
 func (x *TaskId) Reset() {
 	*x = TaskId{}
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1882,7 @@ func (x *TaskId) String() string {
 func (*TaskId) ProtoMessage() {}
 
 func (x *TaskId) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1895,7 @@ func (x *TaskId) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskId.ProtoReflect.Descriptor instead.
 func (*TaskId) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{26}
+	return file_quiver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TaskId) GetJobId() string {
@@ -1743,7 +1941,7 @@ type TaskDefinition struct {
 
 func (x *TaskDefinition) Reset() {
 	*x = TaskDefinition{}
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +1953,7 @@ func (x *TaskDefinition) String() string {
 func (*TaskDefinition) ProtoMessage() {}
 
 func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +1966,7 @@ func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDefinition.ProtoReflect.Descriptor instead.
 func (*TaskDefinition) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{27}
+	return file_quiver_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TaskDefinition) GetId() *TaskId {
@@ -1811,7 +2009,7 @@ type FetchFailure struct {
 
 func (x *FetchFailure) Reset() {
 	*x = FetchFailure{}
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +2021,7 @@ func (x *FetchFailure) String() string {
 func (*FetchFailure) ProtoMessage() {}
 
 func (x *FetchFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +2034,7 @@ func (x *FetchFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailure.ProtoReflect.Descriptor instead.
 func (*FetchFailure) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{28}
+	return file_quiver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *FetchFailure) GetExecutorId() string {
@@ -1882,7 +2080,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +2092,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +2105,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{29}
+	return file_quiver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskStatus) GetId() *TaskId {
@@ -1969,7 +2167,7 @@ type UpdateTaskStatusRequest struct {
 
 func (x *UpdateTaskStatusRequest) Reset() {
 	*x = UpdateTaskStatusRequest{}
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2179,7 @@ func (x *UpdateTaskStatusRequest) String() string {
 func (*UpdateTaskStatusRequest) ProtoMessage() {}
 
 func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2192,7 @@ func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{30}
+	return file_quiver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdateTaskStatusRequest) GetExecutorId() string {
@@ -2019,7 +2217,7 @@ type UpdateTaskStatusResponse struct {
 
 func (x *UpdateTaskStatusResponse) Reset() {
 	*x = UpdateTaskStatusResponse{}
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2031,7 +2229,7 @@ func (x *UpdateTaskStatusResponse) String() string {
 func (*UpdateTaskStatusResponse) ProtoMessage() {}
 
 func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2044,7 +2242,7 @@ func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{31}
+	return file_quiver_proto_rawDescGZIP(), []int{33}
 }
 
 type LaunchTasksRequest struct {
@@ -2056,7 +2254,7 @@ type LaunchTasksRequest struct {
 
 func (x *LaunchTasksRequest) Reset() {
 	*x = LaunchTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2266,7 @@ func (x *LaunchTasksRequest) String() string {
 func (*LaunchTasksRequest) ProtoMessage() {}
 
 func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2279,7 @@ func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksRequest.ProtoReflect.Descriptor instead.
 func (*LaunchTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{32}
+	return file_quiver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LaunchTasksRequest) GetTasks() []*TaskDefinition {
@@ -2099,7 +2297,7 @@ type LaunchTasksResponse struct {
 
 func (x *LaunchTasksResponse) Reset() {
 	*x = LaunchTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2111,7 +2309,7 @@ func (x *LaunchTasksResponse) String() string {
 func (*LaunchTasksResponse) ProtoMessage() {}
 
 func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2124,7 +2322,7 @@ func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksResponse.ProtoReflect.Descriptor instead.
 func (*LaunchTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{33}
+	return file_quiver_proto_rawDescGZIP(), []int{35}
 }
 
 type CancelTasksRequest struct {
@@ -2136,7 +2334,7 @@ type CancelTasksRequest struct {
 
 func (x *CancelTasksRequest) Reset() {
 	*x = CancelTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2148,7 +2346,7 @@ func (x *CancelTasksRequest) String() string {
 func (*CancelTasksRequest) ProtoMessage() {}
 
 func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2161,7 +2359,7 @@ func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksRequest.ProtoReflect.Descriptor instead.
 func (*CancelTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{34}
+	return file_quiver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelTasksRequest) GetTasks() []*TaskId {
@@ -2179,7 +2377,7 @@ type CancelTasksResponse struct {
 
 func (x *CancelTasksResponse) Reset() {
 	*x = CancelTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2389,7 @@ func (x *CancelTasksResponse) String() string {
 func (*CancelTasksResponse) ProtoMessage() {}
 
 func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2402,7 @@ func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksResponse.ProtoReflect.Descriptor instead.
 func (*CancelTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{35}
+	return file_quiver_proto_rawDescGZIP(), []int{37}
 }
 
 type RemoveJobDataRequest struct {
@@ -2219,7 +2417,7 @@ type RemoveJobDataRequest struct {
 
 func (x *RemoveJobDataRequest) Reset() {
 	*x = RemoveJobDataRequest{}
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2429,7 @@ func (x *RemoveJobDataRequest) String() string {
 func (*RemoveJobDataRequest) ProtoMessage() {}
 
 func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2442,7 @@ func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataRequest.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{36}
+	return file_quiver_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RemoveJobDataRequest) GetJobId() string {
@@ -2276,7 +2474,7 @@ type RemoveJobDataResponse struct {
 
 func (x *RemoveJobDataResponse) Reset() {
 	*x = RemoveJobDataResponse{}
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2288,7 +2486,7 @@ func (x *RemoveJobDataResponse) String() string {
 func (*RemoveJobDataResponse) ProtoMessage() {}
 
 func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2301,7 +2499,7 @@ func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataResponse.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{37}
+	return file_quiver_proto_rawDescGZIP(), []int{39}
 }
 
 var File_quiver_proto protoreflect.FileDescriptor
@@ -2327,10 +2525,11 @@ const file_quiver_proto_rawDesc = "" +
 	"\abatches\x18\a \x01(\x03R\abatches\x12\x14\n" +
 	"\x05bytes\x18\b \x01(\x03R\x05bytes\"Q\n" +
 	"\x12PartitionLocations\x12;\n" +
-	"\tlocations\x18\x01 \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"\xca\x01\n" +
+	"\tlocations\x18\x01 \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"\xf6\x01\n" +
 	"\x14CreateSessionRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12J\n" +
-	"\bsettings\x18\x02 \x03(\v2..quiver.rpc.CreateSessionRequest.SettingsEntryR\bsettings\x1a;\n" +
+	"\bsettings\x18\x02 \x03(\v2..quiver.rpc.CreateSessionRequest.SettingsEntryR\bsettings\x12*\n" +
+	"\x11resume_session_id\x18\x03 \x01(\tR\x0fresumeSessionId\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"6\n" +
@@ -2340,18 +2539,19 @@ const file_quiver_proto_rawDesc = "" +
 	"\x13CloseSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x16\n" +
-	"\x14CloseSessionResponse\"\xfa\x01\n" +
+	"\x14CloseSessionResponse\"\x8c\x02\n" +
 	"\x13ExecuteQueryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
 	"\flogical_plan\x18\x02 \x01(\fR\vlogicalPlan\x12I\n" +
 	"\bsettings\x18\x03 \x03(\v2-.quiver.rpc.ExecuteQueryRequest.SettingsEntryR\bsettings\x12\x19\n" +
-	"\bjob_name\x18\x04 \x01(\tR\ajobName\x1a;\n" +
+	"\bjob_name\x18\x04 \x01(\tR\ajobName\x12\x10\n" +
+	"\x03sql\x18\x05 \x01(\tR\x03sql\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
 	"\x14ExecuteQueryResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x8b\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xa3\x01\n" +
 	"\n" +
 	"CacheEvent\x12\x19\n" +
 	"\bcache_id\x18\x01 \x01(\tR\acacheId\x12\x12\n" +
@@ -2360,7 +2560,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\n" +
 	"partitions\x18\x04 \x01(\x05R\n" +
 	"partitions\x12\x14\n" +
-	"\x05bytes\x18\x05 \x01(\x03R\x05bytes\"\x94\x03\n" +
+	"\x05bytes\x18\x05 \x01(\x03R\x05bytes\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\x94\x03\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.quiver.rpc.JobStateR\x05state\x12\x14\n" +
@@ -2383,7 +2584,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"1\n" +
 	"\x11CancelJobResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xd8\x02\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xb4\x03\n" +
 	"\tCacheInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -2400,7 +2601,11 @@ const file_quiver_proto_rawDesc = "" +
 	"\x0fcreated_unix_ms\x18\n" +
 	" \x01(\x03R\rcreatedUnixMs\x12'\n" +
 	"\x10last_hit_unix_ms\x18\v \x01(\x03R\rlastHitUnixMs\x12\x1a\n" +
-	"\bdisjoint\x18\f \x03(\x05R\bdisjoint\"2\n" +
+	"\bdisjoint\x18\f \x03(\x05R\bdisjoint\x12\x14\n" +
+	"\x05stale\x18\r \x01(\tR\x05stale\x12\x14\n" +
+	"\x05check\x18\x0e \x01(\tR\x05check\x12\x16\n" +
+	"\x06reason\x18\x0f \x01(\tR\x06reason\x12\x16\n" +
+	"\x06shared\x18\x10 \x01(\x05R\x06shared\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xae\x02\n" +
@@ -2415,14 +2620,16 @@ const file_quiver_proto_rawDesc = "" +
 	"bytes_read\x18\x06 \x01(\x03R\tbytesRead\x1a@\n" +
 	"\x12InvalidationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"q\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xa2\x01\n" +
 	"\x12ListCachesResponse\x12-\n" +
 	"\x06caches\x18\x01 \x03(\v2\x15.quiver.rpc.CacheInfoR\x06caches\x12,\n" +
-	"\x05stats\x18\x02 \x01(\v2\x16.quiver.rpc.CacheStatsR\x05stats\"J\n" +
+	"\x05stats\x18\x02 \x01(\v2\x16.quiver.rpc.CacheStatsR\x05stats\x12/\n" +
+	"\aremoved\x18\x03 \x03(\v2\x15.quiver.rpc.CacheInfoR\aremoved\"d\n" +
 	"\x0eUncacheRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
-	"\bcache_id\x18\x02 \x01(\tR\acacheId\"+\n" +
+	"\bcache_id\x18\x02 \x01(\tR\acacheId\x12\x18\n" +
+	"\arebuild\x18\x03 \x01(\bR\arebuild\"+\n" +
 	"\x0fUncacheResponse\x12\x18\n" +
 	"\aremoved\x18\x01 \x01(\bR\aremoved\"3\n" +
 	"\x12ClearCachesRequest\x12\x1d\n" +
@@ -2432,8 +2639,9 @@ const file_quiver_proto_rawDesc = "" +
 	"\aremoved\x18\x01 \x01(\x05R\aremoved\"z\n" +
 	"\x17RegisterExecutorRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x124\n" +
-	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\"\x1a\n" +
-	"\x18RegisterExecutorResponse\"X\n" +
+	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\"7\n" +
+	"\x18RegisterExecutorResponse\x12\x1b\n" +
+	"\tlive_jobs\x18\x01 \x03(\tR\bliveJobs\"X\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x12#\n" +
@@ -2441,7 +2649,13 @@ const file_quiver_proto_rawDesc = "" +
 	"\x11HeartbeatResponse\x12\x1e\n" +
 	"\n" +
 	"reregister\x18\x01 \x01(\bR\n" +
-	"reregister\"r\n" +
+	"reregister\"R\n" +
+	"\x19DeregisterExecutorRequest\x12\x1f\n" +
+	"\vexecutor_id\x18\x01 \x01(\tR\n" +
+	"executorId\x12\x14\n" +
+	"\x05drain\x18\x02 \x01(\bR\x05drain\"2\n" +
+	"\x1aDeregisterExecutorResponse\x12\x14\n" +
+	"\x05known\x18\x01 \x01(\bR\x05known\"r\n" +
 	"\x06TaskId\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x02 \x01(\x05R\astageId\x12\x1c\n" +
@@ -2502,7 +2716,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\fTASK_RUNNING\x10\x01\x12\x13\n" +
 	"\x0fTASK_SUCCESSFUL\x10\x02\x12\x0f\n" +
 	"\vTASK_FAILED\x10\x03\x12\x12\n" +
-	"\x0eTASK_CANCELLED\x10\x042\x83\a\n" +
+	"\x0eTASK_CANCELLED\x10\x042\xe8\a\n" +
 	"\x10SchedulerService\x12T\n" +
 	"\rCreateSession\x12 .quiver.rpc.CreateSessionRequest\x1a!.quiver.rpc.CreateSessionResponse\x12Q\n" +
 	"\fCloseSession\x12\x1f.quiver.rpc.CloseSessionRequest\x1a .quiver.rpc.CloseSessionResponse\x12Q\n" +
@@ -2515,7 +2729,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\n" +
 	"ListCaches\x12\x1d.quiver.rpc.ListCachesRequest\x1a\x1e.quiver.rpc.ListCachesResponse\x12B\n" +
 	"\aUncache\x12\x1a.quiver.rpc.UncacheRequest\x1a\x1b.quiver.rpc.UncacheResponse\x12N\n" +
-	"\vClearCaches\x12\x1e.quiver.rpc.ClearCachesRequest\x1a\x1f.quiver.rpc.ClearCachesResponse2\x87\x02\n" +
+	"\vClearCaches\x12\x1e.quiver.rpc.ClearCachesRequest\x1a\x1f.quiver.rpc.ClearCachesResponse\x12c\n" +
+	"\x12DeregisterExecutor\x12%.quiver.rpc.DeregisterExecutorRequest\x1a&.quiver.rpc.DeregisterExecutorResponse2\x87\x02\n" +
 	"\x0fExecutorService\x12N\n" +
 	"\vLaunchTasks\x12\x1e.quiver.rpc.LaunchTasksRequest\x1a\x1f.quiver.rpc.LaunchTasksResponse\x12N\n" +
 	"\vCancelTasks\x12\x1e.quiver.rpc.CancelTasksRequest\x1a\x1f.quiver.rpc.CancelTasksResponse\x12T\n" +
@@ -2534,107 +2749,112 @@ func file_quiver_proto_rawDescGZIP() []byte {
 }
 
 var file_quiver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_quiver_proto_goTypes = []any{
-	(JobState)(0),                    // 0: quiver.rpc.JobState
-	(TaskState)(0),                   // 1: quiver.rpc.TaskState
-	(*ExecutorMeta)(nil),             // 2: quiver.rpc.ExecutorMeta
-	(*PartitionLocation)(nil),        // 3: quiver.rpc.PartitionLocation
-	(*PartitionLocations)(nil),       // 4: quiver.rpc.PartitionLocations
-	(*CreateSessionRequest)(nil),     // 5: quiver.rpc.CreateSessionRequest
-	(*CreateSessionResponse)(nil),    // 6: quiver.rpc.CreateSessionResponse
-	(*CloseSessionRequest)(nil),      // 7: quiver.rpc.CloseSessionRequest
-	(*CloseSessionResponse)(nil),     // 8: quiver.rpc.CloseSessionResponse
-	(*ExecuteQueryRequest)(nil),      // 9: quiver.rpc.ExecuteQueryRequest
-	(*ExecuteQueryResponse)(nil),     // 10: quiver.rpc.ExecuteQueryResponse
-	(*CacheEvent)(nil),               // 11: quiver.rpc.CacheEvent
-	(*JobStatus)(nil),                // 12: quiver.rpc.JobStatus
-	(*WatchJobRequest)(nil),          // 13: quiver.rpc.WatchJobRequest
-	(*CancelJobRequest)(nil),         // 14: quiver.rpc.CancelJobRequest
-	(*CancelJobResponse)(nil),        // 15: quiver.rpc.CancelJobResponse
-	(*CacheInfo)(nil),                // 16: quiver.rpc.CacheInfo
-	(*ListCachesRequest)(nil),        // 17: quiver.rpc.ListCachesRequest
-	(*CacheStats)(nil),               // 18: quiver.rpc.CacheStats
-	(*ListCachesResponse)(nil),       // 19: quiver.rpc.ListCachesResponse
-	(*UncacheRequest)(nil),           // 20: quiver.rpc.UncacheRequest
-	(*UncacheResponse)(nil),          // 21: quiver.rpc.UncacheResponse
-	(*ClearCachesRequest)(nil),       // 22: quiver.rpc.ClearCachesRequest
-	(*ClearCachesResponse)(nil),      // 23: quiver.rpc.ClearCachesResponse
-	(*RegisterExecutorRequest)(nil),  // 24: quiver.rpc.RegisterExecutorRequest
-	(*RegisterExecutorResponse)(nil), // 25: quiver.rpc.RegisterExecutorResponse
-	(*HeartbeatRequest)(nil),         // 26: quiver.rpc.HeartbeatRequest
-	(*HeartbeatResponse)(nil),        // 27: quiver.rpc.HeartbeatResponse
-	(*TaskId)(nil),                   // 28: quiver.rpc.TaskId
-	(*TaskDefinition)(nil),           // 29: quiver.rpc.TaskDefinition
-	(*FetchFailure)(nil),             // 30: quiver.rpc.FetchFailure
-	(*TaskStatus)(nil),               // 31: quiver.rpc.TaskStatus
-	(*UpdateTaskStatusRequest)(nil),  // 32: quiver.rpc.UpdateTaskStatusRequest
-	(*UpdateTaskStatusResponse)(nil), // 33: quiver.rpc.UpdateTaskStatusResponse
-	(*LaunchTasksRequest)(nil),       // 34: quiver.rpc.LaunchTasksRequest
-	(*LaunchTasksResponse)(nil),      // 35: quiver.rpc.LaunchTasksResponse
-	(*CancelTasksRequest)(nil),       // 36: quiver.rpc.CancelTasksRequest
-	(*CancelTasksResponse)(nil),      // 37: quiver.rpc.CancelTasksResponse
-	(*RemoveJobDataRequest)(nil),     // 38: quiver.rpc.RemoveJobDataRequest
-	(*RemoveJobDataResponse)(nil),    // 39: quiver.rpc.RemoveJobDataResponse
-	nil,                              // 40: quiver.rpc.CreateSessionRequest.SettingsEntry
-	nil,                              // 41: quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	nil,                              // 42: quiver.rpc.CacheStats.InvalidationsEntry
-	nil,                              // 43: quiver.rpc.TaskDefinition.SettingsEntry
+	(JobState)(0),                      // 0: quiver.rpc.JobState
+	(TaskState)(0),                     // 1: quiver.rpc.TaskState
+	(*ExecutorMeta)(nil),               // 2: quiver.rpc.ExecutorMeta
+	(*PartitionLocation)(nil),          // 3: quiver.rpc.PartitionLocation
+	(*PartitionLocations)(nil),         // 4: quiver.rpc.PartitionLocations
+	(*CreateSessionRequest)(nil),       // 5: quiver.rpc.CreateSessionRequest
+	(*CreateSessionResponse)(nil),      // 6: quiver.rpc.CreateSessionResponse
+	(*CloseSessionRequest)(nil),        // 7: quiver.rpc.CloseSessionRequest
+	(*CloseSessionResponse)(nil),       // 8: quiver.rpc.CloseSessionResponse
+	(*ExecuteQueryRequest)(nil),        // 9: quiver.rpc.ExecuteQueryRequest
+	(*ExecuteQueryResponse)(nil),       // 10: quiver.rpc.ExecuteQueryResponse
+	(*CacheEvent)(nil),                 // 11: quiver.rpc.CacheEvent
+	(*JobStatus)(nil),                  // 12: quiver.rpc.JobStatus
+	(*WatchJobRequest)(nil),            // 13: quiver.rpc.WatchJobRequest
+	(*CancelJobRequest)(nil),           // 14: quiver.rpc.CancelJobRequest
+	(*CancelJobResponse)(nil),          // 15: quiver.rpc.CancelJobResponse
+	(*CacheInfo)(nil),                  // 16: quiver.rpc.CacheInfo
+	(*ListCachesRequest)(nil),          // 17: quiver.rpc.ListCachesRequest
+	(*CacheStats)(nil),                 // 18: quiver.rpc.CacheStats
+	(*ListCachesResponse)(nil),         // 19: quiver.rpc.ListCachesResponse
+	(*UncacheRequest)(nil),             // 20: quiver.rpc.UncacheRequest
+	(*UncacheResponse)(nil),            // 21: quiver.rpc.UncacheResponse
+	(*ClearCachesRequest)(nil),         // 22: quiver.rpc.ClearCachesRequest
+	(*ClearCachesResponse)(nil),        // 23: quiver.rpc.ClearCachesResponse
+	(*RegisterExecutorRequest)(nil),    // 24: quiver.rpc.RegisterExecutorRequest
+	(*RegisterExecutorResponse)(nil),   // 25: quiver.rpc.RegisterExecutorResponse
+	(*HeartbeatRequest)(nil),           // 26: quiver.rpc.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 27: quiver.rpc.HeartbeatResponse
+	(*DeregisterExecutorRequest)(nil),  // 28: quiver.rpc.DeregisterExecutorRequest
+	(*DeregisterExecutorResponse)(nil), // 29: quiver.rpc.DeregisterExecutorResponse
+	(*TaskId)(nil),                     // 30: quiver.rpc.TaskId
+	(*TaskDefinition)(nil),             // 31: quiver.rpc.TaskDefinition
+	(*FetchFailure)(nil),               // 32: quiver.rpc.FetchFailure
+	(*TaskStatus)(nil),                 // 33: quiver.rpc.TaskStatus
+	(*UpdateTaskStatusRequest)(nil),    // 34: quiver.rpc.UpdateTaskStatusRequest
+	(*UpdateTaskStatusResponse)(nil),   // 35: quiver.rpc.UpdateTaskStatusResponse
+	(*LaunchTasksRequest)(nil),         // 36: quiver.rpc.LaunchTasksRequest
+	(*LaunchTasksResponse)(nil),        // 37: quiver.rpc.LaunchTasksResponse
+	(*CancelTasksRequest)(nil),         // 38: quiver.rpc.CancelTasksRequest
+	(*CancelTasksResponse)(nil),        // 39: quiver.rpc.CancelTasksResponse
+	(*RemoveJobDataRequest)(nil),       // 40: quiver.rpc.RemoveJobDataRequest
+	(*RemoveJobDataResponse)(nil),      // 41: quiver.rpc.RemoveJobDataResponse
+	nil,                                // 42: quiver.rpc.CreateSessionRequest.SettingsEntry
+	nil,                                // 43: quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	nil,                                // 44: quiver.rpc.CacheStats.InvalidationsEntry
+	nil,                                // 45: quiver.rpc.TaskDefinition.SettingsEntry
 }
 var file_quiver_proto_depIdxs = []int32{
 	2,  // 0: quiver.rpc.PartitionLocation.executor:type_name -> quiver.rpc.ExecutorMeta
 	3,  // 1: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
-	40, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
-	41, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	42, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
+	43, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
 	0,  // 4: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
 	4,  // 5: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
 	11, // 6: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
-	42, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
+	44, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
 	16, // 8: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
 	18, // 9: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
-	2,  // 10: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
-	28, // 11: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	43, // 12: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
-	28, // 13: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
-	1,  // 14: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
-	30, // 15: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
-	3,  // 16: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	31, // 17: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	29, // 18: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	28, // 19: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 20: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 21: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 22: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	13, // 23: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	14, // 24: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	24, // 25: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	26, // 26: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	32, // 27: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	17, // 28: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	20, // 29: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	22, // 30: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	34, // 31: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	36, // 32: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	38, // 33: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 34: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 35: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 36: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 37: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	15, // 38: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	25, // 39: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	27, // 40: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	33, // 41: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	19, // 42: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	21, // 43: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	23, // 44: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	35, // 45: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	37, // 46: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	39, // 47: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	34, // [34:48] is the sub-list for method output_type
-	20, // [20:34] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	16, // 10: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
+	2,  // 11: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
+	30, // 12: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
+	45, // 13: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	30, // 14: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
+	1,  // 15: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
+	32, // 16: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
+	3,  // 17: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
+	33, // 18: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	31, // 19: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	30, // 20: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	5,  // 21: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	7,  // 22: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	9,  // 23: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	13, // 24: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	14, // 25: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	24, // 26: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	26, // 27: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	34, // 28: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	17, // 29: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	20, // 30: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	22, // 31: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	28, // 32: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
+	36, // 33: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	38, // 34: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	40, // 35: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 36: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 37: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 38: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 39: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	15, // 40: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	25, // 41: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	27, // 42: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	35, // 43: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	19, // 44: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	21, // 45: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	23, // 46: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	29, // 47: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
+	37, // 48: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	39, // 49: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	41, // 50: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	36, // [36:51] is the sub-list for method output_type
+	21, // [21:36] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }
@@ -2648,7 +2868,7 @@ func file_quiver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_quiver_proto_rawDesc), len(file_quiver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -44,6 +44,9 @@ const (
 	outcomeHit     = "hit"
 	outcomeMiss    = "miss"
 	outcomePending = "pending"
+	// outcomeStale: the entry's sources changed, so it was invalidated and
+	// rebuilt (strict consistency); the event's reason names the tables.
+	outcomeStale = "stale"
 )
 
 // cacheBuild marks a job that materializes one cache entry.
@@ -63,12 +66,26 @@ type cacheEvent struct {
 	outcome    string
 	partitions int
 	bytes      int64
+	reason     string
+}
+
+// reader is a reader count a job holds on the entry one build made.
+type reader struct {
+	key   cache.Key
+	build string
+}
+
+// staleHit is a hit on a snapshot entry whose sources changed.
+type staleHit struct {
+	key    cache.Key
+	reason string
 }
 
 // evicter is the sweeper's view of a registry (cache.Memory and
 // cache.Durable implement it).
 type evicter interface {
 	Evict(now time.Time, defaultTTL time.Duration, maxBytes int64) []cache.Entry
+	EvictSession(sessionID string, maxBytes int64) []cache.Entry
 }
 
 // newBuildJobID names a cache materialization job.
@@ -103,6 +120,11 @@ func (c *core) lowerCaches(j *job) (map[cache.Key]*physical.CacheReader, bool, e
 			return nil
 		}
 		key := cache.Key{SessionID: n.SessionID, CacheID: n.CacheID}
+		if c.uncached[key] {
+			// Uncached after this query was planned: the query computes
+			// the input itself and builds no entry no name reaches.
+			return walk(n.Input)
+		}
 		if _, ok := hits[key]; ok {
 			return nil
 		}
@@ -110,6 +132,10 @@ func (c *core) lowerCaches(j *job) (map[cache.Key]*physical.CacheReader, bool, e
 			return nil
 		}
 		r, buildJob, err := c.resolveCache(j, n, key)
+		if err == errAwaitHolders {
+			j.awaitHolders = true
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -123,10 +149,11 @@ func (c *core) lowerCaches(j *job) (map[cache.Key]*physical.CacheReader, bool, e
 		j.waitingOn[key] = buildJob
 		return nil
 	}
+	j.awaitHolders = false
 	if err := walk(j.plan); err != nil {
 		return nil, false, err
 	}
-	if len(j.waitingOn) > 0 {
+	if j.awaitHolders || len(j.waitingOn) > 0 {
 		return nil, true, nil
 	}
 	return hits, false, nil
@@ -172,13 +199,15 @@ func entryOptions(n *logical.Cache, vals settings.Values) (map[string]string, er
 	opts := map[string]string{}
 	for k, v := range n.Options {
 		lk := strings.ToLower(k)
-		if lk != cache.TTLOption {
-			return nil, qerr.Planf("scheduler: cache %s: unknown option %q (known: %s)", cacheLabel(n.Name, n.CacheID), k, cache.TTLOption)
+		if _, ok := cache.Options[lk]; !ok {
+			return nil, qerr.Planf("scheduler: cache %s: unknown option %q (known: %s)", cacheLabel(n.Name, n.CacheID), k, cache.OptionNames())
 		}
 		opts[lk] = v
 	}
-	if _, _, err := cache.ParseTTL(opts); err != nil {
-		return nil, qerr.Planf("scheduler: cache %s: %w", cacheLabel(n.Name, n.CacheID), err)
+	for _, check := range cache.Options {
+		if err := check(opts); err != nil {
+			return nil, qerr.Planf("scheduler: cache %s: %w", cacheLabel(n.Name, n.CacheID), err)
+		}
 	}
 	if _, ok := opts[cache.TTLOption]; !ok {
 		if v, ok := vals.Lookup(settings.CacheTTL); ok {
@@ -195,12 +224,33 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 	for range 3 { // a dead hit becomes a miss; a lost race, a hit
 		e, ok := c.caches.Lookup(key)
 		if ok && e.State == cache.Materialized {
+			if c.holdersDead(e) && e.Created.Before(c.started) && c.now().Before(c.started.Add(c.cfg.HeartbeatTimeout)) {
+				// The scheduler restarted with its state: the executors
+				// holding the entry may not have registered again yet.
+				// Wait for them (a register event or a tick starts the
+				// job again) rather than build a second copy.
+				return nil, "", errAwaitHolders
+			}
 			if c.holdersDead(e) {
 				// Validate-on-read: never read from a dead executor.
 				if removed, ok := c.caches.InvalidateFor(key, cache.CauseExecutorLost); ok {
-					c.deleteEntryFiles(removed)
+					c.dropEntry(removed, "executor "+strings.Join(c.deadHolders(removed), ", ")+" lost")
 				}
 				continue
+			}
+			if changed := cache.Changed(e.Sources, c.sourcesOf(j, n)); len(changed) > 0 {
+				reason := cache.StaleReason(changed)
+				if cons, _ := cache.Consistency(e.Options); cons == cache.ConsistencySnapshot {
+					c.caches.MarkStale(key, reason)
+					j.staleHits = append(j.staleHits, staleHit{key, "stale snapshot: " + reason})
+				} else {
+					if removed, ok := c.caches.InvalidateFor(key, cache.CauseSourceChanged); ok {
+						c.dropEntry(removed, reason)
+					}
+					c.recordEvent(j, key, n.Name, outcomeStale, cache.Entry{})
+					c.setEventReason(j, key, reason)
+					continue
+				}
 			}
 			return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, e.Name), OutSchema: e.Schema, Locations: e.Locations, Disjoint: e.Disjoint}, "", nil
 		}
@@ -212,10 +262,37 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		if err != nil {
 			return nil, "", err
 		}
+		srcs := c.sourcesOf(j, n)
+		ck := contentKey(n, srcs)
+		if f, ok := c.caches.FindContent(ck); ok {
+			switch {
+			case f.State == cache.Materialized && !c.holdersDead(f) && len(cache.Changed(f.Sources, srcs)) == 0:
+				// The same data is materialized (in this session or
+				// another): attach to it, one copy on disk.
+				if a, ok := c.caches.Attach(key, n.Name, opts, f.Key); ok {
+					c.recordEvent(j, key, n.Name, outcomeHit, a)
+					c.setEventReason(j, key, "shared with "+cacheLabel(f.Name, f.Key.CacheID))
+					return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, a.Name), OutSchema: a.Schema, Locations: a.Locations, Disjoint: a.Disjoint}, "", nil
+				}
+			case f.State == cache.Pending:
+				// Being built for another cache: wait, then attach.
+				c.recordEvent(j, key, n.Name, outcomePending, f)
+				return nil, f.JobID, nil
+			}
+		}
+		if err := c.estimateTooBig(j, n); err != nil {
+			return nil, "", err
+		}
 		childID := newBuildJobID()
 		res, e := c.caches.Begin(key, childID, n.Name, opts)
 		switch res {
 		case cache.Claimed:
+			if err := c.caches.SetSources(key, childID, srcs); err != nil {
+				return nil, "", err
+			}
+			if err := c.caches.SetContentKey(key, childID, ck); err != nil {
+				return nil, "", err
+			}
 			c.recordEvent(j, key, n.Name, outcomeMiss, e)
 			c.startBuild(j, n, key, childID)
 			return nil, childID, nil
@@ -225,6 +302,46 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		}
 	}
 	return nil, "", qerr.Internalf("scheduler: cache %s: could not resolve it (the entry kept changing)", cacheLabel(n.Name, n.CacheID))
+}
+
+// dropEntry deletes a removed entry's files and remembers why it went, so
+// that EXPLAIN can say why the cache is now a miss.
+func (c *core) dropEntry(e cache.Entry, why string) {
+	c.deleteEntryFiles(e)
+	if c.gone == nil {
+		c.gone = map[cache.Key]goneEntry{}
+	}
+	if len(c.gone) >= maxGone {
+		var oldest cache.Key
+		var at time.Time
+		for k, g := range c.gone {
+			if at.IsZero() || g.at.Before(at) {
+				oldest, at = k, g.at
+			}
+		}
+		delete(c.gone, oldest)
+	}
+	c.gone[e.Key] = goneEntry{name: e.Name, why: why, at: c.now()}
+}
+
+// maxGone bounds the removal records kept for EXPLAIN.
+const maxGone = 4096
+
+// goneEntry is why an entry was removed.
+type goneEntry struct {
+	name, why string
+	at        time.Time
+}
+
+// deadHolders lists the executors holding e's partitions that are gone.
+func (c *core) deadHolders(e cache.Entry) []string {
+	var out []string
+	for _, id := range e.Executors() {
+		if c.executors[id] == nil {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // holdersDead reports whether any executor holding e's partitions is gone.
@@ -242,6 +359,9 @@ func (c *core) holdersDead(e cache.Entry) bool {
 func (c *core) startBuild(parent *job, n *logical.Cache, key cache.Key, childID string) {
 	child := c.addJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
 	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id}
+	// The child reads a subset of the parent's files: its nested caches
+	// are checked against the parent's fingerprints, with no second stat.
+	child.files = parent.files
 	c.startJob(child)
 }
 
@@ -257,20 +377,30 @@ func (c *core) commitHits(j *job, hits map[cache.Key]*physical.CacheReader) {
 	})
 	for _, k := range keys {
 		if c.caches.Acquire(k) {
-			j.readers = append(j.readers, k)
+			e, _ := c.caches.Lookup(k)
+			j.readers = append(j.readers, reader{key: k, build: e.JobID})
 		}
-		c.caches.Touch(k)
+		// A query reading back the entry it built itself is not a hit.
+		if i := slices.IndexFunc(j.events, func(ev cacheEvent) bool { return ev.key == k }); i < 0 || j.events[i].outcome == outcomeHit || j.events[i].outcome == outcomePending {
+			c.caches.Touch(k)
+		}
 		e, _ := c.caches.Lookup(k)
 		c.recordEvent(j, k, hits[k].Name, outcomeHit, e)
 	}
+	for _, sh := range j.staleHits {
+		if _, ok := hits[sh.key]; ok {
+			c.setEventReason(j, sh.key, sh.reason)
+		}
+	}
+	j.staleHits = nil
 	if len(hits) > 0 {
 		j.hits = hits
 	}
 }
 
 func (c *core) releaseReaders(j *job) {
-	for _, k := range j.readers {
-		c.caches.Release(k)
+	for _, r := range j.readers {
+		c.caches.Release(r.key, r.build)
 	}
 	j.readers = nil
 }
@@ -284,15 +414,30 @@ func (c *core) recordEvent(j *job, key cache.Key, name, outcome string, e cache.
 	if i < 0 {
 		j.events = append(j.events, cacheEvent{key: key, name: cacheLabel(name, e.Name), outcome: outcome})
 		i = len(j.events) - 1
-	} else if outcome == outcomeMiss {
+	} else if outcome == outcomeMiss && j.events[i].outcome != outcomeStale {
 		j.events[i].outcome = outcomeMiss
+	} else if outcome == outcomeStale {
+		j.events[i].outcome = outcomeStale
 	}
 	if e.State == cache.Materialized {
 		j.events[i].partitions, j.events[i].bytes = len(e.Locations), e.Bytes
 	}
+	c.publishEvents(j)
+}
+
+// setEventReason sets the reason of j's event for key and publishes it.
+func (c *core) setEventReason(j *job, key cache.Key, reason string) {
+	if i := slices.IndexFunc(j.events, func(ev cacheEvent) bool { return ev.key == key }); i >= 0 {
+		j.events[i].reason = reason
+		c.publishEvents(j)
+	}
+}
+
+// publishEvents stores the snapshot of j's events its watchers send.
+func (c *core) publishEvents(j *job) {
 	evs := make([]*rpc.CacheEvent, len(j.events))
 	for k, ev := range j.events {
-		evs[k] = &rpc.CacheEvent{CacheId: ev.key.CacheID, Name: ev.name, Outcome: ev.outcome, Partitions: int32(ev.partitions), Bytes: ev.bytes}
+		evs[k] = &rpc.CacheEvent{CacheId: ev.key.CacheID, Name: ev.name, Outcome: ev.outcome, Partitions: int32(ev.partitions), Bytes: ev.bytes, Reason: ev.reason}
 	}
 	j.published.Store(&evs)
 	c.dirty[j.id] = true
@@ -361,6 +506,21 @@ func (c *core) jobEndedCaches(j *job) {
 	}
 }
 
+// errAwaitHolders: a hit's executors have not registered since the
+// scheduler started; the job waits for them (lowerCaches).
+var errAwaitHolders = errors.New("cache holders not registered yet")
+
+// retryAwaitingHolders starts again the jobs waiting for the executors of
+// their hits to register after a scheduler restart; past the heartbeat
+// timeout they are lost, and the hit becomes a miss.
+func (c *core) retryAwaitingHolders() {
+	for _, jid := range c.activeJobs() {
+		if j := c.jobs[jid]; j != nil && !j.terminal() && j.awaitHolders && len(j.waitingOn) == 0 {
+			c.startJob(j)
+		}
+	}
+}
+
 // settleCaches starts the waiting jobs whose builds have ended: each is
 // resolved again (the first to find a key absent claims it anew; the others
 // wait for that build). A job that has seen maxCacheBuildAttempts failed
@@ -385,6 +545,9 @@ func (c *core) settleCaches() {
 				buildID := j.waitingOn[key]
 				if e, ok := c.caches.Lookup(key); ok && e.State == cache.Pending && e.JobID == buildID {
 					continue // still building
+				}
+				if b := c.jobs[buildID]; b != nil && !b.terminal() {
+					continue // still building another cache of the same content
 				}
 				delete(j.waitingOn, key)
 				b := c.jobs[buildID]
@@ -431,6 +594,9 @@ func sortedCacheKeys(m map[cache.Key]string) []cache.Key {
 func (c *core) deleteEntryFiles(e cache.Entry) {
 	if e.StageID == cache.UnknownStage || e.JobID == "" {
 		return
+	}
+	if c.caches.Sharers(e) > 0 {
+		return // another entry holds the same files: the last holder deletes them
 	}
 	for _, id := range e.Executors() {
 		ex := c.executors[id]
@@ -487,7 +653,7 @@ func (c *core) cacheFetchFailed(j *job, t *task, ff *rpc.FetchFailure) bool {
 	t.state = taskFailed
 	if e, ok := c.caches.Lookup(key); ok && e.State == cache.Materialized && e.JobID == jid && e.StageID == sid {
 		if removed, ok := c.caches.InvalidateFor(key, cache.CauseFetchFailed); ok {
-			c.deleteEntryFiles(removed)
+			c.dropEntry(removed, "its files could not be read from executor "+ff.GetExecutorId())
 		}
 	}
 	c.restartJob(j, fmt.Sprintf("cached input %s could not be read from executor %s", key.CacheID, ff.GetExecutorId()))
@@ -550,7 +716,7 @@ func (c *core) restartJob(j *job, why string) {
 // executor (whole entries) and deletes their files on the others.
 func (c *core) cacheExecutorLost(id string) {
 	for _, e := range c.caches.InvalidateExecutor(id) {
-		c.deleteEntryFiles(e)
+		c.dropEntry(e, "executor "+id+" lost")
 	}
 }
 
@@ -558,7 +724,12 @@ func (c *core) cacheExecutorLost(id string) {
 // cancels its jobs that build, wait for or read a cache.
 func (c *core) closeSessionCaches(id string) {
 	for _, e := range c.caches.RemoveSession(id) {
-		c.deleteEntryFiles(e)
+		c.dropEntry(e, "session closed")
+	}
+	for k := range c.uncached {
+		if k.SessionID == id {
+			delete(c.uncached, k)
+		}
 	}
 	for _, jid := range c.activeJobs() {
 		j := c.jobs[jid]
@@ -579,7 +750,14 @@ func (c *core) closeSessionCaches(id string) {
 func (c *core) sweepCaches(now time.Time) {
 	if ev, ok := c.caches.(evicter); ok {
 		for _, e := range ev.Evict(now, c.cfg.CacheTTL, c.cacheMaxBytes) {
-			c.deleteEntryFiles(e)
+			c.dropEntry(e, "evicted (ttl or byte cap) at "+now.UTC().Format(time.TimeOnly))
+		}
+		for _, id := range sortedKeys(c.sessions) {
+			if q := c.sessions[id].cacheQuota; q > 0 {
+				for _, e := range ev.EvictSession(id, q) {
+					c.dropEntry(e, "evicted by the session's quota at "+now.UTC().Format(time.TimeOnly))
+				}
+			}
 		}
 	}
 	for _, id := range sortedKeys(c.sessions) {
@@ -608,24 +786,106 @@ func (c *core) sessionBusy(id string) bool {
 
 // ---- settings ----
 
-// applySessionSettings takes the session's own quiver.session.idle_timeout.
+// applySessionSettings takes the session's own quiver.session.idle_timeout
+// and cache quota.
 func (c *core) applySessionSettings(s *session) {
-	if d, ok := s.settings.Duration(settings.SessionIdleTimeout); ok {
-		s.idleTimeout, s.hasIdle = d, true
-	}
+	c.applyQuerySettings(s, s.settings)
 }
 
 // applyQuerySettings applies the settings of a query (checked when it was
 // submitted) that change more than the query: quiver.session.idle_timeout
-// to its session, quiver.cache.max_bytes to the whole scheduler;
-// quiver.cache.ttl is read when an entry is claimed.
-func (c *core) applyQuerySettings(s *session, vals settings.Values) {
+// and quiver.cache.max_bytes to its session (the latter as the session's
+// quota: the scheduler's cap, Config.CacheMaxBytes, is no session's to
+// change, and a quota above it is refused); quiver.cache.ttl is read when
+// an entry is claimed.
+func (c *core) applyQuerySettings(s *session, vals settings.Values) error {
 	if d, ok := vals.Duration(settings.SessionIdleTimeout); ok {
 		s.idleTimeout, s.hasIdle = d, true
 	}
 	if n, ok := vals.Int(settings.CacheMaxBytes); ok {
-		c.cacheMaxBytes = n
+		if c.cacheMaxBytes > 0 && n > c.cacheMaxBytes {
+			return qerr.Planf("scheduler: quiver.cache.max_bytes = %s: the scheduler caps the cache at %s (--cache-max-bytes); a session may only set a lower quota of its own",
+				settings.FormatBytes(n), settings.FormatBytes(c.cacheMaxBytes))
+		}
+		s.cacheQuota = n // 0: no quota of its own; the cap still holds
 	}
+	return nil
+}
+
+// cacheLimit is the most bytes one entry of the session may hold: the
+// scheduler's cap, or the session's lower quota (0: no limit).
+func (c *core) cacheLimit(sessionID string) int64 {
+	limit := c.cacheMaxBytes
+	if s := c.sessions[sessionID]; s != nil && s.cacheQuota > 0 && (limit == 0 || s.cacheQuota < limit) {
+		limit = s.cacheQuota
+	}
+	return limit
+}
+
+// checkBuildSize fails build job j once the output its final stage has
+// written passes the cache limit, so an entry that could never be kept
+// (the sweeper would evict it at once, and the next query build it again)
+// fails with a clear error instead.
+func (c *core) checkBuildSize(j *job, s *stage) {
+	limit := c.cacheLimit(j.session)
+	if j.build == nil || !s.final || limit <= 0 || j.terminal() {
+		return
+	}
+	var n int64
+	for _, t := range s.tasks {
+		if t.state != taskSuccessful {
+			continue
+		}
+		for _, l := range t.locations {
+			n += l.Bytes
+		}
+	}
+	if n > limit {
+		c.endJob(j, rpc.JobState_JOB_FAILED, fmt.Sprintf("cache %s: its data passed %s, over the cache limit of %s (quiver.cache.max_bytes): it is not kept",
+			cacheLabel(j.build.name, j.build.key.CacheID), settings.FormatBytes(n), settings.FormatBytes(limit)), qerr.Resources)
+	}
+}
+
+// estimateTooBig refuses, before any build starts, an entry whose input
+// is estimated at more than twice the cache limit from the tables' known
+// row counts (an estimate over a table of unknown size decides nothing).
+func (c *core) estimateTooBig(j *job, n *logical.Cache) error {
+	limit := c.cacheLimit(j.session)
+	if limit <= 0 {
+		return nil
+	}
+	known := true
+	logical.Inspect(n.Input, func(p logical.Plan) bool {
+		if s, ok := p.(*logical.Scan); ok && (s.Table == nil || s.Table.Rows < 0) {
+			known = false
+		}
+		return known
+	})
+	if !known {
+		return nil
+	}
+	est := logical.Estimate(n.Input).Rows * rowWidth(n.Input.Schema())
+	if est > 2*float64(limit) {
+		return qerr.Resourcesf("cache %s: its data is estimated at %s, over the cache limit of %s (quiver.cache.max_bytes): it is not built",
+			cacheLabel(n.Name, n.CacheID), settings.FormatBytes(int64(est)), settings.FormatBytes(limit))
+	}
+	return nil
+}
+
+// rowWidth is a row's approximate bytes in a cache file: fixed-width
+// columns their width, others a small guess (a string's offset and a few
+// bytes of text), plus a validity bit.
+func rowWidth(s *logical.Schema) float64 {
+	w := 0.0
+	for _, f := range s.Arrow().Fields() {
+		if fw, ok := f.Type.(interface{ BitWidth() int }); ok && fw.BitWidth() > 0 {
+			w += float64(fw.BitWidth()) / 8
+		} else {
+			w += 12
+		}
+		w += 0.125
+	}
+	return w
 }
 
 // ---- cache RPCs ----
@@ -636,14 +896,102 @@ func (c *core) touchSession(id string) {
 	}
 }
 
-// listCaches is ListCaches: the session's entries.
-func (c *core) listCaches(sessionID string) []*rpc.CacheInfo {
+// listCaches is ListCaches: the session's entries, each with what a query
+// would do with it now as far as the loop knows (live holders; the files'
+// check is the handler's, off the loop), their sources, and the session's
+// lately removed entries.
+func (c *core) listCaches(sessionID string) cacheList {
 	c.touchSession(sessionID)
-	out := []*rpc.CacheInfo{}
+	out := cacheList{infos: []*rpc.CacheInfo{}}
 	for _, e := range c.caches.List(sessionID) {
-		out = append(out, cacheInfo(e))
+		info := c.withShared(cacheInfo(e), e)
+		switch {
+		case e.State == cache.Pending:
+			info.Check = outcomePending
+		case c.holdersDead(e):
+			info.Check, info.Reason = outcomeMiss, "executor "+strings.Join(c.deadHolders(e), ", ")+" lost"
+		case e.Stale != "":
+			info.Check, info.Reason = outcomeStale, e.Stale+snapshotServed
+		default:
+			info.Check = outcomeHit
+		}
+		cons, _ := cache.Consistency(e.Options)
+		out.infos = append(out.infos, info)
+		out.sources = append(out.sources, e.Sources)
+		out.snapshot = append(out.snapshot, cons == cache.ConsistencySnapshot)
+	}
+	for _, k := range sortedGone(c.gone) {
+		if k.SessionID == sessionID {
+			g := c.gone[k]
+			out.removed = append(out.removed, &rpc.CacheInfo{SessionId: k.SessionID, CacheId: k.CacheID, Name: g.name, Check: outcomeMiss, Reason: g.why})
+		}
 	}
 	return out
+}
+
+// snapshotServed ends the reason of a stale entry a query still reads.
+const snapshotServed = " (snapshot: served as it is)"
+
+// cacheList is the loop's answer to ListCaches: sources parallels infos.
+type cacheList struct {
+	infos    []*rpc.CacheInfo
+	sources  [][]cache.Source
+	snapshot []bool // consistency 'snapshot': a stale entry is still served
+	removed  []*rpc.CacheInfo
+}
+
+func sortedGone(m map[cache.Key]goneEntry) []cache.Key {
+	ks := make([]cache.Key, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b cache.Key) int {
+		return strings.Compare(a.SessionID+"/"+a.CacheID, b.SessionID+"/"+b.CacheID)
+	})
+	return ks
+}
+
+// checkFiles re-checks, off the loop, the file sources of the entries a
+// ListCaches found hits: one whose files changed is stale (a strict one is
+// rebuilt by the next query that reads it). Memory tables' versions are the
+// client's to compare.
+func checkFiles(l cacheList) {
+	var paths []string
+	for i, info := range l.infos {
+		if info.Check != outcomeHit {
+			continue
+		}
+		for _, s := range l.sources[i] {
+			if s.Path != "" {
+				paths = append(paths, s.Path)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	files := statFiles(paths)
+	for i, info := range l.infos {
+		if info.Check != outcomeHit {
+			continue
+		}
+		var rec, cur []cache.Source
+		for _, s := range l.sources[i] {
+			if s.Path == "" {
+				continue
+			}
+			rec = append(rec, s)
+			f := files[s.Path]
+			f.Table = s.Table
+			cur = append(cur, f)
+		}
+		if changed := cache.Changed(rec, cur); len(changed) > 0 {
+			info.Check, info.Reason = outcomeStale, cache.StaleReason(changed)+" (rebuilt by the next query)"
+			if l.snapshot[i] {
+				info.Reason = cache.StaleReason(changed) + snapshotServed
+			}
+		}
+	}
 }
 
 func cacheInfo(e cache.Entry) *rpc.CacheInfo {
@@ -658,25 +1006,54 @@ func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 	if !e.LastHit.IsZero() {
 		info.LastHitUnixMs = e.LastHit.UnixMilli()
 	}
+	info.Stale = e.Stale
+	return info
+}
+
+// withShared sets info's count of entries sharing e's data.
+func (c *core) withShared(info *rpc.CacheInfo, e cache.Entry) *rpc.CacheInfo {
+	if e.State == cache.Materialized {
+		info.Shared = int32(c.caches.Sharers(e))
+	}
 	return info
 }
 
 // uncache is Uncache: drop one entry of the session and delete its files.
 // A pending entry's build finishes unreferenced and deletes its own output.
-func (c *core) uncache(sessionID, cacheID string) bool {
+// Unless rebuild (REFRESH CACHE), the id is retired: a query planned with
+// it before computes the input without building an entry. A pending
+// entry's build is cancelled.
+func (c *core) uncache(sessionID, cacheID string, rebuild bool) bool {
 	c.touchSession(sessionID)
-	e, ok := c.caches.InvalidateFor(cache.Key{SessionID: sessionID, CacheID: cacheID}, cache.CauseUncache)
-	if ok {
-		c.deleteEntryFiles(e)
+	k := cache.Key{SessionID: sessionID, CacheID: cacheID}
+	if !rebuild {
+		if c.uncached == nil {
+			c.uncached = map[cache.Key]bool{}
+		}
+		c.uncached[k] = true
 	}
-	return ok
+	e, ok := c.caches.InvalidateFor(k, cache.CauseUncache)
+	if !ok {
+		return false
+	}
+	why := "uncached"
+	if rebuild {
+		why = "refreshed"
+	}
+	c.dropEntry(e, why)
+	if e.State == cache.Pending {
+		if b := c.jobs[e.JobID]; b != nil && !b.terminal() && b.build != nil && b.build.key == k {
+			c.endJob(b, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: cache %s was uncached while it was being built", b.id, cacheLabel(b.build.name, cacheID)), qerr.Canceled)
+		}
+	}
+	return true
 }
 
 // clearCaches is ClearCaches: drop every entry of the session.
 func (c *core) clearCaches(sessionID string) int {
 	n := 0
 	for _, e := range c.caches.List(sessionID) {
-		if c.uncache(sessionID, e.Key.CacheID) {
+		if c.uncache(sessionID, e.Key.CacheID, false) {
 			n++
 		}
 	}

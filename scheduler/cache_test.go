@@ -260,7 +260,8 @@ func TestCacheMissBuildsThenHits(t *testing.T) {
 	if ev := h.c.jobs["q1"].events[0]; ev.partitions != 2 || ev.bytes != 200 {
 		t.Fatalf("q1 event %+v", ev)
 	}
-	if e := h.entry("c1"); e.Readers != 1 || e.Hits != 1 {
+	// q1 built the entry: its read-back is no hit.
+	if e := h.entry("c1"); e.Readers != 1 || e.Hits != 0 || h.c.caches.Stats().Hits != 0 {
 		t.Fatalf("q1 reads the entry: %+v", e)
 	}
 	h.drive("q1")
@@ -277,7 +278,7 @@ func TestCacheMissBuildsThenHits(t *testing.T) {
 	wantStrings(t, "q2 events", events(h.c.jobs["q2"]), []string{"c1:hit"})
 	h.drive("q2")
 	st := h.c.caches.Stats()
-	if st.Misses != 1 || st.Materializations != 1 || st.Hits != 2 || st.BytesRead != 400 {
+	if st.Misses != 1 || st.Materializations != 1 || st.Hits != 1 || st.BytesRead != 400 {
 		t.Fatalf("stats %+v", st)
 	}
 	// The delayed final-stage cleanup of the build keeps the pinned stage.
@@ -565,12 +566,12 @@ func TestCacheUncacheAndClear(t *testing.T) {
 	h := cacheHarness(t, Config{})
 	b1 := h.materialize("q1", "c1")
 	h.materialize("q2", "c2")
-	infos := h.c.listCaches("s")
+	infos := h.c.listCaches("s").infos
 	if len(infos) != 2 || infos[0].State != "materialized" || infos[0].Partitions != 2 || infos[0].Bytes != 200 ||
-		infos[0].Hits != 1 || len(infos[0].Executors) != 2 || infos[0].Name != "t_c1" || infos[0].CreatedUnixMs == 0 {
+		infos[0].Hits != 0 || len(infos[0].Executors) != 2 || infos[0].Name != "t_c1" || infos[0].CreatedUnixMs == 0 {
 		t.Fatalf("list %v", infos)
 	}
-	if got := h.c.listCaches("other"); len(got) != 0 {
+	if got := h.c.listCaches("other").infos; len(got) != 0 {
 		t.Fatalf("another session sees %v", got)
 	}
 	h.acts = nil
@@ -664,11 +665,10 @@ func TestCacheEvictionLRUSparesReaders(t *testing.T) {
 	h.later(time.Second)
 	b2 := h.materialize("q2", "c2")
 	h.later(time.Second)
+	// The cap is the scheduler's (its flag), 300 bytes: two entries of 200.
+	h.c.cacheMaxBytes = 300
 	// q3 reads c1 (the least recently used) and keeps running.
-	h.submitPlan("q3", cacheNode("c1", nil), map[string]string{"quiver.cache.max_bytes": "300"})
-	if h.c.cacheMaxBytes != 300 {
-		t.Fatalf("cap %d", h.c.cacheMaxBytes)
-	}
+	h.submitPlan("q3", cacheNode("c1", nil), nil)
 	h.plan("q3")
 	h.acts = nil
 	h.later(time.Second)
@@ -685,18 +685,62 @@ func TestCacheEvictionLRUSparesReaders(t *testing.T) {
 	h.absent("c1")
 	h.entry("c3")
 	wantStrings(t, "c1 files", removals(h.acts, b1), []string{"e1:2", "e2:2"})
-	// Sizes are read by the one parser: units as SET takes them.
-	h.submitPlan("q5", logical.NewEmptyRelation(false, nil), map[string]string{"quiver.cache.max_bytes": "2 GiB"})
-	if h.c.cacheMaxBytes != 2<<30 {
-		t.Fatalf("cap %d after 2 GiB", h.c.cacheMaxBytes)
-	}
-	// A bad size fails its job and leaves the cap alone.
+	// A bad size fails its job.
 	h.submitPlan("q6", logical.NewEmptyRelation(false, nil), map[string]string{"quiver.cache.max_bytes": "lots"})
 	if j := h.c.jobs["q6"]; j.state != rpc.JobState_JOB_FAILED || !strings.Contains(j.errMsg, `quiver.cache.max_bytes: want a size`) || !strings.Contains(j.errMsg, `"lots"`) {
 		t.Fatalf("bad size: job %s: %s", j.state, j.errMsg)
 	}
-	if h.c.cacheMaxBytes != 2<<30 {
-		t.Fatalf("cap %d after a bad size", h.c.cacheMaxBytes)
+}
+
+// TestCacheSessionQuota: a session's quiver.cache.max_bytes never changes
+// the scheduler's cap; it may set a lower quota of its own (evicting its
+// own entries past it), and one above the cap is refused.
+func TestCacheSessionQuota(t *testing.T) {
+	h := cacheHarness(t, Config{CacheMaxBytes: 1000})
+	h.materialize("q1", "c1")
+	h.later(time.Second)
+	h.materialize("q2", "c2")
+	h.submitPlan("big", logical.NewEmptyRelation(false, nil), map[string]string{"quiver.cache.max_bytes": "2 GiB"})
+	if j := h.c.jobs["big"]; j.state != rpc.JobState_JOB_FAILED || !strings.Contains(j.errMsg, "a session may only set a lower quota") {
+		t.Fatalf("a quota above the cap: job %s: %s", j.state, j.errMsg)
+	}
+	if h.c.cacheMaxBytes != 1000 {
+		t.Fatalf("a session changed the scheduler's cap to %d", h.c.cacheMaxBytes)
+	}
+	h.submitPlan("low", logical.NewEmptyRelation(false, nil), map[string]string{"quiver.cache.max_bytes": "300"})
+	if h.c.cacheMaxBytes != 1000 || h.c.sessions["s"].cacheQuota != 300 {
+		t.Fatalf("cap %d, quota %d", h.c.cacheMaxBytes, h.c.sessions["s"].cacheQuota)
+	}
+	h.drive("low")
+	h.later(time.Second)
+	h.absent("c1") // the session's least recently used entry
+	h.entry("c2")
+}
+
+// TestCacheTooBigFailsOnce: a build whose output passes the cache limit
+// fails as soon as its written bytes show it, with a clear error, and the
+// query waiting for it fails too instead of building it again.
+func TestCacheTooBigFailsOnce(t *testing.T) {
+	h := cacheHarness(t, Config{CacheMaxBytes: 150})
+	h.submitPlan("q", cacheNode("c1", nil), nil)
+	b := h.builder(key("c1"))
+	h.plan(b)
+	h.succeed(b, 1, 0, 2)
+	h.succeed(b, 1, 1, 2)
+	h.succeed(b, 2, 0, 0) // 100 bytes: under the limit
+	if h.jobState(b) != rpc.JobState_JOB_RUNNING {
+		t.Fatalf("build %s after 100 bytes", h.jobState(b))
+	}
+	h.succeed(b, 2, 1, 0) // 200 bytes
+	if j := h.c.jobs[b]; j.state != rpc.JobState_JOB_FAILED || j.errKind != qerr.Resources || !strings.Contains(j.errMsg, "over the cache limit") {
+		t.Fatalf("build %s (%v): %s", j.state, j.errKind, j.errMsg)
+	}
+	h.absent("c1")
+	if j := h.c.jobs["q"]; j.state != rpc.JobState_JOB_FAILED || !strings.Contains(j.errMsg, "over the cache limit") {
+		t.Fatalf("waiting query %s: %s", j.state, j.errMsg)
+	}
+	if st := h.c.caches.Stats(); st.Misses != 1 {
+		t.Fatalf("built %d times", st.Misses)
 	}
 }
 

@@ -105,6 +105,13 @@ func startCluster(t *testing.T, ctx context.Context, cfg Config, nExec int, mem 
 		t.Fatal(err)
 	}
 	c := &cluster{sched: s}
+	// The work dirs are made before the cleanup that closes the executors
+	// is registered, so they are removed after it (cleanups run last
+	// first): an executor still writing never races their removal.
+	dirs := make([]string, nExec)
+	for i := range dirs {
+		dirs[i] = t.TempDir()
+	}
 	t.Cleanup(func() {
 		if c.conn != nil {
 			c.conn.Close()
@@ -119,7 +126,7 @@ func startCluster(t *testing.T, ctx context.Context, cfg Config, nExec int, mem 
 		}
 	})
 	for i := range nExec {
-		dir := t.TempDir()
+		dir := dirs[i]
 		e, err := executor.New(executor.Config{
 			SchedulerAddr: s.Addr(), BindAddr: "127.0.0.1:0", WorkDir: dir, VCores: 2,
 			ID: fmt.Sprintf("exec-%d", i+1), HeartbeatInterval: 100 * time.Millisecond, Allocator: mem,

@@ -1,9 +1,11 @@
 package scheduler
 
 import (
-	"log"
+	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -47,15 +49,39 @@ type Config struct {
 	CacheTTL time.Duration
 	// CacheMaxBytes caps the bytes of all materialized entries: past it the
 	// sweeper evicts the least recently used entries nobody is reading
-	// (0 = no cap). The setting quiver.cache.max_bytes of any query changes it.
+	// (0 = no cap), and an entry larger than it fails its build. A session's
+	// quiver.cache.max_bytes is a lower quota of its own, never a change of
+	// this cap.
 	CacheMaxBytes int64
 	// SessionIdleTimeout closes a session (dropping its caches) that has
 	// had no request and no running job for this long (0 = never); the
 	// setting quiver.session.idle_timeout overrides it per session.
 	SessionIdleTimeout time.Duration
-	// Logf logs the scheduler's notable events (executor lost, failed calls
-	// to executors); default log.Printf. A standalone cluster passes a no-op.
+	// Logger receives the scheduler's structured log: one line per session
+	// open and close, job submit and end, task and stage retry, executor
+	// join and loss, cache outcome, and failed calls to executors (default
+	// slog.Default()). A standalone cluster passes one that discards.
+	Logger *slog.Logger
+	// Logf, when set, receives the scheduler's free-form warnings instead
+	// of Logger (kept for callers that predate Logger); by default they go
+	// to Logger at warning level.
 	Logf func(format string, args ...any)
+	// AuthToken, when set, is required on every gRPC call and REST request
+	// (but /healthz and the web UI's files) and sent on every call to the
+	// executors, which must share it (package auth).
+	AuthToken auth.Token
+	// TLS, when it has a certificate, makes gRPC and REST speak TLS (mutual
+	// on gRPC when it has a CA); the scheduler's calls to executors use it
+	// as a client (package auth).
+	TLS auth.TLS
+}
+
+// logger is cfg.Logger or slog.Default().
+func (cfg Config) logger() *slog.Logger {
+	if cfg.Logger != nil {
+		return cfg.Logger
+	}
+	return slog.Default()
 }
 
 // Placement policies.
@@ -82,7 +108,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, qerr.Planf("scheduler: unknown placement policy %q (want bias, round_robin or locality)", cfg.Policy)
 	}
 	if cfg.Logf == nil {
-		cfg.Logf = log.Printf
+		l := cfg.logger()
+		cfg.Logf = func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) }
 	}
 	if cfg.HeartbeatTimeout <= 0 {
 		cfg.HeartbeatTimeout = defaultHeartbeatTimeout

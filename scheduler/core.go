@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
@@ -41,11 +42,27 @@ type core struct {
 	delayed     []delayedCleanup
 	dirty       map[string]bool // jobs whose watchers must hear of a change
 	actions     []any
-	// caches is the dataset-cache registry; cacheMaxBytes the current byte
-	// cap of the eviction sweeper (Config.CacheMaxBytes, changed by the
-	// setting quiver.cache.max_bytes).
+	// caches is the dataset-cache registry; cacheMaxBytes the byte cap of
+	// the eviction sweeper (Config.CacheMaxBytes; sessions only lower
+	// their own quota under it).
 	caches        cache.State
 	cacheMaxBytes int64
+	// uncached are the keys UNCACHE retired (until their session closes):
+	// a query planned with one before reads its input uncached.
+	uncached map[cache.Key]bool
+	// gone records why entries were removed (dropEntry), for EXPLAIN.
+	gone map[cache.Key]goneEntry
+	// started is when the loop's state began: entries reloaded from a
+	// durable registry wait up to a heartbeat timeout past it for their
+	// executors to register again.
+	started time.Time
+	// m and log observe the loop (observe.go); seenInval is the cache
+	// invalidation counts last logged.
+	m         *metrics
+	log       *slog.Logger
+	seenInval []int64
+	// shuttingDown: Shutdown began; new jobs are refused.
+	shuttingDown bool
 }
 
 func newCore(cfg Config, now func() time.Time) *core {
@@ -63,6 +80,10 @@ func newCore(cfg Config, now func() time.Time) *core {
 		dirty:         map[string]bool{},
 		caches:        caches,
 		cacheMaxBytes: cfg.CacheMaxBytes,
+		started:       now(),
+		m:             newMetrics(),
+		log:           cfg.logger(),
+		seenInval:     make([]int64, cache.NumCauses),
 	}
 }
 
@@ -76,9 +97,16 @@ func (c *core) takeActions() []any {
 func (c *core) handle(ev any) {
 	switch e := ev.(type) {
 	case evCreateSession:
+		if sess := c.sessions[e.id]; sess != nil {
+			// A client re-opening a session that is still live: keep it.
+			sess.lastUsed = c.now()
+			e.reply <- struct{}{}
+			break
+		}
 		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
 		c.sessions[e.id] = sess
 		c.applySessionSettings(sess)
+		c.onSessionOpened(e.id)
 		e.reply <- struct{}{}
 	case evCloseSession:
 		c.closeSession(e.id)
@@ -87,6 +115,8 @@ func (c *core) handle(ev any) {
 		e.reply <- c.submit(e)
 	case evPlanned:
 		c.planned(e)
+	case evStatted:
+		c.statted(e)
 	case evTaskStatus:
 		if ex := c.executors[e.executorID]; ex != nil {
 			ex.lastSeen = c.now()
@@ -96,6 +126,10 @@ func (c *core) handle(ev any) {
 		}
 	case evLaunchFailed:
 		c.launchFailed(e)
+	case evSuspect:
+		c.suspected(e)
+	case evProbed:
+		c.probed(e)
 	case evRegister:
 		c.register(e)
 		e.reply <- struct{}{}
@@ -122,19 +156,27 @@ func (c *core) handle(ev any) {
 	case evInspect:
 		e.fn(c)
 		close(e.done)
+	case evDeregister:
+		e.reply <- c.deregister(e.executorID)
+	case evDrain:
+		e.reply <- c.drain(e.executorID)
+	case evShutdown:
+		e.reply <- c.shutdown(e.failAll)
 	case evListCaches:
 		e.reply <- c.listCaches(e.session)
 	case evUncache:
-		e.reply <- c.uncache(e.session, e.cacheID)
+		e.reply <- c.uncache(e.session, e.cacheID, e.rebuild)
 	case evClearCaches:
 		e.reply <- c.clearCaches(e.session)
 	default:
-		c.cfg.Logf("scheduler: unknown event %T", ev)
+		c.log.Error("unknown event", "event", fmt.Sprintf("%T", ev))
 	}
 	c.settleCaches()
+	c.retryAwaitingHolders()
 	c.placeCacheReads()
 	c.schedule()
 	c.notify()
+	c.logCacheStats()
 }
 
 // ---- sessions ----
@@ -143,6 +185,9 @@ func (c *core) handle(ev any) {
 // files on the executors that hold them) and cancels its jobs that build,
 // wait for or read its caches.
 func (c *core) closeSession(id string) {
+	if _, ok := c.sessions[id]; ok {
+		c.onSessionClosed(id)
+	}
 	delete(c.sessions, id)
 	c.closeSessionCaches(id)
 }
@@ -150,6 +195,9 @@ func (c *core) closeSession(id string) {
 // ---- jobs ----
 
 func (c *core) submit(e evSubmit) error {
+	if c.shuttingDown {
+		return errShuttingDown
+	}
 	sess, ok := c.sessions[e.session]
 	if !ok {
 		return qerr.Planf("scheduler: unknown session %q: create one with CreateSession first", e.session)
@@ -159,11 +207,15 @@ func (c *core) submit(e evSubmit) error {
 	// from the job's status like from any other planning error.
 	query, err := settings.Decode("scheduler", e.settings)
 	j := c.addJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
+	j.sql = clipSQL(e.sql)
 	if err != nil {
 		c.failJob(j, err)
 		return nil
 	}
-	c.applyQuerySettings(sess, j.settings)
+	if err := c.applyQuerySettings(sess, j.settings); err != nil {
+		c.failJob(j, err)
+		return nil
+	}
 	c.startJob(j)
 	return nil
 }
@@ -195,6 +247,7 @@ func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan log
 	c.jobOrder = append(c.jobOrder, j.id)
 	c.active = append(c.active, j.id)
 	c.dirty[j.id] = true
+	c.onJobSubmitted(j)
 	return j
 }
 
@@ -202,6 +255,9 @@ func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan log
 // wait for cache builds, asks for its physical planning. A waiting job stays
 // QUEUED; settleCaches starts it again when the builds end.
 func (c *core) startJob(j *job) {
+	if c.needStat(j) {
+		return
+	}
 	hits, wait, err := c.lowerCaches(j)
 	if err != nil {
 		c.failJob(j, err)
@@ -299,6 +355,7 @@ func (c *core) planned(e evPlanned) {
 		j.schema = j.stages[j.final].plan.Input.Schema()
 	}
 	j.planned = true
+	j.started = c.now()
 	j.state = rpc.JobState_JOB_RUNNING
 	c.dirty[j.id] = true
 	if !c.buildPlanned(j) {
@@ -388,6 +445,7 @@ func stageLocations(s *stage) [][]physical.PartitionLocation {
 
 func (c *core) stageSucceeded(j *job, s *stage) {
 	s.state = stageSuccessful
+	c.onStageSucceeded(j, s)
 	c.dirty[j.id] = true
 	if s.final {
 		c.jobSucceeded(j)
@@ -406,6 +464,7 @@ func (c *core) jobSucceeded(j *job) {
 	j.state = rpc.JobState_JOB_SUCCESSFUL
 	j.finished = c.now()
 	c.dirty[j.id] = true
+	c.onJobEnded(j)
 	var inter []int
 	for _, id := range j.order {
 		if id != j.final {
@@ -429,6 +488,7 @@ func (c *core) endJob(j *job, state rpc.JobState, msg string, kind qerr.Kind) {
 	}
 	j.state, j.errMsg, j.errKind, j.finished = state, msg, kind, c.now()
 	c.dirty[j.id] = true
+	c.onJobEnded(j)
 	c.cancelTasks(j, true)
 	c.removeJobData(j, slices.Clone(j.order))
 	c.jobEndedCaches(j)
@@ -514,7 +574,12 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 			t.executor = executorID
 		}
 		t.locations = locationsFromRPC(st.GetLocations())
+		c.onTaskSucceeded(t)
 		c.dirty[j.id] = true
+		c.checkBuildSize(j, s)
+		if j.terminal() {
+			return
+		}
 		if s.state == stageRunning && allSuccessful(s) {
 			c.stageSucceeded(j, s)
 		}
@@ -522,6 +587,9 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 		c.release(t)
 		c.dirty[j.id] = true
 		if ff := st.GetFetchFailure(); ff != nil && st.GetState() == rpc.TaskState_TASK_FAILED {
+			if ff.GetExecutorId() != "" {
+				c.suspect(ff.GetExecutorId(), "a fetch from it failed")
+			}
 			if c.cacheFetchFailed(j, t, ff) {
 				return
 			}
@@ -561,6 +629,7 @@ func (c *core) taskFailed(j *job, s *stage, t *task, executorID string, kind qer
 	}
 	if !retryable(kind) || t.failures > c.cfg.TaskRetries {
 		t.state = taskFailed
+		c.onTaskFailed(j, s, t, executorID, false)
 		c.endJob(j, rpc.JobState_JOB_FAILED,
 			fmt.Sprintf("job %s: stage %d task %d failed (attempt %d of %d): %s", j.id, s.id, t.partition, t.failures, c.cfg.TaskRetries+1, msg),
 			kind)
@@ -568,6 +637,7 @@ func (c *core) taskFailed(j *job, s *stage, t *task, executorID string, kind qer
 	}
 	t.state = taskPending
 	t.attempt++
+	c.onTaskFailed(j, s, t, executorID, true)
 }
 
 // fetchFailed: a task of consumer could not read a file of the producing
@@ -582,6 +652,7 @@ func (c *core) fetchFailed(j *job, consumer *stage, t *task, ff *rpc.FetchFailur
 	}
 	t.state = taskPending
 	t.attempt++
+	c.onTasksRequeued(1)
 	lost := ff.GetExecutorId()
 	mp := int(ff.GetMapPartition())
 	c.rollback(j, p, func(pt *task) bool {
@@ -616,6 +687,7 @@ func (c *core) rollback(j *job, p *stage, lost func(*task) bool, why string) {
 		pt.state, pt.locations, pt.executor = taskPending, nil, ""
 		pt.attempt++
 	}
+	c.onStageRetry(j, p, len(redo), why)
 	if p.state == stageSuccessful {
 		p.state = stageRunning
 	}
@@ -650,6 +722,10 @@ func (c *core) rollback(j *job, p *stage, lost func(*task) bool, why string) {
 }
 
 func (c *core) launchFailed(e evLaunchFailed) {
+	if e.draining {
+		c.launchRefusedDraining(e)
+		return
+	}
 	for _, id := range e.tasks {
 		j, s, t := c.lookup(id)
 		if t == nil {
@@ -664,6 +740,7 @@ func (c *core) launchFailed(e evLaunchFailed) {
 		c.taskFailed(j, s, t, e.executorID, kind, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
 	}
 	if ex := c.executors[e.executorID]; ex != nil && !e.refused {
+		c.suspect(e.executorID, "a launch on it failed")
 		ex.launchFailures++
 		if ex.launchFailures >= maxLaunchFailures {
 			c.executorLost(e.executorID, fmt.Sprintf("%d launches failed in a row", ex.launchFailures))
@@ -682,11 +759,32 @@ func (c *core) register(e evRegister) {
 		return
 	}
 	c.execSeq++
-	c.executors[e.meta.ID] = &executorState{
+	ex := &executorState{
 		meta: e.meta, grpcPort: e.grpcPort, vcores: max(e.vcores, 1),
 		lastSeen: now, registered: now, seq: c.execSeq,
 	}
+	c.executors[e.meta.ID] = ex
 	c.noExecSince = time.Time{}
+	c.onExecutorJoined(ex)
+}
+
+// liveJobIDs lists, sorted, the jobs whose data executors must keep: every
+// job not ended, every ended job whose result files wait for their delayed
+// cleanup, and every job holding a cache entry. A registering executor
+// deletes the directories of the others (orphans of a restart or of its
+// own loss).
+func (c *core) liveJobIDs() []string {
+	ids := map[string]bool{}
+	for _, id := range c.activeJobs() {
+		ids[id] = true
+	}
+	for _, d := range c.delayed {
+		ids[d.jobID] = true
+	}
+	for _, e := range c.caches.List("") {
+		ids[e.JobID] = true
+	}
+	return sortedKeys(ids)
 }
 
 // executorLost forgets an executor: its running tasks are re-queued and the
@@ -696,7 +794,7 @@ func (c *core) executorLost(id, why string) {
 	if ex == nil {
 		return
 	}
-	c.cfg.Logf("scheduler: executor %s (%s) lost: %s", id, ex.addr(), why)
+	c.onExecutorLost(ex, why)
 	delete(c.executors, id)
 	c.actions = append(c.actions, actDropExecutor{executorID: id, addr: ex.addr()})
 	if len(c.executors) == 0 {
@@ -717,6 +815,7 @@ func (c *core) executorLost(id, why string) {
 					}
 					t.failedOn[id] = true
 					c.dirty[j.id] = true
+					c.onTasksRequeued(1)
 				}
 			}
 		}

@@ -1,7 +1,9 @@
 // Package scheduler owns the distributed scheduler (ARCHITECTURE.md §3): client
 // sessions, jobs and their stage graphs, task placement and retries,
 // executor registration and liveness, fetch-failure rollback, job data
-// cleanup, the SchedulerService gRPC server and a small JSON REST view.
+// cleanup, the SchedulerService gRPC server, the JSON REST API and the web
+// UI over it (embedded), Prometheus metrics on a registry of its own, and
+// shutdown (Shutdown) and executors leaving on purpose (DeregisterExecutor).
 //
 // One event loop goroutine owns every piece of job, stage, task, executor
 // and session state (type core). gRPC handlers, timers and the goroutines

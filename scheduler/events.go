@@ -28,6 +28,7 @@ type evCloseSession struct {
 // evSubmit: a job is queued (ExecuteQuery).
 type evSubmit struct {
 	jobID, session, name string
+	sql                  string            // the statement's text ("" from DataFrame clients)
 	settings             map[string]string // as received; submit checks them
 	plan                 logical.Plan
 	reply                chan error
@@ -56,6 +57,9 @@ type evLaunchFailed struct {
 	// refused: the executor answered that the request is invalid. It is
 	// healthy, so the failure does not count towards declaring it lost.
 	refused bool
+	// draining: the executor is leaving (the launch raced its drain): the
+	// tasks are placed again without a failure counted (lifecycle.go).
+	draining bool
 }
 
 type evRegister struct {
@@ -95,11 +99,12 @@ type watchReply struct {
 // evListCaches, evUncache and evClearCaches are the cache RPCs.
 type evListCaches struct {
 	session string
-	reply   chan []*rpc.CacheInfo
+	reply   chan cacheList
 }
 
 type evUncache struct {
 	session, cacheID string
+	rebuild          bool // REFRESH CACHE: the id stays usable
 	reply            chan bool
 }
 

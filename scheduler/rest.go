@@ -21,6 +21,8 @@ type ExecutorInfo struct {
 	VCores        int       `json:"vcores"`
 	RunningTasks  int       `json:"running_tasks"`
 	LastHeartbeat time.Time `json:"last_heartbeat"`
+	Registered    time.Time `json:"registered"`
+	Draining      bool      `json:"draining,omitempty"`
 }
 
 // JobInfo is one job in GET /api/jobs and GET /api/job/{id} (with Stages).
@@ -36,6 +38,13 @@ type JobInfo struct {
 	Error       string     `json:"error,omitempty"`
 	Submitted   time.Time  `json:"submitted"`
 	Finished    *time.Time `json:"finished,omitempty"`
+	// SQL is the statement's text ("" for DataFrame queries); Started is
+	// when the job was planned; ElapsedMS runs from submit to the end (or
+	// to now while it runs); Rows is the result's row count once it succeeded.
+	SQL       string     `json:"sql,omitempty"`
+	Started   *time.Time `json:"started,omitempty"`
+	ElapsedMS int64      `json:"elapsed_ms"`
+	Rows      *int64     `json:"rows,omitempty"`
 	// Caches are the job's cache outcomes; BuildsCache is the cache id a
 	// cache materialization job builds.
 	Caches      []CacheEventInfo `json:"caches,omitempty"`
@@ -129,6 +138,8 @@ type StageInfo struct {
 	// in memory); its one task's partition is 0.
 	Whole     bool       `json:"whole,omitempty"`
 	Rollbacks int        `json:"rollbacks"`
+	Rows      int64      `json:"rows"`  // rows the stage's tasks wrote so far
+	Bytes     int64      `json:"bytes"` // bytes the stage's tasks wrote so far
 	Plan      string     `json:"plan"`
 	Tasks     []TaskInfo `json:"tasks"`
 }
@@ -149,6 +160,7 @@ func (c *core) executorInfos() []ExecutorInfo {
 		out = append(out, ExecutorInfo{
 			ID: e.meta.ID, Host: e.meta.Host, Port: e.grpcPort, FlightPort: e.meta.FlightPort,
 			VCores: e.vcores, RunningTasks: e.running, LastHeartbeat: e.lastSeen,
+			Registered: e.registered, Draining: e.draining,
 		})
 	}
 	return out
@@ -182,6 +194,7 @@ func (c *core) jobInfo(j *job, detail bool) JobInfo {
 		f := j.finished
 		info.Finished = &f
 	}
+	c.jobTimes(j, &info)
 	for _, ev := range j.events {
 		info.Caches = append(info.Caches, CacheEventInfo{CacheID: ev.key.CacheID, Name: ev.name, Outcome: ev.outcome, Partitions: ev.partitions, Bytes: ev.bytes})
 	}
@@ -200,6 +213,10 @@ func (c *core) jobInfo(j *job, detail bool) JobInfo {
 		si := StageInfo{ID: s.id, State: s.state.String(), Inputs: s.inputs, Final: s.final, Whole: s.whole, Rollbacks: s.rollbacks, Plan: physical.Indent(plan), Tasks: []TaskInfo{}}
 		for _, t := range s.tasks {
 			si.Tasks = append(si.Tasks, TaskInfo{Partition: t.partition, Attempt: t.attempt, Failures: t.failures, State: t.state.String(), Executor: t.executor, Error: t.lastErr})
+			for _, l := range t.locations {
+				si.Rows += l.Rows
+				si.Bytes += l.Bytes
+			}
 		}
 		info.Stages = append(info.Stages, si)
 	}
@@ -207,9 +224,14 @@ func (c *core) jobInfo(j *job, detail bool) JobInfo {
 }
 
 func (s *Scheduler) restHandler() http.Handler {
-	mux := http.NewServeMux()
+	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.shuttingDown.Load() {
+			// Out of rotation while Shutdown lets running jobs finish.
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
 		w.Write([]byte("ok"))
 	})
 	mux.HandleFunc("GET /api/executors", func(w http.ResponseWriter, r *http.Request) {
@@ -241,6 +263,7 @@ func (s *Scheduler) restHandler() http.Handler {
 			return c.jobInfo(j, true), true
 		})
 	})
+	s.opsRoutes(mux)
 	return mux
 }
 

@@ -3,15 +3,19 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdb/quiver/qerr"
@@ -41,6 +45,7 @@ var connectParams = grpc.ConnectParams{
 // are valid after Start. All methods are safe for concurrent use.
 type Scheduler struct {
 	cfg    Config
+	log    *slog.Logger
 	events chan any
 	// loopDone is closed when the event loop has exited; callers waiting
 	// for a reply select on it so they never hang after Close.
@@ -59,6 +64,8 @@ type Scheduler struct {
 	queues   map[string]*rpcQueue        // executor gRPC address → its RPCs in issue order
 	wg       sync.WaitGroup              // the loop, servers and action goroutines
 	closeErr error
+	// shuttingDown is set by Shutdown: /healthz then answers 503.
+	shuttingDown atomic.Bool
 }
 
 // New validates cfg and returns an unstarted scheduler.
@@ -70,14 +77,18 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.BindAddr == "" {
 		cfg.BindAddr = "127.0.0.1:0"
 	}
-	return &Scheduler{
+	s := &Scheduler{
 		cfg:      cfg,
+		log:      cfg.logger(),
 		events:   make(chan any, 64),
 		loopDone: make(chan struct{}),
 		core:     newCore(cfg, time.Now),
 		conns:    map[string]*grpc.ClientConn{},
 		queues:   map[string]*rpcQueue{},
-	}, nil
+	}
+	s.core.m.reg.MustRegister(newStateCollector(s),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return s, nil
 }
 
 // Start listens on BindAddr (and RestAddr), starts the event loop and
@@ -117,22 +128,23 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.loop(runCtx)
 	}()
 
-	s.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(MaxMessageBytes))
+	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, s.cfg.AuthToken.ServerOptions()...)
+	s.grpcSrv = grpc.NewServer(append(sopts, s.cfg.TLS.ServerOptions()...)...)
 	rpc.RegisterSchedulerServiceServer(s.grpcSrv, &service{s: s})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		if err := s.grpcSrv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			s.cfg.Logf("scheduler: gRPC server: %v", err)
+			s.log.Error("gRPC server stopped", "err", err)
 		}
 	}()
 	if restLis != nil {
-		s.restSrv = &http.Server{Handler: s.restHandler(), ReadHeaderTimeout: 10 * time.Second}
+		s.restSrv = &http.Server{Handler: s.cfg.AuthToken.HTTP(s.restHandler(), openRoute), ReadHeaderTimeout: 10 * time.Second}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			if err := s.restSrv.Serve(restLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				s.cfg.Logf("scheduler: REST server: %v", err)
+			if err := s.restSrv.Serve(s.cfg.TLS.Listener(restLis)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("REST server stopped", "err", err)
 			}
 		}()
 	}
@@ -215,7 +227,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 func (s *Scheduler) handle(ctx context.Context, ev any) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.cfg.Logf("scheduler: panic handling %T: %v", ev, r)
+			s.log.Error("panic handling an event", "event", fmt.Sprintf("%T", ev), "panic", r, "stack", string(debug.Stack()))
 			s.core.actions = nil
 		}
 	}()
@@ -270,6 +282,19 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 			ev := s.safePlan(ctx, a)
 			s.post(ctx, ev)
 		})
+	case actStat:
+		s.goRun(func() {
+			ev := evStatted{jobID: a.jobID, gen: a.gen}
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						s.cfg.Logf("scheduler: stat files of job %s panicked: %v", a.jobID, r)
+					}
+				}()
+				ev.files = statFiles(a.paths)
+			}()
+			s.post(ctx, ev)
+		})
 	case actLaunch:
 		s.enqueue(ctx, a.addr, func() {
 			err := s.call(ctx, a.addr, func(ctx context.Context, c rpc.ExecutorServiceClient) error {
@@ -281,7 +306,8 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				for i, t := range a.tasks {
 					ids[i] = t.GetId()
 				}
-				s.post(ctx, evLaunchFailed{executorID: a.executorID, tasks: ids, err: err, refused: status.Code(err) == codes.InvalidArgument})
+				s.post(ctx, evLaunchFailed{executorID: a.executorID, tasks: ids, err: err,
+					refused: status.Code(err) == codes.InvalidArgument, draining: status.Code(err) == codes.FailedPrecondition})
 			}
 		})
 	case actCancel:
@@ -291,7 +317,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				return err
 			})
 			if err != nil && ctx.Err() == nil {
-				s.cfg.Logf("scheduler: cancel %d tasks on executor %s: %v", len(a.tasks), a.executorID, err)
+				s.log.Warn("cancel tasks failed", "executor", a.executorID, "tasks", len(a.tasks), "err", err)
 			}
 		})
 	case actRemove:
@@ -301,9 +327,11 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 				return err
 			})
 			if err != nil && ctx.Err() == nil {
-				s.cfg.Logf("scheduler: remove data of job %s stages %v on executor %s: %v", a.req.GetJobId(), a.req.GetStageIds(), a.executorID, err)
+				s.log.Warn("remove job data failed", "job", a.req.GetJobId(), "stages", a.req.GetStageIds(), "executor", a.executorID, "err", err)
 			}
 		})
+	case actProbe:
+		s.runProbe(ctx, a)
 	case actDropExecutor:
 		s.mu.Lock()
 		cc := s.conns[a.addr]
@@ -318,7 +346,7 @@ func (s *Scheduler) perform(ctx context.Context, a any) {
 			cc.Close() // queued RPCs to it now fail at once
 		}
 	default:
-		s.cfg.Logf("scheduler: unknown action %T", a)
+		s.log.Error("unknown action", "action", fmt.Sprintf("%T", a))
 	}
 }
 
@@ -410,7 +438,7 @@ func (s *Scheduler) safePlan(ctx context.Context, a actPlan) (ev evPlanned) {
 
 // call runs f against the executor at addr with a deadline.
 func (s *Scheduler) call(ctx context.Context, addr string, f func(context.Context, rpc.ExecutorServiceClient) error) error {
-	cc, err := s.conn(addr)
+	cc, err := s.conn(ctx, addr)
 	if err != nil {
 		return err
 	}
@@ -419,7 +447,10 @@ func (s *Scheduler) call(ctx context.Context, addr string, f func(context.Contex
 	return f(ctx, rpc.NewExecutorServiceClient(cc))
 }
 
-func (s *Scheduler) conn(addr string) (*grpc.ClientConn, error) {
+// conn returns the connection to the executor at addr, creating it (and
+// its watcher, which lives until ctx ends or the connection is closed) on
+// first use.
+func (s *Scheduler) conn(ctx context.Context, addr string) (*grpc.ClientConn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -428,11 +459,13 @@ func (s *Scheduler) conn(addr string) (*grpc.ClientConn, error) {
 	if cc := s.conns[addr]; cc != nil {
 		return cc, nil
 	}
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(connectParams))
+	opts := append([]grpc.DialOption{s.cfg.TLS.DialOption(), grpc.WithConnectParams(connectParams)}, s.cfg.AuthToken.DialOptions()...)
+	cc, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, qerr.IOf("scheduler: connect to executor at %s: %w", addr, err)
 	}
 	s.conns[addr] = cc
+	s.watchConn(ctx, addr, cc)
 	return cc, nil
 }
 

@@ -60,6 +60,13 @@ func (h *service) CreateSession(ctx context.Context, req *rpc.CreateSessionReque
 		return nil, err
 	}
 	id := uuid.NewString()
+	if r := req.GetResumeSessionId(); r != "" {
+		u, err := uuid.Parse(r)
+		if err != nil || u.String() != r {
+			return nil, status.Errorf(codes.InvalidArgument, "scheduler: create session: resume session id %q is not a session id", r)
+		}
+		id = r
+	}
 	vals, err := settings.Decode("scheduler", req.GetSettings())
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
@@ -97,12 +104,15 @@ func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest
 	}
 	id := uuid.NewString()
 	reply := make(chan error, 1)
-	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), settings: req.GetSettings(), plan: plan, reply: reply}
+	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), sql: req.GetSql(), settings: req.GetSettings(), plan: plan, reply: reply}
 	rerr, err := ask(ctx, h.s, ev, reply)
 	if err != nil {
 		return nil, grpcErr(err)
 	}
 	if rerr != nil {
+		if errors.Is(rerr, errShuttingDown) {
+			return nil, rerr
+		}
 		if qerr.KindOf(rerr) == qerr.Plan {
 			return nil, status.Error(codes.NotFound, rerr.Error())
 		}
@@ -190,7 +200,11 @@ func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecuto
 	if _, err := ask(ctx, h.s, ev, reply); err != nil {
 		return nil, grpcErr(err)
 	}
-	return &rpc.RegisterExecutorResponse{}, nil
+	var live []string
+	if err := h.s.inspect(ctx, func(c *core) { live = c.liveJobIDs() }); err != nil {
+		return nil, grpcErr(err)
+	}
+	return &rpc.RegisterExecutorResponse{LiveJobs: live}, nil
 }
 
 func (h *service) Heartbeat(ctx context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {
@@ -214,12 +228,13 @@ func (h *service) ListCaches(ctx context.Context, req *rpc.ListCachesRequest) (*
 	if req.GetSessionId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "scheduler: list caches: need a session id")
 	}
-	reply := make(chan []*rpc.CacheInfo, 1)
-	infos, err := ask(ctx, h.s, evListCaches{session: req.GetSessionId(), reply: reply}, reply)
+	reply := make(chan cacheList, 1)
+	l, err := ask(ctx, h.s, evListCaches{session: req.GetSessionId(), reply: reply}, reply)
 	if err != nil {
 		return nil, grpcErr(err)
 	}
-	return &rpc.ListCachesResponse{Caches: infos, Stats: wireStats(h.s.core.caches.Stats())}, nil
+	checkFiles(l) // stats: here, never on the loop
+	return &rpc.ListCachesResponse{Caches: l.infos, Stats: wireStats(h.s.core.caches.Stats()), Removed: l.removed}, nil
 }
 
 // wireStats converts the registry's counters (the registry is safe for
@@ -240,7 +255,7 @@ func (h *service) Uncache(ctx context.Context, req *rpc.UncacheRequest) (*rpc.Un
 		return nil, status.Error(codes.InvalidArgument, "scheduler: uncache: need a session id and a cache id")
 	}
 	reply := make(chan bool, 1)
-	removed, err := ask(ctx, h.s, evUncache{session: req.GetSessionId(), cacheID: req.GetCacheId(), reply: reply}, reply)
+	removed, err := ask(ctx, h.s, evUncache{session: req.GetSessionId(), cacheID: req.GetCacheId(), rebuild: req.GetRebuild(), reply: reply}, reply)
 	if err != nil {
 		return nil, grpcErr(err)
 	}

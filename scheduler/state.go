@@ -83,7 +83,9 @@ type job struct {
 	errMsg            string
 	errKind           qerr.Kind
 	submitted         time.Time
+	started           time.Time // planned: its tasks may run
 	finished          time.Time
+	sql               string // the statement's text, when the client sent it
 	planned           bool
 	stages            map[int]*stage
 	order             []int // stage ids in dependency order
@@ -108,7 +110,7 @@ type job struct {
 	// hits are the CacheReaders the job was planned with; readers the keys
 	// it holds a reader count on (released when it ends or restarts).
 	hits    map[cache.Key]*physical.CacheReader
-	readers []cache.Key
+	readers []reader
 	// events are the job's cache outcomes in first-seen order; published is
 	// their immutable snapshot for WatchJob handlers (other goroutines).
 	events    []cacheEvent
@@ -118,6 +120,17 @@ type job struct {
 	// first attempt number of tasks created after a restart, so no status
 	// of an earlier run matches a new task.
 	restarts, planGen, attemptBase int
+	// files are the fingerprints of the files under the job's Cache nodes,
+	// taken once off the loop before its caches are first resolved (nil:
+	// not yet); statting is set while that stat runs (lineage.go).
+	files    map[string]cache.Source
+	statting bool
+	// staleHits are the snapshot hits of the current resolution whose
+	// sources changed; commitHits gives their events the reason.
+	staleHits []staleHit
+	// awaitHolders: a hit's executors have not registered again since the
+	// scheduler restarted; the job is started again on the next event.
+	awaitHolders bool
 }
 
 func (j *job) terminal() bool {
@@ -134,11 +147,19 @@ type executorState struct {
 	registered     time.Time
 	seq            int // registration order: the bias policy's order
 	launchFailures int // consecutive failed LaunchTasks calls
+	suspected      bool // a probe of it is running (suspect.go)
+	// draining: the executor is leaving; no new task is placed on it.
+	draining bool
 }
 
 func (e *executorState) addr() string { return hostPort(e.meta.Host, e.grpcPort) }
 
-func (e *executorState) free() int { return e.vcores - e.running }
+func (e *executorState) free() int {
+	if e.draining {
+		return 0
+	}
+	return e.vcores - e.running
+}
 
 type session struct {
 	settings settings.Values
@@ -148,6 +169,9 @@ type session struct {
 	// idleTimeout overrides Config.SessionIdleTimeout when hasIdle.
 	idleTimeout time.Duration
 	hasIdle     bool
+	// cacheQuota is the session's own quiver.cache.max_bytes (0: none): a
+	// cap on its entries below the scheduler's.
+	cacheQuota int64
 }
 
 // plannedStage is a stage as the planning step hands it to the loop.

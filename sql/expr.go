@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -218,7 +219,7 @@ func (b *builder) expr(n ast.ExprNode, ctx *exprCtx) (logical.Expr, error) {
 	case *ast.PositionExpr:
 		return nil, qerr.Planf("a position (%d) is only allowed as a whole ORDER BY or GROUP BY item", n.N)
 	case *ast.WindowFuncExpr:
-		return nil, qerr.NotImplementedf("sql: window functions (%s) are not supported", n.Name)
+		return b.window(n, ctx)
 	case *ast.DefaultExpr:
 		return nil, qerr.NotImplementedf("sql: DEFAULT is not supported")
 	case *ast.VariableExpr:
@@ -319,6 +320,9 @@ func (b *builder) subquery(n ast.ExprNode, ctx *exprCtx) (logical.Plan, error) {
 
 func (b *builder) aggregate(n *ast.AggregateFuncExpr, ctx *exprCtx) (logical.Expr, error) {
 	name := strings.ToLower(n.F)
+	if f, ok := functions.Lookup(name); ok && f.Name == "approx_distinct" && len(n.Args) == 1 {
+		name, n.Distinct = "count", true // counted exactly
+	}
 	fn, ok := logical.ParseAggFunc(name)
 	if !ok {
 		return nil, qerr.Planf("unknown aggregate function %q", name)
@@ -353,6 +357,10 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 	args := func() ([]logical.Expr, error) {
 		out := make([]logical.Expr, len(n.Args))
 		for i, a := range n.Args {
+			if _, ok := a.(*ast.TrimDirectionExpr); ok {
+				out[i] = logical.Lit(nil) // read by trimCall from n.Args
+				continue
+			}
 			var err error
 			if out[i], err = b.expr(a, ctx); err != nil {
 				return nil, err
@@ -401,10 +409,10 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 			return nil, err
 		}
 		return &logical.ScalarFunc{Name: "date_part", Args: []logical.Expr{logical.Lit(strings.ToLower(unit.Unit.String())), d}}, nil
-	case fnCast:
+	case fnCast, fnTryCast:
 		v, ok := n.Args[1].(*test_driver.ValueExpr)
 		if !ok || len(n.Args) != 2 {
-			return nil, qerr.Internalf("sql: malformed %s", fnCast)
+			return nil, qerr.Internalf("sql: malformed %s", name)
 		}
 		t, err := typeFromString(v.GetString())
 		if err != nil {
@@ -414,33 +422,23 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 		if err != nil {
 			return nil, err
 		}
+		if name == fnTryCast {
+			// The target type rides on a typed NULL (try_cast's result
+			// rule is "the type of argument 2").
+			return &logical.ScalarFunc{Name: "try_cast", Args: []logical.Expr{x, &logical.Literal{Type: t}}}, nil
+		}
 		return &logical.Cast{Expr: x, Type: t}, nil
 	case fnBool:
 		v, _ := n.Args[0].(*test_driver.ValueExpr)
 		return logical.Lit(v != nil && v.GetInt64() == 1), nil
 	case fnNullsFirst, fnNullsLast:
 		return nil, qerr.Planf("NULLS FIRST/LAST is only allowed on an ORDER BY item")
-	case "if":
-		as, err := args()
-		if err != nil {
-			return nil, err
-		}
-		if len(as) != 3 {
-			return nil, qerr.Planf("function if takes 3 arguments, got %d", len(as))
-		}
-		return &logical.Case{Whens: []logical.When{{Cond: as[0], Then: as[1]}}, Else: as[2]}, nil
-	case "trim":
-		if len(n.Args) != 1 {
-			return nil, qerr.NotImplementedf("sql: TRIM with a direction or characters is not supported")
-		}
-	case "substr", "mid":
-		name = "substring"
 	}
 	as, err := args()
 	if err != nil {
 		return nil, err
 	}
-	return &logical.ScalarFunc{Name: name, Args: as}, nil
+	return b.libraryCall(name, n, as, ctx)
 }
 
 // interval lowers INTERVAL value unit to a MonthDayNano literal.

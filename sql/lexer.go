@@ -1,7 +1,10 @@
 package sql
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -39,6 +42,10 @@ func (t token) punct(p string) bool { return t.Kind == tokPunct && t.Text == p }
 func (t token) value() string {
 	switch t.Kind {
 	case tokString:
+		if t.Text[0] == 'E' || t.Text[0] == 'e' {
+			v, _ := unescapeE(t.Text[2 : len(t.Text)-1])
+			return v
+		}
 		return strings.ReplaceAll(t.Text[1:len(t.Text)-1], "''", "'")
 	case tokQuotedIdent:
 		q := t.Text[:1]
@@ -138,6 +145,31 @@ func tokenize(text string) ([]token, error) {
 				}
 			}
 			end = j
+		case (c == 'E' || c == 'e') && i+1 < len(text) && text[i+1] == '\'':
+			// E'...': a string with backslash escapes (\' is a quote).
+			kind = tokString
+			j := i + 2
+			for {
+				if j >= len(text) {
+					return nil, qerr.At(sl, sc, "unterminated string")
+				}
+				if text[j] == '\\' {
+					j += 2
+					continue
+				}
+				if text[j] == '\'' {
+					if j+1 < len(text) && text[j+1] == '\'' {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			end = min(j+1, len(text))
+			if _, err := unescapeE(text[i+2 : j]); err != nil {
+				return nil, qerr.At(sl, sc, "%v", err)
+			}
 		case isIdentStart(c):
 			kind = tokIdent
 			j := i + 1
@@ -221,3 +253,70 @@ func (s Source) position(off int) (line, col int) {
 	}
 	return s.Line + nl, off - strings.LastIndexByte(before, '\n')
 }
+
+// unescapeE decodes the body of an E'...' string: \n, \t, \r, \b, \f,
+// \xHH, \uXXXX, \UXXXXXXXX, octal \ooo, and \c for any other c; ”
+// is a quote.
+func unescapeE(s string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\'' && i+1 < len(s) && s[i+1] == '\'' {
+			b.WriteByte('\'')
+			i++
+			continue
+		}
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'x', 'u', 'U':
+			width := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			j := i + 1
+			for j < len(s) && j < i+1+width && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 || (e != 'x' && j != i+1+width) {
+				return "", fmt.Errorf("invalid escape \\%c in E'' string", e)
+			}
+			v, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+			if e == 'x' {
+				b.WriteByte(byte(v))
+			} else {
+				if !utf8.ValidRune(rune(v)) {
+					return "", fmt.Errorf("invalid Unicode escape \\%s in E'' string", s[i:j])
+				}
+				b.WriteRune(rune(v))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j, v := i, 0
+			for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
+				v = v*8 + int(s[j]-'0')
+				j++
+			}
+			b.WriteByte(byte(v))
+			i = j - 1
+		default:
+			b.WriteByte(e)
+		}
+	}
+	if !utf8.ValidString(b.String()) {
+		return "", fmt.Errorf("E'' string is not valid UTF-8")
+	}
+	return b.String(), nil
+}
+
+func isHex(c byte) bool { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }

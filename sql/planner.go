@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -26,6 +27,18 @@ import (
 type Planner struct {
 	cat     *catalog.Catalog
 	parsers []*parser.Parser
+	// refs, while a CACHE TABLE statement is planned, collects the
+	// lower-cased names of the tables, views and cached names its query
+	// resolves, views' own references included (CacheTable.Deps).
+	refs map[string]bool
+}
+
+// noteRef records a catalog name a query resolved, if references are being
+// collected.
+func (p *Planner) noteRef(name string) {
+	if p.refs != nil {
+		p.refs[strings.ToLower(name)] = true
+	}
 }
 
 // NewPlanner returns a planner over cat.
@@ -36,8 +49,10 @@ func (p *Planner) parser(depth int) *parser.Parser {
 		ps := parser.New()
 		// ANSI quotes: "x" is an identifier. IGNORE_SPACE: a space may
 		// come between a function's name and its parenthesis (sum (x)),
-		// as TPC-DS writes it.
-		ps.SetSQLMode(mysql.ModeANSIQuotes | mysql.ModeIgnoreSpace)
+		// as TPC-DS writes it. NO_BACKSLASH_ESCAPES: string literals are
+		// standard ('a\b' is three characters); the pre-pass turns E'...'
+		// strings, which have escapes, into standard ones.
+		ps.SetSQLMode(mysql.ModeANSIQuotes | mysql.ModeIgnoreSpace | mysql.ModeNoBackslashEscapes)
 		p.parsers = append(p.parsers, ps)
 	}
 	return p.parsers[depth]
@@ -130,8 +145,10 @@ type builder struct {
 	depth int  // parser nesting level
 	views []string
 	ctes  []map[string]logical.Plan
-	nextN int                    // counter for synthesised derived-table aliases
-	files map[string]*fileSource // file sources in FROM, by placeholder name (files.go)
+	nextN int // counter for synthesised derived-table aliases
+	// colAliases are the pre-pass's column lists of aliased FROM items.
+	colAliases map[string][]string
+	files      map[string]*fileSource // file sources in FROM, by placeholder name (files.go)
 }
 
 // atOff returns a planning error located at offset off of src.Text.
@@ -198,12 +215,14 @@ func (b *builder) statement() (Statement, error) {
 	case "CACHE":
 		return b.cache(c)
 	case "UNCACHE":
+		return b.uncache(c, false)
+	case "REFRESH":
 		c.next()
-		if err := c.expect("TABLE"); err != nil {
+		if err := c.expect("CACHE"); err != nil {
 			return nil, err
 		}
-		st := &UncacheTable{IfExists: c.accept("IF", "EXISTS")}
-		if st.Name, err = c.name("table name"); err != nil {
+		st := &RefreshCache{}
+		if st.Name, err = c.name("cache name"); err != nil {
 			return nil, err
 		}
 		return st, c.end()
@@ -220,6 +239,21 @@ func (b *builder) statement() (Statement, error) {
 			return &ShowTables{}, c.end()
 		case c.accept("CACHES"):
 			return &ShowCaches{}, c.end()
+		case c.accept("FUNCTIONS"):
+			// SHOW FUNCTIONS [LIKE 'pattern'] (on the name).
+			pattern := ""
+			if c.accept("LIKE") {
+				if c.done() || c.cur().Kind != tokString {
+					return nil, c.errHere("SHOW FUNCTIONS LIKE: expected a 'pattern'")
+				}
+				pattern = c.cur().value()
+				c.next()
+			}
+			lp, err := showFunctions(pattern)
+			if err != nil {
+				return nil, err
+			}
+			return &Query{Plan: lp}, c.end()
 		case c.accept("ALL"):
 			return &ShowAll{}, c.end()
 		case c.accept("COLUMNS"):
@@ -280,6 +314,9 @@ func (b *builder) statement() (Statement, error) {
 		}
 		if c.done() {
 			return nil, c.errHere("EXPLAIN needs a query")
+		}
+		if c.cur().is("UNCACHE") && !st.Analyze && !st.Verbose && !st.Distributed {
+			return b.uncache(c, true)
 		}
 		lp, err := b.query(text[c.off():], c.off())
 		if err != nil {
@@ -344,7 +381,7 @@ var knownStatements = map[string]bool{
 // statementWords are the first words of the statements Quiver runs, for
 // suggesting one when a first word is misspelled.
 var statementWords = []string{"SELECT", "WITH", "VALUES", "EXPLAIN", "CREATE", "DROP", "CACHE",
-	"UNCACHE", "CLEAR", "SHOW", "DESCRIBE", "SET", "COPY", "INSERT", "DELETE", "TRUNCATE"}
+	"UNCACHE", "CLEAR", "SHOW", "DESCRIBE", "SET", "REFRESH", "COPY", "INSERT", "DELETE", "TRUNCATE"}
 
 // suggestStatement returns the statement word within one edit of word, if
 // any.
@@ -518,6 +555,22 @@ func (b *builder) drop(c *cursor) (Statement, error) {
 	return &DropTable{Name: name, IfExists: ifExists}, nil
 }
 
+// uncache is UNCACHE TABLE [IF EXISTS] name [CASCADE], after EXPLAIN when
+// explain is set.
+func (b *builder) uncache(c *cursor, explain bool) (Statement, error) {
+	c.next()
+	if err := c.expect("TABLE"); err != nil {
+		return nil, err
+	}
+	st := &UncacheTable{IfExists: c.accept("IF", "EXISTS"), Explain: explain}
+	var err error
+	if st.Name, err = c.name("table name"); err != nil {
+		return nil, err
+	}
+	st.Cascade = c.accept("CASCADE")
+	return st, c.end()
+}
+
 func (b *builder) cache(c *cursor) (Statement, error) {
 	c.next()
 	st := &CacheTable{Lazy: c.accept("LAZY")}
@@ -534,7 +587,16 @@ func (b *builder) cache(c *cursor) (Statement, error) {
 		}
 	}
 	c.accept("AS")
+	b.p.refs = map[string]bool{}
+	defer func() { b.p.refs = nil }()
 	if c.done() {
+		b.p.noteRef(st.Name)
+		if v, ok := b.p.cat.View(st.Name); ok {
+			if _, err := b.planView(v); err != nil {
+				return nil, err
+			}
+		}
+		st.Deps = sortedRefs(b.p.refs)
 		return st, nil
 	}
 	off := c.off()
@@ -542,7 +604,17 @@ func (b *builder) cache(c *cursor) (Statement, error) {
 		return nil, err
 	}
 	st.SQL = c.text[off:]
+	st.Deps = sortedRefs(b.p.refs)
 	return st, nil
+}
+
+func sortedRefs(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ---- TiDB -------------------------------------------------------------------
@@ -562,6 +634,12 @@ func (b *builder) query(text string, base int) (logical.Plan, error) {
 	rw, err := prepass(text, toks, files...)
 	if err != nil {
 		return nil, b.relocate(err, text, base)
+	}
+	for k, v := range rw.colAliases {
+		if b.colAliases == nil {
+			b.colAliases = map[string][]string{}
+		}
+		b.colAliases[k] = v
 	}
 	stmts, _, err := b.p.parser(b.depth).Parse(rw.Text, "", "")
 	if err != nil {

@@ -78,12 +78,17 @@ func (b *builder) with(w *ast.WithClause, outer *scope) (pop func(), err error) 
 // renameColumns projects lp's columns under new names.
 func renameColumns(lp logical.Plan, names []ast.CIStr, rel string) (logical.Plan, error) {
 	s := lp.Schema()
-	if len(names) != s.Len() {
+	if len(names) > s.Len() {
 		return nil, qerr.Planf("%s has %d columns but %d column names were given", rel, s.Len(), len(names))
 	}
-	exprs := make([]logical.Expr, len(names))
-	for i, n := range names {
-		exprs[i] = &logical.Alias{Expr: outCol(s, i), Name: n.O}
+	// Fewer names rename the first columns only (as PostgreSQL).
+	exprs := make([]logical.Expr, s.Len())
+	for i := range exprs {
+		name := s.Field(i).Name
+		if i < len(names) {
+			name = names[i].O
+		}
+		exprs[i] = &logical.Alias{Expr: outCol(s, i), Name: name}
 	}
 	return logical.NewProjection(lp, exprs)
 }
@@ -450,6 +455,11 @@ func (b *builder) tableSource(ts *ast.TableSource, outer *scope) (logical.Plan, 
 			lp = logical.NewSubqueryAlias(lp, alias)
 		}
 	}
+	if cols, ok := b.colAliases[strings.ToLower(alias)]; ok && len(ts.ColumnNames) == 0 && alias != "" {
+		for _, c := range cols {
+			ts.ColumnNames = append(ts.ColumnNames, ast.NewCIStr(c))
+		}
+	}
 	if len(ts.ColumnNames) > 0 {
 		p, err := renameColumns(lp, ts.ColumnNames, alias)
 		if err != nil {
@@ -462,6 +472,9 @@ func (b *builder) tableSource(ts *ast.TableSource, outer *scope) (logical.Plan, 
 
 // tableRef resolves a name: CTEs (innermost first), then views, then tables.
 func (b *builder) tableRef(tn *ast.TableName, alias string) (logical.Plan, error) {
+	if tn.Schema.L == infoSchemaName {
+		return b.infoSchema(tn.Name.L, alias)
+	}
 	if tn.Schema.O != "" {
 		return nil, qerr.NotImplementedf("sql: schema-qualified table names (%s.%s) are not supported", tn.Schema.O, tn.Name.O)
 	}
@@ -477,6 +490,7 @@ func (b *builder) tableRef(tn *ast.TableName, alias string) (logical.Plan, error
 			return logical.NewSubqueryAlias(lp, alias), nil
 		}
 	}
+	b.p.noteRef(name)
 	// A name marked by CACHE TABLE reads through its Cache node.
 	if c, ok := b.p.cat.Cached(name); ok {
 		if lp, ok := c.Plan.(logical.Plan); ok {

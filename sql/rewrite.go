@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -15,6 +16,8 @@ const (
 	fnNullsFirst = "quiver_nulls_first" // ORDER BY quiver_nulls_first(expr): expr ... NULLS FIRST
 	fnNullsLast  = "quiver_nulls_last"  // ORDER BY quiver_nulls_last(expr): expr ... NULLS LAST
 	fnBool       = "quiver_bool"        // quiver_bool(1|0): TRUE or FALSE
+	fnTryCast    = "quiver_try_cast"    // quiver_try_cast(expr, 'type name'): TRY_CAST(expr AS type name)
+	fnExclude    = "quiver_exclude"     // *, quiver_exclude('a', 'b'): * EXCLUDE (a, b)
 	// a || b is written as a <=> b (TiDB reads || as OR); the lowering
 	// re-associates it where comparison precedence differs from PostgreSQL's.
 	concatMarker = "<=>"
@@ -37,6 +40,9 @@ type edit struct {
 type rewritten struct {
 	Text    string
 	anchors []anchor // sorted by Out
+	// colAliases are the column lists of FROM ... [AS] alias(a, b, ...),
+	// by lower-case alias, which the pre-pass removes from the text.
+	colAliases map[string][]string
 }
 
 // anchor says that output offset Out corresponds to source offset Src; for a
@@ -94,6 +100,7 @@ func applyEdits(text string, edits []edit) *rewritten {
 // the pre-pass's own edits inside the text they replace.
 func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 	edits := extra
+	colAliases := map[string][]string{}
 	word := func(i int, kw string) bool { return i >= 0 && i < len(toks) && toks[i].is(kw) }
 	pun := func(i int, p string) bool { return i >= 0 && i < len(toks) && toks[i].punct(p) }
 	// matching returns the index of the ')' closing the '(' at i, or -1.
@@ -114,16 +121,82 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 	for i, t := range toks {
 		if t.Kind == tokIdent {
 			switch strings.ToLower(t.Text) {
-			case fnCast, fnNullsFirst, fnNullsLast, fnBool, "straight_join":
+			case fnCast, fnTryCast, fnExclude, fnNullsFirst, fnNullsLast, fnBool, qualifyWindow, "straight_join":
 				return nil, qerr.At(t.Line, t.Col, "%s is reserved", t.Text)
 			}
 		}
 		switch {
+		case t.Kind == tokIdent && t.is("QUALIFY"):
+			e, err := qualifyEdits(toks, i)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, e...)
+		case t.Kind == tokString && t.Text[0] != '\'':
+			// E'...' → the standard literal of the same value.
+			edits = append(edits, edit{t.Off, t.End, "'" + strings.ReplaceAll(t.value(), "'", "''") + "'"})
+		case t.punct("(") && i >= 2 && (toks[i-1].Kind == tokIdent || toks[i-1].Kind == tokQuotedIdent) &&
+			(word(i-2, "AS") || pun(i-2, ")") || (toks[i-2].Kind == tokIdent && (word(i-3, "FROM") || word(i-3, "JOIN") || pun(i-3, ",")))) &&
+			!isCastKeyword(toks[i-1]) && !notAlias[strings.ToUpper(toks[i-1].Text)]:
+			// FROM ... [AS] alias(a, b) (after AS, a subquery, or a table
+			// name in FROM or JOIN): the pre-pass drops the column list
+			// and the lowering renames the source's columns.
+			closeAt := matching(i)
+			names, ok := identList(toks, i+1, closeAt)
+			if !ok {
+				continue
+			}
+			key := strings.ToLower(toks[i-1].value())
+			if prev, dup := colAliases[key]; dup && strings.Join(prev, "\x00") != strings.Join(names, "\x00") {
+				return nil, qerr.NotImplementedf("sql: line %d, column %d: alias %s is given two different column lists", t.Line, t.Col, toks[i-1].value())
+			}
+			colAliases[key] = names
+			edits = append(edits, edit{t.Off, toks[closeAt].End, ""})
+		case t.Kind == tokIdent && mysqlReserved[strings.ToLower(t.Text)] && usedAsName(toks, i):
+			// Words MySQL reserves but PostgreSQL and DuckDB let name
+			// columns: quoted for TiDB where they are not keywords.
+			edits = append(edits, edit{t.Off, t.End, "`" + t.Text + "`"})
+		case t.is("EXCLUDE") && pun(i-1, "*"):
+			// * EXCLUDE (a, b) or * EXCLUDE a: the star's columns but those.
+			var names []string
+			last := i + 1
+			if pun(i+1, "(") {
+				last = matching(i + 1)
+				var ok bool
+				if names, ok = identList(toks, i+2, last); !ok {
+					return nil, qerr.At(t.Line, t.Col, "syntax error: EXCLUDE needs a column name or a parenthesised list of them")
+				}
+			} else if last < len(toks) && (toks[last].Kind == tokIdent || toks[last].Kind == tokQuotedIdent) {
+				names = []string{toks[last].value()}
+			} else {
+				return nil, qerr.At(t.Line, t.Col, "syntax error: EXCLUDE needs a column name or a parenthesised list of them")
+			}
+			quoted := make([]string, len(names))
+			for k, n := range names {
+				quoted[k] = "'" + strings.ReplaceAll(n, "'", "''") + "'"
+			}
+			edits = append(edits, edit{t.Off, toks[last].End, ", " + fnExclude + "(" + strings.Join(quoted, ", ") + ")"})
+		case t.is("FILTER") && pun(i+1, "(") && word(i+2, "WHERE") && pun(i-1, ")"):
+			es, err := filterClause(text, toks, i, matching)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, es...)
+		case t.is("DISTINCT") && word(i+1, "ON") && pun(i+2, "(") && word(i-1, "SELECT"):
+			return nil, qerr.NotImplementedf("sql: line %d, column %d: SELECT DISTINCT ON (...) is not supported yet", t.Line, t.Col)
+		case t.is("STRING_AGG") && pun(i+1, "(") && orderInside(toks, i+1, matching(i+1)):
+			return nil, qerr.NotImplementedf("sql: line %d, column %d: ORDER BY inside string_agg is not supported yet", t.Line, t.Col)
+		case t.is("WITHIN") && word(i+1, "GROUP") && pun(i+2, "("):
+			return nil, qerr.NotImplementedf("sql: line %d, column %d: ordered-set aggregates (WITHIN GROUP (ORDER BY ...): percentile_cont, percentile_disc) are not supported yet", t.Line, t.Col)
 		case t.punct("||"):
 			edits = append(edits, edit{t.Off, t.End, concatMarker})
 		case t.punct("<=") && pun(i+1, ">") && toks[i+1].Off == t.End:
 			return nil, qerr.At(t.Line, t.Col, "operator <=> is not supported; use IS NOT DISTINCT FROM semantics with IS NULL checks")
-		case t.is("CAST") && pun(i+1, "("):
+		case t.is("EXTRACT") && pun(i+1, "(") && i+3 < len(toks) && toks[i+2].Kind == tokIdent && word(i+3, "FROM"):
+			// EXTRACT(field FROM x) → date_part('field', x): TiDB knows
+			// only MySQL's units, not dow, doy, epoch and the like.
+			edits = append(edits, edit{t.Off, toks[i+3].End, "date_part('" + strings.ToLower(toks[i+2].Text) + "', "})
+		case (t.is("CAST") || t.is("TRY_CAST")) && pun(i+1, "("):
 			closeAt := matching(i + 1)
 			if closeAt < 0 {
 				continue // TiDB reports the syntax error
@@ -147,8 +220,12 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 				parts = append(parts, toks[j].Text)
 			}
 			typ := strings.ReplaceAll(strings.Join(parts, " "), "'", "''")
+			marker := fnCast
+			if t.is("TRY_CAST") {
+				marker = fnTryCast
+			}
 			edits = append(edits,
-				edit{t.Off, t.End, fnCast},
+				edit{t.Off, t.End, marker},
 				edit{toks[as].Off, toks[closeAt-1].End, ", '" + typ + "'"})
 		case (t.is("ROLLUP") || t.is("CUBE")) && pun(i+1, "(") && (word(i-1, "BY") && word(i-2, "GROUP") || pun(i-1, ",")):
 			// GROUP BY ROLLUP (a, b) → GROUP BY a, b WITH ROLLUP, which TiDB
@@ -287,7 +364,33 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 			}
 		}
 	}
-	return applyEdits(text, edits), nil
+	rw := applyEdits(text, edits)
+	rw.colAliases = colAliases
+	return rw, nil
+}
+
+// notAlias are words that can stand before a parenthesised list of names
+// without being a table alias.
+var notAlias = map[string]bool{"USING": true, "OVER": true, "FILTER": true, "JOIN": true, "PARTITION": true,
+	"TABLE": true, "VIEW": true, "WITH": true, "RECURSIVE": true, "LATERAL": true, "WINDOW": true}
+
+// identList reads the names between tokens from and to (exclusive): one or
+// more identifiers separated by commas.
+func identList(toks []token, from, to int) ([]string, bool) {
+	if to <= from {
+		return nil, false
+	}
+	var names []string
+	for j := from; j < to; j += 2 {
+		if toks[j].Kind != tokIdent && toks[j].Kind != tokQuotedIdent {
+			return nil, false
+		}
+		names = append(names, toks[j].value())
+		if j+1 < to && !toks[j+1].punct(",") {
+			return nil, false
+		}
+	}
+	return names, true
 }
 
 // castOperandStart returns the index of the first token of the primary
@@ -358,4 +461,137 @@ func fetchClause(toks []token, i int) (count string, last int, ok bool) {
 		return "", 0, false
 	}
 	return count, j + 2, true
+}
+
+// filterClause rewrites agg(args) FILTER (WHERE cond), with FILTER at token
+// i, into agg(CASE WHEN cond THEN arg END, ...): every aggregate skips NULLs,
+// so the rows the condition rejects no longer count; count(*) counts
+// CASE WHEN cond THEN 1 END, and DISTINCT stays in front. The condition is
+// pre-passed on its own, as its text moves.
+func filterClause(text string, toks []token, i int, matching func(int) int) ([]edit, error) {
+	t := toks[i]
+	closeFilter := matching(i + 1)
+	if closeFilter < 0 || closeFilter == i+3 {
+		return nil, qerr.At(t.Line, t.Col, "syntax error: FILTER needs (WHERE condition)")
+	}
+	// The aggregate call's parentheses end just before FILTER.
+	open, d := -1, 0
+	for j := i - 1; j >= 0; j-- {
+		if toks[j].punct(")") {
+			d++
+		} else if toks[j].punct("(") {
+			d--
+			if d == 0 {
+				open = j
+				break
+			}
+		}
+	}
+	if open < 1 || toks[open-1].Kind != tokIdent {
+		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call")
+	}
+	if f, ok := functions.Lookup(strings.ToLower(toks[open-1].Text)); !ok || f.Kind != functions.Aggregate {
+		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call, not %s(...)", toks[open-1].Text)
+	}
+	// Only the first argument is wrapped: string_agg's separator stays,
+	// and a pair with one NULL is skipped by covar_* and corr anyway.
+	lastArg := i - 2
+	for j, d := open+1, 0; j < i-1; j++ {
+		switch {
+		case toks[j].punct("("):
+			d++
+		case toks[j].punct(")"):
+			d--
+		case d == 0 && toks[j].punct(","):
+			lastArg = min(lastArg, j-1)
+		}
+	}
+	condText := text[toks[i+3].Off:toks[closeFilter-1].End]
+	condToks, err := tokenize(condText)
+	if err != nil {
+		return nil, err
+	}
+	cond, err := prepass(condText, condToks)
+	if err != nil {
+		return nil, err
+	}
+	first := open + 1
+	if first < i-1 && (toks[first].is("DISTINCT") || toks[first].is("ALL")) {
+		first++
+	}
+	if first >= i-1 {
+		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call with an argument or *")
+	}
+	es := []edit{{toks[first].Off, toks[first].Off, "CASE WHEN " + cond.Text + " THEN "}}
+	if toks[first].punct("*") && first == lastArg {
+		es = append(es, edit{toks[first].Off, toks[first].End, "1"})
+	}
+	return append(es,
+		edit{toks[lastArg].End, toks[lastArg].End, " END"},
+		edit{t.Off, toks[closeFilter].End, ""}), nil
+}
+
+// mysqlReserved are the words TiDB reserves that are ordinary column names
+// in PostgreSQL and DuckDB.
+var mysqlReserved = map[string]bool{"key": true, "rank": true, "range": true, "row": true, "mod": true,
+	"out": true, "database": true, "keys": true, "div": true, "rows": true, "groups": true}
+
+// usedAsName reports whether the reserved word at token i names something
+// rather than acting as a keyword: not a call (rank(), mod(a, b), ROW(...)),
+// not a window frame's ROWS/RANGE/GROUPS or CURRENT ROW, not FETCH's ROW,
+// not MySQL's MOD and DIV operators between two operands, not PRIMARY KEY.
+func usedAsName(toks []token, i int) bool {
+	at := func(j int) token {
+		if j < 0 || j >= len(toks) {
+			return token{}
+		}
+		return toks[j]
+	}
+	next, prev := at(i+1), at(i-1)
+	if next.punct("(") && !prev.punct(".") {
+		return false
+	}
+	exprEnd := func(t token) bool {
+		return (t.Kind == tokIdent && !t.is("SELECT") && !t.is("WHERE") && !t.is("AND") && !t.is("OR") && !t.is("BY") && !t.is("ON") && !t.is("NOT")) ||
+			t.Kind == tokQuotedIdent || t.Kind == tokNumber || t.Kind == tokString || t.punct(")")
+	}
+	exprStart := func(t token) bool {
+		return (t.Kind == tokIdent && !t.is("FROM") && !t.is("AS") && !t.is("WHERE") && !t.is("AND") && !t.is("OR") && !t.is("ORDER") && !t.is("GROUP")) ||
+			t.Kind == tokQuotedIdent || t.Kind == tokNumber || t.Kind == tokString || t.punct("(") || t.punct("-")
+	}
+	switch w := strings.ToLower(toks[i].Text); w {
+	case "mod", "div":
+		return !(exprEnd(prev) && exprStart(next))
+	case "row", "rows":
+		if prev.is("CURRENT") || prev.is("FIRST") || prev.is("NEXT") || prev.Kind == tokNumber || next.is("ONLY") ||
+			next.is("BETWEEN") || next.is("UNBOUNDED") || next.is("CURRENT") || next.Kind == tokNumber {
+			return false
+		}
+	case "range", "groups":
+		if next.is("BETWEEN") || next.is("UNBOUNDED") || next.is("CURRENT") || next.Kind == tokNumber || next.is("INTERVAL") {
+			return false
+		}
+	case "key", "keys":
+		if prev.is("PRIMARY") || prev.is("FOREIGN") || prev.is("UNIQUE") {
+			return false
+		}
+	}
+	return true
+}
+
+// orderInside reports an ORDER BY directly inside the parentheses from
+// token open to close.
+func orderInside(toks []token, open, closeAt int) bool {
+	d := 0
+	for j := open + 1; j < closeAt; j++ {
+		switch {
+		case toks[j].punct("("):
+			d++
+		case toks[j].punct(")"):
+			d--
+		case d == 0 && toks[j].is("ORDER"):
+			return true
+		}
+	}
+	return false
 }

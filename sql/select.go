@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -43,8 +44,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	case ast.SelectStmtKindTable:
 		return nil, qerr.NotImplementedf("sql: TABLE statements are not supported")
 	}
-	if len(s.WindowSpecs) > 0 {
-		return nil, qerr.NotImplementedf("sql: WINDOW clauses are not supported")
+	qualifyAST, err := resolveNamedWindows(s)
+	if err != nil {
+		return nil, err
 	}
 	if s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone {
 		return nil, qerr.NotImplementedf("sql: locking clauses are not supported")
@@ -80,8 +82,21 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	// Select list, over the input (aggregates still inside).
 	var items []selectItem
 	aliases := map[string]logical.Expr{}
+	starFrom := -1 // the first item of the last star's columns
 	for _, f := range s.Fields.Fields {
+		if call, ok := f.Expr.(*ast.FuncCallExpr); ok && call.FnName.L == fnExclude {
+			if starFrom < 0 {
+				return nil, qerr.Planf("EXCLUDE must follow * or t.*")
+			}
+			if items, err = excludeColumns(items, starFrom, call); err != nil {
+				return nil, err
+			}
+			starFrom = -1
+			continue
+		}
+		starFrom = -1
 		if f.WildCard != nil {
+			starFrom = len(items)
 			q := f.WildCard.Table.O
 			n := 0
 			for i, fl := range in.Fields {
@@ -179,6 +194,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			if hasAgg(g) {
 				return nil, qerr.Planf("aggregate functions are not allowed in GROUP BY: %s", g)
 			}
+			if err := noWindows("GROUP BY", g); err != nil {
+				return nil, err
+			}
 			groups = append(groups, g)
 		}
 	}
@@ -189,6 +207,19 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			return nil, err
 		}
 		if having, err = logical.Coerce(h, in); err != nil {
+			return nil, err
+		}
+		if err := noWindows("HAVING", having); err != nil {
+			return nil, err
+		}
+	}
+	var qualify logical.Expr
+	if qualifyAST != nil {
+		q, err := b.expr(qualifyAST, &exprCtx{sc: sc, aggOK: true, clause: "QUALIFY", aliases: aliases})
+		if err != nil {
+			return nil, err
+		}
+		if qualify, err = logical.Coerce(q, in); err != nil {
 			return nil, err
 		}
 	}
@@ -212,6 +243,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	if having != nil {
 		collect(having)
 	}
+	if qualify != nil {
+		collect(qualify)
+	}
 	for _, k := range order {
 		if k.expr != nil {
 			collect(k.expr)
@@ -233,6 +267,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	}
 	if having != nil {
 		findGrouping(having)
+	}
+	if qualify != nil {
+		findGrouping(qualify)
 	}
 	for _, k := range order {
 		if k.expr != nil {
@@ -298,6 +335,11 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 				}
 			}
 		}
+		if qualify != nil {
+			if qualify, err = rewrite(qualify, "QUALIFY"); err != nil {
+				return nil, err
+			}
+		}
 		input = agg
 		if having != nil {
 			if having, err = rewrite(having, "HAVING"); err != nil {
@@ -307,6 +349,31 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 				return nil, err
 			}
 		}
+	}
+
+	// Window functions, over the grouped rows.
+	winExprs := make([]logical.Expr, 0, len(items)+len(order))
+	for _, it := range items {
+		winExprs = append(winExprs, it.expr)
+	}
+	for _, k := range order {
+		winExprs = append(winExprs, k.expr)
+	}
+	winExprs = append(winExprs, qualify)
+	if input, winExprs, err = windows(input, winExprs); err != nil {
+		return nil, err
+	}
+	if q := winExprs[len(winExprs)-1]; q != nil {
+		// QUALIFY filters the rows with their window values.
+		if input, err = logical.NewFilter(input, q); err != nil {
+			return nil, err
+		}
+	}
+	for i := range items {
+		items[i].expr = winExprs[i]
+	}
+	for i := range order {
+		order[i].expr = winExprs[len(items)+i]
 	}
 
 	// Projection: the select list, then hidden ORDER BY columns.
@@ -601,4 +668,36 @@ func rollupAggregate(input logical.Plan, groups []logical.Expr, calls []*logical
 		return nil, 0, err
 	}
 	return u, len(keys), nil
+}
+
+// excludeColumns drops from items[from:] (one star's columns) the columns
+// an EXCLUDE list names; naming a column the star does not have is an error.
+func excludeColumns(items []selectItem, from int, call *ast.FuncCallExpr) ([]selectItem, error) {
+	drop := map[string]bool{}
+	for _, a := range call.Args {
+		v, ok := a.(*test_driver.ValueExpr)
+		if !ok {
+			return nil, qerr.Internalf("sql: malformed %s", fnExclude)
+		}
+		drop[strings.ToLower(v.GetString())] = false
+	}
+	out := items[:from]
+	for _, it := range items[from:] {
+		if c, ok := it.expr.(*logical.Column); ok {
+			if _, hit := drop[strings.ToLower(c.Name)]; hit {
+				drop[strings.ToLower(c.Name)] = true
+				continue
+			}
+		}
+		out = append(out, it)
+	}
+	for n, used := range drop {
+		if !used {
+			return nil, qerr.Planf("EXCLUDE: column %q is not among the columns of *", n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, qerr.Planf("EXCLUDE removes every column")
+	}
+	return out, nil
 }

@@ -60,7 +60,8 @@ func TestPlanErrors(t *testing.T) {
 		{Source{"UPDATE nation SET n_name = 'x'", 1, 1}, qerr.NotImplemented, 0, 0},
 		{Source{"SELECT a <=> b FROM t", 1, 1}, qerr.Plan, 1, 10},
 		{Source{"SET x", 1, 1}, qerr.Plan, 1, 6},
-		{Source{"SELECT n_name FROM nation WINDOW w AS ()", 1, 1}, qerr.NotImplemented, 0, 0},
+		{Source{"SELECT n_name FROM nation QUALIFY", 1, 1}, qerr.Plan, 1, 27},
+		{Source{"SELECT n_name FROM nation WINDOW w AS (), w AS ()", 1, 1}, qerr.Plan, 0, 0},
 	}
 	for _, c := range cases {
 		_, err := p.Plan(c.src)

@@ -74,13 +74,25 @@ type CacheTable struct {
 	Options map[string]string
 	Plan    logical.Plan // nil: cache the existing table or view Name
 	SQL     string       // the query's text when Plan is set
+	// Deps are the lower-cased names of the tables, views and cached names
+	// the cached query reads, through views (Name itself when Plan is nil):
+	// replacing or dropping one of them invalidates the cache.
+	Deps []string
 }
 
-// UncacheTable is UNCACHE TABLE [IF EXISTS] name.
+// UncacheTable is [EXPLAIN] UNCACHE TABLE [IF EXISTS] name [CASCADE].
 type UncacheTable struct {
 	Name     string
 	IfExists bool
+	// Cascade also removes the caches that read this one; without it
+	// UNCACHE refuses while any does.
+	Cascade bool
+	// Explain lists what the statement would remove and removes nothing.
+	Explain bool
 }
+
+// RefreshCache is REFRESH CACHE name: rebuild the cache now.
+type RefreshCache struct{ Name string }
 
 // ClearCache is CLEAR CACHE.
 type ClearCache struct{}
@@ -103,3 +115,4 @@ func (*CacheTable) isStatement()          {}
 func (*UncacheTable) isStatement()        {}
 func (*ClearCache) isStatement()          {}
 func (*ShowCaches) isStatement()          {}
+func (*RefreshCache) isStatement()        {}

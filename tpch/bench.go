@@ -27,14 +27,23 @@ import (
 
 // BenchOptions configure RunBench.
 type BenchOptions struct {
-	DataDir          string // the eight tables as NAME.parquet or NAME/ (a folder of Parquet files)
-	Queries          []int  // query numbers; empty: 1 to 22
-	Iterations       int    // timed runs per query after one warm-up (0: 3)
-	Mode             string // "cold" (the default) or "cached"
-	MemTable         bool   // load the tables into memory before timing
-	VerifyDir        string // answer files qNN.csv to check each result against ("": no check)
-	Scheduler        string // cluster address ("": embedded)
-	TargetPartitions int    // 0: the default (GOMAXPROCS; on a cluster, its executors' cores in total)
+	// Suite is "tpch" (the default) or "tpcds" (tpcds.go).
+	Suite string
+	// DataDir holds the tables: for TPC-H the eight as NAME.parquet or
+	// NAME/ (a folder of Parquet files); for TPC-DS the Parquet files the
+	// schema file's {DIR} stands for.
+	DataDir string
+	// SchemaFile and QueryDir (TPC-DS only) are the CREATE statements and
+	// the qNN.sql files; by default DataDir/schema.sql or ../schema.sql
+	// beside it, and DataDir/queries or ../queries beside it.
+	SchemaFile, QueryDir string
+	Queries              []int  // query numbers; empty: all of the suite's
+	Iterations           int    // timed runs per query after one warm-up (0: 3)
+	Mode                 string // "cold" (the default) or "cached"
+	MemTable             bool   // load the tables into memory before timing
+	VerifyDir            string // answer files qNN.csv to check each result against ("": no check)
+	Scheduler            string // cluster address ("": embedded)
+	TargetPartitions     int    // 0: the default (GOMAXPROCS; on a cluster, its executors' cores in total)
 	// Exec is "local" (quiver.WithLocalExecution: direct runs, in-memory
 	// exchanges) or "standalone" / "" (the default session: an in-process
 	// scheduler and executor). Ignored with Scheduler.
@@ -77,6 +86,7 @@ type Machine struct {
 
 // BenchSettings are the options a run used.
 type BenchSettings struct {
+	Suite            string `json:"suite,omitempty"`
 	DataDir          string `json:"data_dir"`
 	Queries          []int  `json:"queries"`
 	Iterations       int    `json:"iterations"`
@@ -111,9 +121,29 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 	if err := checkBenchOptions(&opts); err != nil {
 		return nil, err
 	}
-	paths, err := TablePaths(opts.DataDir)
-	if err != nil {
-		return nil, err
+	var paths map[string]string
+	var dsStmts, tables []string
+	var err error
+	if opts.Suite == "tpcds" {
+		if dsStmts, tables, err = tpcdsSchema(opts.SchemaFile, opts.DataDir); err != nil {
+			return nil, err
+		}
+	} else {
+		if paths, err = TablePaths(opts.DataDir); err != nil {
+			return nil, err
+		}
+		tables = Tables
+	}
+	texts := map[int]string{}
+	for _, q := range opts.Queries {
+		if opts.Suite == "tpcds" {
+			texts[q], err = tpcdsQuery(opts.QueryDir, q)
+		} else {
+			texts[q], err = Query(q)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	answers := map[int][][]string{}
 	if opts.VerifyDir != "" {
@@ -147,14 +177,19 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 		return nil, err
 	}
 	defer s.Close()
-	if err := registerChecked(ctx, s, paths); err != nil {
+	if opts.Suite == "tpcds" {
+		err = registerTPCDS(ctx, s, dsStmts)
+	} else {
+		err = registerChecked(ctx, s, paths)
+	}
+	if err != nil {
 		return nil, err
 	}
 
 	res := &BenchResult{
 		Machine: machine(), GoVersion: runtime.Version(), GitCommit: gitCommit(), Started: time.Now().UTC(),
 		Settings: BenchSettings{
-			DataDir: opts.DataDir, Queries: opts.Queries, Iterations: opts.Iterations, Mode: opts.Mode,
+			Suite: opts.Suite, DataDir: opts.DataDir, Queries: opts.Queries, Iterations: opts.Iterations, Mode: opts.Mode,
 			MemTable: opts.MemTable, VerifyDir: opts.VerifyDir, TargetPartitions: opts.TargetPartitions,
 			Exec: opts.Exec, Scheduler: opts.Scheduler,
 		},
@@ -168,7 +203,7 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 	}
 	if opts.MemTable {
 		start := time.Now()
-		for _, t := range Tables {
+		for _, t := range tables {
 			if err := s.LoadIntoMemory(ctx, t); err != nil {
 				return nil, err
 			}
@@ -189,7 +224,7 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 			return nil, err
 		}
 		mem.peak.Store(mem.cur.Load())
-		qr := runQuery(ctx, s, q, opts.Iterations, answers[q])
+		qr := runQuery(ctx, s, q, texts[q], opts.Iterations, answers[q], opts.Suite == "tpcds")
 		if opts.Scheduler != "" {
 			qr.CPUCores = 0
 		}
@@ -243,14 +278,29 @@ func checkBenchOptions(o *BenchOptions) error {
 	if o.DataDir == "" {
 		return qerr.Planf("bench: no data folder given (--data DIR)")
 	}
+	n := 22
+	switch o.Suite {
+	case "", "tpch":
+		o.Suite = "tpch"
+	case "tpcds":
+		n = TPCDSQueries
+		if o.SchemaFile == "" {
+			o.SchemaFile = firstExisting(filepath.Join(o.DataDir, "schema.sql"), filepath.Join(o.DataDir, "..", "schema.sql"))
+		}
+		if o.QueryDir == "" {
+			o.QueryDir = firstExisting(filepath.Join(o.DataDir, "queries"), filepath.Join(o.DataDir, "..", "queries"))
+		}
+	default:
+		return qerr.Planf("bench: unknown suite %q (want tpch or tpcds)", o.Suite)
+	}
 	if len(o.Queries) == 0 {
-		for q := 1; q <= 22; q++ {
+		for q := 1; q <= n; q++ {
 			o.Queries = append(o.Queries, q)
 		}
 	}
 	for _, q := range o.Queries {
-		if q < 1 || q > 22 {
-			return qerr.Planf("bench: unknown query %d (want 1 to 22)", q)
+		if q < 1 || q > n {
+			return qerr.Planf("bench: unknown %s query %d (want 1 to %d)", o.Suite, q, n)
 		}
 	}
 	return nil
@@ -327,17 +377,13 @@ func registerChecked(ctx context.Context, s *quiver.Session, paths map[string]st
 	return nil
 }
 
-// runQuery runs query q once to warm up (and to verify, if want is set),
-// then iterations times timed. Each timed run plans the SQL and collects
-// the whole result.
-func runQuery(ctx context.Context, s *quiver.Session, q, iterations int, want [][]string) QueryResult {
+// runQuery runs query q (text) once to warm up (and to verify, if want is
+// set; with relabel, comparing values only, the header taken from the
+// result), then iterations times timed. Each timed run plans the SQL and
+// collects the whole result.
+func runQuery(ctx context.Context, s *quiver.Session, q int, text string, iterations int, want [][]string, relabel bool) QueryResult {
 	qr := QueryResult{Query: q}
-	text, err := Query(q)
-	if err != nil {
-		qr.Error = err.Error()
-		return qr
-	}
-	rows, verr, err := runOnce(ctx, s, text, want)
+	rows, verr, err := runOnce(ctx, s, text, want, relabel)
 	if err != nil {
 		qr.Error = err.Error()
 		return qr
@@ -352,7 +398,7 @@ func runQuery(ctx context.Context, s *quiver.Session, q, iterations int, want []
 	var wall, cpu time.Duration
 	for range iterations {
 		start, cpuStart := time.Now(), processCPU()
-		n, _, err := runOnce(ctx, s, text, nil)
+		n, _, err := runOnce(ctx, s, text, nil, false)
 		d := time.Since(start)
 		wall, cpu = wall+d, cpu+processCPU()-cpuStart
 		if err != nil {
@@ -377,7 +423,7 @@ func runQuery(ctx context.Context, s *quiver.Session, q, iterations int, want []
 
 // runOnce plans and runs text, returning the row count and, when want is
 // set, the comparison's outcome.
-func runOnce(ctx context.Context, s *quiver.Session, text string, want [][]string) (int64, error, error) {
+func runOnce(ctx context.Context, s *quiver.Session, text string, want [][]string, relabel bool) (int64, error, error) {
 	df, err := s.SQL(ctx, text)
 	if err != nil {
 		return 0, nil, err
@@ -397,6 +443,13 @@ func runOnce(ctx context.Context, s *quiver.Session, text string, want [][]strin
 	}
 	if want == nil {
 		return rows, nil, nil
+	}
+	if schema := df.Schema(); relabel && len(want) > 0 && len(want[0]) == schema.NumFields() {
+		header := make([]string, schema.NumFields())
+		for i, f := range schema.Fields() {
+			header[i] = f.Name
+		}
+		want = append([][]string{header}, want[1:]...)
 	}
 	return rows, CompareAnswer(df.Schema(), Render(batches), want), nil
 }

@@ -6,13 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/executor"
+	"github.com/quiverdb/quiver/settings"
 )
 
 func init() {
@@ -20,7 +21,11 @@ func init() {
 }
 
 // executorCommand is `quiver executor --scheduler ADDR --bind ADDR
-// --work-dir DIR --vcores N`: it runs an executor until SIGINT or SIGTERM.
+// --work-dir DIR --vcores N [--metrics-bind ADDR] [--drain-grace D]
+// [--log-format text|json] [--log-level L]`: it runs an executor until
+// SIGINT or SIGTERM, then drains (Executor.Drain). Every flag may also come
+// from the environment (QUIVER_SCHEDULER, QUIVER_WORK_DIR, ...; the
+// command line wins).
 func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs := flag.NewFlagSet("quiver executor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -31,8 +36,26 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "`DIR` for shuffle files (default: a new temporary directory, removed on exit)")
 	fs.IntVar(&cfg.VCores, "vcores", 0, "tasks run at once (default GOMAXPROCS)")
 	fs.StringVar(&cfg.ID, "id", "", "executor id (default: a new UUID)")
+	fs.Func("memory-limit", "`SIZE` all running tasks may hold at once, such as 8GiB; 0 or none for no limit (default: three quarters of the machine's memory)", func(text string) error {
+		n, err := settings.ParseBytes(text)
+		if err != nil {
+			return err
+		}
+		cfg.MemoryLimit = n
+		if n == 0 {
+			cfg.MemoryLimit = -1
+		}
+		return nil
+	})
 	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat", 2*time.Second, "heartbeat interval")
-	if err := fs.Parse(args); err != nil {
+	fs.StringVar(&cfg.MetricsAddr, "metrics-bind", "", "`ADDR` to serve Prometheus /metrics and /healthz on over HTTP (default: none)")
+	grace := fs.Duration("drain-grace", 30*time.Second, "on SIGTERM, how long running tasks may go on before they are cancelled")
+	tokenFile := authTokenFlag(fs)
+	var tf tlsFlags
+	tf.register(fs)
+	var lo logOptions
+	lo.register(fs)
+	if err := parseDaemonFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -42,7 +65,20 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quiver executor: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	logger, err := lo.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver executor:", err)
+		return 2
+	}
+	cfg.Logger = logger
+	if cfg.AuthToken, err = auth.Load(*tokenFile); err != nil {
+		fmt.Fprintln(stderr, "quiver executor:", err)
+		return 2
+	}
+	if cfg.TLS, err = tf.load(); err != nil {
+		fmt.Fprintln(stderr, "quiver executor:", err)
+		return 2
+	}
 	if cfg.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "quiver-executor-")
 		if err != nil {
@@ -63,12 +99,18 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quiver executor:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "quiver executor %s listening on %s (work dir %s)\n", e.ID(), e.Addr(), e.WorkDir())
+	attrs := []any{"executor", e.ID(), "addr", e.Addr(), "work_dir", e.WorkDir()}
+	if ma := e.MetricsAddr(); ma != "" {
+		attrs = append(attrs, "metrics_addr", ma)
+	}
+	logger.Info(fmt.Sprintf("quiver executor %s listening on %s", e.ID(), e.Addr()), attrs...)
 	<-ctx.Done()
-	fmt.Fprintln(stderr, "quiver executor: shutting down")
-	if err := e.Close(); err != nil {
-		fmt.Fprintln(stderr, "quiver executor: close:", err)
+	stop() // a second signal ends the process at once
+	logger.Info("shutting down: draining", "grace", *grace)
+	if err := e.Drain(context.Background(), *grace); err != nil {
+		logger.Error("close", "err", err)
 		return 1
 	}
+	logger.Info("stopped")
 	return 0
 }

@@ -12,7 +12,7 @@ var subcommandLines = map[string]string{
 	"scheduler": "run a cluster's scheduler",
 	"executor":  "run a cluster executor that registers with a scheduler",
 	"tpch":      "tpch gen: generate the TPC-H tables as Parquet or CSV",
-	"bench":     "bench tpch: time the TPC-H queries; bench compare: compare two runs",
+	"bench":     "bench tpch, bench tpcds: time the TPC-H or TPC-DS queries; bench compare: compare two runs",
 	"help":      "help CMD: the usage of a subcommand",
 	"version":   "print the version",
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/format"
 	"github.com/quiverdb/quiver/repl"
 	"github.com/quiverdb/quiver/tpch"
@@ -57,6 +58,8 @@ type options struct {
 	scheduler string
 	maxRows   int
 	init      string
+	tokenFile string
+	tls       tlsFlags
 }
 
 // subcommands maps the first argument to a subcommand's entry point.
@@ -78,6 +81,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.scheduler, "scheduler", "", "run on the cluster whose scheduler listens at `ADDR` (default: a scheduler and executor in this process)")
 	fs.IntVar(&o.maxRows, "maxrows", repl.DefaultMaxRows, "most rows a table shows in the interactive shell (0: all)")
 	fs.StringVar(&o.init, "init", "", "run `FILE` before the shell's first prompt (default ~/.quiverrc)")
+	fs.StringVar(&o.tokenFile, "auth-token-file", "", "with --scheduler: `PATH` of the file holding the cluster's shared secret")
+	o.tls.register(fs)
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() { printUsage(stderr, fs.PrintDefaults) }
 	for _, a := range args {
@@ -126,7 +131,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var s *quiver.Session
 	if o.scheduler != "" {
-		s, err = quiver.Connect(ctx, o.scheduler)
+		var token auth.Token
+		if token, err = auth.Load(o.tokenFile); err != nil {
+			fmt.Fprintln(stderr, "quiver:", err)
+			return 2
+		}
+		var tlsConf auth.TLS
+		if tlsConf, err = o.tls.load(); err != nil {
+			fmt.Fprintln(stderr, "quiver:", err)
+			return 2
+		}
+		s, err = quiver.Connect(ctx, o.scheduler, quiver.WithAuthToken(token), quiver.WithTLS(tlsConf))
 	} else {
 		s, err = quiver.NewSession(ctx)
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/scheduler"
 	"github.com/quiverdb/quiver/settings"
@@ -22,7 +23,10 @@ func init() {
 
 // schedulerCommand is `quiver scheduler --bind ADDR [--rest ADDR] [--policy
 // P] [--cache-ttl D] [--cache-max-bytes SIZE] [--session-idle-timeout D]
-// [--cache-file PATH]`: it runs the cluster scheduler until SIGINT or SIGTERM.
+// [--state-dir DIR] [--shutdown-grace D] [--log-format text|json]
+// [--log-level L]`: it runs the cluster scheduler until SIGINT or SIGTERM,
+// then shuts down (Scheduler.Shutdown). Every flag may also come from the
+// environment (QUIVER_BIND, QUIVER_REST, ...; the command line wins).
 func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs := flag.NewFlagSet("quiver scheduler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,8 +42,14 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	settings.CacheTTL.FlagVar(fs, &cfg.CacheTTL)
 	settings.CacheMaxBytes.FlagVar(fs, &cfg.CacheMaxBytes)
 	settings.SessionIdleTimeout.FlagVar(fs, &cfg.SessionIdleTimeout)
-	cacheFile := fs.String("cache-file", "", "`PATH` of a JSON file that keeps the cache registry across scheduler restarts (default: in memory)")
-	if err := fs.Parse(args); err != nil {
+	stateDir := fs.String("state-dir", "", "`DIR` that keeps the cache registry across scheduler restarts, kill -9 included (default: in memory: a restart starts clean)")
+	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may go on before they are failed")
+	tokenFile := authTokenFlag(fs)
+	var tf tlsFlags
+	tf.register(fs)
+	var lo logOptions
+	lo.register(fs)
+	if err := parseDaemonFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -49,12 +59,27 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quiver scheduler: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *cacheFile != "" {
-		d, err := cache.NewDurable(*cacheFile)
+	logger, err := lo.logger(stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "quiver scheduler:", err)
+		return 2
+	}
+	cfg.Logger = logger
+	if cfg.AuthToken, err = auth.Load(*tokenFile); err != nil {
+		fmt.Fprintln(stderr, "quiver scheduler:", err)
+		return 2
+	}
+	if cfg.TLS, err = tf.load(); err != nil {
+		fmt.Fprintln(stderr, "quiver scheduler:", err)
+		return 2
+	}
+	if *stateDir != "" {
+		d, err := cache.NewDurable(*stateDir)
 		if err != nil {
 			fmt.Fprintln(stderr, "quiver scheduler:", err)
 			return 1
 		}
+		defer d.Close() // after the scheduler's: its last changes are written
 		cfg.CacheState = d
 	}
 	s, err := scheduler.New(cfg)
@@ -68,15 +93,17 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quiver scheduler:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "quiver scheduler listening on %s\n", s.Addr())
+	logger.Info("quiver scheduler listening on "+s.Addr(), "addr", s.Addr(), "policy", cfg.Policy)
 	if ra := s.RestAddr(); ra != "" {
-		fmt.Fprintf(stderr, "quiver scheduler REST on http://%s\n", ra)
+		logger.Info("quiver scheduler REST, web UI and /metrics on http://"+ra, "rest_addr", ra)
 	}
 	<-ctx.Done()
-	fmt.Fprintln(stderr, "quiver scheduler: shutting down")
-	if err := s.Close(); err != nil {
-		fmt.Fprintln(stderr, "quiver scheduler: close:", err)
+	stop() // a second signal ends the process at once
+	logger.Info("shutting down: no new jobs; running jobs have until the grace period ends", "grace", *grace)
+	if err := s.Shutdown(context.Background(), *grace); err != nil {
+		logger.Error("close", "err", err)
 		return 1
 	}
+	logger.Info("stopped")
 	return 0
 }

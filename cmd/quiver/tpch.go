@@ -123,10 +123,12 @@ func (p *progressBar) update(rows, total int64) {
 
 func (p *progressBar) done() { fmt.Fprintln(p.w) }
 
-// benchCommand is `quiver bench tpch ...` and `quiver bench compare A B`.
+// benchCommand is `quiver bench tpch ...`, `quiver bench tpcds ...` and
+// `quiver bench compare A B`.
 func benchCommand(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: quiver bench tpch --data DIR [--queries 1,6] [--iterations N] [--mode cold|cached] [--mem-table] [--json FILE] [--verify DIR] [--scheduler ADDR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "       quiver bench tpcds --data DIR [--schema FILE] [--query-dir DIR] [--queries 1,6] [--iterations N] [--mem-table] [--json FILE] [--verify DIR] [--scheduler ADDR]")
 		fmt.Fprintln(stderr, "       quiver bench compare A.json B.json")
 	}
 	if len(args) == 0 {
@@ -134,8 +136,8 @@ func benchCommand(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
-	case "tpch":
-		return benchTPCH(args[1:], stdout, stderr)
+	case "tpch", "tpcds":
+		return benchSuite(args[0], args[1:], stdout, stderr)
 	case "compare":
 		if len(args) != 3 {
 			usage()
@@ -158,12 +160,20 @@ func benchCommand(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 2
 }
 
-func benchTPCH(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("quiver bench tpch", flag.ContinueOnError)
+// benchSuite is `quiver bench tpch|tpcds ...`.
+func benchSuite(suite string, args []string, stdout, stderr io.Writer) int {
+	name := "quiver bench " + suite
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o tpch.BenchOptions
-	queries := fs.String("queries", "", "comma-separated query numbers (default: all 22)")
-	fs.StringVar(&o.DataDir, "data", "", "`DIR` holding the eight tables as NAME.parquet or NAME/")
+	o := tpch.BenchOptions{Suite: suite}
+	queries := fs.String("queries", "", "comma-separated query numbers (default: all of them)")
+	if suite == "tpcds" {
+		fs.StringVar(&o.DataDir, "data", "", "`DIR` holding the 24 tables' Parquet files")
+		fs.StringVar(&o.SchemaFile, "schema", "", "`FILE` of CREATE EXTERNAL TABLE statements, {DIR} for the data folder (default: schema.sql in or beside DIR)")
+		fs.StringVar(&o.QueryDir, "query-dir", "", "`DIR` of the qNN.sql queries (default: queries/ in or beside the data folder)")
+	} else {
+		fs.StringVar(&o.DataDir, "data", "", "`DIR` holding the eight tables as NAME.parquet or NAME/")
+	}
 	fs.IntVar(&o.Iterations, "iterations", 3, "timed runs per query, after one warm-up")
 	fs.StringVar(&o.Mode, "mode", "cold", "cold (the 22 queries) or cached (the dashboard workload over a cached view)")
 	fs.BoolVar(&o.MemTable, "mem-table", false, "load the tables into memory before timing")
@@ -180,14 +190,14 @@ func benchTPCH(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "quiver bench tpch: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
 		return 2
 	}
 	if *queries != "" {
 		for _, q := range strings.Split(*queries, ",") {
-			n, err := tpch.QueryNumber(strings.TrimSpace(q))
+			n, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(q)), "q"))
 			if err != nil {
-				fmt.Fprintln(stderr, "quiver bench tpch:", err)
+				fmt.Fprintf(stderr, "%s: --queries: %q is not a query number\n", name, q)
 				return 2
 			}
 			o.Queries = append(o.Queries, n)
@@ -198,7 +208,7 @@ func benchTPCH(args []string, stdout, stderr io.Writer) int {
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
-			fmt.Fprintln(stderr, "quiver bench tpch:", err)
+			fmt.Fprintln(stderr, name+":", err)
 			return 1
 		}
 		defer f.Close()
@@ -218,7 +228,7 @@ func benchTPCH(args []string, stdout, stderr io.Writer) int {
 			res.Print(stdout)
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "quiver bench tpch:", err)
+			fmt.Fprintln(stderr, name+":", err)
 			return 1
 		}
 		return 0
@@ -228,13 +238,13 @@ func benchTPCH(args []string, stdout, stderr io.Writer) int {
 		res.Print(stdout)
 		if *jsonPath != "" {
 			if werr := res.WriteJSON(*jsonPath); werr != nil {
-				fmt.Fprintln(stderr, "quiver bench tpch:", werr)
+				fmt.Fprintln(stderr, name+":", werr)
 				return 1
 			}
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "quiver bench tpch:", err)
+		fmt.Fprintln(stderr, name+":", err)
 		return 1
 	}
 	return 0

@@ -64,7 +64,8 @@ func newAccumulator(a physical.AggregateExpr, argType arrow.DataType, mode physi
 		if mode == physical.AggFinal {
 			return nil, qerr.Internalf("exec/hashagg: %s(DISTINCT ...) in final mode: the final phase merges plain states", a.Func)
 		}
-		if a.Func == physical.AggMin || a.Func == physical.AggMax {
+		switch a.Func {
+		case physical.AggMin, physical.AggMax, physical.AggAnyValue, physical.AggBoolAnd, physical.AggBoolOr, physical.AggBitAnd, physical.AggBitOr:
 			return acc, nil // DISTINCT changes nothing
 		}
 		if distinctIntType(argType) {
@@ -111,8 +112,22 @@ func newPlainAccumulator(a physical.AggregateExpr, argType arrow.DataType) (accu
 		if isIntType(argType) || argType.ID() == arrow.FLOAT32 || argType.ID() == arrow.FLOAT64 || argType.ID() == arrow.DECIMAL128 {
 			return &varianceAcc{fn: a.Func}, nil
 		}
-	case physical.AggMin, physical.AggMax:
-		isMax := a.Func == physical.AggMax
+	case physical.AggCovarPop, physical.AggCovarSamp, physical.AggCorr:
+		if arrow.TypeEqual(argType, physical.PairType(arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float64)) {
+			return &covarAcc{fn: a.Func}, nil
+		}
+	case physical.AggStringAgg:
+		if arrow.TypeEqual(argType, physical.PairType(arrow.BinaryTypes.String, arrow.BinaryTypes.String)) {
+			return &stringAggAcc{}, nil
+		}
+	case physical.AggBitAnd, physical.AggBitOr, physical.AggBitXor:
+		if isIntType(argType) || argType.ID() == arrow.UINT64 {
+			return &bitAcc{fn: a.Func, dt: argType}, nil
+		}
+	case physical.AggMin, physical.AggMax, physical.AggAnyValue, physical.AggBoolAnd, physical.AggBoolOr:
+		// bool_and is min over booleans and bool_or max; any_value keeps
+		// the smallest value, which is one of the group's values.
+		isMax := a.Func == physical.AggMax || a.Func == physical.AggBoolOr
 		switch argType.ID() {
 		case arrow.INT8:
 			return &minMaxAcc[int8]{dt: argType, max: isMax}, nil

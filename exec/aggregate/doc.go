@@ -10,8 +10,14 @@
 // aggregates (a handful of groups, as in TPC-H Q1) update per-group lanes in
 // registers instead of scattering by id.
 //
+// Under memory pressure (spill.go) a grouped aggregate without DISTINCT
+// folds its input in slices that fit, and when its groups no longer fit, a
+// Partial aggregate emits them early and starts afresh, while a Final or
+// Single one writes their partial states to hash-split spill files and
+// aggregates each file on its own at the end.
+//
 // Invariants: an aggregate drains its whole input before its first output
-// batch; without GROUP BY it yields exactly one row, also over empty input;
+// batch, but for a Partial one flushing under memory pressure; without GROUP BY it yields exactly one row, also over empty input;
 // before each input batch it reserves (tc.Grow) the worst case the batch can
 // add and returns the unused part after, and everything on Close; Partial,
 // Final and Single modes agree on the state layout the physical planner

@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -47,9 +48,20 @@ type hashAggregate struct {
 	consumed bool
 	emitted  int
 	closed   bool
+
+	// Spilling under memory pressure (spill.go).
+	types    []arrow.DataType // group key types, to start a new table
+	argTypes []arrow.DataType // per aggregate, to start new accumulators
+	sp       aggSpill
 }
 
 func NewHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition int) (execop.Operator, error) {
+	return newHashAggregate(tc, n, partition, nil)
+}
+
+// newHashAggregate builds the aggregate over input, or over partition of
+// n.Input when input is nil.
+func newHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition int, input execop.Operator) (*hashAggregate, error) {
 	h := &hashAggregate{tc: tc, n: n, m: kernel.ArrayMaker{Mem: tc.Mem}}
 	var err error
 	if h.keys, err = kernel.CompileExprs(n.GroupBy); err != nil {
@@ -63,6 +75,7 @@ func NewHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partiti
 		if h.table, err = hashtable.New(types); err != nil {
 			return nil, err
 		}
+		h.types = types
 	} else {
 		h.ngroups = 1
 	}
@@ -100,15 +113,18 @@ func NewHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partiti
 		if err != nil {
 			return nil, err
 		}
+		h.argTypes = append(h.argTypes, argType)
 		h.accs = append(h.accs, acc)
 		h.perGroup += acc.bytesPerGroup()
 	}
 	for _, acc := range h.accs {
 		acc.resize(h.ngroups)
 	}
-	input, err := tc.Build(n.Input, partition)
-	if err != nil {
-		return nil, err
+	h.initSpill()
+	if input == nil {
+		if input, err = tc.Build(n.Input, partition); err != nil {
+			return nil, err
+		}
 	}
 	h.input = input
 	return h, nil
@@ -123,45 +139,135 @@ func (h *hashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !h.consumed {
-		if err := h.consume(ctx); err != nil {
-			return nil, err
+	for {
+		switch {
+		case h.sp.sub != nil:
+			// Re-aggregating a spilled partition (spill.go).
+			b, err := h.sp.sub.Next(ctx)
+			if err != io.EOF {
+				return b, err
+			}
+			if err := h.nextSpilled(ctx); err != nil {
+				return nil, err
+			}
+			if h.sp.sub == nil {
+				return nil, io.EOF
+			}
+		case h.sp.flushing:
+			// A partial aggregate under memory pressure emits the groups
+			// it has, starts afresh, and goes on (spill.go).
+			if h.emitted < h.ngroups {
+				return h.emitNext(), nil
+			}
+			if err := h.resetGroups(); err != nil {
+				return nil, err
+			}
+			h.sp.flushing = false
+		case !h.consumed:
+			flush, err := h.consume(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if flush {
+				h.sp.flushing = true
+				continue
+			}
+			h.consumed = true
+			if len(h.sp.files) > 0 {
+				if err := h.startSpilled(ctx); err != nil {
+					return nil, err
+				}
+				if h.sp.sub == nil {
+					return nil, io.EOF
+				}
+			}
+		default:
+			if h.emitted >= h.ngroups {
+				return nil, io.EOF
+			}
+			return h.emitNext(), nil
 		}
-		h.consumed = true
 	}
-	if h.emitted >= h.ngroups {
-		return nil, io.EOF
-	}
+}
+
+// emitNext emits the next batch of groups.
+func (h *hashAggregate) emitNext() arrow.RecordBatch {
 	end := min(h.emitted+h.tc.BatchRows(), h.ngroups)
 	b := h.emit(h.emitted, end)
 	h.emitted = end
-	return b, nil
+	return b
 }
 
-func (h *hashAggregate) consume(ctx context.Context) error {
+// consume processes input to its end, or until a partial aggregate under
+// memory pressure must flush its groups first (flush true; the batch that
+// found the pressure waits in sp.pending).
+func (h *hashAggregate) consume(ctx context.Context) (flush bool, err error) {
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return false, err
 		}
-		b, err := h.input.Next(ctx)
-		if err == io.EOF {
-			return nil
+		b := h.sp.pending
+		h.sp.pending = nil
+		if b == nil {
+			if b, err = h.input.Next(ctx); err == io.EOF {
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		if err := h.processReleasing(ctx, b); err != nil {
-			return err
+		if flush, err := h.processChunks(ctx, b); err != nil || flush {
+			return flush, err
 		}
 	}
 }
 
-// processReleasing is process that then releases b, also when process
-// panics (a memory limit crossed in an expression panics up to the
-// operator boundary).
-func (h *hashAggregate) processReleasing(ctx context.Context, b arrow.RecordBatch) error {
+// processChunks folds b (which it takes over) in slices small enough that
+// each one's worst case fits in half the memory left (spill.go: chunkRows,
+// measured again for every slice, as spilling changes it), so that a limit
+// smaller than one batch's worst case slows the aggregate down instead of
+// failing it. A flush leaves the unprocessed rest of b in sp.pending.
+func (h *hashAggregate) processChunks(ctx context.Context, b arrow.RecordBatch) (flush bool, err error) {
 	defer b.Release()
-	return h.process(ctx, b)
+	n := b.NumRows()
+	for off := int64(0); off < n; {
+		rows, flush, err := h.processChunk(ctx, b, off)
+		if errors.Is(err, errRechunk) {
+			continue // the groups were spilled: size the slice again
+		}
+		if flush {
+			h.sp.pending = b.NewSlice(off, n)
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		off += rows
+	}
+	return false, nil
+}
+
+// processChunk folds the first chunkRows rows of b from row off on and
+// says how many that was. Every slice it makes is released, also when a
+// memory limit crossed inside panics up to the operator boundary.
+func (h *hashAggregate) processChunk(ctx context.Context, b arrow.RecordBatch, off int64) (rows int64, flush bool, err error) {
+	part := b
+	if off > 0 {
+		part = b.NewSlice(off, b.NumRows())
+	} else {
+		part.Retain()
+	}
+	defer func() { part.Release() }()
+	if rows, err = h.chunkRows(ctx, part); err != nil {
+		return 0, false, err
+	}
+	if rows < part.NumRows() {
+		whole := part
+		part = whole.NewSlice(0, rows)
+		whole.Release()
+	}
+	flush, err = h.process(ctx, part)
+	return rows, flush, err
 }
 
 // size is the non-Arrow memory the aggregate holds now.
@@ -199,29 +305,45 @@ func (h *hashAggregate) reserveTo(want int64) error {
 	return nil
 }
 
-func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error {
+// process folds b into the groups. Under memory pressure a partial
+// aggregate asks to flush first (flush true, b untouched), and a final or
+// single one spills its groups and goes on (spill.go).
+func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush bool, err error) {
 	n := int(b.NumRows())
 	if n == 0 {
-		return nil
+		return false, nil
 	}
 	keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer kernel.ReleaseArrays(keys)
 
 	// Reserve the worst case first: every row a new group.
-	worst := int64(n)*(h.perGroup+4) + int64(n)*64*int64(len(h.accs))
-	if h.table != nil {
-		worst += h.table.WorstCase(keys, n)
-	}
-	for i, a := range h.accs {
-		if w, ok := a.(worstCaser); ok {
-			worst += w.worstCase(h.values(i, b))
+	worst := h.worstCase(keys, b)
+	if h.underPressure(worst) {
+		if h.n.Mode == physical.AggPartial {
+			return true, nil
 		}
+		if err := h.spillGroups(ctx); err != nil {
+			return false, err
+		}
+		// A fresh table's worst case differs from the full one's.
+		return false, errRechunk
 	}
 	if err := h.reserveTo(h.size() + worst); err != nil {
-		return err
+		// Other operators of the task took the memory: spill or flush
+		// what is held, if anything, and try once more.
+		if !h.sp.ok || h.ngroups == 0 {
+			return false, err
+		}
+		if h.n.Mode == physical.AggPartial {
+			return true, nil
+		}
+		if err := h.spillGroups(ctx); err != nil {
+			return false, err
+		}
+		return false, errRechunk
 	}
 
 	h.groupIDs = kernel.GrowSlice(h.groupIDs[:0], n)
@@ -239,27 +361,43 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) error 
 		if h.n.Mode == physical.AggFinal {
 			off := h.stateOff[i]
 			if err := acc.merge(ctx, gids, b.Columns()[off:off+h.stateN[i]]); err != nil {
-				return err
+				return false, err
 			}
 			continue
 		}
 		if !h.hasArg[i] {
 			if err := acc.update(ctx, gids, nil); err != nil {
-				return err
+				return false, err
 			}
 			continue
 		}
 		arg, err := h.args[i].Eval(ctx, h.tc.Mem, b)
 		if err != nil {
-			return err
+			return false, err
 		}
 		err = acc.update(ctx, gids, arg)
 		arg.Release()
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
-	return h.reserveTo(h.size())
+	return false, h.reserveTo(h.size())
+}
+
+// worstCase is what folding b (with group keys keys) can add: every row a
+// new group.
+func (h *hashAggregate) worstCase(keys []arrow.Array, b arrow.RecordBatch) int64 {
+	n := int(b.NumRows())
+	worst := int64(n)*(h.perGroup+4) + int64(n)*64*int64(len(h.accs))
+	if h.table != nil {
+		worst += h.table.WorstCase(keys, n)
+	}
+	for i, a := range h.accs {
+		if w, ok := a.(worstCaser); ok {
+			worst += w.worstCase(h.values(i, b))
+		}
+	}
+	return worst
 }
 
 // values is how many values aggregate i takes from b: its rows, or in
@@ -302,8 +440,9 @@ func (h *hashAggregate) Close() error {
 		return nil
 	}
 	h.closed = true
+	spillErr := h.closeSpill()
 	h.tc.Shrink(h.reserved)
 	h.reserved = 0
 	h.table, h.accs = nil, nil
-	return h.input.Close()
+	return errors.Join(h.input.Close(), spillErr)
 }

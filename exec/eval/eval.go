@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -197,9 +198,16 @@ func ScalarValue(ctx context.Context, mem memory.Allocator, e physical.Expr) (ar
 	return ev.ScalarValue(ctx, mem)
 }
 
+// hasColumn reports whether e depends on its input's rows: a column, or a
+// volatile function (random), which must not be folded to one value.
 func hasColumn(e physical.Expr) bool {
 	if _, ok := e.(*physical.Column); ok {
 		return true
+	}
+	if f, ok := e.(*physical.ScalarFunc); ok {
+		if fn, ok := functions.Lookup(f.Name); ok && fn.Volatile {
+			return true
+		}
 	}
 	for _, c := range e.Children() {
 		if hasColumn(c) {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -23,131 +24,147 @@ var (
 	int64Type = arrow.PrimitiveTypes.Int64
 )
 
-// compileFunc resolves a built-in scalar function to its kernel once.
+// compileFunc resolves a built-in scalar function to its kernel once: the
+// functions registry gives the canonical name, kernels the compiler.
 func compileFunc(f *physical.ScalarFunc) (node, error) {
-	name := strings.ToLower(f.Name)
-	arity := func(lo, hi int) error {
-		if len(f.Args) < lo || len(f.Args) > hi {
-			return qerr.Internalf("eval: function %s takes %d to %d arguments, got %d", name, lo, hi, len(f.Args))
-		}
-		return nil
+	if f.Name == physical.PairFunc {
+		return compilePair(f)
 	}
-	switch name {
-	case "upper", "lower", "trim", "ltrim", "rtrim", "btrim":
-		if err := arity(1, 1); err != nil {
-			return nil, err
-		}
-		a, err := compileOperand(f.Args[0], stringTarget(f.Args[0].DataType()))
-		if err != nil {
-			return nil, err
-		}
-		return castResult(&strMapNode{fn: name, arg: a}, utf8Type, f.Type)
-	case "length", "char_length", "character_length":
-		if err := arity(1, 1); err != nil {
-			return nil, err
-		}
-		a, err := compileOperand(f.Args[0], stringTarget(f.Args[0].DataType()))
-		if err != nil {
-			return nil, err
-		}
-		return castResult(&lengthNode{arg: a}, int64Type, f.Type)
-	case "concat":
-		n, err := compileConcat(f.Args, false)
+	fn, ok := functions.Lookup(strings.ToLower(f.Name))
+	if !ok || fn.Kind != functions.Scalar {
+		return nil, qerr.NotImplementedf("eval: unknown function %s", f.Name)
+	}
+	if _, err := fn.Match(len(f.Args)); err != nil {
+		return nil, qerr.Internalf("eval: %v", err)
+	}
+	k, ok := kernels[fn.Name]
+	if !ok {
+		return nil, qerr.NotImplementedf("eval: function %s has no kernel", fn.Name)
+	}
+	return k(f)
+}
+
+// kernels maps each scalar function of the registry (but those the SQL
+// front end lowers into other expressions) to its compiler; a test checks
+// the two lists agree.
+var kernels map[string]func(*physical.ScalarFunc) (node, error)
+
+func init() {
+	kernels = map[string]func(*physical.ScalarFunc) (node, error){
+		"upper": compileStrMap, "lower": compileStrMap, "trim": compileStrMap,
+		"btrim": compileTrim, "ltrim": compileTrim, "rtrim": compileTrim,
+		"length":    compileLength,
+		"concat":    func(f *physical.ScalarFunc) (node, error) { return castConcat(compileConcat(f.Args, false))(f) },
+		"substring": compileSubstring,
+		"coalesce":  compileCoalesce,
+		"ifnull":    compileCoalesce,
+		"nullif":    compileNullif,
+		"abs":       compileAbs,
+		"round":     compileRound,
+		"date_part": compileDatePart,
+		"try_cast":  compileTryCast,
+	}
+	for name, k := range moreKernels {
+		kernels[name] = k
+	}
+}
+
+func castConcat(n node, err error) func(f *physical.ScalarFunc) (node, error) {
+	return func(f *physical.ScalarFunc) (node, error) {
 		if err != nil {
 			return nil, err
 		}
 		return castResult(n, utf8Type, f.Type)
-	case "substr", "substring":
-		if err := arity(2, 3); err != nil {
-			return nil, err
-		}
-		s := &substrNode{}
-		var err error
-		if s.str, err = compileOperand(f.Args[0], stringTarget(f.Args[0].DataType())); err != nil {
-			return nil, err
-		}
-		if s.start, err = compileOperand(f.Args[1], intTarget(f.Args[1].DataType())); err != nil {
-			return nil, err
-		}
-		if len(f.Args) == 3 {
-			s.hasLen = true
-			if s.length, err = compileOperand(f.Args[2], intTarget(f.Args[2].DataType())); err != nil {
-				return nil, err
-			}
-		}
-		return castResult(s, utf8Type, f.Type)
-	case "coalesce":
-		if len(f.Args) == 0 {
-			return nil, qerr.Internalf("eval: coalesce without arguments")
-		}
-		c := &coalesceNode{typ: f.Type}
-		used := map[int]bool{}
-		columnsOf(f, used)
-		for k := range used {
-			c.used = append(c.used, k)
-		}
-		for _, a := range f.Args {
-			n, err := compileTo(a, f.Type)
-			if err != nil {
-				return nil, err
-			}
-			c.args = append(c.args, n)
-		}
-		return c, nil
-	case "nullif":
-		if err := arity(2, 2); err != nil {
-			return nil, err
-		}
-		v, err := compileTo(f.Args[0], f.Type)
-		if err != nil {
-			return nil, err
-		}
-		eq, err := compile(&physical.Binary{Op: physical.OpEq, Left: f.Args[0], Right: f.Args[1], Type: boolType})
-		if err != nil {
-			return nil, err
-		}
-		return &nullifNode{val: v, eq: eq, typ: f.Type}, nil
-	case "abs":
-		if err := arity(1, 1); err != nil {
-			return nil, err
-		}
-		return compileAbs(f)
-	case "round":
-		if err := arity(1, 2); err != nil {
-			return nil, err
-		}
-		return compileRound(f)
-	case "date_part", "datepart", "extract":
-		if err := arity(2, 2); err != nil {
-			return nil, err
-		}
-		unit, err := compileOperand(f.Args[0], nil)
-		if err != nil {
-			return nil, err
-		}
-		if unit.lit == nil || unit.lit.null || unit.typ.ID() != arrow.STRING {
-			return nil, qerr.NotImplementedf("eval: date_part needs a constant unit, got %s", f.Args[0])
-		}
-		u := strings.ToLower(unit.lit.s)
-		switch u {
-		case "year", "month", "day", "quarter", "dow", "doy", "week":
-		default:
-			return nil, qerr.NotImplementedf("eval: date_part unit '%s' is not supported (year, month, day, quarter, dow, doy, week)", unit.lit.s)
-		}
-		if t := f.Args[1].DataType().ID(); t != arrow.DATE32 && t != arrow.NULL && t != arrow.STRING {
-			return nil, qerr.NotImplementedf("eval: date_part of %s is not supported", f.Args[1].DataType())
-		}
-		var want arrow.DataType
-		if f.Args[1].DataType().ID() == arrow.STRING {
-			want = arrow.FixedWidthTypes.Date32
-		}
-		d, err := compileOperand(f.Args[1], want)
-		if err != nil {
-			return nil, err
-		}
-		return castResult(&datePartNode{unit: u, date: d}, int64Type, f.Type)
 	}
-	return nil, qerr.NotImplementedf("eval: unknown function %s", f.Name)
+}
+
+func compileStrMap(f *physical.ScalarFunc) (node, error) {
+	a, err := compileOperand(f.Args[0], stringTarget(f.Args[0].DataType()))
+	if err != nil {
+		return nil, err
+	}
+	return castResult(&strMapNode{fn: strings.ToLower(f.Name), arg: a}, utf8Type, f.Type)
+}
+
+func compileLength(f *physical.ScalarFunc) (node, error) {
+	a, err := compileOperand(f.Args[0], stringTarget(f.Args[0].DataType()))
+	if err != nil {
+		return nil, err
+	}
+	return castResult(&lengthNode{arg: a}, int64Type, f.Type)
+}
+
+func compileSubstring(f *physical.ScalarFunc) (node, error) {
+	s := &substrNode{}
+	var err error
+	if s.str, err = compileOperand(f.Args[0], stringTarget(f.Args[0].DataType())); err != nil {
+		return nil, err
+	}
+	if s.start, err = compileOperand(f.Args[1], intTarget(f.Args[1].DataType())); err != nil {
+		return nil, err
+	}
+	if len(f.Args) == 3 {
+		s.hasLen = true
+		if s.length, err = compileOperand(f.Args[2], intTarget(f.Args[2].DataType())); err != nil {
+			return nil, err
+		}
+	}
+	return castResult(s, utf8Type, f.Type)
+}
+
+func compileCoalesce(f *physical.ScalarFunc) (node, error) {
+	c := &coalesceNode{typ: f.Type}
+	used := map[int]bool{}
+	columnsOf(f, used)
+	for k := range used {
+		c.used = append(c.used, k)
+	}
+	for _, a := range f.Args {
+		n, err := compileTo(a, f.Type)
+		if err != nil {
+			return nil, err
+		}
+		c.args = append(c.args, n)
+	}
+	return c, nil
+}
+
+func compileNullif(f *physical.ScalarFunc) (node, error) {
+	v, err := compileTo(f.Args[0], f.Type)
+	if err != nil {
+		return nil, err
+	}
+	eq, err := compile(&physical.Binary{Op: physical.OpEq, Left: f.Args[0], Right: f.Args[1], Type: boolType})
+	if err != nil {
+		return nil, err
+	}
+	return &nullifNode{val: v, eq: eq, typ: f.Type}, nil
+}
+
+func compileDatePart(f *physical.ScalarFunc) (node, error) {
+	unit, err := compileOperand(f.Args[0], nil)
+	if err != nil {
+		return nil, err
+	}
+	if unit.lit == nil || unit.lit.null || unit.typ.ID() != arrow.STRING {
+		return nil, qerr.NotImplementedf("eval: date_part needs a constant unit, got %s", f.Args[0])
+	}
+	u, ok := datePartUnit(unit.lit.s)
+	if !ok {
+		return nil, qerr.Execf("date_part: unit '%s' is not a field of a date (year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second)", unit.lit.s)
+	}
+	if t := f.Args[1].DataType().ID(); t != arrow.DATE32 && t != arrow.NULL && t != arrow.STRING {
+		return nil, qerr.NotImplementedf("eval: date_part of %s is not supported", f.Args[1].DataType())
+	}
+	var want arrow.DataType
+	if f.Args[1].DataType().ID() == arrow.STRING {
+		want = arrow.FixedWidthTypes.Date32
+	}
+	d, err := compileOperand(f.Args[1], want)
+	if err != nil {
+		return nil, err
+	}
+	return castResult(&datePartNode{unit: u, date: d}, int64Type, f.Type)
 }
 
 func intTarget(t arrow.DataType) arrow.DataType {
@@ -838,38 +855,10 @@ func (g *datePartNode) eval(ctx context.Context, mem memory.Allocator, in *input
 			y, _, _ := civil(x)
 			out[i] = int64(y)
 		}
-	case "month":
+	case "zero":
+	default:
 		for i, x := range v {
-			_, m, _ := civil(x)
-			out[i] = int64(m)
-		}
-	case "day":
-		for i, x := range v {
-			_, _, d := civil(x)
-			out[i] = int64(d)
-		}
-	case "quarter":
-		for i, x := range v {
-			_, m, _ := civil(x)
-			out[i] = int64((m-1)/3 + 1)
-		}
-	case "dow":
-		// 1970-01-01 was a Thursday (4); Sunday is 0.
-		for i, x := range v {
-			w := (int64(x) + 4) % 7
-			if w < 0 {
-				w += 7
-			}
-			out[i] = w
-		}
-	case "doy":
-		for i, x := range v {
-			y, _, _ := civil(x)
-			out[i] = int64(x) - daysFromCivil(y, 1, 1) + 1
-		}
-	case "week":
-		for i, x := range v {
-			out[i] = isoWeek(x)
+			out[i] = datePartOf(g.unit, x)
 		}
 	}
 	valid := andValidity(mem, n, a)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +29,13 @@ type AccountingAllocator struct {
 	limit  int64
 	cur    atomic.Int64
 	peak   atomic.Int64
+	// pool, when set, is the executor-wide count this task's memory also
+	// counts against: every byte counted here is counted there too. It
+	// only counts; allocations go to parent.
+	pool *AccountingAllocator
+	// scope names the limit in errors: "" for a query's
+	// quiver.memory_limit, or the executor's.
+	scope string
 }
 
 // NewAccountingAllocator returns an allocator over parent (DefaultAllocator
@@ -39,12 +47,35 @@ func NewAccountingAllocator(parent memory.Allocator, limit int64) *AccountingAll
 	return &AccountingAllocator{parent: parent, limit: limit}
 }
 
+// NewPool returns the executor-wide memory count with the given limit
+// (≤ 0: none). Tasks allocate through NewTaskAllocator, so that every
+// task's Arrow buffers and reservations count against it as well as
+// against the task's own limit: the executor stays under its limit
+// whatever limits (or none) its clients set. The pool is only a count;
+// do not allocate from it.
+func NewPool(limit int64) *AccountingAllocator {
+	a := NewAccountingAllocator(nil, limit)
+	a.scope = "the executor's memory limit (--memory-limit)"
+	return a
+}
+
+// NewTaskAllocator returns a task's allocator over parent with the given
+// limit (≤ 0: none) whose every byte also counts against pool, failing
+// when either limit would be crossed. A nil pool makes it
+// NewAccountingAllocator.
+func NewTaskAllocator(parent memory.Allocator, limit int64, pool *AccountingAllocator) *AccountingAllocator {
+	a := NewAccountingAllocator(parent, limit)
+	a.pool = pool
+	return a
+}
+
 // LimitError is the panic value of an allocation over the limit, and the
 // cause wrapped by the Resources error it is turned into.
 type LimitError struct {
-	Limit     int64 // the limit in bytes
-	Requested int64 // the bytes the failing request asked for
-	Current   int64 // the bytes held when it failed
+	Limit     int64  // the limit in bytes
+	Requested int64  // the bytes the failing request asked for
+	Current   int64  // the bytes held when it failed
+	Scope     string // which limit: "" for the query's quiver.memory_limit
 }
 
 func (e *LimitError) Error() string {
@@ -57,17 +88,44 @@ func (e *LimitError) ResourcesExhausted() {}
 
 // toError turns the limit panic into the error every caller sees.
 func (e *LimitError) toError() error {
+	if e.Scope != "" {
+		return qerr.Resourcesf("exec: %s of %s exceeded (%w); the executor is running more than it can hold at once, retry later or lower quiver.memory_limit",
+			e.Scope, formatBytes(e.Limit), e)
+	}
 	return qerr.Resourcesf("exec: memory limit of %s exceeded (%w); raise quiver.memory_limit or reduce the data the query holds at once",
 		formatBytes(e.Limit), e)
 }
 
-// reserve adds n bytes to the count, or returns a *LimitError and leaves
-// the count unchanged if that would cross the limit.
+// reserve adds n bytes to the count (and the pool's), or returns a
+// *LimitError and leaves both counts unchanged if that would cross either
+// limit.
 func (a *AccountingAllocator) reserve(n int64) *LimitError {
+	if err := a.reserveOwn(n); err != nil {
+		return err
+	}
+	if a.pool != nil {
+		if err := a.pool.reserveOwn(n); err != nil {
+			a.cur.Add(-n)
+			return err
+		}
+	}
+	return nil
+}
+
+// uncount takes n bytes off the count and the pool's.
+func (a *AccountingAllocator) uncount(n int64) {
+	a.cur.Add(-n)
+	if a.pool != nil {
+		a.pool.cur.Add(-n)
+	}
+}
+
+// reserveOwn is reserve for this allocator's count alone.
+func (a *AccountingAllocator) reserveOwn(n int64) *LimitError {
 	cur := a.cur.Add(n)
 	if a.limit > 0 && n > 0 && cur > a.limit {
 		a.cur.Add(-n)
-		return &LimitError{Limit: a.limit, Requested: n, Current: cur - n}
+		return &LimitError{Limit: a.limit, Requested: n, Current: cur - n, Scope: a.scope}
 	}
 	for {
 		p := a.peak.Load()
@@ -96,7 +154,7 @@ func (a *AccountingAllocator) Reallocate(size int, b []byte) []byte {
 
 // Free implements memory.Allocator.
 func (a *AccountingAllocator) Free(b []byte) {
-	a.cur.Add(-int64(len(b)))
+	a.uncount(int64(len(b)))
 	a.parent.Free(b)
 }
 
@@ -110,13 +168,36 @@ func (a *AccountingAllocator) Reserve(n int64) error {
 }
 
 // Release returns n bytes reserved with Reserve.
-func (a *AccountingAllocator) Release(n int64) { a.cur.Add(-n) }
+func (a *AccountingAllocator) Release(n int64) { a.uncount(n) }
 
 // Current is the number of bytes held now (Arrow buffers plus reservations).
 func (a *AccountingAllocator) Current() int64 { return a.cur.Load() }
 
 // Peak is the high-water mark of Current.
 func (a *AccountingAllocator) Peak() int64 { return a.peak.Load() }
+
+// Headroom is how many more bytes can be counted before this allocator's
+// limit or its pool's is crossed (math.MaxInt64 without either). Operators
+// that can spill compare what they are about to need with it.
+func (a *AccountingAllocator) Headroom() int64 {
+	h := int64(math.MaxInt64)
+	if a.limit > 0 {
+		h = a.limit - a.cur.Load()
+	}
+	if a.pool != nil && a.pool.limit > 0 {
+		h = min(h, a.pool.limit-a.pool.cur.Load())
+	}
+	return max(h, 0)
+}
+
+// Headroom is the task allocator's Headroom, or math.MaxInt64 when the
+// task's memory is not accounted.
+func (tc *TaskContext) Headroom() int64 {
+	if a := tc.accounting(); a != nil {
+		return a.Headroom()
+	}
+	return math.MaxInt64
+}
 
 // Limit is the limit in bytes (≤ 0: none).
 func (a *AccountingAllocator) Limit() int64 { return a.limit }
@@ -274,7 +355,7 @@ func NewDirtyBuffer(mem memory.Allocator, size int) *memory.Buffer {
 // a limit it returns mem, and crossed always reports nil.
 func SoftLimited(mem memory.Allocator) (soft memory.Allocator, crossed func() error) {
 	a, ok := mem.(*AccountingAllocator)
-	if !ok || a.limit <= 0 {
+	if !ok || (a.limit <= 0 && (a.pool == nil || a.pool.limit <= 0)) {
 		return mem, func() error { return nil }
 	}
 	s := &softLimit{a: a}
@@ -298,6 +379,9 @@ func (s *softLimit) count(n int64) {
 	if err := s.a.reserve(n); err != nil {
 		s.over.CompareAndSwap(nil, err)
 		s.a.cur.Add(n)
+		if s.a.pool != nil {
+			s.a.pool.cur.Add(n)
+		}
 	}
 }
 

@@ -26,6 +26,9 @@ type NodeMetrics struct {
 	OutputRows    atomic.Int64
 	OutputBatches atomic.Int64
 	ElapsedNanos  atomic.Int64
+	// SpilledBytes are the bytes the node wrote to spill files because
+	// its state did not fit in memory.
+	SpilledBytes atomic.Int64
 }
 
 func (m *Metrics) node(p physical.Plan) *NodeMetrics {
@@ -62,22 +65,28 @@ func (tc *TaskContext) NodeMetrics(p physical.Plan) *NodeMetrics {
 }
 
 // FormatAnalyze renders p like physical.Indent with each node's metrics
-// appended: `, metrics=[output_rows=N, output_batches=B, elapsed=1.23ms]`.
-// Nodes that never ran show zeros.
+// appended: `, metrics=[output_rows=N, output_batches=B, elapsed=1.23ms]`,
+// and `, spilled=S` inside the brackets for a node that spilled. Nodes that
+// never ran show zeros.
 func (tc *TaskContext) FormatAnalyze(p physical.Plan) string {
 	var b strings.Builder
 	n := 0
 	var walk func(physical.Plan, int)
 	walk = func(p physical.Plan, depth int) {
 		n++
-		var rows, batches int64
+		var rows, batches, spilled int64
 		var el time.Duration
 		if nm := tc.NodeMetrics(p); nm != nil {
 			rows, batches = nm.OutputRows.Load(), nm.OutputBatches.Load()
 			el = time.Duration(nm.ElapsedNanos.Load())
+			spilled = nm.SpilledBytes.Load()
 		}
-		fmt.Fprintf(&b, "%02d)%s%s, metrics=[output_rows=%d, output_batches=%d, elapsed=%s]\n",
-			n, strings.Repeat("--", depth), p.String(), rows, batches, formatElapsed(el))
+		spill := ""
+		if spilled > 0 {
+			spill = ", spilled=" + formatBytes(spilled)
+		}
+		fmt.Fprintf(&b, "%02d)%s%s, metrics=[output_rows=%d, output_batches=%d, elapsed=%s%s]\n",
+			n, strings.Repeat("--", depth), p.String(), rows, batches, formatElapsed(el), spill)
 		for _, c := range p.Children() {
 			walk(c, depth+1)
 		}

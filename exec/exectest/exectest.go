@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -175,6 +177,10 @@ type Case struct {
 	// Async delivers every scan batch from another goroutine with a small
 	// delay, so consumers cannot rely on data being ready.
 	Async bool
+	// MemoryLimit is the task's memory limit in bytes (0: none), to drive
+	// operators that spill; spill files go under a temporary work dir that
+	// must be empty again when the run ends.
+	MemoryLimit int64
 }
 
 // Run executes c at batch sizes 1, 7 and the default, each with fresh
@@ -287,8 +293,10 @@ func setup(t *testing.T, mem memory.Allocator, c Case, batchSize int, r *rand.Ra
 	// unzeroed where kernels ask) over the checked allocator.
 	rec := execop.NewRecycler(mem, 1<<20)
 	t.Cleanup(rec.Close) // before the checked allocator's leak check
-	tc := exec.NewTaskContext(execop.NewAccountingAllocator(DirtyPoison{rec}, 0), batchSize)
+	tc := exec.NewTaskContext(execop.NewAccountingAllocator(DirtyPoison{rec}, c.MemoryLimit), batchSize)
 	tc.MemoryTables = tables.Lookup
+	tc.WorkDir = t.TempDir()
+	t.Cleanup(func() { assertNoFiles(t, tc.WorkDir) })
 	if c.Async {
 		tc.WrapSource = func(_ *physical.Scan, _ int, op execop.Operator) execop.Operator {
 			return NewAsync(op, 100*time.Microsecond)
@@ -381,4 +389,16 @@ func Compare(t testing.TB, got, want []string, order Order) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %d rows:\n%s\nwant %d rows:\n%s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
 	}
+}
+
+// assertNoFiles fails t if any regular file is left under dir (operators
+// remove their spill files when closed).
+func assertNoFiles(t testing.TB, dir string) {
+	t.Helper()
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("file left behind after the operator closed: %s", path)
+		}
+		return nil
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -37,9 +38,13 @@ type sortOp struct {
 	keys   *SortKeyExprs
 	spec   SortSpec
 
-	buf     []arrow.RecordBatch // input not yet sorted
-	bufRows int64
-	data    arrow.RecordBatch // sorted rows come from here, through perm
+	buf      []arrow.RecordBatch // input not yet sorted
+	bufRows  int64
+	bufBytes int64 // of buf, counted for a full sort only (spill.go)
+	// A full sort that spilled: its runs on disk, then their merge.
+	runs   []*spill.File
+	merger *Merger
+	data   arrow.RecordBatch // sorted rows come from here, through perm
 	// With Fetch > 0, after a compaction that left Fetch rows: the key
 	// arrays of data (released at the next compaction and by Close) and
 	// typed access to them; the worst kept row is the last one.
@@ -87,6 +92,9 @@ func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		s.sorted = true
+	}
+	if s.merger != nil {
+		return s.merger.Next(ctx, int64(s.tc.BatchRows()))
 	}
 	if s.data == nil || s.off >= len(s.perm) {
 		return nil, io.EOF
@@ -137,6 +145,14 @@ func (s *sortOp) consume(ctx context.Context) error {
 		}
 		s.buf = append(s.buf, b)
 		s.bufRows += b.NumRows()
+		if fetch < 0 {
+			s.bufBytes += spill.Bytes(b)
+			if s.mustSpill() {
+				if err := s.spill(ctx); err != nil {
+					return err
+				}
+			}
+		}
 		if limit > 0 && s.bufRows > limit {
 			if err := s.sortBuffered(ctx, fetch); err != nil {
 				return err
@@ -145,6 +161,9 @@ func (s *sortOp) consume(ctx context.Context) error {
 	}
 	if err := s.input.Close(); err != nil {
 		return err
+	}
+	if len(s.runs) > 0 {
+		return s.startMerge(ctx)
 	}
 	return s.sortBuffered(ctx, fetch)
 }
@@ -275,6 +294,7 @@ func (s *sortOp) Close() error {
 		return nil
 	}
 	s.closed = true
+	runsErr := s.closeRuns()
 	execop.ReleaseAll(s.buf)
 	s.buf = nil
 	if s.data != nil {
@@ -285,7 +305,7 @@ func (s *sortOp) Close() error {
 	s.perm = nil
 	s.tc.Shrink(s.reserved)
 	s.reserved = 0
-	return s.input.Close()
+	return errors.Join(s.input.Close(), runsErr)
 }
 
 // selectTop reorders rows so that its first k entries are the k smallest

@@ -289,7 +289,7 @@ func TestDecodeRejects(t *testing.T) {
 		"projection range": {Node: &rpc.LogicalPlan_Scan{Scan: &rpc.LogicalScan{Table: &rpc.TableDef{Name: "t", Schema: schema, Format: "csv"}, HasProjection: true, Projection: []int32{5}}}},
 		"values arity":     {Node: &rpc.LogicalPlan_Values{Values: &rpc.LogicalValues{Rows: []*rpc.LogicalExprRow{{Values: []*rpc.LogicalExpr{col("a")}}}}}},
 		"not an aggregate": {Node: &rpc.LogicalPlan_Aggregate{Aggregate: &rpc.LogicalAggregate{Input: scan, Aggs: []*rpc.LogicalExpr{col("a")}}}},
-		"bad agg func":     {Node: &rpc.LogicalPlan_Aggregate{Aggregate: &rpc.LogicalAggregate{Input: scan, Aggs: []*rpc.LogicalExpr{{Kind: &rpc.LogicalExpr_Agg{Agg: &rpc.LogicalAggExpr{Func: 9}}}}}}},
+		"bad agg func":     {Node: &rpc.LogicalPlan_Aggregate{Aggregate: &rpc.LogicalAggregate{Input: scan, Aggs: []*rpc.LogicalExpr{{Kind: &rpc.LogicalExpr_Agg{Agg: &rpc.LogicalAggExpr{Func: int32(logical.AggLast) + 1}}}}}}},
 		"cache without id": {Node: &rpc.LogicalPlan_Cache{Cache: &rpc.LogicalCache{Input: scan}}},
 		// A partition count is not backed by bytes: a forged one once
 		// allocated 2^31 partitions.

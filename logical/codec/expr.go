@@ -173,6 +173,8 @@ func encodeExpr(e logical.Expr) (*rpc.LogicalExpr, error) {
 			return nil, err
 		}
 		return &rpc.LogicalExpr{Kind: &rpc.LogicalExpr_Agg{Agg: &rpc.LogicalAggExpr{Func: int32(e.Func), Args: args, Distinct: e.Distinct}}}, nil
+	case *logical.WindowExpr:
+		return encodeWindowExpr(e)
 	case *logical.ScalarSubquery:
 		p, err := encodePlan(e.Plan)
 		if err != nil {
@@ -385,7 +387,7 @@ func decodeExpr(m *rpc.LogicalExpr) (logical.Expr, error) {
 		if a == nil {
 			break
 		}
-		if a.Func < int32(logical.AggCount) || a.Func > int32(logical.AggStddevPop) {
+		if a.Func < int32(logical.AggCount) || a.Func > int32(logical.AggLast) {
 			return nil, qerr.Internalf("codec: unknown aggregate function %d", a.Func)
 		}
 		args, err := decodeExprs(a.Args)
@@ -393,6 +395,8 @@ func decodeExpr(m *rpc.LogicalExpr) (logical.Expr, error) {
 			return nil, err
 		}
 		return &logical.AggExpr{Func: logical.AggFunc(a.Func), Args: args, Distinct: a.Distinct}, nil
+	case *rpc.LogicalExpr_Window:
+		return decodeWindowExpr(k.Window)
 	case *rpc.LogicalExpr_ScalarSubquery:
 		p, err := decodeSubquery(k.ScalarSubquery)
 		if err != nil {

@@ -140,7 +140,7 @@ func encodeTable(t *catalog.Table) (*rpc.TableDef, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows, Distinct: t.Distinct}
+	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows, Distinct: t.Distinct, Version: t.Version}
 	if t.Format == catalog.Memory {
 		m.MemoryPartitions = int32(len(t.Partitions))
 		return m, nil
@@ -160,7 +160,7 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &catalog.Table{Name: m.Name, Schema: s, Format: catalog.Format(m.Format), Rows: m.Rows}
+	t := &catalog.Table{Name: m.Name, Schema: s, Format: catalog.Format(m.Format), Rows: m.Rows, Version: m.Version}
 	if len(m.Distinct) == s.NumFields() {
 		t.Distinct = m.Distinct
 	}
@@ -316,6 +316,8 @@ func encodePlan(p logical.Plan) (*rpc.LogicalPlan, error) {
 		}
 		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Cache{Cache: &rpc.LogicalCache{
 			CacheId: n.CacheID, SessionId: n.SessionID, Input: in, Options: n.Options, Name: n.Name}}}, nil
+	case *logical.Window:
+		return encodeWindow(n)
 	}
 	return nil, qerr.Internalf("codec: unknown logical plan node %T", p)
 }
@@ -505,6 +507,8 @@ func decodePlan(m *rpc.LogicalPlan) (logical.Plan, error) {
 			return nil, err
 		}
 		return &logical.Cache{CacheID: n.CacheId, SessionID: n.SessionId, Input: in, Options: n.Options, Name: n.Name}, nil
+	case *rpc.LogicalPlan_Window:
+		return decodeWindow(k.Window)
 	}
 	return nil, qerr.Internalf("codec: empty or unknown logical plan node %T", m.Node)
 }

@@ -16,7 +16,8 @@ package optimizer
 // cross-side conjuncts the join filter), into the preserved side only of
 // outer joins (an ON conjunct over the null-supplying side alone goes into
 // that side), into the left of semi, anti and mark joins, below an Aggregate
-// when it uses only group columns, and into every Union input. Conjuncts that
+// when it uses only group columns, below a Window when it uses only columns
+// every window function partitions by, and into every Union input. Conjuncts that
 // reach a scan are also copied into Scan.Filters as a pruning hint; the Filter
 // stays above the scan.
 //
@@ -207,6 +208,8 @@ func pushFilters(p logical.Plan, preds []logical.Expr) (logical.Plan, error) {
 		return withFilter(ns, keep)
 	case *logical.Join:
 		return pushJoin(n, down, keep)
+	case *logical.Window:
+		return pushWindow(n, down, keep)
 	case *logical.Aggregate:
 		if len(n.GroupBy) == 0 {
 			break

@@ -9,7 +9,7 @@ package optimizer
 // Walking down from the root it computes which output columns of every node
 // are used above, sets Scan.Projection to the table columns needed (in table
 // order), drops unused entries of Projections below the root and unused
-// aggregates (never group keys), and selects above a join's filtered or
+// aggregates (never group keys) and window functions, and selects above a join's filtered or
 // joined input only the columns the join and its parents use. Because columns are referenced by name, a
 // node may keep more columns than needed; parents still resolve theirs. The
 // root's schema never changes. It must NOT shrink a Union's inputs (they must
@@ -207,6 +207,24 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 			return nil, err
 		}
 		return n.WithChildren([]logical.Plan{l, r})
+	case *logical.Window:
+		// Unused window functions go; the input keeps what the used ones
+		// and the parents read.
+		w := n.Input.Schema().Len()
+		var list []logical.Expr
+		for i, e := range n.List {
+			if needed[w+i] {
+				list = append(list, e)
+			}
+		}
+		in, err := prune(n.Input, need(n.Input.Schema(), needed[:w], list...))
+		if err != nil {
+			return nil, err
+		}
+		if len(list) == 0 {
+			return in, nil
+		}
+		return logical.NewWindow(in, list)
 	case *logical.Cache:
 		in, err := prune(n.Input, allCols(n.Input))
 		if err != nil {

@@ -385,6 +385,8 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_CacheReader{CacheReader: &rpc.PhysicalCacheReader{
 			Key:  &rpc.CacheKey{SessionId: n.Key.SessionID, CacheId: n.Key.CacheID},
 			Name: n.Name, Schema: s, Locations: encodeLocations(n.Locations), Disjoint: int32s(n.Disjoint)}}}, nil
+	case *physical.Window:
+		return encodeWindow(n)
 	}
 	return nil, qerr.Internalf("codec: unknown physical plan node %T", p)
 }
@@ -713,6 +715,8 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 			cr.Disjoint = append(cr.Disjoint, int(c))
 		}
 		return cr, nil
+	case *rpc.PhysicalPlan_Window:
+		return decodeWindow(k.Window)
 	}
 	return nil, qerr.Internalf("codec: empty or unknown physical plan node %T", m.Node)
 }
@@ -800,7 +804,7 @@ func decodeAggregate(n *rpc.PhysicalHashAggregate) (physical.Plan, error) {
 		if am == nil {
 			return nil, qerr.Internalf("codec: missing aggregate expression")
 		}
-		if am.Func < int32(physical.AggCount) || am.Func > int32(physical.AggStddevPop) {
+		if am.Func < int32(physical.AggCount) || am.Func > int32(physical.AggLast) {
 			return nil, qerr.Internalf("codec: unknown aggregate function %d", am.Func)
 		}
 		fn := physical.AggFunc(am.Func)

@@ -143,6 +143,14 @@ func aggregate(e logical.Expr, s *logical.Schema, name string) (physical.Aggrega
 		return physical.AggregateExpr{}, err
 	}
 	out := physical.AggregateExpr{Func: physical.AggFunc(a.Func), Distinct: a.Distinct, Type: typ, Name: name}
+	if len(a.Args) == 2 && a.Func.TwoArgs() {
+		args, err := exprs(a.Args, s)
+		if err != nil {
+			return out, err
+		}
+		out.Arg = &physical.ScalarFunc{Name: physical.PairFunc, Args: args, Type: physical.PairType(args[0].DataType(), args[1].DataType())}
+		return out, nil
+	}
 	if len(a.Args) > 1 {
 		return out, qerr.NotImplementedf("planner: %s with %d arguments", a.Func, len(a.Args))
 	}

@@ -106,6 +106,8 @@ func (pl *Planner) Plan(ctx context.Context, p logical.Plan) (physical.Plan, err
 		return pl.join(ctx, n)
 	case *logical.Sort:
 		return pl.sort(ctx, n)
+	case *logical.Window:
+		return pl.window(ctx, n)
 	case *logical.Limit:
 		return pl.limit(ctx, n)
 	case *logical.Union:

@@ -1,0 +1,305 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/hashtable"
+	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/exec/spill"
+	"github.com/quiverdb/quiver/physical"
+)
+
+// Memory pressure. Before each input batch the aggregate compares what the
+// batch can add plus what emitting its groups will take with the headroom
+// under the task's and the executor's limits; when it would not fit:
+//
+//   - a Partial aggregate emits the partial states of the groups it holds,
+//     starts afresh and goes on: the Final phase merges states whatever
+//     their number, so nothing is written to disk;
+//   - a Final or Single aggregate writes its groups' partial states to
+//     spillPartitions files, split by a hash of the group keys, starts
+//     afresh and goes on; at the end it writes the rest too, then
+//     aggregates each file on its own in Final mode (each holds about
+//     1/spillPartitions of the groups), emitting as it would have.
+//
+// Aggregates with DISTINCT keep every value seen, not a mergeable state,
+// and do neither: they fail at the limit as before. So do aggregates with
+// no GROUP BY, whose one group never grows.
+
+// errRechunk: process spilled the groups before folding its batch; the
+// caller sizes the batch's slices again for the fresh table and retries.
+var errRechunk = errors.New("exec/hashagg: spilled; fold the batch again")
+
+// spillPartitions is how many files a spilling aggregate splits its
+// groups into.
+const spillPartitions = 16
+
+// minSpillGroups: an aggregate holding fewer groups does not flush or
+// spill (it would free next to nothing).
+const minSpillGroups = 1024
+
+// aggSpill is the spilling state of one hashAggregate.
+type aggSpill struct {
+	ok       bool // the aggregate can flush or spill at all
+	flushing bool // Partial: emitting held groups before going on
+	pending  arrow.RecordBatch
+
+	stateSchema *arrow.Schema           // group keys then each aggregate's state
+	final       *physical.HashAggregate // merges stateSchema rows into the output
+	files       []*spill.File
+	hashes      []uint64
+	rows        [][]int32 // per file, scratch
+	next        int       // the next file to re-aggregate
+	sub         *hashAggregate
+}
+
+// initSpill decides whether h can spill and prepares the plans it needs.
+func (h *hashAggregate) initSpill() {
+	if h.table == nil {
+		return
+	}
+	for _, a := range h.n.Aggs {
+		if a.Distinct || a.SetState {
+			return
+		}
+	}
+	h.sp.ok = true
+	switch h.n.Mode {
+	case physical.AggFinal:
+		h.sp.stateSchema = h.n.Input.Schema()
+		h.sp.final = h.n
+	case physical.AggSingle:
+		partial := &physical.HashAggregate{Input: h.n.Input, Mode: physical.AggPartial, GroupBy: h.n.GroupBy, GroupNames: h.n.GroupNames, Aggs: h.n.Aggs}
+		h.sp.stateSchema = partial.Schema()
+		groups := make([]physical.Expr, len(h.n.GroupBy))
+		for i := range groups {
+			groups[i] = &physical.Column{Index: i, Name: h.n.GroupNames[i], Type: h.sp.stateSchema.Field(i).Type}
+		}
+		h.sp.final = &physical.HashAggregate{Input: partial, Mode: physical.AggFinal, GroupBy: groups, GroupNames: h.n.GroupNames, Aggs: h.n.Aggs}
+	}
+}
+
+// underPressure reports whether folding a batch that can add worst bytes
+// should wait for the groups held to be flushed or spilled.
+func (h *hashAggregate) underPressure(worst int64) bool {
+	return h.sp.ok && h.ngroups >= minSpillGroups && h.tc.Headroom() < worst+h.size()
+}
+
+// chunkRows is how many rows of b to fold at once: all of them unless a
+// memory limit applies and b's worst case would take more than half of
+// what is left; then the largest halving of b whose worst case fits (at
+// least one row). Worst cases do not grow linearly (a hash table doubles),
+// so each candidate is measured.
+func (h *hashAggregate) chunkRows(ctx context.Context, b arrow.RecordBatch) (int64, error) {
+	n := b.NumRows()
+	room := h.tc.Headroom()
+	if n <= 1 || room > math.MaxInt64/4 {
+		return n, nil
+	}
+	keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
+	if err != nil {
+		return 0, err
+	}
+	defer kernel.ReleaseArrays(keys)
+	rows := n
+	for rows > 1 {
+		part := b.NewSlice(0, rows)
+		pkeys := make([]arrow.Array, len(keys))
+		for i, k := range keys {
+			pkeys[i] = array.NewSlice(k, 0, rows)
+		}
+		worst := h.worstCase(pkeys, part)
+		kernel.ReleaseArrays(pkeys)
+		part.Release()
+		if worst <= room/2 {
+			break
+		}
+		rows /= 2
+	}
+	return rows, nil
+}
+
+// resetGroups drops every group and starts a new table and accumulators.
+func (h *hashAggregate) resetGroups() error {
+	t, err := hashtable.New(h.types)
+	if err != nil {
+		return err
+	}
+	accs := make([]accumulator, len(h.accs))
+	for i, a := range h.n.Aggs {
+		if accs[i], err = newAccumulator(a, h.argTypes[i], h.n.Mode, h.tc.Mem); err != nil {
+			return err
+		}
+	}
+	h.table, h.accs, h.ngroups, h.emitted = t, accs, 0, 0
+	h.probe = hashtable.Probe{}
+	return h.reserveTo(h.size())
+}
+
+// spillGroups writes the partial states of every group held to the spill
+// files, each group to the file its keys hash to, and starts afresh.
+func (h *hashAggregate) spillGroups(ctx context.Context) error {
+	if h.sp.files == nil {
+		for range spillPartitions {
+			f, err := spill.Create(h.tc, h.n, h.sp.stateSchema, "aggregate")
+			if err != nil {
+				return err
+			}
+			h.sp.files = append(h.sp.files, f) // closeSpill removes them
+		}
+		h.sp.rows = make([][]int32, spillPartitions)
+	}
+	g := len(h.n.GroupBy)
+	for start := 0; start < h.ngroups; start += h.tc.BatchRows() {
+		end := min(start+h.tc.BatchRows(), h.ngroups)
+		b := h.emitState(start, end)
+		err := h.writeSplit(ctx, b, g)
+		b.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return h.resetGroups()
+}
+
+// writeSplit appends each row of b to the file its first g columns hash
+// to. The exchange before a Final aggregate split its input by the same
+// hash modulo the partition count, so the file is chosen by the hash's
+// top bits, which that split did not use.
+func (h *hashAggregate) writeSplit(ctx context.Context, b arrow.RecordBatch, g int) error {
+	n := int(b.NumRows())
+	h.sp.hashes = kernel.Resize(h.sp.hashes, n)
+	kernel.HashColumns(b.Columns()[:g], h.sp.hashes)
+	for p := range h.sp.rows {
+		h.sp.rows[p] = h.sp.rows[p][:0]
+	}
+	for r, x := range h.sp.hashes {
+		p := (x * 0x9E3779B97F4A7C15) >> 60 // spillPartitions = 16
+		h.sp.rows[p] = append(h.sp.rows[p], int32(r))
+	}
+	for p, rows := range h.sp.rows {
+		if len(rows) == 0 {
+			continue
+		}
+		part, err := kernel.TakeBatch(ctx, h.tc.Mem, h.sp.stateSchema, b, rows)
+		if err != nil {
+			return err
+		}
+		err = h.sp.files[p].Write(part)
+		part.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitState builds the partial states of groups [start, end): the keys
+// then each aggregate's StateFields.
+func (h *hashAggregate) emitState(start, end int) arrow.RecordBatch {
+	cols := make([]arrow.Array, 0, h.sp.stateSchema.NumFields())
+	for _, k := range h.table.Keys {
+		cols = append(cols, k.Build(&h.m, start, end))
+	}
+	for _, acc := range h.accs {
+		cols = append(cols, acc.state(&h.m, start, end)...)
+	}
+	defer kernel.ReleaseArrays(cols)
+	return array.NewRecordBatch(h.sp.stateSchema, cols, int64(end-start))
+}
+
+// startSpilled writes the groups still held and starts re-aggregating the
+// spill files one by one.
+func (h *hashAggregate) startSpilled(ctx context.Context) error {
+	if h.ngroups > 0 {
+		if err := h.spillGroups(ctx); err != nil {
+			return err
+		}
+	}
+	for _, f := range h.sp.files {
+		if err := f.Finish(); err != nil {
+			return err
+		}
+	}
+	// The in-memory state is gone; give back what it reserved.
+	h.table, h.accs = nil, nil
+	h.reserveTo(0)
+	return h.nextSpilled(ctx)
+}
+
+// nextSpilled closes the aggregate of the previous file and opens the next
+// non-empty one's; sp.sub is nil when none is left.
+func (h *hashAggregate) nextSpilled(ctx context.Context) error {
+	if h.sp.sub != nil {
+		err := h.sp.sub.Close()
+		h.sp.sub = nil
+		if err != nil {
+			return err
+		}
+	}
+	for h.sp.next < len(h.sp.files) {
+		f := h.sp.files[h.sp.next]
+		h.sp.next++
+		if f.Rows() == 0 {
+			continue
+		}
+		read, err := f.Reader()
+		if err != nil {
+			return err
+		}
+		sub, err := newHashAggregate(h.tc, h.sp.final, 0, &sourceOp{next: read})
+		if err != nil {
+			return err
+		}
+		sub.sp.ok = false // a file that does not fit fails at the limit
+		if err := sub.Open(ctx); err != nil {
+			sub.Close()
+			return err
+		}
+		h.sp.sub = sub
+		return nil
+	}
+	return nil
+}
+
+// closeSpill ends any re-aggregation and removes the spill files.
+func (h *hashAggregate) closeSpill() error {
+	if h.sp.pending != nil {
+		h.sp.pending.Release()
+		h.sp.pending = nil
+	}
+	var subErr error
+	if h.sp.sub != nil {
+		subErr = h.sp.sub.Close()
+		h.sp.sub = nil
+	}
+	if err := spill.RemoveAll(h.sp.files); err != nil {
+		return err
+	}
+	return subErr
+}
+
+// sourceOp is an operator over a function yielding batches.
+type sourceOp struct {
+	next func(context.Context) (arrow.RecordBatch, error)
+}
+
+var _ execop.Operator = (*sourceOp)(nil)
+
+func (s *sourceOp) Open(context.Context) error { return nil }
+
+func (s *sourceOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	b, err := s.next(ctx)
+	if err == io.EOF {
+		return nil, io.EOF
+	}
+	return b, err
+}
+
+func (s *sourceOp) Close() error { return nil }

@@ -1,0 +1,21 @@
+// Package window runs physical.Window: window functions over each input
+// partition, whose rows the plan has already placed (every window partition,
+// the rows equal on PARTITION BY, in one input partition) and sorted (by
+// PARTITION BY, then ORDER BY).
+//
+// The operator drains its input, concatenates it, finds the window
+// partitions and the peer groups (rows equal on ORDER BY) by comparing
+// neighbouring rows with exec/sort's comparators, computes each function's
+// column over all rows at once, and emits the input rows in input order
+// with those columns appended, in batches of the task's batch size.
+//
+// Invariants: frames are computed as half-open row ranges whose ends never
+// move backwards within a partition, so aggregates over frames run in one
+// pass (sum, count and avg by adding and removing rows, min and max with a
+// monotonic deque) whatever the frame; value functions (LAG, LEAD,
+// FIRST_VALUE, LAST_VALUE, NTH_VALUE, MIN, MAX) pick a source row per
+// output row and gather the column once. Decimal sums are exact. The
+// scratch index arrays are reserved with tc.Grow and returned on Close;
+// Arrow memory comes from the task allocator. It imports exec/sort (the
+// comparators), exec/kernel, exec/execop and physical, never exec.
+package window

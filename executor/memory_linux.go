@@ -1,0 +1,25 @@
+package executor
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// physicalMemory is the memory this process may use in bytes: the
+// machine's physical memory, or the cgroup's limit when that is lower (in
+// a container), 0 if unknown.
+func physicalMemory() int64 {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil {
+		return 0
+	}
+	total := int64(si.Totalram) * int64(si.Unit)
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && n < total {
+			total = n
+		}
+	}
+	return total
+}

@@ -1,0 +1,55 @@
+package quiver_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quiverdb/quiver"
+)
+
+// TestExplainWindowGolden keeps the optimized logical and physical plans of
+// window queries (two partitions) in testdata/explain/window_*.golden:
+// functions sharing PARTITION BY and ORDER BY share one sort, a second
+// ORDER BY over the same PARTITION BY re-sorts without another exchange, a
+// window without PARTITION BY runs in one partition, a window over an
+// aggregate sits above it, unused window functions are pruned, and a
+// filter on the PARTITION BY column goes below the window, others not.
+func TestExplainWindowGolden(t *testing.T) {
+	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
+	ctx := context.Background()
+	for name, q := range map[string]string{
+		"window_shared": `SELECT n_regionkey, n_name,
+  row_number() OVER (PARTITION BY n_regionkey ORDER BY n_name) AS rn,
+  sum(n_nationkey) OVER (PARTITION BY n_regionkey ORDER BY n_name) AS running,
+  count(*) OVER (PARTITION BY n_regionkey) AS members,
+  rank() OVER (ORDER BY n_nationkey DESC) AS overall
+FROM nation`,
+		"window_over_aggregate": `SELECT o_orderpriority, count(*) AS orders,
+  rank() OVER (ORDER BY count(*) DESC) AS rk
+FROM orders GROUP BY o_orderpriority ORDER BY rk`,
+		"window_frame": `SELECT l_orderkey, l_linenumber, moving FROM (
+  SELECT l_orderkey, l_linenumber,
+    sum(l_quantity) OVER (PARTITION BY l_orderkey ORDER BY l_linenumber ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS moving,
+    lag(l_quantity) OVER (PARTITION BY l_orderkey ORDER BY l_linenumber) AS unused
+  FROM lineitem WHERE l_orderkey < 10) AS x
+WHERE moving > 20`,
+		"window_filter": `SELECT * FROM (
+  SELECT n_regionkey, n_name, rank() OVER (PARTITION BY n_regionkey ORDER BY n_name) AS r FROM nation) AS x
+WHERE n_regionkey = 1 AND r <= 2 AND n_name <> 'PERU'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			df, err := s.SQL(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := df.Explain(ctx, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = strings.ReplaceAll(got, filepath.Join("tpch", "sf0.01")+string(filepath.Separator), "")
+			golden(t, filepath.Join("testdata", "explain", name+".golden"), got)
+		})
+	}
+}

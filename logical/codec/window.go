@@ -1,0 +1,105 @@
+package codec
+
+import (
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+func encodeFrame(f logical.WindowFrame) *rpc.WindowFrame {
+	return &rpc.WindowFrame{
+		Unit:      int32(f.Unit),
+		StartKind: int32(f.Start.Kind), StartOffset: f.Start.Offset,
+		EndKind: int32(f.End.Kind), EndOffset: f.End.Offset,
+	}
+}
+
+func decodeFrame(m *rpc.WindowFrame) (logical.WindowFrame, error) {
+	if m == nil {
+		return logical.WindowFrame{}, qerr.Internalf("codec: missing window frame")
+	}
+	if m.Unit < int32(logical.FrameRows) || m.Unit > int32(logical.FrameGroups) ||
+		m.StartKind < int32(logical.UnboundedPreceding) || m.StartKind > int32(logical.UnboundedFollowing) ||
+		m.EndKind < int32(logical.UnboundedPreceding) || m.EndKind > int32(logical.UnboundedFollowing) {
+		return logical.WindowFrame{}, qerr.Internalf("codec: bad window frame")
+	}
+	return logical.WindowFrame{
+		Unit:  logical.FrameUnit(m.Unit),
+		Start: logical.FrameBound{Kind: logical.BoundKind(m.StartKind), Offset: m.StartOffset},
+		End:   logical.FrameBound{Kind: logical.BoundKind(m.EndKind), Offset: m.EndOffset},
+	}, nil
+}
+
+func encodeWindowExpr(w *logical.WindowExpr) (*rpc.LogicalExpr, error) {
+	args, err := encodeExprs(w.Args)
+	if err != nil {
+		return nil, err
+	}
+	part, err := encodeExprs(w.PartitionBy)
+	if err != nil {
+		return nil, err
+	}
+	order, err := encodeSortKeys(w.OrderBy)
+	if err != nil {
+		return nil, err
+	}
+	return &rpc.LogicalExpr{Kind: &rpc.LogicalExpr_Window{Window: &rpc.LogicalWindowExpr{
+		Func: int32(w.Func), Agg: int32(w.Agg), Args: args, PartitionBy: part, OrderBy: order, Frame: encodeFrame(w.Frame),
+	}}}, nil
+}
+
+func decodeWindowExpr(m *rpc.LogicalWindowExpr) (logical.Expr, error) {
+	if m == nil {
+		return nil, qerr.Internalf("codec: missing window expression")
+	}
+	if m.Func < int32(logical.WinAggregate) || m.Func > int32(logical.WinNthValue) {
+		return nil, qerr.Internalf("codec: unknown window function %d", m.Func)
+	}
+	if m.Agg < int32(logical.AggCount) || m.Agg > int32(logical.AggStddevPop) {
+		return nil, qerr.Internalf("codec: unknown aggregate function %d", m.Agg)
+	}
+	args, err := decodeExprs(m.Args)
+	if err != nil {
+		return nil, err
+	}
+	part, err := decodeExprs(m.PartitionBy)
+	if err != nil {
+		return nil, err
+	}
+	order, err := decodeSortKeys(m.OrderBy)
+	if err != nil {
+		return nil, err
+	}
+	frame, err := decodeFrame(m.Frame)
+	if err != nil {
+		return nil, err
+	}
+	return &logical.WindowExpr{Func: logical.WindowFunc(m.Func), Agg: logical.AggFunc(m.Agg), Args: args, PartitionBy: part, OrderBy: order, Frame: frame}, nil
+}
+
+func encodeWindow(n *logical.Window) (*rpc.LogicalPlan, error) {
+	in, err := encodePlan(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	es, err := encodeExprs(n.List)
+	if err != nil {
+		return nil, err
+	}
+	return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Window{Window: &rpc.LogicalWindow{Input: in, Exprs: es}}}, nil
+}
+
+func decodeWindow(m *rpc.LogicalWindow) (logical.Plan, error) {
+	if m == nil {
+		return nil, qerr.Internalf("codec: missing window node")
+	}
+	in, err := decodePlan(m.Input)
+	if err != nil {
+		return nil, err
+	}
+	es, err := decodeExprs(m.Exprs)
+	if err != nil {
+		return nil, err
+	}
+	return logical.NewWindow(in, es)
+}

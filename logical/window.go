@@ -1,0 +1,440 @@
+package logical
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// WindowFunc is the function a WindowExpr computes.
+type WindowFunc int
+
+// Window functions. WinAggregate is an aggregate (WindowExpr.Agg) over the
+// row's frame; the ranking functions ignore the frame; FIRST_VALUE,
+// LAST_VALUE and NTH_VALUE read it; LAG and LEAD read rows at an offset
+// within the partition.
+const (
+	WinAggregate WindowFunc = iota
+	WinRowNumber
+	WinRank
+	WinDenseRank
+	WinPercentRank
+	WinCumeDist
+	WinNtile
+	WinLag
+	WinLead
+	WinFirstValue
+	WinLastValue
+	WinNthValue
+)
+
+var windowFuncNames = [...]string{"aggregate", "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value", "nth_value"}
+
+func (f WindowFunc) String() string { return windowFuncNames[f] }
+
+// ParseWindowFunc maps a lower-case name to a window-only function (not an
+// aggregate: those are WinAggregate with ParseAggFunc).
+func ParseWindowFunc(name string) (WindowFunc, bool) {
+	for i, n := range windowFuncNames {
+		if i > 0 && n == name {
+			return WindowFunc(i), true
+		}
+	}
+	return 0, false
+}
+
+// FrameUnit is how a frame's offsets count: rows, peer groups, or values
+// of the single ORDER BY key.
+type FrameUnit int
+
+// Frame units.
+const (
+	FrameRows FrameUnit = iota
+	FrameRange
+	FrameGroups
+)
+
+func (u FrameUnit) String() string { return [...]string{"ROWS", "RANGE", "GROUPS"}[u] }
+
+// BoundKind is the kind of one end of a frame.
+type BoundKind int
+
+// Frame bound kinds, in the order the standard requires a frame's start not
+// to come after its end.
+const (
+	UnboundedPreceding BoundKind = iota
+	Preceding
+	CurrentRow
+	Following
+	UnboundedFollowing
+)
+
+// FrameBound is one end of a frame; Offset (≥ 0) is for Preceding and
+// Following: rows, peer groups, or (RANGE) the distance in the ORDER BY
+// key's units (days for a DATE key).
+type FrameBound struct {
+	Kind   BoundKind
+	Offset int64
+}
+
+func (b FrameBound) String() string {
+	switch b.Kind {
+	case UnboundedPreceding:
+		return "UNBOUNDED PRECEDING"
+	case Preceding:
+		return fmt.Sprintf("%d PRECEDING", b.Offset)
+	case CurrentRow:
+		return "CURRENT ROW"
+	case Following:
+		return fmt.Sprintf("%d FOLLOWING", b.Offset)
+	}
+	return "UNBOUNDED FOLLOWING"
+}
+
+// WindowFrame is the rows of a partition a window function sees for one
+// row: from Start to End, both inclusive.
+type WindowFrame struct {
+	Unit       FrameUnit
+	Start, End FrameBound
+}
+
+func (f WindowFrame) String() string {
+	return fmt.Sprintf("%s BETWEEN %s AND %s", f.Unit, f.Start, f.End)
+}
+
+// DefaultFrame is the SQL standard's frame when none is written: with an
+// ORDER BY, from the partition's start to the current row and its peers
+// (RANGE UNBOUNDED PRECEDING); without, the whole partition.
+func DefaultFrame(ordered bool) WindowFrame {
+	if ordered {
+		return WindowFrame{Unit: FrameRange, Start: FrameBound{Kind: UnboundedPreceding}, End: FrameBound{Kind: CurrentRow}}
+	}
+	return WindowFrame{Unit: FrameRows, Start: FrameBound{Kind: UnboundedPreceding}, End: FrameBound{Kind: UnboundedFollowing}}
+}
+
+// CheckFrame validates f for a window ordered by orderBy: the start may not
+// be UNBOUNDED FOLLOWING nor the end UNBOUNDED PRECEDING, the start may not
+// come after the end by kind, offsets are ≥ 0, and a RANGE frame with an
+// offset needs exactly one ORDER BY key of a numeric or date type.
+func CheckFrame(f WindowFrame, orderBy []SortKey, s *Schema) error {
+	if f.Start.Kind == UnboundedFollowing {
+		return qerr.Planf("a window frame cannot start at UNBOUNDED FOLLOWING")
+	}
+	if f.End.Kind == UnboundedPreceding {
+		return qerr.Planf("a window frame cannot end at UNBOUNDED PRECEDING")
+	}
+	if f.Start.Kind > f.End.Kind {
+		return qerr.Planf("window frame %s starts after it ends", f)
+	}
+	if f.Start.Offset < 0 || f.End.Offset < 0 {
+		return qerr.Planf("window frame offsets must not be negative (%s)", f)
+	}
+	offset := f.Start.Kind == Preceding || f.Start.Kind == Following || f.End.Kind == Preceding || f.End.Kind == Following
+	if f.Unit == FrameRange && offset {
+		if len(orderBy) != 1 {
+			return qerr.Planf("RANGE with an offset needs exactly one ORDER BY key, got %d", len(orderBy))
+		}
+		t, _, err := orderBy[0].Expr.DataType(s)
+		if err != nil {
+			return err
+		}
+		if !IsNumeric(t) && t.ID() != arrow.DATE32 {
+			return qerr.Planf("RANGE with an offset needs a numeric or date ORDER BY key, not %s", TypeString(t))
+		}
+	}
+	return nil
+}
+
+// WindowExpr is a window function call: Func (or the aggregate Agg) over
+// the rows of its partition (rows equal on PartitionBy), ordered by
+// OrderBy, within Frame. It may appear only in a Window plan's list.
+//
+// Args by Func: an aggregate its one argument (none for COUNT(*));
+// NTILE [buckets]; LAG and LEAD [value, offset, default] with a constant
+// non-negative offset and a default of value's type; FIRST_VALUE and
+// LAST_VALUE [value]; NTH_VALUE [value, n] with a constant n ≥ 1; the
+// other ranking functions none. Frame is always explicit (DefaultFrame
+// when the query wrote none).
+type WindowExpr struct {
+	Func        WindowFunc
+	Agg         AggFunc
+	Args        []Expr
+	PartitionBy []Expr
+	OrderBy     []SortKey
+	Frame       WindowFrame
+}
+
+func (*WindowExpr) isExpr() {}
+
+// Name is the function's name (the aggregate's for WinAggregate).
+func (w *WindowExpr) Name() string {
+	if w.Func == WinAggregate {
+		return w.Agg.String()
+	}
+	return w.Func.String()
+}
+
+func (w *WindowExpr) String() string {
+	var b strings.Builder
+	b.WriteString(w.Name())
+	b.WriteByte('(')
+	if w.Func == WinAggregate && len(w.Args) == 0 {
+		b.WriteByte('*')
+	}
+	writeList(&b, w.Args)
+	b.WriteString(") OVER (")
+	sep := ""
+	if len(w.PartitionBy) > 0 {
+		b.WriteString("PARTITION BY ")
+		writeList(&b, w.PartitionBy)
+		sep = " "
+	}
+	if len(w.OrderBy) > 0 {
+		b.WriteString(sep + "ORDER BY ")
+		for i, k := range w.OrderBy {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(k.String())
+		}
+		sep = " "
+	}
+	if w.Frame != DefaultFrame(len(w.OrderBy) > 0) && w.framed() {
+		b.WriteString(sep + w.Frame.String())
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// framed reports whether the function reads its frame (ranking functions,
+// LAG and LEAD do not).
+func (w *WindowExpr) framed() bool {
+	switch w.Func {
+	case WinAggregate, WinFirstValue, WinLastValue, WinNthValue:
+		return true
+	}
+	return false
+}
+
+func (w *WindowExpr) Children() []Expr {
+	out := make([]Expr, 0, len(w.Args)+len(w.PartitionBy)+len(w.OrderBy))
+	out = append(out, w.Args...)
+	out = append(out, w.PartitionBy...)
+	for _, k := range w.OrderBy {
+		out = append(out, k.Expr)
+	}
+	return out
+}
+
+func (w *WindowExpr) WithChildren(c []Expr) Expr {
+	n := *w
+	a, p := len(w.Args), len(w.PartitionBy)
+	n.Args = append([]Expr(nil), c[:a]...)
+	n.PartitionBy = append([]Expr(nil), c[a:a+p]...)
+	n.OrderBy = make([]SortKey, len(w.OrderBy))
+	for i, k := range w.OrderBy {
+		k.Expr = c[a+p+i]
+		n.OrderBy[i] = k
+	}
+	return &n
+}
+
+// SameWindow reports whether w and o partition and order their rows alike,
+// so that one sort serves both.
+func (w *WindowExpr) SameWindow(o *WindowExpr) bool {
+	if len(w.PartitionBy) != len(o.PartitionBy) || len(w.OrderBy) != len(o.OrderBy) {
+		return false
+	}
+	for i := range w.PartitionBy {
+		if w.PartitionBy[i].String() != o.PartitionBy[i].String() {
+			return false
+		}
+	}
+	for i := range w.OrderBy {
+		if w.OrderBy[i].String() != o.OrderBy[i].String() {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *WindowExpr) DataType(s *Schema) (arrow.DataType, bool, error) {
+	for _, e := range w.Children() {
+		if _, _, err := e.DataType(s); err != nil {
+			return nil, false, err
+		}
+	}
+	if err := w.arity(); err != nil {
+		return nil, false, err
+	}
+	switch w.Func {
+	case WinAggregate:
+		if len(w.Args) == 0 {
+			return Int64, false, nil
+		}
+		t, _, _ := w.Args[0].DataType(s)
+		rt, err := AggregateType(w.Agg, t)
+		return rt, w.Agg != AggCount, err
+	case WinRowNumber, WinRank, WinDenseRank, WinNtile:
+		return Int64, false, nil
+	case WinPercentRank, WinCumeDist:
+		return Float64, false, nil
+	}
+	t, _, _ := w.Args[0].DataType(s)
+	return t, true, nil
+}
+
+// arity checks the number of arguments of w.Func.
+func (w *WindowExpr) arity() error {
+	lo, hi := 0, 0
+	switch w.Func {
+	case WinAggregate:
+		lo, hi = 1, 1
+		if w.Agg == AggCount {
+			lo = 0
+		}
+	case WinNtile, WinFirstValue, WinLastValue:
+		lo, hi = 1, 1
+	case WinLag, WinLead:
+		lo, hi = 3, 3
+	case WinNthValue:
+		lo, hi = 2, 2
+	}
+	if len(w.Args) < lo || len(w.Args) > hi {
+		return qerr.Planf("window function %s takes %d to %d arguments, got %d", w.Name(), lo, hi, len(w.Args))
+	}
+	return nil
+}
+
+// check validates what DataType cannot see through coercion's stand-ins:
+// the constant arguments, LAG/LEAD's default type, and the frame.
+func (w *WindowExpr) check(s *Schema) error {
+	if err := w.arity(); err != nil {
+		return err
+	}
+	switch w.Func {
+	case WinAggregate:
+		switch w.Agg {
+		case AggCount, AggSum, AggAvg, AggMin, AggMax:
+		default:
+			return qerr.NotImplementedf("window function %s is not supported", w.Name())
+		}
+	case WinNtile:
+		if n, ok := intConst(w.Args[0]); !ok || n < 1 {
+			return qerr.Planf("ntile takes a positive integer constant, not %s", w.Args[0])
+		}
+	case WinLag, WinLead:
+		if n, ok := intConst(w.Args[1]); !ok || n < 0 {
+			return qerr.Planf("%s takes a non-negative integer constant offset, not %s", w.Name(), w.Args[1])
+		}
+		t, _, err := w.Args[0].DataType(s)
+		if err != nil {
+			return err
+		}
+		if dt, _, err := w.Args[2].DataType(s); err != nil {
+			return err
+		} else if dt.ID() != arrow.NULL && !arrow.TypeEqual(dt, t) {
+			return qerr.Planf("%s: the default %s has type %s, the value %s", w.Name(), w.Args[2], TypeString(dt), TypeString(t))
+		}
+	case WinNthValue:
+		if n, ok := intConst(w.Args[1]); !ok || n < 1 {
+			return qerr.Planf("nth_value takes a positive integer constant, not %s", w.Args[1])
+		}
+	}
+	return CheckFrame(w.Frame, w.OrderBy, s)
+}
+
+// window coerces w's children: an aggregate's argument as in an
+// AggExpr, LAG/LEAD's default to the value's type.
+func (c *coercer) window(w *WindowExpr) (Expr, error) {
+	ch, ts, err := c.exprs(w.Children())
+	if err != nil {
+		return nil, err
+	}
+	n := w.WithChildren(ch).(*WindowExpr)
+	switch w.Func {
+	case WinAggregate:
+		if len(n.Args) == 1 {
+			t := ts[0]
+			if w.Agg != AggCount && w.Agg != AggMin && w.Agg != AggMax && !IsNumeric(t) && t.ID() != arrow.NULL {
+				return nil, qerr.Planf("function %s needs a numeric argument, not %s", w.Agg, TypeString(t))
+			}
+			if t.ID() == arrow.NULL && w.Agg != AggCount {
+				n.Args[0] = CastTo(n.Args[0], Int64)
+			}
+		}
+	case WinLag, WinLead:
+		if len(n.Args) == 3 && !arrow.TypeEqual(ts[0], ts[2]) {
+			switch {
+			case ts[0].ID() == arrow.NULL:
+				n.Args[0] = CastTo(n.Args[0], ts[2])
+			case ts[2].ID() == arrow.NULL || CanCast(ts[2], ts[0]):
+				n.Args[2] = CastTo(n.Args[2], ts[0])
+			}
+		}
+	case WinNtile, WinNthValue:
+		// The constant is read as an integer: a cast of a literal folds.
+		i := len(n.Args) - 1
+		if ts[i].ID() != arrow.INT64 {
+			n.Args[i] = CastTo(n.Args[i], Int64)
+		}
+	}
+	return n, nil
+}
+
+// WindowConst is the value of a window function's constant argument
+// (NTILE's buckets, LAG/LEAD's offset, NTH_VALUE's n), checked by DataType.
+func WindowConst(e Expr) int64 {
+	n, _ := intConst(e)
+	return n
+}
+
+// ---- Window -----------------------------------------------------------------
+
+// Window computes window functions: its output is every input row with
+// one more column per expression of List (each a *WindowExpr, possibly
+// under an Alias), in order. Rows keep no particular order.
+type Window struct {
+	Input  Plan
+	List   []Expr
+	schema *Schema
+}
+
+// NewWindow types the window expressions over input.
+func NewWindow(input Plan, list []Expr) (*Window, error) {
+	if len(list) == 0 {
+		return nil, qerr.Internalf("a window node needs at least one window function")
+	}
+	in := input.Schema()
+	fs := append([]Field(nil), in.Fields...)
+	for _, e := range list {
+		w, ok := StripAlias(e).(*WindowExpr)
+		if !ok {
+			return nil, qerr.Planf("%s is not a window function", e)
+		}
+		if err := w.check(in); err != nil {
+			return nil, err
+		}
+		f, err := FieldOf(e, in)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, f)
+	}
+	return &Window{Input: input, List: list, schema: &Schema{Fields: fs}}, nil
+}
+
+func (*Window) isPlan()            {}
+func (w *Window) Schema() *Schema  { return w.schema }
+func (w *Window) Children() []Plan { return []Plan{w.Input} }
+func (w *Window) WithChildren(c []Plan) (Plan, error) {
+	if err := wantChildren(w, c, 1); err != nil {
+		return nil, err
+	}
+	return NewWindow(c[0], w.List)
+}
+func (w *Window) Exprs() []Expr                    { return w.List }
+func (w *Window) WithExprs(e []Expr) (Plan, error) { return NewWindow(w.Input, e) }
+func (w *Window) String() string                   { return "WindowAggr: " + exprList(w.List) }

@@ -1,0 +1,97 @@
+package codec
+
+import (
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/rpc"
+)
+
+func encodeWindow(n *physical.Window) (*rpc.PhysicalPlan, error) {
+	in, err := encodePlan(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	part, err := encodeExprs(n.PartitionBy)
+	if err != nil {
+		return nil, err
+	}
+	order, err := encodeSortKeys(n.OrderBy)
+	if err != nil {
+		return nil, err
+	}
+	m := &rpc.PhysicalWindow{Input: in, PartitionBy: part, OrderBy: order}
+	for _, f := range n.Funcs {
+		args, err := encodeExprs(f.Args)
+		if err != nil {
+			return nil, err
+		}
+		t, err := EncodeType(f.Type)
+		if err != nil {
+			return nil, err
+		}
+		m.Funcs = append(m.Funcs, &rpc.PhysicalWindowFunc{
+			Func: int32(f.Func), Agg: int32(f.Agg), Args: args, Type: t, Name: f.Name,
+			Frame: &rpc.WindowFrame{
+				Unit:      int32(f.Frame.Unit),
+				StartKind: int32(f.Frame.Start.Kind), StartOffset: f.Frame.Start.Offset,
+				EndKind: int32(f.Frame.End.Kind), EndOffset: f.Frame.End.Offset,
+			},
+		})
+	}
+	return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_Window{Window: m}}, nil
+}
+
+func decodeWindow(n *rpc.PhysicalWindow) (physical.Plan, error) {
+	if n == nil {
+		return nil, qerr.Internalf("codec: empty window node")
+	}
+	in, err := decodePlan(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	w := width(in)
+	part, err := decodeExprs(n.PartitionBy, w)
+	if err != nil {
+		return nil, err
+	}
+	order, err := decodeSortKeys(n.OrderBy, w)
+	if err != nil {
+		return nil, err
+	}
+	out := &physical.Window{Input: in, PartitionBy: part, OrderBy: order}
+	for _, fm := range n.Funcs {
+		if fm == nil || fm.Frame == nil {
+			return nil, qerr.Internalf("codec: missing window function")
+		}
+		if fm.Func < int32(physical.WinAggregate) || fm.Func > int32(physical.WinNthValue) {
+			return nil, qerr.Internalf("codec: unknown window function %d", fm.Func)
+		}
+		if fm.Agg < int32(physical.AggCount) || fm.Agg > int32(physical.AggStddevPop) {
+			return nil, qerr.Internalf("codec: unknown aggregate function %d", fm.Agg)
+		}
+		fr := fm.Frame
+		if fr.Unit < int32(physical.FrameRows) || fr.Unit > int32(physical.FrameGroups) ||
+			fr.StartKind < int32(physical.UnboundedPreceding) || fr.StartKind > int32(physical.UnboundedFollowing) ||
+			fr.EndKind < int32(physical.UnboundedPreceding) || fr.EndKind > int32(physical.UnboundedFollowing) ||
+			fr.StartOffset < 0 || fr.EndOffset < 0 {
+			return nil, qerr.Internalf("codec: bad window frame")
+		}
+		args, err := decodeExprs(fm.Args, w)
+		if err != nil {
+			return nil, err
+		}
+		t, err := DecodeType(fm.Type)
+		if err != nil {
+			return nil, err
+		}
+		out.Funcs = append(out.Funcs, physical.WindowFuncExpr{
+			Func: physical.WindowFunc(fm.Func), Agg: physical.AggFunc(fm.Agg), Args: args, Type: t, Name: fm.Name,
+			Frame: physical.WindowFrame{
+				Unit:  physical.FrameUnit(fr.Unit),
+				Start: physical.FrameBound{Kind: physical.BoundKind(fr.StartKind), Offset: fr.StartOffset},
+				End:   physical.FrameBound{Kind: physical.BoundKind(fr.EndKind), Offset: fr.EndOffset},
+			},
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,178 @@
+package planner
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// window plans a logical Window as a chain of physical Windows, one per
+// distinct (PARTITION BY, ORDER BY) of its functions, so that functions
+// sharing them share one sort. Each link's input is hash-repartitioned on
+// its PARTITION BY keys (one partition without keys) and sorted by the
+// keys then the ORDER BY; a link whose PARTITION BY equals the previous
+// one's is only re-sorted. A Projection restores the logical column order
+// when the grouping moved columns.
+func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan, error) {
+	in, err := pl.Plan(ctx, n.Input)
+	if err != nil {
+		return nil, err
+	}
+	is := n.Input.Schema()
+	outNames := names(n.Schema())
+	width := is.Len()
+
+	type group struct {
+		spec *logical.WindowExpr
+		idx  []int // positions in n.List
+	}
+	var groups []*group
+	for i, e := range n.List {
+		w, ok := logical.StripAlias(e).(*logical.WindowExpr)
+		if !ok {
+			return nil, qerr.Internalf("planner: %s in a window node is not a window function", e)
+		}
+		found := false
+		for _, g := range groups {
+			if g.spec.SameWindow(w) {
+				g.idx = append(g.idx, i)
+				found = true
+				break
+			}
+		}
+		if !found {
+			groups = append(groups, &group{spec: w, idx: []int{i}})
+		}
+	}
+	// Groups with the same PARTITION BY next to each other need one
+	// exchange between them, and the longest ORDER BY first lets a group
+	// whose sort keys are a prefix of the previous one's skip its sort.
+	// Windows without PARTITION BY gather all rows in one partition, so
+	// they come last: the others run in parallel before.
+	partKey := func(g *group) string {
+		parts := make([]string, len(g.spec.PartitionBy))
+		for i, e := range g.spec.PartitionBy {
+			parts[i] = e.String()
+		}
+		return strings.Join(parts, "\x00")
+	}
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		if c := cmp.Compare(min(len(a.spec.PartitionBy), 1), min(len(b.spec.PartitionBy), 1)); c != 0 {
+			return -c
+		}
+		if c := strings.Compare(partKey(a), partKey(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(len(b.spec.OrderBy), len(a.spec.OrderBy))
+	})
+
+	plan := in
+	prevPart := "\x01" // matches no key list
+	var prevKeys []physical.SortKey
+	var order []int // n.List positions in physical output order
+	for _, g := range groups {
+		part, err := exprs(g.spec.PartitionBy, is)
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]physical.SortKey, 0, len(part)+len(g.spec.OrderBy))
+		for _, p := range part {
+			keys = append(keys, physical.SortKey{Expr: p, Asc: true})
+		}
+		orderBy := make([]physical.SortKey, len(g.spec.OrderBy))
+		for i, k := range g.spec.OrderBy {
+			e, err := Expr(k.Expr, is)
+			if err != nil {
+				return nil, err
+			}
+			orderBy[i] = physical.SortKey{Expr: e, Asc: k.Asc, NullsFirst: k.NullsFirst}
+		}
+		keys = append(keys, orderBy...)
+		pk := partKey(g)
+		switch {
+		case len(part) == 0:
+			// One window partition: all rows in one place.
+			if len(keys) > 0 || plan.OutputPartitions() > 1 {
+				if len(keys) == 0 {
+					plan = &physical.Coalesce{Input: plan}
+				} else {
+					plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1}
+				}
+			}
+		case pk == prevPart && sortPrefix(keys, prevKeys):
+			// The previous link's sort already orders these rows.
+		case pk == prevPart || plan.OutputPartitions() == 1:
+			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
+		default:
+			plan = &physical.Repartition{Input: plan, Keys: part, N: pl.cfg.TargetPartitions}
+			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
+		}
+		if pk != prevPart || !sortPrefix(keys, prevKeys) {
+			prevKeys = keys
+		}
+		prevPart = pk
+		funcs := make([]physical.WindowFuncExpr, len(g.idx))
+		for j, i := range g.idx {
+			w := logical.StripAlias(n.List[i]).(*logical.WindowExpr)
+			if funcs[j], err = windowFunc(w, is, n.Schema().Field(width+i), outNames[width+i]); err != nil {
+				return nil, err
+			}
+			order = append(order, i)
+		}
+		plan = &physical.Window{Input: plan, PartitionBy: part, OrderBy: orderBy, Funcs: funcs}
+	}
+	inOrder := true
+	for k, i := range order {
+		inOrder = inOrder && k == i
+	}
+	if inOrder {
+		return plan, nil
+	}
+	ps := plan.Schema()
+	cols := make([]physical.Expr, 0, ps.NumFields())
+	for i := range width {
+		cols = append(cols, &physical.Column{Index: i, Name: ps.Field(i).Name, Type: ps.Field(i).Type})
+	}
+	for i := range n.List {
+		at := width + slices.Index(order, i)
+		cols = append(cols, &physical.Column{Index: at, Name: ps.Field(at).Name, Type: ps.Field(at).Type})
+	}
+	return &physical.Projection{Input: plan, Exprs: cols, Names: outNames}, nil
+}
+
+// sortPrefix reports whether keys are a prefix of prev.
+func sortPrefix(keys, prev []physical.SortKey) bool {
+	if len(keys) > len(prev) {
+		return false
+	}
+	for i, k := range keys {
+		if k.String() != prev[i].String() {
+			return false
+		}
+	}
+	return true
+}
+
+func windowFunc(w *logical.WindowExpr, is *logical.Schema, f logical.Field, name string) (physical.WindowFuncExpr, error) {
+	args, err := exprs(w.Args, is)
+	if err != nil {
+		return physical.WindowFuncExpr{}, err
+	}
+	return physical.WindowFuncExpr{
+		Func: physical.WindowFunc(w.Func),
+		Agg:  physical.AggFunc(w.Agg),
+		Args: args,
+		Frame: physical.WindowFrame{
+			Unit:  physical.FrameUnit(w.Frame.Unit),
+			Start: physical.FrameBound{Kind: physical.BoundKind(w.Frame.Start.Kind), Offset: w.Frame.Start.Offset},
+			End:   physical.FrameBound{Kind: physical.BoundKind(w.Frame.End.Kind), Offset: w.Frame.End.Offset},
+		},
+		Type: f.Type,
+		Name: name,
+	}, nil
+}
