@@ -339,8 +339,13 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 			Name: c.Name, CacheID: c.CacheId, State: c.State, Partitions: int(c.Partitions), Rows: c.Rows,
 			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits, Stale: c.Stale, Shared: int(c.Shared),
 		}
-		if c.Stale != "" && c.State == "materialized" {
+		if c.State == "materialized" && (c.Stale != "" || c.Check == "stale") {
+			// A snapshot entry marked stale, or one whose files changed
+			// since (a strict one is rebuilt by the next query).
 			info.State = "stale"
+			if info.Stale == "" {
+				info.Stale = c.Reason
+			}
 		}
 		if info.Name == "" {
 			info.Name = names[c.CacheId]

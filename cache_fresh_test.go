@@ -146,6 +146,9 @@ func TestCacheSourceRewritten(t *testing.T) {
 	}
 
 	writeInts(t, a, 100, 200, 300, 400)
+	if info := cacheRow(t, s, "agg"); info.State != "stale" || info.Stale != "src changed (rebuilt by the next query)" {
+		t.Errorf("SHOW CACHES of agg after a.csv changed: %+v", info)
+	}
 	got, evs := runInfo(t, s, "SELECT * FROM agg")
 	if got != "1000" {
 		t.Fatalf("after rewriting a.csv: agg = %s, want 1000", got)
@@ -186,5 +189,50 @@ func TestCacheSourceRewritten(t *testing.T) {
 	}
 	if _, err := s.SQL(context.Background(), "CACHE TABLE bad OPTIONS ('consistency' 'eventual') AS SELECT 1"); err == nil || !strings.Contains(err.Error(), "snapshot") {
 		t.Errorf("a bad consistency: %v", err)
+	}
+}
+
+// TestCacheAfterWrites: a write bumps a table's version; a cache over it
+// (declared, or a cached DataFrame) gives the new answer, and a CACHE
+// TABLE declaration of the written table stays declared.
+func TestCacheAfterWrites(t *testing.T) {
+	s := newCacheSession(t)
+	ctx := context.Background()
+	sqlRows(t, s, "CREATE TABLE m (v BIGINT)")
+	sqlRows(t, s, "INSERT INTO m VALUES (1), (2)")
+	sqlRows(t, s, "CACHE TABLE agg AS SELECT sum(v) FROM m")
+	sqlRows(t, s, "CACHE TABLE m")
+	df, err := s.SQL(ctx, "SELECT max(v) FROM m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := df.Cache()
+	first := func(df *quiver.DataFrame) string {
+		t.Helper()
+		bs, err := df.Collect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release(bs)
+		return render(df.Schema(), bs)[0][0]
+	}
+	if got := first(cached); got != "2" {
+		t.Fatalf("cached max = %s", got)
+	}
+	if got, _ := runInfo(t, s, "SELECT * FROM agg"); got != "3" {
+		t.Fatalf("agg = %s", got)
+	}
+	sqlRows(t, s, "INSERT INTO m VALUES (10)")
+	if got, _ := runInfo(t, s, "SELECT * FROM agg"); got != "13" {
+		t.Errorf("agg after INSERT = %s, want 13", got)
+	}
+	if got, _ := runInfo(t, s, "SELECT count(*) FROM m"); got != "3" {
+		t.Errorf("count(m) after INSERT = %s, want 3", got)
+	}
+	if info := cacheRow(t, s, "m"); info.State == "" {
+		t.Errorf("CACHE TABLE m was dropped by the INSERT: %+v", info)
+	}
+	if got := first(cached); got != "10" {
+		t.Errorf("the cached DataFrame after INSERT = %s, want 10", got)
 	}
 }

@@ -16,23 +16,24 @@ import (
 // table's current version into the plans it sends, and (2) when a table or
 // view is replaced or dropped, plans every cache that reads it again.
 
-// stampVersions gives every memory-table Scan of lp the version the table
-// has now: a cache's plan keeps the table it was declared over, and the
-// scheduler compares the version it was built from with this one.
+// stampVersions points every Scan of lp at the table its name has now in
+// the catalog, when a write registered it anew (a higher Version, the same
+// schema): a cache's plan, or a cached DataFrame's, keeps the table it was
+// declared over, so without this the scheduler would compare an INSERT's
+// new version, or the new file it added, with nothing. The scheduler then
+// finds the sources changed and rebuilds the cache over the current table.
 func (s *Session) stampVersions(lp logical.Plan) (logical.Plan, error) {
 	out, _, err := logical.TransformUp(lp, func(p logical.Plan) (logical.Plan, bool, error) {
 		sc, ok := p.(*logical.Scan)
-		if !ok || sc.Table == nil || sc.Table.Format != catalog.Memory {
+		if !ok || sc.Table == nil {
 			return p, false, nil
 		}
 		cur, ok := s.cat.Table(sc.Table.Name)
-		if !ok || cur.Version == sc.Table.Version {
+		if !ok || cur == sc.Table || cur.Version == sc.Table.Version || cur.Format != sc.Table.Format || !cur.Schema.Equal(sc.Table.Schema) {
 			return p, false, nil
 		}
-		t := *sc.Table
-		t.Version = cur.Version
 		n := *sc
-		n.Table = &t
+		n.Table = cur
 		return &n, true, nil
 	})
 	return out, err
@@ -54,19 +55,14 @@ func (s *Session) invalidateCachesOf(ctx context.Context, name string, replaced 
 		todo = append(todo, ct)
 	}
 	todo = append(todo, s.cat.Dependents(name)...)
-	done := map[string]bool{}
-	if !replaced {
-		done[strings.ToLower(name)] = true
-	}
 	for len(todo) > 0 {
 		progress := false
 		for i := 0; i < len(todo); i++ {
 			ct := todo[i]
-			if !readyToReplan(ct, todo, name) {
+			if !readyToReplan(ct, todo) {
 				continue
 			}
 			s.replanCache(ctx, ct)
-			done[strings.ToLower(ct.Name)] = true
 			todo = append(todo[:i], todo[i+1:]...)
 			i--
 			progress = true
@@ -80,11 +76,12 @@ func (s *Session) invalidateCachesOf(ctx context.Context, name string, replaced 
 	}
 }
 
-// readyToReplan reports whether none of ct's dependencies is still waiting
-// in todo (ct's own name and the changed name aside).
-func readyToReplan(ct *catalog.Cached, todo []*catalog.Cached, changed string) bool {
+// readyToReplan reports whether none of ct's dependencies (its own name
+// aside) is still waiting in todo: a cache reading another is planned
+// again after it, over its new Cache node.
+func readyToReplan(ct *catalog.Cached, todo []*catalog.Cached) bool {
 	for _, d := range ct.Deps {
-		if strings.EqualFold(d, ct.Name) || strings.EqualFold(d, changed) {
+		if strings.EqualFold(d, ct.Name) {
 			continue
 		}
 		for _, o := range todo {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/tpch"
 )
 
@@ -62,14 +63,14 @@ func TestClusterChaos(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(time.Duration(300+r.IntN(1200)) * time.Millisecond):
+			case <-time.After(time.Duration(100+r.IntN(500)) * time.Millisecond):
 			}
 			i := r.IntN(len(c.executors))
 			mu.Lock()
 			c.executors[i].kill()
 			kills++
 			mu.Unlock()
-			time.Sleep(time.Duration(100+r.IntN(400)) * time.Millisecond)
+			time.Sleep(time.Duration(50+r.IntN(250)) * time.Millisecond)
 			mu.Lock()
 			c.restartExecutor(t, i)
 			mu.Unlock()
@@ -119,7 +120,7 @@ func TestClusterChaos(t *testing.T) {
 		for _, dir := range c.workDirs {
 			entries, _ := os.ReadDir(dir)
 			for _, e := range entries {
-				if sub, _ := os.ReadDir(filepath.Join(dir, e.Name())); e.Name() == "spill" && len(sub) == 0 {
+				if sub, _ := os.ReadDir(filepath.Join(dir, e.Name())); e.Name() == spill.DirName && len(sub) == 0 {
 					continue // the spill directory, empty
 				}
 				left = append(left, filepath.Join(dir, e.Name()))

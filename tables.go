@@ -170,9 +170,7 @@ func (s *Session) createTable(ctx context.Context, st *sql.CreateTable) (*DataFr
 		releaseParts(t.Partitions)
 		return nil, err
 	}
-	if st.OrReplace {
-		s.invalidateCachesOf(ctx, st.Name, true)
-	}
+	s.invalidateCachesOf(ctx, st.Name, true)
 	if st.Plan != nil {
 		return s.countResult(t.Rows)
 	}
@@ -213,7 +211,7 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*DataFrame, error
 		releaseParts(parts)
 		return nil, err
 	}
-	// Caches over the table see the new version and go stale (cache_lineage.go).
+	s.invalidateCachesOf(ctx, t.Name, true)
 	return s.countResult(n)
 }
 
@@ -256,7 +254,6 @@ func (s *Session) insertFiles(ctx context.Context, t *catalog.Table, st *sql.Ins
 		removeFile(path)
 		return nil, err
 	}
-	// Caches hold the table's old file list: plan them again.
 	s.invalidateCachesOf(ctx, t.Name, true)
 	return s.countResult(n)
 }
@@ -291,6 +288,7 @@ func (s *Session) deleteRows(ctx context.Context, st *sql.Delete) (*DataFrame, e
 		releaseParts(nt.Partitions)
 		return nil, err
 	}
+	s.invalidateCachesOf(ctx, t.Name, true)
 	return s.countResult(t.Rows - n)
 }
 
@@ -305,6 +303,7 @@ func (s *Session) truncate(st *sql.Truncate) (*DataFrame, error) {
 	if err := s.cat.RegisterTable(nt, true); err != nil {
 		return nil, err
 	}
+	s.invalidateCachesOf(context.Background(), t.Name, true)
 	return s.done(), nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/filemap"
+	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -101,6 +102,11 @@ func New(cfg Config) (*Executor, error) {
 	cfg.WorkDir = abs
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, qerr.IOf("executor: creating work dir %s: %w", cfg.WorkDir, err)
+	}
+	// Spill files belong to the tasks of a running process: any found now
+	// are a killed run's.
+	if err := os.RemoveAll(filepath.Join(cfg.WorkDir, spill.DirName)); err != nil {
+		return nil, qerr.IOf("executor: removing old spill files in %s: %w", cfg.WorkDir, err)
 	}
 	e := &Executor{
 		cfg:        cfg,

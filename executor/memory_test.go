@@ -1,6 +1,8 @@
 package executor_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -78,5 +81,22 @@ func waitMemory(t *testing.T, e *executor.Executor, want int64) {
 			t.Fatalf("executor memory in use: %d bytes, want %d", e.MemoryInUse(), want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStaleSpillFilesRemovedAtStart: spill files a killed executor left in
+// its work dir are gone once an executor starts on it.
+func TestStaleSpillFilesRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, spill.DirName, "sort-1.arrows")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startExecutor(t, startScheduler(t, newFakeScheduler()), testAllocator(t), func(c *executor.Config) { c.WorkDir = dir })
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("stale spill file still there after start: %v", err)
 	}
 }

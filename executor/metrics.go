@@ -93,8 +93,8 @@ var (
 	descQueued   = prometheus.NewDesc("quiver_executor_tasks_queued", "Tasks launched here and waiting for a slot.", nil, nil)
 	descSlots    = prometheus.NewDesc("quiver_executor_slots", "Task slots (vcores).", nil, nil)
 	descDraining = prometheus.NewDesc("quiver_executor_draining", "1 while the executor drains before leaving.", nil, nil)
-	descReserved = prometheus.NewDesc("quiver_executor_memory_reserved_bytes", "Memory the running tasks' operators hold, by their accounting allocators.", nil, nil)
-	descLimit    = prometheus.NewDesc("quiver_executor_memory_limit_bytes", "Sum of the memory limits of the running tasks that have one.", nil, nil)
+	descReserved = prometheus.NewDesc("quiver_executor_memory_reserved_bytes", "Memory the running tasks' operators hold together (the executor's memory pool).", nil, nil)
+	descLimit    = prometheus.NewDesc("quiver_executor_memory_limit_bytes", "The executor's memory limit for all its tasks together (--memory-limit; 0 = none).", nil, nil)
 )
 
 func (c *tableCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -107,14 +107,8 @@ func (c *tableCollector) Collect(ch chan<- prometheus.Metric) {
 	e := c.e
 	e.mu.Lock()
 	running, queued, draining := len(e.running), len(e.queue), e.draining
-	var reserved, limit int64
-	for _, t := range e.running {
-		if t.alloc != nil {
-			reserved += t.alloc.Current()
-			limit += t.alloc.Limit()
-		}
-	}
 	e.mu.Unlock()
+	reserved, limit := e.pool.Current(), e.pool.Limit()
 	g := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}

@@ -43,10 +43,11 @@ func (e *Executor) registerOnce(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, registerCallTimeout)
 	defer cancel()
 	sent := time.Now()
-	resp, err := e.sched.RegisterExecutor(cctx, &rpc.RegisterExecutorRequest{
-		ProtocolVersion: rpc.ProtocolVersion,
-		Executor:        e.rpcMeta(),
-	})
+	req := &rpc.RegisterExecutorRequest{ProtocolVersion: rpc.ProtocolVersion, Executor: e.rpcMeta()}
+	if jobs, err := heldJobs(e.cfg.WorkDir); err == nil {
+		req.Jobs, req.ReportsJobs = jobs, true
+	}
+	resp, err := e.sched.RegisterExecutor(cctx, req)
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,8 @@ func (e *Executor) heartbeatLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		resp, err := e.sched.Heartbeat(cctx, &rpc.HeartbeatRequest{ExecutorId: e.cfg.ID, RunningTasks: int32(e.runningCount())})
+		resp, err := e.sched.Heartbeat(cctx, &rpc.HeartbeatRequest{ExecutorId: e.cfg.ID, RunningTasks: int32(e.runningCount()),
+			MemoryReserved: e.pool.Current(), MemoryLimit: e.pool.Limit()})
 		cancel()
 		if ctx.Err() != nil {
 			return

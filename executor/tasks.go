@@ -45,9 +45,6 @@ type task struct {
 	settings  taskSettings
 	cancel    context.CancelFunc
 	cancelled bool
-	// alloc is the task's accounting allocator while it runs (metrics read
-	// its current bytes); guarded by Executor.mu.
-	alloc *execop.AccountingAllocator
 }
 
 func (t *task) status(state rpc.TaskState, executorID string) *rpc.TaskStatus {
@@ -166,11 +163,7 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 	// by one batch serve the next; it is closed when the task returns.
 	rec := execop.NewRecycler(e.cfg.Allocator, execop.DefaultTaskRecycleFree)
 	defer rec.Close()
-	alloc := execop.NewTaskAllocator(rec, settings.memoryLimit, e.pool)
-	e.mu.Lock()
-	t.alloc = alloc
-	e.mu.Unlock()
-	tc := exec.NewTaskContext(alloc, settings.batchSize)
+	tc := exec.NewTaskContext(execop.NewTaskAllocator(rec, settings.memoryLimit, e.pool), settings.batchSize)
 	tc.WorkDir = e.cfg.WorkDir
 	tc.ExecutorID = e.cfg.ID
 	tc.Fetcher = e.fetcher

@@ -145,3 +145,20 @@ func sweepOrphans(workDir string, keep map[string]bool, cutoff time.Time, maps *
 	}
 	return removed, nil
 }
+
+// heldJobs lists the job directories of workDir (named like job ids),
+// sorted, for the scheduler to reconcile its cache entries with.
+func heldJobs(workDir string) ([]string, error) {
+	entries, err := os.ReadDir(workDir)
+	if err != nil {
+		return nil, qerr.IOf("executor: listing work dir %s: %w", workDir, err)
+	}
+	var out []string
+	for _, d := range entries {
+		if d.IsDir() && physical.ValidJobID(d.Name()) {
+			out = append(out, d.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -1,7 +1,7 @@
 // Package functions owns the one registry of built-in functions: for each
-// function its name and aliases, whether it is a scalar or an aggregate
-// function, its signatures (what each argument is coerced to), the rule for
-// its result type, and a one-line description.
+// function its name and aliases, whether it is a scalar, an aggregate or a
+// window function, its signatures (what each argument is coerced to), the
+// rule for its result type, and a one-line description.
 //
 // Every reader of function names uses it: the SQL front end resolves names
 // and aliases here, logical's coercion casts arguments by the signatures and

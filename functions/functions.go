@@ -9,18 +9,23 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// Kind is whether a function is applied per row or per group.
+// Kind is whether a function is applied per row, per group, or per row
+// over its window (OVER (...)).
 type Kind int
 
 // Kinds of functions.
 const (
 	Scalar Kind = iota
 	Aggregate
+	Window // only with OVER (...); every aggregate may be used so too
 )
 
 func (k Kind) String() string {
-	if k == Aggregate {
+	switch k {
+	case Aggregate:
 		return "aggregate"
+	case Window:
+		return "window"
 	}
 	return "scalar"
 }

@@ -155,6 +155,11 @@ var aggregates = []*Func{
 	{Name: "covar_pop", Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double), Doc: "the population covariance of the (y, x) pairs where both are non-NULL"},
 	{Name: "covar_samp", Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double), Doc: "the sample covariance of the (y, x) pairs where both are non-NULL"},
 	{Name: "corr", Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double), Doc: "the correlation coefficient of the (y, x) pairs where both are non-NULL (NULL when either is constant)"},
+	agg("median", "double", "the middle value, interpolated (percentile_cont(0.5))", Float),
+	{Name: "percentile_cont", Aliases: []string{"quantile_cont", "approx_percentile_cont"}, Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double),
+		Doc: "percentile_cont(f) WITHIN GROUP (ORDER BY x), or percentile_cont(x, f): the value at fraction f of the ordered values, interpolated (computed exactly)"},
+	{Name: "percentile_disc", Aliases: []string{"quantile_disc"}, Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double),
+		Doc: "percentile_disc(f) WITHIN GROUP (ORDER BY x), or percentile_disc(x, f): the first ordered value at or past fraction f"},
 	{Name: "string_agg", Kind: Aggregate, Sigs: []Sig{sig(Display, Text)}, Ret: fixed(text), Doc: "the non-NULL values as text, joined by the separator (in no set order)"},
 	agg("approx_distinct", "bigint", "the number of distinct non-NULL values (computed exactly)", AnyArg).alias("approx_count_distinct"),
 }

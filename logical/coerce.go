@@ -218,6 +218,23 @@ func (c *coercer) expr(e Expr) (Expr, error) {
 			}
 			return &AggExpr{Func: e.Func, Args: []Expr{toString(args[0], ts[0]), CastTo(args[1], String)}}, nil
 		}
+		if e.Func.Percentile() {
+			if len(args) != 2 {
+				return nil, qerr.Planf("function %s takes a fraction and WITHIN GROUP (ORDER BY value)", e.Func)
+			}
+			if !IsNumeric(ts[0]) && ts[0].ID() != arrow.NULL {
+				return nil, qerr.Planf("function %s needs a numeric value to order by, not %s", e.Func, TypeString(ts[0]))
+			}
+			f, ok := constFloat(args[1])
+			frac := Lit(f)
+			if !ok || f < 0 || f > 1 {
+				return nil, qerr.Planf("function %s needs a constant fraction between 0 and 1, not %s", e.Func, args[1])
+			}
+			if e.Distinct {
+				return nil, qerr.NotImplementedf("%s(DISTINCT ...) is not supported", e.Func)
+			}
+			return &AggExpr{Func: e.Func, Args: []Expr{CastTo(args[0], Float64), frac}}, nil
+		}
 		if e.Func.Pairwise() {
 			if len(args) != 2 {
 				return nil, qerr.Planf("function %s takes two arguments, got %d", e.Func, len(args))
@@ -723,4 +740,35 @@ func ParseDate(s string) (arrow.Date32, error) {
 		return 0, qerr.Planf("invalid date %q: want YYYY-MM-DD", s)
 	}
 	return arrow.Date32FromTime(tm), nil
+}
+
+// constFloat is the value of a numeric literal (possibly under a cast), or
+// of 1 - (literal), which is how the SQL pre-pass writes a percentile
+// WITHIN GROUP (ORDER BY ... DESC).
+func constFloat(e Expr) (float64, bool) {
+	if c, ok := e.(*Cast); ok {
+		e = c.Expr
+	}
+	if b, ok := e.(*Binary); ok && b.Op == OpSub {
+		l, ok1 := constFloat(b.Left)
+		r, ok2 := constFloat(b.Right)
+		return l - r, ok1 && ok2
+	}
+	l, ok := e.(*Literal)
+	if !ok {
+		return 0, false
+	}
+	switch v := l.Value.(type) {
+	case int64:
+		return float64(v), true
+	case int32:
+		return float64(v), true
+	case float64:
+		return v, true
+	case decimal128.Num:
+		if d, ok := l.Type.(*arrow.Decimal128Type); ok {
+			return v.ToFloat64(d.Scale), true
+		}
+	}
+	return 0, false
 }

@@ -281,6 +281,15 @@ func writeExpr(b *strings.Builder, e Expr) {
 		writeList(b, e.List)
 		b.WriteByte(')')
 	case *ScalarFunc:
+		if l, ok := tryCastType(e); ok {
+			// try_cast(x, NULL of T) is TRY_CAST(x AS T).
+			b.WriteString("TRY_CAST(")
+			writeExpr(b, e.Args[0])
+			b.WriteString(" AS ")
+			b.WriteString(TypeString(l.Type))
+			b.WriteByte(')')
+			return
+		}
 		b.WriteString(e.Name)
 		b.WriteByte('(')
 		writeList(b, e.Args)
@@ -658,13 +667,15 @@ const (
 	AggCovarSamp
 	AggCorr
 	AggStringAgg
+	AggPercentileCont
+	AggPercentileDisc
 )
 
 // AggLast is the last aggregate function (the codecs check the range).
-const AggLast = AggStringAgg
+const AggLast = AggPercentileDisc
 
 var aggNames = [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
-	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg"}
+	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg", "percentile_cont", "percentile_disc"}
 
 func (a AggFunc) String() string { return aggNames[a] }
 
@@ -673,7 +684,12 @@ func (a AggFunc) Pairwise() bool { return a == AggCovarPop || a == AggCovarSamp 
 
 // TwoArgs reports an aggregate of two arguments: the pairwise ones and
 // string_agg(value, separator).
-func (a AggFunc) TwoArgs() bool { return a.Pairwise() || a == AggStringAgg }
+func (a AggFunc) TwoArgs() bool { return a.Pairwise() || a == AggStringAgg || a.Percentile() }
+
+// Percentile reports percentile_cont and percentile_disc, whose arguments
+// are (value, fraction): WITHIN GROUP (ORDER BY value) as the SQL pre-pass
+// writes them.
+func (a AggFunc) Percentile() bool { return a == AggPercentileCont || a == AggPercentileDisc }
 
 // ParseAggFunc maps a lower-case function name or alias (from the functions
 // registry) to an aggregate.
@@ -692,7 +708,8 @@ func ParseAggFunc(name string) (AggFunc, bool) {
 
 // AggExpr is an aggregate call; it may appear only in an Aggregate plan's
 // aggregate list. COUNT(*) has no Args; covar_pop, covar_samp and corr have
-// two (y, x), string_agg two (value, separator), every other aggregate one.
+// two (y, x), string_agg two (value, separator), percentile_cont and
+// percentile_disc two (value, constant fraction), every other aggregate one.
 type AggExpr struct {
 	Func     AggFunc
 	Args     []Expr
@@ -783,4 +800,13 @@ func FieldOf(e Expr, s *Schema) (Field, error) {
 		return f, nil
 	}
 	return Field{Name: e.String(), Type: t, Nullable: n}, nil
+}
+
+// tryCastType is the target of a try_cast(x, NULL of T) call.
+func tryCastType(f *ScalarFunc) (*Literal, bool) {
+	if f.Name != "try_cast" || len(f.Args) != 2 {
+		return nil, false
+	}
+	l, ok := f.Args[1].(*Literal)
+	return l, ok
 }

@@ -181,10 +181,16 @@ func Call(name string, args []Expr) (Expr, error) {
 	if !ok {
 		return nil, functions.Unknown(name)
 	}
+	if f.Kind == functions.Window {
+		return nil, qerr.Planf("%s is a window function: it needs OVER (...)", f.Name)
+	}
 	if _, err := f.Match(len(args)); err != nil {
 		return nil, err
 	}
 	if f.Kind == functions.Aggregate {
+		if f.Name == "median" {
+			return &AggExpr{Func: AggPercentileCont, Args: []Expr{args[0], Lit(0.5)}}, nil
+		}
 		if f.Name == "approx_distinct" {
 			// Counted exactly: an exact answer is within any error bound.
 			return &AggExpr{Func: AggCount, Args: args, Distinct: true}, nil

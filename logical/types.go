@@ -236,7 +236,7 @@ func AggregateType(fn AggFunc, t arrow.DataType) (arrow.DataType, error) {
 		if t.ID() == arrow.NULL {
 			return Int64, nil
 		}
-	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop, AggCovarPop, AggCovarSamp, AggCorr:
+	case AggVarSamp, AggVarPop, AggStddevSamp, AggStddevPop, AggCovarPop, AggCovarSamp, AggCorr, AggPercentileCont, AggPercentileDisc:
 		if IsNumeric(t) || t.ID() == arrow.NULL {
 			return Float64, nil
 		}

@@ -384,13 +384,6 @@ func (c *coercer) window(w *WindowExpr) (Expr, error) {
 	return n, nil
 }
 
-// WindowConst is the value of a window function's constant argument
-// (NTILE's buckets, LAG/LEAD's offset, NTH_VALUE's n), checked by DataType.
-func WindowConst(e Expr) int64 {
-	n, _ := intConst(e)
-	return n
-}
-
 // ---- Window -----------------------------------------------------------------
 
 // Window computes window functions: its output is every input row with

@@ -121,10 +121,12 @@ const (
 	AggCovarSamp
 	AggCorr
 	AggStringAgg
+	AggPercentileCont
+	AggPercentileDisc
 )
 
 // AggLast is the last aggregate function (the codec checks the range).
-const AggLast = AggStringAgg
+const AggLast = AggPercentileDisc
 
 // PairFunc is the ScalarFunc that passes a two-argument aggregate's
 // arguments as one: a struct array of the two (PairType), covar_* and corr's
@@ -138,7 +140,7 @@ func PairType(a, b arrow.DataType) arrow.DataType {
 
 func (f AggFunc) String() string {
 	return [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
-		"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg"}[f]
+		"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg", "percentile_cont", "percentile_disc"}[f]
 }
 
 // AggregateExpr is one aggregate of a HashAggregate. Arg is nil for COUNT(*).
@@ -158,7 +160,8 @@ func (f AggFunc) String() string {
 // var_* and stddev_* → [count Int64, mean Float64, m2 Float64] (the sum
 // of squared deviations from the mean, merged by Chan's formula);
 // covar_*, corr → [count, mean_y, mean_x, c (the co-moment), m2_y, m2_x];
-// string_agg → [text, the separator of its first value];
+// string_agg → [text, the separator of its first value]; percentile_* →
+// [List<Float64> the group's values, fraction];
 // with
 // SetState → [List<Arg's type>].
 type AggregateExpr struct {
@@ -214,6 +217,8 @@ func (a AggregateExpr) StateFields() []arrow.Field {
 			{Name: n + "[sum]", Type: st, Nullable: true},
 			{Name: n + "[count]", Type: arrow.PrimitiveTypes.Int64},
 		}
+	case AggPercentileCont, AggPercentileDisc:
+		return []arrow.Field{{Name: n + "[values]", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)}, {Name: n + "[fraction]", Type: arrow.PrimitiveTypes.Float64}}
 	case AggStringAgg:
 		return []arrow.Field{{Name: n + "[text]", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: n + "[first_separator]", Type: arrow.BinaryTypes.String, Nullable: true}}
 	case AggCovarPop, AggCovarSamp, AggCorr:

@@ -1567,8 +1567,12 @@ type RegisterExecutorRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	ProtocolVersion uint32                 `protobuf:"varint,1,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	Executor        *ExecutorMeta          `protobuf:"bytes,2,opt,name=executor,proto3" json:"executor,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The job directories the executor's work dir holds (reports_jobs set):
+	// the scheduler drops the cache entries whose files are not among them.
+	Jobs          []string `protobuf:"bytes,3,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	ReportsJobs   bool     `protobuf:"varint,4,opt,name=reports_jobs,json=reportsJobs,proto3" json:"reports_jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterExecutorRequest) Reset() {
@@ -1613,6 +1617,20 @@ func (x *RegisterExecutorRequest) GetExecutor() *ExecutorMeta {
 		return x.Executor
 	}
 	return nil
+}
+
+func (x *RegisterExecutorRequest) GetJobs() []string {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *RegisterExecutorRequest) GetReportsJobs() bool {
+	if x != nil {
+		return x.ReportsJobs
+	}
+	return false
 }
 
 type RegisterExecutorResponse struct {
@@ -1663,11 +1681,13 @@ func (x *RegisterExecutorResponse) GetLiveJobs() []string {
 }
 
 type HeartbeatRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ExecutorId    string                 `protobuf:"bytes,1,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
-	RunningTasks  int32                  `protobuf:"varint,2,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ExecutorId     string                 `protobuf:"bytes,1,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	RunningTasks   int32                  `protobuf:"varint,2,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
+	MemoryReserved int64                  `protobuf:"varint,3,opt,name=memory_reserved,json=memoryReserved,proto3" json:"memory_reserved,omitempty"` // bytes its running tasks hold together
+	MemoryLimit    int64                  `protobuf:"varint,4,opt,name=memory_limit,json=memoryLimit,proto3" json:"memory_limit,omitempty"`          // its --memory-limit in bytes (0: none)
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -1710,6 +1730,20 @@ func (x *HeartbeatRequest) GetExecutorId() string {
 func (x *HeartbeatRequest) GetRunningTasks() int32 {
 	if x != nil {
 		return x.RunningTasks
+	}
+	return 0
+}
+
+func (x *HeartbeatRequest) GetMemoryReserved() int64 {
+	if x != nil {
+		return x.MemoryReserved
+	}
+	return 0
+}
+
+func (x *HeartbeatRequest) GetMemoryLimit() int64 {
+	if x != nil {
+		return x.MemoryLimit
 	}
 	return 0
 }
@@ -2636,16 +2670,20 @@ const file_quiver_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"/\n" +
 	"\x13ClearCachesResponse\x12\x18\n" +
-	"\aremoved\x18\x01 \x01(\x05R\aremoved\"z\n" +
+	"\aremoved\x18\x01 \x01(\x05R\aremoved\"\xb1\x01\n" +
 	"\x17RegisterExecutorRequest\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x124\n" +
-	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\"7\n" +
+	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\x12\x12\n" +
+	"\x04jobs\x18\x03 \x03(\tR\x04jobs\x12!\n" +
+	"\freports_jobs\x18\x04 \x01(\bR\vreportsJobs\"7\n" +
 	"\x18RegisterExecutorResponse\x12\x1b\n" +
-	"\tlive_jobs\x18\x01 \x03(\tR\bliveJobs\"X\n" +
+	"\tlive_jobs\x18\x01 \x03(\tR\bliveJobs\"\xa4\x01\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x12#\n" +
-	"\rrunning_tasks\x18\x02 \x01(\x05R\frunningTasks\"3\n" +
+	"\rrunning_tasks\x18\x02 \x01(\x05R\frunningTasks\x12'\n" +
+	"\x0fmemory_reserved\x18\x03 \x01(\x03R\x0ememoryReserved\x12!\n" +
+	"\fmemory_limit\x18\x04 \x01(\x03R\vmemoryLimit\"3\n" +
 	"\x11HeartbeatResponse\x12\x1e\n" +
 	"\n" +
 	"reregister\x18\x01 \x01(\bR\n" +

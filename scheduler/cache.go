@@ -712,6 +712,24 @@ func (c *core) restartJob(j *job, why string) {
 	c.startJob(j)
 }
 
+// reconcileCaches drops, when a registering executor reports the job
+// directories it holds (held not nil), every entry with a partition on it
+// whose job directory is not among them: its files are gone (a wiped or
+// replaced work dir), so it would fail at read-back.
+func (c *core) reconcileCaches(executorID string, held map[string]bool) {
+	if held == nil {
+		return
+	}
+	for _, e := range c.caches.List("") {
+		if e.State != cache.Materialized || held[e.JobID] || !slices.Contains(e.Executors(), executorID) {
+			continue
+		}
+		if removed, ok := c.caches.InvalidateFor(e.Key, cache.CauseFetchFailed); ok {
+			c.dropEntry(removed, "its files are gone from executor "+executorID)
+		}
+	}
+}
+
 // cacheExecutorLost drops every entry with a partition on the lost
 // executor (whole entries) and deletes their files on the others.
 func (c *core) cacheExecutorLost(id string) {

@@ -1,11 +1,15 @@
 package scheduler
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/logical"
@@ -155,5 +159,55 @@ func TestCacheReloadedWaitsForHolders(t *testing.T) {
 		if e := h.entry("c1"); e.State != cache.Pending || e.JobID == "job-old" {
 			t.Fatalf("past the heartbeat timeout: %+v, want a rebuild", e)
 		}
+	}
+}
+
+// TestResumeSession: CreateSession re-opens a session under the id a client
+// gives (after an idle expiry or a restart) and refuses one that is not a
+// session id; a live session of that id is kept as it is.
+func TestResumeSession(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := startCluster(t, ctx, Config{HeartbeatTimeout: 5 * time.Second}, 1, mem)
+	for _, bad := range []string{"not-a-uuid", "../../etc", "6F9619FF-8B86-D011-B42D-00C04FC964FF"} {
+		_, err := c.client.CreateSession(ctx, &rpc.CreateSessionRequest{ProtocolVersion: rpc.ProtocolVersion, ResumeSessionId: bad})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "is not a session id") {
+			t.Errorf("resume %q: %v", bad, err)
+		}
+	}
+	id := "6f9619ff-8b86-d011-b42d-00c04fc964ff"
+	for range 2 {
+		r, err := c.client.CreateSession(ctx, &rpc.CreateSessionRequest{ProtocolVersion: rpc.ProtocolVersion, ResumeSessionId: id})
+		if err != nil || r.SessionId != id {
+			t.Fatalf("resume: %v %v", r, err)
+		}
+	}
+	known := false
+	c.sched.inspect(ctx, func(co *core) { _, known = co.sessions[id] })
+	if !known {
+		t.Fatal("the resumed session is unknown")
+	}
+}
+
+// TestCacheReconcileOnRegister: an executor registering with the job
+// directories it holds keeps the entries whose files it has and drops
+// those whose files are gone; one that reports nothing changes nothing.
+func TestCacheReconcileOnRegister(t *testing.T) {
+	h := cacheHarness(t, Config{})
+	b := h.materialize("q1", "c1")
+	reg := func(held map[string]bool) {
+		h.send(evRegister{meta: physical.ExecutorMeta{ID: "e1", Host: "127.0.0.1", FlightPort: 1000}, grpcPort: 1000, vcores: 1, held: held, reply: make(chan struct{}, 1)})
+	}
+	reg(nil)
+	reg(map[string]bool{b: true, "other": true})
+	if e := h.entry("c1"); e.JobID != b {
+		t.Fatalf("entry %+v", e)
+	}
+	reg(map[string]bool{"other": true})
+	h.absent("c1")
+	if g := h.c.gone[key("c1")]; g.why != "its files are gone from executor e1" {
+		t.Fatalf("removal reason %+v", g)
 	}
 }

@@ -137,6 +137,7 @@ func (c *core) handle(ev any) {
 		ex := c.executors[e.executorID]
 		if ex != nil {
 			ex.lastSeen = c.now()
+			ex.memReserved, ex.memLimit = e.memReserved, e.memLimit
 		}
 		e.reply <- ex == nil
 	case evCancel:
@@ -733,11 +734,22 @@ func (c *core) launchFailed(e evLaunchFailed) {
 		}
 		c.release(t)
 		c.dirty[j.id] = true
-		kind := qerr.IO
 		if e.refused {
-			kind = qerr.Internal // our plan or settings were invalid: a bug
+			// Our plan or settings were invalid: a bug, not retried.
+			c.taskFailed(j, s, t, e.executorID, qerr.Internal, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
+			continue
 		}
-		c.taskFailed(j, s, t, e.executorID, kind, fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err))
+		// The task never started: the executor is at fault, not the task,
+		// so it goes elsewhere without counting a failure (the executor is
+		// probed, and lost after maxLaunchFailures in a row, so this ends).
+		if t.failedOn == nil {
+			t.failedOn = map[string]bool{}
+		}
+		t.failedOn[e.executorID] = true
+		t.lastErr = fmt.Sprintf("launch on executor %s: %v", e.executorID, e.err)
+		t.state = taskPending
+		t.attempt++
+		c.onTasksRequeued(1)
 	}
 	if ex := c.executors[e.executorID]; ex != nil && !e.refused {
 		c.suspect(e.executorID, "a launch on it failed")
@@ -752,6 +764,7 @@ func (c *core) launchFailed(e evLaunchFailed) {
 
 func (c *core) register(e evRegister) {
 	now := c.now()
+	c.reconcileCaches(e.meta.ID, e.held)
 	if ex := c.executors[e.meta.ID]; ex != nil {
 		// Re-registration (the executor restarted, or we did): refresh
 		// where it listens; its slot accounting stays.
@@ -765,6 +778,21 @@ func (c *core) register(e evRegister) {
 	}
 	c.executors[e.meta.ID] = ex
 	c.noExecSince = time.Time{}
+	// An executor restarted on the work dir of a lost one keeps the
+	// directories of the jobs still live (liveJobIDs); each of those jobs
+	// counts it among the executors its cleanup reaches, so they go when
+	// the job's data does, and a job that already ended has the stages it
+	// no longer needs removed there now.
+	for _, jid := range c.liveJobIDs() {
+		j := c.jobs[jid]
+		if j == nil {
+			continue
+		}
+		j.touched[e.meta.ID] = true
+		if j.terminal() {
+			c.removeJobDataOn(j, slices.DeleteFunc(slices.Clone(j.order), func(id int) bool { return id == j.final }), []string{e.meta.ID})
+		}
+	}
 	c.onExecutorJoined(ex)
 }
 
@@ -925,6 +953,11 @@ func (c *core) pinned(j *job) []int {
 // removeJobData asks every live executor that ran tasks of j to delete the
 // given stages' files, never the pinned ones.
 func (c *core) removeJobData(j *job, stages []int) {
+	c.removeJobDataOn(j, stages, sortedKeys(j.touched))
+}
+
+// removeJobDataOn is removeJobData on the executors eids only.
+func (c *core) removeJobDataOn(j *job, stages []int, eids []string) {
 	pinned := c.pinned(j)
 	var ids []int32
 	for _, id := range stages {
@@ -939,7 +972,7 @@ func (c *core) removeJobData(j *job, stages []int) {
 	for i, p := range pinned {
 		pins[i] = int32(p)
 	}
-	for _, eid := range sortedKeys(j.touched) {
+	for _, eid := range eids {
 		ex := c.executors[eid]
 		if ex == nil {
 			continue

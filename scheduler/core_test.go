@@ -542,8 +542,9 @@ func TestLaunchFailuresLoseExecutor(t *testing.T) {
 	if _, ok := h.c.executors["e1"]; ok {
 		t.Fatal("unreachable executor still registered")
 	}
-	if tk := h.task("j", 1, 0); tk.failures != maxLaunchFailures || tk.state != taskPending {
-		t.Fatalf("task %s failures %d", tk.state, tk.failures)
+	// The tasks never started: their retry budgets are untouched.
+	if tk := h.task("j", 1, 0); tk.failures != 0 || tk.attempt != maxLaunchFailures || tk.state != taskPending {
+		t.Fatalf("task %s failures %d attempt %d", tk.state, tk.failures, tk.attempt)
 	}
 }
 
@@ -724,4 +725,27 @@ func TestActiveJobsSkipEnded(t *testing.T) {
 	if len(h.c.active) != 1 {
 		t.Errorf("the active list still holds %v", h.c.active)
 	}
+}
+
+// TestCleanupReachesRestartedExecutor: an executor that registers while a
+// job is still live (restarted on a lost executor's work dir, it kept that
+// job's directories) is sent the job's cleanup: at once for the stages an
+// ended job no longer needs, and with the delayed cleanup of its result.
+func TestCleanupReachesRestartedExecutor(t *testing.T) {
+	h := newHarness(t, Config{FinalStageCleanupDelay: time.Minute, HeartbeatTimeout: time.Hour})
+	h.register("e1", 1)
+	h.register("e2", 1)
+	h.submit("j", diamond("j"))
+	h.succeed("j", 1, 0, 2)
+	h.succeed("j", 2, 0, 2)
+	h.succeed("j", 1, 1, 2)
+	h.succeed("j", 2, 1, 2)
+	for p := range 4 {
+		h.succeed("j", 3, p, 0)
+	}
+	acts := h.register("e3", 1)
+	wantStrings(t, "cleanup on registration", removed(acts), []string{"e3:[1 2] pinned=[]"})
+	h.clock.advance(61 * time.Second)
+	acts = h.send(evTick{now: h.clock.now()})
+	wantStrings(t, "final cleanup", removed(acts), []string{"e1:[3] pinned=[]", "e2:[3] pinned=[]", "e3:[3] pinned=[]"})
 }

@@ -66,12 +66,17 @@ type evRegister struct {
 	meta     physical.ExecutorMeta
 	grpcPort int
 	vcores   int
-	reply    chan struct{}
+	// held, when not nil, are the job directories the executor holds: its
+	// cache entries over any other job lost their files.
+	held  map[string]bool
+	reply chan struct{}
 }
 
 type evHeartbeat struct {
 	executorID string
-	reply      chan bool // true: unknown executor, register again
+	// memReserved and memLimit are the executor's task memory (bytes).
+	memReserved, memLimit int64
+	reply                 chan bool // true: unknown executor, register again
 }
 
 type evCancel struct {

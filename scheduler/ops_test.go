@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/quiverdb/quiver/executor"
 	logicalcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/rpc"
 	"github.com/quiverdb/quiver/sql"
@@ -288,6 +290,19 @@ func TestOpsMetricsAndREST(t *testing.T) {
 		t.Errorf("dot of an unknown job: %d", code)
 	}
 
+	// Heartbeats carry each executor's task memory: its limit, and nothing
+	// held once its tasks have ended.
+	waitFor(t, ctx, "heartbeats with the executors' memory", func() bool {
+		var ex []ExecutorInfo
+		restCall(t, "GET", base+"/api/executors", &ex)
+		for _, e := range ex {
+			if e.MemoryLimit != executor.DefaultMemoryLimit() || e.MemoryReserved != 0 {
+				return false
+			}
+		}
+		return len(ex) == 2
+	})
+
 	var sessions []SessionInfo
 	restCall(t, "GET", base+"/api/sessions", &sessions)
 	if len(sessions) != 1 || sessions[0].ID != sess || sessions[0].Jobs != 3 || sessions[0].RunningJobs != 0 ||
@@ -510,5 +525,59 @@ func TestClipSQL(t *testing.T) {
 	body, ok := strings.CutSuffix(got, " …(cut)")
 	if !ok || len(body) > maxSQLText || !utf8.ValidString(body) || len(body) < maxSQLText-1 {
 		t.Errorf("clipped to %d bytes (valid %v, marked %v)", len(body), utf8.ValidString(body), ok)
+	}
+}
+
+// TestOpenAPISchemasMatchJSON: each schema of the description names
+// exactly the JSON fields of the Go type the API encodes, so neither can
+// drift from the other.
+func TestOpenAPISchemasMatchJSON(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `json:"properties"`
+				Required   []string       `json:"required"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIJSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]reflect.Type{
+		"Executor": reflect.TypeFor[ExecutorInfo](), "Job": reflect.TypeFor[JobInfo](), "Stage": reflect.TypeFor[StageInfo](),
+		"Task": reflect.TypeFor[TaskInfo](), "CacheEvent": reflect.TypeFor[CacheEventInfo](), "Caches": reflect.TypeFor[CachesInfo](),
+		"CacheEntry": reflect.TypeFor[CacheEntryInfo](), "CacheStats": reflect.TypeFor[CacheStatsInfo](),
+		"Session": reflect.TypeFor[SessionInfo](), "Cancel": reflect.TypeFor[CancelInfo](),
+	}
+	if len(types) != len(doc.Components.Schemas) {
+		t.Errorf("%d schemas described, %d types checked", len(doc.Components.Schemas), len(types))
+	}
+	for name, typ := range types {
+		schema, ok := doc.Components.Schemas[name]
+		if !ok {
+			t.Errorf("no schema %s", name)
+			continue
+		}
+		var fields, props, required []string
+		for f := range typ.Fields() {
+			tag, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			fields = append(fields, tag)
+			if !strings.Contains(opts, "omitempty") && f.Type.Kind() != reflect.Pointer {
+				required = append(required, tag)
+			}
+		}
+		for p := range schema.Properties {
+			props = append(props, p)
+		}
+		sort.Strings(fields)
+		sort.Strings(props)
+		sort.Strings(required)
+		sort.Strings(schema.Required)
+		if !slices.Equal(fields, props) {
+			t.Errorf("schema %s has properties %v; %s encodes %v", name, props, typ.Name(), fields)
+		}
+		if !slices.Equal(required, schema.Required) {
+			t.Errorf("schema %s requires %v; %s always encodes %v", name, schema.Required, typ.Name(), required)
+		}
 	}
 }

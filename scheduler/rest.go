@@ -23,6 +23,10 @@ type ExecutorInfo struct {
 	LastHeartbeat time.Time `json:"last_heartbeat"`
 	Registered    time.Time `json:"registered"`
 	Draining      bool      `json:"draining,omitempty"`
+	// MemoryReserved is what its running tasks held at the last heartbeat;
+	// MemoryLimit its limit for all of them (0: none).
+	MemoryReserved int64 `json:"memory_reserved"`
+	MemoryLimit    int64 `json:"memory_limit"`
 }
 
 // JobInfo is one job in GET /api/jobs and GET /api/job/{id} (with Stages).
@@ -160,7 +164,7 @@ func (c *core) executorInfos() []ExecutorInfo {
 		out = append(out, ExecutorInfo{
 			ID: e.meta.ID, Host: e.meta.Host, Port: e.grpcPort, FlightPort: e.meta.FlightPort,
 			VCores: e.vcores, RunningTasks: e.running, LastHeartbeat: e.lastSeen,
-			Registered: e.registered, Draining: e.draining,
+			Registered: e.registered, Draining: e.draining, MemoryReserved: e.memReserved, MemoryLimit: e.memLimit,
 		})
 	}
 	return out

@@ -197,6 +197,12 @@ func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecuto
 		meta:     physical.ExecutorMeta{ID: m.GetId(), Host: m.GetHost(), FlightPort: int(flightPort)},
 		grpcPort: int(m.GetGrpcPort()), vcores: int(m.GetVcores()), reply: reply,
 	}
+	if req.GetReportsJobs() {
+		ev.held = make(map[string]bool, len(req.GetJobs()))
+		for _, j := range req.GetJobs() {
+			ev.held[j] = true
+		}
+	}
 	if _, err := ask(ctx, h.s, ev, reply); err != nil {
 		return nil, grpcErr(err)
 	}
@@ -209,7 +215,7 @@ func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecuto
 
 func (h *service) Heartbeat(ctx context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {
 	reply := make(chan bool, 1)
-	unknown, err := ask(ctx, h.s, evHeartbeat{executorID: req.GetExecutorId(), reply: reply}, reply)
+	unknown, err := ask(ctx, h.s, evHeartbeat{executorID: req.GetExecutorId(), memReserved: req.GetMemoryReserved(), memLimit: req.GetMemoryLimit(), reply: reply}, reply)
 	if err != nil {
 		return nil, grpcErr(err)
 	}

@@ -145,11 +145,13 @@ type executorState struct {
 	running        int // tasks launched here without a final status yet
 	lastSeen       time.Time
 	registered     time.Time
-	seq            int // registration order: the bias policy's order
-	launchFailures int // consecutive failed LaunchTasks calls
+	seq            int  // registration order: the bias policy's order
+	launchFailures int  // consecutive failed LaunchTasks calls
 	suspected      bool // a probe of it is running (suspect.go)
 	// draining: the executor is leaving; no new task is placed on it.
 	draining bool
+	// memReserved and memLimit are its task memory at the last heartbeat.
+	memReserved, memLimit int64
 }
 
 func (e *executorState) addr() string { return hostPort(e.meta.Host, e.grpcPort) }

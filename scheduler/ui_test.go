@@ -223,7 +223,8 @@ func TestWebUI(t *testing.T) {
 	b.step("executors", 30*time.Second,
 		click(`nav a[data-page=executors]`),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-executor="exec-1"]`)),
-		count(`[data-testid=executors] tbody tr`, 2))
+		count(`[data-testid=executors] tbody tr`, 2),
+		count(`[data-testid=executors] td[data-testid=memory]`, 2))
 	b.step("caches", 30*time.Second,
 		click(`nav a[data-page=caches]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=cache-stats]`)),

@@ -94,7 +94,7 @@ func containsAgg(e logical.Expr) bool {
 // notYet are well-known functions Quiver does not have yet: calling one is
 // "not implemented", not "unknown".
 var notYet = map[string]bool{
-	"median": true, "percentile_cont": true, "percentile_disc": true, "approx_percentile_cont": true,
+
 	"group_concat": true, "array_agg": true,
 	"listagg": true, "regr_slope": true, "regr_intercept": true, "mode": true,
 	"to_char": true, "strftime": true, "to_timestamp": true, "now": true, "current_timestamp": true,

@@ -156,7 +156,8 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 			// Words MySQL reserves but PostgreSQL and DuckDB let name
 			// columns: quoted for TiDB where they are not keywords.
 			edits = append(edits, edit{t.Off, t.End, "`" + t.Text + "`"})
-		case t.is("EXCLUDE") && pun(i-1, "*"):
+		case t.is("EXCLUDE") && pun(i-1, "*") && (word(i-2, "SELECT") || word(i-2, "DISTINCT") || word(i-2, "ALL") || pun(i-2, ",") || pun(i-2, ".")):
+			// (a * exclude, with a column named exclude, is a product.)
 			// * EXCLUDE (a, b) or * EXCLUDE a: the star's columns but those.
 			var names []string
 			last := i + 1
@@ -187,7 +188,11 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 		case t.is("STRING_AGG") && pun(i+1, "(") && orderInside(toks, i+1, matching(i+1)):
 			return nil, qerr.NotImplementedf("sql: line %d, column %d: ORDER BY inside string_agg is not supported yet", t.Line, t.Col)
 		case t.is("WITHIN") && word(i+1, "GROUP") && pun(i+2, "("):
-			return nil, qerr.NotImplementedf("sql: line %d, column %d: ordered-set aggregates (WITHIN GROUP (ORDER BY ...): percentile_cont, percentile_disc) are not supported yet", t.Line, t.Col)
+			es, err := withinGroup(text, toks, i, matching)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, es...)
 		case t.punct("||"):
 			edits = append(edits, edit{t.Off, t.End, concatMarker})
 		case t.punct("<=") && pun(i+1, ">") && toks[i+1].Off == t.End:
@@ -595,3 +600,71 @@ func orderInside(toks []token, open, closeAt int) bool {
 	}
 	return false
 }
+
+// withinGroup rewrites percentile_cont(f) WITHIN GROUP (ORDER BY x [ASC|DESC]),
+// with WITHIN at token i, into percentile_cont(x, f) (percentile_cont(x,
+// 1 - (f)) for DESC, the same value counted from the other end), and the
+// same for percentile_disc (ascending only). The ordering expression is
+// pre-passed on its own, as its text moves.
+func withinGroup(text string, toks []token, i int, matching func(int) int) ([]edit, error) {
+	t := toks[i]
+	closeAt := matching(i + 2)
+	if closeAt < 0 || !(i+4 < closeAt && toks[i+3].is("ORDER") && toks[i+4].is("BY")) {
+		return nil, qerr.At(t.Line, t.Col, "syntax error: WITHIN GROUP needs (ORDER BY expression)")
+	}
+	open, d := -1, 0
+	for j := i - 1; j >= 0; j-- {
+		if toks[j].punct(")") {
+			d++
+		} else if toks[j].punct("(") {
+			d--
+			if d == 0 {
+				open = j
+				break
+			}
+		}
+	}
+	if open < 1 || !(toks[open-1].is("percentile_cont") || toks[open-1].is("percentile_disc")) || !pun(toks, i-1, ")") {
+		return nil, qerr.NotImplementedf("sql: line %d, column %d: WITHIN GROUP is supported for percentile_cont and percentile_disc only", t.Line, t.Col)
+	}
+	if open+1 == i-1 {
+		return nil, qerr.At(t.Line, t.Col, "%s needs a fraction: %s(0.5) WITHIN GROUP (ORDER BY ...)", toks[open-1].Text, toks[open-1].Text)
+	}
+	last := closeAt - 1
+	desc := toks[last].is("DESC")
+	if desc || toks[last].is("ASC") {
+		last--
+	}
+	for j, d := i+5, 0; j <= last; j++ {
+		switch {
+		case toks[j].punct("("):
+			d++
+		case toks[j].punct(")"):
+			d--
+		case d == 0 && toks[j].punct(","):
+			return nil, qerr.At(toks[j].Line, toks[j].Col, "WITHIN GROUP takes one ORDER BY expression")
+		}
+	}
+	if desc && toks[open-1].is("percentile_disc") {
+		return nil, qerr.NotImplementedf("sql: line %d, column %d: percentile_disc with ORDER BY ... DESC is not supported", t.Line, t.Col)
+	}
+	if last < i+5 {
+		return nil, qerr.At(t.Line, t.Col, "syntax error: WITHIN GROUP needs (ORDER BY expression)")
+	}
+	exprText := text[toks[i+5].Off:toks[last].End]
+	exprToks, err := tokenize(exprText)
+	if err != nil {
+		return nil, err
+	}
+	expr, err := prepass(exprText, exprToks)
+	if err != nil {
+		return nil, err
+	}
+	es := []edit{{toks[open].End, toks[open].End, expr.Text + ", "}}
+	if desc {
+		es = append(es, edit{toks[open].End, toks[open].End, "1 - ("}, edit{toks[i-1].Off, toks[i-1].Off, ")"})
+	}
+	return append(es, edit{t.Off, toks[closeAt].End, ""}), nil
+}
+
+func pun(toks []token, i int, p string) bool { return i >= 0 && i < len(toks) && toks[i].punct(p) }

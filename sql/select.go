@@ -27,7 +27,8 @@ func (it selectItem) output() logical.Expr {
 }
 
 // selectStmt lowers SELECT (and VALUES) with SQL's clause order: FROM, WHERE,
-// GROUP BY/aggregates, HAVING, the select list, DISTINCT, ORDER BY, LIMIT.
+// GROUP BY/aggregates, HAVING, window functions, QUALIFY, the select list,
+// DISTINCT, ORDER BY, LIMIT.
 func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, error) {
 	pop, err := b.with(s.With, outer)
 	if err != nil {
@@ -351,7 +352,7 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 		}
 	}
 
-	// Window functions, over the grouped rows.
+	// Window functions over the grouped rows, then QUALIFY.
 	winExprs := make([]logical.Expr, 0, len(items)+len(order))
 	for _, it := range items {
 		winExprs = append(winExprs, it.expr)

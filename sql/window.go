@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -239,6 +240,11 @@ func (b *builder) window(n *ast.WindowFuncExpr, ctx *exprCtx) (logical.Expr, err
 	}
 	if n.Spec.Name.L != "" || n.Spec.Ref.L != "" {
 		return nil, qerr.Planf("window %q is not defined", n.Spec.Name.O+n.Spec.Ref.O)
+	}
+	if f, ok := functions.Lookup(name); ok {
+		if _, err := f.Match(len(n.Args)); err != nil {
+			return nil, err
+		}
 	}
 	inner := *ctx
 	inner.clause = windowArgs

@@ -44,6 +44,9 @@ type BenchOptions struct {
 	VerifyDir            string // answer files qNN.csv to check each result against ("": no check)
 	Scheduler            string // cluster address ("": embedded)
 	TargetPartitions     int    // 0: the default (GOMAXPROCS; on a cluster, its executors' cores in total)
+	// MemoryLimit is quiver.memory_limit in bytes (0: none): operators
+	// that can spill do so under it.
+	MemoryLimit int64
 	// Exec is "local" (quiver.WithLocalExecution: direct runs, in-memory
 	// exchanges) or "standalone" / "" (the default session: an in-process
 	// scheduler and executor). Ignored with Scheduler.
@@ -94,6 +97,7 @@ type BenchSettings struct {
 	MemTable         bool   `json:"mem_table"`
 	VerifyDir        string `json:"verify_dir,omitempty"`
 	TargetPartitions int    `json:"target_partitions"`
+	MemoryLimit      int64  `json:"memory_limit,omitempty"`
 	Exec             string `json:"exec"` // local or standalone (cluster runs: the scheduler's address is in Scheduler)
 	Scheduler        string `json:"scheduler,omitempty"`
 }
@@ -167,6 +171,9 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 	if opts.Exec == "local" {
 		sopts = append(sopts, quiver.WithLocalExecution())
 	}
+	if opts.MemoryLimit > 0 {
+		sopts = append(sopts, quiver.WithMemoryLimit(opts.MemoryLimit))
+	}
 	var s *quiver.Session
 	if opts.Scheduler != "" {
 		s, err = quiver.Connect(ctx, opts.Scheduler, sopts...)
@@ -190,7 +197,7 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 		Machine: machine(), GoVersion: runtime.Version(), GitCommit: gitCommit(), Started: time.Now().UTC(),
 		Settings: BenchSettings{
 			Suite: opts.Suite, DataDir: opts.DataDir, Queries: opts.Queries, Iterations: opts.Iterations, Mode: opts.Mode,
-			MemTable: opts.MemTable, VerifyDir: opts.VerifyDir, TargetPartitions: opts.TargetPartitions,
+			MemTable: opts.MemTable, VerifyDir: opts.VerifyDir, TargetPartitions: opts.TargetPartitions, MemoryLimit: opts.MemoryLimit,
 			Exec: opts.Exec, Scheduler: opts.Scheduler,
 		},
 	}

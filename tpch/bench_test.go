@@ -234,3 +234,23 @@ func TestCompareAnswerFloatsAndDecimals(t *testing.T) {
 		t.Error("cellEqual tolerance is wrong")
 	}
 }
+
+// TestRunBenchMemoryLimit: the run's quiver.memory_limit is applied (a
+// limit too small for anything fails the query with a resources error) and
+// recorded.
+func TestRunBenchMemoryLimit(t *testing.T) {
+	o := benchOpts(t, 1)
+	o.MemoryLimit = 64 << 20
+	res, err := RunBench(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Settings.MemoryLimit != 64<<20 || !res.Queries[0].Verified {
+		t.Fatalf("settings %+v, q01 %+v", res.Settings, res.Queries[0])
+	}
+	o = benchOpts(t, 1)
+	o.MemoryLimit = 1 << 10
+	if _, err := RunBench(context.Background(), o); err == nil || !strings.Contains(err.Error(), "memory limit of 1.0 KiB") {
+		t.Fatalf("a 1 KiB limit: %v", err)
+	}
+}

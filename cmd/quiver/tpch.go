@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quiverdb/quiver/settings"
 	"github.com/quiverdb/quiver/tpch"
 )
 
@@ -183,6 +184,11 @@ func benchSuite(suite string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Exec, "exec", "standalone", "local (direct runs in this process) or standalone (in-process scheduler and executor, the default session)")
 	fs.IntVar(&o.TargetPartitions, "partitions", 0, "target partitions (default: GOMAXPROCS; with --scheduler, the cluster executors' cores in total)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed runs to `FILE`")
+	fs.Func("memory-limit", "quiver.memory_limit for the run, such as `64MB` (sorts and aggregates spill under it)", func(text string) error {
+		n, err := settings.ParseBytes(text)
+		o.MemoryLimit = n
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -196,8 +202,12 @@ func benchSuite(suite string, args []string, stdout, stderr io.Writer) int {
 	if *queries != "" {
 		for _, q := range strings.Split(*queries, ",") {
 			n, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(q)), "q"))
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: --queries: %q is not a query number\n", name, q)
+			last := 22
+			if suite == "tpcds" {
+				last = tpch.TPCDSQueries
+			}
+			if err != nil || n < 1 || n > last {
+				fmt.Fprintf(stderr, "%s: --queries: unknown query %q (want 1 to %d)\n", name, q, last)
 				return 2
 			}
 			o.Queries = append(o.Queries, n)

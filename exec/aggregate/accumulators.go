@@ -116,6 +116,10 @@ func newPlainAccumulator(a physical.AggregateExpr, argType arrow.DataType) (accu
 		if arrow.TypeEqual(argType, physical.PairType(arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float64)) {
 			return &covarAcc{fn: a.Func}, nil
 		}
+	case physical.AggPercentileCont, physical.AggPercentileDisc:
+		if arrow.TypeEqual(argType, physical.PairType(arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float64)) {
+			return &percentileAcc{fn: a.Func}, nil
+		}
 	case physical.AggStringAgg:
 		if arrow.TypeEqual(argType, physical.PairType(arrow.BinaryTypes.String, arrow.BinaryTypes.String)) {
 			return &stringAggAcc{}, nil

@@ -321,6 +321,7 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 
 	// Reserve the worst case first: every row a new group.
 	worst := h.worstCase(keys, b)
+	h.sp.worstPerRow = max(1, worst/int64(n))
 	if h.underPressure(worst) {
 		if h.n.Mode == physical.AggPartial {
 			return true, nil

@@ -57,6 +57,9 @@ type aggSpill struct {
 	rows        [][]int32 // per file, scratch
 	next        int       // the next file to re-aggregate
 	sub         *hashAggregate
+	// worstPerRow is the last batch's worst case over its rows: chunkRows
+	// measures a batch only when that says it might not fit.
+	worstPerRow int64
 }
 
 // initSpill decides whether h can spill and prepares the plans it needs.
@@ -99,7 +102,13 @@ func (h *hashAggregate) underPressure(worst int64) bool {
 func (h *hashAggregate) chunkRows(ctx context.Context, b arrow.RecordBatch) (int64, error) {
 	n := b.NumRows()
 	room := h.tc.Headroom()
-	if n <= 1 || room > math.MaxInt64/4 {
+	// Without a limit, or with room for many times what recent batches'
+	// rows could add, fold it whole without evaluating the keys twice.
+	perRow := h.sp.worstPerRow
+	if perRow == 0 {
+		perRow = 4 << 10
+	}
+	if n <= 1 || room > math.MaxInt64/4 || 4*n*perRow < room {
 		return n, nil
 	}
 	keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)

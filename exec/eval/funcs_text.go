@@ -138,9 +138,12 @@ var textKernels = kernelMap{
 	"right": strBody(func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 		s, n := a[0].str(i), a[1].int(i)
 		c := int64(utf8.RuneCount(s))
-		from := c - n
+		from := c - n // n > c: everything
 		if n < 0 {
-			from = -n
+			from = c // n ≤ -c: nothing (and -n may not be representable)
+			if n > -c {
+				from = -n
+			}
 		}
 		return append(dst, runeSlice(s, max(0, from), c)...), true, nil
 	}, tUtf8, tInt64),
@@ -433,85 +436,128 @@ func replTemplate(s []byte) []byte {
 }
 
 // compileRegexp is the regexp family, over Go's RE2 syntax (as DuckDB's).
-// Go's regexp returns match positions in a fresh slice per call, so the
-// functions other than regexp_like allocate per matching row.
+// A constant pattern (and flags) compiles once here and is shared (a
+// Regexp is safe for concurrent use); each eval call has its own cache for
+// patterns that come from columns. Go's regexp returns match positions in a
+// fresh slice per call, so the functions other than regexp_like allocate
+// per matching row.
 func compileRegexp(f *physical.ScalarFunc) (node, error) {
 	name := f.Name
-	cache := &reCache{fn: name}
-	noFlags := []byte(nil)
+	types := map[string][]arrow.DataType{
+		"regexp_like":    {tUtf8},
+		"regexp_replace": {tUtf8},
+		"regexp_match":   {tUtf8, tUtf8, tInt64},
+		"regexp_extract": {tUtf8, tUtf8, tInt64},
+	}[name]
+	r, err := newRowFunc(f, tUtf8, types...)
+	if err != nil {
+		return nil, err
+	}
+	flagArg := map[string]int{"regexp_like": 2, "regexp_replace": 3}[name]
+	base := reCache{fn: name}
+	constant, flags := true, ""
+	if pat := r.args[1]; pat.lit == nil || pat.lit.null {
+		constant = false
+	}
+	if flagArg > 0 && len(r.args) > flagArg {
+		if fl := r.args[flagArg]; fl.lit == nil || fl.lit.null {
+			constant = false
+		} else {
+			flags = fl.lit.s
+		}
+	}
+	if constant {
+		if _, err := base.get([]byte(r.args[1].lit.s), []byte(flags)); err != nil {
+			return nil, err
+		}
+	}
+	flagsOf := func(a []rowArg, i int) []byte {
+		if flagArg > 0 && len(a) > flagArg {
+			return a[flagArg].str(i)
+		}
+		return nil
+	}
 	switch name {
 	case "regexp_like":
-		return boolBody(func(a []rowArg, i int) (bool, bool, error) {
-			fl := noFlags
-			if len(a) > 2 {
-				fl = a[2].str(i)
+		r.out = boolType
+		r.makeB = func() func(a []rowArg, i int) (bool, bool, error) {
+			cache := base
+			return func(a []rowArg, i int) (bool, bool, error) {
+				re, err := cache.get(a[1].str(i), flagsOf(a, i))
+				if err != nil {
+					return false, false, err
+				}
+				return re.Match(a[0].str(i)), true, nil
 			}
-			re, err := cache.get(a[1].str(i), fl)
-			if err != nil {
-				return false, false, err
-			}
-			return re.Match(a[0].str(i)), true, nil
-		}, tUtf8)(f)
+		}
 	case "regexp_replace":
-		var tmplSrc, tmpl []byte
-		return strBody(func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
-			fl := noFlags
-			if len(a) > 3 {
-				fl = a[3].str(i)
-			}
-			re, err := cache.get(a[1].str(i), fl)
-			if err != nil {
-				return nil, false, err
-			}
-			if rs := a[2].str(i); tmpl == nil || !bytes.Equal(rs, tmplSrc) {
-				tmplSrc, tmpl = append(tmplSrc[:0], rs...), replTemplate(rs)
-			}
-			s := a[0].str(i)
-			for {
-				m := re.FindSubmatchIndex(s)
-				if m == nil {
-					return append(dst, s...), true, nil
+		r.makeStr = func() func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
+			cache := base
+			var tmplSrc, tmpl []byte
+			return func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
+				re, err := cache.get(a[1].str(i), flagsOf(a, i))
+				if err != nil {
+					return nil, false, err
 				}
-				dst = append(dst, s[:m[0]]...)
-				dst = re.Expand(dst, tmpl, s, m)
-				if !cache.global {
-					return append(dst, s[m[1]:]...), true, nil
+				if rs := a[2].str(i); tmpl == nil || !bytes.Equal(rs, tmplSrc) {
+					tmplSrc, tmpl = append(tmplSrc[:0], rs...), replTemplate(rs)
 				}
-				if m[1] == m[0] { // an empty match: step over one character
-					if m[1] >= len(s) {
-						return dst, true, nil
-					}
-					_, w := utf8.DecodeRune(s[m[1]:])
-					dst = append(dst, s[m[1]:m[1]+w]...)
-					s = s[m[1]+w:]
-					continue
-				}
-				s = s[m[1]:]
+				return regexpReplace(re, cache.global, a[0].str(i), tmpl, dst), true, nil
 			}
-		}, tUtf8, tUtf8, tUtf8, tUtf8)(f)
+		}
 	default: // regexp_match, regexp_extract
 		extract := name == "regexp_extract"
-		return strBody(func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
-			re, err := cache.get(a[1].str(i), noFlags)
-			if err != nil {
-				return nil, false, err
+		r.makeStr = func() func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
+			cache := base
+			return func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
+				re, err := cache.get(a[1].str(i), nil)
+				if err != nil {
+					return nil, false, err
+				}
+				g := int64(0)
+				if !extract && re.NumSubexp() > 0 {
+					g = 1
+				}
+				if len(a) > 2 {
+					g = a[2].int(i)
+				}
+				if g < 0 || g > int64(re.NumSubexp()) {
+					return nil, false, qerr.Execf("%s: group %d does not exist (the pattern has %d)", name, g, re.NumSubexp())
+				}
+				s := a[0].str(i)
+				m := re.FindSubmatchIndex(s)
+				if m == nil || m[2*g] < 0 {
+					return dst, extract, nil
+				}
+				return append(dst, s[m[2*g]:m[2*g+1]]...), true, nil
 			}
-			g := int64(0)
-			if !extract && re.NumSubexp() > 0 {
-				g = 1
+		}
+	}
+	return r.finish(f)
+}
+
+// regexpReplace appends s with the first match of re (every match when
+// global) replaced by the expanded template.
+func regexpReplace(re *regexp.Regexp, global bool, s, tmpl, dst []byte) []byte {
+	for {
+		m := re.FindSubmatchIndex(s)
+		if m == nil {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:m[0]]...)
+		dst = re.Expand(dst, tmpl, s, m)
+		if !global {
+			return append(dst, s[m[1]:]...)
+		}
+		if m[1] == m[0] { // an empty match: step over one character
+			if m[1] >= len(s) {
+				return dst
 			}
-			if len(a) > 2 {
-				g = a[2].int(i)
-			}
-			if g < 0 || g > int64(re.NumSubexp()) {
-				return nil, false, qerr.Execf("%s: group %d does not exist (the pattern has %d)", name, g, re.NumSubexp())
-			}
-			s := a[0].str(i)
-			m := re.FindSubmatchIndex(s)
-			if m == nil || m[2*g] < 0 {
-				return dst, extract, nil
-			}
-			return append(dst, s[m[2*g]:m[2*g+1]]...), true, nil
-		}, tUtf8, tUtf8, tInt64)(f)
+			_, w := utf8.DecodeRune(s[m[1]:])
+			dst = append(dst, s[m[1]:m[1]+w]...)
+			s = s[m[1]+w:]
+			continue
+		}
+		s = s[m[1]:]
 	}
 }

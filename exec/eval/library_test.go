@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -110,5 +112,44 @@ func TestLibraryErrors(t *testing.T) {
 				t.Errorf("%s: error %v, want an execution error mentioning %q", c.e, err, c.msg)
 			}
 		})
+	}
+}
+
+// TestLibraryConcurrent runs one compiled Evaluator of the kernels with
+// per-call state (regular expressions from a column) in several goroutines
+// at once, as partitions do; -race checks they share nothing mutable.
+func TestLibraryConcurrent(t *testing.T) {
+	mem := checkedMem(t)
+	rec := fixture.record(mem)
+	defer rec.Release()
+	e := fn("regexp_replace", tStr, cS, fn("concat", tStr, lit(tStr, "^"), fn("left", tStr, cS, lit(tI64, int64(1)))), lit(tStr, "<\\&>"))
+	ev, err := Compile(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "'<a>pple'|'<B>anana'|NULL|'<c>herry pie'|'<>'"
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for range 50 {
+				out, err := ev.Eval(context.Background(), mem, rec)
+				if err != nil {
+					errs <- err
+					return
+				}
+				got := showArray(out)
+				out.Release()
+				if got != want {
+					errs <- fmt.Errorf("got %s, want %s", got, want)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -28,6 +28,12 @@ type rowFunc struct {
 	// keepNull: the body sees NULL rows too (rowArg.null tells them) and
 	// decides itself (concat_ws skips NULL arguments).
 	keepNull bool
+	// makeStr and makeB, when set, make the body afresh for each eval
+	// call: a body with scratch state (the regexp kernels' cache of the
+	// last pattern) keeps it in the call, as the Evaluator may run in many
+	// partitions at once.
+	makeStr func() func(a []rowArg, i int, dst []byte) ([]byte, bool, error)
+	makeB   func() func(a []rowArg, i int) (bool, bool, error)
 }
 
 // rowArg is one argument of a rowFunc for one batch: a column's values, or a
@@ -175,7 +181,14 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 		}
 	}
 	skip := func(i int) bool { return inValid != nil && !bitutil.BitIsSet(inValid, i) }
-	if r.str != nil {
+	strFn, bFn := r.str, r.b
+	if r.makeStr != nil {
+		strFn = r.makeStr()
+	}
+	if r.makeB != nil {
+		bFn = r.makeB()
+	}
+	if strFn != nil {
 		b := array.NewStringBuilder(mem)
 		defer b.Release()
 		b.Reserve(n)
@@ -185,7 +198,7 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 				b.AppendNull()
 				continue
 			}
-			v, ok, err := r.str(args, i, scratch[:0])
+			v, ok, err := strFn(args, i, scratch[:0])
 			if err != nil {
 				return nil, err
 			}
@@ -259,7 +272,7 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 			}
 			out[i] = v
 		}
-	case r.b != nil:
+	case bFn != nil:
 		buf = newBitmap(mem, n, false)
 		ob := buf.Bytes()
 		for i := 0; i < n; i++ {
@@ -267,7 +280,7 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 				mark(i)
 				continue
 			}
-			v, ok, err := r.b(args, i)
+			v, ok, err := bFn(args, i)
 			if err != nil {
 				buf.Release()
 				return nil, err

@@ -25,6 +25,14 @@ func Gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 		return nil, false
 	}
 	var bufs []*memory.Buffer
+	// A memory limit crossed in a later allocation panics up to the
+	// operator boundary: the buffers made before it are released on the way.
+	built := false
+	defer func() {
+		if !built {
+			releaseBuffers(bufs)
+		}
+	}()
 	switch dt.ID() {
 	case arrow.BOOL:
 		vals := arr.Data().Buffers()[1].Bytes()
@@ -73,11 +81,8 @@ func Gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 	}
 	data := array.NewData(dt, n, bufs, nil, nulls, 0)
 	defer data.Release()
-	for _, b := range bufs {
-		if b != nil {
-			b.Release()
-		}
-	}
+	built = true
+	releaseBuffers(bufs)
 	return array.MakeFromData(data), true
 }
 
@@ -158,6 +163,12 @@ func gatherBytes[O int32 | int64](mem memory.Allocator, arr arrow.Array, idx []i
 	}
 	var z O
 	ob := execop.NewDirtyBuffer(mem, (len(idx)+1)*int(unsafe.Sizeof(z)))
+	done := false
+	defer func() {
+		if !done {
+			ob.Release() // the values' buffer hit the memory limit
+		}
+	}()
 	oDst := unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(ob.Bytes()))), len(idx)+1)
 	// 16 bytes of slack: a value of at most 16 bytes is moved as two
 	// whole words (no copy call), whatever lies past it being overwritten
@@ -181,6 +192,7 @@ func gatherBytes[O int32 | int64](mem memory.Allocator, arr arrow.Array, idx []i
 		pos += hi - lo
 		oDst[i+1] = pos
 	}
+	done = true
 	return []*memory.Buffer{nil, ob, db}
 }
 
@@ -199,4 +211,12 @@ func gatherValidity(mem memory.Allocator, arr arrow.Array, idx []int32) (*memory
 		}
 	}
 	return b, nulls
+}
+
+func releaseBuffers(bufs []*memory.Buffer) {
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
 }

@@ -15,7 +15,7 @@ import (
 // memory is released. At the end of the input the rest is spilled too and
 // the runs are merged (Merger), one batch of each in memory at a time.
 // Runs are merged in the order they were written, so the sort stays
-// stable. The files live under the work dir's "spill" directory and are
+// stable. The files are spill.Files (under the work dir) and are
 // removed by Close, whatever happened.
 
 // spillFactor: spill once the headroom under the memory limits is below

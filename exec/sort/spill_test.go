@@ -15,6 +15,7 @@ import (
 	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -142,7 +143,7 @@ func TestSortSpillsCounted(t *testing.T) {
 			if !strings.Contains(tc.FormatAnalyze(plan), "spilled=") == (limit > 0) {
 				t.Errorf("EXPLAIN ANALYZE does not show the spill:\n%s", tc.FormatAnalyze(plan))
 			}
-			left, _ := filepath.Glob(filepath.Join(tc.WorkDir, "spill", "*"))
+			left, _ := filepath.Glob(filepath.Join(tc.WorkDir, spill.DirName, "*"))
 			if len(left) > 0 {
 				t.Errorf("spill files left: %v", left)
 			}

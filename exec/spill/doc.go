@@ -1,7 +1,7 @@
 // Package spill holds the files operators write when their state does not
 // fit in memory: a File is one Arrow IPC stream under the task's work dir
-// ("spill" directory, or the system's temporary directory when the task has
-// no work dir), written batch by batch, then read back batch by batch.
+// (its DirName directory, or the system's temporary directory when the task
+// has no work dir), written batch by batch, then read back batch by batch.
 //
 // Invariants: a File is removed by Remove whatever state it is in, and
 // operators call Remove from Close, so no spill file outlives its

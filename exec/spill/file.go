@@ -26,22 +26,25 @@ type File struct {
 	closed bool
 }
 
-// Dir is where tc's operators spill.
-func Dir(tc *execop.TaskContext) string {
-	if tc.WorkDir == "" {
-		return filepath.Join(os.TempDir(), "quiver-spill")
-	}
-	return filepath.Join(tc.WorkDir, "spill")
-}
+// DirName is the directory under an executor's work dir that holds its
+// tasks' spill files. A dot cannot start a job id, so the executor's sweep
+// of orphaned job directories never takes it for one; the executor empties
+// it when it starts (spill files never outlive their process).
+const DirName = ".spill"
 
 // Create starts a spill file for node's batches of schema, named after
-// what (a word such as "sort").
+// what (a word such as "sort"): under the task's work dir, or in the
+// system's temporary directory when the task has none.
 func Create(tc *execop.TaskContext, node physical.Plan, schema *arrow.Schema, what string) (*File, error) {
-	dir := Dir(tc)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, qerr.IOf("exec: %s: creating spill directory %s: %w", what, dir, err)
+	dir := os.TempDir()
+	pattern := "quiver-" + what + "-*.arrows"
+	if tc.WorkDir != "" {
+		dir, pattern = filepath.Join(tc.WorkDir, DirName), what+"-*.arrows"
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, qerr.IOf("exec: %s: creating spill directory %s: %w", what, dir, err)
+		}
 	}
-	f, err := os.CreateTemp(dir, what+"-*.arrows")
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return nil, qerr.IOf("exec: %s: creating a spill file in %s: %w", what, dir, err)
 	}

@@ -290,8 +290,6 @@ func (l *layout) rangeBound(bd physical.FrameBound, r, ps, pe, a, b int32, isEnd
 	return lo
 }
 
-// validBits returns a's validity bitmap and offset for bitutil tests, or
-// nil when it has no NULLs.
-func validBits(a arrow.Array) ([]byte, int) { return kernel.ValidBits(a) }
-
+// isValid reports whether row i is not NULL under kernel.ValidBits' bitmap
+// (nil: no NULLs).
 func isValid(bits []byte, off, i int) bool { return bits == nil || bitutil.BitIsSet(bits, off+i) }

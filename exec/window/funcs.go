@@ -190,7 +190,7 @@ func counts(arg arrow.Array, l *layout, start, end []int32) []int64 {
 	var bits []byte
 	var boff int
 	if arg != nil {
-		bits, boff = validBits(arg)
+		bits, boff = kernel.ValidBits(arg)
 		if arg.DataType().ID() == arrow.NULL {
 			return out
 		}
@@ -213,7 +213,7 @@ func counts(arg arrow.Array, l *layout, start, end []int32) []int64 {
 // it and removing rows leaving it: ints sum exactly in int64, decimals in
 // 128-bit decimals (exact, DECIMAL(38, s)), floats in float64.
 func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *layout, start, end []int32) (arrow.Array, error) {
-	bits, boff := validBits(arg)
+	bits, boff := kernel.ValidBits(arg)
 	valid := make([]bool, l.n)
 	cnt := make([]int64, l.n)
 	avg := f.Agg == physical.AggAvg
@@ -249,13 +249,30 @@ func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *l
 		return kernel.MakeFixed(m, f.Type, acc, valid), nil
 	}
 	if ints, ok := intValues(arg); ok && !avg {
+		// The running sum is 128-bit, so a frame's sum is exact whatever
+		// order rows enter and leave in; one past int64 is an error, as
+		// in the aggregates.
 		acc := make([]int64, l.n)
-		var run int64
+		var run decimal128.Num
+		overflow := false
 		slide(l, start, end, func(i int32, sign int) {
 			if isValid(bits, boff, int(i)) {
-				run += int64(sign) * ints[i]
+				if sign > 0 {
+					run = run.Add(decimal128.FromI64(ints[i]))
+				} else {
+					run = run.Sub(decimal128.FromI64(ints[i]))
+				}
 			}
-		}, func(r int32, c int64) { acc[r], cnt[r], valid[r] = run, c, c > 0 }, func() { run = 0 }, bits, boff)
+		}, func(r int32, c int64) {
+			lo := run.LowBits()
+			if run.HighBits() != int64(lo)>>63 {
+				overflow = true
+			}
+			acc[r], cnt[r], valid[r] = int64(lo), c, c > 0
+		}, func() { run = decimal128.Num{} }, bits, boff)
+		if overflow {
+			return nil, qerr.Execf("exec: integer overflow in window %s; cast the argument to a DECIMAL", f.Agg)
+		}
 		return kernel.MakeFixed(m, arrow.PrimitiveTypes.Int64, acc, valid), nil
 	}
 	fl, ok := floatValues(arg)
@@ -369,7 +386,7 @@ func extremes(arg arrow.Array, isMax bool, l *layout, start, end []int32) ([]int
 	if err != nil {
 		return nil, err
 	}
-	bits, boff := validBits(arg)
+	bits, boff := kernel.ValidBits(arg)
 	// worse(i, j): row j's value makes row i useless as a candidate
 	// (i entered earlier and is not better than j).
 	worse := func(i, j int32) bool {

@@ -96,13 +96,16 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		pk := partKey(g)
 		switch {
 		case len(part) == 0:
-			// One window partition: all rows in one place.
-			if len(keys) > 0 || plan.OutputPartitions() > 1 {
-				if len(keys) == 0 {
-					plan = &physical.Coalesce{Input: plan}
-				} else {
-					plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1}
-				}
+			// One window partition: all rows in one place, sorted in
+			// parallel and merged when there is an ORDER BY.
+			switch {
+			case plan.OutputPartitions() > 1 && len(keys) == 0:
+				plan = &physical.Coalesce{Input: plan}
+			case plan.OutputPartitions() > 1:
+				local := &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
+				plan = &physical.SortPreservingMerge{Input: local, Keys: keys, Fetch: -1}
+			case len(keys) > 0 && !(pk == prevPart && sortPrefix(keys, prevKeys)):
+				plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1}
 			}
 		case pk == prevPart && sortPrefix(keys, prevKeys):
 			// The previous link's sort already orders these rows.

@@ -255,10 +255,11 @@ async function executorsPage() {
     el("td", {}, e.id), el("td", {}, e.host + ":" + e.port),
     el("td", { class: "num" }, e.vcores), el("td", { class: "num" }, e.running_tasks),
     el("td", {}, progress(e.running_tasks, e.vcores)),
+    el("td", { class: "num", "data-testid": "memory" }, bytes(e.memory_reserved) + (e.memory_limit ? " of " + bytes(e.memory_limit) : "")),
     el("td", { class: "num" }, bytes(Math.round(cacheBytes.get(e.id) || 0))),
     el("td", {}, ago(e.last_heartbeat)), el("td", {}, e.draining ? state("draining") : state("running"))));
   return [el("h2", {}, "Executors"),
-    table(["Executor", "Address", { label: "Slots", num: true }, { label: "Running", num: true }, "Busy", { label: "Cache", num: true }, "Last heartbeat", "State"],
+    table(["Executor", "Address", { label: "Slots", num: true }, { label: "Running", num: true }, "Busy", { label: "Memory", num: true }, { label: "Cache", num: true }, "Last heartbeat", "State"],
       rows, { "data-testid": "executors" })];
 }
 
