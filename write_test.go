@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver"
@@ -88,5 +89,55 @@ func TestWritePartitionedPruning(t *testing.T) {
 		}
 		s.Close()
 		mem.AssertSize(t, 0)
+	}
+}
+
+// TestCopyCanceledLeavesNothing: a write canceled while it streams (the
+// query would run for hours) leaves nothing in the target's directory.
+func TestCopyCanceledLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newTPCHSession(t, quiver.WithLocalExecution(), quiver.WithBatchSize(64))
+	df, err := s.SQL(ctx, "SELECT a.l_orderkey, b.l_partkey FROM lineitem a CROSS JOIN lineitem b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("panic: %v", r)
+			}
+		}()
+		done <- df.WriteCSV(wctx, filepath.Join(dir, "huge.csv"))
+	}()
+	// Cancel once the temporary file has data in it: the write is under way.
+	deadline := time.Now().Add(time.Minute)
+	for started := false; !started; {
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatal("the write never started")
+		}
+		matches, _ := filepath.Glob(filepath.Join(dir, ".huge.csv.quiver-tmp-*", "huge.csv"))
+		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && st.Size() > 0 {
+				started = true
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a canceled write succeeded")
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("a canceled write left %s", e.Name())
 	}
 }

@@ -131,7 +131,9 @@ func readSample(path string) ([]byte, error) {
 	return buf, nil
 }
 
-// parseSample splits the sample into at most sampleRows records.
+// parseSample splits the sample into at most sampleRows records. A sample
+// cut short may end inside a quoted field: an error after some records
+// ends the sample there.
 func parseSample(sample []byte, d rune) ([][]string, error) {
 	r := csv.NewReader(bytes.NewReader(sample))
 	r.Comma = d
@@ -143,6 +145,9 @@ func parseSample(sample []byte, d rune) ([][]string, error) {
 			break
 		}
 		if err != nil {
+			if len(rows) >= 2 {
+				break
+			}
 			return nil, err
 		}
 		rows = append(rows, rec)

@@ -1,8 +1,10 @@
 // Package scan runs physical.Scan: one partition reads its files in turn
-// (Parquet, CSV, Arrow IPC) or its memory-table partition, conforms every
-// batch to the scan's output schema, slices batches bigger than the task's
-// batch size, applies the fetch limit, and skips Parquet row groups whose
-// statistics cannot satisfy the pushed-down predicate (prune.go).
+// (Parquet, CSV, newline-delimited JSON, Arrow IPC) or its memory-table
+// partition, conforms every batch to the scan's output schema, adds a hive
+// table's partition columns (constant per file, hive.go), slices batches
+// bigger than the task's batch size, applies the fetch limit, and skips
+// Parquet row groups whose statistics cannot satisfy the pushed-down
+// predicate (prune.go).
 //
 // Flat Parquet columns (integers, dates, decimals, floats, strings and
 // binaries; PLAIN or dictionary pages; version 1 and 2 data pages) are

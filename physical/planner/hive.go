@@ -15,7 +15,7 @@ import (
 // pushed-down filters and returns the table with the files kept (t itself
 // when nothing was pruned) and the scan options: the table's, plus each kept
 // file's partition values. A file is dropped only when some filter is
-// certainly false for its values; filters over other columns keep it.
+// certainly false or NULL for its values; filters over other columns keep it.
 func hivePartitions(n *logical.Scan) (*catalog.Table, map[string]string) {
 	t := n.Table
 	cols := t.PartitionColumns()
@@ -37,7 +37,11 @@ func hivePartitions(n *logical.Scan) (*catalog.Table, map[string]string) {
 		env := partitionEnv{schema: n.Schema(), cols: cols, types: types, vals: vals, null: null}
 		pruned := false
 		for _, e := range n.Filters {
-			if v, known := env.eval(e); known && v != nil && !*v.(*bool) {
+			// A filter keeps only rows where it is true: certainly false or
+			// NULL for the file's values drops the file.
+			v, known := env.eval(e)
+			b, isBool := v.(*bool)
+			if known && (v == nil || (isBool && !*b)) {
 				pruned = true
 				break
 			}
