@@ -126,7 +126,9 @@ func ipcSchema(path string) (*arrow.Schema, int64, error) {
 		defer r.Close()
 		var rows int64
 		for i := 0; i < r.NumRecords(); i++ {
-			rec, err := r.RecordBatch(i)
+			// RecordBatchAt hands the batch over (RecordBatch keeps it in
+			// the reader, which releases it itself).
+			rec, err := r.RecordBatchAt(i)
 			if err != nil {
 				return nil, 0, qerr.IOf("catalog: %s: %w", path, err)
 			}
