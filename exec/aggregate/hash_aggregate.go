@@ -233,8 +233,9 @@ func (h *hashAggregate) processChunks(ctx context.Context, b arrow.RecordBatch) 
 	for off := int64(0); off < n; {
 		rows, flush, err := h.processChunk(ctx, b, off)
 		if errors.Is(err, errRechunk) {
-			continue // the groups were spilled: size the slice again
+			continue // spilled, or the slice did not fit: size it again
 		}
+		h.sp.maxChunk = 0
 		if flush {
 			h.sp.pending = b.NewSlice(off, n)
 			return true, nil
@@ -336,6 +337,11 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 		// Other operators of the task took the memory: spill or flush
 		// what is held, if anything, and try once more.
 		if !h.sp.ok || h.ngroups == 0 {
+			if n > 1 {
+				// Nothing held to free: fold the batch in smaller slices.
+				h.sp.maxChunk = int64(n / 2)
+				return false, errRechunk
+			}
 			return false, err
 		}
 		if h.n.Mode == physical.AggPartial {

@@ -32,8 +32,9 @@ import (
 // and do neither: they fail at the limit as before. So do aggregates with
 // no GROUP BY, whose one group never grows.
 
-// errRechunk: process spilled the groups before folding its batch; the
-// caller sizes the batch's slices again for the fresh table and retries.
+// errRechunk: process spilled the groups before folding its batch, or
+// could not reserve its worst case with nothing to free; the caller sizes
+// the batch's slices again and retries.
 var errRechunk = errors.New("exec/hashagg: spilled; fold the batch again")
 
 // spillPartitions is how many files a spilling aggregate splits its
@@ -60,6 +61,10 @@ type aggSpill struct {
 	// worstPerRow is the last batch's worst case over its rows: chunkRows
 	// measures a batch only when that says it might not fit.
 	worstPerRow int64
+	// maxChunk, when set, caps the next slice: a reservation failed
+	// (other operators of the task took the memory) with nothing held to
+	// free, so the slice is halved until it fits or is one row.
+	maxChunk int64
 }
 
 // initSpill decides whether h can spill and prepares the plans it needs.
@@ -100,6 +105,15 @@ func (h *hashAggregate) underPressure(worst int64) bool {
 // least one row). Worst cases do not grow linearly (a hash table doubles),
 // so each candidate is measured.
 func (h *hashAggregate) chunkRows(ctx context.Context, b arrow.RecordBatch) (int64, error) {
+	rows, err := h.fitRows(ctx, b)
+	if h.sp.maxChunk > 0 {
+		rows = min(rows, h.sp.maxChunk)
+	}
+	return rows, err
+}
+
+// fitRows is chunkRows before the cap a failed reservation set.
+func (h *hashAggregate) fitRows(ctx context.Context, b arrow.RecordBatch) (int64, error) {
 	n := b.NumRows()
 	room := h.tc.Headroom()
 	// Without a limit, or with room for many times what recent batches'
