@@ -217,61 +217,20 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 	nulls := 0
 	mark := func(i int) { bitutil.ClearBit(vb, i); nulls++ }
 	var buf *memory.Buffer
+	var err error
 	switch {
 	case r.i64 != nil && r.out.ID() == arrow.DATE32:
 		var out []int32
 		buf, out = newFixed[int32](mem, n)
-		for i := range out {
-			if skip(i) {
-				mark(i)
-				continue
-			}
-			v, ok, err := r.i64(args, i)
-			if err != nil {
-				buf.Release()
-				return nil, err
-			}
-			if !ok {
-				mark(i)
-			}
-			out[i] = int32(v)
-		}
+		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return r.i64(args, i) }, func(v int64) int32 { return int32(v) })
 	case r.i64 != nil:
 		var out []int64
 		buf, out = newFixed[int64](mem, n)
-		for i := range out {
-			if skip(i) {
-				mark(i)
-				continue
-			}
-			v, ok, err := r.i64(args, i)
-			if err != nil {
-				buf.Release()
-				return nil, err
-			}
-			if !ok {
-				mark(i)
-			}
-			out[i] = v
-		}
+		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return r.i64(args, i) }, func(v int64) int64 { return v })
 	case r.f64 != nil:
 		var out []float64
 		buf, out = newFixed[float64](mem, n)
-		for i := range out {
-			if skip(i) {
-				mark(i)
-				continue
-			}
-			v, ok, err := r.f64(args, i)
-			if err != nil {
-				buf.Release()
-				return nil, err
-			}
-			if !ok {
-				mark(i)
-			}
-			out[i] = v
-		}
+		err = fillRows(out, skip, mark, func(i int) (float64, bool, error) { return r.f64(args, i) }, func(v float64) float64 { return v })
 	case bFn != nil:
 		buf = newBitmap(mem, n, false)
 		ob := buf.Bytes()
@@ -280,10 +239,10 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 				mark(i)
 				continue
 			}
-			v, ok, err := bFn(args, i)
-			if err != nil {
-				buf.Release()
-				return nil, err
+			v, ok, ferr := bFn(args, i)
+			if ferr != nil {
+				err = ferr
+				break
 			}
 			if !ok {
 				mark(i)
@@ -296,8 +255,31 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 		return nil, qerr.Internalf("eval: %s has no body", r.name)
 	}
 	defer buf.Release()
+	if err != nil {
+		return nil, err
+	}
 	if nulls == 0 {
 		return makeArray(r.out, n, nil, buf), nil
 	}
 	return makeArray(r.out, n, valid, buf), nil
+}
+
+// fillRows sets out[i] to conv of fn(i) for every row i not skipped, and
+// marks NULL the rows skipped or for which fn has no value.
+func fillRows[V, T any](out []T, skip func(int) bool, mark func(int), fn func(int) (V, bool, error), conv func(V) T) error {
+	for i := range out {
+		if skip(i) {
+			mark(i)
+			continue
+		}
+		v, ok, err := fn(i)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			mark(i)
+		}
+		out[i] = conv(v)
+	}
+	return nil
 }
