@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -455,31 +454,8 @@ func (b *builder) createExternal(c *cursor, orReplace bool) (Statement, error) {
 		return nil, err
 	}
 	if c.acceptPunct("(") {
-		st.Columns = []arrow.Field{}
-		for {
-			col, err := c.name("column name")
-			if err != nil {
-				return nil, err
-			}
-			t, next, err := parseTypeName(c.toks, c.i)
-			if err != nil {
-				return nil, b.relocate(err, c.text, 0)
-			}
-			c.i = next
-			nullable := true
-			if c.accept("NOT", "NULL") {
-				nullable = false
-			} else {
-				c.accept("NULL")
-			}
-			st.Columns = append(st.Columns, arrow.Field{Name: col, Type: t, Nullable: nullable})
-			if c.acceptPunct(",") {
-				continue
-			}
-			if err := c.expectPunct(")"); err != nil {
-				return nil, err
-			}
-			break
+		if st.Columns, err = b.columnDefs(c, "CREATE EXTERNAL TABLE "+st.Name); err != nil {
+			return nil, err
 		}
 	}
 	// STORED AS may be left out: the files' extensions tell the format.

@@ -264,6 +264,17 @@ func (b *builder) createTable(c *cursor, orReplace bool) (Statement, error) {
 	if !c.acceptPunct("(") {
 		return nil, c.errHere("CREATE TABLE %s: expected (columns) or AS query", st.Name)
 	}
+	if st.Columns, err = b.columnDefs(c, "CREATE TABLE "+st.Name); err != nil {
+		return nil, err
+	}
+	return st, c.end()
+}
+
+// columnDefs parses a table's column definitions after their opening
+// parenthesis: name type [NOT NULL | NULL], ... ). A name given twice is an
+// error naming the statement (what).
+func (b *builder) columnDefs(c *cursor, what string) ([]arrow.Field, error) {
+	cols := []arrow.Field{}
 	seen := map[string]bool{}
 	for {
 		col, err := c.name("column name")
@@ -271,7 +282,7 @@ func (b *builder) createTable(c *cursor, orReplace bool) (Statement, error) {
 			return nil, err
 		}
 		if seen[strings.ToLower(col)] {
-			return nil, c.b.atOff(c.toks[c.i-1].Off, "CREATE TABLE %s: column %q given twice", st.Name, col)
+			return nil, c.b.atOff(c.toks[c.i-1].Off, "%s: column %q given twice", what, col)
 		}
 		seen[strings.ToLower(col)] = true
 		t, next, err := parseTypeName(c.toks, c.i)
@@ -285,16 +296,15 @@ func (b *builder) createTable(c *cursor, orReplace bool) (Statement, error) {
 		} else {
 			c.accept("NULL")
 		}
-		st.Columns = append(st.Columns, arrow.Field{Name: col, Type: t, Nullable: nullable})
+		cols = append(cols, arrow.Field{Name: col, Type: t, Nullable: nullable})
 		if c.acceptPunct(",") {
 			continue
 		}
 		if err := c.expectPunct(")"); err != nil {
 			return nil, err
 		}
-		break
+		return cols, nil
 	}
-	return st, c.end()
 }
 
 func (b *builder) insert(c *cursor) (Statement, error) {
