@@ -480,18 +480,7 @@ func filterClause(text string, toks []token, i int, matching func(int) int) ([]e
 		return nil, qerr.At(t.Line, t.Col, "syntax error: FILTER needs (WHERE condition)")
 	}
 	// The aggregate call's parentheses end just before FILTER.
-	open, d := -1, 0
-	for j := i - 1; j >= 0; j-- {
-		if toks[j].punct(")") {
-			d++
-		} else if toks[j].punct("(") {
-			d--
-			if d == 0 {
-				open = j
-				break
-			}
-		}
-	}
+	open := callOpen(toks, i)
 	if open < 1 || toks[open-1].Kind != tokIdent {
 		return nil, qerr.At(t.Line, t.Col, "FILTER (WHERE ...) must follow an aggregate call")
 	}
@@ -612,18 +601,7 @@ func withinGroup(text string, toks []token, i int, matching func(int) int) ([]ed
 	if closeAt < 0 || !(i+4 < closeAt && toks[i+3].is("ORDER") && toks[i+4].is("BY")) {
 		return nil, qerr.At(t.Line, t.Col, "syntax error: WITHIN GROUP needs (ORDER BY expression)")
 	}
-	open, d := -1, 0
-	for j := i - 1; j >= 0; j-- {
-		if toks[j].punct(")") {
-			d++
-		} else if toks[j].punct("(") {
-			d--
-			if d == 0 {
-				open = j
-				break
-			}
-		}
-	}
+	open := callOpen(toks, i)
 	if open < 1 || !(toks[open-1].is("percentile_cont") || toks[open-1].is("percentile_disc")) || !pun(toks, i-1, ")") {
 		return nil, qerr.NotImplementedf("sql: line %d, column %d: WITHIN GROUP is supported for percentile_cont and percentile_disc only", t.Line, t.Col)
 	}
@@ -668,3 +646,20 @@ func withinGroup(text string, toks []token, i int, matching func(int) int) ([]ed
 }
 
 func pun(toks []token, i int, p string) bool { return i >= 0 && i < len(toks) && toks[i].punct(p) }
+
+// callOpen returns the index of the '(' whose ')' is the token before i
+// (the call a FILTER or WITHIN GROUP at i follows), or -1.
+func callOpen(toks []token, i int) int {
+	d := 0
+	for j := i - 1; j >= 0; j-- {
+		if toks[j].punct(")") {
+			d++
+		} else if toks[j].punct("(") {
+			d--
+			if d == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
