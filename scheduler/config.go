@@ -43,6 +43,11 @@ type Config struct {
 	// keep materialized entries across restarts. The scheduler is its only
 	// writer.
 	CacheState cache.State
+	// Sessions, when set, keeps the sessions across restarts (the state
+	// directory's SessionsFile): the scheduler starts with the sessions it
+	// holds and records every change to it. The caller closes it after the
+	// scheduler.
+	Sessions *SessionStore
 	// CacheTTL is the default time to live of a cache entry since its last
 	// use (0 = entries never expire); an entry's "ttl" option, or the
 	// session setting quiver.cache.ttl, overrides it.

@@ -70,7 +70,7 @@ func newCore(cfg Config, now func() time.Time) *core {
 	if caches == nil {
 		caches = cache.NewMemory(cache.WithClock(now))
 	}
-	return &core{
+	c := &core{
 		cfg:           cfg,
 		now:           now,
 		sessions:      map[string]*session{},
@@ -85,6 +85,10 @@ func newCore(cfg Config, now func() time.Time) *core {
 		log:           cfg.logger(),
 		seenInval:     make([]int64, cache.NumCauses),
 	}
+	if cfg.Sessions != nil {
+		c.sessions = cfg.Sessions.restore(now())
+	}
+	return c
 }
 
 func (c *core) takeActions() []any {
@@ -106,6 +110,7 @@ func (c *core) handle(ev any) {
 		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
 		c.sessions[e.id] = sess
 		c.applySessionSettings(sess)
+		c.storeSession(e.id, sess)
 		c.onSessionOpened(e.id)
 		e.reply <- struct{}{}
 	case evCloseSession:
@@ -190,7 +195,18 @@ func (c *core) closeSession(id string) {
 		c.onSessionClosed(id)
 	}
 	delete(c.sessions, id)
+	if c.cfg.Sessions != nil {
+		c.cfg.Sessions.remove(id)
+	}
 	c.closeSessionCaches(id)
+}
+
+// storeSession records the session in the session store, if any: one small
+// record, written off the loop.
+func (c *core) storeSession(id string, s *session) {
+	if c.cfg.Sessions != nil {
+		c.cfg.Sessions.put(id, s.record())
+	}
 }
 
 // ---- jobs ----
@@ -213,9 +229,13 @@ func (c *core) submit(e evSubmit) error {
 		c.failJob(j, err)
 		return nil
 	}
+	idle, hasIdle, quota := sess.idleTimeout, sess.hasIdle, sess.cacheQuota
 	if err := c.applyQuerySettings(sess, j.settings); err != nil {
 		c.failJob(j, err)
 		return nil
+	}
+	if sess.idleTimeout != idle || sess.hasIdle != hasIdle || sess.cacheQuota != quota {
+		c.storeSession(e.session, sess)
 	}
 	c.startJob(j)
 	return nil

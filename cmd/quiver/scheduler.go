@@ -42,7 +42,7 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	settings.CacheTTL.FlagVar(fs, &cfg.CacheTTL)
 	settings.CacheMaxBytes.FlagVar(fs, &cfg.CacheMaxBytes)
 	settings.SessionIdleTimeout.FlagVar(fs, &cfg.SessionIdleTimeout)
-	stateDir := fs.String("state-dir", "", "`DIR` that keeps the cache registry across scheduler restarts, kill -9 included (default: in memory: a restart starts clean)")
+	stateDir := fs.String("state-dir", "", "`DIR` that keeps the sessions and the cache registry across scheduler restarts, kill -9 included (default: in memory: a restart starts clean)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may go on before they are failed")
 	tokenFile := authTokenFlag(fs)
 	var tf tlsFlags
@@ -81,6 +81,13 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		}
 		defer d.Close() // after the scheduler's: its last changes are written
 		cfg.CacheState = d
+		ss, err := scheduler.OpenSessionStore(*stateDir)
+		if err != nil {
+			fmt.Fprintln(stderr, "quiver scheduler:", err)
+			return 1
+		}
+		defer ss.Close() // after the scheduler's, like the registry
+		cfg.Sessions = ss
 	}
 	s, err := scheduler.New(cfg)
 	if err != nil {
