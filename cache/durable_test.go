@@ -41,6 +41,7 @@ func TestDurableReload(t *testing.T) {
 	d := openDurable(t, path, WithClock(clock.Now))
 	a, b, p := key("s1", "a"), key("s2", "b"), key("s1", "pending")
 	d.Begin(a, "job-a", "orders_cached", map[string]string{TTLOption: "2h"})
+	clock.Advance(5 * time.Second) // its build time, which eviction weighs
 	mustComplete(t, d, a, "job-a", 3, "ex1", "ex2")
 	d.Begin(b, "job-b", "", nil)
 	mustComplete(t, d, b, "job-b", 1, "ex2")
@@ -52,6 +53,9 @@ func TestDurableReload(t *testing.T) {
 	}
 	wantA, _ := d.Lookup(a)
 	wantB, _ := d.Lookup(b)
+	if wantA.BuildTime != 5*time.Second || wantA.Heat <= 1 {
+		t.Fatalf("entry a: build time %v, heat %v; want 5s and its hit counted", wantA.BuildTime, wantA.Heat)
+	}
 
 	// Reopen: materialized entries are back, the pending claim is not.
 	r := reopen(t, d, path)

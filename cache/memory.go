@@ -171,7 +171,10 @@ func (m *Memory) Complete(k Key, jobID string, stageID int, schema *arrow.Schema
 	e.Locations = Entry{Locations: locs}.clone().Locations
 	e.Disjoint = slices.Clone(disjoint)
 	e.Rows, e.Bytes = rows, bytes
-	e.Created = m.now()
+	now := m.now()
+	e.BuildTime = max(now.Sub(e.Created), 0)
+	e.Created = now
+	e.Heat, e.HeatAt = 1, now // the build counts as the first use
 	close(e.done)
 	e.done = nil
 	m.stats.Materializations++
@@ -317,6 +320,7 @@ func (m *Memory) Touch(k Key) {
 	}
 	e.Hits++
 	e.LastHit = m.now()
+	e.Heat, e.HeatAt = e.heatAt(e.LastHit)+1, e.LastHit
 	m.stats.Hits++
 	m.version++
 }
@@ -475,6 +479,7 @@ func (m *Memory) Attach(k Key, name string, opts map[string]string, from Key) (E
 		e.Options = Entry{Options: opts}.clone().Options
 	}
 	e.Created, e.LastHit, e.Hits, e.Readers, e.Stale = m.now(), time.Time{}, 0, 0, ""
+	e.Heat, e.HeatAt = 1, e.Created // BuildTime stays: it is what the data cost
 	m.entries[k] = e
 	m.version++
 	return e.clone(), true

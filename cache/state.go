@@ -115,6 +115,14 @@ type Entry struct {
 	// sources' fingerprints ("" when it may not be shared). Entries with
 	// one content key may share one copy of the data (Attach).
 	ContentKey string
+	// BuildTime is how long the build took (claim to Complete); with Heat
+	// and Bytes it gives the entry's value to the eviction sweeper (Value).
+	BuildTime time.Duration
+	// Heat counts the entry's uses — its materialization and every hit —
+	// each aged by half every HeatHalfLife since it happened; HeatAt is
+	// when Heat was last brought up to date.
+	Heat   float64
+	HeatAt time.Time
 }
 
 // Executors returns the distinct ids of the executors holding the entry's
