@@ -84,6 +84,8 @@ type fileEntry struct {
 	BuildTime time.Duration     `json:"build_time_ns,omitempty"`
 	Heat      float64           `json:"heat,omitempty"`
 	HeatAt    time.Time         `json:"heat_at,omitzero"`
+	Missing   []int             `json:"missing,omitempty"`
+	Repairs   []StageRef        `json:"repairs,omitempty"`
 }
 
 // fileLocation is physical.PartitionLocation with stable JSON names, so the
@@ -189,6 +191,7 @@ func (fe fileEntry) entry() (Entry, error) {
 		Created: fe.Created, LastHit: fe.LastHit, Hits: fe.Hits, Options: fe.Options,
 		Sources: fe.Sources, Stale: fe.Stale, ContentKey: fe.Content,
 		BuildTime: fe.BuildTime, Heat: fe.Heat, HeatAt: fe.HeatAt,
+		Missing: fe.Missing, Repairs: fe.Repairs,
 	}, nil
 }
 
@@ -331,6 +334,7 @@ func encodeEntry(e Entry) ([]byte, error) {
 		Created: e.Created, LastHit: e.LastHit, Hits: e.Hits, Options: e.Options,
 		Sources: e.Sources, Stale: e.Stale, Content: e.ContentKey,
 		BuildTime: e.BuildTime, Heat: e.Heat, HeatAt: e.HeatAt,
+		Missing: e.Missing, Repairs: e.Repairs,
 	}
 	for i, part := range e.Locations {
 		fe.Locations[i] = make([]fileLocation, len(part))

@@ -279,6 +279,12 @@ func (m *Memory) PinnedStages() map[[2]string]bool {
 	pins := make(map[[2]string]bool, len(m.entries))
 	for _, e := range m.entries {
 		pins[pin(e.JobID, e.StageID)] = true
+		for _, r := range e.Repairs {
+			pins[pin(r.JobID, r.StageID)] = true
+		}
+		if e.RepairJob != "" {
+			pins[pin(e.RepairJob, e.RepairStage)] = true
+		}
 	}
 	return pins
 }
@@ -446,8 +452,8 @@ func (m *Memory) FindContent(contentKey string) (Entry, bool) {
 	defer m.mu.Unlock()
 	var best *entry
 	for _, e := range m.entries {
-		if e.ContentKey != contentKey {
-			continue
+		if e.ContentKey != contentKey || e.Partial() {
+			continue // a partial entry is repaired by its holder, not shared
 		}
 		switch {
 		case best == nil,
@@ -470,7 +476,7 @@ func (m *Memory) Attach(k Key, name string, opts map[string]string, from Key) (E
 		return Entry{}, false
 	}
 	src, ok := m.entries[from]
-	if !ok || src.State != Materialized {
+	if !ok || src.State != Materialized || src.Partial() {
 		return Entry{}, false
 	}
 	e := &entry{Entry: src.clone()}
