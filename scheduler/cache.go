@@ -57,6 +57,10 @@ type cacheBuild struct {
 	// aborted: the job failed and its Abort released the claim, so the
 	// jobs waiting for it count a failed build.
 	aborted bool
+	// repair, for a repair build (cache_repair.go), lists the partitions
+	// it writes; parts is the entry's partition count.
+	repair []int
+	parts  int
 }
 
 // cacheEvent is one cache outcome of a job, for JobStatus.caches.
@@ -251,6 +255,20 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 					c.setEventReason(j, key, reason)
 					continue
 				}
+			}
+			if e.Partial() {
+				if e.Stale != "" {
+					// A snapshot's missing partitions cannot be computed
+					// again from sources that changed: rebuild it whole.
+					if removed, ok := c.caches.InvalidateFor(key, cache.CauseSourceChanged); ok {
+						c.dropEntry(removed, e.Stale)
+					}
+					continue
+				}
+				if id := c.resolvePartial(j, n, key, e); id != "" {
+					return nil, id, nil
+				}
+				continue
 			}
 			return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, e.Name), OutSchema: e.Schema, Locations: e.Locations, Disjoint: e.Disjoint}, "", nil
 		}
@@ -452,6 +470,9 @@ func (c *core) buildPlanned(j *job) bool {
 	if j.build == nil {
 		return true
 	}
+	if j.build.repair != nil {
+		return c.repairPlanned(j)
+	}
 	if err := c.caches.SetStage(j.build.key, j.id, j.final); err != nil {
 		c.endJob(j, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: its cache entry was removed while it was being built", j.id), qerr.Canceled)
 		return false
@@ -480,6 +501,12 @@ func (c *core) jobEndedCaches(j *job) {
 	}
 	b := j.build
 	if b == nil {
+		return
+	}
+	if b.repair != nil {
+		if !c.repairEnded(j) {
+			c.deleteBuildFiles(j)
+		}
 		return
 	}
 	kept := false
@@ -598,14 +625,22 @@ func (c *core) deleteEntryFiles(e cache.Entry) {
 	if c.caches.Sharers(e) > 0 {
 		return // another entry holds the same files: the last holder deletes them
 	}
-	for _, id := range e.Executors() {
+	holders := e.Executors()
+	if e.Partial() || len(e.Repairs) > 0 {
+		// Files of lost partitions may be back with their executor (its
+		// work dir keeps the directories of jobs an entry names).
+		holders = sortedKeys(c.executors)
+	}
+	for _, id := range holders {
 		ex := c.executors[id]
 		if ex == nil {
 			continue
 		}
-		c.actions = append(c.actions, actRemove{executorID: id, addr: ex.addr(), req: &rpc.RemoveJobDataRequest{
-			JobId: e.JobID, StageIds: []int32{int32(e.StageID)},
-		}})
+		for _, o := range e.Outputs() {
+			c.actions = append(c.actions, actRemove{executorID: id, addr: ex.addr(), req: &rpc.RemoveJobDataRequest{
+				JobId: o.JobID, StageIds: []int32{int32(o.StageID)},
+			}})
+		}
 	}
 }
 
@@ -721,20 +756,12 @@ func (c *core) reconcileCaches(executorID string, held map[string]bool) {
 		return
 	}
 	for _, e := range c.caches.List("") {
-		if e.State != cache.Materialized || held[e.JobID] || !slices.Contains(e.Executors(), executorID) {
+		if e.State != cache.Materialized || !filesGone(e, executorID, held) {
 			continue
 		}
 		if removed, ok := c.caches.InvalidateFor(e.Key, cache.CauseFetchFailed); ok {
 			c.dropEntry(removed, "its files are gone from executor "+executorID)
 		}
-	}
-}
-
-// cacheExecutorLost drops every entry with a partition on the lost
-// executor (whole entries) and deletes their files on the others.
-func (c *core) cacheExecutorLost(id string) {
-	for _, e := range c.caches.InvalidateExecutor(id) {
-		c.dropEntry(e, "executor "+id+" lost")
 	}
 }
 
@@ -928,6 +955,8 @@ func (c *core) listCaches(sessionID string) cacheList {
 			info.Check = outcomePending
 		case c.holdersDead(e):
 			info.Check, info.Reason = outcomeMiss, "executor "+strings.Join(c.deadHolders(e), ", ")+" lost"
+		case e.Partial():
+			info.Check, info.Reason = outcomePartial, partialReason(e)
 		case e.Stale != "":
 			info.Check, info.Reason = outcomeStale, e.Stale+snapshotServed
 		default:
@@ -1014,7 +1043,7 @@ func checkFiles(l cacheList) {
 
 func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 	info := &rpc.CacheInfo{
-		SessionId: e.Key.SessionID, CacheId: e.Key.CacheID, Name: e.Name, State: e.State.String(),
+		SessionId: e.Key.SessionID, CacheId: e.Key.CacheID, Name: e.Name, State: entryState(e),
 		Partitions: int32(len(e.Locations)), Rows: e.Rows, Bytes: e.Bytes, Executors: e.Executors(),
 		Hits: e.Hits, CreatedUnixMs: e.Created.UnixMilli(),
 	}

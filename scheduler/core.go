@@ -426,6 +426,7 @@ func (c *core) resolveReady(j *job) {
 			for p := range s.tasks {
 				s.tasks[p] = &task{partition: p, attempt: j.attemptBase}
 			}
+			keepRepaired(j, s)
 		}
 		c.dirty[j.id] = true
 		if n == 0 || allSuccessful(s) {
@@ -830,7 +831,9 @@ func (c *core) liveJobIDs() []string {
 		ids[d.jobID] = true
 	}
 	for _, e := range c.caches.List("") {
-		ids[e.JobID] = true
+		for _, o := range e.Outputs() {
+			ids[o.JobID] = true
+		}
 	}
 	return sortedKeys(ids)
 }

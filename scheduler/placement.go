@@ -179,12 +179,14 @@ func (c *core) status(j *job) *rpc.JobStatus {
 				n = 1
 			}
 		}
-		st.TasksTotal += int32(n)
 		for _, t := range s.tasks {
-			if t.state == taskSuccessful {
+			if t.kept {
+				n-- // never run: no task of this job
+			} else if t.state == taskSuccessful {
 				st.TasksDone++
 			}
 		}
+		st.TasksTotal += int32(n)
 	}
 	if j.state == rpc.JobState_JOB_FAILED || j.state == rpc.JobState_JOB_CANCELLED {
 		st.Error, st.ErrorKind = j.errMsg, int32(j.errKind)

@@ -216,6 +216,9 @@ func (c *core) jobInfo(j *job, detail bool) JobInfo {
 		}
 		si := StageInfo{ID: s.id, State: s.state.String(), Inputs: s.inputs, Final: s.final, Whole: s.whole, Rollbacks: s.rollbacks, Plan: physical.Indent(plan), Tasks: []TaskInfo{}}
 		for _, t := range s.tasks {
+			if t.kept {
+				continue // a repair's partition the entry still has: never run
+			}
 			si.Tasks = append(si.Tasks, TaskInfo{Partition: t.partition, Attempt: t.attempt, Failures: t.failures, State: t.state.String(), Executor: t.executor, Error: t.lastErr})
 			for _, l := range t.locations {
 				si.Rows += l.Rows

@@ -56,6 +56,9 @@ type task struct {
 	locations []physical.PartitionLocation
 	failedOn  map[string]bool // executors it failed on: placed elsewhere if possible
 	lastErr   string
+	// kept: a repair build's final-stage task whose partition the entry
+	// still has; done without running, and not shown.
+	kept bool
 }
 
 // stage is one stage of a job's graph.
