@@ -107,7 +107,7 @@ func (c *core) cachesInfo() CachesInfo {
 	out := CachesInfo{Entries: []CacheEntryInfo{}}
 	for _, e := range c.caches.List("") {
 		ei := CacheEntryInfo{
-			SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, State: e.State.String(),
+			SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, State: entryState(e),
 			JobID: e.JobID, StageID: e.StageID, Partitions: len(e.Locations), Rows: e.Rows, Bytes: e.Bytes,
 			Executors: e.Executors(), Hits: e.Hits, Readers: e.Readers, Created: e.Created,
 		}
