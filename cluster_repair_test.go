@@ -77,6 +77,9 @@ func TestClusterCachePartialRebuild(t *testing.T) {
 	}
 	c.executorByID(t, victimID).kill()
 	waitFor(t, "the cache to be partial", func() bool { return cacheRow(t, s, "agg").State == "partial" })
+	if m, reads := explainMark(t, s, q, "agg"); !strings.HasPrefix(m, "partial: ") || !strings.Contains(m, "lost with an executor") || reads {
+		t.Fatalf("EXPLAIN marks the partial cache [%s], reads it as it is: %v", m, reads)
+	}
 
 	o, rows := outcome(t, s, q)
 	if o != "partial" || fmt.Sprint(rows) != fmt.Sprint(want) {
