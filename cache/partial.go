@@ -18,11 +18,14 @@ import (
 // instead: its holders could not agree on one repair.
 
 // LoseExecutor implements State.
-func (m *Memory) LoseExecutor(executorID string) (removed, partial []Entry) {
+func (m *Memory) LoseExecutor(executorID string, only ...Key) (removed, partial []Entry) {
 	unlock := m.lock()
 	defer unlock()
 	var hit []*entry
-	for _, e := range m.entries {
+	for k, e := range m.entries {
+		if len(only) > 0 && !slices.Contains(only, k) {
+			continue
+		}
 		if e.State == Materialized && holds(e, executorID) {
 			hit = append(hit, e)
 		}

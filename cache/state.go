@@ -309,8 +309,9 @@ type State interface {
 	// the rest stay pinned) and is returned in partial; one that would
 	// keep none, shares its files with another entry, or is being repaired
 	// is removed (CauseExecutorLost) and returned in removed. Both sorted by
-	// key.
-	LoseExecutor(executorID string) (removed, partial []Entry)
+	// key. With only, just those entries are considered (an executor that
+	// registers again without some of their files).
+	LoseExecutor(executorID string, only ...Key) (removed, partial []Entry)
 	// BeginRepair claims the repair of partial entry k for jobID: it
 	// returns the entry and true, or false when k is not partial or a
 	// repair is already running (Lookup names it). Waiters on k block until

@@ -747,21 +747,31 @@ func (c *core) restartJob(j *job, why string) {
 	c.startJob(j)
 }
 
-// reconcileCaches drops, when a registering executor reports the job
-// directories it holds (held not nil), every entry with a partition on it
-// whose job directory is not among them: its files are gone (a wiped or
-// replaced work dir), so it would fail at read-back.
+// reconcileCaches, when a registering executor reports the job directories
+// it holds (held not nil), treats the partitions on it of every entry
+// missing one of those directories as lost with it (a wiped or replaced
+// work dir; they would fail at read-back): the entry becomes partial, or is
+// dropped when nothing of it is left elsewhere.
 func (c *core) reconcileCaches(executorID string, held map[string]bool) {
 	if held == nil {
 		return
 	}
+	var gone []cache.Key
 	for _, e := range c.caches.List("") {
-		if e.State != cache.Materialized || !filesGone(e, executorID, held) {
-			continue
+		if e.State == cache.Materialized && filesGone(e, executorID, held) {
+			gone = append(gone, e.Key)
 		}
-		if removed, ok := c.caches.InvalidateFor(e.Key, cache.CauseFetchFailed); ok {
-			c.dropEntry(removed, "its files are gone from executor "+executorID)
-		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	// Its partitions there are lost; the others still serve.
+	removed, partial := c.caches.LoseExecutor(executorID, gone...)
+	for _, e := range removed {
+		c.dropEntry(e, "its files are gone from executor "+executorID)
+	}
+	for _, e := range partial {
+		c.log.Info("cache partial", "cache", e.Key.CacheID, "name", e.Name, "executor", executorID, "missing", len(e.Missing), "partitions", len(e.Locations))
 	}
 }
 
