@@ -1098,10 +1098,12 @@ func (c *core) uncache(sessionID, cacheID string, rebuild bool) bool {
 		why = "refreshed"
 	}
 	c.dropEntry(e, why)
+	building := e.RepairJob // a partial entry's repair
 	if e.State == cache.Pending {
-		if b := c.jobs[e.JobID]; b != nil && !b.terminal() && b.build != nil && b.build.key == k {
-			c.endJob(b, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: cache %s was uncached while it was being built", b.id, cacheLabel(b.build.name, cacheID)), qerr.Canceled)
-		}
+		building = e.JobID
+	}
+	if b := c.jobs[building]; building != "" && b != nil && !b.terminal() && b.build != nil && b.build.key == k {
+		c.endJob(b, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: cache %s was uncached while it was being built", b.id, cacheLabel(b.build.name, cacheID)), qerr.Canceled)
 	}
 	return true
 }

@@ -913,3 +913,26 @@ func TestCacheReadsPlacedOnHolders(t *testing.T) {
 	// bias would put both on e1; they go where the data is.
 	wantStrings(t, "read-back placement", launched(h.acts), []string{"1/0@e2#0", "1/1@e2#0"})
 }
+
+// TestCacheUncacheCancelsRepair: UNCACHE of a partial entry whose repair is
+// running cancels the repair, which then deletes what it wrote.
+func TestCacheUncacheCancelsRepair(t *testing.T) {
+	h := cacheHarness(t, Config{HeartbeatTimeout: 10 * time.Second})
+	h.materialize("q0", "c1")
+	h.clock.advance(11 * time.Second)
+	h.send(evHeartbeat{executorID: "e1", reply: make(chan bool, 1)})
+	h.send(evTick{now: h.clock.t})
+	h.submitPlan("q1", cacheNode("c1", nil), nil)
+	rep := h.entry("c1").RepairJob
+	h.plan(rep)
+	h.acts = nil
+	if !h.uncache("c1", false) {
+		t.Fatal("uncache failed")
+	}
+	if st := h.jobState(rep); st != rpc.JobState_JOB_CANCELLED {
+		t.Fatalf("the repair is %s after UNCACHE", st)
+	}
+	if got := removals(h.acts, rep); len(got) == 0 {
+		t.Fatal("the cancelled repair's files were not deleted")
+	}
+}

@@ -66,7 +66,9 @@ func (c *core) onJobEnded(j *job) {
 	for _, ev := range j.events {
 		c.log.Info("cache "+ev.outcome, "job", j.id, "cache", ev.key.CacheID, "name", ev.name, "partitions", ev.partitions, "bytes", ev.bytes)
 	}
-	if j.build != nil && j.state == rpc.JobState_JOB_SUCCESSFUL {
+	if j.build != nil && j.build.repair != nil && j.state == rpc.JobState_JOB_SUCCESSFUL {
+		c.log.Info("cache repaired", "job", j.id, "cache", j.build.key.CacheID, "session", j.build.key.SessionID, "partitions", j.build.repair, "duration", d.Round(time.Microsecond))
+	} else if j.build != nil && j.state == rpc.JobState_JOB_SUCCESSFUL {
 		c.log.Info("cache built", "job", j.id, "cache", j.build.key.CacheID, "session", j.build.key.SessionID, "rows", jobRows(j), "duration", d.Round(time.Microsecond))
 	}
 }
