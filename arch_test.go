@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"exec/kernel":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "functions", "qerr"},
 	"exec/execop":       {"physical", "exec/filemap", "qerr"},
 	"exec/filemap":      {"qerr"},
+	"exec/memcheck":     {},
 	"exec/eval":         {"physical", "functions", "qerr"},
 	"settings":          {"physical", "qerr"},
 	"cache":             {"physical", "settings", "qerr"},
