@@ -42,6 +42,7 @@ var allowed = map[string][]string{
 	"physical/stage":    {"physical", "qerr"},
 	"rpc":               {},
 	"auth":              {"qerr"},
+	"internal/fngen":    {"functions", "qerr"},
 	"executor":          {"exec", "exec/...", "physical", "physical/codec", "arrowpb", "rpc", "settings", "auth", "functions", "qerr"},
 	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "auth", "functions", "qerr"},
 }
