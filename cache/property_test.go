@@ -41,6 +41,21 @@ type model struct {
 	stats   Stats
 }
 
+// restart is what a durable registry keeps across a restart: its
+// materialized entries, without readers or a repair in flight, and no
+// counters.
+func (md *model) restart() {
+	for k, me := range md.entries {
+		if me.state != Materialized {
+			delete(md.entries, k)
+			continue
+		}
+		me.readers, me.repairJob, me.repairStage = 0, "", 0
+		md.entries[k] = me
+	}
+	md.stats = Stats{}
+}
+
 func (md *model) remove(k Key, cause Cause) {
 	delete(md.entries, k)
 	md.stats.Invalidations[cause]++
@@ -59,7 +74,7 @@ func TestPropertyRandomEventOrders(t *testing.T) {
 	}
 	var partials, repairs int64
 	for seed := range seeds {
-		st := runProperty(t, uint64(seed), steps)
+		st := runProperty(t, uint64(seed), steps, "")
 		if t.Failed() {
 			return
 		}
@@ -71,9 +86,37 @@ func TestPropertyRandomEventOrders(t *testing.T) {
 	}
 }
 
-func runProperty(t *testing.T, seed uint64, steps int) Stats {
+// TestPropertyRestarts runs the same random event orders on the durable
+// registry, closing it and opening it again from its store at random
+// steps: what comes back is the model's materialized entries (partial and
+// repaired ones included) with their pins, and nothing else — no pending
+// claim, repair in flight, reader or counter survives a restart.
+func TestPropertyRestarts(t *testing.T) {
+	seeds, steps := 12, 200
+	if testing.Short() {
+		seeds = 4
+	}
+	for seed := range seeds {
+		runProperty(t, uint64(1000+seed), steps, t.TempDir())
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// runProperty runs steps random events on a registry — in memory, or
+// durable in dir (with restarts) — against the model.
+func runProperty(t *testing.T, seed uint64, steps int, dir string) Stats {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	m := NewMemory()
+	var m State = NewMemory()
+	if dir != "" {
+		d, err := NewDurable(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = d
+		defer func() { m.(*Durable).Close() }()
+	}
 	md := &model{entries: map[Key]modelEntry{}}
 	sessions := []string{"s1", "s2"}
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
@@ -107,6 +150,20 @@ func runProperty(t *testing.T, seed uint64, steps int) Stats {
 	}
 
 	for range steps {
+		if dir != "" && rng.IntN(15) == 0 {
+			history = append(history, "restart")
+			if err := m.(*Durable).Close(); err != nil {
+				fail("close: %v", err)
+			}
+			d, err := NewDurable(dir)
+			if err != nil {
+				fail("reopen: %v", err)
+			}
+			m = d
+			md.restart()
+			checkState(t, m, md, fail)
+			continue
+		}
 		switch op := rng.IntN(18); op {
 		case 0, 1: // begin
 			k, job := randKey(), randJob()
@@ -425,7 +482,7 @@ var canceled = func() context.Context {
 	return ctx
 }()
 
-func checkState(t *testing.T, m *Memory, md *model, fail func(string, ...any)) {
+func checkState(t *testing.T, m State, md *model, fail func(string, ...any)) {
 	t.Helper()
 	list := m.List("")
 	if len(list) != len(md.entries) {
