@@ -43,13 +43,15 @@ type CacheEvent struct {
 	Name    string
 	CacheID string
 	// Outcome is hit, miss (built by this query), pending (waited for
-	// another's build), stale (a source changed: rebuilt by this query) or
-	// dropped (its data went with a session the scheduler closed).
+	// another's build), stale (a source changed: rebuilt by this query),
+	// partial (partitions lost with an executor: only those rebuilt by this
+	// query, or the one it waited for) or dropped (its data went with a
+	// session the scheduler closed).
 	Outcome    string
 	Partitions int
 	Bytes      int64
 	// Reason says why: for stale, the tables that changed ("lineitem
-	// changed"); for a hit on a snapshot entry whose sources changed,
+	// changed"); for partial, the partitions lost; for a hit on a snapshot entry whose sources changed,
 	// "stale snapshot: ...".
 	Reason string
 }
@@ -64,6 +66,9 @@ func (e CacheEvent) String() string {
 	}
 	if e.Outcome == "stale" {
 		return fmt.Sprintf("cache: stale %s (%s; rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, settings.FormatBytes(e.Bytes))
+	}
+	if e.Outcome == "partial" {
+		return fmt.Sprintf("cache: partial %s (%s; those rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, settings.FormatBytes(e.Bytes))
 	}
 	line := fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, settings.FormatBytes(e.Bytes))
 	if e.Reason != "" {

@@ -1,10 +1,12 @@
 package quiver_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver"
 )
 
@@ -81,9 +83,24 @@ func TestClusterCachePartialRebuild(t *testing.T) {
 		t.Fatalf("EXPLAIN marks the partial cache [%s], reads it as it is: %v", m, reads)
 	}
 
-	o, rows := outcome(t, s, q)
-	if o != "partial" || fmt.Sprint(rows) != fmt.Sprint(want) {
-		t.Fatalf("after the kill: outcome %q rows %v, want partial %v", o, rows, want)
+	ctx := context.Background()
+	df, err := s.SQL(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info quiver.QueryInfo
+	var rows [][]string
+	for b, err := range df.StreamInfo(ctx, &info) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, render(df.Schema(), []arrow.RecordBatch{b})...)
+	}
+	if len(info.Caches) != 1 || info.Caches[0].Outcome != "partial" || fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("after the kill: caches %+v rows %v, want partial %v", info.Caches, rows, want)
+	}
+	if line := info.Caches[0].String(); !strings.HasPrefix(line, "cache: partial agg (partition") || !strings.Contains(line, "lost with an executor; those rebuilt: ") {
+		t.Errorf("the query's cache line: %q", line)
 	}
 	if err := getJSON(t, "http://"+rest+"/api/jobs", &jobs); err != nil {
 		t.Fatal(err)

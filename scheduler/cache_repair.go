@@ -41,13 +41,18 @@ func (c *core) cacheExecutorLost(id string) {
 	}
 }
 
-// partialReason says what a partial entry lacks.
-func partialReason(e cache.Entry) string {
+// lostPartitions says which partitions a partial entry lacks.
+func lostPartitions(e cache.Entry) string {
 	parts := make([]string, len(e.Missing))
 	for i, p := range e.Missing {
 		parts[i] = strconv.Itoa(p)
 	}
-	what := fmt.Sprintf("partition%s %s of %d lost with an executor", plural(len(parts)), strings.Join(parts, ", "), len(e.Locations))
+	return fmt.Sprintf("partition%s %s of %d lost with an executor", plural(len(parts)), strings.Join(parts, ", "), len(e.Locations))
+}
+
+// partialReason says what a partial entry lacks and what happens next.
+func partialReason(e cache.Entry) string {
+	what := lostPartitions(e)
 	if e.RepairJob != "" {
 		return what + "; being rebuilt"
 	}
@@ -65,7 +70,7 @@ func plural(n int) string {
 // set: it returns the repair build to wait for, starting one if none runs.
 func (c *core) resolvePartial(j *job, n *logical.Cache, key cache.Key, e cache.Entry) string {
 	c.recordEvent(j, key, n.Name, outcomePartial, cache.Entry{})
-	c.setEventReason(j, key, partialReason(e))
+	c.setEventReason(j, key, lostPartitions(e))
 	if e.RepairJob != "" {
 		return e.RepairJob
 	}

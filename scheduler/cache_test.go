@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -514,6 +515,9 @@ func TestCacheExecutorLossPartialRepair(t *testing.T) {
 		t.Fatalf("q1 did not wait for a repair: %+v", h.entry("c1"))
 	}
 	wantStrings(t, "q1 events", events(h.c.jobs["q1"]), []string{"c1:partial"})
+	if r := h.c.jobs["q1"].events[0].reason; r != fmt.Sprintf("partition %d of 2 lost with an executor", lostPart) {
+		t.Fatalf("q1's event reason %q", r)
+	}
 	if a := h.planOf(rep); a.targetPartitions != 2 || a.inMemory || !a.pinFinal {
 		t.Fatalf("repair plan action: target %d, in memory %v, pinned %v", a.targetPartitions, a.inMemory, a.pinFinal)
 	}
