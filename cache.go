@@ -82,6 +82,9 @@ type CacheStats struct {
 	Hits, Misses, Materializations, Aborts int64
 	Invalidations                          map[string]int64 // by cause: executor_lost, session_closed, uncache, evicted, fetch_failed
 	BytesRead                              int64
+	// Partials counts entries an executor loss left partial; Repairs the
+	// builds of only their lost partitions that made them whole again.
+	Partials, Repairs int64
 }
 
 func (st CacheStats) String() string {
@@ -90,8 +93,8 @@ func (st CacheStats) String() string {
 		causes = append(causes, fmt.Sprintf("%s=%d", c, n))
 	}
 	sort.Strings(causes)
-	return fmt.Sprintf("hits=%d misses=%d materializations=%d aborts=%d invalidations[%s] bytes_read=%d",
-		st.Hits, st.Misses, st.Materializations, st.Aborts, strings.Join(causes, " "), st.BytesRead)
+	return fmt.Sprintf("hits=%d misses=%d materializations=%d aborts=%d invalidations[%s] bytes_read=%d partials=%d repairs=%d",
+		st.Hits, st.Misses, st.Materializations, st.Aborts, strings.Join(causes, " "), st.BytesRead, st.Partials, st.Repairs)
 }
 
 // CacheStats returns the scheduler's cache counters.
@@ -330,7 +333,8 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 	}
 	var stats CacheStats
 	if st := resp.Stats; st != nil {
-		stats = CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts, Invalidations: st.Invalidations, BytesRead: st.BytesRead}
+		stats = CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts, Invalidations: st.Invalidations, BytesRead: st.BytesRead,
+			Partials: st.Partials, Repairs: st.Repairs}
 	}
 	names := map[string]string{}
 	for _, ct := range s.cat.AllCached() {

@@ -135,4 +135,7 @@ func TestClusterCachePartialRebuild(t *testing.T) {
 	if o, rows := outcome(t, s, q); o != "hit" || fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Fatalf("after the repair: outcome %q rows %v, want a hit of %v", o, rows, want)
 	}
+	if st, err := s.CacheStats(ctx); err != nil || st.Partials != 1 || st.Repairs != 1 || st.Materializations != 1 {
+		t.Fatalf("stats %+v %v, want one partial entry repaired and one build", st, err)
+	}
 }

@@ -1363,6 +1363,8 @@ type CacheStats struct {
 	Aborts           int64                  `protobuf:"varint,4,opt,name=aborts,proto3" json:"aborts,omitempty"`
 	Invalidations    map[string]int64       `protobuf:"bytes,5,rep,name=invalidations,proto3" json:"invalidations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // by cause: executor_lost, session_closed, uncache, evicted, fetch_failed
 	BytesRead        int64                  `protobuf:"varint,6,opt,name=bytes_read,json=bytesRead,proto3" json:"bytes_read,omitempty"`
+	Partials         int64                  `protobuf:"varint,7,opt,name=partials,proto3" json:"partials,omitempty"` // entries made partial by an executor loss
+	Repairs          int64                  `protobuf:"varint,8,opt,name=repairs,proto3" json:"repairs,omitempty"`   // repair builds that made a partial entry whole
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -1435,6 +1437,20 @@ func (x *CacheStats) GetInvalidations() map[string]int64 {
 func (x *CacheStats) GetBytesRead() int64 {
 	if x != nil {
 		return x.BytesRead
+	}
+	return 0
+}
+
+func (x *CacheStats) GetPartials() int64 {
+	if x != nil {
+		return x.Partials
+	}
+	return 0
+}
+
+func (x *CacheStats) GetRepairs() int64 {
+	if x != nil {
+		return x.Repairs
 	}
 	return 0
 }
@@ -2787,7 +2803,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x06shared\x18\x10 \x01(\x05R\x06shared\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\xae\x02\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xe4\x02\n" +
 	"\n" +
 	"CacheStats\x12\x12\n" +
 	"\x04hits\x18\x01 \x01(\x03R\x04hits\x12\x16\n" +
@@ -2796,7 +2812,9 @@ const file_quiver_proto_rawDesc = "" +
 	"\x06aborts\x18\x04 \x01(\x03R\x06aborts\x12O\n" +
 	"\rinvalidations\x18\x05 \x03(\v2).quiver.rpc.CacheStats.InvalidationsEntryR\rinvalidations\x12\x1d\n" +
 	"\n" +
-	"bytes_read\x18\x06 \x01(\x03R\tbytesRead\x1a@\n" +
+	"bytes_read\x18\x06 \x01(\x03R\tbytesRead\x12\x1a\n" +
+	"\bpartials\x18\a \x01(\x03R\bpartials\x12\x18\n" +
+	"\arepairs\x18\b \x01(\x03R\arepairs\x1a@\n" +
 	"\x12InvalidationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xa2\x01\n" +

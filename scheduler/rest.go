@@ -92,6 +92,8 @@ type CacheStatsInfo struct {
 	StaleCompletions int64            `json:"stale_completions"`
 	Invalidations    map[string]int64 `json:"invalidations"` // by cause
 	BytesRead        int64            `json:"bytes_read"`
+	Partials         int64            `json:"partials"` // entries made partial by an executor loss
+	Repairs          int64            `json:"repairs"`  // repair builds that made one whole
 	Entries          int              `json:"entries"`
 	Bytes            int64            `json:"bytes"`
 	MaxBytes         int64            `json:"max_bytes"` // the current cap (0 = none)
@@ -124,6 +126,7 @@ func (c *core) cachesInfo() CachesInfo {
 	out.Stats = CacheStatsInfo{
 		Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts,
 		StaleCompletions: st.StaleCompletions, Invalidations: map[string]int64{}, BytesRead: st.BytesRead,
+		Partials: st.Partials, Repairs: st.Repairs,
 		Entries: st.Entries, Bytes: st.Bytes, MaxBytes: c.cacheMaxBytes,
 	}
 	for i, n := range st.Invalidations {

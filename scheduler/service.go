@@ -247,7 +247,7 @@ func (h *service) ListCaches(ctx context.Context, req *rpc.ListCachesRequest) (*
 // concurrent use, so this runs outside the event loop).
 func wireStats(st cache.Stats) *rpc.CacheStats {
 	out := &rpc.CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations,
-		Aborts: st.Aborts, BytesRead: st.BytesRead, Invalidations: map[string]int64{}}
+		Aborts: st.Aborts, BytesRead: st.BytesRead, Invalidations: map[string]int64{}, Partials: st.Partials, Repairs: st.Repairs}
 	for c := range cache.Cause(cache.NumCauses) {
 		out.Invalidations[c.String()] = st.Invalidations[c]
 	}
