@@ -224,8 +224,12 @@ type PartitionLocation struct {
 	Rows            int64                  `protobuf:"varint,6,opt,name=rows,proto3" json:"rows,omitempty"`
 	Batches         int64                  `protobuf:"varint,7,opt,name=batches,proto3" json:"batches,omitempty"`
 	Bytes           int64                  `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// A Flight ticket for this file signed by the scheduler (package auth):
+	// set on the locations it sends in task plans and job results; an
+	// executor serves a DoGet only for a valid, unexpired ticket.
+	Ticket        []byte `protobuf:"bytes,9,opt,name=ticket,proto3" json:"ticket,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PartitionLocation) Reset() {
@@ -312,6 +316,13 @@ func (x *PartitionLocation) GetBytes() int64 {
 		return x.Bytes
 	}
 	return 0
+}
+
+func (x *PartitionLocation) GetTicket() []byte {
+	if x != nil {
+		return x.Ticket
+	}
+	return nil
 }
 
 type PartitionLocations struct {
@@ -1638,7 +1649,10 @@ type RegisterExecutorResponse struct {
 	// The jobs whose data the scheduler still needs (running, recently
 	// finished, or holding a cache entry): the executor deletes the job
 	// directories of any other job that it held before registering.
-	LiveJobs      []string `protobuf:"bytes,1,rep,name=live_jobs,json=liveJobs,proto3" json:"live_jobs,omitempty"`
+	LiveJobs []string `protobuf:"bytes,1,rep,name=live_jobs,json=liveJobs,proto3" json:"live_jobs,omitempty"`
+	// The key the scheduler signs Flight tickets with (auth.TicketKey):
+	// the executor's Flight service verifies every DoGet ticket with it.
+	TicketKey     []byte `protobuf:"bytes,2,opt,name=ticket_key,json=ticketKey,proto3" json:"ticket_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1676,6 +1690,13 @@ func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
 func (x *RegisterExecutorResponse) GetLiveJobs() []string {
 	if x != nil {
 		return x.LiveJobs
+	}
+	return nil
+}
+
+func (x *RegisterExecutorResponse) GetTicketKey() []byte {
+	if x != nil {
+		return x.TicketKey
 	}
 	return nil
 }
@@ -1969,6 +1990,9 @@ type TaskDefinition struct {
 	// context (a whole stage, exchanges in memory; id.partition is 0) and
 	// reports the files of every map partition it wrote.
 	AllPartitions bool `protobuf:"varint,4,opt,name=all_partitions,json=allPartitions,proto3" json:"all_partitions,omitempty"`
+	// The request id of the client call that submitted the job, for the
+	// executor's log lines about this task.
+	RequestId     string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2029,6 +2053,13 @@ func (x *TaskDefinition) GetAllPartitions() bool {
 		return x.AllPartitions
 	}
 	return false
+}
+
+func (x *TaskDefinition) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 type FetchFailure struct {
@@ -2100,14 +2131,17 @@ func (x *FetchFailure) GetMapPartition() int32 {
 }
 
 type TaskStatus struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            *TaskId                `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	ExecutorId    string                 `protobuf:"bytes,2,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
-	State         TaskState              `protobuf:"varint,3,opt,name=state,proto3,enum=quiver.rpc.TaskState" json:"state,omitempty"`
-	Error         string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
-	ErrorKind     int32                  `protobuf:"varint,5,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
-	FetchFailure  *FetchFailure          `protobuf:"bytes,6,opt,name=fetch_failure,json=fetchFailure,proto3" json:"fetch_failure,omitempty"` // set when the failure was a fetch failure
-	Locations     []*PartitionLocation   `protobuf:"bytes,7,rep,name=locations,proto3" json:"locations,omitempty"`                           // when SUCCESSFUL: what the task wrote
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Id           *TaskId                `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ExecutorId   string                 `protobuf:"bytes,2,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	State        TaskState              `protobuf:"varint,3,opt,name=state,proto3,enum=quiver.rpc.TaskState" json:"state,omitempty"`
+	Error        string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	ErrorKind    int32                  `protobuf:"varint,5,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
+	FetchFailure *FetchFailure          `protobuf:"bytes,6,opt,name=fetch_failure,json=fetchFailure,proto3" json:"fetch_failure,omitempty"` // set when the failure was a fetch failure
+	Locations    []*PartitionLocation   `protobuf:"bytes,7,rep,name=locations,proto3" json:"locations,omitempty"`                           // when SUCCESSFUL: what the task wrote
+	// When SUCCESSFUL: per-operator metrics of the task's plan (EXPLAIN
+	// ANALYZE figures), one entry per node that ran.
+	Metrics       []*OperatorMetrics `protobuf:"bytes,8,rep,name=metrics,proto3" json:"metrics,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2191,6 +2225,91 @@ func (x *TaskStatus) GetLocations() []*PartitionLocation {
 	return nil
 }
 
+func (x *TaskStatus) GetMetrics() []*OperatorMetrics {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+// OperatorMetrics are one physical node's counters in one task. node is
+// the node's position in a pre-order walk of the stage plan (root 0).
+type OperatorMetrics struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          int32                  `protobuf:"varint,1,opt,name=node,proto3" json:"node,omitempty"`
+	OutputRows    int64                  `protobuf:"varint,2,opt,name=output_rows,json=outputRows,proto3" json:"output_rows,omitempty"`
+	OutputBatches int64                  `protobuf:"varint,3,opt,name=output_batches,json=outputBatches,proto3" json:"output_batches,omitempty"`
+	ElapsedNanos  int64                  `protobuf:"varint,4,opt,name=elapsed_nanos,json=elapsedNanos,proto3" json:"elapsed_nanos,omitempty"`
+	SpilledBytes  int64                  `protobuf:"varint,5,opt,name=spilled_bytes,json=spilledBytes,proto3" json:"spilled_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorMetrics) Reset() {
+	*x = OperatorMetrics{}
+	mi := &file_quiver_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorMetrics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorMetrics) ProtoMessage() {}
+
+func (x *OperatorMetrics) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorMetrics.ProtoReflect.Descriptor instead.
+func (*OperatorMetrics) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *OperatorMetrics) GetNode() int32 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetOutputRows() int64 {
+	if x != nil {
+		return x.OutputRows
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetOutputBatches() int64 {
+	if x != nil {
+		return x.OutputBatches
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetElapsedNanos() int64 {
+	if x != nil {
+		return x.ElapsedNanos
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetSpilledBytes() int64 {
+	if x != nil {
+		return x.SpilledBytes
+	}
+	return 0
+}
+
 type UpdateTaskStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ExecutorId    string                 `protobuf:"bytes,1,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
@@ -2201,7 +2320,7 @@ type UpdateTaskStatusRequest struct {
 
 func (x *UpdateTaskStatusRequest) Reset() {
 	*x = UpdateTaskStatusRequest{}
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2213,7 +2332,7 @@ func (x *UpdateTaskStatusRequest) String() string {
 func (*UpdateTaskStatusRequest) ProtoMessage() {}
 
 func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2226,7 +2345,7 @@ func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{32}
+	return file_quiver_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UpdateTaskStatusRequest) GetExecutorId() string {
@@ -2251,7 +2370,7 @@ type UpdateTaskStatusResponse struct {
 
 func (x *UpdateTaskStatusResponse) Reset() {
 	*x = UpdateTaskStatusResponse{}
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2382,7 @@ func (x *UpdateTaskStatusResponse) String() string {
 func (*UpdateTaskStatusResponse) ProtoMessage() {}
 
 func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2395,7 @@ func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{33}
+	return file_quiver_proto_rawDescGZIP(), []int{34}
 }
 
 type LaunchTasksRequest struct {
@@ -2288,7 +2407,7 @@ type LaunchTasksRequest struct {
 
 func (x *LaunchTasksRequest) Reset() {
 	*x = LaunchTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2300,7 +2419,7 @@ func (x *LaunchTasksRequest) String() string {
 func (*LaunchTasksRequest) ProtoMessage() {}
 
 func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2432,7 @@ func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksRequest.ProtoReflect.Descriptor instead.
 func (*LaunchTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{34}
+	return file_quiver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LaunchTasksRequest) GetTasks() []*TaskDefinition {
@@ -2331,7 +2450,7 @@ type LaunchTasksResponse struct {
 
 func (x *LaunchTasksResponse) Reset() {
 	*x = LaunchTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2343,7 +2462,7 @@ func (x *LaunchTasksResponse) String() string {
 func (*LaunchTasksResponse) ProtoMessage() {}
 
 func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2356,7 +2475,7 @@ func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksResponse.ProtoReflect.Descriptor instead.
 func (*LaunchTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{35}
+	return file_quiver_proto_rawDescGZIP(), []int{36}
 }
 
 type CancelTasksRequest struct {
@@ -2368,7 +2487,7 @@ type CancelTasksRequest struct {
 
 func (x *CancelTasksRequest) Reset() {
 	*x = CancelTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2380,7 +2499,7 @@ func (x *CancelTasksRequest) String() string {
 func (*CancelTasksRequest) ProtoMessage() {}
 
 func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2393,7 +2512,7 @@ func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksRequest.ProtoReflect.Descriptor instead.
 func (*CancelTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{36}
+	return file_quiver_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CancelTasksRequest) GetTasks() []*TaskId {
@@ -2411,7 +2530,7 @@ type CancelTasksResponse struct {
 
 func (x *CancelTasksResponse) Reset() {
 	*x = CancelTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2542,7 @@ func (x *CancelTasksResponse) String() string {
 func (*CancelTasksResponse) ProtoMessage() {}
 
 func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2555,7 @@ func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksResponse.ProtoReflect.Descriptor instead.
 func (*CancelTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{37}
+	return file_quiver_proto_rawDescGZIP(), []int{38}
 }
 
 type RemoveJobDataRequest struct {
@@ -2451,7 +2570,7 @@ type RemoveJobDataRequest struct {
 
 func (x *RemoveJobDataRequest) Reset() {
 	*x = RemoveJobDataRequest{}
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2463,7 +2582,7 @@ func (x *RemoveJobDataRequest) String() string {
 func (*RemoveJobDataRequest) ProtoMessage() {}
 
 func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2476,7 +2595,7 @@ func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataRequest.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{38}
+	return file_quiver_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RemoveJobDataRequest) GetJobId() string {
@@ -2508,7 +2627,7 @@ type RemoveJobDataResponse struct {
 
 func (x *RemoveJobDataResponse) Reset() {
 	*x = RemoveJobDataResponse{}
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2520,7 +2639,7 @@ func (x *RemoveJobDataResponse) String() string {
 func (*RemoveJobDataResponse) ProtoMessage() {}
 
 func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2533,7 +2652,7 @@ func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataResponse.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{39}
+	return file_quiver_proto_rawDescGZIP(), []int{40}
 }
 
 var File_quiver_proto protoreflect.FileDescriptor
@@ -2548,7 +2667,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\tgrpc_port\x18\x03 \x01(\x05R\bgrpcPort\x12\x1f\n" +
 	"\vflight_port\x18\x04 \x01(\x05R\n" +
 	"flightPort\x12\x16\n" +
-	"\x06vcores\x18\x05 \x01(\x05R\x06vcores\"\x8f\x02\n" +
+	"\x06vcores\x18\x05 \x01(\x05R\x06vcores\"\xa7\x02\n" +
 	"\x11PartitionLocation\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x02 \x01(\x05R\astageId\x12)\n" +
@@ -2557,7 +2676,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\bexecutor\x18\x05 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\x12\x12\n" +
 	"\x04rows\x18\x06 \x01(\x03R\x04rows\x12\x18\n" +
 	"\abatches\x18\a \x01(\x03R\abatches\x12\x14\n" +
-	"\x05bytes\x18\b \x01(\x03R\x05bytes\"Q\n" +
+	"\x05bytes\x18\b \x01(\x03R\x05bytes\x12\x16\n" +
+	"\x06ticket\x18\t \x01(\fR\x06ticket\"Q\n" +
 	"\x12PartitionLocations\x12;\n" +
 	"\tlocations\x18\x01 \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"\xf6\x01\n" +
 	"\x14CreateSessionRequest\x12)\n" +
@@ -2675,9 +2795,11 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x124\n" +
 	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\x12\x12\n" +
 	"\x04jobs\x18\x03 \x03(\tR\x04jobs\x12!\n" +
-	"\freports_jobs\x18\x04 \x01(\bR\vreportsJobs\"7\n" +
+	"\freports_jobs\x18\x04 \x01(\bR\vreportsJobs\"V\n" +
 	"\x18RegisterExecutorResponse\x12\x1b\n" +
-	"\tlive_jobs\x18\x01 \x03(\tR\bliveJobs\"\xa4\x01\n" +
+	"\tlive_jobs\x18\x01 \x03(\tR\bliveJobs\x12\x1d\n" +
+	"\n" +
+	"ticket_key\x18\x02 \x01(\fR\tticketKey\"\xa4\x01\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x12#\n" +
@@ -2698,12 +2820,14 @@ const file_quiver_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x02 \x01(\x05R\astageId\x12\x1c\n" +
 	"\tpartition\x18\x03 \x01(\x05R\tpartition\x12\x18\n" +
-	"\aattempt\x18\x04 \x01(\x05R\aattempt\"\xf2\x01\n" +
+	"\aattempt\x18\x04 \x01(\x05R\aattempt\"\x91\x02\n" +
 	"\x0eTaskDefinition\x12\"\n" +
 	"\x02id\x18\x01 \x01(\v2\x12.quiver.rpc.TaskIdR\x02id\x12\x12\n" +
 	"\x04plan\x18\x02 \x01(\fR\x04plan\x12D\n" +
 	"\bsettings\x18\x03 \x03(\v2(.quiver.rpc.TaskDefinition.SettingsEntryR\bsettings\x12%\n" +
-	"\x0eall_partitions\x18\x04 \x01(\bR\rallPartitions\x1a;\n" +
+	"\x0eall_partitions\x18\x04 \x01(\bR\rallPartitions\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x86\x01\n" +
@@ -2712,7 +2836,7 @@ const file_quiver_proto_rawDesc = "" +
 	"executorId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x03 \x01(\x05R\astageId\x12#\n" +
-	"\rmap_partition\x18\x04 \x01(\x05R\fmapPartition\"\xaf\x02\n" +
+	"\rmap_partition\x18\x04 \x01(\x05R\fmapPartition\"\xe6\x02\n" +
 	"\n" +
 	"TaskStatus\x12\"\n" +
 	"\x02id\x18\x01 \x01(\v2\x12.quiver.rpc.TaskIdR\x02id\x12\x1f\n" +
@@ -2723,7 +2847,15 @@ const file_quiver_proto_rawDesc = "" +
 	"\n" +
 	"error_kind\x18\x05 \x01(\x05R\terrorKind\x12=\n" +
 	"\rfetch_failure\x18\x06 \x01(\v2\x18.quiver.rpc.FetchFailureR\ffetchFailure\x12;\n" +
-	"\tlocations\x18\a \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"n\n" +
+	"\tlocations\x18\a \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\x125\n" +
+	"\ametrics\x18\b \x03(\v2\x1b.quiver.rpc.OperatorMetricsR\ametrics\"\xb7\x01\n" +
+	"\x0fOperatorMetrics\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\x05R\x04node\x12\x1f\n" +
+	"\voutput_rows\x18\x02 \x01(\x03R\n" +
+	"outputRows\x12%\n" +
+	"\x0eoutput_batches\x18\x03 \x01(\x03R\routputBatches\x12#\n" +
+	"\relapsed_nanos\x18\x04 \x01(\x03R\felapsedNanos\x12#\n" +
+	"\rspilled_bytes\x18\x05 \x01(\x03R\fspilledBytes\"n\n" +
 	"\x17UpdateTaskStatusRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x122\n" +
@@ -2787,7 +2919,7 @@ func file_quiver_proto_rawDescGZIP() []byte {
 }
 
 var file_quiver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_quiver_proto_goTypes = []any{
 	(JobState)(0),                      // 0: quiver.rpc.JobState
 	(TaskState)(0),                     // 1: quiver.rpc.TaskState
@@ -2823,76 +2955,78 @@ var file_quiver_proto_goTypes = []any{
 	(*TaskDefinition)(nil),             // 31: quiver.rpc.TaskDefinition
 	(*FetchFailure)(nil),               // 32: quiver.rpc.FetchFailure
 	(*TaskStatus)(nil),                 // 33: quiver.rpc.TaskStatus
-	(*UpdateTaskStatusRequest)(nil),    // 34: quiver.rpc.UpdateTaskStatusRequest
-	(*UpdateTaskStatusResponse)(nil),   // 35: quiver.rpc.UpdateTaskStatusResponse
-	(*LaunchTasksRequest)(nil),         // 36: quiver.rpc.LaunchTasksRequest
-	(*LaunchTasksResponse)(nil),        // 37: quiver.rpc.LaunchTasksResponse
-	(*CancelTasksRequest)(nil),         // 38: quiver.rpc.CancelTasksRequest
-	(*CancelTasksResponse)(nil),        // 39: quiver.rpc.CancelTasksResponse
-	(*RemoveJobDataRequest)(nil),       // 40: quiver.rpc.RemoveJobDataRequest
-	(*RemoveJobDataResponse)(nil),      // 41: quiver.rpc.RemoveJobDataResponse
-	nil,                                // 42: quiver.rpc.CreateSessionRequest.SettingsEntry
-	nil,                                // 43: quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	nil,                                // 44: quiver.rpc.CacheStats.InvalidationsEntry
-	nil,                                // 45: quiver.rpc.TaskDefinition.SettingsEntry
+	(*OperatorMetrics)(nil),            // 34: quiver.rpc.OperatorMetrics
+	(*UpdateTaskStatusRequest)(nil),    // 35: quiver.rpc.UpdateTaskStatusRequest
+	(*UpdateTaskStatusResponse)(nil),   // 36: quiver.rpc.UpdateTaskStatusResponse
+	(*LaunchTasksRequest)(nil),         // 37: quiver.rpc.LaunchTasksRequest
+	(*LaunchTasksResponse)(nil),        // 38: quiver.rpc.LaunchTasksResponse
+	(*CancelTasksRequest)(nil),         // 39: quiver.rpc.CancelTasksRequest
+	(*CancelTasksResponse)(nil),        // 40: quiver.rpc.CancelTasksResponse
+	(*RemoveJobDataRequest)(nil),       // 41: quiver.rpc.RemoveJobDataRequest
+	(*RemoveJobDataResponse)(nil),      // 42: quiver.rpc.RemoveJobDataResponse
+	nil,                                // 43: quiver.rpc.CreateSessionRequest.SettingsEntry
+	nil,                                // 44: quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	nil,                                // 45: quiver.rpc.CacheStats.InvalidationsEntry
+	nil,                                // 46: quiver.rpc.TaskDefinition.SettingsEntry
 }
 var file_quiver_proto_depIdxs = []int32{
 	2,  // 0: quiver.rpc.PartitionLocation.executor:type_name -> quiver.rpc.ExecutorMeta
 	3,  // 1: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
-	42, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
-	43, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	43, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
+	44, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
 	0,  // 4: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
 	4,  // 5: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
 	11, // 6: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
-	44, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
+	45, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
 	16, // 8: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
 	18, // 9: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
 	16, // 10: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
 	2,  // 11: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
 	30, // 12: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	45, // 13: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	46, // 13: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
 	30, // 14: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
 	1,  // 15: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
 	32, // 16: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
 	3,  // 17: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	33, // 18: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	31, // 19: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	30, // 20: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 21: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 22: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 23: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	13, // 24: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	14, // 25: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	24, // 26: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	26, // 27: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	34, // 28: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	17, // 29: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	20, // 30: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	22, // 31: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	28, // 32: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
-	36, // 33: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	38, // 34: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	40, // 35: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 36: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 37: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 38: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 39: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	15, // 40: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	25, // 41: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	27, // 42: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	35, // 43: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	19, // 44: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	21, // 45: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	23, // 46: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	29, // 47: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
-	37, // 48: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	39, // 49: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	41, // 50: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	36, // [36:51] is the sub-list for method output_type
-	21, // [21:36] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	34, // 18: quiver.rpc.TaskStatus.metrics:type_name -> quiver.rpc.OperatorMetrics
+	33, // 19: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	31, // 20: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	30, // 21: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	5,  // 22: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	7,  // 23: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	9,  // 24: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	13, // 25: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	14, // 26: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	24, // 27: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	26, // 28: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	35, // 29: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	17, // 30: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	20, // 31: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	22, // 32: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	28, // 33: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
+	37, // 34: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	39, // 35: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	41, // 36: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 37: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 38: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 39: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 40: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	15, // 41: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	25, // 42: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	27, // 43: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	36, // 44: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	19, // 45: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	21, // 46: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	23, // 47: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	29, // 48: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
+	38, // 49: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	40, // 50: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	42, // 51: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	37, // [37:52] is the sub-list for method output_type
+	22, // [22:37] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }
@@ -2906,7 +3040,7 @@ func file_quiver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_quiver_proto_rawDesc), len(file_quiver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   44,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

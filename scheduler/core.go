@@ -391,12 +391,12 @@ func (c *core) resolveReady(j *job) {
 		for _, in := range s.inputs {
 			plan = resolvePlan(plan, in, stageLocations(j.stages[in]))
 		}
-		enc, err := encodePlan(plan)
-		if err != nil {
+		s.resolved = plan
+		if err := c.encodeStage(s); err != nil {
 			c.failJob(j, qerr.Internalf("scheduler: job %s: encode stage %d: %w", j.id, s.id, err))
 			return
 		}
-		s.resolved, s.encoded, s.state = plan, enc, stageRunning
+		s.state = stageRunning
 		n := plan.OutputPartitions()
 		if s.whole {
 			n = 1

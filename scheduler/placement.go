@@ -120,7 +120,7 @@ func (c *core) pick(execs []*executorState, s *stage, t *task) *executorState {
 
 // taskDef is what LaunchTasks sends for t.
 func (c *core) taskDef(j *job, s *stage, t *task) *rpc.TaskDefinition {
-	return &rpc.TaskDefinition{Id: c.taskID(j, s, t), Plan: s.encoded, Settings: j.settings.Wire(), AllPartitions: s.whole}
+	return &rpc.TaskDefinition{Id: c.taskID(j, s, t), Plan: c.stagePlanBytes(s), Settings: j.settings.Wire(), AllPartitions: s.whole}
 }
 
 // taskPartitions is the partitions of s's plan that t runs: its own, or
@@ -191,7 +191,9 @@ func (c *core) status(j *job) *rpc.JobStatus {
 	}
 	if j.state == rpc.JobState_JOB_SUCCESSFUL {
 		for _, part := range stageLocations(j.stages[j.final]) {
-			st.Result = append(st.Result, &rpc.PartitionLocations{Locations: locationsToRPC(part, c.executors)})
+			locs := locationsToRPC(part, c.executors)
+			c.signResult(locs)
+			st.Result = append(st.Result, &rpc.PartitionLocations{Locations: locs})
 		}
 		st.ResultSchema = j.resultSchema
 	}

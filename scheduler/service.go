@@ -210,7 +210,7 @@ func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecuto
 	if err := h.s.inspect(ctx, func(c *core) { live = c.liveJobIDs() }); err != nil {
 		return nil, grpcErr(err)
 	}
-	return &rpc.RegisterExecutorResponse{LiveJobs: live}, nil
+	return &rpc.RegisterExecutorResponse{LiveJobs: live, TicketKey: h.s.cfg.TicketKey.Bytes()}, nil
 }
 
 func (h *service) Heartbeat(ctx context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {

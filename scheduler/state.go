@@ -64,6 +64,7 @@ type stage struct {
 	plan      *physical.ShuffleWriter // as split: inputs are UnresolvedShuffles
 	resolved  physical.Plan           // plan with readers for completed inputs; nil before the first resolve
 	encoded   []byte                  // physical/codec encoding of resolved, sent with every task
+	signed    time.Time               // when encoded's Flight tickets were signed (tickets.go)
 	inputs    []int
 	consumers []int
 	final     bool
