@@ -96,6 +96,7 @@ func (e *Executor) runningCount() int {
 // runTask runs t and reports its outcome, unless the executor is closing.
 func (e *Executor) runTask(ctx, tctx context.Context, t *task) {
 	began := time.Now()
+	e.log.l.Info("task started", "task", t.key.String(), "request_id", t.def.GetRequestId())
 	st := e.execute(tctx, t)
 	e.mu.Lock()
 	delete(e.running, t.key)
@@ -111,6 +112,11 @@ func (e *Executor) runTask(ctx, tctx context.Context, t *task) {
 		st.ErrorKind = int32(qerr.Canceled)
 	}
 	e.observeTask(st, time.Since(began))
+	args := []any{"task", t.key.String(), "request_id", t.def.GetRequestId(), "state", st.State.String(), "duration", time.Since(began).Round(time.Microsecond)}
+	if st.Error != "" {
+		args = append(args, "error", st.Error)
+	}
+	e.log.l.Info("task finished", args...)
 	e.report(st)
 }
 

@@ -1,6 +1,7 @@
 // Package rpc owns Quiver's wire protocol: the .proto files of the scheduler
 // and executor services and of encoded plans, and the protobuf/gRPC Go code
-// generated from them (regenerate with gen.sh or go generate).
+// generated from them (regenerate with gen.sh or go generate), and the
+// request id every call carries in its metadata (requestid.go).
 //
 // rpc imports only protobuf and gRPC, nothing of ours.
 package rpc

@@ -359,6 +359,7 @@ func (c *core) holdersDead(e cache.Entry) bool {
 func (c *core) startBuild(parent *job, n *logical.Cache, key cache.Key, childID string) {
 	child := c.addJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
 	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id}
+	child.requestID = parent.requestID
 	// The child reads a subset of the parent's files: its nested caches
 	// are checked against the parent's fingerprints, with no second stat.
 	child.files = parent.files

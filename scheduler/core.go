@@ -207,8 +207,9 @@ func (c *core) submit(e evSubmit) error {
 	// A bad setting fails the job, not the call: the client learns why
 	// from the job's status like from any other planning error.
 	query, err := settings.Decode("scheduler", e.settings)
-	j := c.addJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
-	j.sql = clipSQL(e.sql)
+	j := c.newJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
+	j.sql, j.requestID = clipSQL(e.sql), e.requestID
+	c.registerJob(j)
 	if err != nil {
 		c.failJob(j, err)
 		return nil
@@ -239,17 +240,28 @@ func (c *core) activeJobs() []string {
 }
 
 func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan logical.Plan) *job {
-	j := &job{
+	j := c.newJob(id, sessionID, name, vals, plan)
+	c.registerJob(j)
+	return j
+}
+
+// newJob makes a queued job without registering it (registerJob), so the
+// caller can fill in what the submit line logs first.
+func (c *core) newJob(id, sessionID, name string, vals settings.Values, plan logical.Plan) *job {
+	return &job{
 		id: id, session: sessionID, name: name, settings: vals, plan: plan,
 		state: rpc.JobState_JOB_QUEUED, submitted: c.now(),
 		stages: map[int]*stage{}, touched: map[string]bool{},
 	}
+}
+
+// registerJob adds j to the loop's jobs and logs its submission.
+func (c *core) registerJob(j *job) {
 	c.jobs[j.id] = j
 	c.jobOrder = append(c.jobOrder, j.id)
 	c.active = append(c.active, j.id)
 	c.dirty[j.id] = true
 	c.onJobSubmitted(j)
-	return j
 }
 
 // startJob resolves the job's Cache nodes (lowerCaches) and, unless it must

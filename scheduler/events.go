@@ -29,6 +29,7 @@ type evCloseSession struct {
 type evSubmit struct {
 	jobID, session, name string
 	sql                  string            // the statement's text ("" from DataFrame clients)
+	requestID            string            // the submitting call's (rpc.RequestID)
 	settings             map[string]string // as received; submit checks them
 	plan                 logical.Plan
 	reply                chan error

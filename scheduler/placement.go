@@ -62,6 +62,10 @@ func (c *core) schedule() {
 func (c *core) flush(batches map[string][]*rpc.TaskDefinition, order []string) {
 	for _, id := range order {
 		e := c.executors[id]
+		for _, t := range batches[id] {
+			c.log.Debug("task launched", "job", t.Id.JobId, "request_id", t.RequestId, "stage", t.Id.StageId,
+				"partition", t.Id.Partition, "attempt", t.Id.Attempt, "executor", id)
+		}
 		c.actions = append(c.actions, actLaunch{executorID: id, addr: e.addr(), tasks: batches[id]})
 	}
 }
@@ -120,7 +124,7 @@ func (c *core) pick(execs []*executorState, s *stage, t *task) *executorState {
 
 // taskDef is what LaunchTasks sends for t.
 func (c *core) taskDef(j *job, s *stage, t *task) *rpc.TaskDefinition {
-	return &rpc.TaskDefinition{Id: c.taskID(j, s, t), Plan: c.stagePlanBytes(s), Settings: j.settings.Wire(), AllPartitions: s.whole}
+	return &rpc.TaskDefinition{Id: c.taskID(j, s, t), Plan: c.stagePlanBytes(s), Settings: j.settings.Wire(), AllPartitions: s.whole, RequestId: j.requestID}
 }
 
 // taskPartitions is the partitions of s's plan that t runs: its own, or

@@ -129,6 +129,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}()
 
 	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, s.cfg.AuthToken.ServerOptions()...)
+	sopts = append(sopts, rpc.RequestIDServerOptions()...)
 	s.grpcSrv = grpc.NewServer(append(sopts, s.cfg.TLS.ServerOptions()...)...)
 	rpc.RegisterSchedulerServiceServer(s.grpcSrv, &service{s: s})
 	s.wg.Add(1)

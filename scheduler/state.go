@@ -87,6 +87,7 @@ type job struct {
 	started           time.Time // planned: its tasks may run
 	finished          time.Time
 	sql               string // the statement's text, when the client sent it
+	requestID         string // the submitting call's request id: in its log lines and its tasks
 	planned           bool
 	stages            map[int]*stage
 	order             []int // stage ids in dependency order
