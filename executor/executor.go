@@ -168,7 +168,9 @@ func (e *Executor) Start(ctx context.Context) error {
 		lis.Close()
 		return qerr.Planf("executor: scheduler address %s: %w", e.cfg.SchedulerAddr, err)
 	}
-	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, e.cfg.AuthToken.ServerOptions()...)
+	// Only the scheduler (the cluster's token) launches, cancels and removes;
+	// Flight takes any token of the cluster, its tickets say what may be read.
+	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, e.cfg.AuthToken.ServerOptions("/quiver.rpc.ExecutorService/")...)
 	srv := grpc.NewServer(append(sopts, e.cfg.TLS.ServerOptions()...)...)
 	rpc.RegisterExecutorServiceServer(srv, e)
 	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir, key: e.flightTicketKey, m: e.m, lastFetch: &e.lastFetch})

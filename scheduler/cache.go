@@ -263,7 +263,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 			return nil, "", err
 		}
 		srcs := c.sourcesOf(j, n)
-		ck := contentKey(n, srcs)
+		ck := tenantContentKey(j.tenant, contentKey(n, srcs))
 		if f, ok := c.caches.FindContent(ck); ok {
 			switch {
 			case f.State == cache.Materialized && !c.holdersDead(f) && len(cache.Changed(f.Sources, srcs)) == 0:

@@ -103,7 +103,7 @@ func (c *core) handle(ev any) {
 			e.reply <- struct{}{}
 			break
 		}
-		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
+		sess := &session{tenant: e.tenant, settings: e.settings, created: c.now(), lastUsed: c.now()}
 		c.sessions[e.id] = sess
 		c.applySessionSettings(sess)
 		c.onSessionOpened(e.id)
@@ -248,8 +248,9 @@ func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan log
 // newJob makes a queued job without registering it (registerJob), so the
 // caller can fill in what the submit line logs first.
 func (c *core) newJob(id, sessionID, name string, vals settings.Values, plan logical.Plan) *job {
+	tenant, _ := c.sessionTenant(sessionID)
 	return &job{
-		id: id, session: sessionID, name: name, settings: vals, plan: plan,
+		id: id, session: sessionID, name: name, settings: vals, plan: plan, tenant: tenant,
 		state: rpc.JobState_JOB_QUEUED, submitted: c.now(),
 		stages: map[int]*stage{}, touched: map[string]bool{},
 	}

@@ -16,6 +16,7 @@ import (
 
 type evCreateSession struct {
 	id       string
+	tenant   string          // the caller's (auth.Identity)
 	settings settings.Values // checked by the handler
 	reply    chan struct{}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
@@ -245,23 +246,39 @@ func (s *Scheduler) restHandler() http.Handler {
 			return out, true
 		})
 	})
+	// Every view shows only what the caller's tenant may see (tenants.go).
 	mux.HandleFunc("GET /api/jobs", func(w http.ResponseWriter, r *http.Request) {
+		caller := auth.IdentityFrom(r.Context())
 		s.serveJSON(w, r, func(c *core) (any, bool) {
 			out := []JobInfo{}
 			for _, id := range c.jobOrder {
-				out = append(out, c.jobInfo(c.jobs[id], false))
+				if canSeeJob(caller, c.jobs[id]) {
+					out = append(out, c.jobInfo(c.jobs[id], false))
+				}
 			}
 			return out, true
 		})
 	})
 	mux.HandleFunc("GET /api/caches", func(w http.ResponseWriter, r *http.Request) {
-		s.serveJSON(w, r, func(c *core) (any, bool) { return c.cachesInfo(), true })
+		caller := auth.IdentityFrom(r.Context())
+		s.serveJSON(w, r, func(c *core) (any, bool) {
+			info := c.cachesInfo()
+			kept := info.Entries[:0]
+			for _, e := range info.Entries {
+				if caller.CanSee(c.entryTenant(e.SessionID)) {
+					kept = append(kept, e)
+				}
+			}
+			info.Entries = kept
+			return info, true
+		})
 	})
 	mux.HandleFunc("GET /api/job/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
+		caller := auth.IdentityFrom(r.Context())
 		s.serveJSON(w, r, func(c *core) (any, bool) {
 			j := c.jobs[id]
-			if j == nil {
+			if !canSeeJob(caller, j) {
 				return nil, false
 			}
 			return c.jobInfo(j, true), true

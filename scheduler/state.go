@@ -88,6 +88,7 @@ type job struct {
 	finished          time.Time
 	sql               string // the statement's text, when the client sent it
 	requestID         string // the submitting call's request id: in its log lines and its tasks
+	tenant            string // its session's tenant (tenants.go)
 	planned           bool
 	stages            map[int]*stage
 	order             []int // stage ids in dependency order
@@ -166,6 +167,7 @@ func (e *executorState) free() int {
 }
 
 type session struct {
+	tenant   string // the creating token's tenant (tenants.go)
 	settings settings.Values
 	created  time.Time
 	// lastUsed is the last request or job end of the session (idle expiry).
