@@ -588,6 +588,7 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 			t.executor = executorID
 		}
 		t.locations = locationsFromRPC(st.GetLocations())
+		taskMetrics(t, st)
 		c.onTaskSucceeded(t)
 		c.dirty[j.id] = true
 		c.checkBuildSize(j, s)

@@ -147,6 +147,10 @@ type StageInfo struct {
 	Bytes     int64      `json:"bytes"` // bytes the stage's tasks wrote so far
 	Plan      string     `json:"plan"`
 	Tasks     []TaskInfo `json:"tasks"`
+	// Analyze is the plan with each operator's EXPLAIN ANALYZE figures,
+	// and Operators the figures, once the stage has succeeded (analyze.go).
+	Analyze   string         `json:"analyze,omitempty"`
+	Operators []OperatorInfo `json:"operators,omitempty"`
 }
 
 // TaskInfo is one task of a stage.
@@ -223,6 +227,7 @@ func (c *core) jobInfo(j *job, detail bool) JobInfo {
 				si.Bytes += l.Bytes
 			}
 		}
+		si.Analyze, si.Operators = stageAnalyze(s)
 		info.Stages = append(info.Stages, si)
 	}
 	return info

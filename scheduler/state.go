@@ -56,6 +56,7 @@ type task struct {
 	locations []physical.PartitionLocation
 	failedOn  map[string]bool // executors it failed on: placed elsewhere if possible
 	lastErr   string
+	metrics   []*rpc.OperatorMetrics // what its last success reported (analyze.go)
 }
 
 // stage is one stage of a job's graph.
