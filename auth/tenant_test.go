@@ -11,7 +11,13 @@ func TestParseTenants(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tok.secret != "cluster-secret-0123456789" {
-		t.Errorf("sends %q, want the first token", tok.secret)
+		t.Errorf("sends %q, want the first cluster token", tok.secret)
+	}
+	if tok, err := Parse("alice-secret-0123456789 alice\ncluster-secret-0123456789\n"); err != nil || tok.secret != "cluster-secret-0123456789" {
+		t.Errorf("a file with a tenant's token first sends %q (%v), want the cluster token", tok.secret, err)
+	}
+	if tok, err := Parse("alice-secret-0123456789 alice\n"); err != nil || tok.secret != "alice-secret-0123456789" {
+		t.Errorf("a client's file of a tenant's token sends %q (%v)", tok.secret, err)
 	}
 	for _, c := range []struct {
 		presented string

@@ -99,10 +99,13 @@ func ValidTenant(name string) bool {
 // lines starting with '#' ignored. A line "TOKEN" is a cluster token
 // (tenant "default", and the right to the executor-facing calls); a line
 // "TOKEN TENANT" is a token of that tenant, good for the client calls
-// only. The first token is the one this process sends. A token listed
+// only. This process sends the first cluster token (so that the daemons,
+// which share the file, call each other with it), or the first token when
+// there is none (a client's file of its tenant's token). A token listed
 // twice is an error.
 func Parse(text string) (Token, error) {
 	var t Token
+	var first string
 	seen := map[[32]byte]bool{}
 	for n, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
@@ -128,13 +131,19 @@ func Parse(text string) (Token, error) {
 			return Token{}, qerr.Planf("auth: line %d: the token is listed twice", n+1)
 		}
 		seen[sum] = true
-		if t.secret == "" {
+		if t.secret == "" && id.Cluster {
 			t.secret = fields[0]
+		}
+		if first == "" {
+			first = fields[0]
 		}
 		t.entries = append(t.entries, tokenEntry{sum: sum, id: id})
 	}
-	if t.secret == "" {
+	if first == "" {
 		return Token{}, qerr.Planf("auth: no token in the file")
+	}
+	if t.secret == "" {
+		t.secret = first
 	}
 	return t, nil
 }
