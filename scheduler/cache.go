@@ -357,9 +357,10 @@ func (c *core) holdersDead(e cache.Entry) bool {
 // startBuild submits the Cache node's input as its own job, in the same
 // session, with the parent's settings; its final stage is pinned.
 func (c *core) startBuild(parent *job, n *logical.Cache, key cache.Key, childID string) {
-	child := c.addJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
+	child := c.newJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
+	child.requestID = parent.requestID // the build is part of the request that missed
+	c.registerJob(child)
 	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id}
-	child.requestID = parent.requestID
 	// The child reads a subset of the parent's files: its nested caches
 	// are checked against the parent's fingerprints, with no second stat.
 	child.files = parent.files

@@ -222,7 +222,6 @@ func (c *core) submit(e evSubmit) error {
 	return nil
 }
 
-// addJob registers a queued job.
 // activeJobs returns the jobs not ended, in submission order, as a copy
 // the caller may hold while it ends or adds jobs. Ended jobs leave c.active
 // here, each once, so that scheduling walks only live jobs however many
@@ -239,6 +238,7 @@ func (c *core) activeJobs() []string {
 	return slices.Clone(keep)
 }
 
+// addJob makes and registers a queued job (newJob, then registerJob).
 func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan logical.Plan) *job {
 	j := c.newJob(id, sessionID, name, vals, plan)
 	c.registerJob(j)

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"context"
+	"log/slog"
 	"sort"
 
 	"github.com/quiverdb/quiver/physical"
@@ -63,6 +65,9 @@ func (c *core) flush(batches map[string][]*rpc.TaskDefinition, order []string) {
 	for _, id := range order {
 		e := c.executors[id]
 		for _, t := range batches[id] {
+			if !c.log.Enabled(context.Background(), slog.LevelDebug) {
+				break
+			}
 			c.log.Debug("task launched", "job", t.Id.JobId, "request_id", t.RequestId, "stage", t.Id.StageId,
 				"partition", t.Id.Partition, "attempt", t.Id.Attempt, "executor", id)
 		}
