@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
@@ -116,7 +117,7 @@ func locOf(e *executor.Executor, job string, stage, out, mapPart int) physical.P
 // TestFlightServesShuffleFiles writes IPC stream files (compressed or not,
 // with an empty batch) and reads them back over Flight.
 func TestFlightServesShuffleFiles(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	f := executor.NewFlightFetcher(mem)
@@ -153,7 +154,7 @@ func TestFlightServesShuffleFiles(t *testing.T) {
 // TestFlightMissingFileIsFetchError checks that a file the executor does
 // not have is an *execop.FetchError naming the location.
 func TestFlightMissingFileIsFetchError(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	f := executor.NewFlightFetcher(mem)
@@ -178,7 +179,7 @@ func TestFlightMissingFileIsFetchError(t *testing.T) {
 // (through "..", or a symbolic link); none may be served, each refused
 // with its own code, while the valid ticket of the same file is.
 func TestFlightRefusesBadTickets(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	// A shuffle-shaped file beside the work dir, which ticket "../x" would
@@ -263,7 +264,7 @@ func TestFlightRefusesBadTickets(t *testing.T) {
 // TestFlightBeforeRegistration: an executor that has no ticket key yet
 // (its scheduler never answered) serves nothing.
 func TestFlightBeforeRegistration(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	sched.noKey = true
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
@@ -283,7 +284,7 @@ func TestFlightBeforeRegistration(t *testing.T) {
 
 // TestFetchUnreachableExecutor checks a dead peer is a fetch error, fast.
 func TestFetchUnreachableExecutor(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	f := executor.NewFlightFetcher(mem)
 	defer f.Close()
 	loc := signed(physical.PartitionLocation{JobID: "j", StageID: 1, Executor: physical.ExecutorMeta{ID: "gone", Host: "127.0.0.1", FlightPort: deadPort(t)}})

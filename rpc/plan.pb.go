@@ -1295,6 +1295,8 @@ type PhysicalPlan struct {
 	//	*PhysicalPlan_ShuffleReader
 	//	*PhysicalPlan_CacheReader
 	//	*PhysicalPlan_Window
+	//	*PhysicalPlan_FileSink
+	//	*PhysicalPlan_FileCommit
 	Node          isPhysicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1517,6 +1519,24 @@ func (x *PhysicalPlan) GetWindow() *PhysicalWindow {
 	return nil
 }
 
+func (x *PhysicalPlan) GetFileSink() *PhysicalFileSink {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_FileSink); ok {
+			return x.FileSink
+		}
+	}
+	return nil
+}
+
+func (x *PhysicalPlan) GetFileCommit() *PhysicalFileCommit {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_FileCommit); ok {
+			return x.FileCommit
+		}
+	}
+	return nil
+}
+
 type isPhysicalPlan_Node interface {
 	isPhysicalPlan_Node()
 }
@@ -1601,6 +1621,14 @@ type PhysicalPlan_Window struct {
 	Window *PhysicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
 }
 
+type PhysicalPlan_FileSink struct {
+	FileSink *PhysicalFileSink `protobuf:"bytes,40,opt,name=file_sink,json=fileSink,proto3,oneof"`
+}
+
+type PhysicalPlan_FileCommit struct {
+	FileCommit *PhysicalFileCommit `protobuf:"bytes,41,opt,name=file_commit,json=fileCommit,proto3,oneof"`
+}
+
 func (*PhysicalPlan_Scan) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Filter) isPhysicalPlan_Node() {}
@@ -1641,6 +1669,231 @@ func (*PhysicalPlan_CacheReader) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Window) isPhysicalPlan_Node() {}
 
+func (*PhysicalPlan_FileSink) isPhysicalPlan_Node() {}
+
+func (*PhysicalPlan_FileCommit) isPhysicalPlan_Node() {}
+
+// WriteSpec is physical.WriteSpec (logical.WriteOptions on a LogicalWrite).
+type WriteSpec struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Format        string                 `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
+	PartitionBy   []int32                `protobuf:"varint,2,rep,packed,name=partition_by,json=partitionBy,proto3" json:"partition_by,omitempty"`
+	Compression   string                 `protobuf:"bytes,3,opt,name=compression,proto3" json:"compression,omitempty"`
+	RowGroupSize  int64                  `protobuf:"varint,4,opt,name=row_group_size,json=rowGroupSize,proto3" json:"row_group_size,omitempty"`
+	Delimiter     int32                  `protobuf:"varint,5,opt,name=delimiter,proto3" json:"delimiter,omitempty"`
+	Header        bool                   `protobuf:"varint,6,opt,name=header,proto3" json:"header,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteSpec) Reset() {
+	*x = WriteSpec{}
+	mi := &file_plan_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteSpec) ProtoMessage() {}
+
+func (x *WriteSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteSpec.ProtoReflect.Descriptor instead.
+func (*WriteSpec) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WriteSpec) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *WriteSpec) GetPartitionBy() []int32 {
+	if x != nil {
+		return x.PartitionBy
+	}
+	return nil
+}
+
+func (x *WriteSpec) GetCompression() string {
+	if x != nil {
+		return x.Compression
+	}
+	return ""
+}
+
+func (x *WriteSpec) GetRowGroupSize() int64 {
+	if x != nil {
+		return x.RowGroupSize
+	}
+	return 0
+}
+
+func (x *WriteSpec) GetDelimiter() int32 {
+	if x != nil {
+		return x.Delimiter
+	}
+	return 0
+}
+
+func (x *WriteSpec) GetHeader() bool {
+	if x != nil {
+		return x.Header
+	}
+	return false
+}
+
+type PhysicalFileSink struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Staging       string                 `protobuf:"bytes,2,opt,name=staging,proto3" json:"staging,omitempty"`
+	Spec          *WriteSpec             `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalFileSink) Reset() {
+	*x = PhysicalFileSink{}
+	mi := &file_plan_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalFileSink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalFileSink) ProtoMessage() {}
+
+func (x *PhysicalFileSink) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalFileSink.ProtoReflect.Descriptor instead.
+func (*PhysicalFileSink) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PhysicalFileSink) GetInput() *PhysicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *PhysicalFileSink) GetStaging() string {
+	if x != nil {
+		return x.Staging
+	}
+	return ""
+}
+
+func (x *PhysicalFileSink) GetSpec() *WriteSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+type PhysicalFileCommit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Staging       string                 `protobuf:"bytes,2,opt,name=staging,proto3" json:"staging,omitempty"`
+	Target        string                 `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	Single        bool                   `protobuf:"varint,4,opt,name=single,proto3" json:"single,omitempty"`
+	Overwrite     bool                   `protobuf:"varint,5,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalFileCommit) Reset() {
+	*x = PhysicalFileCommit{}
+	mi := &file_plan_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalFileCommit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalFileCommit) ProtoMessage() {}
+
+func (x *PhysicalFileCommit) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalFileCommit.ProtoReflect.Descriptor instead.
+func (*PhysicalFileCommit) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PhysicalFileCommit) GetInput() *PhysicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *PhysicalFileCommit) GetStaging() string {
+	if x != nil {
+		return x.Staging
+	}
+	return ""
+}
+
+func (x *PhysicalFileCommit) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *PhysicalFileCommit) GetSingle() bool {
+	if x != nil {
+		return x.Single
+	}
+	return false
+}
+
+func (x *PhysicalFileCommit) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
+
 type FileList struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Files         []string               `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"`
@@ -1650,7 +1903,7 @@ type FileList struct {
 
 func (x *FileList) Reset() {
 	*x = FileList{}
-	mi := &file_plan_proto_msgTypes[17]
+	mi := &file_plan_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +1915,7 @@ func (x *FileList) String() string {
 func (*FileList) ProtoMessage() {}
 
 func (x *FileList) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[17]
+	mi := &file_plan_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1675,7 +1928,7 @@ func (x *FileList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileList.ProtoReflect.Descriptor instead.
 func (*FileList) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{17}
+	return file_plan_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FileList) GetFiles() []string {
@@ -1706,7 +1959,7 @@ type PhysicalScan struct {
 
 func (x *PhysicalScan) Reset() {
 	*x = PhysicalScan{}
-	mi := &file_plan_proto_msgTypes[18]
+	mi := &file_plan_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1971,7 @@ func (x *PhysicalScan) String() string {
 func (*PhysicalScan) ProtoMessage() {}
 
 func (x *PhysicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[18]
+	mi := &file_plan_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1984,7 @@ func (x *PhysicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalScan.ProtoReflect.Descriptor instead.
 func (*PhysicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{18}
+	return file_plan_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PhysicalScan) GetTable() string {
@@ -1822,7 +2075,7 @@ type RowGroupRange struct {
 
 func (x *RowGroupRange) Reset() {
 	*x = RowGroupRange{}
-	mi := &file_plan_proto_msgTypes[19]
+	mi := &file_plan_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1834,7 +2087,7 @@ func (x *RowGroupRange) String() string {
 func (*RowGroupRange) ProtoMessage() {}
 
 func (x *RowGroupRange) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[19]
+	mi := &file_plan_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1847,7 +2100,7 @@ func (x *RowGroupRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupRange.ProtoReflect.Descriptor instead.
 func (*RowGroupRange) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{19}
+	return file_plan_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RowGroupRange) GetStart() int32 {
@@ -1873,7 +2126,7 @@ type RowGroupRanges struct {
 
 func (x *RowGroupRanges) Reset() {
 	*x = RowGroupRanges{}
-	mi := &file_plan_proto_msgTypes[20]
+	mi := &file_plan_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1885,7 +2138,7 @@ func (x *RowGroupRanges) String() string {
 func (*RowGroupRanges) ProtoMessage() {}
 
 func (x *RowGroupRanges) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[20]
+	mi := &file_plan_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1898,7 +2151,7 @@ func (x *RowGroupRanges) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupRanges.ProtoReflect.Descriptor instead.
 func (*RowGroupRanges) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{20}
+	return file_plan_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RowGroupRanges) GetRanges() []*RowGroupRange {
@@ -1918,7 +2171,7 @@ type PhysicalFilter struct {
 
 func (x *PhysicalFilter) Reset() {
 	*x = PhysicalFilter{}
-	mi := &file_plan_proto_msgTypes[21]
+	mi := &file_plan_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +2183,7 @@ func (x *PhysicalFilter) String() string {
 func (*PhysicalFilter) ProtoMessage() {}
 
 func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[21]
+	mi := &file_plan_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +2196,7 @@ func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalFilter.ProtoReflect.Descriptor instead.
 func (*PhysicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{21}
+	return file_plan_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PhysicalFilter) GetInput() *PhysicalPlan {
@@ -1971,7 +2224,7 @@ type PhysicalProjection struct {
 
 func (x *PhysicalProjection) Reset() {
 	*x = PhysicalProjection{}
-	mi := &file_plan_proto_msgTypes[22]
+	mi := &file_plan_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2236,7 @@ func (x *PhysicalProjection) String() string {
 func (*PhysicalProjection) ProtoMessage() {}
 
 func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[22]
+	mi := &file_plan_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2249,7 @@ func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalProjection.ProtoReflect.Descriptor instead.
 func (*PhysicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{22}
+	return file_plan_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PhysicalProjection) GetInput() *PhysicalPlan {
@@ -2034,7 +2287,7 @@ type PhysicalAggregateExpr struct {
 
 func (x *PhysicalAggregateExpr) Reset() {
 	*x = PhysicalAggregateExpr{}
-	mi := &file_plan_proto_msgTypes[23]
+	mi := &file_plan_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2299,7 @@ func (x *PhysicalAggregateExpr) String() string {
 func (*PhysicalAggregateExpr) ProtoMessage() {}
 
 func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[23]
+	mi := &file_plan_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2312,7 @@ func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalAggregateExpr.ProtoReflect.Descriptor instead.
 func (*PhysicalAggregateExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{23}
+	return file_plan_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PhysicalAggregateExpr) GetFunc() int32 {
@@ -2117,7 +2370,7 @@ type PhysicalHashAggregate struct {
 
 func (x *PhysicalHashAggregate) Reset() {
 	*x = PhysicalHashAggregate{}
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2129,7 +2382,7 @@ func (x *PhysicalHashAggregate) String() string {
 func (*PhysicalHashAggregate) ProtoMessage() {}
 
 func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2142,7 +2395,7 @@ func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashAggregate.ProtoReflect.Descriptor instead.
 func (*PhysicalHashAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{24}
+	return file_plan_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PhysicalHashAggregate) GetInput() *PhysicalPlan {
@@ -2190,7 +2443,7 @@ type PhysicalJoinOn struct {
 
 func (x *PhysicalJoinOn) Reset() {
 	*x = PhysicalJoinOn{}
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2202,7 +2455,7 @@ func (x *PhysicalJoinOn) String() string {
 func (*PhysicalJoinOn) ProtoMessage() {}
 
 func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2215,7 +2468,7 @@ func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalJoinOn.ProtoReflect.Descriptor instead.
 func (*PhysicalJoinOn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{25}
+	return file_plan_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PhysicalJoinOn) GetLeft() *PhysicalExpr {
@@ -2248,7 +2501,7 @@ type PhysicalHashJoin struct {
 
 func (x *PhysicalHashJoin) Reset() {
 	*x = PhysicalHashJoin{}
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2513,7 @@ func (x *PhysicalHashJoin) String() string {
 func (*PhysicalHashJoin) ProtoMessage() {}
 
 func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2526,7 @@ func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalHashJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{26}
+	return file_plan_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PhysicalHashJoin) GetLeft() *PhysicalPlan {
@@ -2345,7 +2598,7 @@ type PhysicalNestedLoopJoin struct {
 
 func (x *PhysicalNestedLoopJoin) Reset() {
 	*x = PhysicalNestedLoopJoin{}
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2610,7 @@ func (x *PhysicalNestedLoopJoin) String() string {
 func (*PhysicalNestedLoopJoin) ProtoMessage() {}
 
 func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2623,7 @@ func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalNestedLoopJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalNestedLoopJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{27}
+	return file_plan_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PhysicalNestedLoopJoin) GetLeft() *PhysicalPlan {
@@ -2420,7 +2673,7 @@ type PhysicalSort struct {
 
 func (x *PhysicalSort) Reset() {
 	*x = PhysicalSort{}
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2685,7 @@ func (x *PhysicalSort) String() string {
 func (*PhysicalSort) ProtoMessage() {}
 
 func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2698,7 @@ func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSort.ProtoReflect.Descriptor instead.
 func (*PhysicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{28}
+	return file_plan_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PhysicalSort) GetInput() *PhysicalPlan {
@@ -2487,7 +2740,7 @@ type PhysicalSortPreservingMerge struct {
 
 func (x *PhysicalSortPreservingMerge) Reset() {
 	*x = PhysicalSortPreservingMerge{}
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2499,7 +2752,7 @@ func (x *PhysicalSortPreservingMerge) String() string {
 func (*PhysicalSortPreservingMerge) ProtoMessage() {}
 
 func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +2765,7 @@ func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSortPreservingMerge.ProtoReflect.Descriptor instead.
 func (*PhysicalSortPreservingMerge) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{29}
+	return file_plan_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PhysicalSortPreservingMerge) GetInput() *PhysicalPlan {
@@ -2547,7 +2800,7 @@ type PhysicalLimit struct {
 
 func (x *PhysicalLimit) Reset() {
 	*x = PhysicalLimit{}
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2559,7 +2812,7 @@ func (x *PhysicalLimit) String() string {
 func (*PhysicalLimit) ProtoMessage() {}
 
 func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2572,7 +2825,7 @@ func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{30}
+	return file_plan_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PhysicalLimit) GetInput() *PhysicalPlan {
@@ -2606,7 +2859,7 @@ type PhysicalLocalLimit struct {
 
 func (x *PhysicalLocalLimit) Reset() {
 	*x = PhysicalLocalLimit{}
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2618,7 +2871,7 @@ func (x *PhysicalLocalLimit) String() string {
 func (*PhysicalLocalLimit) ProtoMessage() {}
 
 func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +2884,7 @@ func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLocalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLocalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{31}
+	return file_plan_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PhysicalLocalLimit) GetInput() *PhysicalPlan {
@@ -2657,7 +2910,7 @@ type PhysicalUnion struct {
 
 func (x *PhysicalUnion) Reset() {
 	*x = PhysicalUnion{}
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2669,7 +2922,7 @@ func (x *PhysicalUnion) String() string {
 func (*PhysicalUnion) ProtoMessage() {}
 
 func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2682,7 +2935,7 @@ func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnion.ProtoReflect.Descriptor instead.
 func (*PhysicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{32}
+	return file_plan_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PhysicalUnion) GetInputs() []*PhysicalPlan {
@@ -2702,7 +2955,7 @@ type PhysicalValues struct {
 
 func (x *PhysicalValues) Reset() {
 	*x = PhysicalValues{}
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2714,7 +2967,7 @@ func (x *PhysicalValues) String() string {
 func (*PhysicalValues) ProtoMessage() {}
 
 func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2727,7 +2980,7 @@ func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalValues.ProtoReflect.Descriptor instead.
 func (*PhysicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{33}
+	return file_plan_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PhysicalValues) GetSchema() []byte {
@@ -2754,7 +3007,7 @@ type PhysicalEmpty struct {
 
 func (x *PhysicalEmpty) Reset() {
 	*x = PhysicalEmpty{}
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2766,7 +3019,7 @@ func (x *PhysicalEmpty) String() string {
 func (*PhysicalEmpty) ProtoMessage() {}
 
 func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2779,7 +3032,7 @@ func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalEmpty.ProtoReflect.Descriptor instead.
 func (*PhysicalEmpty) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{34}
+	return file_plan_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PhysicalEmpty) GetSchema() []byte {
@@ -2807,7 +3060,7 @@ type PhysicalRepartition struct {
 
 func (x *PhysicalRepartition) Reset() {
 	*x = PhysicalRepartition{}
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2819,7 +3072,7 @@ func (x *PhysicalRepartition) String() string {
 func (*PhysicalRepartition) ProtoMessage() {}
 
 func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2832,7 +3085,7 @@ func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRepartition.ProtoReflect.Descriptor instead.
 func (*PhysicalRepartition) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{35}
+	return file_plan_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PhysicalRepartition) GetInput() *PhysicalPlan {
@@ -2865,7 +3118,7 @@ type PhysicalCoalesce struct {
 
 func (x *PhysicalCoalesce) Reset() {
 	*x = PhysicalCoalesce{}
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2877,7 +3130,7 @@ func (x *PhysicalCoalesce) String() string {
 func (*PhysicalCoalesce) ProtoMessage() {}
 
 func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2890,7 +3143,7 @@ func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCoalesce.ProtoReflect.Descriptor instead.
 func (*PhysicalCoalesce) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{36}
+	return file_plan_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PhysicalCoalesce) GetInput() *PhysicalPlan {
@@ -2915,7 +3168,7 @@ type PhysicalShuffleWriter struct {
 
 func (x *PhysicalShuffleWriter) Reset() {
 	*x = PhysicalShuffleWriter{}
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2927,7 +3180,7 @@ func (x *PhysicalShuffleWriter) String() string {
 func (*PhysicalShuffleWriter) ProtoMessage() {}
 
 func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2940,7 +3193,7 @@ func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleWriter.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleWriter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{37}
+	return file_plan_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PhysicalShuffleWriter) GetInput() *PhysicalPlan {
@@ -3003,7 +3256,7 @@ type PhysicalUnresolvedShuffle struct {
 
 func (x *PhysicalUnresolvedShuffle) Reset() {
 	*x = PhysicalUnresolvedShuffle{}
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3015,7 +3268,7 @@ func (x *PhysicalUnresolvedShuffle) String() string {
 func (*PhysicalUnresolvedShuffle) ProtoMessage() {}
 
 func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3028,7 +3281,7 @@ func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnresolvedShuffle.ProtoReflect.Descriptor instead.
 func (*PhysicalUnresolvedShuffle) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{38}
+	return file_plan_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PhysicalUnresolvedShuffle) GetStageId() int32 {
@@ -3064,7 +3317,7 @@ type PhysicalShuffleReader struct {
 
 func (x *PhysicalShuffleReader) Reset() {
 	*x = PhysicalShuffleReader{}
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3076,7 +3329,7 @@ func (x *PhysicalShuffleReader) String() string {
 func (*PhysicalShuffleReader) ProtoMessage() {}
 
 func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3089,7 +3342,7 @@ func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleReader.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{39}
+	return file_plan_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PhysicalShuffleReader) GetStageId() int32 {
@@ -3123,7 +3376,7 @@ type CacheKey struct {
 
 func (x *CacheKey) Reset() {
 	*x = CacheKey{}
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3135,7 +3388,7 @@ func (x *CacheKey) String() string {
 func (*CacheKey) ProtoMessage() {}
 
 func (x *CacheKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3148,7 +3401,7 @@ func (x *CacheKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheKey.ProtoReflect.Descriptor instead.
 func (*CacheKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{40}
+	return file_plan_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CacheKey) GetSessionId() string {
@@ -3178,7 +3431,7 @@ type PhysicalCacheReader struct {
 
 func (x *PhysicalCacheReader) Reset() {
 	*x = PhysicalCacheReader{}
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3190,7 +3443,7 @@ func (x *PhysicalCacheReader) String() string {
 func (*PhysicalCacheReader) ProtoMessage() {}
 
 func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3203,7 +3456,7 @@ func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCacheReader.ProtoReflect.Descriptor instead.
 func (*PhysicalCacheReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{41}
+	return file_plan_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PhysicalCacheReader) GetKey() *CacheKey {
@@ -3270,7 +3523,7 @@ type LogicalExpr struct {
 
 func (x *LogicalExpr) Reset() {
 	*x = LogicalExpr{}
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3282,7 +3535,7 @@ func (x *LogicalExpr) String() string {
 func (*LogicalExpr) ProtoMessage() {}
 
 func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3295,7 +3548,7 @@ func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpr.ProtoReflect.Descriptor instead.
 func (*LogicalExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{42}
+	return file_plan_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LogicalExpr) GetKind() isLogicalExpr_Kind {
@@ -3589,7 +3842,7 @@ type LogicalColumn struct {
 
 func (x *LogicalColumn) Reset() {
 	*x = LogicalColumn{}
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3601,7 +3854,7 @@ func (x *LogicalColumn) String() string {
 func (*LogicalColumn) ProtoMessage() {}
 
 func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3614,7 +3867,7 @@ func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalColumn.ProtoReflect.Descriptor instead.
 func (*LogicalColumn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{43}
+	return file_plan_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LogicalColumn) GetQualifier() string {
@@ -3643,7 +3896,7 @@ type LogicalOuterRef struct {
 
 func (x *LogicalOuterRef) Reset() {
 	*x = LogicalOuterRef{}
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3655,7 +3908,7 @@ func (x *LogicalOuterRef) String() string {
 func (*LogicalOuterRef) ProtoMessage() {}
 
 func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3668,7 +3921,7 @@ func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalOuterRef.ProtoReflect.Descriptor instead.
 func (*LogicalOuterRef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{44}
+	return file_plan_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LogicalOuterRef) GetQualifier() string {
@@ -3709,7 +3962,7 @@ type LogicalAlias struct {
 
 func (x *LogicalAlias) Reset() {
 	*x = LogicalAlias{}
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3721,7 +3974,7 @@ func (x *LogicalAlias) String() string {
 func (*LogicalAlias) ProtoMessage() {}
 
 func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3734,7 +3987,7 @@ func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAlias.ProtoReflect.Descriptor instead.
 func (*LogicalAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{45}
+	return file_plan_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LogicalAlias) GetExpr() *LogicalExpr {
@@ -3762,7 +4015,7 @@ type LogicalBinary struct {
 
 func (x *LogicalBinary) Reset() {
 	*x = LogicalBinary{}
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3774,7 +4027,7 @@ func (x *LogicalBinary) String() string {
 func (*LogicalBinary) ProtoMessage() {}
 
 func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3787,7 +4040,7 @@ func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalBinary.ProtoReflect.Descriptor instead.
 func (*LogicalBinary) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{46}
+	return file_plan_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LogicalBinary) GetOp() int32 {
@@ -3821,7 +4074,7 @@ type LogicalIsNull struct {
 
 func (x *LogicalIsNull) Reset() {
 	*x = LogicalIsNull{}
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3833,7 +4086,7 @@ func (x *LogicalIsNull) String() string {
 func (*LogicalIsNull) ProtoMessage() {}
 
 func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3846,7 +4099,7 @@ func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalIsNull.ProtoReflect.Descriptor instead.
 func (*LogicalIsNull) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{47}
+	return file_plan_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LogicalIsNull) GetExpr() *LogicalExpr {
@@ -3873,7 +4126,7 @@ type LogicalCast struct {
 
 func (x *LogicalCast) Reset() {
 	*x = LogicalCast{}
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3885,7 +4138,7 @@ func (x *LogicalCast) String() string {
 func (*LogicalCast) ProtoMessage() {}
 
 func (x *LogicalCast) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3898,7 +4151,7 @@ func (x *LogicalCast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCast.ProtoReflect.Descriptor instead.
 func (*LogicalCast) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{48}
+	return file_plan_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LogicalCast) GetExpr() *LogicalExpr {
@@ -3925,7 +4178,7 @@ type LogicalWhen struct {
 
 func (x *LogicalWhen) Reset() {
 	*x = LogicalWhen{}
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3937,7 +4190,7 @@ func (x *LogicalWhen) String() string {
 func (*LogicalWhen) ProtoMessage() {}
 
 func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3950,7 +4203,7 @@ func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWhen.ProtoReflect.Descriptor instead.
 func (*LogicalWhen) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{49}
+	return file_plan_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LogicalWhen) GetCond() *LogicalExpr {
@@ -3978,7 +4231,7 @@ type LogicalCase struct {
 
 func (x *LogicalCase) Reset() {
 	*x = LogicalCase{}
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3990,7 +4243,7 @@ func (x *LogicalCase) String() string {
 func (*LogicalCase) ProtoMessage() {}
 
 func (x *LogicalCase) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4003,7 +4256,7 @@ func (x *LogicalCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCase.ProtoReflect.Descriptor instead.
 func (*LogicalCase) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{50}
+	return file_plan_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LogicalCase) GetOperand() *LogicalExpr {
@@ -4039,7 +4292,7 @@ type LogicalLike struct {
 
 func (x *LogicalLike) Reset() {
 	*x = LogicalLike{}
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4051,7 +4304,7 @@ func (x *LogicalLike) String() string {
 func (*LogicalLike) ProtoMessage() {}
 
 func (x *LogicalLike) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4064,7 +4317,7 @@ func (x *LogicalLike) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLike.ProtoReflect.Descriptor instead.
 func (*LogicalLike) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{51}
+	return file_plan_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LogicalLike) GetExpr() *LogicalExpr {
@@ -4106,7 +4359,7 @@ type LogicalInList struct {
 
 func (x *LogicalInList) Reset() {
 	*x = LogicalInList{}
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4118,7 +4371,7 @@ func (x *LogicalInList) String() string {
 func (*LogicalInList) ProtoMessage() {}
 
 func (x *LogicalInList) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4131,7 +4384,7 @@ func (x *LogicalInList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInList.ProtoReflect.Descriptor instead.
 func (*LogicalInList) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{52}
+	return file_plan_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *LogicalInList) GetExpr() *LogicalExpr {
@@ -4165,7 +4418,7 @@ type LogicalScalarFunc struct {
 
 func (x *LogicalScalarFunc) Reset() {
 	*x = LogicalScalarFunc{}
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4177,7 +4430,7 @@ func (x *LogicalScalarFunc) String() string {
 func (*LogicalScalarFunc) ProtoMessage() {}
 
 func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4190,7 +4443,7 @@ func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScalarFunc.ProtoReflect.Descriptor instead.
 func (*LogicalScalarFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{53}
+	return file_plan_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *LogicalScalarFunc) GetName() string {
@@ -4218,7 +4471,7 @@ type LogicalAggExpr struct {
 
 func (x *LogicalAggExpr) Reset() {
 	*x = LogicalAggExpr{}
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4230,7 +4483,7 @@ func (x *LogicalAggExpr) String() string {
 func (*LogicalAggExpr) ProtoMessage() {}
 
 func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4243,7 +4496,7 @@ func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggExpr.ProtoReflect.Descriptor instead.
 func (*LogicalAggExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{54}
+	return file_plan_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *LogicalAggExpr) GetFunc() int32 {
@@ -4277,7 +4530,7 @@ type LogicalExists struct {
 
 func (x *LogicalExists) Reset() {
 	*x = LogicalExists{}
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4289,7 +4542,7 @@ func (x *LogicalExists) String() string {
 func (*LogicalExists) ProtoMessage() {}
 
 func (x *LogicalExists) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4302,7 +4555,7 @@ func (x *LogicalExists) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExists.ProtoReflect.Descriptor instead.
 func (*LogicalExists) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{55}
+	return file_plan_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LogicalExists) GetPlan() *LogicalPlan {
@@ -4330,7 +4583,7 @@ type LogicalInSubquery struct {
 
 func (x *LogicalInSubquery) Reset() {
 	*x = LogicalInSubquery{}
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4342,7 +4595,7 @@ func (x *LogicalInSubquery) String() string {
 func (*LogicalInSubquery) ProtoMessage() {}
 
 func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4355,7 +4608,7 @@ func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInSubquery.ProtoReflect.Descriptor instead.
 func (*LogicalInSubquery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{56}
+	return file_plan_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *LogicalInSubquery) GetExpr() *LogicalExpr {
@@ -4390,7 +4643,7 @@ type LogicalSortKey struct {
 
 func (x *LogicalSortKey) Reset() {
 	*x = LogicalSortKey{}
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4402,7 +4655,7 @@ func (x *LogicalSortKey) String() string {
 func (*LogicalSortKey) ProtoMessage() {}
 
 func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4415,7 +4668,7 @@ func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSortKey.ProtoReflect.Descriptor instead.
 func (*LogicalSortKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{57}
+	return file_plan_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LogicalSortKey) GetExpr() *LogicalExpr {
@@ -4451,7 +4704,7 @@ type LogicalField struct {
 
 func (x *LogicalField) Reset() {
 	*x = LogicalField{}
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4463,7 +4716,7 @@ func (x *LogicalField) String() string {
 func (*LogicalField) ProtoMessage() {}
 
 func (x *LogicalField) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4476,7 +4729,7 @@ func (x *LogicalField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalField.ProtoReflect.Descriptor instead.
 func (*LogicalField) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{58}
+	return file_plan_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LogicalField) GetQualifier() string {
@@ -4524,6 +4777,7 @@ type LogicalPlan struct {
 	//	*LogicalPlan_SubqueryAlias
 	//	*LogicalPlan_Cache
 	//	*LogicalPlan_Window
+	//	*LogicalPlan_Write
 	Node          isLogicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4531,7 +4785,7 @@ type LogicalPlan struct {
 
 func (x *LogicalPlan) Reset() {
 	*x = LogicalPlan{}
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4543,7 +4797,7 @@ func (x *LogicalPlan) String() string {
 func (*LogicalPlan) ProtoMessage() {}
 
 func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4556,7 +4810,7 @@ func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalPlan.ProtoReflect.Descriptor instead.
 func (*LogicalPlan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{59}
+	return file_plan_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *LogicalPlan) GetNode() isLogicalPlan_Node {
@@ -4683,6 +4937,15 @@ func (x *LogicalPlan) GetWindow() *LogicalWindow {
 	return nil
 }
 
+func (x *LogicalPlan) GetWrite() *LogicalWrite {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_Write); ok {
+			return x.Write
+		}
+	}
+	return nil
+}
+
 type isLogicalPlan_Node interface {
 	isLogicalPlan_Node()
 }
@@ -4739,6 +5002,10 @@ type LogicalPlan_Window struct {
 	Window *LogicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
 }
 
+type LogicalPlan_Write struct {
+	Write *LogicalWrite `protobuf:"bytes,40,opt,name=write,proto3,oneof"`
+}
+
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Filter) isLogicalPlan_Node() {}
@@ -4765,6 +5032,84 @@ func (*LogicalPlan_Cache) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Window) isLogicalPlan_Node() {}
 
+func (*LogicalPlan_Write) isLogicalPlan_Node() {}
+
+type LogicalWrite struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Target        string                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	Staging       string                 `protobuf:"bytes,3,opt,name=staging,proto3" json:"staging,omitempty"`
+	Overwrite     bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	Options       *WriteSpec             `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalWrite) Reset() {
+	*x = LogicalWrite{}
+	mi := &file_plan_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalWrite) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalWrite) ProtoMessage() {}
+
+func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalWrite.ProtoReflect.Descriptor instead.
+func (*LogicalWrite) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *LogicalWrite) GetInput() *LogicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *LogicalWrite) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *LogicalWrite) GetStaging() string {
+	if x != nil {
+		return x.Staging
+	}
+	return ""
+}
+
+func (x *LogicalWrite) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
+
+func (x *LogicalWrite) GetOptions() *WriteSpec {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
 // TableDef is a catalog.Table without its data. A memory table keeps only
 // its name, schema, row count and partition count: its batches stay in the
 // process that registered them.
@@ -4788,7 +5133,7 @@ type TableDef struct {
 
 func (x *TableDef) Reset() {
 	*x = TableDef{}
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4800,7 +5145,7 @@ func (x *TableDef) String() string {
 func (*TableDef) ProtoMessage() {}
 
 func (x *TableDef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4813,7 +5158,7 @@ func (x *TableDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableDef.ProtoReflect.Descriptor instead.
 func (*TableDef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{60}
+	return file_plan_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *TableDef) GetName() string {
@@ -4900,7 +5245,7 @@ type LogicalScan struct {
 
 func (x *LogicalScan) Reset() {
 	*x = LogicalScan{}
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4912,7 +5257,7 @@ func (x *LogicalScan) String() string {
 func (*LogicalScan) ProtoMessage() {}
 
 func (x *LogicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4925,7 +5270,7 @@ func (x *LogicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScan.ProtoReflect.Descriptor instead.
 func (*LogicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{61}
+	return file_plan_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LogicalScan) GetTable() *TableDef {
@@ -4980,7 +5325,7 @@ type LogicalFilter struct {
 
 func (x *LogicalFilter) Reset() {
 	*x = LogicalFilter{}
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4992,7 +5337,7 @@ func (x *LogicalFilter) String() string {
 func (*LogicalFilter) ProtoMessage() {}
 
 func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5005,7 +5350,7 @@ func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalFilter.ProtoReflect.Descriptor instead.
 func (*LogicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{62}
+	return file_plan_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LogicalFilter) GetInput() *LogicalPlan {
@@ -5032,7 +5377,7 @@ type LogicalProjection struct {
 
 func (x *LogicalProjection) Reset() {
 	*x = LogicalProjection{}
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5044,7 +5389,7 @@ func (x *LogicalProjection) String() string {
 func (*LogicalProjection) ProtoMessage() {}
 
 func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5057,7 +5402,7 @@ func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalProjection.ProtoReflect.Descriptor instead.
 func (*LogicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{63}
+	return file_plan_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LogicalProjection) GetInput() *LogicalPlan {
@@ -5085,7 +5430,7 @@ type LogicalAggregate struct {
 
 func (x *LogicalAggregate) Reset() {
 	*x = LogicalAggregate{}
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5097,7 +5442,7 @@ func (x *LogicalAggregate) String() string {
 func (*LogicalAggregate) ProtoMessage() {}
 
 func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5110,7 +5455,7 @@ func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggregate.ProtoReflect.Descriptor instead.
 func (*LogicalAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{64}
+	return file_plan_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LogicalAggregate) GetInput() *LogicalPlan {
@@ -5144,7 +5489,7 @@ type LogicalEquiPair struct {
 
 func (x *LogicalEquiPair) Reset() {
 	*x = LogicalEquiPair{}
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5156,7 +5501,7 @@ func (x *LogicalEquiPair) String() string {
 func (*LogicalEquiPair) ProtoMessage() {}
 
 func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5169,7 +5514,7 @@ func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEquiPair.ProtoReflect.Descriptor instead.
 func (*LogicalEquiPair) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{65}
+	return file_plan_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LogicalEquiPair) GetLeft() *LogicalExpr {
@@ -5201,7 +5546,7 @@ type LogicalJoin struct {
 
 func (x *LogicalJoin) Reset() {
 	*x = LogicalJoin{}
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5213,7 +5558,7 @@ func (x *LogicalJoin) String() string {
 func (*LogicalJoin) ProtoMessage() {}
 
 func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5226,7 +5571,7 @@ func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalJoin.ProtoReflect.Descriptor instead.
 func (*LogicalJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{66}
+	return file_plan_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogicalJoin) GetLeft() *LogicalPlan {
@@ -5289,7 +5634,7 @@ type LogicalSort struct {
 
 func (x *LogicalSort) Reset() {
 	*x = LogicalSort{}
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5301,7 +5646,7 @@ func (x *LogicalSort) String() string {
 func (*LogicalSort) ProtoMessage() {}
 
 func (x *LogicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5314,7 +5659,7 @@ func (x *LogicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSort.ProtoReflect.Descriptor instead.
 func (*LogicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{67}
+	return file_plan_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LogicalSort) GetInput() *LogicalPlan {
@@ -5349,7 +5694,7 @@ type LogicalLimit struct {
 
 func (x *LogicalLimit) Reset() {
 	*x = LogicalLimit{}
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5361,7 +5706,7 @@ func (x *LogicalLimit) String() string {
 func (*LogicalLimit) ProtoMessage() {}
 
 func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5374,7 +5719,7 @@ func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLimit.ProtoReflect.Descriptor instead.
 func (*LogicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{68}
+	return file_plan_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LogicalLimit) GetInput() *LogicalPlan {
@@ -5407,7 +5752,7 @@ type LogicalUnion struct {
 
 func (x *LogicalUnion) Reset() {
 	*x = LogicalUnion{}
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5419,7 +5764,7 @@ func (x *LogicalUnion) String() string {
 func (*LogicalUnion) ProtoMessage() {}
 
 func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5432,7 +5777,7 @@ func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalUnion.ProtoReflect.Descriptor instead.
 func (*LogicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{69}
+	return file_plan_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LogicalUnion) GetInputs() []*LogicalPlan {
@@ -5451,7 +5796,7 @@ type LogicalExprRow struct {
 
 func (x *LogicalExprRow) Reset() {
 	*x = LogicalExprRow{}
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5463,7 +5808,7 @@ func (x *LogicalExprRow) String() string {
 func (*LogicalExprRow) ProtoMessage() {}
 
 func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5476,7 +5821,7 @@ func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExprRow.ProtoReflect.Descriptor instead.
 func (*LogicalExprRow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{70}
+	return file_plan_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LogicalExprRow) GetValues() []*LogicalExpr {
@@ -5496,7 +5841,7 @@ type LogicalValues struct {
 
 func (x *LogicalValues) Reset() {
 	*x = LogicalValues{}
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5508,7 +5853,7 @@ func (x *LogicalValues) String() string {
 func (*LogicalValues) ProtoMessage() {}
 
 func (x *LogicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5521,7 +5866,7 @@ func (x *LogicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalValues.ProtoReflect.Descriptor instead.
 func (*LogicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{71}
+	return file_plan_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LogicalValues) GetSchema() []*LogicalField {
@@ -5548,7 +5893,7 @@ type LogicalEmptyRelation struct {
 
 func (x *LogicalEmptyRelation) Reset() {
 	*x = LogicalEmptyRelation{}
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5560,7 +5905,7 @@ func (x *LogicalEmptyRelation) String() string {
 func (*LogicalEmptyRelation) ProtoMessage() {}
 
 func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5573,7 +5918,7 @@ func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEmptyRelation.ProtoReflect.Descriptor instead.
 func (*LogicalEmptyRelation) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{72}
+	return file_plan_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *LogicalEmptyRelation) GetProduceOneRow() bool {
@@ -5600,7 +5945,7 @@ type LogicalSubqueryAlias struct {
 
 func (x *LogicalSubqueryAlias) Reset() {
 	*x = LogicalSubqueryAlias{}
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5612,7 +5957,7 @@ func (x *LogicalSubqueryAlias) String() string {
 func (*LogicalSubqueryAlias) ProtoMessage() {}
 
 func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5625,7 +5970,7 @@ func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSubqueryAlias.ProtoReflect.Descriptor instead.
 func (*LogicalSubqueryAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{73}
+	return file_plan_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LogicalSubqueryAlias) GetInput() *LogicalPlan {
@@ -5655,7 +6000,7 @@ type LogicalCache struct {
 
 func (x *LogicalCache) Reset() {
 	*x = LogicalCache{}
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5667,7 +6012,7 @@ func (x *LogicalCache) String() string {
 func (*LogicalCache) ProtoMessage() {}
 
 func (x *LogicalCache) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5680,7 +6025,7 @@ func (x *LogicalCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCache.ProtoReflect.Descriptor instead.
 func (*LogicalCache) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{74}
+	return file_plan_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LogicalCache) GetCacheId() string {
@@ -5732,7 +6077,7 @@ type WindowFrame struct {
 
 func (x *WindowFrame) Reset() {
 	*x = WindowFrame{}
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5744,7 +6089,7 @@ func (x *WindowFrame) String() string {
 func (*WindowFrame) ProtoMessage() {}
 
 func (x *WindowFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5757,7 +6102,7 @@ func (x *WindowFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowFrame.ProtoReflect.Descriptor instead.
 func (*WindowFrame) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{75}
+	return file_plan_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *WindowFrame) GetUnit() int32 {
@@ -5809,7 +6154,7 @@ type LogicalWindowExpr struct {
 
 func (x *LogicalWindowExpr) Reset() {
 	*x = LogicalWindowExpr{}
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5821,7 +6166,7 @@ func (x *LogicalWindowExpr) String() string {
 func (*LogicalWindowExpr) ProtoMessage() {}
 
 func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5834,7 +6179,7 @@ func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindowExpr.ProtoReflect.Descriptor instead.
 func (*LogicalWindowExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{76}
+	return file_plan_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *LogicalWindowExpr) GetFunc() int32 {
@@ -5889,7 +6234,7 @@ type LogicalWindow struct {
 
 func (x *LogicalWindow) Reset() {
 	*x = LogicalWindow{}
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5901,7 +6246,7 @@ func (x *LogicalWindow) String() string {
 func (*LogicalWindow) ProtoMessage() {}
 
 func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5914,7 +6259,7 @@ func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindow.ProtoReflect.Descriptor instead.
 func (*LogicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{77}
+	return file_plan_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *LogicalWindow) GetInput() *LogicalPlan {
@@ -5945,7 +6290,7 @@ type PhysicalWindowFunc struct {
 
 func (x *PhysicalWindowFunc) Reset() {
 	*x = PhysicalWindowFunc{}
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5957,7 +6302,7 @@ func (x *PhysicalWindowFunc) String() string {
 func (*PhysicalWindowFunc) ProtoMessage() {}
 
 func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5970,7 +6315,7 @@ func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindowFunc.ProtoReflect.Descriptor instead.
 func (*PhysicalWindowFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{78}
+	return file_plan_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *PhysicalWindowFunc) GetFunc() int32 {
@@ -6027,7 +6372,7 @@ type PhysicalWindow struct {
 
 func (x *PhysicalWindow) Reset() {
 	*x = PhysicalWindow{}
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6039,7 +6384,7 @@ func (x *PhysicalWindow) String() string {
 func (*PhysicalWindow) ProtoMessage() {}
 
 func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6052,7 +6397,7 @@ func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindow.ProtoReflect.Descriptor instead.
 func (*PhysicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{79}
+	return file_plan_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *PhysicalWindow) GetInput() *PhysicalPlan {
@@ -6174,8 +6519,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x04expr\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x04expr\x12\x10\n" +
 	"\x03asc\x18\x02 \x01(\bR\x03asc\x12\x1f\n" +
 	"\vnulls_first\x18\x03 \x01(\bR\n" +
-	"nullsFirst\"\xa5\n" +
-	"\n" +
+	"nullsFirst\"\xa5\v\n" +
 	"\fPhysicalPlan\x12.\n" +
 	"\x04scan\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalScanH\x00R\x04scan\x124\n" +
 	"\x06filter\x18\x02 \x01(\v2\x1a.quiver.rpc.PhysicalFilterH\x00R\x06filter\x12@\n" +
@@ -6200,8 +6544,28 @@ const file_plan_proto_rawDesc = "" +
 	"\x12unresolved_shuffle\x18\x11 \x01(\v2%.quiver.rpc.PhysicalUnresolvedShuffleH\x00R\x11unresolvedShuffle\x12J\n" +
 	"\x0eshuffle_reader\x18\x12 \x01(\v2!.quiver.rpc.PhysicalShuffleReaderH\x00R\rshuffleReader\x12D\n" +
 	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReader\x124\n" +
-	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06windowB\x06\n" +
-	"\x04node\" \n" +
+	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06window\x12;\n" +
+	"\tfile_sink\x18( \x01(\v2\x1c.quiver.rpc.PhysicalFileSinkH\x00R\bfileSink\x12A\n" +
+	"\vfile_commit\x18) \x01(\v2\x1e.quiver.rpc.PhysicalFileCommitH\x00R\n" +
+	"fileCommitB\x06\n" +
+	"\x04node\"\xc4\x01\n" +
+	"\tWriteSpec\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\x12!\n" +
+	"\fpartition_by\x18\x02 \x03(\x05R\vpartitionBy\x12 \n" +
+	"\vcompression\x18\x03 \x01(\tR\vcompression\x12$\n" +
+	"\x0erow_group_size\x18\x04 \x01(\x03R\frowGroupSize\x12\x1c\n" +
+	"\tdelimiter\x18\x05 \x01(\x05R\tdelimiter\x12\x16\n" +
+	"\x06header\x18\x06 \x01(\bR\x06header\"\x87\x01\n" +
+	"\x10PhysicalFileSink\x12.\n" +
+	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12\x18\n" +
+	"\astaging\x18\x02 \x01(\tR\astaging\x12)\n" +
+	"\x04spec\x18\x03 \x01(\v2\x15.quiver.rpc.WriteSpecR\x04spec\"\xac\x01\n" +
+	"\x12PhysicalFileCommit\x12.\n" +
+	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12\x18\n" +
+	"\astaging\x18\x02 \x01(\tR\astaging\x12\x16\n" +
+	"\x06target\x18\x03 \x01(\tR\x06target\x12\x16\n" +
+	"\x06single\x18\x04 \x01(\bR\x06single\x12\x1c\n" +
+	"\toverwrite\x18\x05 \x01(\bR\toverwrite\" \n" +
 	"\bFileList\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\"\xfc\x03\n" +
 	"\fPhysicalScan\x12\x14\n" +
@@ -6412,7 +6776,7 @@ const file_plan_proto_rawDesc = "" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
 	"\x04type\x18\x03 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x1a\n" +
-	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xec\x05\n" +
+	"\bnullable\x18\x04 \x01(\bR\bnullable\"\x9e\x06\n" +
 	"\vLogicalPlan\x12-\n" +
 	"\x04scan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalScanH\x00R\x04scan\x123\n" +
 	"\x06filter\x18\x02 \x01(\v2\x19.quiver.rpc.LogicalFilterH\x00R\x06filter\x12?\n" +
@@ -6429,8 +6793,15 @@ const file_plan_proto_rawDesc = "" +
 	" \x01(\v2 .quiver.rpc.LogicalEmptyRelationH\x00R\remptyRelation\x12I\n" +
 	"\x0esubquery_alias\x18\v \x01(\v2 .quiver.rpc.LogicalSubqueryAliasH\x00R\rsubqueryAlias\x120\n" +
 	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cache\x123\n" +
-	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06windowB\x06\n" +
-	"\x04node\"\xf0\x02\n" +
+	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06window\x120\n" +
+	"\x05write\x18( \x01(\v2\x18.quiver.rpc.LogicalWriteH\x00R\x05writeB\x06\n" +
+	"\x04node\"\xbe\x01\n" +
+	"\fLogicalWrite\x12-\n" +
+	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12\x16\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\x12\x18\n" +
+	"\astaging\x18\x03 \x01(\tR\astaging\x12\x1c\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12/\n" +
+	"\aoptions\x18\x05 \x01(\v2\x15.quiver.rpc.WriteSpecR\aoptions\"\xf0\x02\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x02 \x01(\fR\x06schema\x12\x16\n" +
@@ -6551,7 +6922,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -6570,73 +6941,77 @@ var file_plan_proto_goTypes = []any{
 	(*PhysicalScalarFunc)(nil),          // 14: quiver.rpc.PhysicalScalarFunc
 	(*PhysicalSortKey)(nil),             // 15: quiver.rpc.PhysicalSortKey
 	(*PhysicalPlan)(nil),                // 16: quiver.rpc.PhysicalPlan
-	(*FileList)(nil),                    // 17: quiver.rpc.FileList
-	(*PhysicalScan)(nil),                // 18: quiver.rpc.PhysicalScan
-	(*RowGroupRange)(nil),               // 19: quiver.rpc.RowGroupRange
-	(*RowGroupRanges)(nil),              // 20: quiver.rpc.RowGroupRanges
-	(*PhysicalFilter)(nil),              // 21: quiver.rpc.PhysicalFilter
-	(*PhysicalProjection)(nil),          // 22: quiver.rpc.PhysicalProjection
-	(*PhysicalAggregateExpr)(nil),       // 23: quiver.rpc.PhysicalAggregateExpr
-	(*PhysicalHashAggregate)(nil),       // 24: quiver.rpc.PhysicalHashAggregate
-	(*PhysicalJoinOn)(nil),              // 25: quiver.rpc.PhysicalJoinOn
-	(*PhysicalHashJoin)(nil),            // 26: quiver.rpc.PhysicalHashJoin
-	(*PhysicalNestedLoopJoin)(nil),      // 27: quiver.rpc.PhysicalNestedLoopJoin
-	(*PhysicalSort)(nil),                // 28: quiver.rpc.PhysicalSort
-	(*PhysicalSortPreservingMerge)(nil), // 29: quiver.rpc.PhysicalSortPreservingMerge
-	(*PhysicalLimit)(nil),               // 30: quiver.rpc.PhysicalLimit
-	(*PhysicalLocalLimit)(nil),          // 31: quiver.rpc.PhysicalLocalLimit
-	(*PhysicalUnion)(nil),               // 32: quiver.rpc.PhysicalUnion
-	(*PhysicalValues)(nil),              // 33: quiver.rpc.PhysicalValues
-	(*PhysicalEmpty)(nil),               // 34: quiver.rpc.PhysicalEmpty
-	(*PhysicalRepartition)(nil),         // 35: quiver.rpc.PhysicalRepartition
-	(*PhysicalCoalesce)(nil),            // 36: quiver.rpc.PhysicalCoalesce
-	(*PhysicalShuffleWriter)(nil),       // 37: quiver.rpc.PhysicalShuffleWriter
-	(*PhysicalUnresolvedShuffle)(nil),   // 38: quiver.rpc.PhysicalUnresolvedShuffle
-	(*PhysicalShuffleReader)(nil),       // 39: quiver.rpc.PhysicalShuffleReader
-	(*CacheKey)(nil),                    // 40: quiver.rpc.CacheKey
-	(*PhysicalCacheReader)(nil),         // 41: quiver.rpc.PhysicalCacheReader
-	(*LogicalExpr)(nil),                 // 42: quiver.rpc.LogicalExpr
-	(*LogicalColumn)(nil),               // 43: quiver.rpc.LogicalColumn
-	(*LogicalOuterRef)(nil),             // 44: quiver.rpc.LogicalOuterRef
-	(*LogicalAlias)(nil),                // 45: quiver.rpc.LogicalAlias
-	(*LogicalBinary)(nil),               // 46: quiver.rpc.LogicalBinary
-	(*LogicalIsNull)(nil),               // 47: quiver.rpc.LogicalIsNull
-	(*LogicalCast)(nil),                 // 48: quiver.rpc.LogicalCast
-	(*LogicalWhen)(nil),                 // 49: quiver.rpc.LogicalWhen
-	(*LogicalCase)(nil),                 // 50: quiver.rpc.LogicalCase
-	(*LogicalLike)(nil),                 // 51: quiver.rpc.LogicalLike
-	(*LogicalInList)(nil),               // 52: quiver.rpc.LogicalInList
-	(*LogicalScalarFunc)(nil),           // 53: quiver.rpc.LogicalScalarFunc
-	(*LogicalAggExpr)(nil),              // 54: quiver.rpc.LogicalAggExpr
-	(*LogicalExists)(nil),               // 55: quiver.rpc.LogicalExists
-	(*LogicalInSubquery)(nil),           // 56: quiver.rpc.LogicalInSubquery
-	(*LogicalSortKey)(nil),              // 57: quiver.rpc.LogicalSortKey
-	(*LogicalField)(nil),                // 58: quiver.rpc.LogicalField
-	(*LogicalPlan)(nil),                 // 59: quiver.rpc.LogicalPlan
-	(*TableDef)(nil),                    // 60: quiver.rpc.TableDef
-	(*LogicalScan)(nil),                 // 61: quiver.rpc.LogicalScan
-	(*LogicalFilter)(nil),               // 62: quiver.rpc.LogicalFilter
-	(*LogicalProjection)(nil),           // 63: quiver.rpc.LogicalProjection
-	(*LogicalAggregate)(nil),            // 64: quiver.rpc.LogicalAggregate
-	(*LogicalEquiPair)(nil),             // 65: quiver.rpc.LogicalEquiPair
-	(*LogicalJoin)(nil),                 // 66: quiver.rpc.LogicalJoin
-	(*LogicalSort)(nil),                 // 67: quiver.rpc.LogicalSort
-	(*LogicalLimit)(nil),                // 68: quiver.rpc.LogicalLimit
-	(*LogicalUnion)(nil),                // 69: quiver.rpc.LogicalUnion
-	(*LogicalExprRow)(nil),              // 70: quiver.rpc.LogicalExprRow
-	(*LogicalValues)(nil),               // 71: quiver.rpc.LogicalValues
-	(*LogicalEmptyRelation)(nil),        // 72: quiver.rpc.LogicalEmptyRelation
-	(*LogicalSubqueryAlias)(nil),        // 73: quiver.rpc.LogicalSubqueryAlias
-	(*LogicalCache)(nil),                // 74: quiver.rpc.LogicalCache
-	(*WindowFrame)(nil),                 // 75: quiver.rpc.WindowFrame
-	(*LogicalWindowExpr)(nil),           // 76: quiver.rpc.LogicalWindowExpr
-	(*LogicalWindow)(nil),               // 77: quiver.rpc.LogicalWindow
-	(*PhysicalWindowFunc)(nil),          // 78: quiver.rpc.PhysicalWindowFunc
-	(*PhysicalWindow)(nil),              // 79: quiver.rpc.PhysicalWindow
-	nil,                                 // 80: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 81: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 82: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 83: quiver.rpc.PartitionLocations
+	(*WriteSpec)(nil),                   // 17: quiver.rpc.WriteSpec
+	(*PhysicalFileSink)(nil),            // 18: quiver.rpc.PhysicalFileSink
+	(*PhysicalFileCommit)(nil),          // 19: quiver.rpc.PhysicalFileCommit
+	(*FileList)(nil),                    // 20: quiver.rpc.FileList
+	(*PhysicalScan)(nil),                // 21: quiver.rpc.PhysicalScan
+	(*RowGroupRange)(nil),               // 22: quiver.rpc.RowGroupRange
+	(*RowGroupRanges)(nil),              // 23: quiver.rpc.RowGroupRanges
+	(*PhysicalFilter)(nil),              // 24: quiver.rpc.PhysicalFilter
+	(*PhysicalProjection)(nil),          // 25: quiver.rpc.PhysicalProjection
+	(*PhysicalAggregateExpr)(nil),       // 26: quiver.rpc.PhysicalAggregateExpr
+	(*PhysicalHashAggregate)(nil),       // 27: quiver.rpc.PhysicalHashAggregate
+	(*PhysicalJoinOn)(nil),              // 28: quiver.rpc.PhysicalJoinOn
+	(*PhysicalHashJoin)(nil),            // 29: quiver.rpc.PhysicalHashJoin
+	(*PhysicalNestedLoopJoin)(nil),      // 30: quiver.rpc.PhysicalNestedLoopJoin
+	(*PhysicalSort)(nil),                // 31: quiver.rpc.PhysicalSort
+	(*PhysicalSortPreservingMerge)(nil), // 32: quiver.rpc.PhysicalSortPreservingMerge
+	(*PhysicalLimit)(nil),               // 33: quiver.rpc.PhysicalLimit
+	(*PhysicalLocalLimit)(nil),          // 34: quiver.rpc.PhysicalLocalLimit
+	(*PhysicalUnion)(nil),               // 35: quiver.rpc.PhysicalUnion
+	(*PhysicalValues)(nil),              // 36: quiver.rpc.PhysicalValues
+	(*PhysicalEmpty)(nil),               // 37: quiver.rpc.PhysicalEmpty
+	(*PhysicalRepartition)(nil),         // 38: quiver.rpc.PhysicalRepartition
+	(*PhysicalCoalesce)(nil),            // 39: quiver.rpc.PhysicalCoalesce
+	(*PhysicalShuffleWriter)(nil),       // 40: quiver.rpc.PhysicalShuffleWriter
+	(*PhysicalUnresolvedShuffle)(nil),   // 41: quiver.rpc.PhysicalUnresolvedShuffle
+	(*PhysicalShuffleReader)(nil),       // 42: quiver.rpc.PhysicalShuffleReader
+	(*CacheKey)(nil),                    // 43: quiver.rpc.CacheKey
+	(*PhysicalCacheReader)(nil),         // 44: quiver.rpc.PhysicalCacheReader
+	(*LogicalExpr)(nil),                 // 45: quiver.rpc.LogicalExpr
+	(*LogicalColumn)(nil),               // 46: quiver.rpc.LogicalColumn
+	(*LogicalOuterRef)(nil),             // 47: quiver.rpc.LogicalOuterRef
+	(*LogicalAlias)(nil),                // 48: quiver.rpc.LogicalAlias
+	(*LogicalBinary)(nil),               // 49: quiver.rpc.LogicalBinary
+	(*LogicalIsNull)(nil),               // 50: quiver.rpc.LogicalIsNull
+	(*LogicalCast)(nil),                 // 51: quiver.rpc.LogicalCast
+	(*LogicalWhen)(nil),                 // 52: quiver.rpc.LogicalWhen
+	(*LogicalCase)(nil),                 // 53: quiver.rpc.LogicalCase
+	(*LogicalLike)(nil),                 // 54: quiver.rpc.LogicalLike
+	(*LogicalInList)(nil),               // 55: quiver.rpc.LogicalInList
+	(*LogicalScalarFunc)(nil),           // 56: quiver.rpc.LogicalScalarFunc
+	(*LogicalAggExpr)(nil),              // 57: quiver.rpc.LogicalAggExpr
+	(*LogicalExists)(nil),               // 58: quiver.rpc.LogicalExists
+	(*LogicalInSubquery)(nil),           // 59: quiver.rpc.LogicalInSubquery
+	(*LogicalSortKey)(nil),              // 60: quiver.rpc.LogicalSortKey
+	(*LogicalField)(nil),                // 61: quiver.rpc.LogicalField
+	(*LogicalPlan)(nil),                 // 62: quiver.rpc.LogicalPlan
+	(*LogicalWrite)(nil),                // 63: quiver.rpc.LogicalWrite
+	(*TableDef)(nil),                    // 64: quiver.rpc.TableDef
+	(*LogicalScan)(nil),                 // 65: quiver.rpc.LogicalScan
+	(*LogicalFilter)(nil),               // 66: quiver.rpc.LogicalFilter
+	(*LogicalProjection)(nil),           // 67: quiver.rpc.LogicalProjection
+	(*LogicalAggregate)(nil),            // 68: quiver.rpc.LogicalAggregate
+	(*LogicalEquiPair)(nil),             // 69: quiver.rpc.LogicalEquiPair
+	(*LogicalJoin)(nil),                 // 70: quiver.rpc.LogicalJoin
+	(*LogicalSort)(nil),                 // 71: quiver.rpc.LogicalSort
+	(*LogicalLimit)(nil),                // 72: quiver.rpc.LogicalLimit
+	(*LogicalUnion)(nil),                // 73: quiver.rpc.LogicalUnion
+	(*LogicalExprRow)(nil),              // 74: quiver.rpc.LogicalExprRow
+	(*LogicalValues)(nil),               // 75: quiver.rpc.LogicalValues
+	(*LogicalEmptyRelation)(nil),        // 76: quiver.rpc.LogicalEmptyRelation
+	(*LogicalSubqueryAlias)(nil),        // 77: quiver.rpc.LogicalSubqueryAlias
+	(*LogicalCache)(nil),                // 78: quiver.rpc.LogicalCache
+	(*WindowFrame)(nil),                 // 79: quiver.rpc.WindowFrame
+	(*LogicalWindowExpr)(nil),           // 80: quiver.rpc.LogicalWindowExpr
+	(*LogicalWindow)(nil),               // 81: quiver.rpc.LogicalWindow
+	(*PhysicalWindowFunc)(nil),          // 82: quiver.rpc.PhysicalWindowFunc
+	(*PhysicalWindow)(nil),              // 83: quiver.rpc.PhysicalWindow
+	nil,                                 // 84: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 85: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 86: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 87: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -6674,164 +7049,172 @@ var file_plan_proto_depIdxs = []int32{
 	5,   // 32: quiver.rpc.PhysicalScalarFunc.args:type_name -> quiver.rpc.PhysicalExpr
 	0,   // 33: quiver.rpc.PhysicalScalarFunc.type:type_name -> quiver.rpc.ArrowType
 	5,   // 34: quiver.rpc.PhysicalSortKey.expr:type_name -> quiver.rpc.PhysicalExpr
-	18,  // 35: quiver.rpc.PhysicalPlan.scan:type_name -> quiver.rpc.PhysicalScan
-	21,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
-	22,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
-	24,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
-	26,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
-	27,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
-	28,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
-	29,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
-	30,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
-	31,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
-	32,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
-	33,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
-	34,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
-	35,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
-	36,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
-	37,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
-	38,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
-	39,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
-	41,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
-	79,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
-	17,  // 55: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	80,  // 56: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
-	5,   // 57: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	20,  // 58: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
-	19,  // 59: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
-	16,  // 60: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 61: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 62: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 63: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 64: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
-	0,   // 65: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
-	16,  // 66: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 67: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	23,  // 68: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
-	5,   // 69: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 70: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 71: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 72: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	25,  // 73: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
-	5,   // 74: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 75: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 76: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 77: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 78: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 79: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 80: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 81: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 82: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 83: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 84: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 85: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 86: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 87: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 88: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 89: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 90: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	83,  // 91: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	40,  // 92: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	83,  // 93: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	43,  // 94: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	44,  // 95: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 96: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	45,  // 97: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	46,  // 98: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	42,  // 99: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	42,  // 100: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	47,  // 101: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	48,  // 102: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	50,  // 103: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	51,  // 104: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	52,  // 105: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	53,  // 106: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	54,  // 107: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	59,  // 108: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	55,  // 109: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	56,  // 110: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	76,  // 111: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
-	0,   // 112: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	42,  // 113: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 114: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 115: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	42,  // 116: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 117: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 118: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	42,  // 119: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	42,  // 120: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	42,  // 121: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	49,  // 122: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	42,  // 123: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	42,  // 124: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 125: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	42,  // 126: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 127: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	42,  // 128: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	42,  // 129: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	59,  // 130: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 131: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	59,  // 132: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 133: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 134: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	61,  // 135: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	62,  // 136: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	63,  // 137: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	64,  // 138: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	66,  // 139: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	67,  // 140: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	68,  // 141: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	69,  // 142: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	71,  // 143: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	72,  // 144: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	73,  // 145: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	74,  // 146: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	77,  // 147: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	81,  // 148: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	60,  // 149: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	42,  // 150: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	59,  // 151: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 152: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	59,  // 153: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 154: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	59,  // 155: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 156: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	42,  // 157: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	42,  // 158: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 159: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	59,  // 160: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	59,  // 161: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	65,  // 162: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	42,  // 163: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	59,  // 164: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	57,  // 165: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	59,  // 166: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 167: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	42,  // 168: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	58,  // 169: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	70,  // 170: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	58,  // 171: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	59,  // 172: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 173: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	82,  // 174: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	42,  // 175: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	42,  // 176: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	57,  // 177: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	75,  // 178: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	59,  // 179: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 180: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 181: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	75,  // 182: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 183: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 184: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 185: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 186: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	78,  // 187: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	188, // [188:188] is the sub-list for method output_type
-	188, // [188:188] is the sub-list for method input_type
-	188, // [188:188] is the sub-list for extension type_name
-	188, // [188:188] is the sub-list for extension extendee
-	0,   // [0:188] is the sub-list for field type_name
+	21,  // 35: quiver.rpc.PhysicalPlan.scan:type_name -> quiver.rpc.PhysicalScan
+	24,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
+	25,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
+	27,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
+	29,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
+	30,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
+	31,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
+	32,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
+	33,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
+	34,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
+	35,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
+	36,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
+	37,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
+	38,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
+	39,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
+	40,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
+	41,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
+	42,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
+	44,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
+	83,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
+	18,  // 55: quiver.rpc.PhysicalPlan.file_sink:type_name -> quiver.rpc.PhysicalFileSink
+	19,  // 56: quiver.rpc.PhysicalPlan.file_commit:type_name -> quiver.rpc.PhysicalFileCommit
+	16,  // 57: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
+	17,  // 58: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
+	16,  // 59: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
+	20,  // 60: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
+	84,  // 61: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	5,   // 62: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
+	23,  // 63: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	22,  // 64: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	16,  // 65: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 66: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 67: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 68: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 69: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
+	0,   // 70: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
+	16,  // 71: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 72: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
+	26,  // 73: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	5,   // 74: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 75: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 76: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 77: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	28,  // 78: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	5,   // 79: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 80: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 81: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 82: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 83: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 84: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 85: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 86: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 87: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 88: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 89: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 90: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 91: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 92: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 93: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 94: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 95: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	87,  // 96: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	43,  // 97: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	87,  // 98: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	46,  // 99: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	47,  // 100: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 101: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	48,  // 102: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	49,  // 103: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	45,  // 104: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	45,  // 105: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	50,  // 106: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	51,  // 107: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	53,  // 108: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	54,  // 109: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	55,  // 110: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	56,  // 111: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	57,  // 112: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	62,  // 113: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	58,  // 114: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	59,  // 115: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	80,  // 116: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 117: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	45,  // 118: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 119: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	45,  // 120: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	45,  // 121: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 122: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 123: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	45,  // 124: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	45,  // 125: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	45,  // 126: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	52,  // 127: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	45,  // 128: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	45,  // 129: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 130: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	45,  // 131: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 132: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	45,  // 133: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 134: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	62,  // 135: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	45,  // 136: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	62,  // 137: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	45,  // 138: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 139: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	65,  // 140: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	66,  // 141: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	67,  // 142: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	68,  // 143: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	70,  // 144: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	71,  // 145: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	72,  // 146: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	73,  // 147: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	75,  // 148: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	76,  // 149: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	77,  // 150: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	78,  // 151: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	81,  // 152: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	63,  // 153: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
+	62,  // 154: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
+	17,  // 155: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
+	85,  // 156: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	64,  // 157: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	45,  // 158: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	62,  // 159: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 160: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	62,  // 161: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 162: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	62,  // 163: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 164: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	45,  // 165: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	45,  // 166: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	45,  // 167: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	62,  // 168: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	62,  // 169: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	69,  // 170: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	45,  // 171: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	62,  // 172: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	60,  // 173: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	62,  // 174: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 175: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	45,  // 176: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	61,  // 177: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	74,  // 178: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	61,  // 179: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	62,  // 180: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 181: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	86,  // 182: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	45,  // 183: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 184: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	60,  // 185: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	79,  // 186: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	62,  // 187: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 188: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 189: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	79,  // 190: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 191: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 192: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 193: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 194: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	82,  // 195: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	196, // [196:196] is the sub-list for method output_type
+	196, // [196:196] is the sub-list for method input_type
+	196, // [196:196] is the sub-list for extension type_name
+	196, // [196:196] is the sub-list for extension extendee
+	0,   // [0:196] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -6884,8 +7267,10 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_ShuffleReader)(nil),
 		(*PhysicalPlan_CacheReader)(nil),
 		(*PhysicalPlan_Window)(nil),
+		(*PhysicalPlan_FileSink)(nil),
+		(*PhysicalPlan_FileCommit)(nil),
 	}
-	file_plan_proto_msgTypes[42].OneofWrappers = []any{
+	file_plan_proto_msgTypes[45].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
 		(*LogicalExpr_OuterRef)(nil),
 		(*LogicalExpr_Literal)(nil),
@@ -6905,7 +7290,7 @@ func file_plan_proto_init() {
 		(*LogicalExpr_InSubquery)(nil),
 		(*LogicalExpr_Window)(nil),
 	}
-	file_plan_proto_msgTypes[59].OneofWrappers = []any{
+	file_plan_proto_msgTypes[62].OneofWrappers = []any{
 		(*LogicalPlan_Scan)(nil),
 		(*LogicalPlan_Filter)(nil),
 		(*LogicalPlan_Projection)(nil),
@@ -6919,6 +7304,7 @@ func file_plan_proto_init() {
 		(*LogicalPlan_SubqueryAlias)(nil),
 		(*LogicalPlan_Cache)(nil),
 		(*LogicalPlan_Window)(nil),
+		(*LogicalPlan_Write)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -6926,7 +7312,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   83,
+			NumMessages:   87,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -676,6 +676,138 @@ func (x *ExecuteQueryResponse) GetJobId() string {
 	return ""
 }
 
+// ExplainQuery plans a query as ExecuteQuery would, with the scheduler's
+// choices (target partitions, exchange mode, cache hits), and runs nothing.
+type ExplainQueryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	LogicalPlan   []byte                 `protobuf:"bytes,2,opt,name=logical_plan,json=logicalPlan,proto3" json:"logical_plan,omitempty"` // logical/codec
+	Settings      map[string]string      `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainQueryRequest) Reset() {
+	*x = ExplainQueryRequest{}
+	mi := &file_quiver_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainQueryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainQueryRequest) ProtoMessage() {}
+
+func (x *ExplainQueryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainQueryRequest.ProtoReflect.Descriptor instead.
+func (*ExplainQueryRequest) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ExplainQueryRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ExplainQueryRequest) GetLogicalPlan() []byte {
+	if x != nil {
+		return x.LogicalPlan
+	}
+	return nil
+}
+
+func (x *ExplainQueryRequest) GetSettings() map[string]string {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+type ExplainQueryResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	PhysicalPlan    string                 `protobuf:"bytes,1,opt,name=physical_plan,json=physicalPlan,proto3" json:"physical_plan,omitempty"`          // physical.Indent of the plan the job would run
+	DistributedPlan string                 `protobuf:"bytes,2,opt,name=distributed_plan,json=distributedPlan,proto3" json:"distributed_plan,omitempty"` // how the plan is cut, then its stages
+	// The session's cache entries as a query would find them (the same
+	// check ListCaches makes), for EXPLAIN's marks.
+	Caches        []*CacheInfo `protobuf:"bytes,3,rep,name=caches,proto3" json:"caches,omitempty"`
+	Removed       []*CacheInfo `protobuf:"bytes,4,rep,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainQueryResponse) Reset() {
+	*x = ExplainQueryResponse{}
+	mi := &file_quiver_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainQueryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainQueryResponse) ProtoMessage() {}
+
+func (x *ExplainQueryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainQueryResponse.ProtoReflect.Descriptor instead.
+func (*ExplainQueryResponse) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ExplainQueryResponse) GetPhysicalPlan() string {
+	if x != nil {
+		return x.PhysicalPlan
+	}
+	return ""
+}
+
+func (x *ExplainQueryResponse) GetDistributedPlan() string {
+	if x != nil {
+		return x.DistributedPlan
+	}
+	return ""
+}
+
+func (x *ExplainQueryResponse) GetCaches() []*CacheInfo {
+	if x != nil {
+		return x.Caches
+	}
+	return nil
+}
+
+func (x *ExplainQueryResponse) GetRemoved() []*CacheInfo {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
 type CacheEvent struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	CacheId    string                 `protobuf:"bytes,1,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
@@ -692,7 +824,7 @@ type CacheEvent struct {
 
 func (x *CacheEvent) Reset() {
 	*x = CacheEvent{}
-	mi := &file_quiver_proto_msgTypes[9]
+	mi := &file_quiver_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -704,7 +836,7 @@ func (x *CacheEvent) String() string {
 func (*CacheEvent) ProtoMessage() {}
 
 func (x *CacheEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[9]
+	mi := &file_quiver_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -717,7 +849,7 @@ func (x *CacheEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheEvent.ProtoReflect.Descriptor instead.
 func (*CacheEvent) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{9}
+	return file_quiver_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CacheEvent) GetCacheId() string {
@@ -782,7 +914,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_quiver_proto_msgTypes[10]
+	mi := &file_quiver_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -794,7 +926,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[10]
+	mi := &file_quiver_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -807,7 +939,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{10}
+	return file_quiver_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -896,7 +1028,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_quiver_proto_msgTypes[11]
+	mi := &file_quiver_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1040,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[11]
+	mi := &file_quiver_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1053,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{11}
+	return file_quiver_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -940,7 +1072,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_quiver_proto_msgTypes[12]
+	mi := &file_quiver_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -952,7 +1084,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[12]
+	mi := &file_quiver_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -965,7 +1097,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{12}
+	return file_quiver_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -984,7 +1116,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_quiver_proto_msgTypes[13]
+	mi := &file_quiver_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1128,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[13]
+	mi := &file_quiver_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1141,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{13}
+	return file_quiver_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CancelJobResponse) GetCancelled() bool {
@@ -1049,7 +1181,7 @@ type CacheInfo struct {
 
 func (x *CacheInfo) Reset() {
 	*x = CacheInfo{}
-	mi := &file_quiver_proto_msgTypes[14]
+	mi := &file_quiver_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1193,7 @@ func (x *CacheInfo) String() string {
 func (*CacheInfo) ProtoMessage() {}
 
 func (x *CacheInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[14]
+	mi := &file_quiver_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1206,7 @@ func (x *CacheInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfo.ProtoReflect.Descriptor instead.
 func (*CacheInfo) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{14}
+	return file_quiver_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CacheInfo) GetSessionId() string {
@@ -1198,7 +1330,7 @@ type ListCachesRequest struct {
 
 func (x *ListCachesRequest) Reset() {
 	*x = ListCachesRequest{}
-	mi := &file_quiver_proto_msgTypes[15]
+	mi := &file_quiver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1210,7 +1342,7 @@ func (x *ListCachesRequest) String() string {
 func (*ListCachesRequest) ProtoMessage() {}
 
 func (x *ListCachesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[15]
+	mi := &file_quiver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1223,7 +1355,7 @@ func (x *ListCachesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachesRequest.ProtoReflect.Descriptor instead.
 func (*ListCachesRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{15}
+	return file_quiver_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListCachesRequest) GetSessionId() string {
@@ -1248,7 +1380,7 @@ type CacheStats struct {
 
 func (x *CacheStats) Reset() {
 	*x = CacheStats{}
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1260,7 +1392,7 @@ func (x *CacheStats) String() string {
 func (*CacheStats) ProtoMessage() {}
 
 func (x *CacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1273,7 +1405,7 @@ func (x *CacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheStats.ProtoReflect.Descriptor instead.
 func (*CacheStats) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{16}
+	return file_quiver_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CacheStats) GetHits() int64 {
@@ -1331,7 +1463,7 @@ type ListCachesResponse struct {
 
 func (x *ListCachesResponse) Reset() {
 	*x = ListCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1475,7 @@ func (x *ListCachesResponse) String() string {
 func (*ListCachesResponse) ProtoMessage() {}
 
 func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1488,7 @@ func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachesResponse.ProtoReflect.Descriptor instead.
 func (*ListCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{17}
+	return file_quiver_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListCachesResponse) GetCaches() []*CacheInfo {
@@ -1393,7 +1525,7 @@ type UncacheRequest struct {
 
 func (x *UncacheRequest) Reset() {
 	*x = UncacheRequest{}
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1405,7 +1537,7 @@ func (x *UncacheRequest) String() string {
 func (*UncacheRequest) ProtoMessage() {}
 
 func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1418,7 +1550,7 @@ func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheRequest.ProtoReflect.Descriptor instead.
 func (*UncacheRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{18}
+	return file_quiver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UncacheRequest) GetSessionId() string {
@@ -1451,7 +1583,7 @@ type UncacheResponse struct {
 
 func (x *UncacheResponse) Reset() {
 	*x = UncacheResponse{}
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1595,7 @@ func (x *UncacheResponse) String() string {
 func (*UncacheResponse) ProtoMessage() {}
 
 func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1608,7 @@ func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheResponse.ProtoReflect.Descriptor instead.
 func (*UncacheResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{19}
+	return file_quiver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UncacheResponse) GetRemoved() bool {
@@ -1495,7 +1627,7 @@ type ClearCachesRequest struct {
 
 func (x *ClearCachesRequest) Reset() {
 	*x = ClearCachesRequest{}
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1639,7 @@ func (x *ClearCachesRequest) String() string {
 func (*ClearCachesRequest) ProtoMessage() {}
 
 func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1652,7 @@ func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesRequest.ProtoReflect.Descriptor instead.
 func (*ClearCachesRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{20}
+	return file_quiver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ClearCachesRequest) GetSessionId() string {
@@ -1539,7 +1671,7 @@ type ClearCachesResponse struct {
 
 func (x *ClearCachesResponse) Reset() {
 	*x = ClearCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1551,7 +1683,7 @@ func (x *ClearCachesResponse) String() string {
 func (*ClearCachesResponse) ProtoMessage() {}
 
 func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1564,7 +1696,7 @@ func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesResponse.ProtoReflect.Descriptor instead.
 func (*ClearCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{21}
+	return file_quiver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ClearCachesResponse) GetRemoved() int32 {
@@ -1588,7 +1720,7 @@ type RegisterExecutorRequest struct {
 
 func (x *RegisterExecutorRequest) Reset() {
 	*x = RegisterExecutorRequest{}
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1600,7 +1732,7 @@ func (x *RegisterExecutorRequest) String() string {
 func (*RegisterExecutorRequest) ProtoMessage() {}
 
 func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1613,7 +1745,7 @@ func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorRequest.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{22}
+	return file_quiver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RegisterExecutorRequest) GetProtocolVersion() uint32 {
@@ -1659,7 +1791,7 @@ type RegisterExecutorResponse struct {
 
 func (x *RegisterExecutorResponse) Reset() {
 	*x = RegisterExecutorResponse{}
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1671,7 +1803,7 @@ func (x *RegisterExecutorResponse) String() string {
 func (*RegisterExecutorResponse) ProtoMessage() {}
 
 func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1684,7 +1816,7 @@ func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{23}
+	return file_quiver_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RegisterExecutorResponse) GetLiveJobs() []string {
@@ -1713,7 +1845,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1857,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1870,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{24}
+	return file_quiver_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *HeartbeatRequest) GetExecutorId() string {
@@ -1778,7 +1910,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +1922,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1803,7 +1935,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{25}
+	return file_quiver_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HeartbeatResponse) GetReregister() bool {
@@ -1827,7 +1959,7 @@ type DeregisterExecutorRequest struct {
 
 func (x *DeregisterExecutorRequest) Reset() {
 	*x = DeregisterExecutorRequest{}
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1839,7 +1971,7 @@ func (x *DeregisterExecutorRequest) String() string {
 func (*DeregisterExecutorRequest) ProtoMessage() {}
 
 func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1852,7 +1984,7 @@ func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeregisterExecutorRequest.ProtoReflect.Descriptor instead.
 func (*DeregisterExecutorRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{26}
+	return file_quiver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeregisterExecutorRequest) GetExecutorId() string {
@@ -1878,7 +2010,7 @@ type DeregisterExecutorResponse struct {
 
 func (x *DeregisterExecutorResponse) Reset() {
 	*x = DeregisterExecutorResponse{}
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +2022,7 @@ func (x *DeregisterExecutorResponse) String() string {
 func (*DeregisterExecutorResponse) ProtoMessage() {}
 
 func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +2035,7 @@ func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeregisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*DeregisterExecutorResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{27}
+	return file_quiver_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeregisterExecutorResponse) GetKnown() bool {
@@ -1925,7 +2057,7 @@ type TaskId struct {
 
 func (x *TaskId) Reset() {
 	*x = TaskId{}
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2069,7 @@ func (x *TaskId) String() string {
 func (*TaskId) ProtoMessage() {}
 
 func (x *TaskId) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2082,7 @@ func (x *TaskId) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskId.ProtoReflect.Descriptor instead.
 func (*TaskId) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{28}
+	return file_quiver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TaskId) GetJobId() string {
@@ -1999,7 +2131,7 @@ type TaskDefinition struct {
 
 func (x *TaskDefinition) Reset() {
 	*x = TaskDefinition{}
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2011,7 +2143,7 @@ func (x *TaskDefinition) String() string {
 func (*TaskDefinition) ProtoMessage() {}
 
 func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2024,7 +2156,7 @@ func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDefinition.ProtoReflect.Descriptor instead.
 func (*TaskDefinition) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{29}
+	return file_quiver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskDefinition) GetId() *TaskId {
@@ -2074,7 +2206,7 @@ type FetchFailure struct {
 
 func (x *FetchFailure) Reset() {
 	*x = FetchFailure{}
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2086,7 +2218,7 @@ func (x *FetchFailure) String() string {
 func (*FetchFailure) ProtoMessage() {}
 
 func (x *FetchFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2099,7 +2231,7 @@ func (x *FetchFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailure.ProtoReflect.Descriptor instead.
 func (*FetchFailure) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{30}
+	return file_quiver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *FetchFailure) GetExecutorId() string {
@@ -2148,7 +2280,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2292,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2305,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{31}
+	return file_quiver_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TaskStatus) GetId() *TaskId {
@@ -2247,7 +2379,7 @@ type OperatorMetrics struct {
 
 func (x *OperatorMetrics) Reset() {
 	*x = OperatorMetrics{}
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2259,7 +2391,7 @@ func (x *OperatorMetrics) String() string {
 func (*OperatorMetrics) ProtoMessage() {}
 
 func (x *OperatorMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2272,7 +2404,7 @@ func (x *OperatorMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorMetrics.ProtoReflect.Descriptor instead.
 func (*OperatorMetrics) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{32}
+	return file_quiver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *OperatorMetrics) GetNode() int32 {
@@ -2320,7 +2452,7 @@ type UpdateTaskStatusRequest struct {
 
 func (x *UpdateTaskStatusRequest) Reset() {
 	*x = UpdateTaskStatusRequest{}
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2332,7 +2464,7 @@ func (x *UpdateTaskStatusRequest) String() string {
 func (*UpdateTaskStatusRequest) ProtoMessage() {}
 
 func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2477,7 @@ func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{33}
+	return file_quiver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *UpdateTaskStatusRequest) GetExecutorId() string {
@@ -2370,7 +2502,7 @@ type UpdateTaskStatusResponse struct {
 
 func (x *UpdateTaskStatusResponse) Reset() {
 	*x = UpdateTaskStatusResponse{}
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2382,7 +2514,7 @@ func (x *UpdateTaskStatusResponse) String() string {
 func (*UpdateTaskStatusResponse) ProtoMessage() {}
 
 func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2395,7 +2527,7 @@ func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{34}
+	return file_quiver_proto_rawDescGZIP(), []int{36}
 }
 
 type LaunchTasksRequest struct {
@@ -2407,7 +2539,7 @@ type LaunchTasksRequest struct {
 
 func (x *LaunchTasksRequest) Reset() {
 	*x = LaunchTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2419,7 +2551,7 @@ func (x *LaunchTasksRequest) String() string {
 func (*LaunchTasksRequest) ProtoMessage() {}
 
 func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2432,7 +2564,7 @@ func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksRequest.ProtoReflect.Descriptor instead.
 func (*LaunchTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{35}
+	return file_quiver_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LaunchTasksRequest) GetTasks() []*TaskDefinition {
@@ -2450,7 +2582,7 @@ type LaunchTasksResponse struct {
 
 func (x *LaunchTasksResponse) Reset() {
 	*x = LaunchTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +2594,7 @@ func (x *LaunchTasksResponse) String() string {
 func (*LaunchTasksResponse) ProtoMessage() {}
 
 func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2475,7 +2607,7 @@ func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksResponse.ProtoReflect.Descriptor instead.
 func (*LaunchTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{36}
+	return file_quiver_proto_rawDescGZIP(), []int{38}
 }
 
 type CancelTasksRequest struct {
@@ -2487,7 +2619,7 @@ type CancelTasksRequest struct {
 
 func (x *CancelTasksRequest) Reset() {
 	*x = CancelTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2499,7 +2631,7 @@ func (x *CancelTasksRequest) String() string {
 func (*CancelTasksRequest) ProtoMessage() {}
 
 func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +2644,7 @@ func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksRequest.ProtoReflect.Descriptor instead.
 func (*CancelTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{37}
+	return file_quiver_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CancelTasksRequest) GetTasks() []*TaskId {
@@ -2530,7 +2662,7 @@ type CancelTasksResponse struct {
 
 func (x *CancelTasksResponse) Reset() {
 	*x = CancelTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +2674,7 @@ func (x *CancelTasksResponse) String() string {
 func (*CancelTasksResponse) ProtoMessage() {}
 
 func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +2687,7 @@ func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksResponse.ProtoReflect.Descriptor instead.
 func (*CancelTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{38}
+	return file_quiver_proto_rawDescGZIP(), []int{40}
 }
 
 type RemoveJobDataRequest struct {
@@ -2570,7 +2702,7 @@ type RemoveJobDataRequest struct {
 
 func (x *RemoveJobDataRequest) Reset() {
 	*x = RemoveJobDataRequest{}
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2582,7 +2714,7 @@ func (x *RemoveJobDataRequest) String() string {
 func (*RemoveJobDataRequest) ProtoMessage() {}
 
 func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2595,7 +2727,7 @@ func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataRequest.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{39}
+	return file_quiver_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RemoveJobDataRequest) GetJobId() string {
@@ -2627,7 +2759,7 @@ type RemoveJobDataResponse struct {
 
 func (x *RemoveJobDataResponse) Reset() {
 	*x = RemoveJobDataResponse{}
-	mi := &file_quiver_proto_msgTypes[40]
+	mi := &file_quiver_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2771,7 @@ func (x *RemoveJobDataResponse) String() string {
 func (*RemoveJobDataResponse) ProtoMessage() {}
 
 func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[40]
+	mi := &file_quiver_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2784,7 @@ func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataResponse.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{40}
+	return file_quiver_proto_rawDescGZIP(), []int{42}
 }
 
 var File_quiver_proto protoreflect.FileDescriptor
@@ -2705,7 +2837,20 @@ const file_quiver_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
 	"\x14ExecuteQueryResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xa3\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xdf\x01\n" +
+	"\x13ExplainQueryRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
+	"\flogical_plan\x18\x02 \x01(\fR\vlogicalPlan\x12I\n" +
+	"\bsettings\x18\x03 \x03(\v2-.quiver.rpc.ExplainQueryRequest.SettingsEntryR\bsettings\x1a;\n" +
+	"\rSettingsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\x01\n" +
+	"\x14ExplainQueryResponse\x12#\n" +
+	"\rphysical_plan\x18\x01 \x01(\tR\fphysicalPlan\x12)\n" +
+	"\x10distributed_plan\x18\x02 \x01(\tR\x0fdistributedPlan\x12-\n" +
+	"\x06caches\x18\x03 \x03(\v2\x15.quiver.rpc.CacheInfoR\x06caches\x12/\n" +
+	"\aremoved\x18\x04 \x03(\v2\x15.quiver.rpc.CacheInfoR\aremoved\"\xa3\x01\n" +
 	"\n" +
 	"CacheEvent\x12\x19\n" +
 	"\bcache_id\x18\x01 \x01(\tR\acacheId\x12\x12\n" +
@@ -2886,11 +3031,12 @@ const file_quiver_proto_rawDesc = "" +
 	"\fTASK_RUNNING\x10\x01\x12\x13\n" +
 	"\x0fTASK_SUCCESSFUL\x10\x02\x12\x0f\n" +
 	"\vTASK_FAILED\x10\x03\x12\x12\n" +
-	"\x0eTASK_CANCELLED\x10\x042\xe8\a\n" +
+	"\x0eTASK_CANCELLED\x10\x042\xbb\b\n" +
 	"\x10SchedulerService\x12T\n" +
 	"\rCreateSession\x12 .quiver.rpc.CreateSessionRequest\x1a!.quiver.rpc.CreateSessionResponse\x12Q\n" +
 	"\fCloseSession\x12\x1f.quiver.rpc.CloseSessionRequest\x1a .quiver.rpc.CloseSessionResponse\x12Q\n" +
-	"\fExecuteQuery\x12\x1f.quiver.rpc.ExecuteQueryRequest\x1a .quiver.rpc.ExecuteQueryResponse\x12@\n" +
+	"\fExecuteQuery\x12\x1f.quiver.rpc.ExecuteQueryRequest\x1a .quiver.rpc.ExecuteQueryResponse\x12Q\n" +
+	"\fExplainQuery\x12\x1f.quiver.rpc.ExplainQueryRequest\x1a .quiver.rpc.ExplainQueryResponse\x12@\n" +
 	"\bWatchJob\x12\x1b.quiver.rpc.WatchJobRequest\x1a\x15.quiver.rpc.JobStatus0\x01\x12H\n" +
 	"\tCancelJob\x12\x1c.quiver.rpc.CancelJobRequest\x1a\x1d.quiver.rpc.CancelJobResponse\x12]\n" +
 	"\x10RegisterExecutor\x12#.quiver.rpc.RegisterExecutorRequest\x1a$.quiver.rpc.RegisterExecutorResponse\x12H\n" +
@@ -2919,7 +3065,7 @@ func file_quiver_proto_rawDescGZIP() []byte {
 }
 
 var file_quiver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_quiver_proto_goTypes = []any{
 	(JobState)(0),                      // 0: quiver.rpc.JobState
 	(TaskState)(0),                     // 1: quiver.rpc.TaskState
@@ -2932,101 +3078,109 @@ var file_quiver_proto_goTypes = []any{
 	(*CloseSessionResponse)(nil),       // 8: quiver.rpc.CloseSessionResponse
 	(*ExecuteQueryRequest)(nil),        // 9: quiver.rpc.ExecuteQueryRequest
 	(*ExecuteQueryResponse)(nil),       // 10: quiver.rpc.ExecuteQueryResponse
-	(*CacheEvent)(nil),                 // 11: quiver.rpc.CacheEvent
-	(*JobStatus)(nil),                  // 12: quiver.rpc.JobStatus
-	(*WatchJobRequest)(nil),            // 13: quiver.rpc.WatchJobRequest
-	(*CancelJobRequest)(nil),           // 14: quiver.rpc.CancelJobRequest
-	(*CancelJobResponse)(nil),          // 15: quiver.rpc.CancelJobResponse
-	(*CacheInfo)(nil),                  // 16: quiver.rpc.CacheInfo
-	(*ListCachesRequest)(nil),          // 17: quiver.rpc.ListCachesRequest
-	(*CacheStats)(nil),                 // 18: quiver.rpc.CacheStats
-	(*ListCachesResponse)(nil),         // 19: quiver.rpc.ListCachesResponse
-	(*UncacheRequest)(nil),             // 20: quiver.rpc.UncacheRequest
-	(*UncacheResponse)(nil),            // 21: quiver.rpc.UncacheResponse
-	(*ClearCachesRequest)(nil),         // 22: quiver.rpc.ClearCachesRequest
-	(*ClearCachesResponse)(nil),        // 23: quiver.rpc.ClearCachesResponse
-	(*RegisterExecutorRequest)(nil),    // 24: quiver.rpc.RegisterExecutorRequest
-	(*RegisterExecutorResponse)(nil),   // 25: quiver.rpc.RegisterExecutorResponse
-	(*HeartbeatRequest)(nil),           // 26: quiver.rpc.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 27: quiver.rpc.HeartbeatResponse
-	(*DeregisterExecutorRequest)(nil),  // 28: quiver.rpc.DeregisterExecutorRequest
-	(*DeregisterExecutorResponse)(nil), // 29: quiver.rpc.DeregisterExecutorResponse
-	(*TaskId)(nil),                     // 30: quiver.rpc.TaskId
-	(*TaskDefinition)(nil),             // 31: quiver.rpc.TaskDefinition
-	(*FetchFailure)(nil),               // 32: quiver.rpc.FetchFailure
-	(*TaskStatus)(nil),                 // 33: quiver.rpc.TaskStatus
-	(*OperatorMetrics)(nil),            // 34: quiver.rpc.OperatorMetrics
-	(*UpdateTaskStatusRequest)(nil),    // 35: quiver.rpc.UpdateTaskStatusRequest
-	(*UpdateTaskStatusResponse)(nil),   // 36: quiver.rpc.UpdateTaskStatusResponse
-	(*LaunchTasksRequest)(nil),         // 37: quiver.rpc.LaunchTasksRequest
-	(*LaunchTasksResponse)(nil),        // 38: quiver.rpc.LaunchTasksResponse
-	(*CancelTasksRequest)(nil),         // 39: quiver.rpc.CancelTasksRequest
-	(*CancelTasksResponse)(nil),        // 40: quiver.rpc.CancelTasksResponse
-	(*RemoveJobDataRequest)(nil),       // 41: quiver.rpc.RemoveJobDataRequest
-	(*RemoveJobDataResponse)(nil),      // 42: quiver.rpc.RemoveJobDataResponse
-	nil,                                // 43: quiver.rpc.CreateSessionRequest.SettingsEntry
-	nil,                                // 44: quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	nil,                                // 45: quiver.rpc.CacheStats.InvalidationsEntry
-	nil,                                // 46: quiver.rpc.TaskDefinition.SettingsEntry
+	(*ExplainQueryRequest)(nil),        // 11: quiver.rpc.ExplainQueryRequest
+	(*ExplainQueryResponse)(nil),       // 12: quiver.rpc.ExplainQueryResponse
+	(*CacheEvent)(nil),                 // 13: quiver.rpc.CacheEvent
+	(*JobStatus)(nil),                  // 14: quiver.rpc.JobStatus
+	(*WatchJobRequest)(nil),            // 15: quiver.rpc.WatchJobRequest
+	(*CancelJobRequest)(nil),           // 16: quiver.rpc.CancelJobRequest
+	(*CancelJobResponse)(nil),          // 17: quiver.rpc.CancelJobResponse
+	(*CacheInfo)(nil),                  // 18: quiver.rpc.CacheInfo
+	(*ListCachesRequest)(nil),          // 19: quiver.rpc.ListCachesRequest
+	(*CacheStats)(nil),                 // 20: quiver.rpc.CacheStats
+	(*ListCachesResponse)(nil),         // 21: quiver.rpc.ListCachesResponse
+	(*UncacheRequest)(nil),             // 22: quiver.rpc.UncacheRequest
+	(*UncacheResponse)(nil),            // 23: quiver.rpc.UncacheResponse
+	(*ClearCachesRequest)(nil),         // 24: quiver.rpc.ClearCachesRequest
+	(*ClearCachesResponse)(nil),        // 25: quiver.rpc.ClearCachesResponse
+	(*RegisterExecutorRequest)(nil),    // 26: quiver.rpc.RegisterExecutorRequest
+	(*RegisterExecutorResponse)(nil),   // 27: quiver.rpc.RegisterExecutorResponse
+	(*HeartbeatRequest)(nil),           // 28: quiver.rpc.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 29: quiver.rpc.HeartbeatResponse
+	(*DeregisterExecutorRequest)(nil),  // 30: quiver.rpc.DeregisterExecutorRequest
+	(*DeregisterExecutorResponse)(nil), // 31: quiver.rpc.DeregisterExecutorResponse
+	(*TaskId)(nil),                     // 32: quiver.rpc.TaskId
+	(*TaskDefinition)(nil),             // 33: quiver.rpc.TaskDefinition
+	(*FetchFailure)(nil),               // 34: quiver.rpc.FetchFailure
+	(*TaskStatus)(nil),                 // 35: quiver.rpc.TaskStatus
+	(*OperatorMetrics)(nil),            // 36: quiver.rpc.OperatorMetrics
+	(*UpdateTaskStatusRequest)(nil),    // 37: quiver.rpc.UpdateTaskStatusRequest
+	(*UpdateTaskStatusResponse)(nil),   // 38: quiver.rpc.UpdateTaskStatusResponse
+	(*LaunchTasksRequest)(nil),         // 39: quiver.rpc.LaunchTasksRequest
+	(*LaunchTasksResponse)(nil),        // 40: quiver.rpc.LaunchTasksResponse
+	(*CancelTasksRequest)(nil),         // 41: quiver.rpc.CancelTasksRequest
+	(*CancelTasksResponse)(nil),        // 42: quiver.rpc.CancelTasksResponse
+	(*RemoveJobDataRequest)(nil),       // 43: quiver.rpc.RemoveJobDataRequest
+	(*RemoveJobDataResponse)(nil),      // 44: quiver.rpc.RemoveJobDataResponse
+	nil,                                // 45: quiver.rpc.CreateSessionRequest.SettingsEntry
+	nil,                                // 46: quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	nil,                                // 47: quiver.rpc.ExplainQueryRequest.SettingsEntry
+	nil,                                // 48: quiver.rpc.CacheStats.InvalidationsEntry
+	nil,                                // 49: quiver.rpc.TaskDefinition.SettingsEntry
 }
 var file_quiver_proto_depIdxs = []int32{
 	2,  // 0: quiver.rpc.PartitionLocation.executor:type_name -> quiver.rpc.ExecutorMeta
 	3,  // 1: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
-	43, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
-	44, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	0,  // 4: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
-	4,  // 5: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
-	11, // 6: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
-	45, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
-	16, // 8: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
-	18, // 9: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
-	16, // 10: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
-	2,  // 11: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
-	30, // 12: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	46, // 13: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
-	30, // 14: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
-	1,  // 15: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
-	32, // 16: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
-	3,  // 17: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	34, // 18: quiver.rpc.TaskStatus.metrics:type_name -> quiver.rpc.OperatorMetrics
-	33, // 19: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	31, // 20: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	30, // 21: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 22: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 23: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 24: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	13, // 25: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	14, // 26: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	24, // 27: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	26, // 28: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	35, // 29: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	17, // 30: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	20, // 31: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	22, // 32: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	28, // 33: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
-	37, // 34: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	39, // 35: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	41, // 36: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 37: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 38: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 39: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 40: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	15, // 41: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	25, // 42: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	27, // 43: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	36, // 44: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	19, // 45: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	21, // 46: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	23, // 47: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	29, // 48: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
-	38, // 49: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	40, // 50: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	42, // 51: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	37, // [37:52] is the sub-list for method output_type
-	22, // [22:37] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	45, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
+	46, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	47, // 4: quiver.rpc.ExplainQueryRequest.settings:type_name -> quiver.rpc.ExplainQueryRequest.SettingsEntry
+	18, // 5: quiver.rpc.ExplainQueryResponse.caches:type_name -> quiver.rpc.CacheInfo
+	18, // 6: quiver.rpc.ExplainQueryResponse.removed:type_name -> quiver.rpc.CacheInfo
+	0,  // 7: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
+	4,  // 8: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
+	13, // 9: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
+	48, // 10: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
+	18, // 11: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
+	20, // 12: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
+	18, // 13: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
+	2,  // 14: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
+	32, // 15: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
+	49, // 16: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	32, // 17: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
+	1,  // 18: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
+	34, // 19: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
+	3,  // 20: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
+	36, // 21: quiver.rpc.TaskStatus.metrics:type_name -> quiver.rpc.OperatorMetrics
+	35, // 22: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	33, // 23: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	32, // 24: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	5,  // 25: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	7,  // 26: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	9,  // 27: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	11, // 28: quiver.rpc.SchedulerService.ExplainQuery:input_type -> quiver.rpc.ExplainQueryRequest
+	15, // 29: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	16, // 30: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	26, // 31: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	28, // 32: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	37, // 33: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	19, // 34: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	22, // 35: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	24, // 36: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	30, // 37: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
+	39, // 38: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	41, // 39: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	43, // 40: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 41: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 42: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 43: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 44: quiver.rpc.SchedulerService.ExplainQuery:output_type -> quiver.rpc.ExplainQueryResponse
+	14, // 45: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	17, // 46: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	27, // 47: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	29, // 48: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	38, // 49: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	21, // 50: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	23, // 51: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	25, // 52: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	31, // 53: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
+	40, // 54: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	42, // 55: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	44, // 56: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	41, // [41:57] is the sub-list for method output_type
+	25, // [25:41] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }
@@ -3040,7 +3194,7 @@ func file_quiver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_quiver_proto_rawDesc), len(file_quiver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   45,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
