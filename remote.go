@@ -232,7 +232,9 @@ func (r *remote) wait(ctx context.Context, jobID string, progress func(JobProgre
 		st, err := stream.Recv()
 		if err != nil {
 			if ctx.Err() != nil {
-				cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				// The cancel outlives ctx but keeps its metadata (the
+				// query's request id).
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				r.client.CancelJob(cctx, &rpc.CancelJobRequest{JobId: jobID})
 				cancel()
 				return nil, ctx.Err()
