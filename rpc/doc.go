@@ -11,4 +11,6 @@ package rpc
 // ProtocolVersion is the wire protocol version checked at executor
 // registration and session creation. 2: TaskDefinition.all_partitions
 // (an executor that ignored it would run only partition 0 of a whole stage).
-const ProtocolVersion = 2
+// 3: signed Flight tickets (PartitionLocation.ticket, the registration's
+// ticket_key): an older executor or client cannot read or present them.
+const ProtocolVersion = 3
