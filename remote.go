@@ -141,8 +141,16 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 }
 
 // startRemote submits df's optimized plan as a job, waits for it and
-// returns an operator over its result partitions in order.
+// returns an operator over its result partitions in order. Its calls to
+// the scheduler carry one fresh request id, which a failure carries too
+// (RequestIDOf).
 func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *QueryInfo) (*execution, error) {
+	rid := rpc.NewRequestID()
+	x, err := df.submitRemote(rpc.WithRequestID(ctx, rid), st, info)
+	return x, withRequestID(err, rid)
+}
+
+func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info *QueryInfo) (*execution, error) {
 	s := df.s
 	lp, err := s.optimize(ctx, df.plan, nil)
 	if err != nil {
@@ -230,7 +238,9 @@ func (r *remote) wait(ctx context.Context, jobID string, progress func(JobProgre
 		st, err := stream.Recv()
 		if err != nil {
 			if ctx.Err() != nil {
-				cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				// The cancel outlives ctx but keeps its metadata (the
+				// query's request id).
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				r.client.CancelJob(cctx, &rpc.CancelJobRequest{JobId: jobID})
 				cancel()
 				return nil, ctx.Err()

@@ -281,7 +281,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 			return nil, "", err
 		}
 		srcs := c.sourcesOf(j, n)
-		ck := contentKey(n, srcs)
+		ck := tenantContentKey(j.tenant, contentKey(n, srcs))
 		if f, ok := c.caches.FindContent(ck); ok {
 			switch {
 			case f.State == cache.Materialized && !c.holdersDead(f) && len(cache.Changed(f.Sources, srcs)) == 0:
@@ -375,7 +375,9 @@ func (c *core) holdersDead(e cache.Entry) bool {
 // startBuild submits the Cache node's input as its own job, in the same
 // session, with the parent's settings; its final stage is pinned.
 func (c *core) startBuild(parent *job, n *logical.Cache, key cache.Key, childID string) {
-	child := c.addJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
+	child := c.newJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
+	child.requestID = parent.requestID // the build is part of the request that missed
+	c.registerJob(child)
 	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id}
 	// The child reads a subset of the parent's files: its nested caches
 	// are checked against the parent's fingerprints, with no second stat.

@@ -107,7 +107,7 @@ func (c *core) handle(ev any) {
 			e.reply <- struct{}{}
 			break
 		}
-		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
+		sess := &session{tenant: e.tenant, settings: e.settings, created: c.now(), lastUsed: c.now()}
 		c.sessions[e.id] = sess
 		c.applySessionSettings(sess)
 		c.storeSession(e.id, sess)
@@ -223,8 +223,9 @@ func (c *core) submit(e evSubmit) error {
 	// A bad setting fails the job, not the call: the client learns why
 	// from the job's status like from any other planning error.
 	query, err := settings.Decode("scheduler", e.settings)
-	j := c.addJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
-	j.sql = clipSQL(e.sql)
+	j := c.newJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
+	j.sql, j.requestID = clipSQL(e.sql), e.requestID
+	c.registerJob(j)
 	if err != nil {
 		c.failJob(j, err)
 		return nil
@@ -241,7 +242,6 @@ func (c *core) submit(e evSubmit) error {
 	return nil
 }
 
-// addJob registers a queued job.
 // activeJobs returns the jobs not ended, in submission order, as a copy
 // the caller may hold while it ends or adds jobs. Ended jobs leave c.active
 // here, each once, so that scheduling walks only live jobs however many
@@ -258,18 +258,31 @@ func (c *core) activeJobs() []string {
 	return slices.Clone(keep)
 }
 
+// addJob makes and registers a queued job (newJob, then registerJob).
 func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan logical.Plan) *job {
-	j := &job{
-		id: id, session: sessionID, name: name, settings: vals, plan: plan,
+	j := c.newJob(id, sessionID, name, vals, plan)
+	c.registerJob(j)
+	return j
+}
+
+// newJob makes a queued job without registering it (registerJob), so the
+// caller can fill in what the submit line logs first.
+func (c *core) newJob(id, sessionID, name string, vals settings.Values, plan logical.Plan) *job {
+	tenant, _ := c.sessionTenant(sessionID)
+	return &job{
+		id: id, session: sessionID, name: name, settings: vals, plan: plan, tenant: tenant,
 		state: rpc.JobState_JOB_QUEUED, submitted: c.now(),
 		stages: map[int]*stage{}, touched: map[string]bool{},
 	}
+}
+
+// registerJob adds j to the loop's jobs and logs its submission.
+func (c *core) registerJob(j *job) {
 	c.jobs[j.id] = j
 	c.jobOrder = append(c.jobOrder, j.id)
 	c.active = append(c.active, j.id)
 	c.dirty[j.id] = true
 	c.onJobSubmitted(j)
-	return j
 }
 
 // startJob resolves the job's Cache nodes (lowerCaches) and, unless it must
@@ -411,12 +424,12 @@ func (c *core) resolveReady(j *job) {
 		for _, in := range s.inputs {
 			plan = resolvePlan(plan, in, stageLocations(j.stages[in]))
 		}
-		enc, err := encodePlan(plan)
-		if err != nil {
+		s.resolved = plan
+		if err := c.encodeStage(s); err != nil {
 			c.failJob(j, qerr.Internalf("scheduler: job %s: encode stage %d: %w", j.id, s.id, err))
 			return
 		}
-		s.resolved, s.encoded, s.state = plan, enc, stageRunning
+		s.state = stageRunning
 		n := plan.OutputPartitions()
 		if s.whole {
 			n = 1
@@ -596,6 +609,7 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 			t.executor = executorID
 		}
 		t.locations = locationsFromRPC(st.GetLocations())
+		taskMetrics(t, st)
 		c.onTaskSucceeded(t)
 		c.dirty[j.id] = true
 		c.checkBuildSize(j, s)

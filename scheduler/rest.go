@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
@@ -149,6 +150,10 @@ type StageInfo struct {
 	Bytes     int64      `json:"bytes"` // bytes the stage's tasks wrote so far
 	Plan      string     `json:"plan"`
 	Tasks     []TaskInfo `json:"tasks"`
+	// Analyze is the plan with each operator's EXPLAIN ANALYZE figures,
+	// and Operators the figures, once the stage has succeeded (analyze.go).
+	Analyze   string         `json:"analyze,omitempty"`
+	Operators []OperatorInfo `json:"operators,omitempty"`
 }
 
 // TaskInfo is one task of a stage.
@@ -228,6 +233,7 @@ func (c *core) jobInfo(j *job, detail bool) JobInfo {
 				si.Bytes += l.Bytes
 			}
 		}
+		si.Analyze, si.Operators = stageAnalyze(s)
 		info.Stages = append(info.Stages, si)
 	}
 	return info
@@ -251,23 +257,39 @@ func (s *Scheduler) restHandler() http.Handler {
 			return out, true
 		})
 	})
+	// Every view shows only what the caller's tenant may see (tenants.go).
 	mux.HandleFunc("GET /api/jobs", func(w http.ResponseWriter, r *http.Request) {
+		caller := auth.IdentityFrom(r.Context())
 		s.serveJSON(w, r, func(c *core) (any, bool) {
 			out := []JobInfo{}
 			for _, id := range c.jobOrder {
-				out = append(out, c.jobInfo(c.jobs[id], false))
+				if canSeeJob(caller, c.jobs[id]) {
+					out = append(out, c.jobInfo(c.jobs[id], false))
+				}
 			}
 			return out, true
 		})
 	})
 	mux.HandleFunc("GET /api/caches", func(w http.ResponseWriter, r *http.Request) {
-		s.serveJSON(w, r, func(c *core) (any, bool) { return c.cachesInfo(), true })
+		caller := auth.IdentityFrom(r.Context())
+		s.serveJSON(w, r, func(c *core) (any, bool) {
+			info := c.cachesInfo()
+			kept := info.Entries[:0]
+			for _, e := range info.Entries {
+				if caller.CanSee(c.entryTenant(e.SessionID)) {
+					kept = append(kept, e)
+				}
+			}
+			info.Entries = kept
+			return info, true
+		})
 	})
 	mux.HandleFunc("GET /api/job/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
+		caller := auth.IdentityFrom(r.Context())
 		s.serveJSON(w, r, func(c *core) (any, bool) {
 			j := c.jobs[id]
-			if j == nil {
+			if !canSeeJob(caller, j) {
 				return nil, false
 			}
 			return c.jobInfo(j, true), true
