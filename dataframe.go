@@ -3,7 +3,6 @@ package quiver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"strconv"
@@ -91,11 +90,11 @@ func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (
 	}
 	s := df.s
 	st := s.snapshot()
-	// EXPLAIN ANALYZE needs per-operator metrics, which only direct
-	// execution collects; a standalone cluster's data is in this process, so
-	// analyze runs the same physical plan directly.
-	if s.remote != nil && !(analyze && s.remote.standalone && !hasCache(df.plan)) {
-		x, err := df.startRemote(ctx, st, info)
+	// A session with a cluster runs every query there, EXPLAIN ANALYZE
+	// included: the tasks report their operators' figures with their
+	// status, and the job's final status carries them per stage.
+	if s.remote != nil {
+		x, err := df.startRemote(ctx, st, info, analyze)
 		if err != nil {
 			return nil, err
 		}
@@ -330,30 +329,7 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 			b.Release()
 		}
 		if x.tc == nil {
-			st := x.status
-			rows = append(rows, []string{"Job", fmt.Sprintf("job %s: %d stages, %d tasks", x.jobID, st.StagesTotal, st.TasksTotal)})
-			for _, e := range st.Caches {
-				what := "hit: read back by CacheReaderExec; the cached input did not run"
-				switch e.Outcome {
-				case "miss":
-					what = "miss: built by a separate job, then read back by CacheReaderExec"
-				case "pending":
-					what = "pending: waited for another query's build, then read back by CacheReaderExec"
-				}
-				name := e.Name
-				if name == "" {
-					name = e.CacheId
-				}
-				rows = append(rows, []string{"Cache " + name, fmt.Sprintf("%s (%d partitions, %s)", what, e.Partitions, settings.FormatBytes(e.Bytes))})
-			}
-			// The plan as the scheduler plans it now: the caches the run
-			// built are materialized.
-			if lp, err := s.optimize(ctx, df.plan, nil); err == nil {
-				if resp, err := s.explainQuery(ctx, lp); err == nil {
-					rows = append(rows, []string{"physical_plan", resp.GetPhysicalPlan()})
-				}
-			}
-			return append(rows, []string{"Summary", "output_rows=" + itoa(n)}), nil
+			return append(rows, analyzeRows(x.jobID, x.status, n)...), nil
 		}
 		return append(rows, []string{"Plan with Metrics", x.tc.FormatAnalyze(x.plan)},
 			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + settings.FormatBytes(x.mem.Peak())}), nil
@@ -428,15 +404,3 @@ func (s *Session) explainQuery(ctx context.Context, lp logical.Plan) (*rpc.Expla
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
-
-// hasCache reports whether p contains a Cache node.
-func hasCache(p logical.Plan) bool {
-	found := false
-	logical.Inspect(p, func(n logical.Plan) bool {
-		if _, ok := n.(*logical.Cache); ok {
-			found = true
-		}
-		return !found
-	})
-	return found
-}

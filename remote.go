@@ -144,13 +144,13 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 // returns an operator over its result partitions in order. Its calls to
 // the scheduler carry one fresh request id, which a failure carries too
 // (RequestIDOf).
-func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *QueryInfo) (*execution, error) {
+func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *QueryInfo, analyze bool) (*execution, error) {
 	rid := rpc.NewRequestID()
-	x, err := df.submitRemote(rpc.WithRequestID(ctx, rid), st, info)
+	x, err := df.submitRemote(rpc.WithRequestID(ctx, rid), st, info, analyze)
 	return x, withRequestID(err, rid)
 }
 
-func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info *QueryInfo) (*execution, error) {
+func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info *QueryInfo, analyze bool) (*execution, error) {
 	s := df.s
 	lp, err := s.optimize(ctx, df.plan, nil)
 	if err != nil {
@@ -167,7 +167,7 @@ func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info 
 		return nil, err
 	}
 	r := s.remote
-	req := &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire(), Sql: df.sqlText}
+	req := &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire(), Sql: df.sqlText, Analyze: analyze}
 	resp, err := r.submit(ctx, req)
 	if err != nil && unknownSession(err) {
 		// The scheduler closed the session (idle): re-open it and retry once.

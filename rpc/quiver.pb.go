@@ -557,12 +557,15 @@ func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
 }
 
 type ExecuteQueryRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	LogicalPlan   []byte                 `protobuf:"bytes,2,opt,name=logical_plan,json=logicalPlan,proto3" json:"logical_plan,omitempty"`                                                  // logical/codec
-	Settings      map[string]string      `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // quiver.target_partitions, quiver.batch_size, ...
-	JobName       string                 `protobuf:"bytes,4,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
-	Sql           string                 `protobuf:"bytes,5,opt,name=sql,proto3" json:"sql,omitempty"` // the statement's text, for the scheduler's UI and logs ("" from DataFrames)
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	SessionId   string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	LogicalPlan []byte                 `protobuf:"bytes,2,opt,name=logical_plan,json=logicalPlan,proto3" json:"logical_plan,omitempty"`                                                  // logical/codec
+	Settings    map[string]string      `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // quiver.target_partitions, quiver.batch_size, ...
+	JobName     string                 `protobuf:"bytes,4,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	Sql         string                 `protobuf:"bytes,5,opt,name=sql,proto3" json:"sql,omitempty"` // the statement's text, for the scheduler's UI and logs ("" from DataFrames)
+	// EXPLAIN ANALYZE: the successful job's status carries each stage's plan
+	// with its tasks' operator figures.
+	Analyze       bool `protobuf:"varint,6,opt,name=analyze,proto3" json:"analyze,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -630,6 +633,13 @@ func (x *ExecuteQueryRequest) GetSql() string {
 		return x.Sql
 	}
 	return ""
+}
+
+func (x *ExecuteQueryRequest) GetAnalyze() bool {
+	if x != nil {
+		return x.Analyze
+	}
+	return false
 }
 
 type ExecuteQueryResponse struct {
@@ -905,9 +915,11 @@ type JobStatus struct {
 	TasksDone   int32                  `protobuf:"varint,7,opt,name=tasks_done,json=tasksDone,proto3" json:"tasks_done,omitempty"`
 	TasksTotal  int32                  `protobuf:"varint,8,opt,name=tasks_total,json=tasksTotal,proto3" json:"tasks_total,omitempty"`
 	// When SUCCESSFUL: the final stage's output, one entry per output partition.
-	Result        []*PartitionLocations `protobuf:"bytes,9,rep,name=result,proto3" json:"result,omitempty"`
-	ResultSchema  []byte                `protobuf:"bytes,10,opt,name=result_schema,json=resultSchema,proto3" json:"result_schema,omitempty"` // Arrow IPC-serialized schema
-	Caches        []*CacheEvent         `protobuf:"bytes,11,rep,name=caches,proto3" json:"caches,omitempty"`
+	Result       []*PartitionLocations `protobuf:"bytes,9,rep,name=result,proto3" json:"result,omitempty"`
+	ResultSchema []byte                `protobuf:"bytes,10,opt,name=result_schema,json=resultSchema,proto3" json:"result_schema,omitempty"` // Arrow IPC-serialized schema
+	Caches       []*CacheEvent         `protobuf:"bytes,11,rep,name=caches,proto3" json:"caches,omitempty"`
+	// When SUCCESSFUL and submitted with analyze: the stages in run order.
+	Analyze       []*StageAnalyze `protobuf:"bytes,12,rep,name=analyze,proto3" json:"analyze,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1019,6 +1031,83 @@ func (x *JobStatus) GetCaches() []*CacheEvent {
 	return nil
 }
 
+func (x *JobStatus) GetAnalyze() []*StageAnalyze {
+	if x != nil {
+		return x.Analyze
+	}
+	return nil
+}
+
+// StageAnalyze is one stage's plan with its EXPLAIN ANALYZE figures
+// (physical.IndentAnalyze), summed over the stage's tasks.
+type StageAnalyze struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StageId       int32                  `protobuf:"varint,1,opt,name=stage_id,json=stageId,proto3" json:"stage_id,omitempty"`
+	Final         bool                   `protobuf:"varint,2,opt,name=final,proto3" json:"final,omitempty"`
+	Tasks         int32                  `protobuf:"varint,3,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Plan          string                 `protobuf:"bytes,4,opt,name=plan,proto3" json:"plan,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StageAnalyze) Reset() {
+	*x = StageAnalyze{}
+	mi := &file_quiver_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StageAnalyze) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StageAnalyze) ProtoMessage() {}
+
+func (x *StageAnalyze) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StageAnalyze.ProtoReflect.Descriptor instead.
+func (*StageAnalyze) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *StageAnalyze) GetStageId() int32 {
+	if x != nil {
+		return x.StageId
+	}
+	return 0
+}
+
+func (x *StageAnalyze) GetFinal() bool {
+	if x != nil {
+		return x.Final
+	}
+	return false
+}
+
+func (x *StageAnalyze) GetTasks() int32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *StageAnalyze) GetPlan() string {
+	if x != nil {
+		return x.Plan
+	}
+	return ""
+}
+
 type WatchJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1028,7 +1117,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_quiver_proto_msgTypes[13]
+	mi := &file_quiver_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1129,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[13]
+	mi := &file_quiver_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1142,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{13}
+	return file_quiver_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1072,7 +1161,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_quiver_proto_msgTypes[14]
+	mi := &file_quiver_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1173,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[14]
+	mi := &file_quiver_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1186,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{14}
+	return file_quiver_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -1116,7 +1205,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_quiver_proto_msgTypes[15]
+	mi := &file_quiver_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1217,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[15]
+	mi := &file_quiver_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1230,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{15}
+	return file_quiver_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelJobResponse) GetCancelled() bool {
@@ -1181,7 +1270,7 @@ type CacheInfo struct {
 
 func (x *CacheInfo) Reset() {
 	*x = CacheInfo{}
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1282,7 @@ func (x *CacheInfo) String() string {
 func (*CacheInfo) ProtoMessage() {}
 
 func (x *CacheInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1295,7 @@ func (x *CacheInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfo.ProtoReflect.Descriptor instead.
 func (*CacheInfo) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{16}
+	return file_quiver_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CacheInfo) GetSessionId() string {
@@ -1330,7 +1419,7 @@ type ListCachesRequest struct {
 
 func (x *ListCachesRequest) Reset() {
 	*x = ListCachesRequest{}
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1431,7 @@ func (x *ListCachesRequest) String() string {
 func (*ListCachesRequest) ProtoMessage() {}
 
 func (x *ListCachesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1444,7 @@ func (x *ListCachesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachesRequest.ProtoReflect.Descriptor instead.
 func (*ListCachesRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{17}
+	return file_quiver_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListCachesRequest) GetSessionId() string {
@@ -1382,7 +1471,7 @@ type CacheStats struct {
 
 func (x *CacheStats) Reset() {
 	*x = CacheStats{}
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1483,7 @@ func (x *CacheStats) String() string {
 func (*CacheStats) ProtoMessage() {}
 
 func (x *CacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1496,7 @@ func (x *CacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheStats.ProtoReflect.Descriptor instead.
 func (*CacheStats) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{18}
+	return file_quiver_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CacheStats) GetHits() int64 {
@@ -1479,7 +1568,7 @@ type ListCachesResponse struct {
 
 func (x *ListCachesResponse) Reset() {
 	*x = ListCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1580,7 @@ func (x *ListCachesResponse) String() string {
 func (*ListCachesResponse) ProtoMessage() {}
 
 func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1593,7 @@ func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachesResponse.ProtoReflect.Descriptor instead.
 func (*ListCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{19}
+	return file_quiver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListCachesResponse) GetCaches() []*CacheInfo {
@@ -1541,7 +1630,7 @@ type UncacheRequest struct {
 
 func (x *UncacheRequest) Reset() {
 	*x = UncacheRequest{}
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +1642,7 @@ func (x *UncacheRequest) String() string {
 func (*UncacheRequest) ProtoMessage() {}
 
 func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +1655,7 @@ func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheRequest.ProtoReflect.Descriptor instead.
 func (*UncacheRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{20}
+	return file_quiver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UncacheRequest) GetSessionId() string {
@@ -1599,7 +1688,7 @@ type UncacheResponse struct {
 
 func (x *UncacheResponse) Reset() {
 	*x = UncacheResponse{}
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1611,7 +1700,7 @@ func (x *UncacheResponse) String() string {
 func (*UncacheResponse) ProtoMessage() {}
 
 func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1624,7 +1713,7 @@ func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheResponse.ProtoReflect.Descriptor instead.
 func (*UncacheResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{21}
+	return file_quiver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UncacheResponse) GetRemoved() bool {
@@ -1643,7 +1732,7 @@ type ClearCachesRequest struct {
 
 func (x *ClearCachesRequest) Reset() {
 	*x = ClearCachesRequest{}
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +1744,7 @@ func (x *ClearCachesRequest) String() string {
 func (*ClearCachesRequest) ProtoMessage() {}
 
 func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +1757,7 @@ func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesRequest.ProtoReflect.Descriptor instead.
 func (*ClearCachesRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{22}
+	return file_quiver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ClearCachesRequest) GetSessionId() string {
@@ -1687,7 +1776,7 @@ type ClearCachesResponse struct {
 
 func (x *ClearCachesResponse) Reset() {
 	*x = ClearCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1788,7 @@ func (x *ClearCachesResponse) String() string {
 func (*ClearCachesResponse) ProtoMessage() {}
 
 func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1801,7 @@ func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesResponse.ProtoReflect.Descriptor instead.
 func (*ClearCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{23}
+	return file_quiver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ClearCachesResponse) GetRemoved() int32 {
@@ -1736,7 +1825,7 @@ type RegisterExecutorRequest struct {
 
 func (x *RegisterExecutorRequest) Reset() {
 	*x = RegisterExecutorRequest{}
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +1837,7 @@ func (x *RegisterExecutorRequest) String() string {
 func (*RegisterExecutorRequest) ProtoMessage() {}
 
 func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +1850,7 @@ func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorRequest.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{24}
+	return file_quiver_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RegisterExecutorRequest) GetProtocolVersion() uint32 {
@@ -1807,7 +1896,7 @@ type RegisterExecutorResponse struct {
 
 func (x *RegisterExecutorResponse) Reset() {
 	*x = RegisterExecutorResponse{}
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +1908,7 @@ func (x *RegisterExecutorResponse) String() string {
 func (*RegisterExecutorResponse) ProtoMessage() {}
 
 func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +1921,7 @@ func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{25}
+	return file_quiver_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RegisterExecutorResponse) GetLiveJobs() []string {
@@ -1861,7 +1950,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +1962,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +1975,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{26}
+	return file_quiver_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HeartbeatRequest) GetExecutorId() string {
@@ -1926,7 +2015,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1938,7 +2027,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1951,7 +2040,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{27}
+	return file_quiver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HeartbeatResponse) GetReregister() bool {
@@ -1975,7 +2064,7 @@ type DeregisterExecutorRequest struct {
 
 func (x *DeregisterExecutorRequest) Reset() {
 	*x = DeregisterExecutorRequest{}
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2076,7 @@ func (x *DeregisterExecutorRequest) String() string {
 func (*DeregisterExecutorRequest) ProtoMessage() {}
 
 func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2089,7 @@ func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeregisterExecutorRequest.ProtoReflect.Descriptor instead.
 func (*DeregisterExecutorRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{28}
+	return file_quiver_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeregisterExecutorRequest) GetExecutorId() string {
@@ -2026,7 +2115,7 @@ type DeregisterExecutorResponse struct {
 
 func (x *DeregisterExecutorResponse) Reset() {
 	*x = DeregisterExecutorResponse{}
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2038,7 +2127,7 @@ func (x *DeregisterExecutorResponse) String() string {
 func (*DeregisterExecutorResponse) ProtoMessage() {}
 
 func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2051,7 +2140,7 @@ func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeregisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*DeregisterExecutorResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{29}
+	return file_quiver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeregisterExecutorResponse) GetKnown() bool {
@@ -2073,7 +2162,7 @@ type TaskId struct {
 
 func (x *TaskId) Reset() {
 	*x = TaskId{}
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2174,7 @@ func (x *TaskId) String() string {
 func (*TaskId) ProtoMessage() {}
 
 func (x *TaskId) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2187,7 @@ func (x *TaskId) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskId.ProtoReflect.Descriptor instead.
 func (*TaskId) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{30}
+	return file_quiver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskId) GetJobId() string {
@@ -2147,7 +2236,7 @@ type TaskDefinition struct {
 
 func (x *TaskDefinition) Reset() {
 	*x = TaskDefinition{}
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2159,7 +2248,7 @@ func (x *TaskDefinition) String() string {
 func (*TaskDefinition) ProtoMessage() {}
 
 func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2172,7 +2261,7 @@ func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDefinition.ProtoReflect.Descriptor instead.
 func (*TaskDefinition) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{31}
+	return file_quiver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TaskDefinition) GetId() *TaskId {
@@ -2222,7 +2311,7 @@ type FetchFailure struct {
 
 func (x *FetchFailure) Reset() {
 	*x = FetchFailure{}
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2234,7 +2323,7 @@ func (x *FetchFailure) String() string {
 func (*FetchFailure) ProtoMessage() {}
 
 func (x *FetchFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2247,7 +2336,7 @@ func (x *FetchFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailure.ProtoReflect.Descriptor instead.
 func (*FetchFailure) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{32}
+	return file_quiver_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *FetchFailure) GetExecutorId() string {
@@ -2296,7 +2385,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2308,7 +2397,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2321,7 +2410,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{33}
+	return file_quiver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TaskStatus) GetId() *TaskId {
@@ -2395,7 +2484,7 @@ type OperatorMetrics struct {
 
 func (x *OperatorMetrics) Reset() {
 	*x = OperatorMetrics{}
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2496,7 @@ func (x *OperatorMetrics) String() string {
 func (*OperatorMetrics) ProtoMessage() {}
 
 func (x *OperatorMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2509,7 @@ func (x *OperatorMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorMetrics.ProtoReflect.Descriptor instead.
 func (*OperatorMetrics) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{34}
+	return file_quiver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *OperatorMetrics) GetNode() int32 {
@@ -2468,7 +2557,7 @@ type UpdateTaskStatusRequest struct {
 
 func (x *UpdateTaskStatusRequest) Reset() {
 	*x = UpdateTaskStatusRequest{}
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2480,7 +2569,7 @@ func (x *UpdateTaskStatusRequest) String() string {
 func (*UpdateTaskStatusRequest) ProtoMessage() {}
 
 func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2493,7 +2582,7 @@ func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{35}
+	return file_quiver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *UpdateTaskStatusRequest) GetExecutorId() string {
@@ -2518,7 +2607,7 @@ type UpdateTaskStatusResponse struct {
 
 func (x *UpdateTaskStatusResponse) Reset() {
 	*x = UpdateTaskStatusResponse{}
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2530,7 +2619,7 @@ func (x *UpdateTaskStatusResponse) String() string {
 func (*UpdateTaskStatusResponse) ProtoMessage() {}
 
 func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2543,7 +2632,7 @@ func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{36}
+	return file_quiver_proto_rawDescGZIP(), []int{37}
 }
 
 type LaunchTasksRequest struct {
@@ -2555,7 +2644,7 @@ type LaunchTasksRequest struct {
 
 func (x *LaunchTasksRequest) Reset() {
 	*x = LaunchTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2567,7 +2656,7 @@ func (x *LaunchTasksRequest) String() string {
 func (*LaunchTasksRequest) ProtoMessage() {}
 
 func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2580,7 +2669,7 @@ func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksRequest.ProtoReflect.Descriptor instead.
 func (*LaunchTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{37}
+	return file_quiver_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *LaunchTasksRequest) GetTasks() []*TaskDefinition {
@@ -2598,7 +2687,7 @@ type LaunchTasksResponse struct {
 
 func (x *LaunchTasksResponse) Reset() {
 	*x = LaunchTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2610,7 +2699,7 @@ func (x *LaunchTasksResponse) String() string {
 func (*LaunchTasksResponse) ProtoMessage() {}
 
 func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2623,7 +2712,7 @@ func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksResponse.ProtoReflect.Descriptor instead.
 func (*LaunchTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{38}
+	return file_quiver_proto_rawDescGZIP(), []int{39}
 }
 
 type CancelTasksRequest struct {
@@ -2635,7 +2724,7 @@ type CancelTasksRequest struct {
 
 func (x *CancelTasksRequest) Reset() {
 	*x = CancelTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2647,7 +2736,7 @@ func (x *CancelTasksRequest) String() string {
 func (*CancelTasksRequest) ProtoMessage() {}
 
 func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2660,7 +2749,7 @@ func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksRequest.ProtoReflect.Descriptor instead.
 func (*CancelTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{39}
+	return file_quiver_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CancelTasksRequest) GetTasks() []*TaskId {
@@ -2678,7 +2767,7 @@ type CancelTasksResponse struct {
 
 func (x *CancelTasksResponse) Reset() {
 	*x = CancelTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[40]
+	mi := &file_quiver_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2690,7 +2779,7 @@ func (x *CancelTasksResponse) String() string {
 func (*CancelTasksResponse) ProtoMessage() {}
 
 func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[40]
+	mi := &file_quiver_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2703,7 +2792,7 @@ func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksResponse.ProtoReflect.Descriptor instead.
 func (*CancelTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{40}
+	return file_quiver_proto_rawDescGZIP(), []int{41}
 }
 
 type RemoveJobDataRequest struct {
@@ -2718,7 +2807,7 @@ type RemoveJobDataRequest struct {
 
 func (x *RemoveJobDataRequest) Reset() {
 	*x = RemoveJobDataRequest{}
-	mi := &file_quiver_proto_msgTypes[41]
+	mi := &file_quiver_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2730,7 +2819,7 @@ func (x *RemoveJobDataRequest) String() string {
 func (*RemoveJobDataRequest) ProtoMessage() {}
 
 func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[41]
+	mi := &file_quiver_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2743,7 +2832,7 @@ func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataRequest.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{41}
+	return file_quiver_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RemoveJobDataRequest) GetJobId() string {
@@ -2775,7 +2864,7 @@ type RemoveJobDataResponse struct {
 
 func (x *RemoveJobDataResponse) Reset() {
 	*x = RemoveJobDataResponse{}
-	mi := &file_quiver_proto_msgTypes[42]
+	mi := &file_quiver_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2787,7 +2876,7 @@ func (x *RemoveJobDataResponse) String() string {
 func (*RemoveJobDataResponse) ProtoMessage() {}
 
 func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[42]
+	mi := &file_quiver_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2800,7 +2889,7 @@ func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataResponse.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{42}
+	return file_quiver_proto_rawDescGZIP(), []int{43}
 }
 
 var File_quiver_proto protoreflect.FileDescriptor
@@ -2841,14 +2930,15 @@ const file_quiver_proto_rawDesc = "" +
 	"\x13CloseSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x16\n" +
-	"\x14CloseSessionResponse\"\x8c\x02\n" +
+	"\x14CloseSessionResponse\"\xa6\x02\n" +
 	"\x13ExecuteQueryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
 	"\flogical_plan\x18\x02 \x01(\fR\vlogicalPlan\x12I\n" +
 	"\bsettings\x18\x03 \x03(\v2-.quiver.rpc.ExecuteQueryRequest.SettingsEntryR\bsettings\x12\x19\n" +
 	"\bjob_name\x18\x04 \x01(\tR\ajobName\x12\x10\n" +
-	"\x03sql\x18\x05 \x01(\tR\x03sql\x1a;\n" +
+	"\x03sql\x18\x05 \x01(\tR\x03sql\x12\x18\n" +
+	"\aanalyze\x18\x06 \x01(\bR\aanalyze\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
@@ -2876,7 +2966,7 @@ const file_quiver_proto_rawDesc = "" +
 	"partitions\x18\x04 \x01(\x05R\n" +
 	"partitions\x12\x14\n" +
 	"\x05bytes\x18\x05 \x01(\x03R\x05bytes\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\"\x94\x03\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\xc8\x03\n" +
 	"\tJobStatus\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.quiver.rpc.JobStateR\x05state\x12\x14\n" +
@@ -2893,7 +2983,13 @@ const file_quiver_proto_rawDesc = "" +
 	"\x06result\x18\t \x03(\v2\x1e.quiver.rpc.PartitionLocationsR\x06result\x12#\n" +
 	"\rresult_schema\x18\n" +
 	" \x01(\fR\fresultSchema\x12.\n" +
-	"\x06caches\x18\v \x03(\v2\x16.quiver.rpc.CacheEventR\x06caches\"(\n" +
+	"\x06caches\x18\v \x03(\v2\x16.quiver.rpc.CacheEventR\x06caches\x122\n" +
+	"\aanalyze\x18\f \x03(\v2\x18.quiver.rpc.StageAnalyzeR\aanalyze\"i\n" +
+	"\fStageAnalyze\x12\x19\n" +
+	"\bstage_id\x18\x01 \x01(\x05R\astageId\x12\x14\n" +
+	"\x05final\x18\x02 \x01(\bR\x05final\x12\x14\n" +
+	"\x05tasks\x18\x03 \x01(\x05R\x05tasks\x12\x12\n" +
+	"\x04plan\x18\x04 \x01(\tR\x04plan\"(\n" +
 	"\x0fWatchJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\")\n" +
 	"\x10CancelJobRequest\x12\x15\n" +
@@ -3083,7 +3179,7 @@ func file_quiver_proto_rawDescGZIP() []byte {
 }
 
 var file_quiver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_quiver_proto_goTypes = []any{
 	(JobState)(0),                      // 0: quiver.rpc.JobState
 	(TaskState)(0),                     // 1: quiver.rpc.TaskState
@@ -3100,105 +3196,107 @@ var file_quiver_proto_goTypes = []any{
 	(*ExplainQueryResponse)(nil),       // 12: quiver.rpc.ExplainQueryResponse
 	(*CacheEvent)(nil),                 // 13: quiver.rpc.CacheEvent
 	(*JobStatus)(nil),                  // 14: quiver.rpc.JobStatus
-	(*WatchJobRequest)(nil),            // 15: quiver.rpc.WatchJobRequest
-	(*CancelJobRequest)(nil),           // 16: quiver.rpc.CancelJobRequest
-	(*CancelJobResponse)(nil),          // 17: quiver.rpc.CancelJobResponse
-	(*CacheInfo)(nil),                  // 18: quiver.rpc.CacheInfo
-	(*ListCachesRequest)(nil),          // 19: quiver.rpc.ListCachesRequest
-	(*CacheStats)(nil),                 // 20: quiver.rpc.CacheStats
-	(*ListCachesResponse)(nil),         // 21: quiver.rpc.ListCachesResponse
-	(*UncacheRequest)(nil),             // 22: quiver.rpc.UncacheRequest
-	(*UncacheResponse)(nil),            // 23: quiver.rpc.UncacheResponse
-	(*ClearCachesRequest)(nil),         // 24: quiver.rpc.ClearCachesRequest
-	(*ClearCachesResponse)(nil),        // 25: quiver.rpc.ClearCachesResponse
-	(*RegisterExecutorRequest)(nil),    // 26: quiver.rpc.RegisterExecutorRequest
-	(*RegisterExecutorResponse)(nil),   // 27: quiver.rpc.RegisterExecutorResponse
-	(*HeartbeatRequest)(nil),           // 28: quiver.rpc.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 29: quiver.rpc.HeartbeatResponse
-	(*DeregisterExecutorRequest)(nil),  // 30: quiver.rpc.DeregisterExecutorRequest
-	(*DeregisterExecutorResponse)(nil), // 31: quiver.rpc.DeregisterExecutorResponse
-	(*TaskId)(nil),                     // 32: quiver.rpc.TaskId
-	(*TaskDefinition)(nil),             // 33: quiver.rpc.TaskDefinition
-	(*FetchFailure)(nil),               // 34: quiver.rpc.FetchFailure
-	(*TaskStatus)(nil),                 // 35: quiver.rpc.TaskStatus
-	(*OperatorMetrics)(nil),            // 36: quiver.rpc.OperatorMetrics
-	(*UpdateTaskStatusRequest)(nil),    // 37: quiver.rpc.UpdateTaskStatusRequest
-	(*UpdateTaskStatusResponse)(nil),   // 38: quiver.rpc.UpdateTaskStatusResponse
-	(*LaunchTasksRequest)(nil),         // 39: quiver.rpc.LaunchTasksRequest
-	(*LaunchTasksResponse)(nil),        // 40: quiver.rpc.LaunchTasksResponse
-	(*CancelTasksRequest)(nil),         // 41: quiver.rpc.CancelTasksRequest
-	(*CancelTasksResponse)(nil),        // 42: quiver.rpc.CancelTasksResponse
-	(*RemoveJobDataRequest)(nil),       // 43: quiver.rpc.RemoveJobDataRequest
-	(*RemoveJobDataResponse)(nil),      // 44: quiver.rpc.RemoveJobDataResponse
-	nil,                                // 45: quiver.rpc.CreateSessionRequest.SettingsEntry
-	nil,                                // 46: quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	nil,                                // 47: quiver.rpc.ExplainQueryRequest.SettingsEntry
-	nil,                                // 48: quiver.rpc.CacheStats.InvalidationsEntry
-	nil,                                // 49: quiver.rpc.TaskDefinition.SettingsEntry
+	(*StageAnalyze)(nil),               // 15: quiver.rpc.StageAnalyze
+	(*WatchJobRequest)(nil),            // 16: quiver.rpc.WatchJobRequest
+	(*CancelJobRequest)(nil),           // 17: quiver.rpc.CancelJobRequest
+	(*CancelJobResponse)(nil),          // 18: quiver.rpc.CancelJobResponse
+	(*CacheInfo)(nil),                  // 19: quiver.rpc.CacheInfo
+	(*ListCachesRequest)(nil),          // 20: quiver.rpc.ListCachesRequest
+	(*CacheStats)(nil),                 // 21: quiver.rpc.CacheStats
+	(*ListCachesResponse)(nil),         // 22: quiver.rpc.ListCachesResponse
+	(*UncacheRequest)(nil),             // 23: quiver.rpc.UncacheRequest
+	(*UncacheResponse)(nil),            // 24: quiver.rpc.UncacheResponse
+	(*ClearCachesRequest)(nil),         // 25: quiver.rpc.ClearCachesRequest
+	(*ClearCachesResponse)(nil),        // 26: quiver.rpc.ClearCachesResponse
+	(*RegisterExecutorRequest)(nil),    // 27: quiver.rpc.RegisterExecutorRequest
+	(*RegisterExecutorResponse)(nil),   // 28: quiver.rpc.RegisterExecutorResponse
+	(*HeartbeatRequest)(nil),           // 29: quiver.rpc.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 30: quiver.rpc.HeartbeatResponse
+	(*DeregisterExecutorRequest)(nil),  // 31: quiver.rpc.DeregisterExecutorRequest
+	(*DeregisterExecutorResponse)(nil), // 32: quiver.rpc.DeregisterExecutorResponse
+	(*TaskId)(nil),                     // 33: quiver.rpc.TaskId
+	(*TaskDefinition)(nil),             // 34: quiver.rpc.TaskDefinition
+	(*FetchFailure)(nil),               // 35: quiver.rpc.FetchFailure
+	(*TaskStatus)(nil),                 // 36: quiver.rpc.TaskStatus
+	(*OperatorMetrics)(nil),            // 37: quiver.rpc.OperatorMetrics
+	(*UpdateTaskStatusRequest)(nil),    // 38: quiver.rpc.UpdateTaskStatusRequest
+	(*UpdateTaskStatusResponse)(nil),   // 39: quiver.rpc.UpdateTaskStatusResponse
+	(*LaunchTasksRequest)(nil),         // 40: quiver.rpc.LaunchTasksRequest
+	(*LaunchTasksResponse)(nil),        // 41: quiver.rpc.LaunchTasksResponse
+	(*CancelTasksRequest)(nil),         // 42: quiver.rpc.CancelTasksRequest
+	(*CancelTasksResponse)(nil),        // 43: quiver.rpc.CancelTasksResponse
+	(*RemoveJobDataRequest)(nil),       // 44: quiver.rpc.RemoveJobDataRequest
+	(*RemoveJobDataResponse)(nil),      // 45: quiver.rpc.RemoveJobDataResponse
+	nil,                                // 46: quiver.rpc.CreateSessionRequest.SettingsEntry
+	nil,                                // 47: quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	nil,                                // 48: quiver.rpc.ExplainQueryRequest.SettingsEntry
+	nil,                                // 49: quiver.rpc.CacheStats.InvalidationsEntry
+	nil,                                // 50: quiver.rpc.TaskDefinition.SettingsEntry
 }
 var file_quiver_proto_depIdxs = []int32{
 	2,  // 0: quiver.rpc.PartitionLocation.executor:type_name -> quiver.rpc.ExecutorMeta
 	3,  // 1: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
-	45, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
-	46, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	47, // 4: quiver.rpc.ExplainQueryRequest.settings:type_name -> quiver.rpc.ExplainQueryRequest.SettingsEntry
-	18, // 5: quiver.rpc.ExplainQueryResponse.caches:type_name -> quiver.rpc.CacheInfo
-	18, // 6: quiver.rpc.ExplainQueryResponse.removed:type_name -> quiver.rpc.CacheInfo
+	46, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
+	47, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	48, // 4: quiver.rpc.ExplainQueryRequest.settings:type_name -> quiver.rpc.ExplainQueryRequest.SettingsEntry
+	19, // 5: quiver.rpc.ExplainQueryResponse.caches:type_name -> quiver.rpc.CacheInfo
+	19, // 6: quiver.rpc.ExplainQueryResponse.removed:type_name -> quiver.rpc.CacheInfo
 	0,  // 7: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
 	4,  // 8: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
 	13, // 9: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
-	48, // 10: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
-	18, // 11: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
-	20, // 12: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
-	18, // 13: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
-	2,  // 14: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
-	32, // 15: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	49, // 16: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
-	32, // 17: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
-	1,  // 18: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
-	34, // 19: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
-	3,  // 20: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	36, // 21: quiver.rpc.TaskStatus.metrics:type_name -> quiver.rpc.OperatorMetrics
-	35, // 22: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	33, // 23: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	32, // 24: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 25: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 26: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 27: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	11, // 28: quiver.rpc.SchedulerService.ExplainQuery:input_type -> quiver.rpc.ExplainQueryRequest
-	15, // 29: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	16, // 30: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	26, // 31: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	28, // 32: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	37, // 33: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	19, // 34: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	22, // 35: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	24, // 36: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	30, // 37: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
-	39, // 38: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	41, // 39: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	43, // 40: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 41: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 42: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 43: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 44: quiver.rpc.SchedulerService.ExplainQuery:output_type -> quiver.rpc.ExplainQueryResponse
-	14, // 45: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	17, // 46: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	27, // 47: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	29, // 48: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	38, // 49: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	21, // 50: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	23, // 51: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	25, // 52: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	31, // 53: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
-	40, // 54: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	42, // 55: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	44, // 56: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	41, // [41:57] is the sub-list for method output_type
-	25, // [25:41] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	15, // 10: quiver.rpc.JobStatus.analyze:type_name -> quiver.rpc.StageAnalyze
+	49, // 11: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
+	19, // 12: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
+	21, // 13: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
+	19, // 14: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
+	2,  // 15: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
+	33, // 16: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
+	50, // 17: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	33, // 18: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
+	1,  // 19: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
+	35, // 20: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
+	3,  // 21: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
+	37, // 22: quiver.rpc.TaskStatus.metrics:type_name -> quiver.rpc.OperatorMetrics
+	36, // 23: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	34, // 24: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	33, // 25: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	5,  // 26: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	7,  // 27: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	9,  // 28: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	11, // 29: quiver.rpc.SchedulerService.ExplainQuery:input_type -> quiver.rpc.ExplainQueryRequest
+	16, // 30: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	17, // 31: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	27, // 32: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	29, // 33: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	38, // 34: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	20, // 35: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	23, // 36: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	25, // 37: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	31, // 38: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
+	40, // 39: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	42, // 40: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	44, // 41: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 42: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 43: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 44: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 45: quiver.rpc.SchedulerService.ExplainQuery:output_type -> quiver.rpc.ExplainQueryResponse
+	14, // 46: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	18, // 47: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	28, // 48: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	30, // 49: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	39, // 50: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	22, // 51: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	24, // 52: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	26, // 53: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	32, // 54: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
+	41, // 55: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	43, // 56: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	45, // 57: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	42, // [42:58] is the sub-list for method output_type
+	26, // [26:42] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }
@@ -3212,7 +3310,7 @@ func file_quiver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_quiver_proto_rawDesc), len(file_quiver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   48,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

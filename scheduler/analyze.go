@@ -66,3 +66,24 @@ func stageAnalyze(s *stage) (string, []OperatorInfo) {
 // taskMetrics keeps what a successful task reported (its last success
 // wins: a task run again after its output was lost reports anew).
 func taskMetrics(t *task, st *rpc.TaskStatus) { t.metrics = st.GetMetrics() }
+
+// analyzeStages is EXPLAIN ANALYZE's answer: each stage of a successful
+// job, in run order, with its figures (stageAnalyze).
+func analyzeStages(j *job) []*rpc.StageAnalyze {
+	var out []*rpc.StageAnalyze
+	for _, id := range j.order {
+		s := j.stages[id]
+		text, _ := stageAnalyze(s)
+		if text == "" {
+			continue
+		}
+		tasks := 0
+		for _, t := range s.tasks {
+			if !t.kept {
+				tasks++
+			}
+		}
+		out = append(out, &rpc.StageAnalyze{StageId: int32(id), Final: id == j.final, Tasks: int32(tasks), Plan: text})
+	}
+	return out
+}

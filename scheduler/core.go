@@ -224,7 +224,7 @@ func (c *core) submit(e evSubmit) error {
 	// from the job's status like from any other planning error.
 	query, err := settings.Decode("scheduler", e.settings)
 	j := c.newJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
-	j.sql, j.requestID = clipSQL(e.sql), e.requestID
+	j.sql, j.requestID, j.analyze = clipSQL(e.sql), e.requestID, e.analyze
 	c.registerJob(j)
 	if err != nil {
 		c.failJob(j, err)

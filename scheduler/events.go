@@ -31,6 +31,7 @@ type evSubmit struct {
 	jobID, session, name string
 	sql                  string            // the statement's text ("" from DataFrame clients)
 	requestID            string            // the submitting call's (rpc.RequestID)
+	analyze              bool              // EXPLAIN ANALYZE: the status carries the stages' figures
 	settings             map[string]string // as received; submit checks them
 	plan                 logical.Plan
 	reply                chan error

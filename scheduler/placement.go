@@ -207,6 +207,9 @@ func (c *core) status(j *job) *rpc.JobStatus {
 			st.Result = append(st.Result, &rpc.PartitionLocations{Locations: locs})
 		}
 		st.ResultSchema = j.resultSchema
+		if j.analyze {
+			st.Analyze = analyzeStages(j)
+		}
 	}
 	return st
 }

@@ -123,7 +123,7 @@ func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest
 	}
 	id := uuid.NewString()
 	reply := make(chan error, 1)
-	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), sql: req.GetSql(), requestID: rpc.RequestID(ctx), settings: req.GetSettings(), plan: plan, reply: reply}
+	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), sql: req.GetSql(), requestID: rpc.RequestID(ctx), analyze: req.GetAnalyze(), settings: req.GetSettings(), plan: plan, reply: reply}
 	rerr, err := ask(ctx, h.s, ev, reply)
 	if err != nil {
 		return nil, grpcErr(err)

@@ -92,6 +92,7 @@ type job struct {
 	finished          time.Time
 	sql               string // the statement's text, when the client sent it
 	requestID         string // the submitting call's request id: in its log lines and its tasks
+	analyze           bool   // EXPLAIN ANALYZE: its final status carries the stages' figures
 	tenant            string // its session's tenant (tenants.go)
 	planned           bool
 	stages            map[int]*stage
