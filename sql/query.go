@@ -126,15 +126,15 @@ func (b *builder) setOprList(l *ast.SetOprSelectList, outer *scope) (logical.Pla
 			return nil, qerr.Internalf("sql: set operation without an operator")
 		}
 		switch *op {
-		case ast.Intersect:
+		case ast.Intersect, ast.IntersectAll:
 			last := len(terms) - 1
-			if terms[last], err = intersectExcept(terms[last], next, false); err != nil {
+			if terms[last], err = setOp(terms[last], next, false, *op == ast.IntersectAll); err != nil {
 				return nil, err
 			}
-		case ast.UnionAll, ast.Union, ast.Except:
+		case ast.UnionAll, ast.Union, ast.Except, ast.ExceptAll:
 			terms, ops = append(terms, next), append(ops, *op)
 		default:
-			return nil, qerr.NotImplementedf("sql: %s is not supported (INTERSECT and EXCEPT are, without ALL)", op.String())
+			return nil, qerr.NotImplementedf("sql: set operation %s is not supported", op.String())
 		}
 	}
 	cur := terms[0]
@@ -154,8 +154,8 @@ func (b *builder) setOprList(l *ast.SetOprSelectList, outer *scope) (logical.Pla
 					return nil, err
 				}
 			}
-		case ast.Except:
-			if cur, err = intersectExcept(cur, next, true); err != nil {
+		case ast.Except, ast.ExceptAll:
+			if cur, err = setOp(cur, next, true, op == ast.ExceptAll); err != nil {
 				return nil, err
 			}
 		}
