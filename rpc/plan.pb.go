@@ -1295,6 +1295,8 @@ type PhysicalPlan struct {
 	//	*PhysicalPlan_ShuffleReader
 	//	*PhysicalPlan_CacheReader
 	//	*PhysicalPlan_Window
+	//	*PhysicalPlan_RecursiveQuery
+	//	*PhysicalPlan_WorkTable
 	Node          isPhysicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1517,6 +1519,24 @@ func (x *PhysicalPlan) GetWindow() *PhysicalWindow {
 	return nil
 }
 
+func (x *PhysicalPlan) GetRecursiveQuery() *PhysicalRecursiveQuery {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_RecursiveQuery); ok {
+			return x.RecursiveQuery
+		}
+	}
+	return nil
+}
+
+func (x *PhysicalPlan) GetWorkTable() *PhysicalWorkTable {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_WorkTable); ok {
+			return x.WorkTable
+		}
+	}
+	return nil
+}
+
 type isPhysicalPlan_Node interface {
 	isPhysicalPlan_Node()
 }
@@ -1601,6 +1621,14 @@ type PhysicalPlan_Window struct {
 	Window *PhysicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
 }
 
+type PhysicalPlan_RecursiveQuery struct {
+	RecursiveQuery *PhysicalRecursiveQuery `protobuf:"bytes,40,opt,name=recursive_query,json=recursiveQuery,proto3,oneof"`
+}
+
+type PhysicalPlan_WorkTable struct {
+	WorkTable *PhysicalWorkTable `protobuf:"bytes,41,opt,name=work_table,json=workTable,proto3,oneof"`
+}
+
 func (*PhysicalPlan_Scan) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Filter) isPhysicalPlan_Node() {}
@@ -1640,6 +1668,10 @@ func (*PhysicalPlan_ShuffleReader) isPhysicalPlan_Node() {}
 func (*PhysicalPlan_CacheReader) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Window) isPhysicalPlan_Node() {}
+
+func (*PhysicalPlan_RecursiveQuery) isPhysicalPlan_Node() {}
+
+func (*PhysicalPlan_WorkTable) isPhysicalPlan_Node() {}
 
 type FileList struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4524,6 +4556,8 @@ type LogicalPlan struct {
 	//	*LogicalPlan_SubqueryAlias
 	//	*LogicalPlan_Cache
 	//	*LogicalPlan_Window
+	//	*LogicalPlan_RecursiveQuery
+	//	*LogicalPlan_WorkTable
 	Node          isLogicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4683,6 +4717,24 @@ func (x *LogicalPlan) GetWindow() *LogicalWindow {
 	return nil
 }
 
+func (x *LogicalPlan) GetRecursiveQuery() *LogicalRecursiveQuery {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_RecursiveQuery); ok {
+			return x.RecursiveQuery
+		}
+	}
+	return nil
+}
+
+func (x *LogicalPlan) GetWorkTable() *LogicalWorkTable {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_WorkTable); ok {
+			return x.WorkTable
+		}
+	}
+	return nil
+}
+
 type isLogicalPlan_Node interface {
 	isLogicalPlan_Node()
 }
@@ -4739,6 +4791,14 @@ type LogicalPlan_Window struct {
 	Window *LogicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
 }
 
+type LogicalPlan_RecursiveQuery struct {
+	RecursiveQuery *LogicalRecursiveQuery `protobuf:"bytes,40,opt,name=recursive_query,json=recursiveQuery,proto3,oneof"`
+}
+
+type LogicalPlan_WorkTable struct {
+	WorkTable *LogicalWorkTable `protobuf:"bytes,41,opt,name=work_table,json=workTable,proto3,oneof"`
+}
+
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Filter) isLogicalPlan_Node() {}
@@ -4764,6 +4824,10 @@ func (*LogicalPlan_SubqueryAlias) isLogicalPlan_Node() {}
 func (*LogicalPlan_Cache) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Window) isLogicalPlan_Node() {}
+
+func (*LogicalPlan_RecursiveQuery) isLogicalPlan_Node() {}
+
+func (*LogicalPlan_WorkTable) isLogicalPlan_Node() {}
 
 // TableDef is a catalog.Table without its data. A memory table keeps only
 // its name, schema, row count and partition count: its batches stay in the
@@ -5803,6 +5867,8 @@ type LogicalWindowExpr struct {
 	PartitionBy   []*LogicalExpr         `protobuf:"bytes,4,rep,name=partition_by,json=partitionBy,proto3" json:"partition_by,omitempty"`
 	OrderBy       []*LogicalSortKey      `protobuf:"bytes,5,rep,name=order_by,json=orderBy,proto3" json:"order_by,omitempty"`
 	Frame         *WindowFrame           `protobuf:"bytes,6,opt,name=frame,proto3" json:"frame,omitempty"`
+	IgnoreNulls   bool                   `protobuf:"varint,7,opt,name=ignore_nulls,json=ignoreNulls,proto3" json:"ignore_nulls,omitempty"`
+	Distinct      bool                   `protobuf:"varint,8,opt,name=distinct,proto3" json:"distinct,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5879,6 +5945,20 @@ func (x *LogicalWindowExpr) GetFrame() *WindowFrame {
 	return nil
 }
 
+func (x *LogicalWindowExpr) GetIgnoreNulls() bool {
+	if x != nil {
+		return x.IgnoreNulls
+	}
+	return false
+}
+
+func (x *LogicalWindowExpr) GetDistinct() bool {
+	if x != nil {
+		return x.Distinct
+	}
+	return false
+}
+
 type LogicalWindow struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
@@ -5939,6 +6019,8 @@ type PhysicalWindowFunc struct {
 	Frame         *WindowFrame           `protobuf:"bytes,4,opt,name=frame,proto3" json:"frame,omitempty"`
 	Type          *ArrowType             `protobuf:"bytes,5,opt,name=type,proto3" json:"type,omitempty"`
 	Name          string                 `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	IgnoreNulls   bool                   `protobuf:"varint,7,opt,name=ignore_nulls,json=ignoreNulls,proto3" json:"ignore_nulls,omitempty"`
+	Distinct      bool                   `protobuf:"varint,8,opt,name=distinct,proto3" json:"distinct,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6015,6 +6097,20 @@ func (x *PhysicalWindowFunc) GetName() string {
 	return ""
 }
 
+func (x *PhysicalWindowFunc) GetIgnoreNulls() bool {
+	if x != nil {
+		return x.IgnoreNulls
+	}
+	return false
+}
+
+func (x *PhysicalWindowFunc) GetDistinct() bool {
+	if x != nil {
+		return x.Distinct
+	}
+	return false
+}
+
 type PhysicalWindow struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
@@ -6079,6 +6175,264 @@ func (x *PhysicalWindow) GetOrderBy() []*PhysicalSortKey {
 func (x *PhysicalWindow) GetFuncs() []*PhysicalWindowFunc {
 	if x != nil {
 		return x.Funcs
+	}
+	return nil
+}
+
+// A WITH RECURSIVE query (logical.RecursiveQuery) and its working table.
+type LogicalRecursiveQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Static        *LogicalPlan           `protobuf:"bytes,2,opt,name=static,proto3" json:"static,omitempty"`
+	Recursive     *LogicalPlan           `protobuf:"bytes,3,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	Distinct      bool                   `protobuf:"varint,4,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalRecursiveQuery) Reset() {
+	*x = LogicalRecursiveQuery{}
+	mi := &file_plan_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalRecursiveQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalRecursiveQuery) ProtoMessage() {}
+
+func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalRecursiveQuery.ProtoReflect.Descriptor instead.
+func (*LogicalRecursiveQuery) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *LogicalRecursiveQuery) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LogicalRecursiveQuery) GetStatic() *LogicalPlan {
+	if x != nil {
+		return x.Static
+	}
+	return nil
+}
+
+func (x *LogicalRecursiveQuery) GetRecursive() *LogicalPlan {
+	if x != nil {
+		return x.Recursive
+	}
+	return nil
+}
+
+func (x *LogicalRecursiveQuery) GetDistinct() bool {
+	if x != nil {
+		return x.Distinct
+	}
+	return false
+}
+
+type LogicalWorkTable struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Schema        []*LogicalField        `protobuf:"bytes,2,rep,name=schema,proto3" json:"schema,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalWorkTable) Reset() {
+	*x = LogicalWorkTable{}
+	mi := &file_plan_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalWorkTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalWorkTable) ProtoMessage() {}
+
+func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalWorkTable.ProtoReflect.Descriptor instead.
+func (*LogicalWorkTable) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *LogicalWorkTable) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LogicalWorkTable) GetSchema() []*LogicalField {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+// physical.RecursiveQuery and physical.WorkTable.
+type PhysicalRecursiveQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Static        *PhysicalPlan          `protobuf:"bytes,2,opt,name=static,proto3" json:"static,omitempty"`
+	Recursive     *PhysicalPlan          `protobuf:"bytes,3,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	Distinct      bool                   `protobuf:"varint,4,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	MaxDepth      int64                  `protobuf:"varint,5,opt,name=max_depth,json=maxDepth,proto3" json:"max_depth,omitempty"`
+	Schema        []byte                 `protobuf:"bytes,6,opt,name=schema,proto3" json:"schema,omitempty"` // Arrow IPC schema
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalRecursiveQuery) Reset() {
+	*x = PhysicalRecursiveQuery{}
+	mi := &file_plan_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalRecursiveQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalRecursiveQuery) ProtoMessage() {}
+
+func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalRecursiveQuery.ProtoReflect.Descriptor instead.
+func (*PhysicalRecursiveQuery) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *PhysicalRecursiveQuery) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PhysicalRecursiveQuery) GetStatic() *PhysicalPlan {
+	if x != nil {
+		return x.Static
+	}
+	return nil
+}
+
+func (x *PhysicalRecursiveQuery) GetRecursive() *PhysicalPlan {
+	if x != nil {
+		return x.Recursive
+	}
+	return nil
+}
+
+func (x *PhysicalRecursiveQuery) GetDistinct() bool {
+	if x != nil {
+		return x.Distinct
+	}
+	return false
+}
+
+func (x *PhysicalRecursiveQuery) GetMaxDepth() int64 {
+	if x != nil {
+		return x.MaxDepth
+	}
+	return 0
+}
+
+func (x *PhysicalRecursiveQuery) GetSchema() []byte {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+type PhysicalWorkTable struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Schema        []byte                 `protobuf:"bytes,2,opt,name=schema,proto3" json:"schema,omitempty"` // Arrow IPC schema
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalWorkTable) Reset() {
+	*x = PhysicalWorkTable{}
+	mi := &file_plan_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalWorkTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalWorkTable) ProtoMessage() {}
+
+func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalWorkTable.ProtoReflect.Descriptor instead.
+func (*PhysicalWorkTable) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *PhysicalWorkTable) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PhysicalWorkTable) GetSchema() []byte {
+	if x != nil {
+		return x.Schema
 	}
 	return nil
 }
@@ -6174,8 +6528,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x04expr\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x04expr\x12\x10\n" +
 	"\x03asc\x18\x02 \x01(\bR\x03asc\x12\x1f\n" +
 	"\vnulls_first\x18\x03 \x01(\bR\n" +
-	"nullsFirst\"\xa5\n" +
-	"\n" +
+	"nullsFirst\"\xb4\v\n" +
 	"\fPhysicalPlan\x12.\n" +
 	"\x04scan\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalScanH\x00R\x04scan\x124\n" +
 	"\x06filter\x18\x02 \x01(\v2\x1a.quiver.rpc.PhysicalFilterH\x00R\x06filter\x12@\n" +
@@ -6200,7 +6553,10 @@ const file_plan_proto_rawDesc = "" +
 	"\x12unresolved_shuffle\x18\x11 \x01(\v2%.quiver.rpc.PhysicalUnresolvedShuffleH\x00R\x11unresolvedShuffle\x12J\n" +
 	"\x0eshuffle_reader\x18\x12 \x01(\v2!.quiver.rpc.PhysicalShuffleReaderH\x00R\rshuffleReader\x12D\n" +
 	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReader\x124\n" +
-	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06windowB\x06\n" +
+	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06window\x12M\n" +
+	"\x0frecursive_query\x18( \x01(\v2\".quiver.rpc.PhysicalRecursiveQueryH\x00R\x0erecursiveQuery\x12>\n" +
+	"\n" +
+	"work_table\x18) \x01(\v2\x1d.quiver.rpc.PhysicalWorkTableH\x00R\tworkTableB\x06\n" +
 	"\x04node\" \n" +
 	"\bFileList\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\"\xfc\x03\n" +
@@ -6412,7 +6768,7 @@ const file_plan_proto_rawDesc = "" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
 	"\x04type\x18\x03 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x1a\n" +
-	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xec\x05\n" +
+	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xf9\x06\n" +
 	"\vLogicalPlan\x12-\n" +
 	"\x04scan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalScanH\x00R\x04scan\x123\n" +
 	"\x06filter\x18\x02 \x01(\v2\x19.quiver.rpc.LogicalFilterH\x00R\x06filter\x12?\n" +
@@ -6429,7 +6785,10 @@ const file_plan_proto_rawDesc = "" +
 	" \x01(\v2 .quiver.rpc.LogicalEmptyRelationH\x00R\remptyRelation\x12I\n" +
 	"\x0esubquery_alias\x18\v \x01(\v2 .quiver.rpc.LogicalSubqueryAliasH\x00R\rsubqueryAlias\x120\n" +
 	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cache\x123\n" +
-	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06windowB\x06\n" +
+	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06window\x12L\n" +
+	"\x0frecursive_query\x18( \x01(\v2!.quiver.rpc.LogicalRecursiveQueryH\x00R\x0erecursiveQuery\x12=\n" +
+	"\n" +
+	"work_table\x18) \x01(\v2\x1c.quiver.rpc.LogicalWorkTableH\x00R\tworkTableB\x06\n" +
 	"\x04node\"\xf0\x02\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -6515,29 +6874,51 @@ const file_plan_proto_rawDesc = "" +
 	"\fstart_offset\x18\x03 \x01(\x03R\vstartOffset\x12\x19\n" +
 	"\bend_kind\x18\x04 \x01(\x05R\aendKind\x12\x1d\n" +
 	"\n" +
-	"end_offset\x18\x05 \x01(\x03R\tendOffset\"\x88\x02\n" +
+	"end_offset\x18\x05 \x01(\x03R\tendOffset\"\xc7\x02\n" +
 	"\x11LogicalWindowExpr\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
 	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12+\n" +
 	"\x04args\x18\x03 \x03(\v2\x17.quiver.rpc.LogicalExprR\x04args\x12:\n" +
 	"\fpartition_by\x18\x04 \x03(\v2\x17.quiver.rpc.LogicalExprR\vpartitionBy\x125\n" +
 	"\border_by\x18\x05 \x03(\v2\x1a.quiver.rpc.LogicalSortKeyR\aorderBy\x12-\n" +
-	"\x05frame\x18\x06 \x01(\v2\x17.quiver.rpc.WindowFrameR\x05frame\"m\n" +
+	"\x05frame\x18\x06 \x01(\v2\x17.quiver.rpc.WindowFrameR\x05frame\x12!\n" +
+	"\fignore_nulls\x18\a \x01(\bR\vignoreNulls\x12\x1a\n" +
+	"\bdistinct\x18\b \x01(\bR\bdistinct\"m\n" +
 	"\rLogicalWindow\x12-\n" +
 	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12-\n" +
-	"\x05exprs\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x05exprs\"\xd6\x01\n" +
+	"\x05exprs\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x05exprs\"\x95\x02\n" +
 	"\x12PhysicalWindowFunc\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
 	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12,\n" +
 	"\x04args\x18\x03 \x03(\v2\x18.quiver.rpc.PhysicalExprR\x04args\x12-\n" +
 	"\x05frame\x18\x04 \x01(\v2\x17.quiver.rpc.WindowFrameR\x05frame\x12)\n" +
 	"\x04type\x18\x05 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x12\n" +
-	"\x04name\x18\x06 \x01(\tR\x04name\"\xeb\x01\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\x12!\n" +
+	"\fignore_nulls\x18\a \x01(\bR\vignoreNulls\x12\x1a\n" +
+	"\bdistinct\x18\b \x01(\bR\bdistinct\"\xeb\x01\n" +
 	"\x0ePhysicalWindow\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12;\n" +
 	"\fpartition_by\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\vpartitionBy\x126\n" +
 	"\border_by\x18\x03 \x03(\v2\x1b.quiver.rpc.PhysicalSortKeyR\aorderBy\x124\n" +
-	"\x05funcs\x18\x04 \x03(\v2\x1e.quiver.rpc.PhysicalWindowFuncR\x05funcsB Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
+	"\x05funcs\x18\x04 \x03(\v2\x1e.quiver.rpc.PhysicalWindowFuncR\x05funcs\"\xaf\x01\n" +
+	"\x15LogicalRecursiveQuery\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
+	"\x06static\x18\x02 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x06static\x125\n" +
+	"\trecursive\x18\x03 \x01(\v2\x17.quiver.rpc.LogicalPlanR\trecursive\x12\x1a\n" +
+	"\bdistinct\x18\x04 \x01(\bR\bdistinct\"X\n" +
+	"\x10LogicalWorkTable\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
+	"\x06schema\x18\x02 \x03(\v2\x18.quiver.rpc.LogicalFieldR\x06schema\"\xe7\x01\n" +
+	"\x16PhysicalRecursiveQuery\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
+	"\x06static\x18\x02 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x06static\x126\n" +
+	"\trecursive\x18\x03 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\trecursive\x12\x1a\n" +
+	"\bdistinct\x18\x04 \x01(\bR\bdistinct\x12\x1b\n" +
+	"\tmax_depth\x18\x05 \x01(\x03R\bmaxDepth\x12\x16\n" +
+	"\x06schema\x18\x06 \x01(\fR\x06schema\"?\n" +
+	"\x11PhysicalWorkTable\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06schema\x18\x02 \x01(\fR\x06schemaB Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
 
 var (
 	file_plan_proto_rawDescOnce sync.Once
@@ -6551,7 +6932,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -6633,10 +7014,14 @@ var file_plan_proto_goTypes = []any{
 	(*LogicalWindow)(nil),               // 77: quiver.rpc.LogicalWindow
 	(*PhysicalWindowFunc)(nil),          // 78: quiver.rpc.PhysicalWindowFunc
 	(*PhysicalWindow)(nil),              // 79: quiver.rpc.PhysicalWindow
-	nil,                                 // 80: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 81: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 82: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 83: quiver.rpc.PartitionLocations
+	(*LogicalRecursiveQuery)(nil),       // 80: quiver.rpc.LogicalRecursiveQuery
+	(*LogicalWorkTable)(nil),            // 81: quiver.rpc.LogicalWorkTable
+	(*PhysicalRecursiveQuery)(nil),      // 82: quiver.rpc.PhysicalRecursiveQuery
+	(*PhysicalWorkTable)(nil),           // 83: quiver.rpc.PhysicalWorkTable
+	nil,                                 // 84: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 85: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 86: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 87: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -6694,144 +7079,153 @@ var file_plan_proto_depIdxs = []int32{
 	39,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
 	41,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
 	79,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
-	17,  // 55: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	80,  // 56: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
-	5,   // 57: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	20,  // 58: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
-	19,  // 59: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
-	16,  // 60: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 61: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 62: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 63: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 64: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
-	0,   // 65: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
-	16,  // 66: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 67: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	23,  // 68: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
-	5,   // 69: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 70: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 71: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 72: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	25,  // 73: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
-	5,   // 74: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 75: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 76: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 77: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 78: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 79: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 80: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 81: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 82: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 83: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 84: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 85: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 86: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 87: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 88: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 89: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 90: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	83,  // 91: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	40,  // 92: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	83,  // 93: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	43,  // 94: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	44,  // 95: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 96: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	45,  // 97: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	46,  // 98: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	42,  // 99: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	42,  // 100: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	47,  // 101: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	48,  // 102: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	50,  // 103: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	51,  // 104: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	52,  // 105: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	53,  // 106: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	54,  // 107: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	59,  // 108: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	55,  // 109: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	56,  // 110: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	76,  // 111: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
-	0,   // 112: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	42,  // 113: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 114: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 115: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	42,  // 116: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 117: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 118: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	42,  // 119: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	42,  // 120: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	42,  // 121: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	49,  // 122: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	42,  // 123: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	42,  // 124: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 125: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	42,  // 126: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 127: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	42,  // 128: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	42,  // 129: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	59,  // 130: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 131: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	59,  // 132: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 133: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 134: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	61,  // 135: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	62,  // 136: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	63,  // 137: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	64,  // 138: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	66,  // 139: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	67,  // 140: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	68,  // 141: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	69,  // 142: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	71,  // 143: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	72,  // 144: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	73,  // 145: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	74,  // 146: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	77,  // 147: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	81,  // 148: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	60,  // 149: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	42,  // 150: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	59,  // 151: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 152: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	59,  // 153: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 154: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	59,  // 155: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 156: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	42,  // 157: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	42,  // 158: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 159: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	59,  // 160: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	59,  // 161: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	65,  // 162: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	42,  // 163: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	59,  // 164: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	57,  // 165: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	59,  // 166: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 167: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	42,  // 168: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	58,  // 169: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	70,  // 170: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	58,  // 171: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	59,  // 172: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 173: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	82,  // 174: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	42,  // 175: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	42,  // 176: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	57,  // 177: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	75,  // 178: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	59,  // 179: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 180: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 181: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	75,  // 182: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 183: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 184: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 185: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 186: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	78,  // 187: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	188, // [188:188] is the sub-list for method output_type
-	188, // [188:188] is the sub-list for method input_type
-	188, // [188:188] is the sub-list for extension type_name
-	188, // [188:188] is the sub-list for extension extendee
-	0,   // [0:188] is the sub-list for field type_name
+	82,  // 55: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
+	83,  // 56: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
+	17,  // 57: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
+	84,  // 58: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	5,   // 59: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
+	20,  // 60: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	19,  // 61: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	16,  // 62: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 63: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 64: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 65: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 66: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
+	0,   // 67: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
+	16,  // 68: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 69: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
+	23,  // 70: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	5,   // 71: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 72: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 73: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 74: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	25,  // 75: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	5,   // 76: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 77: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 78: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 79: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 80: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 81: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 82: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 83: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 84: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 85: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 86: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 87: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 88: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 89: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 90: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 91: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 92: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	87,  // 93: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	40,  // 94: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	87,  // 95: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	43,  // 96: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	44,  // 97: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 98: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	45,  // 99: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	46,  // 100: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	42,  // 101: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	42,  // 102: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	47,  // 103: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	48,  // 104: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	50,  // 105: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	51,  // 106: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	52,  // 107: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	53,  // 108: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	54,  // 109: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	59,  // 110: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	55,  // 111: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	56,  // 112: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	76,  // 113: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 114: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	42,  // 115: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 116: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	42,  // 117: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	42,  // 118: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 119: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 120: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	42,  // 121: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	42,  // 122: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	42,  // 123: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	49,  // 124: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	42,  // 125: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	42,  // 126: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 127: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	42,  // 128: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 129: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	42,  // 130: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	42,  // 131: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	59,  // 132: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	42,  // 133: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	59,  // 134: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	42,  // 135: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 136: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	61,  // 137: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	62,  // 138: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	63,  // 139: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	64,  // 140: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	66,  // 141: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	67,  // 142: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	68,  // 143: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	69,  // 144: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	71,  // 145: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	72,  // 146: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	73,  // 147: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	74,  // 148: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	77,  // 149: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	80,  // 150: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
+	81,  // 151: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
+	85,  // 152: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	60,  // 153: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	42,  // 154: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	59,  // 155: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 156: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	59,  // 157: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 158: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	59,  // 159: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 160: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	42,  // 161: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	42,  // 162: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	42,  // 163: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	59,  // 164: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	59,  // 165: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	65,  // 166: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	42,  // 167: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	59,  // 168: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	57,  // 169: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	59,  // 170: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	59,  // 171: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	42,  // 172: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	58,  // 173: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	70,  // 174: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	58,  // 175: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	59,  // 176: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	59,  // 177: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	86,  // 178: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	42,  // 179: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	42,  // 180: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	57,  // 181: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	75,  // 182: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	59,  // 183: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 184: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 185: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	75,  // 186: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 187: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 188: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 189: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 190: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	78,  // 191: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	59,  // 192: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
+	59,  // 193: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
+	58,  // 194: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
+	16,  // 195: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 196: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
+	197, // [197:197] is the sub-list for method output_type
+	197, // [197:197] is the sub-list for method input_type
+	197, // [197:197] is the sub-list for extension type_name
+	197, // [197:197] is the sub-list for extension extendee
+	0,   // [0:197] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -6884,6 +7278,8 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_ShuffleReader)(nil),
 		(*PhysicalPlan_CacheReader)(nil),
 		(*PhysicalPlan_Window)(nil),
+		(*PhysicalPlan_RecursiveQuery)(nil),
+		(*PhysicalPlan_WorkTable)(nil),
 	}
 	file_plan_proto_msgTypes[42].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
@@ -6919,6 +7315,8 @@ func file_plan_proto_init() {
 		(*LogicalPlan_SubqueryAlias)(nil),
 		(*LogicalPlan_Cache)(nil),
 		(*LogicalPlan_Window)(nil),
+		(*LogicalPlan_RecursiveQuery)(nil),
+		(*LogicalPlan_WorkTable)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -6926,7 +7324,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   83,
+			NumMessages:   87,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

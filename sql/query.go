@@ -52,13 +52,19 @@ func (b *builder) with(w *ast.WithClause, outer *scope) (pop func(), err error) 
 	if w == nil {
 		return func() {}, nil
 	}
-	if w.IsRecursive {
-		return nil, qerr.NotImplementedf("sql: WITH RECURSIVE is not supported")
-	}
 	m := map[string]logical.Plan{}
 	b.ctes = append(b.ctes, m)
 	pop = func() { b.ctes = b.ctes[:len(b.ctes)-1] }
 	for _, cte := range w.CTEs {
+		if w.IsRecursive && refersTo(cte.Query.Query, cte.Name.L) > 0 {
+			lp, err := b.recursiveCTE(cte, outer)
+			if err != nil {
+				pop()
+				return nil, err
+			}
+			m[cte.Name.L] = lp
+			continue
+		}
 		lp, err := b.resultSet(cte.Query.Query, outer)
 		if err != nil {
 			pop()
@@ -81,7 +87,19 @@ func renameColumns(lp logical.Plan, names []ast.CIStr, rel string) (logical.Plan
 	if len(names) > s.Len() {
 		return nil, qerr.Planf("%s has %d columns but %d column names were given", rel, s.Len(), len(names))
 	}
-	// Fewer names rename the first columns only (as PostgreSQL).
+	// Fewer names rename the first columns only (as PostgreSQL). A
+	// projection is renamed in place, so that columns it names alike
+	// (SELECT 1, 1) need not be told apart by name.
+	if p, ok := lp.(*logical.Projection); ok {
+		exprs := make([]logical.Expr, len(p.List))
+		for i, e := range p.List {
+			exprs[i] = e
+			if i < len(names) {
+				exprs[i] = &logical.Alias{Expr: logical.StripAlias(e), Name: names[i].O}
+			}
+		}
+		return logical.NewProjection(p.Input, exprs)
+	}
 	exprs := make([]logical.Expr, s.Len())
 	for i := range exprs {
 		name := s.Field(i).Name
