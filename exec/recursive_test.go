@@ -16,9 +16,13 @@ import (
 
 var recSchema = arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
 
-func recCol() *physical.Column { return &physical.Column{Index: 0, Name: "n", Type: arrow.PrimitiveTypes.Int64} }
+func recCol() *physical.Column {
+	return &physical.Column{Index: 0, Name: "n", Type: arrow.PrimitiveTypes.Int64}
+}
 
-func recLit(v any) *physical.Literal { return &physical.Literal{Type: arrow.PrimitiveTypes.Int64, Value: v} }
+func recLit(v any) *physical.Literal {
+	return &physical.Literal{Type: arrow.PrimitiveTypes.Int64, Value: v}
+}
 
 func recBin(op physical.BinaryOp, l, r physical.Expr, t arrow.DataType) *physical.Binary {
 	return &physical.Binary{Op: op, Left: l, Right: r, Type: t}
