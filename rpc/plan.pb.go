@@ -1622,11 +1622,11 @@ type PhysicalPlan_Window struct {
 }
 
 type PhysicalPlan_RecursiveQuery struct {
-	RecursiveQuery *PhysicalRecursiveQuery `protobuf:"bytes,40,opt,name=recursive_query,json=recursiveQuery,proto3,oneof"`
+	RecursiveQuery *PhysicalRecursiveQuery `protobuf:"bytes,50,opt,name=recursive_query,json=recursiveQuery,proto3,oneof"`
 }
 
 type PhysicalPlan_WorkTable struct {
-	WorkTable *PhysicalWorkTable `protobuf:"bytes,41,opt,name=work_table,json=workTable,proto3,oneof"`
+	WorkTable *PhysicalWorkTable `protobuf:"bytes,51,opt,name=work_table,json=workTable,proto3,oneof"`
 }
 
 func (*PhysicalPlan_Scan) isPhysicalPlan_Node() {}
@@ -4792,11 +4792,11 @@ type LogicalPlan_Window struct {
 }
 
 type LogicalPlan_RecursiveQuery struct {
-	RecursiveQuery *LogicalRecursiveQuery `protobuf:"bytes,40,opt,name=recursive_query,json=recursiveQuery,proto3,oneof"`
+	RecursiveQuery *LogicalRecursiveQuery `protobuf:"bytes,50,opt,name=recursive_query,json=recursiveQuery,proto3,oneof"`
 }
 
 type LogicalPlan_WorkTable struct {
-	WorkTable *LogicalWorkTable `protobuf:"bytes,41,opt,name=work_table,json=workTable,proto3,oneof"`
+	WorkTable *LogicalWorkTable `protobuf:"bytes,51,opt,name=work_table,json=workTable,proto3,oneof"`
 }
 
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
@@ -6554,9 +6554,9 @@ const file_plan_proto_rawDesc = "" +
 	"\x0eshuffle_reader\x18\x12 \x01(\v2!.quiver.rpc.PhysicalShuffleReaderH\x00R\rshuffleReader\x12D\n" +
 	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReader\x124\n" +
 	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06window\x12M\n" +
-	"\x0frecursive_query\x18( \x01(\v2\".quiver.rpc.PhysicalRecursiveQueryH\x00R\x0erecursiveQuery\x12>\n" +
+	"\x0frecursive_query\x182 \x01(\v2\".quiver.rpc.PhysicalRecursiveQueryH\x00R\x0erecursiveQuery\x12>\n" +
 	"\n" +
-	"work_table\x18) \x01(\v2\x1d.quiver.rpc.PhysicalWorkTableH\x00R\tworkTableB\x06\n" +
+	"work_table\x183 \x01(\v2\x1d.quiver.rpc.PhysicalWorkTableH\x00R\tworkTableB\x06\n" +
 	"\x04node\" \n" +
 	"\bFileList\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\"\xfc\x03\n" +
@@ -6786,9 +6786,9 @@ const file_plan_proto_rawDesc = "" +
 	"\x0esubquery_alias\x18\v \x01(\v2 .quiver.rpc.LogicalSubqueryAliasH\x00R\rsubqueryAlias\x120\n" +
 	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cache\x123\n" +
 	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06window\x12L\n" +
-	"\x0frecursive_query\x18( \x01(\v2!.quiver.rpc.LogicalRecursiveQueryH\x00R\x0erecursiveQuery\x12=\n" +
+	"\x0frecursive_query\x182 \x01(\v2!.quiver.rpc.LogicalRecursiveQueryH\x00R\x0erecursiveQuery\x12=\n" +
 	"\n" +
-	"work_table\x18) \x01(\v2\x1c.quiver.rpc.LogicalWorkTableH\x00R\tworkTableB\x06\n" +
+	"work_table\x183 \x01(\v2\x1c.quiver.rpc.LogicalWorkTableH\x00R\tworkTableB\x06\n" +
 	"\x04node\"\xf0\x02\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
