@@ -80,7 +80,8 @@ func (s *Session) optimize(ctx context.Context, p logical.Plan, observe func(str
 }
 
 func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings.Values, caches planner.CacheResolver) (physical.Plan, error) {
-	return planner.New(planner.Config{TargetPartitions: localTargetPartitions(st), Caches: caches}).Plan(ctx, p)
+	maxDepth, _ := st.Int(settings.MaxRecursionDepth)
+	return planner.New(planner.Config{TargetPartitions: localTargetPartitions(st), MaxRecursionDepth: maxDepth, Caches: caches}).Plan(ctx, p)
 }
 
 // start optimizes, plans and opens df's query.

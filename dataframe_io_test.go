@@ -60,6 +60,10 @@ func TestDataFrameOperations(t *testing.T) {
 				"SELECT n_nationkey FROM nation INTERSECT SELECT r_regionkey FROM region ORDER BY 1"},
 			{"Except", ordered(nation.Select(quiver.Col("n_nationkey")).Except(region.Select(quiver.Col("r_regionkey"))), "n_nationkey"),
 				"SELECT n_nationkey FROM nation EXCEPT SELECT r_regionkey FROM region ORDER BY 1"},
+			{"IntersectAll", ordered(nation.Select(quiver.Col("n_regionkey")).IntersectAll(nation.Filter(quiver.Col("n_nationkey").Lt(quiver.Lit(12))).Select(quiver.Col("n_regionkey"))), "n_regionkey"),
+				"SELECT n_regionkey FROM nation INTERSECT ALL SELECT n_regionkey FROM nation WHERE n_nationkey < 12 ORDER BY 1"},
+			{"ExceptAll", ordered(nation.Select(quiver.Col("n_regionkey")).ExceptAll(region.Select(quiver.Col("r_regionkey"))), "n_regionkey"),
+				"SELECT n_regionkey FROM nation EXCEPT ALL SELECT r_regionkey FROM region ORDER BY 1"},
 			{"JoinOn", ordered(nation.JoinOn(region, quiver.InnerJoin, []string{"n_regionkey"}, []string{"r_regionkey"}).Select(quiver.Col("n_name"), quiver.Col("r_name")), "n_name"),
 				"SELECT n_name, r_name FROM nation JOIN region ON n_regionkey = r_regionkey ORDER BY 1"},
 			{"composed aggregates", ordered(nation.Aggregate([]quiver.Expr{quiver.Col("n_regionkey")}, []quiver.Expr{

@@ -236,6 +236,32 @@ func (df *DataFrame) Except(other *DataFrame) *DataFrame {
 	return df.derive(p, wrap("Except", err))
 }
 
+// IntersectAll keeps each row as often as it is in both: min(m, n) copies
+// of a row df has m times and other n times (INTERSECT ALL).
+func (df *DataFrame) IntersectAll(other *DataFrame) *DataFrame {
+	if df.err != nil {
+		return df
+	}
+	if err := df.other("IntersectAll", other); err != nil {
+		return df.derive(nil, err)
+	}
+	p, err := sql.IntersectAll(df.plan, other.plan)
+	return df.derive(p, wrap("IntersectAll", err))
+}
+
+// ExceptAll keeps max(m - n, 0) copies of a row df has m times and other
+// n times (EXCEPT ALL).
+func (df *DataFrame) ExceptAll(other *DataFrame) *DataFrame {
+	if df.err != nil {
+		return df
+	}
+	if err := df.other("ExceptAll", other); err != nil {
+		return df.derive(nil, err)
+	}
+	p, err := sql.ExceptAll(df.plan, other.plan)
+	return df.derive(p, wrap("ExceptAll", err))
+}
+
 // JoinOn joins by column names: leftCols[i] of df equals rightCols[i] of
 // right. See Join for the expression form.
 func (df *DataFrame) JoinOn(right *DataFrame, how JoinType, leftCols, rightCols []string) *DataFrame {

@@ -22,6 +22,7 @@ var settingCases = map[string]struct{ good, shown, bad string }{
 	"quiver.cache.ttl":            {"90m", "1h30m", "soon"},
 	"quiver.exchange_mode":        {"SHUFFLE", "shuffle", "memory"},
 	"quiver.memory_limit":         {"4GiB", "4GiB", "lots"},
+	"quiver.max_recursion_depth":  {"500", "500", "-1"},
 	"quiver.session.idle_timeout": {"1h", "1h", "-1s"},
 	"quiver.shuffle_compression":  {"zstd", "zstd", "gzip"},
 	"quiver.target_partitions":    {"3", "3", "1025"},

@@ -20,9 +20,7 @@ import (
 // not-implemented error, so a query that starts working (or fails another
 // way) must leave this list, and every other query must return DuckDB's
 // answer.
-var tpcdsUnsupported = map[int]string{
-	41: "a correlated subquery under OR",
-}
+var tpcdsUnsupported = map[int]string{}
 
 // TestTPCDS runs the 99 TPC-DS queries (DuckDB's text of the templates) on
 // the SF 0.01 tables in testdata/tpcds and checks each result against

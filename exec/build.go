@@ -57,6 +57,10 @@ func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Opera
 		op, err = newValues(tc, n, partition)
 	case *physical.Empty:
 		op, err = newEmpty(tc, n, partition)
+	case *physical.RecursiveQuery:
+		op, err = newRecursiveQuery(tc, n, partition)
+	case *physical.WorkTable:
+		op, err = newWorkTable(tc, n, partition)
 	case *physical.Repartition:
 		op, err = newRepartition(tc, n, partition)
 	case *physical.Coalesce:

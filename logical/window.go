@@ -164,6 +164,11 @@ type WindowExpr struct {
 	PartitionBy []Expr
 	OrderBy     []SortKey
 	Frame       WindowFrame
+	// IgnoreNulls (LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE) skips
+	// the rows whose value is NULL; Distinct (an aggregate over the whole
+	// partition) aggregates each distinct non-NULL value once.
+	IgnoreNulls bool
+	Distinct    bool
 }
 
 func (*WindowExpr) isExpr() {}
@@ -180,11 +185,18 @@ func (w *WindowExpr) String() string {
 	var b strings.Builder
 	b.WriteString(w.Name())
 	b.WriteByte('(')
+	if w.Distinct {
+		b.WriteString("DISTINCT ")
+	}
 	if w.Func == WinAggregate && len(w.Args) == 0 {
 		b.WriteByte('*')
 	}
 	writeList(&b, w.Args)
-	b.WriteString(") OVER (")
+	b.WriteByte(')')
+	if w.IgnoreNulls {
+		b.WriteString(" IGNORE NULLS")
+	}
+	b.WriteString(" OVER (")
 	sep := ""
 	if len(w.PartitionBy) > 0 {
 		b.WriteString("PARTITION BY ")
@@ -314,6 +326,9 @@ func (w *WindowExpr) check(s *Schema) error {
 	if err := w.arity(); err != nil {
 		return err
 	}
+	if err := w.checkModifiers(); err != nil {
+		return err
+	}
 	switch w.Func {
 	case WinAggregate:
 		switch w.Agg {
@@ -431,3 +446,29 @@ func (w *Window) WithChildren(c []Plan) (Plan, error) {
 func (w *Window) Exprs() []Expr                    { return w.List }
 func (w *Window) WithExprs(e []Expr) (Plan, error) { return NewWindow(w.Input, e) }
 func (w *Window) String() string                   { return "WindowAggr: " + exprList(w.List) }
+
+// checkModifiers validates IGNORE NULLS and DISTINCT: IGNORE NULLS only on
+// the functions that read a value from another row, DISTINCT only on an
+// aggregate with an argument whose frame is the whole partition (each
+// value is counted once per partition, not per frame).
+func (w *WindowExpr) checkModifiers() error {
+	if w.IgnoreNulls {
+		switch w.Func {
+		case WinLag, WinLead, WinFirstValue, WinLastValue, WinNthValue:
+		default:
+			return qerr.Planf("IGNORE NULLS applies to lag, lead, first_value, last_value and nth_value, not %s", w.Name())
+		}
+	}
+	if w.Distinct {
+		if w.Func != WinAggregate {
+			return qerr.Planf("DISTINCT applies to aggregate window functions, not %s", w.Name())
+		}
+		if len(w.Args) == 0 {
+			return qerr.Planf("%s(DISTINCT *) is not valid; name a column", w.Name())
+		}
+		if w.Frame.Start.Kind != UnboundedPreceding || w.Frame.End.Kind != UnboundedFollowing {
+			return qerr.NotImplementedf("window %s(DISTINCT ...) is supported over the whole partition only (no ORDER BY, or ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING), not %s", w.Name(), w.Frame)
+		}
+	}
+	return nil
+}

@@ -92,6 +92,9 @@ type WindowFuncExpr struct {
 	Frame WindowFrame
 	Type  arrow.DataType
 	Name  string
+	// IgnoreNulls and Distinct as in logical.WindowExpr.
+	IgnoreNulls bool
+	Distinct    bool
 }
 
 func (f WindowFuncExpr) String() string {
@@ -103,7 +106,13 @@ func (f WindowFuncExpr) String() string {
 	if f.Func == WinAggregate && len(f.Args) == 0 {
 		args = "*"
 	}
+	if f.Distinct {
+		args = "DISTINCT " + args
+	}
 	out := fmt.Sprintf("%s(%s)", name, args)
+	if f.IgnoreNulls {
+		out += " IGNORE NULLS"
+	}
 	switch f.Func {
 	case WinAggregate, WinFirstValue, WinLastValue, WinNthValue:
 		out += " " + f.Frame.String()

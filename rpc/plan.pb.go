@@ -1297,6 +1297,8 @@ type PhysicalPlan struct {
 	//	*PhysicalPlan_Window
 	//	*PhysicalPlan_FileSink
 	//	*PhysicalPlan_FileCommit
+	//	*PhysicalPlan_RecursiveQuery
+	//	*PhysicalPlan_WorkTable
 	Node          isPhysicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1537,6 +1539,24 @@ func (x *PhysicalPlan) GetFileCommit() *PhysicalFileCommit {
 	return nil
 }
 
+func (x *PhysicalPlan) GetRecursiveQuery() *PhysicalRecursiveQuery {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_RecursiveQuery); ok {
+			return x.RecursiveQuery
+		}
+	}
+	return nil
+}
+
+func (x *PhysicalPlan) GetWorkTable() *PhysicalWorkTable {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_WorkTable); ok {
+			return x.WorkTable
+		}
+	}
+	return nil
+}
+
 type isPhysicalPlan_Node interface {
 	isPhysicalPlan_Node()
 }
@@ -1629,6 +1649,14 @@ type PhysicalPlan_FileCommit struct {
 	FileCommit *PhysicalFileCommit `protobuf:"bytes,41,opt,name=file_commit,json=fileCommit,proto3,oneof"`
 }
 
+type PhysicalPlan_RecursiveQuery struct {
+	RecursiveQuery *PhysicalRecursiveQuery `protobuf:"bytes,50,opt,name=recursive_query,json=recursiveQuery,proto3,oneof"`
+}
+
+type PhysicalPlan_WorkTable struct {
+	WorkTable *PhysicalWorkTable `protobuf:"bytes,51,opt,name=work_table,json=workTable,proto3,oneof"`
+}
+
 func (*PhysicalPlan_Scan) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Filter) isPhysicalPlan_Node() {}
@@ -1672,6 +1700,10 @@ func (*PhysicalPlan_Window) isPhysicalPlan_Node() {}
 func (*PhysicalPlan_FileSink) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_FileCommit) isPhysicalPlan_Node() {}
+
+func (*PhysicalPlan_RecursiveQuery) isPhysicalPlan_Node() {}
+
+func (*PhysicalPlan_WorkTable) isPhysicalPlan_Node() {}
 
 // WriteSpec is physical.WriteSpec (logical.WriteOptions on a LogicalWrite).
 type WriteSpec struct {
@@ -4778,6 +4810,8 @@ type LogicalPlan struct {
 	//	*LogicalPlan_Cache
 	//	*LogicalPlan_Window
 	//	*LogicalPlan_Write
+	//	*LogicalPlan_RecursiveQuery
+	//	*LogicalPlan_WorkTable
 	Node          isLogicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4946,6 +4980,24 @@ func (x *LogicalPlan) GetWrite() *LogicalWrite {
 	return nil
 }
 
+func (x *LogicalPlan) GetRecursiveQuery() *LogicalRecursiveQuery {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_RecursiveQuery); ok {
+			return x.RecursiveQuery
+		}
+	}
+	return nil
+}
+
+func (x *LogicalPlan) GetWorkTable() *LogicalWorkTable {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_WorkTable); ok {
+			return x.WorkTable
+		}
+	}
+	return nil
+}
+
 type isLogicalPlan_Node interface {
 	isLogicalPlan_Node()
 }
@@ -5006,6 +5058,14 @@ type LogicalPlan_Write struct {
 	Write *LogicalWrite `protobuf:"bytes,40,opt,name=write,proto3,oneof"`
 }
 
+type LogicalPlan_RecursiveQuery struct {
+	RecursiveQuery *LogicalRecursiveQuery `protobuf:"bytes,50,opt,name=recursive_query,json=recursiveQuery,proto3,oneof"`
+}
+
+type LogicalPlan_WorkTable struct {
+	WorkTable *LogicalWorkTable `protobuf:"bytes,51,opt,name=work_table,json=workTable,proto3,oneof"`
+}
+
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Filter) isLogicalPlan_Node() {}
@@ -5033,6 +5093,10 @@ func (*LogicalPlan_Cache) isLogicalPlan_Node() {}
 func (*LogicalPlan_Window) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Write) isLogicalPlan_Node() {}
+
+func (*LogicalPlan_RecursiveQuery) isLogicalPlan_Node() {}
+
+func (*LogicalPlan_WorkTable) isLogicalPlan_Node() {}
 
 type LogicalWrite struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -6148,6 +6212,8 @@ type LogicalWindowExpr struct {
 	PartitionBy   []*LogicalExpr         `protobuf:"bytes,4,rep,name=partition_by,json=partitionBy,proto3" json:"partition_by,omitempty"`
 	OrderBy       []*LogicalSortKey      `protobuf:"bytes,5,rep,name=order_by,json=orderBy,proto3" json:"order_by,omitempty"`
 	Frame         *WindowFrame           `protobuf:"bytes,6,opt,name=frame,proto3" json:"frame,omitempty"`
+	IgnoreNulls   bool                   `protobuf:"varint,7,opt,name=ignore_nulls,json=ignoreNulls,proto3" json:"ignore_nulls,omitempty"`
+	Distinct      bool                   `protobuf:"varint,8,opt,name=distinct,proto3" json:"distinct,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6224,6 +6290,20 @@ func (x *LogicalWindowExpr) GetFrame() *WindowFrame {
 	return nil
 }
 
+func (x *LogicalWindowExpr) GetIgnoreNulls() bool {
+	if x != nil {
+		return x.IgnoreNulls
+	}
+	return false
+}
+
+func (x *LogicalWindowExpr) GetDistinct() bool {
+	if x != nil {
+		return x.Distinct
+	}
+	return false
+}
+
 type LogicalWindow struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
@@ -6284,6 +6364,8 @@ type PhysicalWindowFunc struct {
 	Frame         *WindowFrame           `protobuf:"bytes,4,opt,name=frame,proto3" json:"frame,omitempty"`
 	Type          *ArrowType             `protobuf:"bytes,5,opt,name=type,proto3" json:"type,omitempty"`
 	Name          string                 `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	IgnoreNulls   bool                   `protobuf:"varint,7,opt,name=ignore_nulls,json=ignoreNulls,proto3" json:"ignore_nulls,omitempty"`
+	Distinct      bool                   `protobuf:"varint,8,opt,name=distinct,proto3" json:"distinct,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6360,6 +6442,20 @@ func (x *PhysicalWindowFunc) GetName() string {
 	return ""
 }
 
+func (x *PhysicalWindowFunc) GetIgnoreNulls() bool {
+	if x != nil {
+		return x.IgnoreNulls
+	}
+	return false
+}
+
+func (x *PhysicalWindowFunc) GetDistinct() bool {
+	if x != nil {
+		return x.Distinct
+	}
+	return false
+}
+
 type PhysicalWindow struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
@@ -6424,6 +6520,264 @@ func (x *PhysicalWindow) GetOrderBy() []*PhysicalSortKey {
 func (x *PhysicalWindow) GetFuncs() []*PhysicalWindowFunc {
 	if x != nil {
 		return x.Funcs
+	}
+	return nil
+}
+
+// A WITH RECURSIVE query (logical.RecursiveQuery) and its working table.
+type LogicalRecursiveQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Static        *LogicalPlan           `protobuf:"bytes,2,opt,name=static,proto3" json:"static,omitempty"`
+	Recursive     *LogicalPlan           `protobuf:"bytes,3,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	Distinct      bool                   `protobuf:"varint,4,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalRecursiveQuery) Reset() {
+	*x = LogicalRecursiveQuery{}
+	mi := &file_plan_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalRecursiveQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalRecursiveQuery) ProtoMessage() {}
+
+func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalRecursiveQuery.ProtoReflect.Descriptor instead.
+func (*LogicalRecursiveQuery) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *LogicalRecursiveQuery) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LogicalRecursiveQuery) GetStatic() *LogicalPlan {
+	if x != nil {
+		return x.Static
+	}
+	return nil
+}
+
+func (x *LogicalRecursiveQuery) GetRecursive() *LogicalPlan {
+	if x != nil {
+		return x.Recursive
+	}
+	return nil
+}
+
+func (x *LogicalRecursiveQuery) GetDistinct() bool {
+	if x != nil {
+		return x.Distinct
+	}
+	return false
+}
+
+type LogicalWorkTable struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Schema        []*LogicalField        `protobuf:"bytes,2,rep,name=schema,proto3" json:"schema,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalWorkTable) Reset() {
+	*x = LogicalWorkTable{}
+	mi := &file_plan_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalWorkTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalWorkTable) ProtoMessage() {}
+
+func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalWorkTable.ProtoReflect.Descriptor instead.
+func (*LogicalWorkTable) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *LogicalWorkTable) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LogicalWorkTable) GetSchema() []*LogicalField {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+// physical.RecursiveQuery and physical.WorkTable.
+type PhysicalRecursiveQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Static        *PhysicalPlan          `protobuf:"bytes,2,opt,name=static,proto3" json:"static,omitempty"`
+	Recursive     *PhysicalPlan          `protobuf:"bytes,3,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	Distinct      bool                   `protobuf:"varint,4,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	MaxDepth      int64                  `protobuf:"varint,5,opt,name=max_depth,json=maxDepth,proto3" json:"max_depth,omitempty"`
+	Schema        []byte                 `protobuf:"bytes,6,opt,name=schema,proto3" json:"schema,omitempty"` // Arrow IPC schema
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalRecursiveQuery) Reset() {
+	*x = PhysicalRecursiveQuery{}
+	mi := &file_plan_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalRecursiveQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalRecursiveQuery) ProtoMessage() {}
+
+func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalRecursiveQuery.ProtoReflect.Descriptor instead.
+func (*PhysicalRecursiveQuery) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *PhysicalRecursiveQuery) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PhysicalRecursiveQuery) GetStatic() *PhysicalPlan {
+	if x != nil {
+		return x.Static
+	}
+	return nil
+}
+
+func (x *PhysicalRecursiveQuery) GetRecursive() *PhysicalPlan {
+	if x != nil {
+		return x.Recursive
+	}
+	return nil
+}
+
+func (x *PhysicalRecursiveQuery) GetDistinct() bool {
+	if x != nil {
+		return x.Distinct
+	}
+	return false
+}
+
+func (x *PhysicalRecursiveQuery) GetMaxDepth() int64 {
+	if x != nil {
+		return x.MaxDepth
+	}
+	return 0
+}
+
+func (x *PhysicalRecursiveQuery) GetSchema() []byte {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+type PhysicalWorkTable struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Schema        []byte                 `protobuf:"bytes,2,opt,name=schema,proto3" json:"schema,omitempty"` // Arrow IPC schema
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalWorkTable) Reset() {
+	*x = PhysicalWorkTable{}
+	mi := &file_plan_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalWorkTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalWorkTable) ProtoMessage() {}
+
+func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalWorkTable.ProtoReflect.Descriptor instead.
+func (*PhysicalWorkTable) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *PhysicalWorkTable) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PhysicalWorkTable) GetSchema() []byte {
+	if x != nil {
+		return x.Schema
 	}
 	return nil
 }
@@ -6519,7 +6873,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x04expr\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x04expr\x12\x10\n" +
 	"\x03asc\x18\x02 \x01(\bR\x03asc\x12\x1f\n" +
 	"\vnulls_first\x18\x03 \x01(\bR\n" +
-	"nullsFirst\"\xa5\v\n" +
+	"nullsFirst\"\xb4\f\n" +
 	"\fPhysicalPlan\x12.\n" +
 	"\x04scan\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalScanH\x00R\x04scan\x124\n" +
 	"\x06filter\x18\x02 \x01(\v2\x1a.quiver.rpc.PhysicalFilterH\x00R\x06filter\x12@\n" +
@@ -6547,7 +6901,10 @@ const file_plan_proto_rawDesc = "" +
 	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06window\x12;\n" +
 	"\tfile_sink\x18( \x01(\v2\x1c.quiver.rpc.PhysicalFileSinkH\x00R\bfileSink\x12A\n" +
 	"\vfile_commit\x18) \x01(\v2\x1e.quiver.rpc.PhysicalFileCommitH\x00R\n" +
-	"fileCommitB\x06\n" +
+	"fileCommit\x12M\n" +
+	"\x0frecursive_query\x182 \x01(\v2\".quiver.rpc.PhysicalRecursiveQueryH\x00R\x0erecursiveQuery\x12>\n" +
+	"\n" +
+	"work_table\x183 \x01(\v2\x1d.quiver.rpc.PhysicalWorkTableH\x00R\tworkTableB\x06\n" +
 	"\x04node\"\xc4\x01\n" +
 	"\tWriteSpec\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12!\n" +
@@ -6776,7 +7133,7 @@ const file_plan_proto_rawDesc = "" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
 	"\x04type\x18\x03 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x1a\n" +
-	"\bnullable\x18\x04 \x01(\bR\bnullable\"\x9e\x06\n" +
+	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xab\a\n" +
 	"\vLogicalPlan\x12-\n" +
 	"\x04scan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalScanH\x00R\x04scan\x123\n" +
 	"\x06filter\x18\x02 \x01(\v2\x19.quiver.rpc.LogicalFilterH\x00R\x06filter\x12?\n" +
@@ -6794,7 +7151,10 @@ const file_plan_proto_rawDesc = "" +
 	"\x0esubquery_alias\x18\v \x01(\v2 .quiver.rpc.LogicalSubqueryAliasH\x00R\rsubqueryAlias\x120\n" +
 	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cache\x123\n" +
 	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06window\x120\n" +
-	"\x05write\x18( \x01(\v2\x18.quiver.rpc.LogicalWriteH\x00R\x05writeB\x06\n" +
+	"\x05write\x18( \x01(\v2\x18.quiver.rpc.LogicalWriteH\x00R\x05write\x12L\n" +
+	"\x0frecursive_query\x182 \x01(\v2!.quiver.rpc.LogicalRecursiveQueryH\x00R\x0erecursiveQuery\x12=\n" +
+	"\n" +
+	"work_table\x183 \x01(\v2\x1c.quiver.rpc.LogicalWorkTableH\x00R\tworkTableB\x06\n" +
 	"\x04node\"\xbe\x01\n" +
 	"\fLogicalWrite\x12-\n" +
 	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12\x16\n" +
@@ -6886,29 +7246,51 @@ const file_plan_proto_rawDesc = "" +
 	"\fstart_offset\x18\x03 \x01(\x03R\vstartOffset\x12\x19\n" +
 	"\bend_kind\x18\x04 \x01(\x05R\aendKind\x12\x1d\n" +
 	"\n" +
-	"end_offset\x18\x05 \x01(\x03R\tendOffset\"\x88\x02\n" +
+	"end_offset\x18\x05 \x01(\x03R\tendOffset\"\xc7\x02\n" +
 	"\x11LogicalWindowExpr\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
 	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12+\n" +
 	"\x04args\x18\x03 \x03(\v2\x17.quiver.rpc.LogicalExprR\x04args\x12:\n" +
 	"\fpartition_by\x18\x04 \x03(\v2\x17.quiver.rpc.LogicalExprR\vpartitionBy\x125\n" +
 	"\border_by\x18\x05 \x03(\v2\x1a.quiver.rpc.LogicalSortKeyR\aorderBy\x12-\n" +
-	"\x05frame\x18\x06 \x01(\v2\x17.quiver.rpc.WindowFrameR\x05frame\"m\n" +
+	"\x05frame\x18\x06 \x01(\v2\x17.quiver.rpc.WindowFrameR\x05frame\x12!\n" +
+	"\fignore_nulls\x18\a \x01(\bR\vignoreNulls\x12\x1a\n" +
+	"\bdistinct\x18\b \x01(\bR\bdistinct\"m\n" +
 	"\rLogicalWindow\x12-\n" +
 	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12-\n" +
-	"\x05exprs\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x05exprs\"\xd6\x01\n" +
+	"\x05exprs\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x05exprs\"\x95\x02\n" +
 	"\x12PhysicalWindowFunc\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
 	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12,\n" +
 	"\x04args\x18\x03 \x03(\v2\x18.quiver.rpc.PhysicalExprR\x04args\x12-\n" +
 	"\x05frame\x18\x04 \x01(\v2\x17.quiver.rpc.WindowFrameR\x05frame\x12)\n" +
 	"\x04type\x18\x05 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x12\n" +
-	"\x04name\x18\x06 \x01(\tR\x04name\"\xeb\x01\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\x12!\n" +
+	"\fignore_nulls\x18\a \x01(\bR\vignoreNulls\x12\x1a\n" +
+	"\bdistinct\x18\b \x01(\bR\bdistinct\"\xeb\x01\n" +
 	"\x0ePhysicalWindow\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12;\n" +
 	"\fpartition_by\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\vpartitionBy\x126\n" +
 	"\border_by\x18\x03 \x03(\v2\x1b.quiver.rpc.PhysicalSortKeyR\aorderBy\x124\n" +
-	"\x05funcs\x18\x04 \x03(\v2\x1e.quiver.rpc.PhysicalWindowFuncR\x05funcsB Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
+	"\x05funcs\x18\x04 \x03(\v2\x1e.quiver.rpc.PhysicalWindowFuncR\x05funcs\"\xaf\x01\n" +
+	"\x15LogicalRecursiveQuery\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
+	"\x06static\x18\x02 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x06static\x125\n" +
+	"\trecursive\x18\x03 \x01(\v2\x17.quiver.rpc.LogicalPlanR\trecursive\x12\x1a\n" +
+	"\bdistinct\x18\x04 \x01(\bR\bdistinct\"X\n" +
+	"\x10LogicalWorkTable\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
+	"\x06schema\x18\x02 \x03(\v2\x18.quiver.rpc.LogicalFieldR\x06schema\"\xe7\x01\n" +
+	"\x16PhysicalRecursiveQuery\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
+	"\x06static\x18\x02 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x06static\x126\n" +
+	"\trecursive\x18\x03 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\trecursive\x12\x1a\n" +
+	"\bdistinct\x18\x04 \x01(\bR\bdistinct\x12\x1b\n" +
+	"\tmax_depth\x18\x05 \x01(\x03R\bmaxDepth\x12\x16\n" +
+	"\x06schema\x18\x06 \x01(\fR\x06schema\"?\n" +
+	"\x11PhysicalWorkTable\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06schema\x18\x02 \x01(\fR\x06schemaB Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
 
 var (
 	file_plan_proto_rawDescOnce sync.Once
@@ -6922,7 +7304,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -7008,10 +7390,14 @@ var file_plan_proto_goTypes = []any{
 	(*LogicalWindow)(nil),               // 81: quiver.rpc.LogicalWindow
 	(*PhysicalWindowFunc)(nil),          // 82: quiver.rpc.PhysicalWindowFunc
 	(*PhysicalWindow)(nil),              // 83: quiver.rpc.PhysicalWindow
-	nil,                                 // 84: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 85: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 86: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 87: quiver.rpc.PartitionLocations
+	(*LogicalRecursiveQuery)(nil),       // 84: quiver.rpc.LogicalRecursiveQuery
+	(*LogicalWorkTable)(nil),            // 85: quiver.rpc.LogicalWorkTable
+	(*PhysicalRecursiveQuery)(nil),      // 86: quiver.rpc.PhysicalRecursiveQuery
+	(*PhysicalWorkTable)(nil),           // 87: quiver.rpc.PhysicalWorkTable
+	nil,                                 // 88: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 89: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 90: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 91: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -7071,150 +7457,159 @@ var file_plan_proto_depIdxs = []int32{
 	83,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
 	18,  // 55: quiver.rpc.PhysicalPlan.file_sink:type_name -> quiver.rpc.PhysicalFileSink
 	19,  // 56: quiver.rpc.PhysicalPlan.file_commit:type_name -> quiver.rpc.PhysicalFileCommit
-	16,  // 57: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
-	17,  // 58: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
-	16,  // 59: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
-	20,  // 60: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	84,  // 61: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
-	5,   // 62: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	23,  // 63: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
-	22,  // 64: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
-	16,  // 65: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 66: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 67: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 68: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 69: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
-	0,   // 70: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
-	16,  // 71: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 72: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	26,  // 73: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
-	5,   // 74: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 75: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 76: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 77: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	28,  // 78: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
-	5,   // 79: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 80: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 81: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 82: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 83: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 84: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 85: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 86: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 87: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 88: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 89: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 90: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 91: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 92: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 93: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 94: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 95: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	87,  // 96: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	43,  // 97: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	87,  // 98: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	46,  // 99: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	47,  // 100: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 101: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	48,  // 102: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	49,  // 103: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	45,  // 104: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	45,  // 105: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	50,  // 106: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	51,  // 107: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	53,  // 108: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	54,  // 109: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	55,  // 110: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	56,  // 111: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	57,  // 112: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	62,  // 113: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	58,  // 114: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	59,  // 115: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	80,  // 116: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
-	0,   // 117: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	45,  // 118: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 119: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	45,  // 120: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	45,  // 121: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 122: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 123: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	45,  // 124: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	45,  // 125: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	45,  // 126: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	52,  // 127: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	45,  // 128: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	45,  // 129: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 130: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	45,  // 131: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 132: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	45,  // 133: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	45,  // 134: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	62,  // 135: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	45,  // 136: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	62,  // 137: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	45,  // 138: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 139: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	65,  // 140: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	66,  // 141: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	67,  // 142: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	68,  // 143: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	70,  // 144: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	71,  // 145: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	72,  // 146: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	73,  // 147: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	75,  // 148: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	76,  // 149: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	77,  // 150: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	78,  // 151: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	81,  // 152: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	63,  // 153: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
-	62,  // 154: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
-	17,  // 155: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
-	85,  // 156: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	64,  // 157: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	45,  // 158: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	62,  // 159: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 160: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	62,  // 161: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 162: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	62,  // 163: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 164: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	45,  // 165: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	45,  // 166: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	45,  // 167: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	62,  // 168: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	62,  // 169: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	69,  // 170: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	45,  // 171: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	62,  // 172: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	60,  // 173: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	62,  // 174: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 175: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	45,  // 176: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	61,  // 177: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	74,  // 178: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	61,  // 179: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	62,  // 180: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 181: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	86,  // 182: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	45,  // 183: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	45,  // 184: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	60,  // 185: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	79,  // 186: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	62,  // 187: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 188: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 189: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	79,  // 190: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 191: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 192: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 193: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 194: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	82,  // 195: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	196, // [196:196] is the sub-list for method output_type
-	196, // [196:196] is the sub-list for method input_type
-	196, // [196:196] is the sub-list for extension type_name
-	196, // [196:196] is the sub-list for extension extendee
-	0,   // [0:196] is the sub-list for field type_name
+	86,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
+	87,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
+	16,  // 59: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
+	17,  // 60: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
+	16,  // 61: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
+	20,  // 62: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
+	88,  // 63: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	5,   // 64: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
+	23,  // 65: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	22,  // 66: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	16,  // 67: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 68: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 69: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 70: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 71: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
+	0,   // 72: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
+	16,  // 73: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 74: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
+	26,  // 75: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	5,   // 76: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 77: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 78: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 79: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	28,  // 80: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	5,   // 81: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 82: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 83: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 84: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 85: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 86: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 87: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 88: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 89: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 90: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 91: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 92: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 93: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 94: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 95: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 96: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 97: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	91,  // 98: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	43,  // 99: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	91,  // 100: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	46,  // 101: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	47,  // 102: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 103: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	48,  // 104: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	49,  // 105: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	45,  // 106: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	45,  // 107: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	50,  // 108: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	51,  // 109: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	53,  // 110: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	54,  // 111: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	55,  // 112: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	56,  // 113: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	57,  // 114: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	62,  // 115: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	58,  // 116: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	59,  // 117: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	80,  // 118: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 119: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	45,  // 120: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 121: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	45,  // 122: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	45,  // 123: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 124: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 125: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	45,  // 126: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	45,  // 127: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	45,  // 128: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	52,  // 129: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	45,  // 130: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	45,  // 131: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 132: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	45,  // 133: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 134: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	45,  // 135: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 136: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	62,  // 137: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	45,  // 138: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	62,  // 139: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	45,  // 140: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 141: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	65,  // 142: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	66,  // 143: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	67,  // 144: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	68,  // 145: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	70,  // 146: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	71,  // 147: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	72,  // 148: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	73,  // 149: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	75,  // 150: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	76,  // 151: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	77,  // 152: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	78,  // 153: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	81,  // 154: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	63,  // 155: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
+	84,  // 156: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
+	85,  // 157: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
+	62,  // 158: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
+	17,  // 159: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
+	89,  // 160: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	64,  // 161: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	45,  // 162: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	62,  // 163: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 164: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	62,  // 165: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 166: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	62,  // 167: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 168: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	45,  // 169: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	45,  // 170: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	45,  // 171: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	62,  // 172: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	62,  // 173: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	69,  // 174: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	45,  // 175: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	62,  // 176: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	60,  // 177: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	62,  // 178: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 179: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	45,  // 180: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	61,  // 181: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	74,  // 182: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	61,  // 183: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	62,  // 184: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 185: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	90,  // 186: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	45,  // 187: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 188: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	60,  // 189: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	79,  // 190: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	62,  // 191: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 192: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 193: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	79,  // 194: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 195: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 196: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 197: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 198: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	82,  // 199: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	62,  // 200: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
+	62,  // 201: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
+	61,  // 202: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
+	16,  // 203: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 204: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
+	205, // [205:205] is the sub-list for method output_type
+	205, // [205:205] is the sub-list for method input_type
+	205, // [205:205] is the sub-list for extension type_name
+	205, // [205:205] is the sub-list for extension extendee
+	0,   // [0:205] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -7269,6 +7664,8 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_Window)(nil),
 		(*PhysicalPlan_FileSink)(nil),
 		(*PhysicalPlan_FileCommit)(nil),
+		(*PhysicalPlan_RecursiveQuery)(nil),
+		(*PhysicalPlan_WorkTable)(nil),
 	}
 	file_plan_proto_msgTypes[45].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
@@ -7305,6 +7702,8 @@ func file_plan_proto_init() {
 		(*LogicalPlan_Cache)(nil),
 		(*LogicalPlan_Window)(nil),
 		(*LogicalPlan_Write)(nil),
+		(*LogicalPlan_RecursiveQuery)(nil),
+		(*LogicalPlan_WorkTable)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -7312,7 +7711,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   87,
+			NumMessages:   91,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

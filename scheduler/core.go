@@ -305,6 +305,7 @@ func (c *core) startJob(j *job) {
 		jobID: j.id, gen: j.planGen, plan: j.plan, targetPartitions: c.targetPartitions(j.settings),
 		compression: physical.Compression(j.settings.Text(settings.ShuffleCompression)),
 		caches:      hits, pinFinal: j.build != nil, inMemory: c.inMemory(j.settings.Text(settings.ExchangeMode)),
+		maxRecursion: maxRecursion(j.settings),
 	})
 }
 

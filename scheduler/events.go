@@ -143,7 +143,9 @@ type actPlan struct {
 	gen              int
 	plan             logical.Plan
 	targetPartitions int
-	compression      physical.Compression
+	// maxRecursion is quiver.max_recursion_depth (planner.Config.MaxRecursionDepth).
+	maxRecursion int64
+	compression  physical.Compression
 	// caches lowers the plan's cache hits to these readers (read-only
 	// once sent); pinFinal marks a cache materialization job.
 	caches   map[physical.CacheKey]*physical.CacheReader

@@ -79,7 +79,7 @@ func (h *service) ExplainQuery(ctx context.Context, req *rpc.ExplainQueryRequest
 			hits[k] = e
 		}
 	}
-	pp, err := planner.New(planner.Config{TargetPartitions: choices.targetPartitions, Caches: hits}).Plan(ctx, plan)
+	pp, err := planner.New(planner.Config{TargetPartitions: choices.targetPartitions, MaxRecursionDepth: maxRecursion(vals), Caches: hits}).Plan(ctx, plan)
 	if err != nil {
 		return nil, grpcErr(err)
 	}

@@ -16,6 +16,7 @@ import (
 	stages "github.com/quiverdb/quiver/physical/stage"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
+	"github.com/quiverdb/quiver/settings"
 )
 
 // This file connects the state machine to the planning packages and the
@@ -23,7 +24,7 @@ import (
 
 // planJob plans a job's logical plan into stages; it runs outside the loop.
 func planJob(ctx context.Context, a actPlan) evPlanned {
-	cfg := planner.Config{TargetPartitions: a.targetPartitions}
+	cfg := planner.Config{TargetPartitions: a.targetPartitions, MaxRecursionDepth: a.maxRecursion}
 	if len(a.caches) > 0 {
 		cfg.Caches = cacheResolver(a.caches)
 	}
@@ -40,6 +41,13 @@ func planJob(ctx context.Context, a actPlan) evPlanned {
 		out[i] = plannedStage{ID: s.ID, Plan: s.Plan, Inputs: s.Inputs, Final: s.Final, Whole: s.Whole}
 	}
 	return evPlanned{jobID: a.jobID, gen: a.gen, stages: out, schema: g.Final().Plan.Input.Schema()}
+}
+
+// maxRecursion is the setting quiver.max_recursion_depth (its default when
+// the session did not set it).
+func maxRecursion(vals settings.Values) int64 {
+	n, _ := vals.Int(settings.MaxRecursionDepth)
+	return n
 }
 
 // cacheResolver lowers the Cache nodes the loop resolved as hits to their

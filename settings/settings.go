@@ -122,6 +122,10 @@ var (
 		Name: "quiver.exchange_mode", Kind: Enum, Values: []string{ExchangeAuto, ExchangeShuffle}, Default: ExchangeAuto, Scope: Session,
 		Description: "auto: a job's exchanges stay in memory when it runs on one executor; shuffle: shuffle files at every exchange",
 	}
+	MaxRecursionDepth = &Setting{
+		Name: "quiver.max_recursion_depth", Kind: Int, Min: 0, Max: 1 << 31, Default: "10000", Scope: Session,
+		Description: "how many times a WITH RECURSIVE query may run its recursive term; one more is an error naming the query (0: no limit)",
+	}
 	MemoryLimit = &Setting{
 		Name: "quiver.memory_limit", Kind: Bytes, Default: "0", Scope: Executor,
 		Description: "memory one task may use (under local execution, one query); past it the query fails (0: no limit)",
@@ -143,7 +147,7 @@ var (
 )
 
 // All lists every setting, sorted by name.
-var All = []*Setting{BatchSize, CacheMaxBytes, CacheTTL, ExchangeMode, MemoryLimit, SessionIdleTimeout, ShuffleCompression, TargetPartitions}
+var All = []*Setting{BatchSize, CacheMaxBytes, CacheTTL, ExchangeMode, MaxRecursionDepth, MemoryLimit, SessionIdleTimeout, ShuffleCompression, TargetPartitions}
 
 func compressionNames() []string {
 	out := make([]string, len(physical.Compressions))

@@ -52,13 +52,19 @@ func (b *builder) with(w *ast.WithClause, outer *scope) (pop func(), err error) 
 	if w == nil {
 		return func() {}, nil
 	}
-	if w.IsRecursive {
-		return nil, qerr.NotImplementedf("sql: WITH RECURSIVE is not supported")
-	}
 	m := map[string]logical.Plan{}
 	b.ctes = append(b.ctes, m)
 	pop = func() { b.ctes = b.ctes[:len(b.ctes)-1] }
 	for _, cte := range w.CTEs {
+		if w.IsRecursive && refersTo(cte.Query.Query, cte.Name.L) > 0 {
+			lp, err := b.recursiveCTE(cte, outer)
+			if err != nil {
+				pop()
+				return nil, err
+			}
+			m[cte.Name.L] = lp
+			continue
+		}
 		lp, err := b.resultSet(cte.Query.Query, outer)
 		if err != nil {
 			pop()
@@ -81,7 +87,19 @@ func renameColumns(lp logical.Plan, names []ast.CIStr, rel string) (logical.Plan
 	if len(names) > s.Len() {
 		return nil, qerr.Planf("%s has %d columns but %d column names were given", rel, s.Len(), len(names))
 	}
-	// Fewer names rename the first columns only (as PostgreSQL).
+	// Fewer names rename the first columns only (as PostgreSQL). A
+	// projection is renamed in place, so that columns it names alike
+	// (SELECT 1, 1) need not be told apart by name.
+	if p, ok := lp.(*logical.Projection); ok {
+		exprs := make([]logical.Expr, len(p.List))
+		for i, e := range p.List {
+			exprs[i] = e
+			if i < len(names) {
+				exprs[i] = &logical.Alias{Expr: logical.StripAlias(e), Name: names[i].O}
+			}
+		}
+		return logical.NewProjection(p.Input, exprs)
+	}
 	exprs := make([]logical.Expr, s.Len())
 	for i := range exprs {
 		name := s.Field(i).Name
@@ -126,15 +144,15 @@ func (b *builder) setOprList(l *ast.SetOprSelectList, outer *scope) (logical.Pla
 			return nil, qerr.Internalf("sql: set operation without an operator")
 		}
 		switch *op {
-		case ast.Intersect:
+		case ast.Intersect, ast.IntersectAll:
 			last := len(terms) - 1
-			if terms[last], err = intersectExcept(terms[last], next, false); err != nil {
+			if terms[last], err = setOp(terms[last], next, false, *op == ast.IntersectAll); err != nil {
 				return nil, err
 			}
-		case ast.UnionAll, ast.Union, ast.Except:
+		case ast.UnionAll, ast.Union, ast.Except, ast.ExceptAll:
 			terms, ops = append(terms, next), append(ops, *op)
 		default:
-			return nil, qerr.NotImplementedf("sql: %s is not supported (INTERSECT and EXCEPT are, without ALL)", op.String())
+			return nil, qerr.NotImplementedf("sql: set operation %s is not supported", op.String())
 		}
 	}
 	cur := terms[0]
@@ -154,8 +172,8 @@ func (b *builder) setOprList(l *ast.SetOprSelectList, outer *scope) (logical.Pla
 					return nil, err
 				}
 			}
-		case ast.Except:
-			if cur, err = intersectExcept(cur, next, true); err != nil {
+		case ast.Except, ast.ExceptAll:
+			if cur, err = setOp(cur, next, true, op == ast.ExceptAll); err != nil {
 				return nil, err
 			}
 		}

@@ -20,3 +20,14 @@ func Intersect(left, right logical.Plan) (logical.Plan, error) {
 func Except(left, right logical.Plan) (logical.Plan, error) {
 	return intersectExcept(left, right, true)
 }
+
+// IntersectAll is left INTERSECT ALL right (each row as often as it is in
+// both: min(m, n) times).
+func IntersectAll(left, right logical.Plan) (logical.Plan, error) {
+	return intersectExceptAll(left, right, false)
+}
+
+// ExceptAll is left EXCEPT ALL right (each row max(m-n, 0) times).
+func ExceptAll(left, right logical.Plan) (logical.Plan, error) {
+	return intersectExceptAll(left, right, true)
+}

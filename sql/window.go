@@ -229,17 +229,17 @@ func (b *builder) window(n *ast.WindowFuncExpr, ctx *exprCtx) (logical.Expr, err
 		}
 		return nil, qerr.Planf("window functions are not allowed in %s: %s", ctx.clause, name)
 	}
-	if n.IgnoreNull {
-		return nil, qerr.NotImplementedf("sql: IGNORE NULLS in window function %s is not supported", name)
-	}
 	if n.FromLast {
 		return nil, qerr.NotImplementedf("sql: FROM LAST in window function %s is not supported", name)
 	}
-	if n.Distinct {
-		return nil, qerr.NotImplementedf("sql: DISTINCT in window function %s is not supported", name)
-	}
 	if n.Spec.Name.L != "" || n.Spec.Ref.L != "" {
 		return nil, qerr.Planf("window %q is not defined", n.Spec.Name.O+n.Spec.Ref.O)
+	}
+	if args, marked := windowDistinctArgs(n.Args); marked {
+		if len(args) != 1 {
+			return nil, qerr.NotImplementedf("sql: window %s(DISTINCT ...) over %d columns is not supported (one is)", name, len(args))
+		}
+		n.Args, n.Distinct = args, true
 	}
 	if f, ok := functions.Lookup(name); ok {
 		if _, err := f.Match(len(n.Args)); err != nil {
@@ -257,7 +257,7 @@ func (b *builder) window(n *ast.WindowFuncExpr, ctx *exprCtx) (logical.Expr, err
 		}
 		args = append(args, e)
 	}
-	w := &logical.WindowExpr{}
+	w := &logical.WindowExpr{IgnoreNulls: n.IgnoreNull, Distinct: n.Distinct}
 	if fn, ok := logical.ParseWindowFunc(name); ok {
 		w.Func = fn
 	} else if agg, ok := logical.ParseAggFunc(name); ok {

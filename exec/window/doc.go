@@ -14,7 +14,11 @@
 // pass (sum, count and avg by adding and removing rows, min and max with a
 // monotonic deque) whatever the frame; value functions (LAG, LEAD,
 // FIRST_VALUE, LAST_VALUE, NTH_VALUE, MIN, MAX) pick a source row per
-// output row and gather the column once. Decimal sums are exact. The
+// output row and gather the column once; with IGNORE NULLS they pick among
+// the argument's non-NULL rows (a list of them and a per-row count), and
+// a DISTINCT aggregate (whole-partition frames only) runs the ordinary
+// aggregate over its argument with each value's repeats within the
+// partition made NULL. Decimal sums are exact. The
 // scratch index arrays are reserved with tc.Grow and returned on Close;
 // Arrow memory comes from the task allocator. It imports exec/sort (the
 // comparators), exec/kernel, exec/execop and physical, never exec.

@@ -39,6 +39,9 @@ func (w *windowOp) function(ctx context.Context, l *layout, f physical.WindowFun
 		if f.Func == physical.WinLag {
 			off = -off
 		}
+		if f.IgnoreNulls {
+			return gather(ctx, w.tc.Mem, argArrs[0], argArrs[2], l.shiftedIgnoreNulls(off, argArrs[0]))
+		}
 		return gather(ctx, w.tc.Mem, argArrs[0], argArrs[2], l.shifted(off))
 	case physical.WinFirstValue, physical.WinLastValue, physical.WinNthValue:
 		start, end := l.frame(f.Frame)
@@ -46,7 +49,21 @@ func (w *windowOp) function(ctx context.Context, l *layout, f physical.WindowFun
 		if f.Func == physical.WinNthValue {
 			nth, _ = constInt(f.Args[1])
 		}
+		if f.IgnoreNulls {
+			kind := map[physical.WindowFunc]windowFuncKind{physical.WinFirstValue: kindFirst, physical.WinLastValue: kindLast, physical.WinNthValue: kindNth}[f.Func]
+			return gatherOrNull(ctx, w.tc.Mem, argArrs[0], l.positionalIgnoreNulls(kind, nth, start, end, argArrs[0]))
+		}
 		return gatherOrNull(ctx, w.tc.Mem, argArrs[0], l.positional(f.Func, nth, start, end))
+	}
+	if f.Distinct && len(argArrs) > 0 {
+		// The whole partition's frame (the planner allows no other) over
+		// each value's first row only.
+		d, err := distinctArg(w.tc.Mem, argArrs[0], l)
+		if err != nil {
+			return nil, err
+		}
+		argArrs[0].Release()
+		argArrs[0] = d
 	}
 	// Aggregates.
 	start, end := l.frame(f.Frame)

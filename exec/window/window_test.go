@@ -347,11 +347,35 @@ func refValue(f physical.WindowFuncExpr, p []row, group []int, pos int, frame []
 		if f.Func == physical.WinLag {
 			off = -off
 		}
+		if f.IgnoreNulls && off != 0 {
+			// Step row by row, counting only the non-NULL values.
+			step, left := 1, off
+			if off < 0 {
+				step, left = -1, -off
+			}
+			for t := pos + step; t >= 0 && t < n; t += step {
+				if p[t].v != nil {
+					if left--; left == 0 {
+						return p[t].v
+					}
+				}
+			}
+			return f.Args[2].(*physical.Literal).Value
+		}
 		if t := pos + int(off); t >= 0 && t < n {
 			return p[t].v
 		}
 		return f.Args[2].(*physical.Literal).Value
 	case physical.WinFirstValue, physical.WinLastValue, physical.WinNthValue:
+		if f.IgnoreNulls {
+			var kept []int
+			for _, i := range frame {
+				if p[i].v != nil {
+					kept = append(kept, i)
+				}
+			}
+			frame = kept
+		}
 		k := 0
 		switch f.Func {
 		case physical.WinLastValue:
@@ -379,6 +403,10 @@ func refValue(f physical.WindowFuncExpr, p []row, group []int, pos int, frame []
 				vals = append(vals, *x)
 			}
 		}
+	}
+	if f.Distinct {
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
 	}
 	if f.Agg == physical.AggCount {
 		return len(vals)
@@ -515,6 +543,34 @@ func TestWindowRandom(t *testing.T) {
 		t.Logf("case %d: %s", k, describe(s))
 		exectest.Run(t, exectest.Case{
 			Name:   fmt.Sprintf("random%d", k),
+			Inputs: []exectest.Input{{Name: "t", Schema: schema, Rows: rowsJSON(rows), Partitions: 1 + r.IntN(3)}},
+			Plan:   func(sc []physical.Plan) physical.Plan { return plan(sc[0], s.part, s.order(), s.funcs) },
+			Want:   reference(s, rows),
+		})
+	}
+}
+
+// TestWindowRandomModifiers is TestWindowRandom with IGNORE NULLS on the
+// value functions and DISTINCT on whole-partition aggregates, at random.
+func TestWindowRandomModifiers(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for k := range 30 {
+		rows := randomRows(r, 1+r.IntN(60+k*5))
+		s := randomSpec(r)
+		for i := range s.funcs {
+			f := &s.funcs[i]
+			switch f.Func {
+			case physical.WinLag, physical.WinLead, physical.WinFirstValue, physical.WinLastValue, physical.WinNthValue:
+				f.IgnoreNulls = r.IntN(3) != 0
+			case physical.WinAggregate:
+				if len(f.Args) > 0 && r.IntN(2) == 0 {
+					f.Distinct, f.Frame = true, unboundedFrame
+				}
+			}
+		}
+		t.Logf("case %d: %s", k, describe(s))
+		exectest.Run(t, exectest.Case{
+			Name:   fmt.Sprintf("modifiers%d", k),
 			Inputs: []exectest.Input{{Name: "t", Schema: schema, Rows: rowsJSON(rows), Partitions: 1 + r.IntN(3)}},
 			Plan:   func(sc []physical.Plan) physical.Plan { return plan(sc[0], s.part, s.order(), s.funcs) },
 			Want:   reference(s, rows),

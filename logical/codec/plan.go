@@ -320,6 +320,10 @@ func encodePlan(p logical.Plan) (*rpc.LogicalPlan, error) {
 		return encodeWindow(n)
 	case *logical.Write:
 		return encodeWrite(n)
+	case *logical.RecursiveQuery:
+		return encodeRecursiveQuery(n)
+	case *logical.WorkTable:
+		return encodeWorkTable(n)
 	}
 	return nil, qerr.Internalf("codec: unknown logical plan node %T", p)
 }
@@ -513,6 +517,10 @@ func decodePlan(m *rpc.LogicalPlan) (logical.Plan, error) {
 		return decodeWindow(k.Window)
 	case *rpc.LogicalPlan_Write:
 		return decodeWrite(k.Write)
+	case *rpc.LogicalPlan_RecursiveQuery:
+		return decodeRecursiveQuery(k.RecursiveQuery)
+	case *rpc.LogicalPlan_WorkTable:
+		return decodeWorkTable(k.WorkTable)
 	}
 	return nil, qerr.Internalf("codec: empty or unknown logical plan node %T", m.Node)
 }

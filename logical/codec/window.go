@@ -45,6 +45,7 @@ func encodeWindowExpr(w *logical.WindowExpr) (*rpc.LogicalExpr, error) {
 	}
 	return &rpc.LogicalExpr{Kind: &rpc.LogicalExpr_Window{Window: &rpc.LogicalWindowExpr{
 		Func: int32(w.Func), Agg: int32(w.Agg), Args: args, PartitionBy: part, OrderBy: order, Frame: encodeFrame(w.Frame),
+		IgnoreNulls: w.IgnoreNulls, Distinct: w.Distinct,
 	}}}, nil
 }
 
@@ -74,7 +75,8 @@ func decodeWindowExpr(m *rpc.LogicalWindowExpr) (logical.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &logical.WindowExpr{Func: logical.WindowFunc(m.Func), Agg: logical.AggFunc(m.Agg), Args: args, PartitionBy: part, OrderBy: order, Frame: frame}, nil
+	return &logical.WindowExpr{Func: logical.WindowFunc(m.Func), Agg: logical.AggFunc(m.Agg), Args: args, PartitionBy: part, OrderBy: order, Frame: frame,
+		IgnoreNulls: m.IgnoreNulls, Distinct: m.Distinct}, nil
 }
 
 func encodeWindow(n *logical.Window) (*rpc.LogicalPlan, error) {

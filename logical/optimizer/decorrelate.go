@@ -631,6 +631,37 @@ func planHasOuterRef(p logical.Plan) bool {
 	return found
 }
 
+// factorCorrelatedOr takes the conjuncts shared by both sides out of each
+// correlated OR conjunct of a subquery's filter (simplify's factorOr,
+// which does not reach into subqueries), so that a correlation repeated in
+// every branch, as in TPC-DS q41's (k = outer_ref(o.k) AND a) OR
+// (k = outer_ref(o.k) AND b), becomes a conjunct pull can take up.
+func factorCorrelatedOr(pred logical.Expr) logical.Expr {
+	keys := logical.NewExprKeys()
+	var out []logical.Expr
+	for _, c := range logical.SplitAnd(pred) {
+		if b, ok := c.(*logical.Binary); ok && b.Op == logical.OpOr && hasOuterRef(b) {
+			out = append(out, logical.SplitAnd(factorOrTree(b, keys))...)
+			continue
+		}
+		out = append(out, c)
+	}
+	return logical.And(out...)
+}
+
+// factorOrTree applies factorOr bottom-up over a chain of ORs, so that a
+// conjunct shared by three or more branches comes out too.
+func factorOrTree(b *logical.Binary, keys *logical.ExprKeys) logical.Expr {
+	n := *b
+	if l, ok := b.Left.(*logical.Binary); ok && l.Op == logical.OpOr {
+		n.Left = factorOrTree(l, keys)
+	}
+	if r, ok := b.Right.(*logical.Binary); ok && r.Op == logical.OpOr {
+		n.Right = factorOrTree(r, keys)
+	}
+	return factorOr(&n, keys)
+}
+
 // pull removes the correlated conjuncts (those with OuterRefs) from q and
 // returns them rewritten over the new plan's schema; agg reports that an
 // aggregate was regrouped by correlated keys.
@@ -658,7 +689,7 @@ func (d *decorrelator) pull(q logical.Plan) (logical.Plan, []logical.Expr, bool,
 			return nil, nil, false, err
 		}
 		var keep []logical.Expr
-		for _, c := range logical.SplitAnd(q.Predicate) {
+		for _, c := range logical.SplitAnd(factorCorrelatedOr(q.Predicate)) {
 			if hasOuterRef(c) {
 				corr = append(corr, c)
 			} else {

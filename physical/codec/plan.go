@@ -393,6 +393,10 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		return encodeFileSink(n)
 	case *physical.FileCommit:
 		return encodeFileCommit(n)
+	case *physical.RecursiveQuery:
+		return encodeRecursiveQuery(n)
+	case *physical.WorkTable:
+		return encodeWorkTable(n)
 	}
 	return nil, qerr.Internalf("codec: unknown physical plan node %T", p)
 }
@@ -727,6 +731,10 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		return decodeFileSink(k.FileSink)
 	case *rpc.PhysicalPlan_FileCommit:
 		return decodeFileCommit(k.FileCommit)
+	case *rpc.PhysicalPlan_RecursiveQuery:
+		return decodeRecursiveQuery(k.RecursiveQuery)
+	case *rpc.PhysicalPlan_WorkTable:
+		return decodeWorkTable(k.WorkTable)
 	}
 	return nil, qerr.Internalf("codec: empty or unknown physical plan node %T", m.Node)
 }

@@ -31,6 +31,7 @@ func encodeWindow(n *physical.Window) (*rpc.PhysicalPlan, error) {
 		}
 		m.Funcs = append(m.Funcs, &rpc.PhysicalWindowFunc{
 			Func: int32(f.Func), Agg: int32(f.Agg), Args: args, Type: t, Name: f.Name,
+			IgnoreNulls: f.IgnoreNulls, Distinct: f.Distinct,
 			Frame: &rpc.WindowFrame{
 				Unit:      int32(f.Frame.Unit),
 				StartKind: int32(f.Frame.Start.Kind), StartOffset: f.Frame.Start.Offset,
@@ -76,6 +77,12 @@ func decodeWindow(n *rpc.PhysicalWindow) (physical.Plan, error) {
 			fr.StartOffset < 0 || fr.EndOffset < 0 {
 			return nil, qerr.Internalf("codec: bad window frame")
 		}
+		// DISTINCT counts each value once per partition: only an
+		// aggregate with an argument over the whole partition may have it.
+		if fm.Distinct && (fm.Func != int32(physical.WinAggregate) || len(fm.Args) == 0 ||
+			fr.StartKind != int32(physical.UnboundedPreceding) || fr.EndKind != int32(physical.UnboundedFollowing)) {
+			return nil, qerr.Internalf("codec: DISTINCT on window function %d without an argument or over a partial frame", fm.Func)
+		}
 		args, err := decodeExprs(fm.Args, w)
 		if err != nil {
 			return nil, err
@@ -86,6 +93,7 @@ func decodeWindow(n *rpc.PhysicalWindow) (physical.Plan, error) {
 		}
 		out.Funcs = append(out.Funcs, physical.WindowFuncExpr{
 			Func: physical.WindowFunc(fm.Func), Agg: physical.AggFunc(fm.Agg), Args: args, Type: t, Name: fm.Name,
+			IgnoreNulls: fm.IgnoreNulls, Distinct: fm.Distinct,
 			Frame: physical.WindowFrame{
 				Unit:  physical.FrameUnit(fr.Unit),
 				Start: physical.FrameBound{Kind: physical.BoundKind(fr.StartKind), Offset: fr.StartOffset},

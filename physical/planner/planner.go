@@ -25,6 +25,9 @@ type Config struct {
 	// sets (physical.AggregateExpr.SetState); smaller inputs exchange their
 	// rows, which costs less than the extra grouping pass of the sets.
 	DistinctSetsRows float64
+	// MaxRecursionDepth bounds the runs of a WITH RECURSIVE query's
+	// recursive term (physical.RecursiveQuery.MaxDepth; ≤ 0: no limit).
+	MaxRecursionDepth int64
 	// Caches, if set, lowers Cache nodes that are materialized (hits) to
 	// CacheReaders; a Cache node it does not resolve runs its input.
 	Caches CacheResolver
@@ -141,6 +144,10 @@ func (pl *Planner) Plan(ctx context.Context, p logical.Plan) (physical.Plan, err
 		return &physical.Values{OutSchema: n.Schema().Arrow(), Rows: rows}, nil
 	case *logical.EmptyRelation:
 		return &physical.Empty{OutSchema: n.Schema().Arrow(), ProduceOneRow: n.ProduceOneRow}, nil
+	case *logical.RecursiveQuery:
+		return pl.recursive(ctx, n)
+	case *logical.WorkTable:
+		return &physical.WorkTable{Name: n.Name, OutSchema: n.Schema().Arrow()}, nil
 	}
 	return nil, qerr.Internalf("planner: unknown logical node %T", p)
 }

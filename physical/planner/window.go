@@ -177,5 +177,8 @@ func windowFunc(w *logical.WindowExpr, is *logical.Schema, f logical.Field, name
 		},
 		Type: f.Type,
 		Name: name,
+
+		IgnoreNulls: w.IgnoreNulls,
+		Distinct:    w.Distinct,
 	}, nil
 }

@@ -275,6 +275,10 @@ func (s *splitter) visit(p physical.Plan) (physical.Plan, error) {
 			return nil, err
 		}
 		return n.WithChildren([]physical.Plan{l, r}), nil
+	case *physical.RecursiveQuery:
+		// Its operator builds both terms, in memory, in the task that
+		// runs it, iteration after iteration: nothing inside is cut.
+		return n, nil
 	}
 	return s.children(p)
 }
