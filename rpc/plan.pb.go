@@ -1295,6 +1295,7 @@ type PhysicalPlan struct {
 	//	*PhysicalPlan_ShuffleReader
 	//	*PhysicalPlan_CacheReader
 	//	*PhysicalPlan_Window
+	//	*PhysicalPlan_Expand
 	Node          isPhysicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1517,6 +1518,15 @@ func (x *PhysicalPlan) GetWindow() *PhysicalWindow {
 	return nil
 }
 
+func (x *PhysicalPlan) GetExpand() *PhysicalExpand {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_Expand); ok {
+			return x.Expand
+		}
+	}
+	return nil
+}
+
 type isPhysicalPlan_Node interface {
 	isPhysicalPlan_Node()
 }
@@ -1601,6 +1611,10 @@ type PhysicalPlan_Window struct {
 	Window *PhysicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
 }
 
+type PhysicalPlan_Expand struct {
+	Expand *PhysicalExpand `protobuf:"bytes,40,opt,name=expand,proto3,oneof"`
+}
+
 func (*PhysicalPlan_Scan) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Filter) isPhysicalPlan_Node() {}
@@ -1640,6 +1654,8 @@ func (*PhysicalPlan_ShuffleReader) isPhysicalPlan_Node() {}
 func (*PhysicalPlan_CacheReader) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Window) isPhysicalPlan_Node() {}
+
+func (*PhysicalPlan_Expand) isPhysicalPlan_Node() {}
 
 type FileList struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4524,6 +4540,7 @@ type LogicalPlan struct {
 	//	*LogicalPlan_SubqueryAlias
 	//	*LogicalPlan_Cache
 	//	*LogicalPlan_Window
+	//	*LogicalPlan_Expand
 	Node          isLogicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4683,6 +4700,15 @@ func (x *LogicalPlan) GetWindow() *LogicalWindow {
 	return nil
 }
 
+func (x *LogicalPlan) GetExpand() *LogicalExpand {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_Expand); ok {
+			return x.Expand
+		}
+	}
+	return nil
+}
+
 type isLogicalPlan_Node interface {
 	isLogicalPlan_Node()
 }
@@ -4739,6 +4765,10 @@ type LogicalPlan_Window struct {
 	Window *LogicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
 }
 
+type LogicalPlan_Expand struct {
+	Expand *LogicalExpand `protobuf:"bytes,40,opt,name=expand,proto3,oneof"`
+}
+
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Filter) isLogicalPlan_Node() {}
@@ -4764,6 +4794,8 @@ func (*LogicalPlan_SubqueryAlias) isLogicalPlan_Node() {}
 func (*LogicalPlan_Cache) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Window) isLogicalPlan_Node() {}
+
+func (*LogicalPlan_Expand) isLogicalPlan_Node() {}
 
 // TableDef is a catalog.Table without its data. A memory table keeps only
 // its name, schema, row count and partition count: its batches stay in the
@@ -6083,6 +6115,179 @@ func (x *PhysicalWindow) GetFuncs() []*PhysicalWindowFunc {
 	return nil
 }
 
+// GroupingSet is one grouping set: indexes into its node's keys.
+type GroupingSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          []int32                `protobuf:"varint,1,rep,packed,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GroupingSet) Reset() {
+	*x = GroupingSet{}
+	mi := &file_plan_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupingSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupingSet) ProtoMessage() {}
+
+func (x *GroupingSet) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupingSet.ProtoReflect.Descriptor instead.
+func (*GroupingSet) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *GroupingSet) GetKeys() []int32 {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+type LogicalExpand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Keys          []*LogicalExpr         `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	Sets          []*GroupingSet         `protobuf:"bytes,3,rep,name=sets,proto3" json:"sets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalExpand) Reset() {
+	*x = LogicalExpand{}
+	mi := &file_plan_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalExpand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalExpand) ProtoMessage() {}
+
+func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalExpand.ProtoReflect.Descriptor instead.
+func (*LogicalExpand) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *LogicalExpand) GetInput() *LogicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *LogicalExpand) GetKeys() []*LogicalExpr {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *LogicalExpand) GetSets() []*GroupingSet {
+	if x != nil {
+		return x.Sets
+	}
+	return nil
+}
+
+type PhysicalExpand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Keys          []*PhysicalExpr        `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	KeyNames      []string               `protobuf:"bytes,3,rep,name=key_names,json=keyNames,proto3" json:"key_names,omitempty"`
+	Sets          []*GroupingSet         `protobuf:"bytes,4,rep,name=sets,proto3" json:"sets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalExpand) Reset() {
+	*x = PhysicalExpand{}
+	mi := &file_plan_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalExpand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalExpand) ProtoMessage() {}
+
+func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalExpand.ProtoReflect.Descriptor instead.
+func (*PhysicalExpand) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *PhysicalExpand) GetInput() *PhysicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *PhysicalExpand) GetKeys() []*PhysicalExpr {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *PhysicalExpand) GetKeyNames() []string {
+	if x != nil {
+		return x.KeyNames
+	}
+	return nil
+}
+
+func (x *PhysicalExpand) GetSets() []*GroupingSet {
+	if x != nil {
+		return x.Sets
+	}
+	return nil
+}
+
 var File_plan_proto protoreflect.FileDescriptor
 
 const file_plan_proto_rawDesc = "" +
@@ -6174,7 +6379,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x04expr\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x04expr\x12\x10\n" +
 	"\x03asc\x18\x02 \x01(\bR\x03asc\x12\x1f\n" +
 	"\vnulls_first\x18\x03 \x01(\bR\n" +
-	"nullsFirst\"\xa5\n" +
+	"nullsFirst\"\xdb\n" +
 	"\n" +
 	"\fPhysicalPlan\x12.\n" +
 	"\x04scan\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalScanH\x00R\x04scan\x124\n" +
@@ -6200,7 +6405,8 @@ const file_plan_proto_rawDesc = "" +
 	"\x12unresolved_shuffle\x18\x11 \x01(\v2%.quiver.rpc.PhysicalUnresolvedShuffleH\x00R\x11unresolvedShuffle\x12J\n" +
 	"\x0eshuffle_reader\x18\x12 \x01(\v2!.quiver.rpc.PhysicalShuffleReaderH\x00R\rshuffleReader\x12D\n" +
 	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReader\x124\n" +
-	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06windowB\x06\n" +
+	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06window\x124\n" +
+	"\x06expand\x18( \x01(\v2\x1a.quiver.rpc.PhysicalExpandH\x00R\x06expandB\x06\n" +
 	"\x04node\" \n" +
 	"\bFileList\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\"\xfc\x03\n" +
@@ -6412,7 +6618,7 @@ const file_plan_proto_rawDesc = "" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
 	"\x04type\x18\x03 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x1a\n" +
-	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xec\x05\n" +
+	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xa1\x06\n" +
 	"\vLogicalPlan\x12-\n" +
 	"\x04scan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalScanH\x00R\x04scan\x123\n" +
 	"\x06filter\x18\x02 \x01(\v2\x19.quiver.rpc.LogicalFilterH\x00R\x06filter\x12?\n" +
@@ -6429,7 +6635,8 @@ const file_plan_proto_rawDesc = "" +
 	" \x01(\v2 .quiver.rpc.LogicalEmptyRelationH\x00R\remptyRelation\x12I\n" +
 	"\x0esubquery_alias\x18\v \x01(\v2 .quiver.rpc.LogicalSubqueryAliasH\x00R\rsubqueryAlias\x120\n" +
 	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cache\x123\n" +
-	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06windowB\x06\n" +
+	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06window\x123\n" +
+	"\x06expand\x18( \x01(\v2\x19.quiver.rpc.LogicalExpandH\x00R\x06expandB\x06\n" +
 	"\x04node\"\xf0\x02\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -6537,7 +6744,18 @@ const file_plan_proto_rawDesc = "" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12;\n" +
 	"\fpartition_by\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\vpartitionBy\x126\n" +
 	"\border_by\x18\x03 \x03(\v2\x1b.quiver.rpc.PhysicalSortKeyR\aorderBy\x124\n" +
-	"\x05funcs\x18\x04 \x03(\v2\x1e.quiver.rpc.PhysicalWindowFuncR\x05funcsB Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
+	"\x05funcs\x18\x04 \x03(\v2\x1e.quiver.rpc.PhysicalWindowFuncR\x05funcs\"!\n" +
+	"\vGroupingSet\x12\x12\n" +
+	"\x04keys\x18\x01 \x03(\x05R\x04keys\"\x98\x01\n" +
+	"\rLogicalExpand\x12-\n" +
+	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12+\n" +
+	"\x04keys\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x04keys\x12+\n" +
+	"\x04sets\x18\x03 \x03(\v2\x17.quiver.rpc.GroupingSetR\x04sets\"\xb8\x01\n" +
+	"\x0ePhysicalExpand\x12.\n" +
+	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12,\n" +
+	"\x04keys\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\x04keys\x12\x1b\n" +
+	"\tkey_names\x18\x03 \x03(\tR\bkeyNames\x12+\n" +
+	"\x04sets\x18\x04 \x03(\v2\x17.quiver.rpc.GroupingSetR\x04setsB Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
 
 var (
 	file_plan_proto_rawDescOnce sync.Once
@@ -6551,7 +6769,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 86)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -6633,10 +6851,13 @@ var file_plan_proto_goTypes = []any{
 	(*LogicalWindow)(nil),               // 77: quiver.rpc.LogicalWindow
 	(*PhysicalWindowFunc)(nil),          // 78: quiver.rpc.PhysicalWindowFunc
 	(*PhysicalWindow)(nil),              // 79: quiver.rpc.PhysicalWindow
-	nil,                                 // 80: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 81: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 82: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 83: quiver.rpc.PartitionLocations
+	(*GroupingSet)(nil),                 // 80: quiver.rpc.GroupingSet
+	(*LogicalExpand)(nil),               // 81: quiver.rpc.LogicalExpand
+	(*PhysicalExpand)(nil),              // 82: quiver.rpc.PhysicalExpand
+	nil,                                 // 83: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 84: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 85: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 86: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -6694,144 +6915,152 @@ var file_plan_proto_depIdxs = []int32{
 	39,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
 	41,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
 	79,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
-	17,  // 55: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	80,  // 56: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
-	5,   // 57: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	20,  // 58: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
-	19,  // 59: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
-	16,  // 60: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 61: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 62: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 63: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 64: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
-	0,   // 65: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
-	16,  // 66: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 67: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	23,  // 68: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
-	5,   // 69: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 70: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 71: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 72: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	25,  // 73: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
-	5,   // 74: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 75: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 76: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 77: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 78: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 79: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 80: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 81: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 82: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 83: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 84: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 85: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 86: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 87: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 88: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 89: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 90: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	83,  // 91: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	40,  // 92: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	83,  // 93: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	43,  // 94: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	44,  // 95: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 96: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	45,  // 97: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	46,  // 98: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	42,  // 99: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	42,  // 100: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	47,  // 101: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	48,  // 102: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	50,  // 103: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	51,  // 104: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	52,  // 105: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	53,  // 106: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	54,  // 107: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	59,  // 108: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	55,  // 109: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	56,  // 110: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	76,  // 111: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
-	0,   // 112: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	42,  // 113: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 114: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 115: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	42,  // 116: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 117: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 118: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	42,  // 119: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	42,  // 120: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	42,  // 121: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	49,  // 122: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	42,  // 123: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	42,  // 124: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 125: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	42,  // 126: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 127: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	42,  // 128: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	42,  // 129: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	59,  // 130: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 131: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	59,  // 132: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 133: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 134: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	61,  // 135: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	62,  // 136: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	63,  // 137: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	64,  // 138: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	66,  // 139: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	67,  // 140: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	68,  // 141: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	69,  // 142: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	71,  // 143: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	72,  // 144: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	73,  // 145: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	74,  // 146: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	77,  // 147: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	81,  // 148: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	60,  // 149: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	42,  // 150: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	59,  // 151: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 152: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	59,  // 153: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 154: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	59,  // 155: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 156: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	42,  // 157: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	42,  // 158: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 159: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	59,  // 160: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	59,  // 161: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	65,  // 162: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	42,  // 163: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	59,  // 164: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	57,  // 165: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	59,  // 166: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 167: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	42,  // 168: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	58,  // 169: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	70,  // 170: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	58,  // 171: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	59,  // 172: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 173: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	82,  // 174: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	42,  // 175: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	42,  // 176: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	57,  // 177: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	75,  // 178: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	59,  // 179: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 180: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 181: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	75,  // 182: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 183: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 184: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 185: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 186: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	78,  // 187: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	188, // [188:188] is the sub-list for method output_type
-	188, // [188:188] is the sub-list for method input_type
-	188, // [188:188] is the sub-list for extension type_name
-	188, // [188:188] is the sub-list for extension extendee
-	0,   // [0:188] is the sub-list for field type_name
+	82,  // 55: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
+	17,  // 56: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
+	83,  // 57: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	5,   // 58: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
+	20,  // 59: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	19,  // 60: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	16,  // 61: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 62: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 63: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 64: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 65: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
+	0,   // 66: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
+	16,  // 67: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 68: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
+	23,  // 69: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	5,   // 70: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 71: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 72: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 73: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	25,  // 74: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	5,   // 75: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 76: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 77: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 78: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 79: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 80: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 81: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 82: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 83: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 84: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 85: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 86: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 87: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 88: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 89: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 90: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 91: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	86,  // 92: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	40,  // 93: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	86,  // 94: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	43,  // 95: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	44,  // 96: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 97: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	45,  // 98: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	46,  // 99: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	42,  // 100: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	42,  // 101: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	47,  // 102: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	48,  // 103: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	50,  // 104: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	51,  // 105: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	52,  // 106: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	53,  // 107: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	54,  // 108: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	59,  // 109: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	55,  // 110: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	56,  // 111: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	76,  // 112: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 113: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	42,  // 114: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 115: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	42,  // 116: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	42,  // 117: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 118: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 119: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	42,  // 120: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	42,  // 121: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	42,  // 122: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	49,  // 123: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	42,  // 124: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	42,  // 125: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 126: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	42,  // 127: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	42,  // 128: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	42,  // 129: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	42,  // 130: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	59,  // 131: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	42,  // 132: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	59,  // 133: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	42,  // 134: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 135: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	61,  // 136: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	62,  // 137: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	63,  // 138: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	64,  // 139: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	66,  // 140: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	67,  // 141: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	68,  // 142: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	69,  // 143: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	71,  // 144: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	72,  // 145: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	73,  // 146: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	74,  // 147: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	77,  // 148: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	81,  // 149: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
+	84,  // 150: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	60,  // 151: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	42,  // 152: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	59,  // 153: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 154: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	59,  // 155: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 156: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	59,  // 157: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 158: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	42,  // 159: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	42,  // 160: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	42,  // 161: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	59,  // 162: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	59,  // 163: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	65,  // 164: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	42,  // 165: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	59,  // 166: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	57,  // 167: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	59,  // 168: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	59,  // 169: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	42,  // 170: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	58,  // 171: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	70,  // 172: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	58,  // 173: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	59,  // 174: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	59,  // 175: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	85,  // 176: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	42,  // 177: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	42,  // 178: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	57,  // 179: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	75,  // 180: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	59,  // 181: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 182: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 183: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	75,  // 184: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 185: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 186: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 187: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 188: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	78,  // 189: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	59,  // 190: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
+	42,  // 191: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
+	80,  // 192: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	16,  // 193: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 194: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
+	80,  // 195: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	196, // [196:196] is the sub-list for method output_type
+	196, // [196:196] is the sub-list for method input_type
+	196, // [196:196] is the sub-list for extension type_name
+	196, // [196:196] is the sub-list for extension extendee
+	0,   // [0:196] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -6884,6 +7113,7 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_ShuffleReader)(nil),
 		(*PhysicalPlan_CacheReader)(nil),
 		(*PhysicalPlan_Window)(nil),
+		(*PhysicalPlan_Expand)(nil),
 	}
 	file_plan_proto_msgTypes[42].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
@@ -6919,6 +7149,7 @@ func file_plan_proto_init() {
 		(*LogicalPlan_SubqueryAlias)(nil),
 		(*LogicalPlan_Cache)(nil),
 		(*LogicalPlan_Window)(nil),
+		(*LogicalPlan_Expand)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -6926,7 +7157,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   83,
+			NumMessages:   86,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -318,6 +318,8 @@ func encodePlan(p logical.Plan) (*rpc.LogicalPlan, error) {
 			CacheId: n.CacheID, SessionId: n.SessionID, Input: in, Options: n.Options, Name: n.Name}}}, nil
 	case *logical.Window:
 		return encodeWindow(n)
+	case *logical.Expand:
+		return encodeExpand(n)
 	}
 	return nil, qerr.Internalf("codec: unknown logical plan node %T", p)
 }
@@ -509,6 +511,8 @@ func decodePlan(m *rpc.LogicalPlan) (logical.Plan, error) {
 		return &logical.Cache{CacheID: n.CacheId, SessionID: n.SessionId, Input: in, Options: n.Options, Name: n.Name}, nil
 	case *rpc.LogicalPlan_Window:
 		return decodeWindow(k.Window)
+	case *rpc.LogicalPlan_Expand:
+		return decodeExpand(k.Expand)
 	}
 	return nil, qerr.Internalf("codec: empty or unknown logical plan node %T", m.Node)
 }

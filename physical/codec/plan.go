@@ -387,6 +387,8 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 			Name: n.Name, Schema: s, Locations: encodeLocations(n.Locations), Disjoint: int32s(n.Disjoint)}}}, nil
 	case *physical.Window:
 		return encodeWindow(n)
+	case *physical.Expand:
+		return encodeExpand(n)
 	}
 	return nil, qerr.Internalf("codec: unknown physical plan node %T", p)
 }
@@ -717,6 +719,8 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		return cr, nil
 	case *rpc.PhysicalPlan_Window:
 		return decodeWindow(k.Window)
+	case *rpc.PhysicalPlan_Expand:
+		return decodeExpand(k.Expand)
 	}
 	return nil, qerr.Internalf("codec: empty or unknown physical plan node %T", m.Node)
 }
