@@ -22,7 +22,7 @@ type Expand struct {
 	evs    []*eval.Evaluator // nil where the key is a plain column
 	cols   []int             // the input column of plain column keys
 	inSet  [][]bool          // per set, per key: grouped by it
-	filler bool              // this partition emits the empty sets' filler rows
+	filler []int32           // the ordinals of the empty sets whose filler rows are still to come
 	marker bool              // the output has the row marker column
 
 	batch arrow.RecordBatch // the input batch being expanded
@@ -46,7 +46,13 @@ func NewExpand(tc *execop.TaskContext, n *physical.Expand, partition int) (execo
 	}
 	e := &Expand{tc: tc, n: n, schema: n.Schema(), evs: make([]*eval.Evaluator, len(n.Keys)), cols: make([]int, len(n.Keys)),
 		marker: n.HasEmptySet()}
-	e.filler = e.marker && partition == 0
+	if e.marker && partition == 0 {
+		for s, set := range n.Sets {
+			if len(set) == 0 {
+				e.filler = append(e.filler, int32(s))
+			}
+		}
+	}
 	in := n.Input.Schema()
 	for i, k := range n.Keys {
 		if c, ok := k.(*physical.Column); ok && c.Index >= 0 && c.Index < in.NumFields() && arrow.TypeEqual(in.Field(c.Index).Type, k.DataType()) {
@@ -88,16 +94,15 @@ func (e *Expand) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	for e.batch == nil {
 		if e.done {
+			if len(e.filler) > 0 {
+				return e.fillerRows()
+			}
 			return nil, io.EOF
 		}
 		b, err := e.input.Next(ctx)
 		if err == io.EOF {
 			e.done = true
-			if e.filler {
-				e.filler = false
-				return e.fillerRows()
-			}
-			return nil, io.EOF
+			continue
 		}
 		if err != nil {
 			return nil, err
@@ -221,16 +226,12 @@ func (e *Expand) expand(s int) (arrow.RecordBatch, error) {
 	return array.NewRecordBatch(e.schema, cols, b.NumRows()), nil
 }
 
-// fillerRows is one row per empty grouping set: its ordinal, every other
-// column NULL (the row marker too).
+// fillerRows is the next batch of the filler rows, one per empty grouping
+// set: its ordinal, every other column NULL (the row marker too).
 func (e *Expand) fillerRows() (arrow.RecordBatch, error) {
-	var ords []int32
-	for s, set := range e.n.Sets {
-		if len(set) == 0 {
-			ords = append(ords, int32(s))
-		}
-	}
-	n := len(ords)
+	n := min(len(e.filler), e.tc.BatchRows())
+	ords := e.filler[:n]
+	e.filler = e.filler[n:]
 	mem := e.tc.Mem
 	cols := make([]arrow.Array, e.schema.NumFields())
 	defer kernel.ReleaseArrays(cols)
