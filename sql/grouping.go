@@ -31,10 +31,13 @@ func groupByEdits(toks []token, at int, matching func(int) int) ([]edit, error) 
 	// to the list) belongs to ROLLUP, CUBE or GROUPING SETS.
 	construct := []bool{false}
 	elementStart := func(j int) bool {
-		// The first token of an element: after BY, or after '(' or ','
-		// directly inside a construct.
+		// The first token of an element: after BY, after ',' in the list,
+		// or after '(' or ',' directly inside a construct.
 		if j == at+2 {
 			return true
+		}
+		if len(construct) == 1 {
+			return toks[j-1].punct(",")
 		}
 		if !construct[len(construct)-1] {
 			return false

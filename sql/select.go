@@ -236,6 +236,9 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	)
 	if s.GroupBy != nil {
 		leaf := func(x ast.ExprNode) (logical.Expr, error) {
+			// An integer inside ROLLUP, CUBE or GROUPING SETS is an
+			// ordinal too, as in PostgreSQL.
+			x = ordinal(x)
 			var g logical.Expr
 			if p, ok := x.(*ast.PositionExpr); ok {
 				n, err := b.position(p, len(items))
