@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -63,6 +65,11 @@ func groupByEdits(toks []token, at int, matching func(int) int) ([]edit, error) 
 			edits = append(edits, edit{t.Off, toks[j+1].End, fnGroupingSets})
 			construct = append(construct, true)
 			j += 2
+		case t.punct("(") && j+1 < len(toks) && (toks[j+1].is("SELECT") || toks[j+1].is("WITH")):
+			// A subquery: its own GROUP BY is rewritten on its own.
+			if j = matching(j); j < 0 {
+				return edits, nil // TiDB reports the syntax error
+			}
 		case t.punct("("):
 			closeAt := matching(j)
 			if closeAt < 0 {
@@ -145,6 +152,9 @@ func groupBy(g *ast.GroupByClause, leaf func(ast.ExprNode) (logical.Expr, error)
 			return [][]int{{k}}, err
 		}
 		count++
+		if len(c.Args) == 0 && c.FnName.L != fnGroupSet {
+			return nil, qerr.Planf("ROLLUP, CUBE and GROUPING SETS need at least one element")
+		}
 		switch c.FnName.L {
 		case fnGroupSet:
 			var set []int
@@ -344,7 +354,30 @@ func plainGrouping(calls []*logical.ScalarFunc, keys []logical.Expr) (map[string
 // ordinal, then aggs' results), how many columns precede the aggregates,
 // and, by display name, each GROUPING call's value over the plan's output.
 func groupingSetsAggregate(input logical.Plan, keys []logical.Expr, sets [][]int, calls []*logical.ScalarFunc, aggs []logical.Expr) (logical.Plan, int, map[string]logical.Expr, error) {
-	ex, err := logical.NewExpand(input, keys, sets)
+	exKeys := keys
+	if slices.ContainsFunc(keys, hasSubquery) {
+		// A key with a subquery is computed by a projection below the
+		// Expand, where subqueries are decorrelated as in any select list.
+		in := input.Schema()
+		cols := make([]logical.Expr, 0, in.Len()+len(keys))
+		for i := range in.Len() {
+			cols = append(cols, outCol(in, i))
+		}
+		for i, k := range keys {
+			cols = append(cols, &logical.Alias{Expr: k, Name: "__quiver_gs_input_" + strconv.Itoa(i)})
+		}
+		p, err := logical.NewProjection(input, cols)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		ps := p.Schema()
+		exKeys = make([]logical.Expr, len(keys))
+		for i := range keys {
+			exKeys[i] = outCol(ps, in.Len()+i)
+		}
+		input = p
+	}
+	ex, err := logical.NewExpand(input, exKeys, sets)
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -443,4 +476,17 @@ func nullOnNullColumns(e logical.Expr) bool {
 		}
 	}
 	return false
+}
+
+// hasSubquery reports whether e holds a subquery.
+func hasSubquery(e logical.Expr) bool {
+	found := false
+	logical.InspectExpr(e, func(x logical.Expr) bool {
+		switch x.(type) {
+		case *logical.ScalarSubquery, *logical.Exists, *logical.InSubquery:
+			found = true
+		}
+		return !found
+	})
+	return found
 }
