@@ -1612,7 +1612,7 @@ type PhysicalPlan_Window struct {
 }
 
 type PhysicalPlan_Expand struct {
-	Expand *PhysicalExpand `protobuf:"bytes,40,opt,name=expand,proto3,oneof"`
+	Expand *PhysicalExpand `protobuf:"bytes,50,opt,name=expand,proto3,oneof"`
 }
 
 func (*PhysicalPlan_Scan) isPhysicalPlan_Node() {}
@@ -4766,7 +4766,7 @@ type LogicalPlan_Window struct {
 }
 
 type LogicalPlan_Expand struct {
-	Expand *LogicalExpand `protobuf:"bytes,40,opt,name=expand,proto3,oneof"`
+	Expand *LogicalExpand `protobuf:"bytes,50,opt,name=expand,proto3,oneof"`
 }
 
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
@@ -6406,7 +6406,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x0eshuffle_reader\x18\x12 \x01(\v2!.quiver.rpc.PhysicalShuffleReaderH\x00R\rshuffleReader\x12D\n" +
 	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReader\x124\n" +
 	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06window\x124\n" +
-	"\x06expand\x18( \x01(\v2\x1a.quiver.rpc.PhysicalExpandH\x00R\x06expandB\x06\n" +
+	"\x06expand\x182 \x01(\v2\x1a.quiver.rpc.PhysicalExpandH\x00R\x06expandB\x06\n" +
 	"\x04node\" \n" +
 	"\bFileList\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\"\xfc\x03\n" +
@@ -6636,7 +6636,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x0esubquery_alias\x18\v \x01(\v2 .quiver.rpc.LogicalSubqueryAliasH\x00R\rsubqueryAlias\x120\n" +
 	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cache\x123\n" +
 	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06window\x123\n" +
-	"\x06expand\x18( \x01(\v2\x19.quiver.rpc.LogicalExpandH\x00R\x06expandB\x06\n" +
+	"\x06expand\x182 \x01(\v2\x19.quiver.rpc.LogicalExpandH\x00R\x06expandB\x06\n" +
 	"\x04node\"\xf0\x02\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
