@@ -109,16 +109,7 @@ func (pl *Planner) Plan(ctx context.Context, p logical.Plan) (physical.Plan, err
 	case *logical.Window:
 		return pl.window(ctx, n)
 	case *logical.Expand:
-		in, err := pl.Plan(ctx, n.Input)
-		if err != nil {
-			return nil, err
-		}
-		keys, err := exprs(n.Keys, n.Input.Schema())
-		if err != nil {
-			return nil, err
-		}
-		kn := names(n.Schema())[n.Input.Schema().Len():]
-		return &physical.Expand{Input: in, Keys: keys, KeyNames: kn[:len(keys):len(keys)], Sets: n.Sets}, nil
+		return pl.expand(ctx, n)
 	case *logical.Limit:
 		return pl.limit(ctx, n)
 	case *logical.Union:
