@@ -11,7 +11,6 @@ import (
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
-	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 	"github.com/quiverdb/quiver/settings"
@@ -431,44 +430,20 @@ func (s *Session) cacheStates(ctx context.Context) map[string]*rpc.CacheInfo {
 	if err != nil {
 		return out
 	}
-	for _, c := range resp.Removed {
+	return cacheInfos(resp.Caches, resp.Removed)
+}
+
+// cacheInfos indexes a session's entries by cache id; a live entry wins
+// over a removed one of the same id.
+func cacheInfos(live, removed []*rpc.CacheInfo) map[string]*rpc.CacheInfo {
+	out := map[string]*rpc.CacheInfo{}
+	for _, c := range removed {
 		out[c.CacheId] = c
 	}
-	for _, c := range resp.Caches {
+	for _, c := range live {
 		out[c.CacheId] = c
 	}
 	return out
-}
-
-// servesNow reports whether a query would read the entry as it is: a hit,
-// or a stale snapshot entry.
-func servesNow(info *rpc.CacheInfo) bool {
-	return info.GetState() == "materialized" &&
-		(info.GetCheck() == "hit" || info.GetCheck() == "stale" && strings.HasSuffix(info.GetReason(), "(snapshot: served as it is)"))
-}
-
-// explainCaches resolves EXPLAIN's Cache nodes: materialized ones show as
-// the CacheReader a query would use (partition count only; the locations
-// are the scheduler's).
-type explainCaches map[string]*rpc.CacheInfo
-
-func (e explainCaches) ResolveCache(c *logical.Cache) (*physical.CacheReader, bool) {
-	info, ok := e[c.CacheID]
-	if !ok || !servesNow(info) {
-		return nil, false
-	}
-	r := &physical.CacheReader{
-		Key:       physical.CacheKey{SessionID: c.SessionID, CacheID: c.CacheID},
-		Name:      c.Name,
-		OutSchema: c.Schema().Arrow(),
-		Locations: make([][]physical.PartitionLocation, max(1, int(info.Partitions))),
-	}
-	for _, d := range info.GetDisjoint() {
-		if int(d) < r.OutSchema.NumFields() {
-			r.Disjoint = append(r.Disjoint, int(d))
-		}
-	}
-	return r, true
 }
 
 // markCaches appends each Cache line of an indented plan with what a query

@@ -234,6 +234,10 @@ func TestConnectRunsNothingLocally(t *testing.T) {
 	if d == "" || strings.Contains(d, "1 stages") {
 		t.Errorf("EXPLAIN DISTRIBUTED on a cluster of two executors should show shuffle stages:\n%s", d)
 	}
+	// The split is the scheduler's, made with what it knows now.
+	if !strings.Contains(d, "2 executors alive") || !strings.Contains(d, "2 target partitions") {
+		t.Errorf("EXPLAIN DISTRIBUTED should say the scheduler's choices (2 executors alive, 2 target partitions):\n%s", d)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

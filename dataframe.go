@@ -14,9 +14,11 @@ import (
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/format"
 	"github.com/quiverdb/quiver/logical"
+	lcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/planner"
 	"github.com/quiverdb/quiver/physical/stage"
+	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 	"github.com/quiverdb/quiver/settings"
 	"github.com/quiverdb/quiver/sql"
@@ -344,10 +346,11 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 				}
 				rows = append(rows, []string{"Cache " + name, fmt.Sprintf("%s (%d partitions, %s)", what, e.Partitions, settings.FormatBytes(e.Bytes))})
 			}
-			// The plan as the scheduler lowered it: caches are materialized now.
+			// The plan as the scheduler plans it now: the caches the run
+			// built are materialized.
 			if lp, err := s.optimize(ctx, df.plan, nil); err == nil {
-				if pp, err := s.physicalPlan(ctx, lp, s.snapshot(), explainCaches(s.cacheStates(ctx))); err == nil {
-					rows = append(rows, []string{"physical_plan", physical.Indent(pp)})
+				if resp, err := s.explainQuery(ctx, lp); err == nil {
+					rows = append(rows, []string{"physical_plan", resp.GetPhysicalPlan()})
 				}
 			}
 			return append(rows, []string{"Summary", "output_rows=" + itoa(n)}), nil
@@ -359,21 +362,67 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 	if err != nil {
 		return nil, err
 	}
-	states := s.cacheStates(ctx)
-	pp, err := s.physicalPlan(ctx, lp, s.snapshot(), explainCaches(states))
+	if s.remote != nil {
+		return s.explainRemote(ctx, rows, lp, st.Distributed)
+	}
+	pp, err := s.physicalPlan(ctx, lp, s.snapshot(), nil)
 	if err != nil {
 		return nil, err
 	}
-	rows = append(rows, []string{"logical_plan", markCaches(logical.Indent(lp), states)}, []string{"physical_plan", physical.Indent(pp)})
+	rows = append(rows, []string{"logical_plan", logical.Indent(lp)}, []string{"physical_plan", physical.Indent(pp)})
 	if st.Distributed {
-		opts, how := s.explainSplit()
-		g, err := stage.Split("explain", pp, opts)
+		g, err := stage.Split("explain", pp, stage.Options{})
 		if err != nil {
 			return nil, err
 		}
+		how := "local execution runs the physical plan directly, exchanges in memory; on several executors: a stage per exchange, shuffle files between them"
 		rows = append(rows, []string{"distributed_plan", how + "\n" + g.String()})
 	}
 	return rows, nil
+}
+
+// explainRemote asks the scheduler to plan lp as it would plan the job
+// (its target partitions, exchange mode and cache hits), so that EXPLAIN
+// on a cluster shows what the query would run, not this process's guess.
+func (s *Session) explainRemote(ctx context.Context, rows [][]string, lp logical.Plan, distributed bool) ([][]string, error) {
+	resp, err := s.explainQuery(ctx, lp)
+	if err != nil {
+		return nil, err
+	}
+	states := cacheInfos(resp.GetCaches(), resp.GetRemoved())
+	rows = append(rows, []string{"logical_plan", markCaches(logical.Indent(lp), states)}, []string{"physical_plan", resp.GetPhysicalPlan()})
+	if distributed {
+		rows = append(rows, []string{"distributed_plan", resp.GetDistributedPlan()})
+	}
+	return rows, nil
+}
+
+// explainQuery sends the optimized plan lp to the scheduler's ExplainQuery.
+func (s *Session) explainQuery(ctx context.Context, lp logical.Plan) (*rpc.ExplainQueryResponse, error) {
+	if err := s.checkShippable(lp); err != nil {
+		return nil, err
+	}
+	lp, err := s.stampVersions(lp)
+	if err != nil {
+		return nil, err
+	}
+	b, err := lcodec.Encode(lp)
+	if err != nil {
+		return nil, err
+	}
+	r := s.remote
+	req := &rpc.ExplainQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: s.snapshot().Wire()}
+	resp, err := r.client.ExplainQuery(ctx, req)
+	if err != nil && unknownSession(err) {
+		if _, rerr := s.reopen(ctx); rerr != nil {
+			return nil, qerr.IOf("explain query: %w; re-opening the session: %w", err, rerr)
+		}
+		resp, err = r.client.ExplainQuery(ctx, req)
+	}
+	if err != nil {
+		return nil, qerr.IOf("explain query: %w", err)
+	}
+	return resp, nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

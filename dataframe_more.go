@@ -120,7 +120,11 @@ func (df *DataFrame) WithColumn(name string, x Expr) *DataFrame {
 	if !replaced {
 		cols = append(cols, named)
 	}
-	p, err := logical.NewProjection(df.plan, cols)
+	in, cols, err := sql.Windows(df.plan, cols)
+	if err != nil {
+		return df.fail("WithColumn", err)
+	}
+	p, err := logical.NewProjection(in, cols)
 	return df.derive(p, wrap("WithColumn", err))
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/sql"
 )
 
 // derive returns a new DataFrame over p, or one carrying err. The receiver
@@ -23,6 +24,9 @@ func (df *DataFrame) fail(op string, err error) *DataFrame {
 func (df *DataFrame) resolve(op string, x Expr) (logical.Expr, error) {
 	if x.err != nil {
 		return nil, qerr.Planf("%s: %w", op, x.err)
+	}
+	if err := checkWindowed(x.e); err != nil {
+		return nil, qerr.Planf("%s: %w", op, err)
 	}
 	e, err := logical.Coerce(x.e, df.plan.Schema())
 	if err != nil {
@@ -71,7 +75,11 @@ func (df *DataFrame) Select(exprs ...Expr) *DataFrame {
 		}
 		list[i] = e
 	}
-	p, err := logical.NewProjection(df.plan, list)
+	in, list, err := sql.Windows(df.plan, list)
+	if err != nil {
+		return df.fail("Select", err)
+	}
+	p, err := logical.NewProjection(in, list)
 	if err != nil {
 		return df.fail("Select", err)
 	}

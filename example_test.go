@@ -837,3 +837,25 @@ func ExampleDataFrame_WriteParquet_partitioned() {
 	// color=yellow
 	// 2
 }
+
+func ExampleExpr_Over() {
+	ctx := context.Background()
+	s := exampleSession(ctx)
+	defer s.Close()
+	byColor := quiver.Window().PartitionBy(quiver.Col("color")).OrderBy(quiver.Col("price").Desc())
+	df := fruitsDF(ctx, s).
+		Select(quiver.Col("name"), quiver.Col("color"),
+			quiver.RowNumber().Over(byColor).As("rank_in_color"),
+			quiver.Sum(quiver.Col("price")).Over(quiver.Window().OrderBy(quiver.Col("name").Asc()).Rows(-1, 0)).As("pair_price")).
+		Sort(quiver.Col("name").Asc())
+	df.Show(ctx, os.Stdout)
+	// Output:
+	// ┌────────┬────────┬───────────────┬────────────┐
+	// │ name   │ color  │ rank_in_color │ pair_price │
+	// ├────────┼────────┼───────────────┼────────────┤
+	// │ apple  │ red    │             2 │       1.20 │
+	// │ banana │ yellow │             2 │       1.70 │
+	// │ cherry │ red    │             1 │       3.50 │
+	// │ lemon  │ yellow │             1 │       3.80 │
+	// └────────┴────────┴───────────────┴────────────┘
+}

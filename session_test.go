@@ -164,7 +164,7 @@ func TestExchangeMode(t *testing.T) {
 	if got := sqlRows(t, s, "SHOW quiver.exchange_mode"); len(got) != 1 || got[0][1] != "auto" {
 		t.Fatalf("SHOW quiver.exchange_mode: %v", got)
 	}
-	if d := distributed(); !strings.Contains(d, "1 stages") || !strings.Contains(d, "whole") || !strings.Contains(d, "RepartitionExec") {
+	if d := distributed(); !strings.Contains(d, "1 stages") || !strings.Contains(d, "whole") || !strings.Contains(d, "RepartitionExec") || !strings.Contains(d, "1 executor alive") {
 		t.Errorf("default standalone session: EXPLAIN DISTRIBUTED should show one whole stage keeping its exchanges:\n%s", d)
 	}
 

@@ -1,11 +1,9 @@
 package quiver
 
 import (
-	"fmt"
 	"runtime"
 	"strconv"
 
-	"github.com/quiverdb/quiver/physical/stage"
 	"github.com/quiverdb/quiver/settings"
 )
 
@@ -96,23 +94,4 @@ func (s *Session) showAll() (*DataFrame, error) {
 		rows = append(rows, []string{st.Name, s.showSetting(v, st), st.DefaultText(), st.Scope.String(), st.Description})
 	}
 	return s.table([]string{"name", "setting", "default", "scope", "description"}, rows)
-}
-
-// explainSplit is how EXPLAIN DISTRIBUTED cuts a physical plan into
-// stages: as the scheduler would cut this session's next job (see the
-// scheduler's exchange mode choice), with a line saying which way and why.
-func (s *Session) explainSplit() (stage.Options, string) {
-	mode := s.snapshot().Text(settings.ExchangeMode)
-	cut := "a stage per exchange, shuffle files between them"
-	switch {
-	case mode == ExchangeShuffle:
-		return stage.Options{}, "exchange_mode=shuffle: " + cut
-	case s.remote == nil:
-		return stage.Options{}, "local execution runs the physical plan directly, exchanges in memory; on several executors: " + cut
-	case s.standaloneExecutors == 1:
-		return stage.Options{InMemory: true}, "exchange_mode=auto, one executor: one whole stage run as one task, exchanges in memory"
-	case s.standaloneExecutors > 1:
-		return stage.Options{}, fmt.Sprintf("exchange_mode=auto, %d executors: %s", s.standaloneExecutors, cut)
-	}
-	return stage.Options{}, "exchange_mode=auto on a cluster: " + cut + " (one whole stage with in-memory exchanges if exactly one executor is alive when the job is planned)"
 }

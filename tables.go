@@ -12,7 +12,9 @@ import (
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/scan"
+	"github.com/quiverdb/quiver/exec/write"
 	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/sql"
 )
@@ -223,7 +225,7 @@ func (s *Session) insertFiles(ctx context.Context, t *catalog.Table, st *sql.Ins
 	default:
 		return nil, qerr.NotImplementedf("INSERT INTO a %s table is not supported", t.Format)
 	}
-	path := filepath.Join(t.Dir(), "part-"+uuid.NewString()+extension(t.Format))
+	path := filepath.Join(t.Dir(), "part-"+uuid.NewString()+write.Extension(physical.Format(t.Format)))
 	opts := []WriteOption{withFormat(t.Format)}
 	if t.Format == catalog.CSV {
 		d, err := catalog.CSVDelimiter(t.Options)

@@ -65,10 +65,16 @@ func TestWritePartitionedPruning(t *testing.T) {
 		if err := df.WriteParquet(ctx, out, quiver.PartitionBy("o_orderstatus"), quiver.Compression("zstd")); err != nil {
 			t.Fatal(err)
 		}
+		// The rows are hash-partitioned on the key before the write: one
+		// task, and so one file, per partition value.
 		for _, st := range []string{"F", "O", "P"} {
-			if _, err := os.Stat(filepath.Join(out, "o_orderstatus="+st, "data_0.parquet")); err != nil {
-				t.Errorf("partition %s: %v", st, err)
+			files, _ := filepath.Glob(filepath.Join(out, "o_orderstatus="+st, "*.parquet"))
+			if len(files) != 1 {
+				t.Errorf("partition %s: files %v, want one", st, files)
 			}
+		}
+		if hidden, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*")); len(hidden) != 0 {
+			t.Errorf("the write left %v beside its target", hidden)
 		}
 		want := sqlRows(t, s, "SELECT o_orderstatus, count(*), sum(o_totalprice) FROM orders GROUP BY 1 ORDER BY 1")
 		got := sqlRows(t, s, "SELECT o_orderstatus, count(*), sum(o_totalprice) FROM '"+out+"' GROUP BY 1 ORDER BY 1")
@@ -121,7 +127,7 @@ func TestCopyCanceledLeavesNothing(t *testing.T) {
 			<-done
 			t.Fatal("the write never started")
 		}
-		matches, _ := filepath.Glob(filepath.Join(dir, ".huge.csv.quiver-tmp-*", "huge.csv"))
+		matches, _ := filepath.Glob(filepath.Join(dir, ".huge.csv.quiver-tmp-*", "part-*.csv"))
 		for _, m := range matches {
 			if st, err := os.Stat(m); err == nil && st.Size() > 0 {
 				started = true

@@ -9,6 +9,7 @@ import (
 	"github.com/quiverdb/quiver/exec/shuffle"
 	"github.com/quiverdb/quiver/exec/sort"
 	"github.com/quiverdb/quiver/exec/window"
+	"github.com/quiverdb/quiver/exec/write"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -41,6 +42,10 @@ func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Opera
 		op, err = sort.NewSort(tc, n, partition)
 	case *physical.Window:
 		op, err = window.NewWindow(tc, n, partition)
+	case *physical.FileSink:
+		op, err = write.NewFileSink(tc, n, partition)
+	case *physical.FileCommit:
+		op, err = write.NewFileCommit(tc, n, partition)
 	case *physical.Expand:
 		op, err = expand.NewExpand(tc, n, partition)
 	case *physical.SortPreservingMerge:

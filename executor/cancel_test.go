@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
@@ -73,7 +74,7 @@ func waitEntered(t *testing.T, p *hangingPeer) {
 }
 
 func TestCancelTasksStopsLongTask(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, func(c *executor.Config) { c.VCores = 1 })
 	peer, meta := startHangingPeer(t)
@@ -100,7 +101,7 @@ func TestCancelTasksStopsLongTask(t *testing.T) {
 }
 
 func TestCloseWithRunningTasksReturnsPromptly(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	peer, meta := startHangingPeer(t)

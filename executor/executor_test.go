@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/codec"
@@ -133,7 +134,7 @@ func checkNationKeys(t *testing.T, keys []int64) {
 }
 
 func TestTaskWritesShuffleFilesServedOverFlight(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	scan := nationScan(t)
@@ -172,7 +173,7 @@ func TestTaskWritesShuffleFilesServedOverFlight(t *testing.T) {
 // stage 2 (a ShuffleReader of stage 1) on another, which fetches over
 // Flight.
 func TestTaskReadsAnotherExecutorsOutput(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	addr := startScheduler(t, sched)
 	e1 := startExecutor(t, addr, mem, nil)
@@ -197,7 +198,7 @@ func TestTaskReadsAnotherExecutorsOutput(t *testing.T) {
 }
 
 func TestTaskFailureReportsKind(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	c := executorClient(t, e)
@@ -228,7 +229,7 @@ func TestTaskFailureReportsKind(t *testing.T) {
 }
 
 func TestTaskPanicIsInternalError(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, func(c *executor.Config) {
 		c.MemoryTables = func(string) ([][]arrow.RecordBatch, bool) { panic("boom") }
@@ -242,7 +243,7 @@ func TestTaskPanicIsInternalError(t *testing.T) {
 }
 
 func TestTaskUsesMemoryTables(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "n_nationkey", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	tables := exectest.Tables{"t": {exectest.Batches(t, mem, schema, `[{"n_nationkey":0},{"n_nationkey":1},{"n_nationkey":2}]`, 1, 2)}}
 	t.Cleanup(tables.Release) // after the executor closes
@@ -260,7 +261,7 @@ func TestTaskUsesMemoryTables(t *testing.T) {
 }
 
 func TestFetchFailureIsReported(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	addr := startScheduler(t, sched)
 	e := startExecutor(t, addr, mem, nil)
@@ -280,7 +281,7 @@ func TestFetchFailureIsReported(t *testing.T) {
 }
 
 func TestRemoveJobDataKeepsPinnedStages(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	c := executorClient(t, e)
@@ -347,7 +348,7 @@ func TestRemoveJobDataKeepsPinnedStages(t *testing.T) {
 }
 
 func TestRegistrationAndHeartbeats(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, func(c *executor.Config) { c.ID = "exec-7"; c.VCores = 3 })
 	<-sched.registered
@@ -376,7 +377,7 @@ func TestRegistrationAndHeartbeats(t *testing.T) {
 // TestStartWaitsForScheduler starts the executor before the scheduler:
 // Start retries until the scheduler comes up.
 func TestStartWaitsForScheduler(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	port := deadPort(t)
 	addr := "127.0.0.1:" + itoa(port)
 	sched := newFakeScheduler()
@@ -430,7 +431,7 @@ var _ execop.ShuffleFetcher = (*executor.FlightFetcher)(nil)
 // retried until a new scheduler comes up on the same address, and the
 // executor registers with it again.
 func TestSchedulerRestart(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
@@ -112,7 +113,7 @@ func locOf(e *executor.Executor, job string, stage, out, mapPart int) physical.P
 // TestFlightServesShuffleFiles writes IPC stream files (compressed or not,
 // with an empty batch) and reads them back over Flight.
 func TestFlightServesShuffleFiles(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	f := executor.NewFlightFetcher(mem)
@@ -149,7 +150,7 @@ func TestFlightServesShuffleFiles(t *testing.T) {
 // TestFlightMissingFileIsFetchError checks that a file the executor does
 // not have is an *execop.FetchError naming the location.
 func TestFlightMissingFileIsFetchError(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	f := executor.NewFlightFetcher(mem)
@@ -172,7 +173,7 @@ func TestFlightMissingFileIsFetchError(t *testing.T) {
 // TestFlightRefusesBadTickets sends tickets that try to leave the work dir
 // or are malformed; none may be served.
 func TestFlightRefusesBadTickets(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	// A shuffle-shaped file beside the work dir, which ticket "../x" would
@@ -228,7 +229,7 @@ func TestFlightRefusesBadTickets(t *testing.T) {
 
 // TestFetchUnreachableExecutor checks a dead peer is a fetch error, fast.
 func TestFetchUnreachableExecutor(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	f := executor.NewFlightFetcher(mem)
 	defer f.Close()
 	loc := physical.PartitionLocation{JobID: "j", StageID: 1, Executor: physical.ExecutorMeta{ID: "gone", Host: "127.0.0.1", FlightPort: deadPort(t)}}

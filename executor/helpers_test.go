@@ -85,14 +85,6 @@ func serveScheduler(t *testing.T, s *fakeScheduler, lis net.Listener) string {
 	return lis.Addr().String()
 }
 
-// testAllocator is a checked allocator asserted empty when the test ends
-// (after the executors, registered later, have closed).
-func testAllocator(t *testing.T) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
-
 // startExecutor starts an executor against schedAddr; it is closed when the
 // test ends.
 func startExecutor(t *testing.T, schedAddr string, mem memory.Allocator, edit func(*executor.Config)) *executor.Executor {

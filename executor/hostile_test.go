@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/codec"
 	"github.com/quiverdb/quiver/rpc"
@@ -37,7 +38,7 @@ func corpusInput(t *testing.T, path string) []byte {
 // queued: its valid sibling task does not run either, and the executor
 // keeps serving.
 func TestLaunchRefusesHostileTasks(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	c := executorClient(t, e)

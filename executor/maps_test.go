@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
 )
@@ -15,7 +16,7 @@ func TestCacheFilesStayMappedUntilRemoved(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("files are mapped only on linux")
 	}
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	c := executorClient(t, e)

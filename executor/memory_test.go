@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
@@ -22,7 +23,7 @@ import (
 // with a resources error that names that limit, the executor's count goes
 // back to zero, and the executor goes on running tasks that fit.
 func TestExecutorMemoryLimit(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	const rows = 200_000 // 1.6 MB of values, every one its own group
 	b := array.NewInt64Builder(mem)
@@ -95,7 +96,7 @@ func TestStaleSpillFilesRemovedAtStart(t *testing.T) {
 	if err := os.WriteFile(stale, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	startExecutor(t, startScheduler(t, newFakeScheduler()), testAllocator(t), func(c *executor.Config) { c.WorkDir = dir })
+	startExecutor(t, startScheduler(t, newFakeScheduler()), memcheck.New(t), func(c *executor.Config) { c.WorkDir = dir })
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Fatalf("stale spill file still there after start: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
@@ -68,7 +69,7 @@ func withMetrics(c *executor.Config) { c.MetricsAddr = "127.0.0.1:0" }
 // over Flight; each executor's /metrics counts what it did, in the bytes
 // the tasks reported.
 func TestExecutorMetrics(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	addr := startScheduler(t, sched)
 	e1 := startExecutor(t, addr, mem, withMetrics)
@@ -137,7 +138,7 @@ func TestExecutorMetrics(t *testing.T) {
 // new tasks, waits for the running one (released mid-drain) to report,
 // and only then deregisters and closes.
 func TestDrainLetsRunningTaskFinish(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, withMetrics)
 	peer, meta := startHangingPeer(t)
@@ -179,7 +180,7 @@ func TestDrainLetsRunningTaskFinish(t *testing.T) {
 // TestDrainGraceCancels: a task still running when the grace period ends
 // is cancelled, reports so, and the executor leaves.
 func TestDrainGraceCancels(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	peer, meta := startHangingPeer(t)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/executor"
 )
 
@@ -31,7 +32,7 @@ func TestRegisterSweepsOrphans(t *testing.T) {
 	}
 	mk("old-job/1/0")
 	mk("kept-job/2/0")
-	startExecutor(t, addr, testAllocator(t), func(c *executor.Config) { c.WorkDir = work })
+	startExecutor(t, addr, memcheck.New(t), func(c *executor.Config) { c.WorkDir = work })
 	if _, err := os.Stat(filepath.Join(work, "old-job")); !os.IsNotExist(err) {
 		t.Errorf("old-job survived the start: %v", err)
 	}

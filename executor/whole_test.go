@@ -2,13 +2,15 @@ package executor_test
 
 import (
 	"context"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"path/filepath"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/exec/exectest"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/physical/codec"
@@ -33,7 +35,7 @@ func launchWhole(t *testing.T, c rpc.ExecutorServiceClient, w *physical.ShuffleW
 // task: every partition runs, sharing the exchange, and the task reports
 // the file of each.
 func TestWholeStageTask(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	scan := nationScan(t)
@@ -78,7 +80,7 @@ func TestWholeStageTask(t *testing.T) {
 // TestWholeStageTaskFailure: one failing partition fails the task with its
 // error and stops the others (goleak checks that they all ended).
 func TestWholeStageTaskFailure(t *testing.T) {
-	mem := testAllocator(t)
+	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, func(c *executor.Config) {
 		c.MemoryTables = func(string) ([][]arrow.RecordBatch, bool) { panic("boom") }

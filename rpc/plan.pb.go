@@ -1295,6 +1295,8 @@ type PhysicalPlan struct {
 	//	*PhysicalPlan_ShuffleReader
 	//	*PhysicalPlan_CacheReader
 	//	*PhysicalPlan_Window
+	//	*PhysicalPlan_FileSink
+	//	*PhysicalPlan_FileCommit
 	//	*PhysicalPlan_Expand
 	Node          isPhysicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
@@ -1518,6 +1520,24 @@ func (x *PhysicalPlan) GetWindow() *PhysicalWindow {
 	return nil
 }
 
+func (x *PhysicalPlan) GetFileSink() *PhysicalFileSink {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_FileSink); ok {
+			return x.FileSink
+		}
+	}
+	return nil
+}
+
+func (x *PhysicalPlan) GetFileCommit() *PhysicalFileCommit {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_FileCommit); ok {
+			return x.FileCommit
+		}
+	}
+	return nil
+}
+
 func (x *PhysicalPlan) GetExpand() *PhysicalExpand {
 	if x != nil {
 		if x, ok := x.Node.(*PhysicalPlan_Expand); ok {
@@ -1611,6 +1631,14 @@ type PhysicalPlan_Window struct {
 	Window *PhysicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
 }
 
+type PhysicalPlan_FileSink struct {
+	FileSink *PhysicalFileSink `protobuf:"bytes,40,opt,name=file_sink,json=fileSink,proto3,oneof"`
+}
+
+type PhysicalPlan_FileCommit struct {
+	FileCommit *PhysicalFileCommit `protobuf:"bytes,41,opt,name=file_commit,json=fileCommit,proto3,oneof"`
+}
+
 type PhysicalPlan_Expand struct {
 	Expand *PhysicalExpand `protobuf:"bytes,50,opt,name=expand,proto3,oneof"`
 }
@@ -1655,7 +1683,232 @@ func (*PhysicalPlan_CacheReader) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Window) isPhysicalPlan_Node() {}
 
+func (*PhysicalPlan_FileSink) isPhysicalPlan_Node() {}
+
+func (*PhysicalPlan_FileCommit) isPhysicalPlan_Node() {}
+
 func (*PhysicalPlan_Expand) isPhysicalPlan_Node() {}
+
+// WriteSpec is physical.WriteSpec (logical.WriteOptions on a LogicalWrite).
+type WriteSpec struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Format        string                 `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
+	PartitionBy   []int32                `protobuf:"varint,2,rep,packed,name=partition_by,json=partitionBy,proto3" json:"partition_by,omitempty"`
+	Compression   string                 `protobuf:"bytes,3,opt,name=compression,proto3" json:"compression,omitempty"`
+	RowGroupSize  int64                  `protobuf:"varint,4,opt,name=row_group_size,json=rowGroupSize,proto3" json:"row_group_size,omitempty"`
+	Delimiter     int32                  `protobuf:"varint,5,opt,name=delimiter,proto3" json:"delimiter,omitempty"`
+	Header        bool                   `protobuf:"varint,6,opt,name=header,proto3" json:"header,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteSpec) Reset() {
+	*x = WriteSpec{}
+	mi := &file_plan_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteSpec) ProtoMessage() {}
+
+func (x *WriteSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteSpec.ProtoReflect.Descriptor instead.
+func (*WriteSpec) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WriteSpec) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *WriteSpec) GetPartitionBy() []int32 {
+	if x != nil {
+		return x.PartitionBy
+	}
+	return nil
+}
+
+func (x *WriteSpec) GetCompression() string {
+	if x != nil {
+		return x.Compression
+	}
+	return ""
+}
+
+func (x *WriteSpec) GetRowGroupSize() int64 {
+	if x != nil {
+		return x.RowGroupSize
+	}
+	return 0
+}
+
+func (x *WriteSpec) GetDelimiter() int32 {
+	if x != nil {
+		return x.Delimiter
+	}
+	return 0
+}
+
+func (x *WriteSpec) GetHeader() bool {
+	if x != nil {
+		return x.Header
+	}
+	return false
+}
+
+type PhysicalFileSink struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Staging       string                 `protobuf:"bytes,2,opt,name=staging,proto3" json:"staging,omitempty"`
+	Spec          *WriteSpec             `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalFileSink) Reset() {
+	*x = PhysicalFileSink{}
+	mi := &file_plan_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalFileSink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalFileSink) ProtoMessage() {}
+
+func (x *PhysicalFileSink) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalFileSink.ProtoReflect.Descriptor instead.
+func (*PhysicalFileSink) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PhysicalFileSink) GetInput() *PhysicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *PhysicalFileSink) GetStaging() string {
+	if x != nil {
+		return x.Staging
+	}
+	return ""
+}
+
+func (x *PhysicalFileSink) GetSpec() *WriteSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+type PhysicalFileCommit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Staging       string                 `protobuf:"bytes,2,opt,name=staging,proto3" json:"staging,omitempty"`
+	Target        string                 `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	Single        bool                   `protobuf:"varint,4,opt,name=single,proto3" json:"single,omitempty"`
+	Overwrite     bool                   `protobuf:"varint,5,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalFileCommit) Reset() {
+	*x = PhysicalFileCommit{}
+	mi := &file_plan_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalFileCommit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalFileCommit) ProtoMessage() {}
+
+func (x *PhysicalFileCommit) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalFileCommit.ProtoReflect.Descriptor instead.
+func (*PhysicalFileCommit) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PhysicalFileCommit) GetInput() *PhysicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *PhysicalFileCommit) GetStaging() string {
+	if x != nil {
+		return x.Staging
+	}
+	return ""
+}
+
+func (x *PhysicalFileCommit) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *PhysicalFileCommit) GetSingle() bool {
+	if x != nil {
+		return x.Single
+	}
+	return false
+}
+
+func (x *PhysicalFileCommit) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
 
 type FileList struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1666,7 +1919,7 @@ type FileList struct {
 
 func (x *FileList) Reset() {
 	*x = FileList{}
-	mi := &file_plan_proto_msgTypes[17]
+	mi := &file_plan_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1678,7 +1931,7 @@ func (x *FileList) String() string {
 func (*FileList) ProtoMessage() {}
 
 func (x *FileList) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[17]
+	mi := &file_plan_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1691,7 +1944,7 @@ func (x *FileList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileList.ProtoReflect.Descriptor instead.
 func (*FileList) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{17}
+	return file_plan_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FileList) GetFiles() []string {
@@ -1722,7 +1975,7 @@ type PhysicalScan struct {
 
 func (x *PhysicalScan) Reset() {
 	*x = PhysicalScan{}
-	mi := &file_plan_proto_msgTypes[18]
+	mi := &file_plan_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1734,7 +1987,7 @@ func (x *PhysicalScan) String() string {
 func (*PhysicalScan) ProtoMessage() {}
 
 func (x *PhysicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[18]
+	mi := &file_plan_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1747,7 +2000,7 @@ func (x *PhysicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalScan.ProtoReflect.Descriptor instead.
 func (*PhysicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{18}
+	return file_plan_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PhysicalScan) GetTable() string {
@@ -1838,7 +2091,7 @@ type RowGroupRange struct {
 
 func (x *RowGroupRange) Reset() {
 	*x = RowGroupRange{}
-	mi := &file_plan_proto_msgTypes[19]
+	mi := &file_plan_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1850,7 +2103,7 @@ func (x *RowGroupRange) String() string {
 func (*RowGroupRange) ProtoMessage() {}
 
 func (x *RowGroupRange) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[19]
+	mi := &file_plan_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1863,7 +2116,7 @@ func (x *RowGroupRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupRange.ProtoReflect.Descriptor instead.
 func (*RowGroupRange) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{19}
+	return file_plan_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RowGroupRange) GetStart() int32 {
@@ -1889,7 +2142,7 @@ type RowGroupRanges struct {
 
 func (x *RowGroupRanges) Reset() {
 	*x = RowGroupRanges{}
-	mi := &file_plan_proto_msgTypes[20]
+	mi := &file_plan_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1901,7 +2154,7 @@ func (x *RowGroupRanges) String() string {
 func (*RowGroupRanges) ProtoMessage() {}
 
 func (x *RowGroupRanges) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[20]
+	mi := &file_plan_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1914,7 +2167,7 @@ func (x *RowGroupRanges) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupRanges.ProtoReflect.Descriptor instead.
 func (*RowGroupRanges) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{20}
+	return file_plan_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RowGroupRanges) GetRanges() []*RowGroupRange {
@@ -1934,7 +2187,7 @@ type PhysicalFilter struct {
 
 func (x *PhysicalFilter) Reset() {
 	*x = PhysicalFilter{}
-	mi := &file_plan_proto_msgTypes[21]
+	mi := &file_plan_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2199,7 @@ func (x *PhysicalFilter) String() string {
 func (*PhysicalFilter) ProtoMessage() {}
 
 func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[21]
+	mi := &file_plan_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2212,7 @@ func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalFilter.ProtoReflect.Descriptor instead.
 func (*PhysicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{21}
+	return file_plan_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PhysicalFilter) GetInput() *PhysicalPlan {
@@ -1987,7 +2240,7 @@ type PhysicalProjection struct {
 
 func (x *PhysicalProjection) Reset() {
 	*x = PhysicalProjection{}
-	mi := &file_plan_proto_msgTypes[22]
+	mi := &file_plan_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1999,7 +2252,7 @@ func (x *PhysicalProjection) String() string {
 func (*PhysicalProjection) ProtoMessage() {}
 
 func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[22]
+	mi := &file_plan_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2012,7 +2265,7 @@ func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalProjection.ProtoReflect.Descriptor instead.
 func (*PhysicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{22}
+	return file_plan_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PhysicalProjection) GetInput() *PhysicalPlan {
@@ -2050,7 +2303,7 @@ type PhysicalAggregateExpr struct {
 
 func (x *PhysicalAggregateExpr) Reset() {
 	*x = PhysicalAggregateExpr{}
-	mi := &file_plan_proto_msgTypes[23]
+	mi := &file_plan_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2315,7 @@ func (x *PhysicalAggregateExpr) String() string {
 func (*PhysicalAggregateExpr) ProtoMessage() {}
 
 func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[23]
+	mi := &file_plan_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2328,7 @@ func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalAggregateExpr.ProtoReflect.Descriptor instead.
 func (*PhysicalAggregateExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{23}
+	return file_plan_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PhysicalAggregateExpr) GetFunc() int32 {
@@ -2133,7 +2386,7 @@ type PhysicalHashAggregate struct {
 
 func (x *PhysicalHashAggregate) Reset() {
 	*x = PhysicalHashAggregate{}
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2145,7 +2398,7 @@ func (x *PhysicalHashAggregate) String() string {
 func (*PhysicalHashAggregate) ProtoMessage() {}
 
 func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2158,7 +2411,7 @@ func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashAggregate.ProtoReflect.Descriptor instead.
 func (*PhysicalHashAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{24}
+	return file_plan_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PhysicalHashAggregate) GetInput() *PhysicalPlan {
@@ -2206,7 +2459,7 @@ type PhysicalJoinOn struct {
 
 func (x *PhysicalJoinOn) Reset() {
 	*x = PhysicalJoinOn{}
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2218,7 +2471,7 @@ func (x *PhysicalJoinOn) String() string {
 func (*PhysicalJoinOn) ProtoMessage() {}
 
 func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2231,7 +2484,7 @@ func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalJoinOn.ProtoReflect.Descriptor instead.
 func (*PhysicalJoinOn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{25}
+	return file_plan_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PhysicalJoinOn) GetLeft() *PhysicalExpr {
@@ -2264,7 +2517,7 @@ type PhysicalHashJoin struct {
 
 func (x *PhysicalHashJoin) Reset() {
 	*x = PhysicalHashJoin{}
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2276,7 +2529,7 @@ func (x *PhysicalHashJoin) String() string {
 func (*PhysicalHashJoin) ProtoMessage() {}
 
 func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2289,7 +2542,7 @@ func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalHashJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{26}
+	return file_plan_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PhysicalHashJoin) GetLeft() *PhysicalPlan {
@@ -2361,7 +2614,7 @@ type PhysicalNestedLoopJoin struct {
 
 func (x *PhysicalNestedLoopJoin) Reset() {
 	*x = PhysicalNestedLoopJoin{}
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2373,7 +2626,7 @@ func (x *PhysicalNestedLoopJoin) String() string {
 func (*PhysicalNestedLoopJoin) ProtoMessage() {}
 
 func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2639,7 @@ func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalNestedLoopJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalNestedLoopJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{27}
+	return file_plan_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PhysicalNestedLoopJoin) GetLeft() *PhysicalPlan {
@@ -2436,7 +2689,7 @@ type PhysicalSort struct {
 
 func (x *PhysicalSort) Reset() {
 	*x = PhysicalSort{}
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2448,7 +2701,7 @@ func (x *PhysicalSort) String() string {
 func (*PhysicalSort) ProtoMessage() {}
 
 func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2461,7 +2714,7 @@ func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSort.ProtoReflect.Descriptor instead.
 func (*PhysicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{28}
+	return file_plan_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PhysicalSort) GetInput() *PhysicalPlan {
@@ -2503,7 +2756,7 @@ type PhysicalSortPreservingMerge struct {
 
 func (x *PhysicalSortPreservingMerge) Reset() {
 	*x = PhysicalSortPreservingMerge{}
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2768,7 @@ func (x *PhysicalSortPreservingMerge) String() string {
 func (*PhysicalSortPreservingMerge) ProtoMessage() {}
 
 func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2781,7 @@ func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSortPreservingMerge.ProtoReflect.Descriptor instead.
 func (*PhysicalSortPreservingMerge) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{29}
+	return file_plan_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PhysicalSortPreservingMerge) GetInput() *PhysicalPlan {
@@ -2563,7 +2816,7 @@ type PhysicalLimit struct {
 
 func (x *PhysicalLimit) Reset() {
 	*x = PhysicalLimit{}
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2575,7 +2828,7 @@ func (x *PhysicalLimit) String() string {
 func (*PhysicalLimit) ProtoMessage() {}
 
 func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2588,7 +2841,7 @@ func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{30}
+	return file_plan_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PhysicalLimit) GetInput() *PhysicalPlan {
@@ -2622,7 +2875,7 @@ type PhysicalLocalLimit struct {
 
 func (x *PhysicalLocalLimit) Reset() {
 	*x = PhysicalLocalLimit{}
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2634,7 +2887,7 @@ func (x *PhysicalLocalLimit) String() string {
 func (*PhysicalLocalLimit) ProtoMessage() {}
 
 func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2647,7 +2900,7 @@ func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLocalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLocalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{31}
+	return file_plan_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PhysicalLocalLimit) GetInput() *PhysicalPlan {
@@ -2673,7 +2926,7 @@ type PhysicalUnion struct {
 
 func (x *PhysicalUnion) Reset() {
 	*x = PhysicalUnion{}
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2938,7 @@ func (x *PhysicalUnion) String() string {
 func (*PhysicalUnion) ProtoMessage() {}
 
 func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2951,7 @@ func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnion.ProtoReflect.Descriptor instead.
 func (*PhysicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{32}
+	return file_plan_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PhysicalUnion) GetInputs() []*PhysicalPlan {
@@ -2718,7 +2971,7 @@ type PhysicalValues struct {
 
 func (x *PhysicalValues) Reset() {
 	*x = PhysicalValues{}
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2730,7 +2983,7 @@ func (x *PhysicalValues) String() string {
 func (*PhysicalValues) ProtoMessage() {}
 
 func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2743,7 +2996,7 @@ func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalValues.ProtoReflect.Descriptor instead.
 func (*PhysicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{33}
+	return file_plan_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PhysicalValues) GetSchema() []byte {
@@ -2770,7 +3023,7 @@ type PhysicalEmpty struct {
 
 func (x *PhysicalEmpty) Reset() {
 	*x = PhysicalEmpty{}
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +3035,7 @@ func (x *PhysicalEmpty) String() string {
 func (*PhysicalEmpty) ProtoMessage() {}
 
 func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +3048,7 @@ func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalEmpty.ProtoReflect.Descriptor instead.
 func (*PhysicalEmpty) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{34}
+	return file_plan_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PhysicalEmpty) GetSchema() []byte {
@@ -2823,7 +3076,7 @@ type PhysicalRepartition struct {
 
 func (x *PhysicalRepartition) Reset() {
 	*x = PhysicalRepartition{}
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2835,7 +3088,7 @@ func (x *PhysicalRepartition) String() string {
 func (*PhysicalRepartition) ProtoMessage() {}
 
 func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2848,7 +3101,7 @@ func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRepartition.ProtoReflect.Descriptor instead.
 func (*PhysicalRepartition) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{35}
+	return file_plan_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PhysicalRepartition) GetInput() *PhysicalPlan {
@@ -2881,7 +3134,7 @@ type PhysicalCoalesce struct {
 
 func (x *PhysicalCoalesce) Reset() {
 	*x = PhysicalCoalesce{}
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2893,7 +3146,7 @@ func (x *PhysicalCoalesce) String() string {
 func (*PhysicalCoalesce) ProtoMessage() {}
 
 func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2906,7 +3159,7 @@ func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCoalesce.ProtoReflect.Descriptor instead.
 func (*PhysicalCoalesce) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{36}
+	return file_plan_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PhysicalCoalesce) GetInput() *PhysicalPlan {
@@ -2931,7 +3184,7 @@ type PhysicalShuffleWriter struct {
 
 func (x *PhysicalShuffleWriter) Reset() {
 	*x = PhysicalShuffleWriter{}
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2943,7 +3196,7 @@ func (x *PhysicalShuffleWriter) String() string {
 func (*PhysicalShuffleWriter) ProtoMessage() {}
 
 func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2956,7 +3209,7 @@ func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleWriter.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleWriter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{37}
+	return file_plan_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PhysicalShuffleWriter) GetInput() *PhysicalPlan {
@@ -3019,7 +3272,7 @@ type PhysicalUnresolvedShuffle struct {
 
 func (x *PhysicalUnresolvedShuffle) Reset() {
 	*x = PhysicalUnresolvedShuffle{}
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3031,7 +3284,7 @@ func (x *PhysicalUnresolvedShuffle) String() string {
 func (*PhysicalUnresolvedShuffle) ProtoMessage() {}
 
 func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3044,7 +3297,7 @@ func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnresolvedShuffle.ProtoReflect.Descriptor instead.
 func (*PhysicalUnresolvedShuffle) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{38}
+	return file_plan_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PhysicalUnresolvedShuffle) GetStageId() int32 {
@@ -3080,7 +3333,7 @@ type PhysicalShuffleReader struct {
 
 func (x *PhysicalShuffleReader) Reset() {
 	*x = PhysicalShuffleReader{}
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3092,7 +3345,7 @@ func (x *PhysicalShuffleReader) String() string {
 func (*PhysicalShuffleReader) ProtoMessage() {}
 
 func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3105,7 +3358,7 @@ func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleReader.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{39}
+	return file_plan_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PhysicalShuffleReader) GetStageId() int32 {
@@ -3139,7 +3392,7 @@ type CacheKey struct {
 
 func (x *CacheKey) Reset() {
 	*x = CacheKey{}
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3151,7 +3404,7 @@ func (x *CacheKey) String() string {
 func (*CacheKey) ProtoMessage() {}
 
 func (x *CacheKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3164,7 +3417,7 @@ func (x *CacheKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheKey.ProtoReflect.Descriptor instead.
 func (*CacheKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{40}
+	return file_plan_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CacheKey) GetSessionId() string {
@@ -3194,7 +3447,7 @@ type PhysicalCacheReader struct {
 
 func (x *PhysicalCacheReader) Reset() {
 	*x = PhysicalCacheReader{}
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3206,7 +3459,7 @@ func (x *PhysicalCacheReader) String() string {
 func (*PhysicalCacheReader) ProtoMessage() {}
 
 func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3219,7 +3472,7 @@ func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCacheReader.ProtoReflect.Descriptor instead.
 func (*PhysicalCacheReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{41}
+	return file_plan_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PhysicalCacheReader) GetKey() *CacheKey {
@@ -3286,7 +3539,7 @@ type LogicalExpr struct {
 
 func (x *LogicalExpr) Reset() {
 	*x = LogicalExpr{}
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3298,7 +3551,7 @@ func (x *LogicalExpr) String() string {
 func (*LogicalExpr) ProtoMessage() {}
 
 func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3311,7 +3564,7 @@ func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpr.ProtoReflect.Descriptor instead.
 func (*LogicalExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{42}
+	return file_plan_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LogicalExpr) GetKind() isLogicalExpr_Kind {
@@ -3605,7 +3858,7 @@ type LogicalColumn struct {
 
 func (x *LogicalColumn) Reset() {
 	*x = LogicalColumn{}
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3617,7 +3870,7 @@ func (x *LogicalColumn) String() string {
 func (*LogicalColumn) ProtoMessage() {}
 
 func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3630,7 +3883,7 @@ func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalColumn.ProtoReflect.Descriptor instead.
 func (*LogicalColumn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{43}
+	return file_plan_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LogicalColumn) GetQualifier() string {
@@ -3659,7 +3912,7 @@ type LogicalOuterRef struct {
 
 func (x *LogicalOuterRef) Reset() {
 	*x = LogicalOuterRef{}
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3671,7 +3924,7 @@ func (x *LogicalOuterRef) String() string {
 func (*LogicalOuterRef) ProtoMessage() {}
 
 func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3684,7 +3937,7 @@ func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalOuterRef.ProtoReflect.Descriptor instead.
 func (*LogicalOuterRef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{44}
+	return file_plan_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LogicalOuterRef) GetQualifier() string {
@@ -3725,7 +3978,7 @@ type LogicalAlias struct {
 
 func (x *LogicalAlias) Reset() {
 	*x = LogicalAlias{}
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3737,7 +3990,7 @@ func (x *LogicalAlias) String() string {
 func (*LogicalAlias) ProtoMessage() {}
 
 func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3750,7 +4003,7 @@ func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAlias.ProtoReflect.Descriptor instead.
 func (*LogicalAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{45}
+	return file_plan_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LogicalAlias) GetExpr() *LogicalExpr {
@@ -3778,7 +4031,7 @@ type LogicalBinary struct {
 
 func (x *LogicalBinary) Reset() {
 	*x = LogicalBinary{}
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3790,7 +4043,7 @@ func (x *LogicalBinary) String() string {
 func (*LogicalBinary) ProtoMessage() {}
 
 func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3803,7 +4056,7 @@ func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalBinary.ProtoReflect.Descriptor instead.
 func (*LogicalBinary) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{46}
+	return file_plan_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LogicalBinary) GetOp() int32 {
@@ -3837,7 +4090,7 @@ type LogicalIsNull struct {
 
 func (x *LogicalIsNull) Reset() {
 	*x = LogicalIsNull{}
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3849,7 +4102,7 @@ func (x *LogicalIsNull) String() string {
 func (*LogicalIsNull) ProtoMessage() {}
 
 func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3862,7 +4115,7 @@ func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalIsNull.ProtoReflect.Descriptor instead.
 func (*LogicalIsNull) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{47}
+	return file_plan_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LogicalIsNull) GetExpr() *LogicalExpr {
@@ -3889,7 +4142,7 @@ type LogicalCast struct {
 
 func (x *LogicalCast) Reset() {
 	*x = LogicalCast{}
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3901,7 +4154,7 @@ func (x *LogicalCast) String() string {
 func (*LogicalCast) ProtoMessage() {}
 
 func (x *LogicalCast) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3914,7 +4167,7 @@ func (x *LogicalCast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCast.ProtoReflect.Descriptor instead.
 func (*LogicalCast) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{48}
+	return file_plan_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LogicalCast) GetExpr() *LogicalExpr {
@@ -3941,7 +4194,7 @@ type LogicalWhen struct {
 
 func (x *LogicalWhen) Reset() {
 	*x = LogicalWhen{}
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3953,7 +4206,7 @@ func (x *LogicalWhen) String() string {
 func (*LogicalWhen) ProtoMessage() {}
 
 func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3966,7 +4219,7 @@ func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWhen.ProtoReflect.Descriptor instead.
 func (*LogicalWhen) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{49}
+	return file_plan_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LogicalWhen) GetCond() *LogicalExpr {
@@ -3994,7 +4247,7 @@ type LogicalCase struct {
 
 func (x *LogicalCase) Reset() {
 	*x = LogicalCase{}
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4006,7 +4259,7 @@ func (x *LogicalCase) String() string {
 func (*LogicalCase) ProtoMessage() {}
 
 func (x *LogicalCase) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4019,7 +4272,7 @@ func (x *LogicalCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCase.ProtoReflect.Descriptor instead.
 func (*LogicalCase) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{50}
+	return file_plan_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LogicalCase) GetOperand() *LogicalExpr {
@@ -4055,7 +4308,7 @@ type LogicalLike struct {
 
 func (x *LogicalLike) Reset() {
 	*x = LogicalLike{}
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4067,7 +4320,7 @@ func (x *LogicalLike) String() string {
 func (*LogicalLike) ProtoMessage() {}
 
 func (x *LogicalLike) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4080,7 +4333,7 @@ func (x *LogicalLike) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLike.ProtoReflect.Descriptor instead.
 func (*LogicalLike) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{51}
+	return file_plan_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LogicalLike) GetExpr() *LogicalExpr {
@@ -4122,7 +4375,7 @@ type LogicalInList struct {
 
 func (x *LogicalInList) Reset() {
 	*x = LogicalInList{}
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4134,7 +4387,7 @@ func (x *LogicalInList) String() string {
 func (*LogicalInList) ProtoMessage() {}
 
 func (x *LogicalInList) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4147,7 +4400,7 @@ func (x *LogicalInList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInList.ProtoReflect.Descriptor instead.
 func (*LogicalInList) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{52}
+	return file_plan_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *LogicalInList) GetExpr() *LogicalExpr {
@@ -4181,7 +4434,7 @@ type LogicalScalarFunc struct {
 
 func (x *LogicalScalarFunc) Reset() {
 	*x = LogicalScalarFunc{}
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4193,7 +4446,7 @@ func (x *LogicalScalarFunc) String() string {
 func (*LogicalScalarFunc) ProtoMessage() {}
 
 func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4206,7 +4459,7 @@ func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScalarFunc.ProtoReflect.Descriptor instead.
 func (*LogicalScalarFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{53}
+	return file_plan_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *LogicalScalarFunc) GetName() string {
@@ -4234,7 +4487,7 @@ type LogicalAggExpr struct {
 
 func (x *LogicalAggExpr) Reset() {
 	*x = LogicalAggExpr{}
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4246,7 +4499,7 @@ func (x *LogicalAggExpr) String() string {
 func (*LogicalAggExpr) ProtoMessage() {}
 
 func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4259,7 +4512,7 @@ func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggExpr.ProtoReflect.Descriptor instead.
 func (*LogicalAggExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{54}
+	return file_plan_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *LogicalAggExpr) GetFunc() int32 {
@@ -4293,7 +4546,7 @@ type LogicalExists struct {
 
 func (x *LogicalExists) Reset() {
 	*x = LogicalExists{}
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4305,7 +4558,7 @@ func (x *LogicalExists) String() string {
 func (*LogicalExists) ProtoMessage() {}
 
 func (x *LogicalExists) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4318,7 +4571,7 @@ func (x *LogicalExists) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExists.ProtoReflect.Descriptor instead.
 func (*LogicalExists) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{55}
+	return file_plan_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LogicalExists) GetPlan() *LogicalPlan {
@@ -4346,7 +4599,7 @@ type LogicalInSubquery struct {
 
 func (x *LogicalInSubquery) Reset() {
 	*x = LogicalInSubquery{}
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4358,7 +4611,7 @@ func (x *LogicalInSubquery) String() string {
 func (*LogicalInSubquery) ProtoMessage() {}
 
 func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4371,7 +4624,7 @@ func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInSubquery.ProtoReflect.Descriptor instead.
 func (*LogicalInSubquery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{56}
+	return file_plan_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *LogicalInSubquery) GetExpr() *LogicalExpr {
@@ -4406,7 +4659,7 @@ type LogicalSortKey struct {
 
 func (x *LogicalSortKey) Reset() {
 	*x = LogicalSortKey{}
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4418,7 +4671,7 @@ func (x *LogicalSortKey) String() string {
 func (*LogicalSortKey) ProtoMessage() {}
 
 func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4431,7 +4684,7 @@ func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSortKey.ProtoReflect.Descriptor instead.
 func (*LogicalSortKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{57}
+	return file_plan_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LogicalSortKey) GetExpr() *LogicalExpr {
@@ -4467,7 +4720,7 @@ type LogicalField struct {
 
 func (x *LogicalField) Reset() {
 	*x = LogicalField{}
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4479,7 +4732,7 @@ func (x *LogicalField) String() string {
 func (*LogicalField) ProtoMessage() {}
 
 func (x *LogicalField) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4492,7 +4745,7 @@ func (x *LogicalField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalField.ProtoReflect.Descriptor instead.
 func (*LogicalField) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{58}
+	return file_plan_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LogicalField) GetQualifier() string {
@@ -4540,6 +4793,7 @@ type LogicalPlan struct {
 	//	*LogicalPlan_SubqueryAlias
 	//	*LogicalPlan_Cache
 	//	*LogicalPlan_Window
+	//	*LogicalPlan_Write
 	//	*LogicalPlan_Expand
 	Node          isLogicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
@@ -4548,7 +4802,7 @@ type LogicalPlan struct {
 
 func (x *LogicalPlan) Reset() {
 	*x = LogicalPlan{}
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4560,7 +4814,7 @@ func (x *LogicalPlan) String() string {
 func (*LogicalPlan) ProtoMessage() {}
 
 func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4573,7 +4827,7 @@ func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalPlan.ProtoReflect.Descriptor instead.
 func (*LogicalPlan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{59}
+	return file_plan_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *LogicalPlan) GetNode() isLogicalPlan_Node {
@@ -4700,6 +4954,15 @@ func (x *LogicalPlan) GetWindow() *LogicalWindow {
 	return nil
 }
 
+func (x *LogicalPlan) GetWrite() *LogicalWrite {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_Write); ok {
+			return x.Write
+		}
+	}
+	return nil
+}
+
 func (x *LogicalPlan) GetExpand() *LogicalExpand {
 	if x != nil {
 		if x, ok := x.Node.(*LogicalPlan_Expand); ok {
@@ -4765,6 +5028,10 @@ type LogicalPlan_Window struct {
 	Window *LogicalWindow `protobuf:"bytes,30,opt,name=window,proto3,oneof"`
 }
 
+type LogicalPlan_Write struct {
+	Write *LogicalWrite `protobuf:"bytes,40,opt,name=write,proto3,oneof"`
+}
+
 type LogicalPlan_Expand struct {
 	Expand *LogicalExpand `protobuf:"bytes,50,opt,name=expand,proto3,oneof"`
 }
@@ -4795,7 +5062,85 @@ func (*LogicalPlan_Cache) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Window) isLogicalPlan_Node() {}
 
+func (*LogicalPlan_Write) isLogicalPlan_Node() {}
+
 func (*LogicalPlan_Expand) isLogicalPlan_Node() {}
+
+type LogicalWrite struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Target        string                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	Staging       string                 `protobuf:"bytes,3,opt,name=staging,proto3" json:"staging,omitempty"`
+	Overwrite     bool                   `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	Options       *WriteSpec             `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalWrite) Reset() {
+	*x = LogicalWrite{}
+	mi := &file_plan_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalWrite) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalWrite) ProtoMessage() {}
+
+func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalWrite.ProtoReflect.Descriptor instead.
+func (*LogicalWrite) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *LogicalWrite) GetInput() *LogicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *LogicalWrite) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *LogicalWrite) GetStaging() string {
+	if x != nil {
+		return x.Staging
+	}
+	return ""
+}
+
+func (x *LogicalWrite) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
+
+func (x *LogicalWrite) GetOptions() *WriteSpec {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
 
 // TableDef is a catalog.Table without its data. A memory table keeps only
 // its name, schema, row count and partition count: its batches stay in the
@@ -4820,7 +5165,7 @@ type TableDef struct {
 
 func (x *TableDef) Reset() {
 	*x = TableDef{}
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4832,7 +5177,7 @@ func (x *TableDef) String() string {
 func (*TableDef) ProtoMessage() {}
 
 func (x *TableDef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4845,7 +5190,7 @@ func (x *TableDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableDef.ProtoReflect.Descriptor instead.
 func (*TableDef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{60}
+	return file_plan_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *TableDef) GetName() string {
@@ -4932,7 +5277,7 @@ type LogicalScan struct {
 
 func (x *LogicalScan) Reset() {
 	*x = LogicalScan{}
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4944,7 +5289,7 @@ func (x *LogicalScan) String() string {
 func (*LogicalScan) ProtoMessage() {}
 
 func (x *LogicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4957,7 +5302,7 @@ func (x *LogicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScan.ProtoReflect.Descriptor instead.
 func (*LogicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{61}
+	return file_plan_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LogicalScan) GetTable() *TableDef {
@@ -5012,7 +5357,7 @@ type LogicalFilter struct {
 
 func (x *LogicalFilter) Reset() {
 	*x = LogicalFilter{}
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5024,7 +5369,7 @@ func (x *LogicalFilter) String() string {
 func (*LogicalFilter) ProtoMessage() {}
 
 func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5037,7 +5382,7 @@ func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalFilter.ProtoReflect.Descriptor instead.
 func (*LogicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{62}
+	return file_plan_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LogicalFilter) GetInput() *LogicalPlan {
@@ -5064,7 +5409,7 @@ type LogicalProjection struct {
 
 func (x *LogicalProjection) Reset() {
 	*x = LogicalProjection{}
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5076,7 +5421,7 @@ func (x *LogicalProjection) String() string {
 func (*LogicalProjection) ProtoMessage() {}
 
 func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5089,7 +5434,7 @@ func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalProjection.ProtoReflect.Descriptor instead.
 func (*LogicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{63}
+	return file_plan_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LogicalProjection) GetInput() *LogicalPlan {
@@ -5117,7 +5462,7 @@ type LogicalAggregate struct {
 
 func (x *LogicalAggregate) Reset() {
 	*x = LogicalAggregate{}
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5129,7 +5474,7 @@ func (x *LogicalAggregate) String() string {
 func (*LogicalAggregate) ProtoMessage() {}
 
 func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5142,7 +5487,7 @@ func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggregate.ProtoReflect.Descriptor instead.
 func (*LogicalAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{64}
+	return file_plan_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LogicalAggregate) GetInput() *LogicalPlan {
@@ -5176,7 +5521,7 @@ type LogicalEquiPair struct {
 
 func (x *LogicalEquiPair) Reset() {
 	*x = LogicalEquiPair{}
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5188,7 +5533,7 @@ func (x *LogicalEquiPair) String() string {
 func (*LogicalEquiPair) ProtoMessage() {}
 
 func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5201,7 +5546,7 @@ func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEquiPair.ProtoReflect.Descriptor instead.
 func (*LogicalEquiPair) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{65}
+	return file_plan_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LogicalEquiPair) GetLeft() *LogicalExpr {
@@ -5233,7 +5578,7 @@ type LogicalJoin struct {
 
 func (x *LogicalJoin) Reset() {
 	*x = LogicalJoin{}
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5245,7 +5590,7 @@ func (x *LogicalJoin) String() string {
 func (*LogicalJoin) ProtoMessage() {}
 
 func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5258,7 +5603,7 @@ func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalJoin.ProtoReflect.Descriptor instead.
 func (*LogicalJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{66}
+	return file_plan_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogicalJoin) GetLeft() *LogicalPlan {
@@ -5321,7 +5666,7 @@ type LogicalSort struct {
 
 func (x *LogicalSort) Reset() {
 	*x = LogicalSort{}
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5333,7 +5678,7 @@ func (x *LogicalSort) String() string {
 func (*LogicalSort) ProtoMessage() {}
 
 func (x *LogicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5346,7 +5691,7 @@ func (x *LogicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSort.ProtoReflect.Descriptor instead.
 func (*LogicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{67}
+	return file_plan_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LogicalSort) GetInput() *LogicalPlan {
@@ -5381,7 +5726,7 @@ type LogicalLimit struct {
 
 func (x *LogicalLimit) Reset() {
 	*x = LogicalLimit{}
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5393,7 +5738,7 @@ func (x *LogicalLimit) String() string {
 func (*LogicalLimit) ProtoMessage() {}
 
 func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5406,7 +5751,7 @@ func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLimit.ProtoReflect.Descriptor instead.
 func (*LogicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{68}
+	return file_plan_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LogicalLimit) GetInput() *LogicalPlan {
@@ -5439,7 +5784,7 @@ type LogicalUnion struct {
 
 func (x *LogicalUnion) Reset() {
 	*x = LogicalUnion{}
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5451,7 +5796,7 @@ func (x *LogicalUnion) String() string {
 func (*LogicalUnion) ProtoMessage() {}
 
 func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5464,7 +5809,7 @@ func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalUnion.ProtoReflect.Descriptor instead.
 func (*LogicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{69}
+	return file_plan_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LogicalUnion) GetInputs() []*LogicalPlan {
@@ -5483,7 +5828,7 @@ type LogicalExprRow struct {
 
 func (x *LogicalExprRow) Reset() {
 	*x = LogicalExprRow{}
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5495,7 +5840,7 @@ func (x *LogicalExprRow) String() string {
 func (*LogicalExprRow) ProtoMessage() {}
 
 func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5508,7 +5853,7 @@ func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExprRow.ProtoReflect.Descriptor instead.
 func (*LogicalExprRow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{70}
+	return file_plan_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LogicalExprRow) GetValues() []*LogicalExpr {
@@ -5528,7 +5873,7 @@ type LogicalValues struct {
 
 func (x *LogicalValues) Reset() {
 	*x = LogicalValues{}
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5540,7 +5885,7 @@ func (x *LogicalValues) String() string {
 func (*LogicalValues) ProtoMessage() {}
 
 func (x *LogicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5553,7 +5898,7 @@ func (x *LogicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalValues.ProtoReflect.Descriptor instead.
 func (*LogicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{71}
+	return file_plan_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LogicalValues) GetSchema() []*LogicalField {
@@ -5580,7 +5925,7 @@ type LogicalEmptyRelation struct {
 
 func (x *LogicalEmptyRelation) Reset() {
 	*x = LogicalEmptyRelation{}
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5592,7 +5937,7 @@ func (x *LogicalEmptyRelation) String() string {
 func (*LogicalEmptyRelation) ProtoMessage() {}
 
 func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5605,7 +5950,7 @@ func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEmptyRelation.ProtoReflect.Descriptor instead.
 func (*LogicalEmptyRelation) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{72}
+	return file_plan_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *LogicalEmptyRelation) GetProduceOneRow() bool {
@@ -5632,7 +5977,7 @@ type LogicalSubqueryAlias struct {
 
 func (x *LogicalSubqueryAlias) Reset() {
 	*x = LogicalSubqueryAlias{}
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5644,7 +5989,7 @@ func (x *LogicalSubqueryAlias) String() string {
 func (*LogicalSubqueryAlias) ProtoMessage() {}
 
 func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5657,7 +6002,7 @@ func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSubqueryAlias.ProtoReflect.Descriptor instead.
 func (*LogicalSubqueryAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{73}
+	return file_plan_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LogicalSubqueryAlias) GetInput() *LogicalPlan {
@@ -5687,7 +6032,7 @@ type LogicalCache struct {
 
 func (x *LogicalCache) Reset() {
 	*x = LogicalCache{}
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5699,7 +6044,7 @@ func (x *LogicalCache) String() string {
 func (*LogicalCache) ProtoMessage() {}
 
 func (x *LogicalCache) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5712,7 +6057,7 @@ func (x *LogicalCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCache.ProtoReflect.Descriptor instead.
 func (*LogicalCache) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{74}
+	return file_plan_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LogicalCache) GetCacheId() string {
@@ -5764,7 +6109,7 @@ type WindowFrame struct {
 
 func (x *WindowFrame) Reset() {
 	*x = WindowFrame{}
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5776,7 +6121,7 @@ func (x *WindowFrame) String() string {
 func (*WindowFrame) ProtoMessage() {}
 
 func (x *WindowFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5789,7 +6134,7 @@ func (x *WindowFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowFrame.ProtoReflect.Descriptor instead.
 func (*WindowFrame) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{75}
+	return file_plan_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *WindowFrame) GetUnit() int32 {
@@ -5841,7 +6186,7 @@ type LogicalWindowExpr struct {
 
 func (x *LogicalWindowExpr) Reset() {
 	*x = LogicalWindowExpr{}
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5853,7 +6198,7 @@ func (x *LogicalWindowExpr) String() string {
 func (*LogicalWindowExpr) ProtoMessage() {}
 
 func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5866,7 +6211,7 @@ func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindowExpr.ProtoReflect.Descriptor instead.
 func (*LogicalWindowExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{76}
+	return file_plan_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *LogicalWindowExpr) GetFunc() int32 {
@@ -5921,7 +6266,7 @@ type LogicalWindow struct {
 
 func (x *LogicalWindow) Reset() {
 	*x = LogicalWindow{}
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5933,7 +6278,7 @@ func (x *LogicalWindow) String() string {
 func (*LogicalWindow) ProtoMessage() {}
 
 func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5946,7 +6291,7 @@ func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindow.ProtoReflect.Descriptor instead.
 func (*LogicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{77}
+	return file_plan_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *LogicalWindow) GetInput() *LogicalPlan {
@@ -5977,7 +6322,7 @@ type PhysicalWindowFunc struct {
 
 func (x *PhysicalWindowFunc) Reset() {
 	*x = PhysicalWindowFunc{}
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5989,7 +6334,7 @@ func (x *PhysicalWindowFunc) String() string {
 func (*PhysicalWindowFunc) ProtoMessage() {}
 
 func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6002,7 +6347,7 @@ func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindowFunc.ProtoReflect.Descriptor instead.
 func (*PhysicalWindowFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{78}
+	return file_plan_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *PhysicalWindowFunc) GetFunc() int32 {
@@ -6059,7 +6404,7 @@ type PhysicalWindow struct {
 
 func (x *PhysicalWindow) Reset() {
 	*x = PhysicalWindow{}
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6071,7 +6416,7 @@ func (x *PhysicalWindow) String() string {
 func (*PhysicalWindow) ProtoMessage() {}
 
 func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6084,7 +6429,7 @@ func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindow.ProtoReflect.Descriptor instead.
 func (*PhysicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{79}
+	return file_plan_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *PhysicalWindow) GetInput() *PhysicalPlan {
@@ -6125,7 +6470,7 @@ type GroupingSet struct {
 
 func (x *GroupingSet) Reset() {
 	*x = GroupingSet{}
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6137,7 +6482,7 @@ func (x *GroupingSet) String() string {
 func (*GroupingSet) ProtoMessage() {}
 
 func (x *GroupingSet) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6150,7 +6495,7 @@ func (x *GroupingSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupingSet.ProtoReflect.Descriptor instead.
 func (*GroupingSet) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{80}
+	return file_plan_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *GroupingSet) GetKeys() []int32 {
@@ -6171,7 +6516,7 @@ type LogicalExpand struct {
 
 func (x *LogicalExpand) Reset() {
 	*x = LogicalExpand{}
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6183,7 +6528,7 @@ func (x *LogicalExpand) String() string {
 func (*LogicalExpand) ProtoMessage() {}
 
 func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6196,7 +6541,7 @@ func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpand.ProtoReflect.Descriptor instead.
 func (*LogicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{81}
+	return file_plan_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *LogicalExpand) GetInput() *LogicalPlan {
@@ -6232,7 +6577,7 @@ type PhysicalExpand struct {
 
 func (x *PhysicalExpand) Reset() {
 	*x = PhysicalExpand{}
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6244,7 +6589,7 @@ func (x *PhysicalExpand) String() string {
 func (*PhysicalExpand) ProtoMessage() {}
 
 func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6257,7 +6602,7 @@ func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalExpand.ProtoReflect.Descriptor instead.
 func (*PhysicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{82}
+	return file_plan_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *PhysicalExpand) GetInput() *PhysicalPlan {
@@ -6379,8 +6724,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x04expr\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x04expr\x12\x10\n" +
 	"\x03asc\x18\x02 \x01(\bR\x03asc\x12\x1f\n" +
 	"\vnulls_first\x18\x03 \x01(\bR\n" +
-	"nullsFirst\"\xdb\n" +
-	"\n" +
+	"nullsFirst\"\xdb\v\n" +
 	"\fPhysicalPlan\x12.\n" +
 	"\x04scan\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalScanH\x00R\x04scan\x124\n" +
 	"\x06filter\x18\x02 \x01(\v2\x1a.quiver.rpc.PhysicalFilterH\x00R\x06filter\x12@\n" +
@@ -6405,9 +6749,29 @@ const file_plan_proto_rawDesc = "" +
 	"\x12unresolved_shuffle\x18\x11 \x01(\v2%.quiver.rpc.PhysicalUnresolvedShuffleH\x00R\x11unresolvedShuffle\x12J\n" +
 	"\x0eshuffle_reader\x18\x12 \x01(\v2!.quiver.rpc.PhysicalShuffleReaderH\x00R\rshuffleReader\x12D\n" +
 	"\fcache_reader\x18\x13 \x01(\v2\x1f.quiver.rpc.PhysicalCacheReaderH\x00R\vcacheReader\x124\n" +
-	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06window\x124\n" +
+	"\x06window\x18\x1e \x01(\v2\x1a.quiver.rpc.PhysicalWindowH\x00R\x06window\x12;\n" +
+	"\tfile_sink\x18( \x01(\v2\x1c.quiver.rpc.PhysicalFileSinkH\x00R\bfileSink\x12A\n" +
+	"\vfile_commit\x18) \x01(\v2\x1e.quiver.rpc.PhysicalFileCommitH\x00R\n" +
+	"fileCommit\x124\n" +
 	"\x06expand\x182 \x01(\v2\x1a.quiver.rpc.PhysicalExpandH\x00R\x06expandB\x06\n" +
-	"\x04node\" \n" +
+	"\x04node\"\xc4\x01\n" +
+	"\tWriteSpec\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\x12!\n" +
+	"\fpartition_by\x18\x02 \x03(\x05R\vpartitionBy\x12 \n" +
+	"\vcompression\x18\x03 \x01(\tR\vcompression\x12$\n" +
+	"\x0erow_group_size\x18\x04 \x01(\x03R\frowGroupSize\x12\x1c\n" +
+	"\tdelimiter\x18\x05 \x01(\x05R\tdelimiter\x12\x16\n" +
+	"\x06header\x18\x06 \x01(\bR\x06header\"\x87\x01\n" +
+	"\x10PhysicalFileSink\x12.\n" +
+	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12\x18\n" +
+	"\astaging\x18\x02 \x01(\tR\astaging\x12)\n" +
+	"\x04spec\x18\x03 \x01(\v2\x15.quiver.rpc.WriteSpecR\x04spec\"\xac\x01\n" +
+	"\x12PhysicalFileCommit\x12.\n" +
+	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12\x18\n" +
+	"\astaging\x18\x02 \x01(\tR\astaging\x12\x16\n" +
+	"\x06target\x18\x03 \x01(\tR\x06target\x12\x16\n" +
+	"\x06single\x18\x04 \x01(\bR\x06single\x12\x1c\n" +
+	"\toverwrite\x18\x05 \x01(\bR\toverwrite\" \n" +
 	"\bFileList\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\"\xfc\x03\n" +
 	"\fPhysicalScan\x12\x14\n" +
@@ -6618,7 +6982,7 @@ const file_plan_proto_rawDesc = "" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
 	"\x04type\x18\x03 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x1a\n" +
-	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xa1\x06\n" +
+	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xd3\x06\n" +
 	"\vLogicalPlan\x12-\n" +
 	"\x04scan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalScanH\x00R\x04scan\x123\n" +
 	"\x06filter\x18\x02 \x01(\v2\x19.quiver.rpc.LogicalFilterH\x00R\x06filter\x12?\n" +
@@ -6635,9 +6999,16 @@ const file_plan_proto_rawDesc = "" +
 	" \x01(\v2 .quiver.rpc.LogicalEmptyRelationH\x00R\remptyRelation\x12I\n" +
 	"\x0esubquery_alias\x18\v \x01(\v2 .quiver.rpc.LogicalSubqueryAliasH\x00R\rsubqueryAlias\x120\n" +
 	"\x05cache\x18\f \x01(\v2\x18.quiver.rpc.LogicalCacheH\x00R\x05cache\x123\n" +
-	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06window\x123\n" +
+	"\x06window\x18\x1e \x01(\v2\x19.quiver.rpc.LogicalWindowH\x00R\x06window\x120\n" +
+	"\x05write\x18( \x01(\v2\x18.quiver.rpc.LogicalWriteH\x00R\x05write\x123\n" +
 	"\x06expand\x182 \x01(\v2\x19.quiver.rpc.LogicalExpandH\x00R\x06expandB\x06\n" +
-	"\x04node\"\xf0\x02\n" +
+	"\x04node\"\xbe\x01\n" +
+	"\fLogicalWrite\x12-\n" +
+	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12\x16\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\x12\x18\n" +
+	"\astaging\x18\x03 \x01(\tR\astaging\x12\x1c\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12/\n" +
+	"\aoptions\x18\x05 \x01(\v2\x15.quiver.rpc.WriteSpecR\aoptions\"\xf0\x02\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x02 \x01(\fR\x06schema\x12\x16\n" +
@@ -6769,7 +7140,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 86)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 90)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -6788,76 +7159,80 @@ var file_plan_proto_goTypes = []any{
 	(*PhysicalScalarFunc)(nil),          // 14: quiver.rpc.PhysicalScalarFunc
 	(*PhysicalSortKey)(nil),             // 15: quiver.rpc.PhysicalSortKey
 	(*PhysicalPlan)(nil),                // 16: quiver.rpc.PhysicalPlan
-	(*FileList)(nil),                    // 17: quiver.rpc.FileList
-	(*PhysicalScan)(nil),                // 18: quiver.rpc.PhysicalScan
-	(*RowGroupRange)(nil),               // 19: quiver.rpc.RowGroupRange
-	(*RowGroupRanges)(nil),              // 20: quiver.rpc.RowGroupRanges
-	(*PhysicalFilter)(nil),              // 21: quiver.rpc.PhysicalFilter
-	(*PhysicalProjection)(nil),          // 22: quiver.rpc.PhysicalProjection
-	(*PhysicalAggregateExpr)(nil),       // 23: quiver.rpc.PhysicalAggregateExpr
-	(*PhysicalHashAggregate)(nil),       // 24: quiver.rpc.PhysicalHashAggregate
-	(*PhysicalJoinOn)(nil),              // 25: quiver.rpc.PhysicalJoinOn
-	(*PhysicalHashJoin)(nil),            // 26: quiver.rpc.PhysicalHashJoin
-	(*PhysicalNestedLoopJoin)(nil),      // 27: quiver.rpc.PhysicalNestedLoopJoin
-	(*PhysicalSort)(nil),                // 28: quiver.rpc.PhysicalSort
-	(*PhysicalSortPreservingMerge)(nil), // 29: quiver.rpc.PhysicalSortPreservingMerge
-	(*PhysicalLimit)(nil),               // 30: quiver.rpc.PhysicalLimit
-	(*PhysicalLocalLimit)(nil),          // 31: quiver.rpc.PhysicalLocalLimit
-	(*PhysicalUnion)(nil),               // 32: quiver.rpc.PhysicalUnion
-	(*PhysicalValues)(nil),              // 33: quiver.rpc.PhysicalValues
-	(*PhysicalEmpty)(nil),               // 34: quiver.rpc.PhysicalEmpty
-	(*PhysicalRepartition)(nil),         // 35: quiver.rpc.PhysicalRepartition
-	(*PhysicalCoalesce)(nil),            // 36: quiver.rpc.PhysicalCoalesce
-	(*PhysicalShuffleWriter)(nil),       // 37: quiver.rpc.PhysicalShuffleWriter
-	(*PhysicalUnresolvedShuffle)(nil),   // 38: quiver.rpc.PhysicalUnresolvedShuffle
-	(*PhysicalShuffleReader)(nil),       // 39: quiver.rpc.PhysicalShuffleReader
-	(*CacheKey)(nil),                    // 40: quiver.rpc.CacheKey
-	(*PhysicalCacheReader)(nil),         // 41: quiver.rpc.PhysicalCacheReader
-	(*LogicalExpr)(nil),                 // 42: quiver.rpc.LogicalExpr
-	(*LogicalColumn)(nil),               // 43: quiver.rpc.LogicalColumn
-	(*LogicalOuterRef)(nil),             // 44: quiver.rpc.LogicalOuterRef
-	(*LogicalAlias)(nil),                // 45: quiver.rpc.LogicalAlias
-	(*LogicalBinary)(nil),               // 46: quiver.rpc.LogicalBinary
-	(*LogicalIsNull)(nil),               // 47: quiver.rpc.LogicalIsNull
-	(*LogicalCast)(nil),                 // 48: quiver.rpc.LogicalCast
-	(*LogicalWhen)(nil),                 // 49: quiver.rpc.LogicalWhen
-	(*LogicalCase)(nil),                 // 50: quiver.rpc.LogicalCase
-	(*LogicalLike)(nil),                 // 51: quiver.rpc.LogicalLike
-	(*LogicalInList)(nil),               // 52: quiver.rpc.LogicalInList
-	(*LogicalScalarFunc)(nil),           // 53: quiver.rpc.LogicalScalarFunc
-	(*LogicalAggExpr)(nil),              // 54: quiver.rpc.LogicalAggExpr
-	(*LogicalExists)(nil),               // 55: quiver.rpc.LogicalExists
-	(*LogicalInSubquery)(nil),           // 56: quiver.rpc.LogicalInSubquery
-	(*LogicalSortKey)(nil),              // 57: quiver.rpc.LogicalSortKey
-	(*LogicalField)(nil),                // 58: quiver.rpc.LogicalField
-	(*LogicalPlan)(nil),                 // 59: quiver.rpc.LogicalPlan
-	(*TableDef)(nil),                    // 60: quiver.rpc.TableDef
-	(*LogicalScan)(nil),                 // 61: quiver.rpc.LogicalScan
-	(*LogicalFilter)(nil),               // 62: quiver.rpc.LogicalFilter
-	(*LogicalProjection)(nil),           // 63: quiver.rpc.LogicalProjection
-	(*LogicalAggregate)(nil),            // 64: quiver.rpc.LogicalAggregate
-	(*LogicalEquiPair)(nil),             // 65: quiver.rpc.LogicalEquiPair
-	(*LogicalJoin)(nil),                 // 66: quiver.rpc.LogicalJoin
-	(*LogicalSort)(nil),                 // 67: quiver.rpc.LogicalSort
-	(*LogicalLimit)(nil),                // 68: quiver.rpc.LogicalLimit
-	(*LogicalUnion)(nil),                // 69: quiver.rpc.LogicalUnion
-	(*LogicalExprRow)(nil),              // 70: quiver.rpc.LogicalExprRow
-	(*LogicalValues)(nil),               // 71: quiver.rpc.LogicalValues
-	(*LogicalEmptyRelation)(nil),        // 72: quiver.rpc.LogicalEmptyRelation
-	(*LogicalSubqueryAlias)(nil),        // 73: quiver.rpc.LogicalSubqueryAlias
-	(*LogicalCache)(nil),                // 74: quiver.rpc.LogicalCache
-	(*WindowFrame)(nil),                 // 75: quiver.rpc.WindowFrame
-	(*LogicalWindowExpr)(nil),           // 76: quiver.rpc.LogicalWindowExpr
-	(*LogicalWindow)(nil),               // 77: quiver.rpc.LogicalWindow
-	(*PhysicalWindowFunc)(nil),          // 78: quiver.rpc.PhysicalWindowFunc
-	(*PhysicalWindow)(nil),              // 79: quiver.rpc.PhysicalWindow
-	(*GroupingSet)(nil),                 // 80: quiver.rpc.GroupingSet
-	(*LogicalExpand)(nil),               // 81: quiver.rpc.LogicalExpand
-	(*PhysicalExpand)(nil),              // 82: quiver.rpc.PhysicalExpand
-	nil,                                 // 83: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 84: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 85: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 86: quiver.rpc.PartitionLocations
+	(*WriteSpec)(nil),                   // 17: quiver.rpc.WriteSpec
+	(*PhysicalFileSink)(nil),            // 18: quiver.rpc.PhysicalFileSink
+	(*PhysicalFileCommit)(nil),          // 19: quiver.rpc.PhysicalFileCommit
+	(*FileList)(nil),                    // 20: quiver.rpc.FileList
+	(*PhysicalScan)(nil),                // 21: quiver.rpc.PhysicalScan
+	(*RowGroupRange)(nil),               // 22: quiver.rpc.RowGroupRange
+	(*RowGroupRanges)(nil),              // 23: quiver.rpc.RowGroupRanges
+	(*PhysicalFilter)(nil),              // 24: quiver.rpc.PhysicalFilter
+	(*PhysicalProjection)(nil),          // 25: quiver.rpc.PhysicalProjection
+	(*PhysicalAggregateExpr)(nil),       // 26: quiver.rpc.PhysicalAggregateExpr
+	(*PhysicalHashAggregate)(nil),       // 27: quiver.rpc.PhysicalHashAggregate
+	(*PhysicalJoinOn)(nil),              // 28: quiver.rpc.PhysicalJoinOn
+	(*PhysicalHashJoin)(nil),            // 29: quiver.rpc.PhysicalHashJoin
+	(*PhysicalNestedLoopJoin)(nil),      // 30: quiver.rpc.PhysicalNestedLoopJoin
+	(*PhysicalSort)(nil),                // 31: quiver.rpc.PhysicalSort
+	(*PhysicalSortPreservingMerge)(nil), // 32: quiver.rpc.PhysicalSortPreservingMerge
+	(*PhysicalLimit)(nil),               // 33: quiver.rpc.PhysicalLimit
+	(*PhysicalLocalLimit)(nil),          // 34: quiver.rpc.PhysicalLocalLimit
+	(*PhysicalUnion)(nil),               // 35: quiver.rpc.PhysicalUnion
+	(*PhysicalValues)(nil),              // 36: quiver.rpc.PhysicalValues
+	(*PhysicalEmpty)(nil),               // 37: quiver.rpc.PhysicalEmpty
+	(*PhysicalRepartition)(nil),         // 38: quiver.rpc.PhysicalRepartition
+	(*PhysicalCoalesce)(nil),            // 39: quiver.rpc.PhysicalCoalesce
+	(*PhysicalShuffleWriter)(nil),       // 40: quiver.rpc.PhysicalShuffleWriter
+	(*PhysicalUnresolvedShuffle)(nil),   // 41: quiver.rpc.PhysicalUnresolvedShuffle
+	(*PhysicalShuffleReader)(nil),       // 42: quiver.rpc.PhysicalShuffleReader
+	(*CacheKey)(nil),                    // 43: quiver.rpc.CacheKey
+	(*PhysicalCacheReader)(nil),         // 44: quiver.rpc.PhysicalCacheReader
+	(*LogicalExpr)(nil),                 // 45: quiver.rpc.LogicalExpr
+	(*LogicalColumn)(nil),               // 46: quiver.rpc.LogicalColumn
+	(*LogicalOuterRef)(nil),             // 47: quiver.rpc.LogicalOuterRef
+	(*LogicalAlias)(nil),                // 48: quiver.rpc.LogicalAlias
+	(*LogicalBinary)(nil),               // 49: quiver.rpc.LogicalBinary
+	(*LogicalIsNull)(nil),               // 50: quiver.rpc.LogicalIsNull
+	(*LogicalCast)(nil),                 // 51: quiver.rpc.LogicalCast
+	(*LogicalWhen)(nil),                 // 52: quiver.rpc.LogicalWhen
+	(*LogicalCase)(nil),                 // 53: quiver.rpc.LogicalCase
+	(*LogicalLike)(nil),                 // 54: quiver.rpc.LogicalLike
+	(*LogicalInList)(nil),               // 55: quiver.rpc.LogicalInList
+	(*LogicalScalarFunc)(nil),           // 56: quiver.rpc.LogicalScalarFunc
+	(*LogicalAggExpr)(nil),              // 57: quiver.rpc.LogicalAggExpr
+	(*LogicalExists)(nil),               // 58: quiver.rpc.LogicalExists
+	(*LogicalInSubquery)(nil),           // 59: quiver.rpc.LogicalInSubquery
+	(*LogicalSortKey)(nil),              // 60: quiver.rpc.LogicalSortKey
+	(*LogicalField)(nil),                // 61: quiver.rpc.LogicalField
+	(*LogicalPlan)(nil),                 // 62: quiver.rpc.LogicalPlan
+	(*LogicalWrite)(nil),                // 63: quiver.rpc.LogicalWrite
+	(*TableDef)(nil),                    // 64: quiver.rpc.TableDef
+	(*LogicalScan)(nil),                 // 65: quiver.rpc.LogicalScan
+	(*LogicalFilter)(nil),               // 66: quiver.rpc.LogicalFilter
+	(*LogicalProjection)(nil),           // 67: quiver.rpc.LogicalProjection
+	(*LogicalAggregate)(nil),            // 68: quiver.rpc.LogicalAggregate
+	(*LogicalEquiPair)(nil),             // 69: quiver.rpc.LogicalEquiPair
+	(*LogicalJoin)(nil),                 // 70: quiver.rpc.LogicalJoin
+	(*LogicalSort)(nil),                 // 71: quiver.rpc.LogicalSort
+	(*LogicalLimit)(nil),                // 72: quiver.rpc.LogicalLimit
+	(*LogicalUnion)(nil),                // 73: quiver.rpc.LogicalUnion
+	(*LogicalExprRow)(nil),              // 74: quiver.rpc.LogicalExprRow
+	(*LogicalValues)(nil),               // 75: quiver.rpc.LogicalValues
+	(*LogicalEmptyRelation)(nil),        // 76: quiver.rpc.LogicalEmptyRelation
+	(*LogicalSubqueryAlias)(nil),        // 77: quiver.rpc.LogicalSubqueryAlias
+	(*LogicalCache)(nil),                // 78: quiver.rpc.LogicalCache
+	(*WindowFrame)(nil),                 // 79: quiver.rpc.WindowFrame
+	(*LogicalWindowExpr)(nil),           // 80: quiver.rpc.LogicalWindowExpr
+	(*LogicalWindow)(nil),               // 81: quiver.rpc.LogicalWindow
+	(*PhysicalWindowFunc)(nil),          // 82: quiver.rpc.PhysicalWindowFunc
+	(*PhysicalWindow)(nil),              // 83: quiver.rpc.PhysicalWindow
+	(*GroupingSet)(nil),                 // 84: quiver.rpc.GroupingSet
+	(*LogicalExpand)(nil),               // 85: quiver.rpc.LogicalExpand
+	(*PhysicalExpand)(nil),              // 86: quiver.rpc.PhysicalExpand
+	nil,                                 // 87: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 88: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 89: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 90: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -6895,172 +7270,180 @@ var file_plan_proto_depIdxs = []int32{
 	5,   // 32: quiver.rpc.PhysicalScalarFunc.args:type_name -> quiver.rpc.PhysicalExpr
 	0,   // 33: quiver.rpc.PhysicalScalarFunc.type:type_name -> quiver.rpc.ArrowType
 	5,   // 34: quiver.rpc.PhysicalSortKey.expr:type_name -> quiver.rpc.PhysicalExpr
-	18,  // 35: quiver.rpc.PhysicalPlan.scan:type_name -> quiver.rpc.PhysicalScan
-	21,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
-	22,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
-	24,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
-	26,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
-	27,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
-	28,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
-	29,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
-	30,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
-	31,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
-	32,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
-	33,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
-	34,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
-	35,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
-	36,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
-	37,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
-	38,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
-	39,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
-	41,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
-	79,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
-	82,  // 55: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
-	17,  // 56: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	83,  // 57: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
-	5,   // 58: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	20,  // 59: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
-	19,  // 60: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
-	16,  // 61: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 62: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 63: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 64: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 65: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
-	0,   // 66: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
-	16,  // 67: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 68: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	23,  // 69: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
-	5,   // 70: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 71: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 72: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 73: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	25,  // 74: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
-	5,   // 75: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 76: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 77: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 78: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 79: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 80: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 81: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 82: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 83: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 84: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 85: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 86: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 87: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 88: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 89: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 90: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 91: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	86,  // 92: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	40,  // 93: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	86,  // 94: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	43,  // 95: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	44,  // 96: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 97: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	45,  // 98: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	46,  // 99: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	42,  // 100: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	42,  // 101: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	47,  // 102: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	48,  // 103: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	50,  // 104: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	51,  // 105: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	52,  // 106: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	53,  // 107: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	54,  // 108: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	59,  // 109: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	55,  // 110: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	56,  // 111: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	76,  // 112: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
-	0,   // 113: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	42,  // 114: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 115: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 116: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	42,  // 117: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 118: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 119: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	42,  // 120: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	42,  // 121: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	42,  // 122: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	49,  // 123: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	42,  // 124: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	42,  // 125: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 126: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	42,  // 127: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	42,  // 128: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	42,  // 129: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	42,  // 130: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	59,  // 131: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 132: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	59,  // 133: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	42,  // 134: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 135: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	61,  // 136: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	62,  // 137: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	63,  // 138: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	64,  // 139: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	66,  // 140: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	67,  // 141: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	68,  // 142: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	69,  // 143: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	71,  // 144: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	72,  // 145: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	73,  // 146: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	74,  // 147: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	77,  // 148: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	81,  // 149: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
-	84,  // 150: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	60,  // 151: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	42,  // 152: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	59,  // 153: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 154: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	59,  // 155: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 156: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	59,  // 157: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 158: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	42,  // 159: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	42,  // 160: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	42,  // 161: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	59,  // 162: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	59,  // 163: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	65,  // 164: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	42,  // 165: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	59,  // 166: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	57,  // 167: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	59,  // 168: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 169: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	42,  // 170: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	58,  // 171: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	70,  // 172: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	58,  // 173: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	59,  // 174: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	59,  // 175: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	85,  // 176: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	42,  // 177: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	42,  // 178: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	57,  // 179: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	75,  // 180: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	59,  // 181: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 182: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 183: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	75,  // 184: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 185: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 186: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 187: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 188: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	78,  // 189: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	59,  // 190: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
-	42,  // 191: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
-	80,  // 192: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	16,  // 193: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 194: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
-	80,  // 195: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	196, // [196:196] is the sub-list for method output_type
-	196, // [196:196] is the sub-list for method input_type
-	196, // [196:196] is the sub-list for extension type_name
-	196, // [196:196] is the sub-list for extension extendee
-	0,   // [0:196] is the sub-list for field type_name
+	21,  // 35: quiver.rpc.PhysicalPlan.scan:type_name -> quiver.rpc.PhysicalScan
+	24,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
+	25,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
+	27,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
+	29,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
+	30,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
+	31,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
+	32,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
+	33,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
+	34,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
+	35,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
+	36,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
+	37,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
+	38,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
+	39,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
+	40,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
+	41,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
+	42,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
+	44,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
+	83,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
+	18,  // 55: quiver.rpc.PhysicalPlan.file_sink:type_name -> quiver.rpc.PhysicalFileSink
+	19,  // 56: quiver.rpc.PhysicalPlan.file_commit:type_name -> quiver.rpc.PhysicalFileCommit
+	86,  // 57: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
+	16,  // 58: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
+	17,  // 59: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
+	16,  // 60: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
+	20,  // 61: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
+	87,  // 62: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	5,   // 63: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
+	23,  // 64: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	22,  // 65: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	16,  // 66: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 67: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 68: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 69: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 70: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
+	0,   // 71: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
+	16,  // 72: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 73: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
+	26,  // 74: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	5,   // 75: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 76: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 77: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 78: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	28,  // 79: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	5,   // 80: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 81: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 82: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 83: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 84: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 85: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 86: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 87: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 88: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 89: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 90: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 91: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 92: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 93: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 94: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 95: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 96: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	90,  // 97: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	43,  // 98: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	90,  // 99: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	46,  // 100: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	47,  // 101: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 102: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	48,  // 103: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	49,  // 104: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	45,  // 105: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	45,  // 106: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	50,  // 107: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	51,  // 108: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	53,  // 109: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	54,  // 110: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	55,  // 111: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	56,  // 112: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	57,  // 113: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	62,  // 114: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	58,  // 115: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	59,  // 116: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	80,  // 117: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 118: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	45,  // 119: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 120: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	45,  // 121: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	45,  // 122: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 123: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 124: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	45,  // 125: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	45,  // 126: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	45,  // 127: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	52,  // 128: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	45,  // 129: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	45,  // 130: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 131: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	45,  // 132: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 133: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	45,  // 134: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 135: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	62,  // 136: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	45,  // 137: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	62,  // 138: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	45,  // 139: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 140: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	65,  // 141: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	66,  // 142: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	67,  // 143: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	68,  // 144: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	70,  // 145: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	71,  // 146: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	72,  // 147: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	73,  // 148: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	75,  // 149: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	76,  // 150: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	77,  // 151: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	78,  // 152: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	81,  // 153: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	63,  // 154: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
+	85,  // 155: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
+	62,  // 156: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
+	17,  // 157: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
+	88,  // 158: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	64,  // 159: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	45,  // 160: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	62,  // 161: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 162: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	62,  // 163: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 164: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	62,  // 165: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 166: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	45,  // 167: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	45,  // 168: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	45,  // 169: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	62,  // 170: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	62,  // 171: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	69,  // 172: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	45,  // 173: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	62,  // 174: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	60,  // 175: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	62,  // 176: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 177: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	45,  // 178: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	61,  // 179: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	74,  // 180: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	61,  // 181: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	62,  // 182: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 183: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	89,  // 184: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	45,  // 185: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 186: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	60,  // 187: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	79,  // 188: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	62,  // 189: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 190: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 191: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	79,  // 192: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 193: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 194: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 195: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 196: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	82,  // 197: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	62,  // 198: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 199: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
+	84,  // 200: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	16,  // 201: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 202: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
+	84,  // 203: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	204, // [204:204] is the sub-list for method output_type
+	204, // [204:204] is the sub-list for method input_type
+	204, // [204:204] is the sub-list for extension type_name
+	204, // [204:204] is the sub-list for extension extendee
+	0,   // [0:204] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -7113,9 +7496,11 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_ShuffleReader)(nil),
 		(*PhysicalPlan_CacheReader)(nil),
 		(*PhysicalPlan_Window)(nil),
+		(*PhysicalPlan_FileSink)(nil),
+		(*PhysicalPlan_FileCommit)(nil),
 		(*PhysicalPlan_Expand)(nil),
 	}
-	file_plan_proto_msgTypes[42].OneofWrappers = []any{
+	file_plan_proto_msgTypes[45].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
 		(*LogicalExpr_OuterRef)(nil),
 		(*LogicalExpr_Literal)(nil),
@@ -7135,7 +7520,7 @@ func file_plan_proto_init() {
 		(*LogicalExpr_InSubquery)(nil),
 		(*LogicalExpr_Window)(nil),
 	}
-	file_plan_proto_msgTypes[59].OneofWrappers = []any{
+	file_plan_proto_msgTypes[62].OneofWrappers = []any{
 		(*LogicalPlan_Scan)(nil),
 		(*LogicalPlan_Filter)(nil),
 		(*LogicalPlan_Projection)(nil),
@@ -7149,6 +7534,7 @@ func file_plan_proto_init() {
 		(*LogicalPlan_SubqueryAlias)(nil),
 		(*LogicalPlan_Cache)(nil),
 		(*LogicalPlan_Window)(nil),
+		(*LogicalPlan_Write)(nil),
 		(*LogicalPlan_Expand)(nil),
 	}
 	type x struct{}
@@ -7157,7 +7543,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   86,
+			NumMessages:   90,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -665,6 +665,138 @@ func (x *ExecuteQueryResponse) GetJobId() string {
 	return ""
 }
 
+// ExplainQuery plans a query as ExecuteQuery would, with the scheduler's
+// choices (target partitions, exchange mode, cache hits), and runs nothing.
+type ExplainQueryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	LogicalPlan   []byte                 `protobuf:"bytes,2,opt,name=logical_plan,json=logicalPlan,proto3" json:"logical_plan,omitempty"` // logical/codec
+	Settings      map[string]string      `protobuf:"bytes,3,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainQueryRequest) Reset() {
+	*x = ExplainQueryRequest{}
+	mi := &file_quiver_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainQueryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainQueryRequest) ProtoMessage() {}
+
+func (x *ExplainQueryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainQueryRequest.ProtoReflect.Descriptor instead.
+func (*ExplainQueryRequest) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ExplainQueryRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ExplainQueryRequest) GetLogicalPlan() []byte {
+	if x != nil {
+		return x.LogicalPlan
+	}
+	return nil
+}
+
+func (x *ExplainQueryRequest) GetSettings() map[string]string {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+type ExplainQueryResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	PhysicalPlan    string                 `protobuf:"bytes,1,opt,name=physical_plan,json=physicalPlan,proto3" json:"physical_plan,omitempty"`          // physical.Indent of the plan the job would run
+	DistributedPlan string                 `protobuf:"bytes,2,opt,name=distributed_plan,json=distributedPlan,proto3" json:"distributed_plan,omitempty"` // how the plan is cut, then its stages
+	// The session's cache entries as a query would find them (the same
+	// check ListCaches makes), for EXPLAIN's marks.
+	Caches        []*CacheInfo `protobuf:"bytes,3,rep,name=caches,proto3" json:"caches,omitempty"`
+	Removed       []*CacheInfo `protobuf:"bytes,4,rep,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainQueryResponse) Reset() {
+	*x = ExplainQueryResponse{}
+	mi := &file_quiver_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainQueryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainQueryResponse) ProtoMessage() {}
+
+func (x *ExplainQueryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainQueryResponse.ProtoReflect.Descriptor instead.
+func (*ExplainQueryResponse) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ExplainQueryResponse) GetPhysicalPlan() string {
+	if x != nil {
+		return x.PhysicalPlan
+	}
+	return ""
+}
+
+func (x *ExplainQueryResponse) GetDistributedPlan() string {
+	if x != nil {
+		return x.DistributedPlan
+	}
+	return ""
+}
+
+func (x *ExplainQueryResponse) GetCaches() []*CacheInfo {
+	if x != nil {
+		return x.Caches
+	}
+	return nil
+}
+
+func (x *ExplainQueryResponse) GetRemoved() []*CacheInfo {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
 type CacheEvent struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	CacheId    string                 `protobuf:"bytes,1,opt,name=cache_id,json=cacheId,proto3" json:"cache_id,omitempty"`
@@ -681,7 +813,7 @@ type CacheEvent struct {
 
 func (x *CacheEvent) Reset() {
 	*x = CacheEvent{}
-	mi := &file_quiver_proto_msgTypes[9]
+	mi := &file_quiver_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -693,7 +825,7 @@ func (x *CacheEvent) String() string {
 func (*CacheEvent) ProtoMessage() {}
 
 func (x *CacheEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[9]
+	mi := &file_quiver_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -706,7 +838,7 @@ func (x *CacheEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheEvent.ProtoReflect.Descriptor instead.
 func (*CacheEvent) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{9}
+	return file_quiver_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CacheEvent) GetCacheId() string {
@@ -771,7 +903,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_quiver_proto_msgTypes[10]
+	mi := &file_quiver_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +915,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[10]
+	mi := &file_quiver_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +928,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{10}
+	return file_quiver_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -885,7 +1017,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_quiver_proto_msgTypes[11]
+	mi := &file_quiver_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -897,7 +1029,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[11]
+	mi := &file_quiver_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -910,7 +1042,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{11}
+	return file_quiver_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -929,7 +1061,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_quiver_proto_msgTypes[12]
+	mi := &file_quiver_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +1073,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[12]
+	mi := &file_quiver_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1086,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{12}
+	return file_quiver_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -973,7 +1105,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_quiver_proto_msgTypes[13]
+	mi := &file_quiver_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1117,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[13]
+	mi := &file_quiver_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1130,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{13}
+	return file_quiver_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CancelJobResponse) GetCancelled() bool {
@@ -1038,7 +1170,7 @@ type CacheInfo struct {
 
 func (x *CacheInfo) Reset() {
 	*x = CacheInfo{}
-	mi := &file_quiver_proto_msgTypes[14]
+	mi := &file_quiver_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1050,7 +1182,7 @@ func (x *CacheInfo) String() string {
 func (*CacheInfo) ProtoMessage() {}
 
 func (x *CacheInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[14]
+	mi := &file_quiver_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1063,7 +1195,7 @@ func (x *CacheInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfo.ProtoReflect.Descriptor instead.
 func (*CacheInfo) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{14}
+	return file_quiver_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CacheInfo) GetSessionId() string {
@@ -1187,7 +1319,7 @@ type ListCachesRequest struct {
 
 func (x *ListCachesRequest) Reset() {
 	*x = ListCachesRequest{}
-	mi := &file_quiver_proto_msgTypes[15]
+	mi := &file_quiver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1331,7 @@ func (x *ListCachesRequest) String() string {
 func (*ListCachesRequest) ProtoMessage() {}
 
 func (x *ListCachesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[15]
+	mi := &file_quiver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1344,7 @@ func (x *ListCachesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachesRequest.ProtoReflect.Descriptor instead.
 func (*ListCachesRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{15}
+	return file_quiver_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListCachesRequest) GetSessionId() string {
@@ -1237,7 +1369,7 @@ type CacheStats struct {
 
 func (x *CacheStats) Reset() {
 	*x = CacheStats{}
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1249,7 +1381,7 @@ func (x *CacheStats) String() string {
 func (*CacheStats) ProtoMessage() {}
 
 func (x *CacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1262,7 +1394,7 @@ func (x *CacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheStats.ProtoReflect.Descriptor instead.
 func (*CacheStats) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{16}
+	return file_quiver_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CacheStats) GetHits() int64 {
@@ -1320,7 +1452,7 @@ type ListCachesResponse struct {
 
 func (x *ListCachesResponse) Reset() {
 	*x = ListCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1332,7 +1464,7 @@ func (x *ListCachesResponse) String() string {
 func (*ListCachesResponse) ProtoMessage() {}
 
 func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1345,7 +1477,7 @@ func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachesResponse.ProtoReflect.Descriptor instead.
 func (*ListCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{17}
+	return file_quiver_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListCachesResponse) GetCaches() []*CacheInfo {
@@ -1382,7 +1514,7 @@ type UncacheRequest struct {
 
 func (x *UncacheRequest) Reset() {
 	*x = UncacheRequest{}
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1526,7 @@ func (x *UncacheRequest) String() string {
 func (*UncacheRequest) ProtoMessage() {}
 
 func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1539,7 @@ func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheRequest.ProtoReflect.Descriptor instead.
 func (*UncacheRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{18}
+	return file_quiver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UncacheRequest) GetSessionId() string {
@@ -1440,7 +1572,7 @@ type UncacheResponse struct {
 
 func (x *UncacheResponse) Reset() {
 	*x = UncacheResponse{}
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1584,7 @@ func (x *UncacheResponse) String() string {
 func (*UncacheResponse) ProtoMessage() {}
 
 func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1597,7 @@ func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheResponse.ProtoReflect.Descriptor instead.
 func (*UncacheResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{19}
+	return file_quiver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UncacheResponse) GetRemoved() bool {
@@ -1484,7 +1616,7 @@ type ClearCachesRequest struct {
 
 func (x *ClearCachesRequest) Reset() {
 	*x = ClearCachesRequest{}
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1496,7 +1628,7 @@ func (x *ClearCachesRequest) String() string {
 func (*ClearCachesRequest) ProtoMessage() {}
 
 func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1509,7 +1641,7 @@ func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesRequest.ProtoReflect.Descriptor instead.
 func (*ClearCachesRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{20}
+	return file_quiver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ClearCachesRequest) GetSessionId() string {
@@ -1528,7 +1660,7 @@ type ClearCachesResponse struct {
 
 func (x *ClearCachesResponse) Reset() {
 	*x = ClearCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1672,7 @@ func (x *ClearCachesResponse) String() string {
 func (*ClearCachesResponse) ProtoMessage() {}
 
 func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1685,7 @@ func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesResponse.ProtoReflect.Descriptor instead.
 func (*ClearCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{21}
+	return file_quiver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ClearCachesResponse) GetRemoved() int32 {
@@ -1577,7 +1709,7 @@ type RegisterExecutorRequest struct {
 
 func (x *RegisterExecutorRequest) Reset() {
 	*x = RegisterExecutorRequest{}
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1721,7 @@ func (x *RegisterExecutorRequest) String() string {
 func (*RegisterExecutorRequest) ProtoMessage() {}
 
 func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1734,7 @@ func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorRequest.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{22}
+	return file_quiver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RegisterExecutorRequest) GetProtocolVersion() uint32 {
@@ -1645,7 +1777,7 @@ type RegisterExecutorResponse struct {
 
 func (x *RegisterExecutorResponse) Reset() {
 	*x = RegisterExecutorResponse{}
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1657,7 +1789,7 @@ func (x *RegisterExecutorResponse) String() string {
 func (*RegisterExecutorResponse) ProtoMessage() {}
 
 func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1670,7 +1802,7 @@ func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{23}
+	return file_quiver_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RegisterExecutorResponse) GetLiveJobs() []string {
@@ -1692,7 +1824,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1704,7 +1836,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1717,7 +1849,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{24}
+	return file_quiver_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *HeartbeatRequest) GetExecutorId() string {
@@ -1757,7 +1889,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +1901,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +1914,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{25}
+	return file_quiver_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HeartbeatResponse) GetReregister() bool {
@@ -1806,7 +1938,7 @@ type DeregisterExecutorRequest struct {
 
 func (x *DeregisterExecutorRequest) Reset() {
 	*x = DeregisterExecutorRequest{}
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1818,7 +1950,7 @@ func (x *DeregisterExecutorRequest) String() string {
 func (*DeregisterExecutorRequest) ProtoMessage() {}
 
 func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1831,7 +1963,7 @@ func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeregisterExecutorRequest.ProtoReflect.Descriptor instead.
 func (*DeregisterExecutorRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{26}
+	return file_quiver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeregisterExecutorRequest) GetExecutorId() string {
@@ -1857,7 +1989,7 @@ type DeregisterExecutorResponse struct {
 
 func (x *DeregisterExecutorResponse) Reset() {
 	*x = DeregisterExecutorResponse{}
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1869,7 +2001,7 @@ func (x *DeregisterExecutorResponse) String() string {
 func (*DeregisterExecutorResponse) ProtoMessage() {}
 
 func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1882,7 +2014,7 @@ func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeregisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*DeregisterExecutorResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{27}
+	return file_quiver_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeregisterExecutorResponse) GetKnown() bool {
@@ -1904,7 +2036,7 @@ type TaskId struct {
 
 func (x *TaskId) Reset() {
 	*x = TaskId{}
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1916,7 +2048,7 @@ func (x *TaskId) String() string {
 func (*TaskId) ProtoMessage() {}
 
 func (x *TaskId) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1929,7 +2061,7 @@ func (x *TaskId) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskId.ProtoReflect.Descriptor instead.
 func (*TaskId) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{28}
+	return file_quiver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TaskId) GetJobId() string {
@@ -1975,7 +2107,7 @@ type TaskDefinition struct {
 
 func (x *TaskDefinition) Reset() {
 	*x = TaskDefinition{}
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2119,7 @@ func (x *TaskDefinition) String() string {
 func (*TaskDefinition) ProtoMessage() {}
 
 func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2132,7 @@ func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDefinition.ProtoReflect.Descriptor instead.
 func (*TaskDefinition) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{29}
+	return file_quiver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskDefinition) GetId() *TaskId {
@@ -2043,7 +2175,7 @@ type FetchFailure struct {
 
 func (x *FetchFailure) Reset() {
 	*x = FetchFailure{}
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2187,7 @@ func (x *FetchFailure) String() string {
 func (*FetchFailure) ProtoMessage() {}
 
 func (x *FetchFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2200,7 @@ func (x *FetchFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailure.ProtoReflect.Descriptor instead.
 func (*FetchFailure) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{30}
+	return file_quiver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *FetchFailure) GetExecutorId() string {
@@ -2114,7 +2246,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2258,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2271,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{31}
+	return file_quiver_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TaskStatus) GetId() *TaskId {
@@ -2201,7 +2333,7 @@ type UpdateTaskStatusRequest struct {
 
 func (x *UpdateTaskStatusRequest) Reset() {
 	*x = UpdateTaskStatusRequest{}
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2213,7 +2345,7 @@ func (x *UpdateTaskStatusRequest) String() string {
 func (*UpdateTaskStatusRequest) ProtoMessage() {}
 
 func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2226,7 +2358,7 @@ func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{32}
+	return file_quiver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *UpdateTaskStatusRequest) GetExecutorId() string {
@@ -2251,7 +2383,7 @@ type UpdateTaskStatusResponse struct {
 
 func (x *UpdateTaskStatusResponse) Reset() {
 	*x = UpdateTaskStatusResponse{}
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2395,7 @@ func (x *UpdateTaskStatusResponse) String() string {
 func (*UpdateTaskStatusResponse) ProtoMessage() {}
 
 func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2408,7 @@ func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{33}
+	return file_quiver_proto_rawDescGZIP(), []int{35}
 }
 
 type LaunchTasksRequest struct {
@@ -2288,7 +2420,7 @@ type LaunchTasksRequest struct {
 
 func (x *LaunchTasksRequest) Reset() {
 	*x = LaunchTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2300,7 +2432,7 @@ func (x *LaunchTasksRequest) String() string {
 func (*LaunchTasksRequest) ProtoMessage() {}
 
 func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2445,7 @@ func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksRequest.ProtoReflect.Descriptor instead.
 func (*LaunchTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{34}
+	return file_quiver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *LaunchTasksRequest) GetTasks() []*TaskDefinition {
@@ -2331,7 +2463,7 @@ type LaunchTasksResponse struct {
 
 func (x *LaunchTasksResponse) Reset() {
 	*x = LaunchTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2343,7 +2475,7 @@ func (x *LaunchTasksResponse) String() string {
 func (*LaunchTasksResponse) ProtoMessage() {}
 
 func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2356,7 +2488,7 @@ func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksResponse.ProtoReflect.Descriptor instead.
 func (*LaunchTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{35}
+	return file_quiver_proto_rawDescGZIP(), []int{37}
 }
 
 type CancelTasksRequest struct {
@@ -2368,7 +2500,7 @@ type CancelTasksRequest struct {
 
 func (x *CancelTasksRequest) Reset() {
 	*x = CancelTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2380,7 +2512,7 @@ func (x *CancelTasksRequest) String() string {
 func (*CancelTasksRequest) ProtoMessage() {}
 
 func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2393,7 +2525,7 @@ func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksRequest.ProtoReflect.Descriptor instead.
 func (*CancelTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{36}
+	return file_quiver_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CancelTasksRequest) GetTasks() []*TaskId {
@@ -2411,7 +2543,7 @@ type CancelTasksResponse struct {
 
 func (x *CancelTasksResponse) Reset() {
 	*x = CancelTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2555,7 @@ func (x *CancelTasksResponse) String() string {
 func (*CancelTasksResponse) ProtoMessage() {}
 
 func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2568,7 @@ func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksResponse.ProtoReflect.Descriptor instead.
 func (*CancelTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{37}
+	return file_quiver_proto_rawDescGZIP(), []int{39}
 }
 
 type RemoveJobDataRequest struct {
@@ -2451,7 +2583,7 @@ type RemoveJobDataRequest struct {
 
 func (x *RemoveJobDataRequest) Reset() {
 	*x = RemoveJobDataRequest{}
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2463,7 +2595,7 @@ func (x *RemoveJobDataRequest) String() string {
 func (*RemoveJobDataRequest) ProtoMessage() {}
 
 func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2476,7 +2608,7 @@ func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataRequest.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{38}
+	return file_quiver_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RemoveJobDataRequest) GetJobId() string {
@@ -2508,7 +2640,7 @@ type RemoveJobDataResponse struct {
 
 func (x *RemoveJobDataResponse) Reset() {
 	*x = RemoveJobDataResponse{}
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2520,7 +2652,7 @@ func (x *RemoveJobDataResponse) String() string {
 func (*RemoveJobDataResponse) ProtoMessage() {}
 
 func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2533,7 +2665,7 @@ func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataResponse.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{39}
+	return file_quiver_proto_rawDescGZIP(), []int{41}
 }
 
 var File_quiver_proto protoreflect.FileDescriptor
@@ -2585,7 +2717,20 @@ const file_quiver_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
 	"\x14ExecuteQueryResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xa3\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xdf\x01\n" +
+	"\x13ExplainQueryRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12!\n" +
+	"\flogical_plan\x18\x02 \x01(\fR\vlogicalPlan\x12I\n" +
+	"\bsettings\x18\x03 \x03(\v2-.quiver.rpc.ExplainQueryRequest.SettingsEntryR\bsettings\x1a;\n" +
+	"\rSettingsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\x01\n" +
+	"\x14ExplainQueryResponse\x12#\n" +
+	"\rphysical_plan\x18\x01 \x01(\tR\fphysicalPlan\x12)\n" +
+	"\x10distributed_plan\x18\x02 \x01(\tR\x0fdistributedPlan\x12-\n" +
+	"\x06caches\x18\x03 \x03(\v2\x15.quiver.rpc.CacheInfoR\x06caches\x12/\n" +
+	"\aremoved\x18\x04 \x03(\v2\x15.quiver.rpc.CacheInfoR\aremoved\"\xa3\x01\n" +
 	"\n" +
 	"CacheEvent\x12\x19\n" +
 	"\bcache_id\x18\x01 \x01(\tR\acacheId\x12\x12\n" +
@@ -2754,11 +2899,12 @@ const file_quiver_proto_rawDesc = "" +
 	"\fTASK_RUNNING\x10\x01\x12\x13\n" +
 	"\x0fTASK_SUCCESSFUL\x10\x02\x12\x0f\n" +
 	"\vTASK_FAILED\x10\x03\x12\x12\n" +
-	"\x0eTASK_CANCELLED\x10\x042\xe8\a\n" +
+	"\x0eTASK_CANCELLED\x10\x042\xbb\b\n" +
 	"\x10SchedulerService\x12T\n" +
 	"\rCreateSession\x12 .quiver.rpc.CreateSessionRequest\x1a!.quiver.rpc.CreateSessionResponse\x12Q\n" +
 	"\fCloseSession\x12\x1f.quiver.rpc.CloseSessionRequest\x1a .quiver.rpc.CloseSessionResponse\x12Q\n" +
-	"\fExecuteQuery\x12\x1f.quiver.rpc.ExecuteQueryRequest\x1a .quiver.rpc.ExecuteQueryResponse\x12@\n" +
+	"\fExecuteQuery\x12\x1f.quiver.rpc.ExecuteQueryRequest\x1a .quiver.rpc.ExecuteQueryResponse\x12Q\n" +
+	"\fExplainQuery\x12\x1f.quiver.rpc.ExplainQueryRequest\x1a .quiver.rpc.ExplainQueryResponse\x12@\n" +
 	"\bWatchJob\x12\x1b.quiver.rpc.WatchJobRequest\x1a\x15.quiver.rpc.JobStatus0\x01\x12H\n" +
 	"\tCancelJob\x12\x1c.quiver.rpc.CancelJobRequest\x1a\x1d.quiver.rpc.CancelJobResponse\x12]\n" +
 	"\x10RegisterExecutor\x12#.quiver.rpc.RegisterExecutorRequest\x1a$.quiver.rpc.RegisterExecutorResponse\x12H\n" +
@@ -2787,7 +2933,7 @@ func file_quiver_proto_rawDescGZIP() []byte {
 }
 
 var file_quiver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_quiver_proto_goTypes = []any{
 	(JobState)(0),                      // 0: quiver.rpc.JobState
 	(TaskState)(0),                     // 1: quiver.rpc.TaskState
@@ -2800,99 +2946,107 @@ var file_quiver_proto_goTypes = []any{
 	(*CloseSessionResponse)(nil),       // 8: quiver.rpc.CloseSessionResponse
 	(*ExecuteQueryRequest)(nil),        // 9: quiver.rpc.ExecuteQueryRequest
 	(*ExecuteQueryResponse)(nil),       // 10: quiver.rpc.ExecuteQueryResponse
-	(*CacheEvent)(nil),                 // 11: quiver.rpc.CacheEvent
-	(*JobStatus)(nil),                  // 12: quiver.rpc.JobStatus
-	(*WatchJobRequest)(nil),            // 13: quiver.rpc.WatchJobRequest
-	(*CancelJobRequest)(nil),           // 14: quiver.rpc.CancelJobRequest
-	(*CancelJobResponse)(nil),          // 15: quiver.rpc.CancelJobResponse
-	(*CacheInfo)(nil),                  // 16: quiver.rpc.CacheInfo
-	(*ListCachesRequest)(nil),          // 17: quiver.rpc.ListCachesRequest
-	(*CacheStats)(nil),                 // 18: quiver.rpc.CacheStats
-	(*ListCachesResponse)(nil),         // 19: quiver.rpc.ListCachesResponse
-	(*UncacheRequest)(nil),             // 20: quiver.rpc.UncacheRequest
-	(*UncacheResponse)(nil),            // 21: quiver.rpc.UncacheResponse
-	(*ClearCachesRequest)(nil),         // 22: quiver.rpc.ClearCachesRequest
-	(*ClearCachesResponse)(nil),        // 23: quiver.rpc.ClearCachesResponse
-	(*RegisterExecutorRequest)(nil),    // 24: quiver.rpc.RegisterExecutorRequest
-	(*RegisterExecutorResponse)(nil),   // 25: quiver.rpc.RegisterExecutorResponse
-	(*HeartbeatRequest)(nil),           // 26: quiver.rpc.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 27: quiver.rpc.HeartbeatResponse
-	(*DeregisterExecutorRequest)(nil),  // 28: quiver.rpc.DeregisterExecutorRequest
-	(*DeregisterExecutorResponse)(nil), // 29: quiver.rpc.DeregisterExecutorResponse
-	(*TaskId)(nil),                     // 30: quiver.rpc.TaskId
-	(*TaskDefinition)(nil),             // 31: quiver.rpc.TaskDefinition
-	(*FetchFailure)(nil),               // 32: quiver.rpc.FetchFailure
-	(*TaskStatus)(nil),                 // 33: quiver.rpc.TaskStatus
-	(*UpdateTaskStatusRequest)(nil),    // 34: quiver.rpc.UpdateTaskStatusRequest
-	(*UpdateTaskStatusResponse)(nil),   // 35: quiver.rpc.UpdateTaskStatusResponse
-	(*LaunchTasksRequest)(nil),         // 36: quiver.rpc.LaunchTasksRequest
-	(*LaunchTasksResponse)(nil),        // 37: quiver.rpc.LaunchTasksResponse
-	(*CancelTasksRequest)(nil),         // 38: quiver.rpc.CancelTasksRequest
-	(*CancelTasksResponse)(nil),        // 39: quiver.rpc.CancelTasksResponse
-	(*RemoveJobDataRequest)(nil),       // 40: quiver.rpc.RemoveJobDataRequest
-	(*RemoveJobDataResponse)(nil),      // 41: quiver.rpc.RemoveJobDataResponse
-	nil,                                // 42: quiver.rpc.CreateSessionRequest.SettingsEntry
-	nil,                                // 43: quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	nil,                                // 44: quiver.rpc.CacheStats.InvalidationsEntry
-	nil,                                // 45: quiver.rpc.TaskDefinition.SettingsEntry
+	(*ExplainQueryRequest)(nil),        // 11: quiver.rpc.ExplainQueryRequest
+	(*ExplainQueryResponse)(nil),       // 12: quiver.rpc.ExplainQueryResponse
+	(*CacheEvent)(nil),                 // 13: quiver.rpc.CacheEvent
+	(*JobStatus)(nil),                  // 14: quiver.rpc.JobStatus
+	(*WatchJobRequest)(nil),            // 15: quiver.rpc.WatchJobRequest
+	(*CancelJobRequest)(nil),           // 16: quiver.rpc.CancelJobRequest
+	(*CancelJobResponse)(nil),          // 17: quiver.rpc.CancelJobResponse
+	(*CacheInfo)(nil),                  // 18: quiver.rpc.CacheInfo
+	(*ListCachesRequest)(nil),          // 19: quiver.rpc.ListCachesRequest
+	(*CacheStats)(nil),                 // 20: quiver.rpc.CacheStats
+	(*ListCachesResponse)(nil),         // 21: quiver.rpc.ListCachesResponse
+	(*UncacheRequest)(nil),             // 22: quiver.rpc.UncacheRequest
+	(*UncacheResponse)(nil),            // 23: quiver.rpc.UncacheResponse
+	(*ClearCachesRequest)(nil),         // 24: quiver.rpc.ClearCachesRequest
+	(*ClearCachesResponse)(nil),        // 25: quiver.rpc.ClearCachesResponse
+	(*RegisterExecutorRequest)(nil),    // 26: quiver.rpc.RegisterExecutorRequest
+	(*RegisterExecutorResponse)(nil),   // 27: quiver.rpc.RegisterExecutorResponse
+	(*HeartbeatRequest)(nil),           // 28: quiver.rpc.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 29: quiver.rpc.HeartbeatResponse
+	(*DeregisterExecutorRequest)(nil),  // 30: quiver.rpc.DeregisterExecutorRequest
+	(*DeregisterExecutorResponse)(nil), // 31: quiver.rpc.DeregisterExecutorResponse
+	(*TaskId)(nil),                     // 32: quiver.rpc.TaskId
+	(*TaskDefinition)(nil),             // 33: quiver.rpc.TaskDefinition
+	(*FetchFailure)(nil),               // 34: quiver.rpc.FetchFailure
+	(*TaskStatus)(nil),                 // 35: quiver.rpc.TaskStatus
+	(*UpdateTaskStatusRequest)(nil),    // 36: quiver.rpc.UpdateTaskStatusRequest
+	(*UpdateTaskStatusResponse)(nil),   // 37: quiver.rpc.UpdateTaskStatusResponse
+	(*LaunchTasksRequest)(nil),         // 38: quiver.rpc.LaunchTasksRequest
+	(*LaunchTasksResponse)(nil),        // 39: quiver.rpc.LaunchTasksResponse
+	(*CancelTasksRequest)(nil),         // 40: quiver.rpc.CancelTasksRequest
+	(*CancelTasksResponse)(nil),        // 41: quiver.rpc.CancelTasksResponse
+	(*RemoveJobDataRequest)(nil),       // 42: quiver.rpc.RemoveJobDataRequest
+	(*RemoveJobDataResponse)(nil),      // 43: quiver.rpc.RemoveJobDataResponse
+	nil,                                // 44: quiver.rpc.CreateSessionRequest.SettingsEntry
+	nil,                                // 45: quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	nil,                                // 46: quiver.rpc.ExplainQueryRequest.SettingsEntry
+	nil,                                // 47: quiver.rpc.CacheStats.InvalidationsEntry
+	nil,                                // 48: quiver.rpc.TaskDefinition.SettingsEntry
 }
 var file_quiver_proto_depIdxs = []int32{
 	2,  // 0: quiver.rpc.PartitionLocation.executor:type_name -> quiver.rpc.ExecutorMeta
 	3,  // 1: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
-	42, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
-	43, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	0,  // 4: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
-	4,  // 5: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
-	11, // 6: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
-	44, // 7: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
-	16, // 8: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
-	18, // 9: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
-	16, // 10: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
-	2,  // 11: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
-	30, // 12: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	45, // 13: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
-	30, // 14: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
-	1,  // 15: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
-	32, // 16: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
-	3,  // 17: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	33, // 18: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	31, // 19: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	30, // 20: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 21: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 22: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 23: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	13, // 24: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	14, // 25: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	24, // 26: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	26, // 27: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	34, // 28: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	17, // 29: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	20, // 30: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	22, // 31: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	28, // 32: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
-	36, // 33: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	38, // 34: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	40, // 35: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 36: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 37: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 38: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 39: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	15, // 40: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	25, // 41: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	27, // 42: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	35, // 43: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	19, // 44: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	21, // 45: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	23, // 46: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	29, // 47: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
-	37, // 48: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	39, // 49: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	41, // 50: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	36, // [36:51] is the sub-list for method output_type
-	21, // [21:36] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	44, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
+	45, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	46, // 4: quiver.rpc.ExplainQueryRequest.settings:type_name -> quiver.rpc.ExplainQueryRequest.SettingsEntry
+	18, // 5: quiver.rpc.ExplainQueryResponse.caches:type_name -> quiver.rpc.CacheInfo
+	18, // 6: quiver.rpc.ExplainQueryResponse.removed:type_name -> quiver.rpc.CacheInfo
+	0,  // 7: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
+	4,  // 8: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
+	13, // 9: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
+	47, // 10: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
+	18, // 11: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
+	20, // 12: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
+	18, // 13: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
+	2,  // 14: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
+	32, // 15: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
+	48, // 16: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	32, // 17: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
+	1,  // 18: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
+	34, // 19: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
+	3,  // 20: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
+	35, // 21: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	33, // 22: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	32, // 23: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	5,  // 24: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	7,  // 25: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	9,  // 26: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	11, // 27: quiver.rpc.SchedulerService.ExplainQuery:input_type -> quiver.rpc.ExplainQueryRequest
+	15, // 28: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	16, // 29: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	26, // 30: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	28, // 31: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	36, // 32: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	19, // 33: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	22, // 34: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	24, // 35: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	30, // 36: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
+	38, // 37: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	40, // 38: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	42, // 39: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 40: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 41: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 42: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 43: quiver.rpc.SchedulerService.ExplainQuery:output_type -> quiver.rpc.ExplainQueryResponse
+	14, // 44: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	17, // 45: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	27, // 46: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	29, // 47: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	37, // 48: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	21, // 49: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	23, // 50: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	25, // 51: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	31, // 52: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
+	39, // 53: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	41, // 54: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	43, // 55: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	40, // [40:56] is the sub-list for method output_type
+	24, // [24:40] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }
@@ -2906,7 +3060,7 @@ func file_quiver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_quiver_proto_rawDesc), len(file_quiver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   44,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -58,6 +58,10 @@ func TestHostilePlansAreRefused(t *testing.T) {
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "codec:") {
 			t.Errorf("%s: got %v, want InvalidArgument naming the codec", name, err)
 		}
+		_, err = c.ExplainQuery(ctx, &rpc.ExplainQueryRequest{SessionId: sess.SessionId, LogicalPlan: plan})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "codec:") {
+			t.Errorf("explain %s: got %v, want InvalidArgument naming the codec", name, err)
+		}
 	}
 	huge := make([]byte, MaxMessageBytes+1)
 	if _, err := c.ExecuteQuery(ctx, &rpc.ExecuteQueryRequest{SessionId: sess.SessionId, LogicalPlan: huge}); status.Code(err) != codes.ResourceExhausted {

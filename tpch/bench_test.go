@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -21,7 +22,7 @@ const (
 )
 
 func benchOpts(t *testing.T, queries ...int) BenchOptions {
-	return BenchOptions{DataDir: sf001, VerifyDir: answers, Iterations: 1, Queries: queries, mem: checkedMem(t)}
+	return BenchOptions{DataDir: sf001, VerifyDir: answers, Iterations: 1, Queries: queries, mem: memcheck.New(t)}
 }
 
 func TestRunBenchVerifiesAndWritesJSON(t *testing.T) {

@@ -8,25 +8,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/qerr"
 )
-
-// checkedMem returns an allocator that must be back at zero when the test ends.
-func checkedMem(t *testing.T) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
-}
 
 // genSmall generates the first `limit` generator rows of every table at SF 1
 // (a full SF 1 takes about a minute).
 func genSmall(t *testing.T, dir string, limit int64, mod func(*GenOptions)) map[string]int64 {
 	t.Helper()
-	o := GenOptions{SF: 1, Dir: dir, limit: limit, mem: checkedMem(t)}
+	o := GenOptions{SF: 1, Dir: dir, limit: limit, mem: memcheck.New(t)}
 	if mod != nil {
 		mod(&o)
 	}
@@ -39,7 +32,7 @@ func genSmall(t *testing.T, dir string, limit int64, mod func(*GenOptions)) map[
 
 func newTestSession(t *testing.T) *quiver.Session {
 	t.Helper()
-	mem := checkedMem(t)
+	mem := memcheck.New(t)
 	s, err := quiver.NewSession(context.Background(), quiver.WithAllocator(mem))
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +205,7 @@ func TestGenerateCancelLeavesNoCompleteFile(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o := GenOptions{SF: 1, Dir: dir, mem: checkedMem(t), Progress: func(rows, total int64) {
+	o := GenOptions{SF: 1, Dir: dir, mem: memcheck.New(t), Progress: func(rows, total int64) {
 		if rows > 20_000 {
 			cancel()
 		}
@@ -239,7 +232,7 @@ func TestGenerateTmpThenRename(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var sawTmpOnly bool
-	o := GenOptions{SF: 1, Dir: dir, limit: 20_000, RowGroupRows: 4096, mem: checkedMem(t), Progress: func(rows, total int64) {
+	o := GenOptions{SF: 1, Dir: dir, limit: 20_000, RowGroupRows: 4096, mem: memcheck.New(t), Progress: func(rows, total int64) {
 		if _, err := os.Stat(filepath.Join(dir, "part.parquet.tmp")); err == nil {
 			if _, err := os.Stat(filepath.Join(dir, "part.parquet")); errors.Is(err, os.ErrNotExist) {
 				sawTmpOnly = true
@@ -292,7 +285,7 @@ func TestGenerateRowGroupsEndWithAnOrder(t *testing.T) {
 	}
 	dir := t.TempDir()
 	const size = 4096
-	o := GenOptions{SF: 1, Dir: dir, limit: 20_000, RowGroupRows: size, mem: checkedMem(t)}
+	o := GenOptions{SF: 1, Dir: dir, limit: 20_000, RowGroupRows: size, mem: memcheck.New(t)}
 	if _, err := Generate(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/quiverdb/quiver/exec/memcheck"
 )
 
 // The TPC-DS files of the repository's testdata.
@@ -13,7 +15,7 @@ var tpcdsDir = filepath.Join("..", "testdata", "tpcds")
 
 func tpcdsOpts(t *testing.T, queries ...int) BenchOptions {
 	return BenchOptions{Suite: "tpcds", DataDir: filepath.Join(tpcdsDir, "sf0.01"), VerifyDir: filepath.Join(tpcdsDir, "answers"),
-		Iterations: 1, Queries: queries, mem: checkedMem(t)}
+		Iterations: 1, Queries: queries, mem: memcheck.New(t)}
 }
 
 // TestRunBenchTPCDS: the TPC-DS suite finds its schema and queries beside

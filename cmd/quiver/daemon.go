@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -96,4 +97,56 @@ func parseDaemonFlags(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	return fs.Parse(args)
+}
+
+// daemonFlags are the flags every daemon has: the auth token, TLS and the
+// log. register them beside the daemon's own, then start parses the lot.
+type daemonFlags struct {
+	tokenFile *string
+	tls       tlsFlags
+	log       logOptions
+}
+
+func (d *daemonFlags) register(fs *flag.FlagSet) {
+	d.tokenFile = authTokenFlag(fs)
+	d.tls.register(fs)
+	d.log.register(fs)
+}
+
+// daemonSetup is what the shared flags configure.
+type daemonSetup struct {
+	logger *slog.Logger
+	token  auth.Token
+	tls    auth.TLS
+}
+
+// start parses the environment and args into fs (which holds d's flags),
+// refuses positional arguments and loads the token, the TLS material and
+// the logger. When it returns ok == false the daemon exits with code: 0
+// for --help, 2 for a usage error (already written to stderr).
+func (d *daemonFlags) start(fs *flag.FlagSet, args []string, stderr io.Writer) (_ daemonSetup, code int, ok bool) {
+	if err := parseDaemonFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return daemonSetup{}, 0, false
+		}
+		return daemonSetup{}, 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return daemonSetup{}, 2, false
+	}
+	var (
+		s   daemonSetup
+		err error
+	)
+	if s.logger, err = d.log.logger(stderr); err == nil {
+		if s.token, err = auth.Load(*d.tokenFile); err == nil {
+			s.tls, err = d.tls.load()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return daemonSetup{}, 2, false
+	}
+	return s, 0, true
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/executor"
 	"github.com/quiverdb/quiver/settings"
 )
@@ -50,35 +48,14 @@ func executorCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat", 2*time.Second, "heartbeat interval")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-bind", "", "`ADDR` to serve Prometheus /metrics and /healthz on over HTTP (default: none)")
 	grace := fs.Duration("drain-grace", 30*time.Second, "on SIGTERM, how long running tasks may go on before they are cancelled")
-	tokenFile := authTokenFlag(fs)
-	var tf tlsFlags
-	tf.register(fs)
-	var lo logOptions
-	lo.register(fs)
-	if err := parseDaemonFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	var df daemonFlags
+	df.register(fs)
+	ds, code, ok := df.start(fs, args, stderr)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "quiver executor: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	logger, err := lo.logger(stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "quiver executor:", err)
-		return 2
-	}
-	cfg.Logger = logger
-	if cfg.AuthToken, err = auth.Load(*tokenFile); err != nil {
-		fmt.Fprintln(stderr, "quiver executor:", err)
-		return 2
-	}
-	if cfg.TLS, err = tf.load(); err != nil {
-		fmt.Fprintln(stderr, "quiver executor:", err)
-		return 2
-	}
+	logger := ds.logger
+	cfg.Logger, cfg.AuthToken, cfg.TLS = logger, ds.token, ds.tls
 	if cfg.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "quiver-executor-")
 		if err != nil {

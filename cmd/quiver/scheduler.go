@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/scheduler"
 	"github.com/quiverdb/quiver/settings"
@@ -44,35 +42,14 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	settings.SessionIdleTimeout.FlagVar(fs, &cfg.SessionIdleTimeout)
 	stateDir := fs.String("state-dir", "", "`DIR` that keeps the cache registry across scheduler restarts, kill -9 included (default: in memory: a restart starts clean)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may go on before they are failed")
-	tokenFile := authTokenFlag(fs)
-	var tf tlsFlags
-	tf.register(fs)
-	var lo logOptions
-	lo.register(fs)
-	if err := parseDaemonFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	var df daemonFlags
+	df.register(fs)
+	ds, code, ok := df.start(fs, args, stderr)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "quiver scheduler: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	logger, err := lo.logger(stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "quiver scheduler:", err)
-		return 2
-	}
-	cfg.Logger = logger
-	if cfg.AuthToken, err = auth.Load(*tokenFile); err != nil {
-		fmt.Fprintln(stderr, "quiver scheduler:", err)
-		return 2
-	}
-	if cfg.TLS, err = tf.load(); err != nil {
-		fmt.Fprintln(stderr, "quiver scheduler:", err)
-		return 2
-	}
+	logger := ds.logger
+	cfg.Logger, cfg.AuthToken, cfg.TLS = logger, ds.token, ds.tls
 	if *stateDir != "" {
 		d, err := cache.NewDurable(*stateDir)
 		if err != nil {

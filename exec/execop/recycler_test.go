@@ -9,10 +9,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/memcheck"
 )
 
 func TestRecycler(t *testing.T) {
-	parent := checkedAlloc(t)
+	parent := memcheck.New(t)
 	r := NewScanRecycler(parent, 1<<20)
 
 	// Small requests go to the parent untracked.
@@ -96,18 +97,6 @@ func TestRecycleClass(t *testing.T) {
 	}
 }
 
-// checkedAlloc returns a checked allocator that fails the test if anything
-// allocated from it is still held at the end.
-func checkedAlloc(t *testing.T) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() {
-		if n := mem.CurrentAlloc(); n != 0 {
-			t.Errorf("%d bytes still allocated", n)
-		}
-	})
-	return mem
-}
-
 // TestRecyclerUnderArrowTake: arrow-go's string take presizes its data
 // buffer from the mean value length and then trusts the capacity of the
 // slice the allocator returned; a recycled buffer whose capacity exceeded
@@ -116,7 +105,7 @@ func checkedAlloc(t *testing.T) *memory.CheckedAllocator {
 // only the long values of a column of short and long strings crosses the
 // presized estimate.
 func TestRecyclerUnderArrowTake(t *testing.T) {
-	parent := checkedAlloc(t)
+	parent := memcheck.New(t)
 	r := NewRecycler(parent, 1<<20)
 	defer r.Close()
 	bld := array.NewStringBuilder(memory.DefaultAllocator)

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -25,9 +26,7 @@ import (
 // t unless every byte was freed.
 func Allocator(t testing.TB) *memory.CheckedAllocator {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
+	return memcheck.New(t)
 }
 
 // DirtyPoison wraps an allocator with AllocateDirty (execop.Recycler) and

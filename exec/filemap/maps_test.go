@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/memcheck"
 )
 
 var mapsTestSchema = arrow.NewSchema([]arrow.Field{
@@ -80,8 +81,7 @@ func firstKey(b arrow.RecordBatch) int64 { return b.Column(0).(*array.Int64).Val
 
 func newMapsTest(t *testing.T) (*FileMaps, *memory.CheckedAllocator) {
 	skipUnlessMmap(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	mem := memcheck.New(t)
 	fm := NewFileMaps()
 	t.Cleanup(fm.Close)
 	return fm, mem

@@ -8,8 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/exec/memcheck"
 )
 
 // Every length 0..40: a copy in other memory is equal and hashes equally;
@@ -62,7 +62,7 @@ func TestShortStringHashAndEqual(t *testing.T) {
 // array: all must hash alike, row by row, and agree with equalBytes-based
 // repeat marking.
 func TestStringColumnsSlicedAndNull(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := memcheck.New(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	var vals []*string
 	for i := 0; i < 300; i++ {
@@ -206,7 +206,7 @@ func chiSquare(counts []int, total int) (chi, bound float64) {
 // also within one partition) and the low bits (hash mod partitions, and
 // the slot tag) of distinct keys must spread evenly.
 func TestHashDistribution(t *testing.T) {
-	mem := checkedAlloc(t)
+	mem := memcheck.New(t)
 	type keySet struct {
 		name string
 		cols []arrow.Array
@@ -288,16 +288,4 @@ func TestHashDistribution(t *testing.T) {
 			check(fmt.Sprintf("high bits within partition 0 of %d", parts), inPart0, byPart[0])
 		}
 	}
-}
-
-// checkedAlloc returns a checked allocator that fails the test if anything
-// allocated from it is still held at the end.
-func checkedAlloc(t *testing.T) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() {
-		if n := mem.CurrentAlloc(); n != 0 {
-			t.Errorf("%d bytes still allocated", n)
-		}
-	})
-	return mem
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -118,23 +119,13 @@ func (m readPath) use(t *testing.T) {
 	parquetDirect, parquetHelp = m.direct, m.help
 }
 
-func checkedMemory(t *testing.T) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	t.Cleanup(func() {
-		if n := mem.CurrentAlloc(); n != 0 {
-			t.Errorf("%d bytes still allocated", n)
-		}
-	})
-	return mem
-}
-
 // TestParquetScanConversions reads a file through every conversion path
 // (INT64 and INT32 decimals widened, date32 relabelled, dictionary-only
 // strings and binaries gathered, plain-page strings as before) with
 // several batch sizes, projections that repeat and reorder columns, and
 // row-group ranges, and compares with the data written.
 func TestParquetScanConversions(t *testing.T) {
-	mem := checkedMemory(t)
+	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	const rows, rgRows = 3000, 1100
 	want := writeFixFile(t, mem, path, rows, rgRows)
@@ -242,7 +233,7 @@ func checkScan(t *testing.T, mem memory.Allocator, path string, want arrow.Recor
 // recycled buffers are all returned to the query's allocator when batches
 // outlive the scan (a join build side keeps them) and when they do not.
 func TestParquetScanKeepsBatchesAfterClose(t *testing.T) {
-	mem := checkedMemory(t)
+	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 5000, 5000)
 	defer want.Release()
@@ -287,7 +278,7 @@ func TestParquetScanKeepsBatchesAfterClose(t *testing.T) {
 // batch read after earlier ones were released (their buffers reused) must
 // hold zero under every NULL of a fixed-width column.
 func TestParquetScanZeroesNullSlots(t *testing.T) {
-	mem := checkedMemory(t)
+	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 60000, 20000)
 	want.Release()
@@ -342,7 +333,7 @@ func TestParquetScanZeroesNullSlots(t *testing.T) {
 // through Allocate (arrow-go relies on it) and as it is through
 // AllocateDirty; the accounting allocator passes AllocateDirty down.
 func TestRecyclerZeroes(t *testing.T) {
-	parent := checkedMemory(t)
+	parent := memcheck.New(t)
 	r := execop.NewRecycler(parent, 1<<20)
 	defer r.Close()
 	a := r.Allocate(20000)
@@ -395,7 +386,7 @@ func TestRecyclerZeroes(t *testing.T) {
 // value: copies), with NULLs and a sliced array, against the values the
 // indices name.
 func TestGatherDictionary(t *testing.T) {
-	mem := checkedMemory(t)
+	mem := memcheck.New(t)
 	for _, dictVals := range [][]string{
 		{"A", "", "N", "REG AIR", "12345678"},
 		{"A", "DELIVER IN PERSON", "", "NONE", "123456789"},
@@ -451,7 +442,7 @@ func TestGatherDictionary(t *testing.T) {
 // allocator fails the test otherwise, and goleak catches a helper left
 // running.
 func TestParquetScanClosedEarly(t *testing.T) {
-	mem := checkedMemory(t)
+	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
@@ -490,7 +481,7 @@ func TestParquetScanClosedEarly(t *testing.T) {
 // allocator's panic: buffers it held when the limit hit stay accounted to
 // the failed task. That is known and only logged here.
 func TestParquetScanMemoryLimit(t *testing.T) {
-	mem := checkedMemory(t)
+	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
@@ -528,7 +519,7 @@ func TestParquetScanMemoryLimit(t *testing.T) {
 // data pages (levels stored apart from the compressed values) through the
 // direct path and compares with the data written.
 func TestParquetScanDataPageV2(t *testing.T) {
-	mem := checkedMemory(t)
+	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix-v2.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100, parquet.WithDataPageVersion(parquet.DataPageV2))
 	defer want.Release()

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -32,7 +33,7 @@ func TestParquetOtherWriters(t *testing.T) {
 	if err != nil || len(paths) != 24 {
 		t.Fatalf("want the 24 TPC-DS files in %s, found %d (%v)", tpcdsDir, len(paths), err)
 	}
-	mem := checkedMemory(t)
+	mem := memcheck.New(t)
 	for _, path := range paths {
 		name := strings.TrimSuffix(filepath.Base(path), ".parquet")
 		t.Run(name, func(t *testing.T) {

@@ -318,6 +318,8 @@ func encodePlan(p logical.Plan) (*rpc.LogicalPlan, error) {
 			CacheId: n.CacheID, SessionId: n.SessionID, Input: in, Options: n.Options, Name: n.Name}}}, nil
 	case *logical.Window:
 		return encodeWindow(n)
+	case *logical.Write:
+		return encodeWrite(n)
 	case *logical.Expand:
 		return encodeExpand(n)
 	}
@@ -511,6 +513,8 @@ func decodePlan(m *rpc.LogicalPlan) (logical.Plan, error) {
 		return &logical.Cache{CacheID: n.CacheId, SessionID: n.SessionId, Input: in, Options: n.Options, Name: n.Name}, nil
 	case *rpc.LogicalPlan_Window:
 		return decodeWindow(k.Window)
+	case *rpc.LogicalPlan_Write:
+		return decodeWrite(k.Write)
 	case *rpc.LogicalPlan_Expand:
 		return decodeExpand(k.Expand)
 	}

@@ -387,6 +387,10 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 			Name: n.Name, Schema: s, Locations: encodeLocations(n.Locations), Disjoint: int32s(n.Disjoint)}}}, nil
 	case *physical.Window:
 		return encodeWindow(n)
+	case *physical.FileSink:
+		return encodeFileSink(n)
+	case *physical.FileCommit:
+		return encodeFileCommit(n)
 	case *physical.Expand:
 		return encodeExpand(n)
 	}
@@ -719,6 +723,10 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		return cr, nil
 	case *rpc.PhysicalPlan_Window:
 		return decodeWindow(k.Window)
+	case *rpc.PhysicalPlan_FileSink:
+		return decodeFileSink(k.FileSink)
+	case *rpc.PhysicalPlan_FileCommit:
+		return decodeFileCommit(k.FileCommit)
 	case *rpc.PhysicalPlan_Expand:
 		return decodeExpand(k.Expand)
 	}
