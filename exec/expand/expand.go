@@ -174,16 +174,7 @@ func (e *Expand) constants(n int) error {
 	for i, k := range e.n.Keys {
 		e.nulls[i] = array.MakeArrayOfNull(mem, k.DataType(), n)
 	}
-	e.ordinals = make([]arrow.Array, len(e.n.Sets))
-	for s := range e.n.Sets {
-		b := array.NewInt32Builder(mem)
-		b.Reserve(n)
-		for range n {
-			b.UnsafeAppend(int32(s))
-		}
-		e.ordinals[s] = b.NewArray()
-		b.Release()
-	}
+	e.ordinals = make([]arrow.Array, len(e.n.Sets)) // made on first use
 	if e.marker {
 		b := array.NewBooleanBuilder(mem)
 		b.Reserve(n)
@@ -218,12 +209,41 @@ func (e *Expand) expand(s int) (arrow.RecordBatch, error) {
 			cols = append(cols, e.nulls[i])
 		}
 	}
-	cols = append(cols, e.ordinals[s])
+	ord := e.ordinal(s)
+	cols = append(cols, ord)
 	if e.marker {
 		cols = append(cols, e.trues)
 	}
 	// NewRecordBatch retains every column.
-	return array.NewRecordBatch(e.schema, cols, b.NumRows()), nil
+	out := array.NewRecordBatch(e.schema, cols, b.NumRows())
+	if len(e.n.Sets) > cachedOrdinals {
+		ord.Release()
+	}
+	return out, nil
+}
+
+// cachedOrdinals is how many sets' ordinal columns are kept for reuse;
+// with more sets (a large CUBE) each is made when used and dropped, so the
+// held memory does not grow with the number of sets.
+const cachedOrdinals = 64
+
+// ordinal returns the ordinal column of set s for the current batch
+// length; with more than cachedOrdinals sets the caller releases it.
+func (e *Expand) ordinal(s int) arrow.Array {
+	if a := e.ordinals[s]; a != nil {
+		return a
+	}
+	b := array.NewInt32Builder(e.tc.Mem)
+	b.Reserve(e.constLen)
+	for range e.constLen {
+		b.UnsafeAppend(int32(s))
+	}
+	a := b.NewArray()
+	b.Release()
+	if len(e.n.Sets) <= cachedOrdinals {
+		e.ordinals[s] = a
+	}
+	return a
 }
 
 // fillerRows is the next batch of the filler rows, one per empty grouping
