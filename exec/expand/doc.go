@@ -12,8 +12,10 @@
 // Invariants: the keys are evaluated once per input batch; every output
 // batch shares the input's columns and the key arrays (Retain, never a
 // copy) and adds only constant columns (the NULL keys, the set's ordinal,
-// the row marker), which are made once per batch length from the task's
-// allocator and shared by the batches of that length. Partition 0 emits,
+// the row marker), which are made from the task's allocator once per
+// batch length and shared by the batches of that length (with very many
+// sets, each set's ordinal column is made when used, so what is held does
+// not grow with the number of sets). Partition 0 emits,
 // after its input ends, the filler rows of the empty sets (see
 // physical.Expand). It imports exec/eval, exec/kernel, exec/execop and
 // physical, never exec.
