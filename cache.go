@@ -43,13 +43,15 @@ type CacheEvent struct {
 	Name    string
 	CacheID string
 	// Outcome is hit, miss (built by this query), pending (waited for
-	// another's build), stale (a source changed: rebuilt by this query) or
-	// dropped (its data went with a session the scheduler closed).
+	// another's build), stale (a source changed: rebuilt by this query),
+	// partial (partitions lost with an executor: only those rebuilt by this
+	// query, or the one it waited for) or dropped (its data went with a
+	// session the scheduler closed).
 	Outcome    string
 	Partitions int
 	Bytes      int64
 	// Reason says why: for stale, the tables that changed ("lineitem
-	// changed"); for a hit on a snapshot entry whose sources changed,
+	// changed"); for partial, the partitions lost; for a hit on a snapshot entry whose sources changed,
 	// "stale snapshot: ...".
 	Reason string
 }
@@ -65,6 +67,9 @@ func (e CacheEvent) String() string {
 	if e.Outcome == "stale" {
 		return fmt.Sprintf("cache: stale %s (%s; rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, settings.FormatBytes(e.Bytes))
 	}
+	if e.Outcome == "partial" {
+		return fmt.Sprintf("cache: partial %s (%s; those rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, settings.FormatBytes(e.Bytes))
+	}
 	line := fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, settings.FormatBytes(e.Bytes))
 	if e.Reason != "" {
 		line += " " + e.Reason
@@ -77,6 +82,9 @@ type CacheStats struct {
 	Hits, Misses, Materializations, Aborts int64
 	Invalidations                          map[string]int64 // by cause: executor_lost, session_closed, uncache, evicted, fetch_failed
 	BytesRead                              int64
+	// Partials counts entries an executor loss left partial; Repairs the
+	// builds of only their lost partitions that made them whole again.
+	Partials, Repairs int64
 }
 
 func (st CacheStats) String() string {
@@ -85,8 +93,8 @@ func (st CacheStats) String() string {
 		causes = append(causes, fmt.Sprintf("%s=%d", c, n))
 	}
 	sort.Strings(causes)
-	return fmt.Sprintf("hits=%d misses=%d materializations=%d aborts=%d invalidations[%s] bytes_read=%d",
-		st.Hits, st.Misses, st.Materializations, st.Aborts, strings.Join(causes, " "), st.BytesRead)
+	return fmt.Sprintf("hits=%d misses=%d materializations=%d aborts=%d invalidations[%s] bytes_read=%d partials=%d repairs=%d",
+		st.Hits, st.Misses, st.Materializations, st.Aborts, strings.Join(causes, " "), st.BytesRead, st.Partials, st.Repairs)
 }
 
 // CacheStats returns the scheduler's cache counters.
@@ -325,7 +333,8 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 	}
 	var stats CacheStats
 	if st := resp.Stats; st != nil {
-		stats = CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts, Invalidations: st.Invalidations, BytesRead: st.BytesRead}
+		stats = CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts, Invalidations: st.Invalidations, BytesRead: st.BytesRead,
+			Partials: st.Partials, Repairs: st.Repairs}
 	}
 	names := map[string]string{}
 	for _, ct := range s.cat.AllCached() {

@@ -81,7 +81,9 @@ func TestClusterCache(t *testing.T) {
 	}
 	info := cacheRow(t, s, "recent")
 
-	// kill -9 an executor holding cached partitions: the next query is right and rebuilds the entry.
+	// kill -9 an executor holding cached partitions: the next query is
+	// right and rebuilds the entry (the lost partitions only when the other
+	// executor kept some: TestClusterCachePartialRebuild).
 	victim := -1
 	for i, e := range c.executors {
 		for _, id := range info.Executors {
@@ -99,7 +101,7 @@ func TestClusterCache(t *testing.T) {
 	var rows [][]string
 	waitFor(t, "the rebuilt cache", func() bool {
 		o, rows = outcome(t, s, q)
-		return o == "miss"
+		return o == "miss" || o == "partial"
 	})
 	if fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Fatalf("after the kill: %v, want %v", rows, want)

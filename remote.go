@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -138,8 +141,16 @@ func (s *Session) startStandalone(ctx context.Context, n int, workDir string) er
 }
 
 // startRemote submits df's optimized plan as a job, waits for it and
-// returns an operator over its result partitions in order.
+// returns an operator over its result partitions in order. Its calls to
+// the scheduler carry one fresh request id, which a failure carries too
+// (RequestIDOf).
 func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *QueryInfo) (*execution, error) {
+	rid := rpc.NewRequestID()
+	x, err := df.submitRemote(rpc.WithRequestID(ctx, rid), st, info)
+	return x, withRequestID(err, rid)
+}
+
+func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info *QueryInfo) (*execution, error) {
 	s := df.s
 	lp, err := s.optimize(ctx, df.plan, nil)
 	if err != nil {
@@ -157,7 +168,7 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 	}
 	r := s.remote
 	req := &rpc.ExecuteQueryRequest{SessionId: r.sessionID, LogicalPlan: b, Settings: st.Wire(), Sql: df.sqlText}
-	resp, err := r.client.ExecuteQuery(ctx, req)
+	resp, err := r.submit(ctx, req)
 	if err != nil && unknownSession(err) {
 		// The scheduler closed the session (idle): re-open it and retry once.
 		dropped, rerr := s.reopen(ctx)
@@ -167,9 +178,12 @@ func (df *DataFrame) startRemote(ctx context.Context, st settings.Values, info *
 		if info != nil {
 			info.Caches = append(info.Caches, dropped...)
 		}
-		resp, err = r.client.ExecuteQuery(ctx, req)
+		resp, err = r.submit(ctx, req)
 	}
 	if err != nil {
+		if unreachable(err) && ctx.Err() == nil {
+			return nil, qerr.Unavailablef("submit query: the scheduler is unreachable: %w", err)
+		}
 		return nil, qerr.IOf("submit query: %w", err)
 	}
 	var progress func(JobProgress)
@@ -224,12 +238,17 @@ func (r *remote) wait(ctx context.Context, jobID string, progress func(JobProgre
 		st, err := stream.Recv()
 		if err != nil {
 			if ctx.Err() != nil {
-				cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				// The cancel outlives ctx but keeps its metadata (the
+				// query's request id).
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				r.client.CancelJob(cctx, &rpc.CancelJobRequest{JobId: jobID})
 				cancel()
 				return nil, ctx.Err()
 			}
-			return nil, qerr.IOf("job %s: lost the scheduler: %w", jobID, err)
+			// The scheduler went away (or restarted, forgetting the job)
+			// before the job delivered anything: running the statement
+			// again is safe.
+			return nil, qerr.Unavailablef("job %s: lost the scheduler (the statement can be run again): %w", jobID, err)
 		}
 		// The final counts are reported too, so that a job that ends before
 		// its first running update (a fast one) still reports its size.
@@ -319,4 +338,45 @@ func arrowRename(b arrow.RecordBatch, schema *arrow.Schema) arrow.RecordBatch {
 	out := array.NewRecordBatch(schema, b.Columns(), b.NumRows())
 	b.Release()
 	return out
+}
+
+// Reconnecting. A scheduler restarting (kill -9 included) is unreachable
+// for a moment; a query submitted meanwhile waits for it with backoff
+// rather than failing at once, up to submitPatience. The session keeps its
+// id: a scheduler with a state directory knows it again, and one without
+// is told it again (reopen).
+const (
+	submitPatience   = 15 * time.Second
+	submitBackoffMin = 50 * time.Millisecond
+	submitBackoffMax = time.Second
+)
+
+// unreachable reports whether err is gRPC's answer for a server it cannot
+// reach (refused, reset, not yet listening).
+func unreachable(err error) bool {
+	return status.Code(err) == codes.Unavailable
+}
+
+// submit calls ExecuteQuery, retrying with backoff while the scheduler is
+// unreachable (at most submitPatience, never past ctx). gRPC answers
+// Unavailable when a call found no connection to send on, so the query was
+// not submitted; when a connection broke mid-call, the scheduler that may
+// have taken it is gone with its jobs.
+func (r *remote) submit(ctx context.Context, req *rpc.ExecuteQueryRequest) (*rpc.ExecuteQueryResponse, error) {
+	deadline := time.Now().Add(submitPatience)
+	wait := submitBackoffMin
+	for {
+		resp, err := r.client.ExecuteQuery(ctx, req)
+		if err == nil || !unreachable(err) || time.Now().Add(wait).After(deadline) {
+			return resp, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		wait = min(2*wait, submitBackoffMax)
+	}
 }

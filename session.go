@@ -236,6 +236,42 @@ func (s *Session) Script(ctx context.Context, script string, each func(df *DataF
 	return nil
 }
 
+// ScriptRetry is Script, but a statement that fails with a retryable
+// error (qerr.Retryable: the scheduler was unreachable or restarted before
+// the statement delivered a row or changed anything) runs once more, after
+// retrying is called with the error. The shell and `quiver -c` use it; each
+// must not have shown anything of a statement before its error.
+func (s *Session) ScriptRetry(ctx context.Context, script string, each func(df *DataFrame) error, retrying func(err error)) error {
+	srcs, err := sql.Split(script)
+	if err != nil {
+		return err
+	}
+	for _, src := range srcs {
+		for attempt := 0; ; attempt++ {
+			err := s.runEach(ctx, src, each)
+			if err == nil {
+				break
+			}
+			if attempt > 0 || !qerr.Retryable(err) || ctx.Err() != nil {
+				return err
+			}
+			if retrying != nil {
+				retrying(err)
+			}
+		}
+	}
+	return nil
+}
+
+// runEach runs one statement and hands its frame to each.
+func (s *Session) runEach(ctx context.Context, src sql.Source, each func(df *DataFrame) error) error {
+	df, err := s.run(ctx, src)
+	if err != nil {
+		return err
+	}
+	return each(df)
+}
+
 func (s *Session) plan(src sql.Source) (sql.Statement, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

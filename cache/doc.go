@@ -28,9 +28,17 @@
 // build it was taken on (Release), so a reader of a removed entry never
 // drops a reader of its replacement.
 //
-// The eviction sweeper's policy (TTL and a least-recently-used byte cap that
-// never touches an entry with readers, and a per-session quota) lives here
-// as methods; running it periodically is the scheduler's job.
+// An executor loss makes an entry that keeps partitions elsewhere partial
+// (LoseExecutor: the lost partitions are Missing); a repair build claims it
+// (BeginRepair), and CompleteRepair merges the rebuilt partitions back, so
+// an entry's files may lie under several (job, stage) outputs (Outputs),
+// all pinned.
+//
+// The eviction sweeper's policy (TTL, and a byte cap that evicts the
+// entries of least value per byte — build time × uses aged by
+// HeatHalfLife ÷ bytes — never touching an entry with readers, and a
+// per-session quota) lives here as methods; running it periodically is the
+// scheduler's job.
 //
 // cache imports Arrow, bbolt, physical (for PartitionLocation and CacheKey),
 // settings and qerr, and nothing else of ours.

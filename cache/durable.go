@@ -81,6 +81,11 @@ type fileEntry struct {
 	Sources   []Source          `json:"sources,omitempty"`
 	Stale     string            `json:"stale,omitempty"`
 	Content   string            `json:"content_key,omitempty"`
+	BuildTime time.Duration     `json:"build_time_ns,omitempty"`
+	Heat      float64           `json:"heat,omitempty"`
+	HeatAt    time.Time         `json:"heat_at,omitzero"`
+	Missing   []int             `json:"missing,omitempty"`
+	Repairs   []StageRef        `json:"repairs,omitempty"`
 }
 
 // fileLocation is physical.PartitionLocation with stable JSON names, so the
@@ -185,6 +190,8 @@ func (fe fileEntry) entry() (Entry, error) {
 		Schema: schema, Locations: locs, Disjoint: fe.Disjoint, Rows: fe.Rows, Bytes: fe.Bytes,
 		Created: fe.Created, LastHit: fe.LastHit, Hits: fe.Hits, Options: fe.Options,
 		Sources: fe.Sources, Stale: fe.Stale, ContentKey: fe.Content,
+		BuildTime: fe.BuildTime, Heat: fe.Heat, HeatAt: fe.HeatAt,
+		Missing: fe.Missing, Repairs: fe.Repairs,
 	}, nil
 }
 
@@ -326,6 +333,8 @@ func encodeEntry(e Entry) ([]byte, error) {
 		Schema: schema, Locations: make([][]fileLocation, len(e.Locations)), Disjoint: e.Disjoint, Rows: e.Rows, Bytes: e.Bytes,
 		Created: e.Created, LastHit: e.LastHit, Hits: e.Hits, Options: e.Options,
 		Sources: e.Sources, Stale: e.Stale, Content: e.ContentKey,
+		BuildTime: e.BuildTime, Heat: e.Heat, HeatAt: e.HeatAt,
+		Missing: e.Missing, Repairs: e.Repairs,
 	}
 	for i, part := range e.Locations {
 		fe.Locations[i] = make([]fileLocation, len(part))

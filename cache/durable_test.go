@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"go.etcd.io/bbolt"
 
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -41,6 +43,7 @@ func TestDurableReload(t *testing.T) {
 	d := openDurable(t, path, WithClock(clock.Now))
 	a, b, p := key("s1", "a"), key("s2", "b"), key("s1", "pending")
 	d.Begin(a, "job-a", "orders_cached", map[string]string{TTLOption: "2h"})
+	clock.Advance(5 * time.Second) // its build time, which eviction weighs
 	mustComplete(t, d, a, "job-a", 3, "ex1", "ex2")
 	d.Begin(b, "job-b", "", nil)
 	mustComplete(t, d, b, "job-b", 1, "ex2")
@@ -52,6 +55,9 @@ func TestDurableReload(t *testing.T) {
 	}
 	wantA, _ := d.Lookup(a)
 	wantB, _ := d.Lookup(b)
+	if wantA.BuildTime != 5*time.Second || wantA.Heat <= 1 {
+		t.Fatalf("entry a: build time %v, heat %v; want 5s and its hit counted", wantA.BuildTime, wantA.Heat)
+	}
 
 	// Reopen: materialized entries are back, the pending claim is not.
 	r := reopen(t, d, path)
@@ -235,5 +241,49 @@ func TestDurableConcurrentWrites(t *testing.T) {
 		if got[i].Key != want[i].Key || got[i].Hits != 5 {
 			t.Fatalf("reloaded %v with %d hits, want %v with 5", got[i].Key, got[i].Hits, want[i].Key)
 		}
+	}
+}
+
+// TestDurablePartialReload: a partial entry, and one repaired, come back
+// from the store as they were: the missing partitions, the repairs' outputs
+// and their pins.
+func TestDurablePartialReload(t *testing.T) {
+	path := t.TempDir()
+	d := openDurable(t, path)
+	a, b := key("s", "a"), key("s", "b")
+	for _, k := range []Key{a, b} {
+		job := "job-" + k.CacheID
+		d.Begin(k, job, "", nil)
+		mustComplete(t, d, k, job, 2, "ex1", "ex2", "ex1")
+	}
+	if _, partial := d.LoseExecutor("ex2"); len(partial) != 2 {
+		t.Fatalf("partial = %v", partial)
+	}
+	if _, ok := d.BeginRepair(b, "rep-b"); !ok {
+		t.Fatal("begin repair")
+	}
+	fixed := make([][]physical.PartitionLocation, 3)
+	fixed[1] = locs("rep-b", 4, "ex3", "ex3")[1:2][0]
+	if err := d.CompleteRepair(b, "rep-b", 4, fixed); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	r := reopen(t, d, path)
+	ea, _ := r.Lookup(a)
+	eb, _ := r.Lookup(b)
+	if !slices.Equal(ea.Missing, []int{1}) || len(ea.Locations[1]) != 0 || ea.Bytes != 200 {
+		t.Fatalf("partial entry reloaded as %+v", ea)
+	}
+	if eb.Partial() || !slices.Equal(eb.Repairs, []StageRef{{JobID: "rep-b", StageID: 4}}) || eb.Locations[1][0].Executor.ID != "ex3" {
+		t.Fatalf("repaired entry reloaded as %+v", eb)
+	}
+	if pins := r.PinnedStages(); !pins[[2]string{"rep-b", "4"}] || !pins[[2]string{"job-a", "2"}] {
+		t.Fatalf("pins after reload: %v", pins)
+	}
+	// The reloaded partial entry can be repaired.
+	if _, ok := r.BeginRepair(a, "rep-a"); !ok {
+		t.Fatal("a reloaded partial entry cannot be repaired")
 	}
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -37,13 +38,63 @@ func ttlOf(e *entry, defaultTTL time.Duration) time.Duration {
 	return defaultTTL
 }
 
+// HeatHalfLife is how fast an entry's uses age (Entry.Heat): a hit this
+// long ago counts half as much as one now.
+const HeatHalfLife = 10 * time.Minute
+
+// minBuildTime stands for the build time of an entry that has none (built
+// faster than the clock ticks, or recorded before build times were kept),
+// so that its value still grows with its hits.
+const minBuildTime = time.Millisecond
+
+// heatAt is e's Heat aged to now.
+func (e Entry) heatAt(now time.Time) float64 {
+	if e.HeatAt.IsZero() {
+		return 0
+	}
+	age := now.Sub(e.HeatAt)
+	if age <= 0 {
+		return e.Heat
+	}
+	return e.Heat * math.Exp2(-float64(age)/float64(HeatHalfLife))
+}
+
+// Value is what keeping e is worth per byte at now: what rebuilding it
+// would cost (its build time) times how much it is used (its aged uses,
+// Heat), divided by the bytes it holds. The sweeper over a byte cap
+// evicts the entries of least value first, so a large entry that was cheap
+// to build and is rarely read goes before a small costly one read often,
+// and an entry nobody reads any more loses its value as its uses age.
+func (e Entry) Value(now time.Time) float64 {
+	return max(e.BuildTime, minBuildTime).Seconds() * e.heatAt(now) / float64(max(e.Bytes, 1))
+}
+
+// byValue orders entries for eviction at now: least value first, then the
+// least recently used, then by key (a total order: the choice is
+// deterministic).
+func byValue(now time.Time) func(a, b *entry) int {
+	return func(a, b *entry) int {
+		va, vb := a.Value(now), b.Value(now)
+		switch {
+		case va < vb:
+			return -1
+		case va > vb:
+			return 1
+		}
+		if c := a.lastUsed().Compare(b.lastUsed()); c != 0 {
+			return c
+		}
+		return compareKeys(a.Key, b.Key)
+	}
+}
+
 // Expired returns the keys the eviction sweeper should remove at now, without
 // removing them: first every materialized entry unused (since its last hit, or
 // its materialization if never hit) for longer than its time to live — the
 // entry's ttl option, else defaultTTL; 0 means no expiry — then, while the
-// remaining materialized entries total more than maxBytes (0 = no cap), the
-// least recently used of them. An entry with Readers > 0 is never returned,
-// and pending entries are never returned: they hold no data yet.
+// remaining materialized entries total more than maxBytes (0 = no cap), those
+// of least Value. An entry with Readers > 0 is never returned, and pending
+// entries are never returned: they hold no data yet.
 //
 // Between Expired and a later InvalidateFor a query may start reading an
 // entry; Evict does both atomically and is what a sweeper should call.
@@ -74,7 +125,7 @@ func (m *Memory) Evict(now time.Time, defaultTTL time.Duration, maxBytes int64) 
 }
 
 // expiredLocked picks the eviction victims: TTL-expired entries sorted by key,
-// then LRU entries oldest first.
+// then entries of least value first.
 func (m *Memory) expiredLocked(now time.Time, defaultTTL time.Duration, maxBytes int64) []*entry {
 	var victims, live []*entry
 	var remaining int64
@@ -95,12 +146,7 @@ func (m *Memory) expiredLocked(now time.Time, defaultTTL time.Duration, maxBytes
 	if maxBytes <= 0 || remaining <= maxBytes {
 		return victims
 	}
-	slices.SortFunc(live, func(a, b *entry) int {
-		if c := a.lastUsed().Compare(b.lastUsed()); c != 0 {
-			return c
-		}
-		return compareKeys(a.Key, b.Key)
-	})
+	slices.SortFunc(live, byValue(now))
 	for _, e := range live {
 		if remaining <= maxBytes {
 			break
@@ -111,8 +157,8 @@ func (m *Memory) expiredLocked(now time.Time, defaultTTL time.Duration, maxBytes
 	return victims
 }
 
-// EvictSession removes entries of sessionID nobody reads, least recently
-// used first, until the session's materialized entries total at most
+// EvictSession removes entries of sessionID nobody reads, least Value
+// first, until the session's materialized entries total at most
 // maxBytes (its own quota under the scheduler's cap), counting them as
 // CauseEvicted; it returns the removed entries.
 func (m *Memory) EvictSession(sessionID string, maxBytes int64) []Entry {
@@ -132,12 +178,7 @@ func (m *Memory) EvictSession(sessionID string, maxBytes int64) []Entry {
 	if maxBytes <= 0 || total <= maxBytes {
 		return nil
 	}
-	slices.SortFunc(live, func(a, b *entry) int {
-		if c := a.lastUsed().Compare(b.lastUsed()); c != 0 {
-			return c
-		}
-		return compareKeys(a.Key, b.Key)
-	})
+	slices.SortFunc(live, byValue(m.now()))
 	var out []Entry
 	for _, e := range live {
 		if total <= maxBytes {

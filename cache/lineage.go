@@ -9,7 +9,9 @@ import (
 
 // Source is one input an entry was built from, with the fingerprint it had
 // when the build was claimed: a file of a file table (path, size,
-// modification time), or a memory table (its version). The lineage of an
+// modification time, and for a Parquet file its footer's length and row
+// count, which tell a file rewritten in place apart even when its size and
+// modification time come out the same), or a memory table (its version). The lineage of an
 // entry is every source of its plan, through views and the inputs of the
 // caches it reads, so a change under a nested cache makes the outer one
 // stale too.
@@ -23,6 +25,11 @@ type Source struct {
 	Size    int64 `json:"size,omitempty"`
 	ModTime int64 `json:"mod_time,omitempty"`
 	Missing bool  `json:"missing,omitempty"`
+	// FooterLen and Rows are a Parquet file's footer length and the row
+	// count its footer gives (Rows -1 when the footer does not decode);
+	// both 0 for other files.
+	FooterLen int64 `json:"footer_len,omitempty"`
+	Rows      int64 `json:"rows,omitempty"`
 	// Version is a memory table's version.
 	Version uint64 `json:"version,omitempty"`
 }

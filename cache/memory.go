@@ -171,7 +171,10 @@ func (m *Memory) Complete(k Key, jobID string, stageID int, schema *arrow.Schema
 	e.Locations = Entry{Locations: locs}.clone().Locations
 	e.Disjoint = slices.Clone(disjoint)
 	e.Rows, e.Bytes = rows, bytes
-	e.Created = m.now()
+	now := m.now()
+	e.BuildTime = max(now.Sub(e.Created), 0)
+	e.Created = now
+	e.Heat, e.HeatAt = 1, now // the build counts as the first use
 	close(e.done)
 	e.done = nil
 	m.stats.Materializations++
@@ -276,6 +279,12 @@ func (m *Memory) PinnedStages() map[[2]string]bool {
 	pins := make(map[[2]string]bool, len(m.entries))
 	for _, e := range m.entries {
 		pins[pin(e.JobID, e.StageID)] = true
+		for _, r := range e.Repairs {
+			pins[pin(r.JobID, r.StageID)] = true
+		}
+		if e.RepairJob != "" {
+			pins[pin(e.RepairJob, e.RepairStage)] = true
+		}
 	}
 	return pins
 }
@@ -317,6 +326,7 @@ func (m *Memory) Touch(k Key) {
 	}
 	e.Hits++
 	e.LastHit = m.now()
+	e.Heat, e.HeatAt = e.heatAt(e.LastHit)+1, e.LastHit
 	m.stats.Hits++
 	m.version++
 }
@@ -442,8 +452,8 @@ func (m *Memory) FindContent(contentKey string) (Entry, bool) {
 	defer m.mu.Unlock()
 	var best *entry
 	for _, e := range m.entries {
-		if e.ContentKey != contentKey {
-			continue
+		if e.ContentKey != contentKey || e.Partial() {
+			continue // a partial entry is repaired by its holder, not shared
 		}
 		switch {
 		case best == nil,
@@ -466,7 +476,7 @@ func (m *Memory) Attach(k Key, name string, opts map[string]string, from Key) (E
 		return Entry{}, false
 	}
 	src, ok := m.entries[from]
-	if !ok || src.State != Materialized {
+	if !ok || src.State != Materialized || src.Partial() {
 		return Entry{}, false
 	}
 	e := &entry{Entry: src.clone()}
@@ -475,6 +485,7 @@ func (m *Memory) Attach(k Key, name string, opts map[string]string, from Key) (E
 		e.Options = Entry{Options: opts}.clone().Options
 	}
 	e.Created, e.LastHit, e.Hits, e.Readers, e.Stale = m.now(), time.Time{}, 0, 0, ""
+	e.Heat, e.HeatAt = 1, e.Created // BuildTime stays: it is what the data cost
 	m.entries[k] = e
 	m.version++
 	return e.clone(), true

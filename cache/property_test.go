@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -24,12 +25,35 @@ type modelEntry struct {
 	sources []Source
 	stale   string
 	readers int
+	// execs[p] is "" for a missing partition (a partial entry);
+	// repairJob/repairStage the repair running, repairs those completed.
+	repairJob   string
+	repairStage int
+	repairs     []StageRef
 }
+
+// partial reports whether the model entry has a missing partition.
+func (me modelEntry) partial() bool { return slices.Contains(me.execs, "") }
 
 // model is the registry as a plain map plus the counters it must report.
 type model struct {
 	entries map[Key]modelEntry
 	stats   Stats
+}
+
+// restart is what a durable registry keeps across a restart: its
+// materialized entries, without readers or a repair in flight, and no
+// counters.
+func (md *model) restart() {
+	for k, me := range md.entries {
+		if me.state != Materialized {
+			delete(md.entries, k)
+			continue
+		}
+		me.readers, me.repairJob, me.repairStage = 0, "", 0
+		md.entries[k] = me
+	}
+	md.stats = Stats{}
 }
 
 func (md *model) remove(k Key, cause Cause) {
@@ -38,31 +62,86 @@ func (md *model) remove(k Key, cause Cause) {
 }
 
 // TestPropertyRandomEventOrders drives random sequences of begin, set-stage,
-// complete, abort, invalidate, executor loss, session close, lineage
-// records, stale marks and reader counts (naming a build) against the
-// model, checking every result and, after every step, the whole state: the
+// complete, abort, invalidate, executor loss (whole entries, or partial
+// ones with their repairs begun, staged, completed — rightly or with a
+// wrong partition — and aborted), session close, lineage records, stale
+// marks and reader counts (naming a build) against the model, checking every result and, after every step, the whole state: the
 // entries, the pins, the counters and which keys Wait would block on.
 func TestPropertyRandomEventOrders(t *testing.T) {
 	seeds, steps := 200, 300
 	if testing.Short() {
 		seeds = 50
 	}
+	var partials, repairs int64
 	for seed := range seeds {
-		runProperty(t, uint64(seed), steps)
+		st := runProperty(t, uint64(seed), steps, "")
+		if t.Failed() {
+			return
+		}
+		partials, repairs = partials+st.Partials, repairs+st.Repairs
+	}
+	// The runs must reach the paths they are there to check.
+	if partials == 0 || repairs == 0 {
+		t.Fatalf("no run made an entry partial (%d) or repaired one (%d)", partials, repairs)
+	}
+}
+
+// TestPropertyRestarts runs the same random event orders on the durable
+// registry, closing it and opening it again from its store at random
+// steps: what comes back is the model's materialized entries (partial and
+// repaired ones included) with their pins, and nothing else — no pending
+// claim, repair in flight, reader or counter survives a restart.
+func TestPropertyRestarts(t *testing.T) {
+	seeds, steps := 12, 200
+	if testing.Short() {
+		seeds = 4
+	}
+	for seed := range seeds {
+		runProperty(t, uint64(1000+seed), steps, t.TempDir())
 		if t.Failed() {
 			return
 		}
 	}
 }
 
-func runProperty(t *testing.T, seed uint64, steps int) {
+// runProperty runs steps random events on a registry — in memory, or
+// durable in dir (with restarts) — against the model.
+func runProperty(t *testing.T, seed uint64, steps int, dir string) Stats {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	m := NewMemory()
+	var m State = NewMemory()
+	if dir != "" {
+		d, err := NewDurable(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = d
+		defer func() { m.(*Durable).Close() }()
+	}
 	md := &model{entries: map[Key]modelEntry{}}
 	sessions := []string{"s1", "s2"}
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	randKey := func() Key { return key(pick(sessions...), pick("a", "b", "c")) }
 	randJob := func() string { return pick("job-0", "job-1", "job-2", "job-3") }
+	// partialKey is, half the time, a partial entry's key (so repairs meet
+	// the entries they are for), and its repair job when one runs.
+	partialKey := func() (Key, string) {
+		var ks []Key
+		for k, me := range md.entries {
+			if me.state == Materialized && me.partial() {
+				ks = append(ks, k)
+			}
+		}
+		job := pick("rep-0", "rep-1")
+		if len(ks) == 0 || rng.IntN(2) == 0 {
+			return randKey(), job
+		}
+		slices.SortFunc(ks, compareKeys)
+		k := ks[rng.IntN(len(ks))]
+		if r := md.entries[k].repairJob; r != "" && rng.IntN(4) > 0 {
+			job = r
+		}
+		return k, job
+	}
 	var history []string
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -71,7 +150,21 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 	}
 
 	for range steps {
-		switch op := rng.IntN(13); op {
+		if dir != "" && rng.IntN(15) == 0 {
+			history = append(history, "restart")
+			if err := m.(*Durable).Close(); err != nil {
+				fail("close: %v", err)
+			}
+			d, err := NewDurable(dir)
+			if err != nil {
+				fail("reopen: %v", err)
+			}
+			m = d
+			md.restart()
+			checkState(t, m, md, fail)
+			continue
+		}
+		switch op := rng.IntN(18); op {
 		case 0, 1: // begin
 			k, job := randKey(), randJob()
 			history = append(history, fmt.Sprintf("begin(%v,%s)", k, job))
@@ -107,7 +200,7 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 			}
 		case 3, 4: // complete
 			k, job, stage := randKey(), randJob(), rng.IntN(3)
-			execs := make([]string, rng.IntN(3))
+			execs := make([]string, rng.IntN(5))
 			for i := range execs {
 				execs[i] = pick("ex0", "ex1", "ex2")
 			}
@@ -236,9 +329,141 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 					md.entries[k] = me
 				}
 			}
+		case 13, 14: // executor loss: partial entries
+			ex := pick("ex0", "ex1", "ex2")
+			history = append(history, fmt.Sprintf("loseP(%s)", ex))
+			var hit []Key
+			for k, me := range md.entries {
+				if me.state == Materialized && slices.Contains(me.execs, ex) {
+					hit = append(hit, k)
+				}
+			}
+			slices.SortFunc(hit, compareKeys)
+			var wantRemoved, wantPartial []Key
+			for _, k := range hit {
+				me := md.entries[k]
+				shared := false
+				for o, oe := range md.entries {
+					if o != k && oe.state == Materialized && oe.job == me.job && oe.stage == me.stage {
+						shared = true
+					}
+				}
+				execs := slices.Clone(me.execs)
+				left := 0
+				for p := range execs {
+					if execs[p] == ex {
+						execs[p] = ""
+					}
+					if execs[p] != "" {
+						left++
+					}
+				}
+				if me.repairJob != "" || shared || left == 0 {
+					md.remove(k, CauseExecutorLost)
+					wantRemoved = append(wantRemoved, k)
+					continue
+				}
+				me.execs = execs
+				md.entries[k] = me
+				md.stats.Partials++
+				wantPartial = append(wantPartial, k)
+			}
+			removed, partial := m.LoseExecutor(ex)
+			if got := keysOf(removed); !reflect.DeepEqual(got, wantRemoved) {
+				fail("lose executor %s removed %v, want %v", ex, got, wantRemoved)
+			}
+			if got := keysOf(partial); !reflect.DeepEqual(got, wantPartial) {
+				fail("lose executor %s made partial %v, want %v", ex, got, wantPartial)
+			}
+		case 15: // begin or stage a repair
+			k, job := partialKey()
+			me, ok := md.entries[k]
+			if rng.IntN(2) == 0 {
+				history = append(history, fmt.Sprintf("beginRepair(%v,%s)", k, job))
+				_, got := m.BeginRepair(k, job)
+				want := ok && me.state == Materialized && me.partial() && me.repairJob == ""
+				if got != want {
+					fail("begin repair = %v, want %v", got, want)
+				}
+				if want {
+					me.repairJob, me.repairStage = job, UnknownStage
+					md.entries[k] = me
+				}
+			} else {
+				stage := rng.IntN(3)
+				history = append(history, fmt.Sprintf("setRepairStage(%v,%s,%d)", k, job, stage))
+				err := m.SetRepairStage(k, job, stage)
+				if ok && me.state == Materialized && me.repairJob == job {
+					if err != nil {
+						fail("set repair stage: %v", err)
+					}
+					me.repairStage = stage
+					md.entries[k] = me
+				} else if !errors.Is(err, ErrStale) {
+					fail("set repair stage = %v, want stale", err)
+				}
+			}
+		case 16: // complete a repair: the missing partitions, or a wrong one too
+			k, job := partialKey()
+			stage := rng.IntN(3)
+			me, ok := md.entries[k]
+			n := len(me.execs)
+			if !ok {
+				n = rng.IntN(3)
+			}
+			out := make([][]physical.PartitionLocation, n)
+			wrote := make([]string, n)
+			wrong := rng.IntN(4) == 0
+			for p := range out {
+				if (ok && me.execs[p] == "") != (wrong && p == 0) {
+					ex := pick("ex0", "ex1", "ex2")
+					wrote[p] = ex
+					out[p] = locs(job, stage, slices.Repeat([]string{ex}, p+1)...)[p : p+1][0]
+				}
+			}
+			history = append(history, fmt.Sprintf("completeRepair(%v,%s,%d,%v)", k, job, stage, wrote))
+			err := m.CompleteRepair(k, job, stage, out)
+			switch {
+			case !ok || me.state != Materialized || me.repairJob != job:
+				if !errors.Is(err, ErrStale) {
+					fail("complete repair = %v, want stale", err)
+				}
+				md.stats.StaleCompletions++
+			case wrong && n > 0:
+				if qerr.KindOf(err) != qerr.Internal {
+					fail("complete repair writing a partition not missing = %v, want an internal error", err)
+				}
+			default:
+				if err != nil {
+					fail("complete repair: %v", err)
+				}
+				for p := range me.execs {
+					if me.execs[p] == "" {
+						me.execs[p] = wrote[p]
+					}
+				}
+				me.execs = slices.Clone(me.execs)
+				me.repairs = append(slices.Clone(me.repairs), StageRef{JobID: job, StageID: stage})
+				me.repairJob, me.repairStage = "", 0
+				md.entries[k] = me
+				md.stats.Repairs++
+			}
+		case 17: // abort a repair
+			k, job := partialKey()
+			history = append(history, fmt.Sprintf("abortRepair(%v,%s)", k, job))
+			me, ok := md.entries[k]
+			want := ok && me.state == Materialized && me.repairJob == job
+			if got := m.AbortRepair(k, job); got != want {
+				fail("abort repair = %v, want %v", got, want)
+			}
+			if want {
+				me.repairJob, me.repairStage = "", 0
+				md.entries[k] = me
+			}
 		}
 		checkState(t, m, md, fail)
 	}
+	return md.stats
 }
 
 func keysOf(es []Entry) []Key {
@@ -257,7 +482,7 @@ var canceled = func() context.Context {
 	return ctx
 }()
 
-func checkState(t *testing.T, m *Memory, md *model, fail func(string, ...any)) {
+func checkState(t *testing.T, m State, md *model, fail func(string, ...any)) {
 	t.Helper()
 	list := m.List("")
 	if len(list) != len(md.entries) {
@@ -276,7 +501,12 @@ func checkState(t *testing.T, m *Memory, md *model, fail func(string, ...any)) {
 			fail("%v sources %v stale %q readers %d, model %v %q %d", e.Key, e.Sources, e.Stale, e.Readers, me.sources, me.stale, me.readers)
 		}
 		var execs []string
-		for _, part := range e.Locations {
+		var missing []int
+		for p, part := range e.Locations {
+			if len(part) == 0 {
+				execs = append(execs, "")
+				missing = append(missing, p)
+			}
 			for _, l := range part {
 				execs = append(execs, l.Executor.ID)
 			}
@@ -284,15 +514,28 @@ func checkState(t *testing.T, m *Memory, md *model, fail func(string, ...any)) {
 		if len(execs) != len(me.execs) || len(execs) > 0 && !reflect.DeepEqual(execs, me.execs) {
 			fail("%v executors = %v, model %v", e.Key, execs, me.execs)
 		}
+		if !slices.Equal(e.Missing, missing) || e.Partial() != me.partial() || e.RepairJob != me.repairJob || !slices.Equal(e.Repairs, me.repairs) {
+			fail("%v missing %v repair %q repairs %v, model %v %q %v", e.Key, e.Missing, e.RepairJob, e.Repairs, me.execs, me.repairJob, me.repairs)
+		}
 		stage := AllStages
 		if me.stage != UnknownStage {
 			stage = strconv.Itoa(me.stage)
 		}
 		wantPins[[2]string{me.job, stage}] = true
+		for _, r := range me.repairs {
+			wantPins[[2]string{r.JobID, strconv.Itoa(r.StageID)}] = true
+		}
+		if me.repairJob != "" {
+			stage := AllStages
+			if me.repairStage != UnknownStage {
+				stage = strconv.Itoa(me.repairStage)
+			}
+			wantPins[[2]string{me.repairJob, stage}] = true
+		}
 
 		err := m.Wait(canceled, e.Key)
-		if blocked := err != nil; blocked != (me.state == Pending) {
-			fail("wait on %v (%v) = %v", e.Key, me.state, err)
+		if blocked := err != nil; blocked != (me.state == Pending || me.repairJob != "") {
+			fail("wait on %v (%v, repair %q) = %v", e.Key, me.state, me.repairJob, err)
 		}
 	}
 	if got := m.PinnedStages(); !reflect.DeepEqual(got, wantPins) {
@@ -303,7 +546,11 @@ func checkState(t *testing.T, m *Memory, md *model, fail func(string, ...any)) {
 	want.Entries = len(md.entries)
 	for _, me := range md.entries {
 		if me.state == Materialized {
-			want.Bytes += 100 * int64(len(me.execs)) // locs gives each partition 100 bytes
+			for _, ex := range me.execs {
+				if ex != "" {
+					want.Bytes += 100 // locs gives each partition 100 bytes
+				}
+			}
 		}
 	}
 	if got != want {

@@ -115,6 +115,44 @@ type Entry struct {
 	// sources' fingerprints ("" when it may not be shared). Entries with
 	// one content key may share one copy of the data (Attach).
 	ContentKey string
+	// BuildTime is how long the build took (claim to Complete); with Heat
+	// and Bytes it gives the entry's value to the eviction sweeper (Value).
+	BuildTime time.Duration
+	// Heat counts the entry's uses — its materialization and every hit —
+	// each aged by half every HeatHalfLife since it happened; HeatAt is
+	// when Heat was last brought up to date.
+	Heat   float64
+	HeatAt time.Time
+	// Missing lists, sorted, the output partitions whose files went with a
+	// lost executor (LoseExecutor): an entry with Missing is partial, its
+	// other partitions still pinned where they are, until a repair build
+	// writes the missing ones again (BeginRepair, CompleteRepair). Their
+	// Locations are empty meanwhile.
+	Missing []int
+	// Repairs are the outputs of completed repair builds holding some of
+	// the entry's partitions, besides (JobID, StageID); pinned like it.
+	Repairs []StageRef
+	// RepairJob is the repair build running for Missing ("" when none);
+	// RepairStage its output stage, UnknownStage until SetRepairStage.
+	// Neither is persisted: a repair in flight at a crash is lost with its
+	// job, and the entry stays partial.
+	RepairJob   string
+	RepairStage int
+}
+
+// StageRef names one job's stage.
+type StageRef struct {
+	JobID   string `json:"job_id"`
+	StageID int    `json:"stage_id"`
+}
+
+// Partial reports whether some of e's partitions are missing.
+func (e Entry) Partial() bool { return len(e.Missing) > 0 }
+
+// Outputs lists the (job, stage) outputs holding e's files: its build's
+// and its repairs'.
+func (e Entry) Outputs() []StageRef {
+	return append([]StageRef{{JobID: e.JobID, StageID: e.StageID}}, e.Repairs...)
 }
 
 // Executors returns the distinct ids of the executors holding the entry's
@@ -150,6 +188,8 @@ func (e Entry) clone() Entry {
 	}
 	e.Disjoint = slices.Clone(e.Disjoint)
 	e.Sources = slices.Clone(e.Sources)
+	e.Missing = slices.Clone(e.Missing)
+	e.Repairs = slices.Clone(e.Repairs)
 	if e.Options != nil {
 		opts := make(map[string]string, len(e.Options))
 		for k, v := range e.Options {
@@ -219,6 +259,8 @@ type Stats struct {
 	// Invalidations counts removed entries (pending or materialized) per Cause.
 	Invalidations [NumCauses]int64
 	BytesRead     int64 // bytes read back from cached output (AddBytesRead)
+	Partials      int64 // entries made partial by an executor loss (LoseExecutor)
+	Repairs       int64 // repair builds that completed an entry (CompleteRepair)
 
 	Entries int   // current entries, pending and materialized
 	Bytes   int64 // current bytes of materialized entries
@@ -261,6 +303,32 @@ type State interface {
 	// executorID (whole entries: a cache is never served with holes) and
 	// returns them sorted by key.
 	InvalidateExecutor(executorID string) []Entry
+	// LoseExecutor is what an executor loss does to the entries with a
+	// partition on executorID: an entry that keeps some partitions on other
+	// executors becomes partial (its partitions on executorID are Missing,
+	// the rest stay pinned) and is returned in partial; one that would
+	// keep none, shares its files with another entry, or is being repaired
+	// is removed (CauseExecutorLost) and returned in removed. Both sorted by
+	// key. With only, just those entries are considered (an executor that
+	// registers again without some of their files).
+	LoseExecutor(executorID string, only ...Key) (removed, partial []Entry)
+	// BeginRepair claims the repair of partial entry k for jobID: it
+	// returns the entry and true, or false when k is not partial or a
+	// repair is already running (Lookup names it). Waiters on k block until
+	// the repair ends.
+	BeginRepair(k Key, jobID string) (Entry, bool)
+	// SetRepairStage records the repair build's output stage, narrowing its
+	// pin from the whole job to that stage; ErrStale if jobID does not own
+	// k's repair.
+	SetRepairStage(k Key, jobID string, stageID int) error
+	// CompleteRepair merges the repair's output into k: locs, indexed by
+	// output partition, must hold exactly the Missing partitions, each from
+	// (jobID, stageID). The entry is whole again. ErrStale if jobID does not
+	// own k's repair (the entry was removed meanwhile): the caller deletes
+	// the repair's files.
+	CompleteRepair(k Key, jobID string, stageID int, locs [][]physical.PartitionLocation) error
+	// AbortRepair ends jobID's repair of k without data: k stays partial.
+	AbortRepair(k Key, jobID string) bool
 	// RemoveSession removes every entry of sessionID, pending ones too, and
 	// returns them sorted by key.
 	RemoveSession(sessionID string) []Entry

@@ -59,7 +59,7 @@ func startHangingPeer(t *testing.T) (*hangingPeer, physical.ExecutorMeta) {
 // longTask is a stage that reads from the hanging peer.
 func longTask(peer physical.ExecutorMeta, job string, stage int) *physical.ShuffleWriter {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	loc := physical.PartitionLocation{JobID: job, StageID: stage - 1, Executor: peer}
+	loc := signed(physical.PartitionLocation{JobID: job, StageID: stage - 1, Executor: peer})
 	return &physical.ShuffleWriter{JobID: job, StageID: stage,
 		Input: &physical.ShuffleReader{StageID: stage - 1, OutSchema: schema, Locations: [][]physical.PartitionLocation{{loc}}}}
 }

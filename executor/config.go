@@ -41,8 +41,9 @@ type Config struct {
 	// Allocator is the parent of every task's accounting allocator and of
 	// fetched batches (default memory.DefaultAllocator).
 	Allocator memory.Allocator
-	// Logger receives registration, heartbeat and task-report problems
-	// (default slog.Default()).
+	// Logger receives one line per task started and finished (with the
+	// job's request id) and registration, heartbeat and task-report
+	// problems (default slog.Default()).
 	Logger *slog.Logger
 	// MemoryLimit bounds the memory all of this executor's tasks hold at
 	// once, whatever limits their queries set (quiver.memory_limit can only

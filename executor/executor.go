@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/exec/spill"
@@ -53,6 +54,9 @@ type Executor struct {
 	pool *execop.AccountingAllocator
 	// lastFetch is when the Flight service last began or ended a fetch.
 	lastFetch atomic.Int64
+	// ticketKey is the scheduler's Flight ticket key, from the last
+	// registration (nil before the first: every DoGet is refused).
+	ticketKey atomic.Pointer[auth.TicketKey]
 
 	// Set by Start before any goroutine that reads them starts.
 	meta     physical.ExecutorMeta
@@ -164,10 +168,12 @@ func (e *Executor) Start(ctx context.Context) error {
 		lis.Close()
 		return qerr.Planf("executor: scheduler address %s: %w", e.cfg.SchedulerAddr, err)
 	}
-	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, e.cfg.AuthToken.ServerOptions()...)
+	// Only the scheduler (the cluster's token) launches, cancels and removes;
+	// Flight takes any token of the cluster, its tickets say what may be read.
+	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, e.cfg.AuthToken.ServerOptions("/quiver.rpc.ExecutorService/")...)
 	srv := grpc.NewServer(append(sopts, e.cfg.TLS.ServerOptions()...)...)
 	rpc.RegisterExecutorServiceServer(srv, e)
-	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir, m: e.m, lastFetch: &e.lastFetch})
+	flight.RegisterFlightServiceServer(srv, &flightServer{workDir: e.cfg.WorkDir, key: e.flightTicketKey, m: e.m, lastFetch: &e.lastFetch})
 	lctx, stop := context.WithCancel(context.Background())
 
 	// Publish and launch under e.mu, so that a concurrent Close either sees

@@ -72,7 +72,7 @@ func toLocation(t *testing.T, l *rpc.PartitionLocation) physical.PartitionLocati
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loc
+	return signed(loc)
 }
 
 // fetchInts fetches every location over Flight and returns column col
@@ -267,7 +267,7 @@ func TestFetchFailureIsReported(t *testing.T) {
 	e := startExecutor(t, addr, mem, nil)
 	other := startExecutor(t, addr, mem, nil) // alive, but without the file
 	scan := nationScan(t)
-	lost := physical.PartitionLocation{JobID: "ff", StageID: 1, OutputPartition: 0, MapPartition: 4, Executor: other.Meta()}
+	lost := signed(physical.PartitionLocation{JobID: "ff", StageID: 1, OutputPartition: 0, MapPartition: 4, Executor: other.Meta()})
 	reader := &physical.ShuffleReader{StageID: 1, OutSchema: scan.Schema(), Locations: [][]physical.PartitionLocation{{lost}}}
 	launch(t, executorClient(t, e), &physical.ShuffleWriter{Input: reader, JobID: "ff", StageID: 2}, 0, nil)
 	st := waitStatus(t, sched)

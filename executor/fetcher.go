@@ -18,9 +18,7 @@ import (
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
-	"github.com/quiverdb/quiver/rpc"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 )
 
 // DefaultFetchTimeout bounds one fetch, from DoGet to the last batch.
@@ -165,15 +163,10 @@ func (o *fetchOp) Open(ctx context.Context) error {
 	if err != nil {
 		return o.fail(ctx, err)
 	}
-	ticket, err := proto.Marshal(&rpc.PartitionLocation{
-		JobId:           o.loc.JobID,
-		StageId:         int32(o.loc.StageID),
-		OutputPartition: int32(o.loc.OutputPartition),
-		MapPartition:    int32(o.loc.MapPartition),
-	})
-	if err != nil {
-		return qerr.Internalf("executor: encoding ticket for %s: %w", o.loc, err)
+	if o.loc.Ticket == "" {
+		return o.fail(ctx, errors.New("location has no ticket from the scheduler"))
 	}
+	ticket := []byte(o.loc.Ticket)
 	stream, err := flight.NewFlightServiceClient(c).DoGet(sctx, &flight.Ticket{Ticket: ticket})
 	if err != nil {
 		return o.fail(ctx, err)

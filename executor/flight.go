@@ -7,15 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/physical"
-	"github.com/quiverdb/quiver/rpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 )
 
 // flightServer serves the shuffle files under one work dir over Arrow
@@ -24,17 +24,25 @@ import (
 type flightServer struct {
 	flight.BaseFlightServer
 	workDir string
-	m       *metrics // nil in tests that serve without an executor
+	// key returns the scheduler's ticket key (the zero key before the
+	// executor has registered: every DoGet is then refused).
+	key func() auth.TicketKey
+	// now is the clock tickets expire against (time.Now when nil).
+	now func() time.Time
+	m   *metrics // nil in tests that serve without an executor
 	// lastFetch is when a DoGet last started or ended (Unix nanoseconds):
 	// a draining executor keeps serving until fetches stop (Drain).
 	lastFetch *atomic.Int64
 }
 
-// DoGet streams one shuffle file. The ticket is
-// proto.Marshal(&rpc.PartitionLocation{job_id, stage_id, output_partition,
-// map_partition}); other fields are ignored. The ticket is validated and
-// the path rebuilt from it, never taken from it: a bad ticket is
-// InvalidArgument, a missing file NotFound.
+// DoGet streams one shuffle file. The ticket is one the scheduler signed
+// (auth.TicketKey.Sign) naming (job, stage, output partition, map
+// partition) with an expiry: a malformed ticket is InvalidArgument, a
+// forged or altered one PermissionDenied, an expired one PermissionDenied
+// saying so, a missing file NotFound. The path is rebuilt from the
+// ticket's fields, never taken from it, and opened through an os.Root of
+// the work dir, so neither "..", an absolute path nor a symbolic link can
+// lead outside it.
 //
 // The file's IPC messages are forwarded as they are stored (schema first,
 // then record batches with their compressed bodies), so serving a file
@@ -44,18 +52,16 @@ func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 		s.lastFetch.Store(time.Now().UnixNano())
 		defer func() { s.lastFetch.Store(time.Now().UnixNano()) }()
 	}
-	path, err := s.ticketPath(t.GetTicket())
+	rel, err := s.ticketPath(t.GetTicket())
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return status.Errorf(codes.NotFound, "executor: no shuffle file %s", path)
-	}
+	f, err := s.open(rel)
 	if err != nil {
-		return status.Errorf(codes.Internal, "executor: opening shuffle file: %v", err)
+		return err
 	}
 	defer f.Close()
+	path := rel
 	r := ipcStreamReader{r: bufio.NewReaderSize(f, 1<<16)}
 	ctx := stream.Context()
 	for n := 0; ; n++ {
@@ -84,24 +90,72 @@ func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 	}
 }
 
-// ticketPath validates a DoGet ticket and returns the file it names.
+// open opens rel (a path relative to the work dir) through an os.Root, which
+// refuses any path that resolves outside the work dir, symbolic links
+// included.
+func (s *flightServer) open(rel string) (*os.File, error) {
+	root, err := os.OpenRoot(s.workDir)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "executor: opening the work dir: %v", err)
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, status.Errorf(codes.NotFound, "executor: no shuffle file %s", rel)
+	}
+	if err != nil {
+		// os.Root's refusal of a path escaping it is not a sentinel error;
+		// any other failure to open a file the ticket names is refused too.
+		return nil, status.Errorf(codes.PermissionDenied, "executor: shuffle file %s cannot be served: %v", rel, err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, status.Errorf(codes.PermissionDenied, "executor: shuffle file %s is not a regular file", rel)
+	}
+	return f, nil
+}
+
+// ticketPath verifies a DoGet ticket and returns the file it names,
+// relative to the work dir.
 func (s *flightServer) ticketPath(ticket []byte) (string, error) {
-	var loc rpc.PartitionLocation
-	if err := proto.Unmarshal(ticket, &loc); err != nil {
-		return "", status.Errorf(codes.InvalidArgument, "executor: ticket is not a PartitionLocation: %v", err)
+	var key auth.TicketKey
+	if s.key != nil {
+		key = s.key()
 	}
-	if !physical.ValidJobID(loc.JobId) {
-		return "", status.Errorf(codes.InvalidArgument, "executor: ticket has invalid job id %q", loc.JobId)
+	if !key.Enabled() {
+		return "", status.Errorf(codes.Unavailable, "executor: not registered with a scheduler yet, so no ticket can be verified")
 	}
-	if loc.StageId < 0 || loc.OutputPartition < 0 || loc.MapPartition < 0 {
+	now := time.Now()
+	if s.now != nil {
+		now = s.now()
+	}
+	t, err := key.Verify(ticket, now)
+	switch {
+	case errors.Is(err, auth.ErrTicketMalformed):
+		return "", status.Errorf(codes.InvalidArgument, "executor: %v", err)
+	case errors.Is(err, auth.ErrTicketForged):
+		return "", status.Errorf(codes.PermissionDenied, "executor: %v: only tickets the scheduler signed are served", err)
+	case errors.Is(err, auth.ErrTicketExpired):
+		return "", status.Errorf(codes.PermissionDenied, "executor: %v", err)
+	case err != nil:
+		return "", status.Errorf(codes.Internal, "executor: %v", err)
+	}
+	if !physical.ValidJobID(t.JobID) {
+		return "", status.Errorf(codes.InvalidArgument, "executor: ticket has invalid job id %q", t.JobID)
+	}
+	if t.StageID < 0 || t.OutputPartition < 0 || t.MapPartition < 0 {
 		return "", status.Errorf(codes.InvalidArgument, "executor: ticket has a negative stage (%d), output partition (%d) or map partition (%d)",
-			loc.StageId, loc.OutputPartition, loc.MapPartition)
+			t.StageID, t.OutputPartition, t.MapPartition)
 	}
-	path := shuffleFilePath(s.workDir, loc.JobId, int(loc.StageId), int(loc.OutputPartition), int(loc.MapPartition))
+	path := shuffleFilePath(s.workDir, t.JobID, t.StageID, t.OutputPartition, t.MapPartition)
 	if !within(s.workDir, path) {
 		return "", status.Errorf(codes.InvalidArgument, "executor: ticket names a file outside the work dir")
 	}
-	return path, nil
+	rel, err := filepath.Rel(s.workDir, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", status.Errorf(codes.InvalidArgument, "executor: ticket names a file outside the work dir")
+	}
+	return rel, nil
 }
 
 // Size limits on one stored IPC message; a larger one means a corrupt file.

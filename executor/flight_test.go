@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -24,6 +26,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/quiverdb/quiver/auth"
 )
 
 var kvSchema = arrow.NewSchema([]arrow.Field{
@@ -107,7 +111,7 @@ func drainOp(t *testing.T, ctx context.Context, op execop.Operator) (int64, erro
 }
 
 func locOf(e *executor.Executor, job string, stage, out, mapPart int) physical.PartitionLocation {
-	return physical.PartitionLocation{JobID: job, StageID: stage, OutputPartition: out, MapPartition: mapPart, Executor: e.Meta()}
+	return signed(physical.PartitionLocation{JobID: job, StageID: stage, OutputPartition: out, MapPartition: mapPart, Executor: e.Meta()})
 }
 
 // TestFlightServesShuffleFiles writes IPC stream files (compressed or not,
@@ -170,44 +174,71 @@ func TestFlightMissingFileIsFetchError(t *testing.T) {
 	}
 }
 
-// TestFlightRefusesBadTickets sends tickets that try to leave the work dir
-// or are malformed; none may be served.
+// TestFlightRefusesBadTickets sends tickets that are unsigned, forged,
+// altered, expired, or signed but naming a path outside the work dir
+// (through "..", or a symbolic link); none may be served, each refused
+// with its own code, while the valid ticket of the same file is.
 func TestFlightRefusesBadTickets(t *testing.T) {
 	mem := memcheck.New(t)
 	sched := newFakeScheduler()
 	e := startExecutor(t, startScheduler(t, sched), mem, nil)
 	// A shuffle-shaped file beside the work dir, which ticket "../x" would
-	// reach if it were used as a path.
+	// reach if it were used as a path, and a job directory inside the work
+	// dir that is a symbolic link to its job directory.
+	outside := filepath.Join(filepath.Dir(e.WorkDir()), "x")
 	writeShuffleFile(t, filepath.Dir(e.WorkDir()), "x", 0, 0, 0, []int{1})
+	if err := os.Symlink(outside, filepath.Join(e.WorkDir(), "link")); err != nil {
+		t.Fatal(err)
+	}
+	writeShuffleFile(t, e.WorkDir(), "job_1", 2, 0, 3, []int{5})
 	conn, err := grpc.NewClient(e.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	client := flight.NewFlightServiceClient(conn)
-	ticket := func(l *rpc.PartitionLocation) []byte {
-		b, err := proto.Marshal(l)
+	proto := func(l *rpc.PartitionLocation) []byte {
+		b, err := protoMarshal(l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
+	hour := time.Now().Add(time.Hour)
+	good := auth.Ticket{JobID: "job_1", StageID: 2, OutputPartition: 0, MapPartition: 3, Expires: hour}
+	sign := func(tk auth.Ticket) []byte { return testTicketKey.Sign(tk) }
+	other, err := auth.NewTicketKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The valid ticket of map partition 3 with its partition changed to 4:
+	// the body of one ticket and the signature of the other.
+	moved := good
+	moved.MapPartition = 4
+	writeShuffleFile(t, e.WorkDir(), "job_1", 2, 0, 4, []int{5})
+	replayed := append(append([]byte(nil), sign(moved)[:len(sign(moved))-32]...), sign(good)[len(sign(good))-32:]...)
+	expired := good
+	expired.Expires = time.Now().Add(-time.Second)
 	cases := []struct {
 		name   string
 		ticket []byte
 		want   codes.Code
+		msg    string
 	}{
-		{"dotdot", ticket(&rpc.PartitionLocation{JobId: "../x"}), codes.InvalidArgument},
-		{"etc-passwd", ticket(&rpc.PartitionLocation{JobId: "../../etc/passwd"}), codes.InvalidArgument},
-		{"dot", ticket(&rpc.PartitionLocation{JobId: ".."}), codes.InvalidArgument},
-		{"slash", ticket(&rpc.PartitionLocation{JobId: "a/b"}), codes.InvalidArgument},
-		{"empty-job", ticket(&rpc.PartitionLocation{}), codes.InvalidArgument},
-		{"long-job", ticket(&rpc.PartitionLocation{JobId: string(make([]byte, 65))}), codes.InvalidArgument},
-		{"negative-stage", ticket(&rpc.PartitionLocation{JobId: "j", StageId: -1}), codes.InvalidArgument},
-		{"negative-out", ticket(&rpc.PartitionLocation{JobId: "j", OutputPartition: -1}), codes.InvalidArgument},
-		{"negative-map", ticket(&rpc.PartitionLocation{JobId: "j", MapPartition: -2}), codes.InvalidArgument},
-		{"garbage", []byte{0xff, 0xff, 0xff}, codes.InvalidArgument},
-		{"missing", ticket(&rpc.PartitionLocation{JobId: "j", StageId: 1}), codes.NotFound},
+		{"valid", sign(good), codes.OK, ""},
+		{"unsigned-location", proto(&rpc.PartitionLocation{JobId: "job_1", StageId: 2, MapPartition: 3}), codes.InvalidArgument, "not a signed"},
+		{"garbage", []byte{0xff, 0xff, 0xff}, codes.InvalidArgument, "not a signed"},
+		{"empty", nil, codes.InvalidArgument, "not a signed"},
+		{"forged", other.Sign(good), codes.PermissionDenied, "signature"},
+		{"replayed-for-another-partition", replayed, codes.PermissionDenied, "signature"},
+		{"expired", sign(expired), codes.PermissionDenied, "expired"},
+		{"forged-dotdot", other.Sign(auth.Ticket{JobID: "../x", Expires: hour}), codes.PermissionDenied, "signature"},
+		{"signed-dotdot", sign(auth.Ticket{JobID: "../x", Expires: hour}), codes.InvalidArgument, "invalid job id"},
+		{"signed-etc-passwd", sign(auth.Ticket{JobID: "../../etc/passwd", Expires: hour}), codes.InvalidArgument, "invalid job id"},
+		{"signed-absolute", sign(auth.Ticket{JobID: outside, Expires: hour}), codes.InvalidArgument, "invalid job id"},
+		{"signed-negative", sign(auth.Ticket{JobID: "j", StageID: -1, Expires: hour}), codes.InvalidArgument, "negative"},
+		{"signed-symlink-out", sign(auth.Ticket{JobID: "link", Expires: hour}), codes.PermissionDenied, "cannot be served"},
+		{"missing", sign(auth.Ticket{JobID: "j", StageID: 1, Expires: hour}), codes.NotFound, "no shuffle file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -216,7 +247,10 @@ func TestFlightRefusesBadTickets(t *testing.T) {
 				_, err = stream.Recv()
 			}
 			if status.Code(err) != c.want {
-				t.Errorf("got %v, want code %s", err, c.want)
+				t.Fatalf("got %v, want code %s", err, c.want)
+			}
+			if c.msg != "" && !strings.Contains(status.Convert(err).Message(), c.msg) {
+				t.Errorf("message %q does not say %q", status.Convert(err).Message(), c.msg)
 			}
 		})
 	}
@@ -227,12 +261,33 @@ func TestFlightRefusesBadTickets(t *testing.T) {
 	}
 }
 
+// TestFlightBeforeRegistration: an executor that has no ticket key yet
+// (its scheduler never answered) serves nothing.
+func TestFlightBeforeRegistration(t *testing.T) {
+	mem := memcheck.New(t)
+	sched := newFakeScheduler()
+	sched.noKey = true
+	e := startExecutor(t, startScheduler(t, sched), mem, nil)
+	writeShuffleFile(t, e.WorkDir(), "job_1", 2, 0, 3, []int{5})
+	f := executor.NewFlightFetcher(mem)
+	defer f.Close()
+	op, err := f.Fetch(context.Background(), locOf(e, "job_1", 2, 0, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = drainOp(t, context.Background(), op)
+	var fe *execop.FetchError
+	if !errors.As(err, &fe) || status.Code(fe.Err) != codes.Unavailable {
+		t.Fatalf("want a FetchError with Unavailable underneath, got %v", err)
+	}
+}
+
 // TestFetchUnreachableExecutor checks a dead peer is a fetch error, fast.
 func TestFetchUnreachableExecutor(t *testing.T) {
 	mem := memcheck.New(t)
 	f := executor.NewFlightFetcher(mem)
 	defer f.Close()
-	loc := physical.PartitionLocation{JobID: "j", StageID: 1, Executor: physical.ExecutorMeta{ID: "gone", Host: "127.0.0.1", FlightPort: deadPort(t)}}
+	loc := signed(physical.PartitionLocation{JobID: "j", StageID: 1, Executor: physical.ExecutorMeta{ID: "gone", Host: "127.0.0.1", FlightPort: deadPort(t)}})
 	op, err := f.Fetch(context.Background(), loc)
 	if err != nil {
 		t.Fatal(err)
@@ -243,3 +298,5 @@ func TestFetchUnreachableExecutor(t *testing.T) {
 		t.Fatalf("want a FetchError naming executor gone, got %v", err)
 	}
 }
+
+var protoMarshal = proto.Marshal

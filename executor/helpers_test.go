@@ -11,11 +11,31 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/executor"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
+
+// testTicketKey is the fake scheduler's Flight ticket key, sent to every
+// executor that registers with it.
+var testTicketKey = func() auth.TicketKey {
+	k, err := auth.NewTicketKey()
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// signed returns l with a ticket the fake scheduler signed, valid for an
+// hour (as the scheduler signs the locations it sends).
+func signed(l physical.PartitionLocation) physical.PartitionLocation {
+	l.Ticket = string(testTicketKey.Sign(auth.Ticket{JobID: l.JobID, StageID: l.StageID, OutputPartition: l.OutputPartition,
+		MapPartition: l.MapPartition, Expires: time.Now().Add(time.Hour)}))
+	return l
+}
 
 // fakeScheduler is the executor's peer in these tests: it records what the
 // executor tells it. It is not the thing under test.
@@ -29,6 +49,7 @@ type fakeScheduler struct {
 	statuses      chan *rpc.TaskStatus
 	registered    chan struct{} // one send per registration (buffered)
 	live          []string      // RegisterExecutorResponse.live_jobs
+	noKey         bool          // answer registrations without a ticket key
 	// calls records task statuses and deregistrations in arrival order
 	// ("status CANCELLED", "drain", "leave").
 	calls []string
@@ -41,10 +62,14 @@ func newFakeScheduler() *fakeScheduler {
 func (s *fakeScheduler) RegisterExecutor(_ context.Context, req *rpc.RegisterExecutorRequest) (*rpc.RegisterExecutorResponse, error) {
 	s.mu.Lock()
 	s.registrations = append(s.registrations, req)
-	live := s.live
+	live, noKey := s.live, s.noKey
 	s.mu.Unlock()
 	s.registered <- struct{}{}
-	return &rpc.RegisterExecutorResponse{LiveJobs: live}, nil
+	resp := &rpc.RegisterExecutorResponse{LiveJobs: live, TicketKey: testTicketKey.Bytes()}
+	if noKey {
+		resp.TicketKey = nil
+	}
+	return resp, nil
 }
 
 func (s *fakeScheduler) Heartbeat(_ context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {

@@ -88,7 +88,7 @@ func TestExecutorMetrics(t *testing.T) {
 		t.Fatalf("stage 2: %s %s", st2.State, st2.Error)
 	}
 	// A task that fails: a reader of a file nobody has.
-	bad := &physical.ShuffleReader{StageID: 7, OutSchema: scan.Schema(), Locations: [][]physical.PartitionLocation{{{JobID: "jm", StageID: 7, Executor: e1.Meta()}}}}
+	bad := &physical.ShuffleReader{StageID: 7, OutSchema: scan.Schema(), Locations: [][]physical.PartitionLocation{{signed(physical.PartitionLocation{JobID: "jm", StageID: 7, Executor: e1.Meta()})}}}
 	launch(t, executorClient(t, e2), &physical.ShuffleWriter{Input: bad, JobID: "jm", StageID: 8, N: 1}, 0, nil)
 	if st := waitStatus(t, sched); st.State != rpc.TaskState_TASK_FAILED {
 		t.Fatalf("reading a missing file: %s", st.State)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 )
@@ -51,6 +52,13 @@ func (e *Executor) registerOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if b := resp.GetTicketKey(); len(b) > 0 {
+		key, err := auth.TicketKeyFrom(b)
+		if err != nil {
+			return qerr.Internalf("executor: the scheduler's registration answer: %w", err)
+		}
+		e.ticketKey.Store(&key)
+	}
 	keep := make(map[string]bool, len(resp.GetLiveJobs()))
 	for _, id := range resp.GetLiveJobs() {
 		keep[id] = true
@@ -63,6 +71,16 @@ func (e *Executor) registerOnce(ctx context.Context) error {
 		e.log.info("removed orphaned job directories", "jobs", len(removed))
 	}
 	return nil
+}
+
+// flightTicketKey is the key the Flight service verifies tickets with:
+// the one the scheduler sent at the last registration (a scheduler that
+// restarted sends a new one, and tickets signed by the old are refused).
+func (e *Executor) flightTicketKey() auth.TicketKey {
+	if k := e.ticketKey.Load(); k != nil {
+		return *k
+	}
+	return auth.TicketKey{}
 }
 
 // heartbeatLoop sends a heartbeat every HeartbeatInterval until ctx (the

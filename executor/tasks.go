@@ -43,6 +43,7 @@ type task struct {
 	// stage and settings are decoded from def by LaunchTasks.
 	stage     *physical.ShuffleWriter
 	settings  taskSettings
+	metrics   []*rpc.OperatorMetrics // set by runPlan when the task succeeded
 	cancel    context.CancelFunc
 	cancelled bool
 }
@@ -96,6 +97,7 @@ func (e *Executor) runningCount() int {
 // runTask runs t and reports its outcome, unless the executor is closing.
 func (e *Executor) runTask(ctx, tctx context.Context, t *task) {
 	began := time.Now()
+	e.log.l.Info("task started", "task", t.key.String(), "request_id", t.def.GetRequestId())
 	st := e.execute(tctx, t)
 	e.mu.Lock()
 	delete(e.running, t.key)
@@ -111,6 +113,11 @@ func (e *Executor) runTask(ctx, tctx context.Context, t *task) {
 		st.ErrorKind = int32(qerr.Canceled)
 	}
 	e.observeTask(st, time.Since(began))
+	args := []any{"task", t.key.String(), "request_id", t.def.GetRequestId(), "state", st.State.String(), "duration", time.Since(began).Round(time.Microsecond)}
+	if st.Error != "" {
+		args = append(args, "error", st.Error)
+	}
+	e.log.l.Info("task finished", args...)
 	e.report(st)
 }
 
@@ -119,7 +126,7 @@ func (e *Executor) execute(ctx context.Context, t *task) *rpc.TaskStatus {
 	locs, err := e.runPlan(ctx, t)
 	if err == nil {
 		st := t.status(rpc.TaskState_TASK_SUCCESSFUL, e.cfg.ID)
-		st.Locations = locs
+		st.Locations, st.Metrics = locs, t.metrics
 		return st
 	}
 	st := t.status(rpc.TaskState_TASK_FAILED, e.cfg.ID)
@@ -169,12 +176,35 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 	tc.Fetcher = e.fetcher
 	tc.Maps = e.maps
 	tc.MemoryTables = e.cfg.MemoryTables
+	// Per-operator metrics go back with the status: the scheduler's job
+	// page shows the stage plans with them (EXPLAIN ANALYZE figures).
+	tc.EnableMetrics()
 	if t.def.GetAllPartitions() {
-		return e.runAll(ctx, tc, w, t.key)
+		locs, err = e.runAll(ctx, tc, w, t.key)
+	} else {
+		// A task builds one partition of its stage; sibling partitions are other tasks.
+		tc.SinglePartition = true
+		locs, err = e.runPartition(ctx, tc, w, int(t.key.partition))
 	}
-	// A task builds one partition of its stage; sibling partitions are other tasks.
-	tc.SinglePartition = true
-	return e.runPartition(ctx, tc, w, int(t.key.partition))
+	if err == nil {
+		t.metrics = operatorMetrics(tc, w)
+	}
+	return locs, err
+}
+
+// operatorMetrics are the figures of every node of w that ran, numbered
+// in pre-order (physical.PreOrder), as a task status carries them.
+func operatorMetrics(tc *execop.TaskContext, w physical.Plan) []*rpc.OperatorMetrics {
+	var out []*rpc.OperatorMetrics
+	physical.PreOrder(w, func(i int, n physical.Plan) {
+		if tc.NodeMetrics(n) == nil {
+			return
+		}
+		f := tc.Figures(n)
+		out = append(out, &rpc.OperatorMetrics{Node: int32(i), OutputRows: f.OutputRows, OutputBatches: f.OutputBatches,
+			ElapsedNanos: int64(f.Elapsed), SpilledBytes: f.SpilledBytes})
+	})
+	return out
 }
 
 // runAll runs every partition of a whole stage (stage.Stage.Whole) in its

@@ -29,6 +29,10 @@ type PartitionLocation struct {
 	Rows            int64
 	Batches         int64
 	Bytes           int64
+	// Ticket is the scheduler's signed Flight ticket for the file (package
+	// auth), which a reader on another executor or a client presents to
+	// fetch it; "" where the scheduler has not signed one yet.
+	Ticket string
 }
 
 func (l PartitionLocation) String() string {

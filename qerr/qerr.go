@@ -24,6 +24,10 @@ const (
 	Canceled
 	// IO is an error reading or writing files.
 	IO
+	// Unavailable is a statement that could not run because the scheduler
+	// was unreachable or restarted while it ran, before it delivered any
+	// row: running it again is safe and may succeed (Retryable).
+	Unavailable
 )
 
 func (k Kind) String() string {
@@ -40,6 +44,8 @@ func (k Kind) String() string {
 		return "canceled"
 	case IO:
 		return "io error"
+	case Unavailable:
+		return "unavailable"
 	default:
 		return "internal error"
 	}
@@ -96,6 +102,13 @@ func NotImplementedf(format string, args ...any) error { return newf(NotImplemen
 
 // IOf returns an I/O error.
 func IOf(format string, args ...any) error { return newf(IO, format, args...) }
+
+// Unavailablef returns an unavailable error: retrying the statement is safe.
+func Unavailablef(format string, args ...any) error { return newf(Unavailable, format, args...) }
+
+// Retryable reports whether the statement that failed with err may simply
+// be run again (its error is Unavailable).
+func Retryable(err error) bool { return Is(err, Unavailable) }
 
 // At returns a planning error located at line and column of the SQL text.
 func At(line, col int, format string, args ...any) error {

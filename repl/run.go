@@ -23,10 +23,15 @@ func (sh *shell) runSQL(ctx context.Context, text string) {
 	defer cancel()
 	stop := sh.cancelOnInterrupt(qctx, cancel)
 	start := time.Now()
-	err := sh.s.Script(qctx, text, func(df *quiver.DataFrame) error {
+	// A statement the scheduler lost (it restarted) runs once more: show
+	// prints nothing before a statement's result is complete.
+	err := sh.s.ScriptRetry(qctx, text, func(df *quiver.DataFrame) error {
 		err := sh.show(qctx, df, start)
 		start = time.Now()
 		return err
+	}, func(err error) {
+		fmt.Fprintf(sh.errw, "%v; retrying once.\n", err)
+		start = time.Now()
 	})
 	interrupted := stop()
 	if err == nil {

@@ -1,6 +1,7 @@
 // Package rpc owns Quiver's wire protocol: the .proto files of the scheduler
 // and executor services and of encoded plans, and the protobuf/gRPC Go code
-// generated from them (regenerate with gen.sh or go generate).
+// generated from them (regenerate with gen.sh or go generate), and the
+// request id every call carries in its metadata (requestid.go).
 //
 // rpc imports only protobuf and gRPC, nothing of ours.
 package rpc
@@ -10,4 +11,6 @@ package rpc
 // ProtocolVersion is the wire protocol version checked at executor
 // registration and session creation. 2: TaskDefinition.all_partitions
 // (an executor that ignored it would run only partition 0 of a whole stage).
-const ProtocolVersion = 2
+// 3: signed Flight tickets (PartitionLocation.ticket, the registration's
+// ticket_key): an older executor or client cannot read or present them.
+const ProtocolVersion = 3

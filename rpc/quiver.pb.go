@@ -224,8 +224,12 @@ type PartitionLocation struct {
 	Rows            int64                  `protobuf:"varint,6,opt,name=rows,proto3" json:"rows,omitempty"`
 	Batches         int64                  `protobuf:"varint,7,opt,name=batches,proto3" json:"batches,omitempty"`
 	Bytes           int64                  `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// A Flight ticket for this file signed by the scheduler (package auth):
+	// set on the locations it sends in task plans and job results; an
+	// executor serves a DoGet only for a valid, unexpired ticket.
+	Ticket        []byte `protobuf:"bytes,9,opt,name=ticket,proto3" json:"ticket,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PartitionLocation) Reset() {
@@ -312,6 +316,13 @@ func (x *PartitionLocation) GetBytes() int64 {
 		return x.Bytes
 	}
 	return 0
+}
+
+func (x *PartitionLocation) GetTicket() []byte {
+	if x != nil {
+		return x.Ticket
+	}
+	return nil
 }
 
 type PartitionLocations struct {
@@ -1363,6 +1374,8 @@ type CacheStats struct {
 	Aborts           int64                  `protobuf:"varint,4,opt,name=aborts,proto3" json:"aborts,omitempty"`
 	Invalidations    map[string]int64       `protobuf:"bytes,5,rep,name=invalidations,proto3" json:"invalidations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // by cause: executor_lost, session_closed, uncache, evicted, fetch_failed
 	BytesRead        int64                  `protobuf:"varint,6,opt,name=bytes_read,json=bytesRead,proto3" json:"bytes_read,omitempty"`
+	Partials         int64                  `protobuf:"varint,7,opt,name=partials,proto3" json:"partials,omitempty"` // entries made partial by an executor loss
+	Repairs          int64                  `protobuf:"varint,8,opt,name=repairs,proto3" json:"repairs,omitempty"`   // repair builds that made a partial entry whole
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -1435,6 +1448,20 @@ func (x *CacheStats) GetInvalidations() map[string]int64 {
 func (x *CacheStats) GetBytesRead() int64 {
 	if x != nil {
 		return x.BytesRead
+	}
+	return 0
+}
+
+func (x *CacheStats) GetPartials() int64 {
+	if x != nil {
+		return x.Partials
+	}
+	return 0
+}
+
+func (x *CacheStats) GetRepairs() int64 {
+	if x != nil {
+		return x.Repairs
 	}
 	return 0
 }
@@ -1770,7 +1797,10 @@ type RegisterExecutorResponse struct {
 	// The jobs whose data the scheduler still needs (running, recently
 	// finished, or holding a cache entry): the executor deletes the job
 	// directories of any other job that it held before registering.
-	LiveJobs      []string `protobuf:"bytes,1,rep,name=live_jobs,json=liveJobs,proto3" json:"live_jobs,omitempty"`
+	LiveJobs []string `protobuf:"bytes,1,rep,name=live_jobs,json=liveJobs,proto3" json:"live_jobs,omitempty"`
+	// The key the scheduler signs Flight tickets with (auth.TicketKey):
+	// the executor's Flight service verifies every DoGet ticket with it.
+	TicketKey     []byte `protobuf:"bytes,2,opt,name=ticket_key,json=ticketKey,proto3" json:"ticket_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1808,6 +1838,13 @@ func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
 func (x *RegisterExecutorResponse) GetLiveJobs() []string {
 	if x != nil {
 		return x.LiveJobs
+	}
+	return nil
+}
+
+func (x *RegisterExecutorResponse) GetTicketKey() []byte {
+	if x != nil {
+		return x.TicketKey
 	}
 	return nil
 }
@@ -2101,6 +2138,9 @@ type TaskDefinition struct {
 	// context (a whole stage, exchanges in memory; id.partition is 0) and
 	// reports the files of every map partition it wrote.
 	AllPartitions bool `protobuf:"varint,4,opt,name=all_partitions,json=allPartitions,proto3" json:"all_partitions,omitempty"`
+	// The request id of the client call that submitted the job, for the
+	// executor's log lines about this task.
+	RequestId     string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2161,6 +2201,13 @@ func (x *TaskDefinition) GetAllPartitions() bool {
 		return x.AllPartitions
 	}
 	return false
+}
+
+func (x *TaskDefinition) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 type FetchFailure struct {
@@ -2232,14 +2279,17 @@ func (x *FetchFailure) GetMapPartition() int32 {
 }
 
 type TaskStatus struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            *TaskId                `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	ExecutorId    string                 `protobuf:"bytes,2,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
-	State         TaskState              `protobuf:"varint,3,opt,name=state,proto3,enum=quiver.rpc.TaskState" json:"state,omitempty"`
-	Error         string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
-	ErrorKind     int32                  `protobuf:"varint,5,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
-	FetchFailure  *FetchFailure          `protobuf:"bytes,6,opt,name=fetch_failure,json=fetchFailure,proto3" json:"fetch_failure,omitempty"` // set when the failure was a fetch failure
-	Locations     []*PartitionLocation   `protobuf:"bytes,7,rep,name=locations,proto3" json:"locations,omitempty"`                           // when SUCCESSFUL: what the task wrote
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Id           *TaskId                `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ExecutorId   string                 `protobuf:"bytes,2,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	State        TaskState              `protobuf:"varint,3,opt,name=state,proto3,enum=quiver.rpc.TaskState" json:"state,omitempty"`
+	Error        string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	ErrorKind    int32                  `protobuf:"varint,5,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
+	FetchFailure *FetchFailure          `protobuf:"bytes,6,opt,name=fetch_failure,json=fetchFailure,proto3" json:"fetch_failure,omitempty"` // set when the failure was a fetch failure
+	Locations    []*PartitionLocation   `protobuf:"bytes,7,rep,name=locations,proto3" json:"locations,omitempty"`                           // when SUCCESSFUL: what the task wrote
+	// When SUCCESSFUL: per-operator metrics of the task's plan (EXPLAIN
+	// ANALYZE figures), one entry per node that ran.
+	Metrics       []*OperatorMetrics `protobuf:"bytes,8,rep,name=metrics,proto3" json:"metrics,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2323,6 +2373,91 @@ func (x *TaskStatus) GetLocations() []*PartitionLocation {
 	return nil
 }
 
+func (x *TaskStatus) GetMetrics() []*OperatorMetrics {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+// OperatorMetrics are one physical node's counters in one task. node is
+// the node's position in a pre-order walk of the stage plan (root 0).
+type OperatorMetrics struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          int32                  `protobuf:"varint,1,opt,name=node,proto3" json:"node,omitempty"`
+	OutputRows    int64                  `protobuf:"varint,2,opt,name=output_rows,json=outputRows,proto3" json:"output_rows,omitempty"`
+	OutputBatches int64                  `protobuf:"varint,3,opt,name=output_batches,json=outputBatches,proto3" json:"output_batches,omitempty"`
+	ElapsedNanos  int64                  `protobuf:"varint,4,opt,name=elapsed_nanos,json=elapsedNanos,proto3" json:"elapsed_nanos,omitempty"`
+	SpilledBytes  int64                  `protobuf:"varint,5,opt,name=spilled_bytes,json=spilledBytes,proto3" json:"spilled_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorMetrics) Reset() {
+	*x = OperatorMetrics{}
+	mi := &file_quiver_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorMetrics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorMetrics) ProtoMessage() {}
+
+func (x *OperatorMetrics) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorMetrics.ProtoReflect.Descriptor instead.
+func (*OperatorMetrics) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *OperatorMetrics) GetNode() int32 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetOutputRows() int64 {
+	if x != nil {
+		return x.OutputRows
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetOutputBatches() int64 {
+	if x != nil {
+		return x.OutputBatches
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetElapsedNanos() int64 {
+	if x != nil {
+		return x.ElapsedNanos
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetSpilledBytes() int64 {
+	if x != nil {
+		return x.SpilledBytes
+	}
+	return 0
+}
+
 type UpdateTaskStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ExecutorId    string                 `protobuf:"bytes,1,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
@@ -2333,7 +2468,7 @@ type UpdateTaskStatusRequest struct {
 
 func (x *UpdateTaskStatusRequest) Reset() {
 	*x = UpdateTaskStatusRequest{}
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2480,7 @@ func (x *UpdateTaskStatusRequest) String() string {
 func (*UpdateTaskStatusRequest) ProtoMessage() {}
 
 func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2493,7 @@ func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{34}
+	return file_quiver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *UpdateTaskStatusRequest) GetExecutorId() string {
@@ -2383,7 +2518,7 @@ type UpdateTaskStatusResponse struct {
 
 func (x *UpdateTaskStatusResponse) Reset() {
 	*x = UpdateTaskStatusResponse{}
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2395,7 +2530,7 @@ func (x *UpdateTaskStatusResponse) String() string {
 func (*UpdateTaskStatusResponse) ProtoMessage() {}
 
 func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2408,7 +2543,7 @@ func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{35}
+	return file_quiver_proto_rawDescGZIP(), []int{36}
 }
 
 type LaunchTasksRequest struct {
@@ -2420,7 +2555,7 @@ type LaunchTasksRequest struct {
 
 func (x *LaunchTasksRequest) Reset() {
 	*x = LaunchTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2567,7 @@ func (x *LaunchTasksRequest) String() string {
 func (*LaunchTasksRequest) ProtoMessage() {}
 
 func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2580,7 @@ func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksRequest.ProtoReflect.Descriptor instead.
 func (*LaunchTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{36}
+	return file_quiver_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LaunchTasksRequest) GetTasks() []*TaskDefinition {
@@ -2463,7 +2598,7 @@ type LaunchTasksResponse struct {
 
 func (x *LaunchTasksResponse) Reset() {
 	*x = LaunchTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2475,7 +2610,7 @@ func (x *LaunchTasksResponse) String() string {
 func (*LaunchTasksResponse) ProtoMessage() {}
 
 func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2488,7 +2623,7 @@ func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksResponse.ProtoReflect.Descriptor instead.
 func (*LaunchTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{37}
+	return file_quiver_proto_rawDescGZIP(), []int{38}
 }
 
 type CancelTasksRequest struct {
@@ -2500,7 +2635,7 @@ type CancelTasksRequest struct {
 
 func (x *CancelTasksRequest) Reset() {
 	*x = CancelTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2647,7 @@ func (x *CancelTasksRequest) String() string {
 func (*CancelTasksRequest) ProtoMessage() {}
 
 func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2660,7 @@ func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksRequest.ProtoReflect.Descriptor instead.
 func (*CancelTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{38}
+	return file_quiver_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CancelTasksRequest) GetTasks() []*TaskId {
@@ -2543,7 +2678,7 @@ type CancelTasksResponse struct {
 
 func (x *CancelTasksResponse) Reset() {
 	*x = CancelTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2555,7 +2690,7 @@ func (x *CancelTasksResponse) String() string {
 func (*CancelTasksResponse) ProtoMessage() {}
 
 func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2568,7 +2703,7 @@ func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksResponse.ProtoReflect.Descriptor instead.
 func (*CancelTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{39}
+	return file_quiver_proto_rawDescGZIP(), []int{40}
 }
 
 type RemoveJobDataRequest struct {
@@ -2583,7 +2718,7 @@ type RemoveJobDataRequest struct {
 
 func (x *RemoveJobDataRequest) Reset() {
 	*x = RemoveJobDataRequest{}
-	mi := &file_quiver_proto_msgTypes[40]
+	mi := &file_quiver_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2595,7 +2730,7 @@ func (x *RemoveJobDataRequest) String() string {
 func (*RemoveJobDataRequest) ProtoMessage() {}
 
 func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[40]
+	mi := &file_quiver_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2608,7 +2743,7 @@ func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataRequest.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{40}
+	return file_quiver_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RemoveJobDataRequest) GetJobId() string {
@@ -2640,7 +2775,7 @@ type RemoveJobDataResponse struct {
 
 func (x *RemoveJobDataResponse) Reset() {
 	*x = RemoveJobDataResponse{}
-	mi := &file_quiver_proto_msgTypes[41]
+	mi := &file_quiver_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2652,7 +2787,7 @@ func (x *RemoveJobDataResponse) String() string {
 func (*RemoveJobDataResponse) ProtoMessage() {}
 
 func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[41]
+	mi := &file_quiver_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2665,7 +2800,7 @@ func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataResponse.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{41}
+	return file_quiver_proto_rawDescGZIP(), []int{42}
 }
 
 var File_quiver_proto protoreflect.FileDescriptor
@@ -2680,7 +2815,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\tgrpc_port\x18\x03 \x01(\x05R\bgrpcPort\x12\x1f\n" +
 	"\vflight_port\x18\x04 \x01(\x05R\n" +
 	"flightPort\x12\x16\n" +
-	"\x06vcores\x18\x05 \x01(\x05R\x06vcores\"\x8f\x02\n" +
+	"\x06vcores\x18\x05 \x01(\x05R\x06vcores\"\xa7\x02\n" +
 	"\x11PartitionLocation\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x02 \x01(\x05R\astageId\x12)\n" +
@@ -2689,7 +2824,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\bexecutor\x18\x05 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\x12\x12\n" +
 	"\x04rows\x18\x06 \x01(\x03R\x04rows\x12\x18\n" +
 	"\abatches\x18\a \x01(\x03R\abatches\x12\x14\n" +
-	"\x05bytes\x18\b \x01(\x03R\x05bytes\"Q\n" +
+	"\x05bytes\x18\b \x01(\x03R\x05bytes\x12\x16\n" +
+	"\x06ticket\x18\t \x01(\fR\x06ticket\"Q\n" +
 	"\x12PartitionLocations\x12;\n" +
 	"\tlocations\x18\x01 \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"\xf6\x01\n" +
 	"\x14CreateSessionRequest\x12)\n" +
@@ -2787,7 +2923,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x06shared\x18\x10 \x01(\x05R\x06shared\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"\xae\x02\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"\xe4\x02\n" +
 	"\n" +
 	"CacheStats\x12\x12\n" +
 	"\x04hits\x18\x01 \x01(\x03R\x04hits\x12\x16\n" +
@@ -2796,7 +2932,9 @@ const file_quiver_proto_rawDesc = "" +
 	"\x06aborts\x18\x04 \x01(\x03R\x06aborts\x12O\n" +
 	"\rinvalidations\x18\x05 \x03(\v2).quiver.rpc.CacheStats.InvalidationsEntryR\rinvalidations\x12\x1d\n" +
 	"\n" +
-	"bytes_read\x18\x06 \x01(\x03R\tbytesRead\x1a@\n" +
+	"bytes_read\x18\x06 \x01(\x03R\tbytesRead\x12\x1a\n" +
+	"\bpartials\x18\a \x01(\x03R\bpartials\x12\x18\n" +
+	"\arepairs\x18\b \x01(\x03R\arepairs\x1a@\n" +
 	"\x12InvalidationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xa2\x01\n" +
@@ -2820,9 +2958,11 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x124\n" +
 	"\bexecutor\x18\x02 \x01(\v2\x18.quiver.rpc.ExecutorMetaR\bexecutor\x12\x12\n" +
 	"\x04jobs\x18\x03 \x03(\tR\x04jobs\x12!\n" +
-	"\freports_jobs\x18\x04 \x01(\bR\vreportsJobs\"7\n" +
+	"\freports_jobs\x18\x04 \x01(\bR\vreportsJobs\"V\n" +
 	"\x18RegisterExecutorResponse\x12\x1b\n" +
-	"\tlive_jobs\x18\x01 \x03(\tR\bliveJobs\"\xa4\x01\n" +
+	"\tlive_jobs\x18\x01 \x03(\tR\bliveJobs\x12\x1d\n" +
+	"\n" +
+	"ticket_key\x18\x02 \x01(\fR\tticketKey\"\xa4\x01\n" +
 	"\x10HeartbeatRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x12#\n" +
@@ -2843,12 +2983,14 @@ const file_quiver_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x02 \x01(\x05R\astageId\x12\x1c\n" +
 	"\tpartition\x18\x03 \x01(\x05R\tpartition\x12\x18\n" +
-	"\aattempt\x18\x04 \x01(\x05R\aattempt\"\xf2\x01\n" +
+	"\aattempt\x18\x04 \x01(\x05R\aattempt\"\x91\x02\n" +
 	"\x0eTaskDefinition\x12\"\n" +
 	"\x02id\x18\x01 \x01(\v2\x12.quiver.rpc.TaskIdR\x02id\x12\x12\n" +
 	"\x04plan\x18\x02 \x01(\fR\x04plan\x12D\n" +
 	"\bsettings\x18\x03 \x03(\v2(.quiver.rpc.TaskDefinition.SettingsEntryR\bsettings\x12%\n" +
-	"\x0eall_partitions\x18\x04 \x01(\bR\rallPartitions\x1a;\n" +
+	"\x0eall_partitions\x18\x04 \x01(\bR\rallPartitions\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x86\x01\n" +
@@ -2857,7 +2999,7 @@ const file_quiver_proto_rawDesc = "" +
 	"executorId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x03 \x01(\x05R\astageId\x12#\n" +
-	"\rmap_partition\x18\x04 \x01(\x05R\fmapPartition\"\xaf\x02\n" +
+	"\rmap_partition\x18\x04 \x01(\x05R\fmapPartition\"\xe6\x02\n" +
 	"\n" +
 	"TaskStatus\x12\"\n" +
 	"\x02id\x18\x01 \x01(\v2\x12.quiver.rpc.TaskIdR\x02id\x12\x1f\n" +
@@ -2868,7 +3010,15 @@ const file_quiver_proto_rawDesc = "" +
 	"\n" +
 	"error_kind\x18\x05 \x01(\x05R\terrorKind\x12=\n" +
 	"\rfetch_failure\x18\x06 \x01(\v2\x18.quiver.rpc.FetchFailureR\ffetchFailure\x12;\n" +
-	"\tlocations\x18\a \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"n\n" +
+	"\tlocations\x18\a \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\x125\n" +
+	"\ametrics\x18\b \x03(\v2\x1b.quiver.rpc.OperatorMetricsR\ametrics\"\xb7\x01\n" +
+	"\x0fOperatorMetrics\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\x05R\x04node\x12\x1f\n" +
+	"\voutput_rows\x18\x02 \x01(\x03R\n" +
+	"outputRows\x12%\n" +
+	"\x0eoutput_batches\x18\x03 \x01(\x03R\routputBatches\x12#\n" +
+	"\relapsed_nanos\x18\x04 \x01(\x03R\felapsedNanos\x12#\n" +
+	"\rspilled_bytes\x18\x05 \x01(\x03R\fspilledBytes\"n\n" +
 	"\x17UpdateTaskStatusRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x122\n" +
@@ -2933,7 +3083,7 @@ func file_quiver_proto_rawDescGZIP() []byte {
 }
 
 var file_quiver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_quiver_proto_goTypes = []any{
 	(JobState)(0),                      // 0: quiver.rpc.JobState
 	(TaskState)(0),                     // 1: quiver.rpc.TaskState
@@ -2971,82 +3121,84 @@ var file_quiver_proto_goTypes = []any{
 	(*TaskDefinition)(nil),             // 33: quiver.rpc.TaskDefinition
 	(*FetchFailure)(nil),               // 34: quiver.rpc.FetchFailure
 	(*TaskStatus)(nil),                 // 35: quiver.rpc.TaskStatus
-	(*UpdateTaskStatusRequest)(nil),    // 36: quiver.rpc.UpdateTaskStatusRequest
-	(*UpdateTaskStatusResponse)(nil),   // 37: quiver.rpc.UpdateTaskStatusResponse
-	(*LaunchTasksRequest)(nil),         // 38: quiver.rpc.LaunchTasksRequest
-	(*LaunchTasksResponse)(nil),        // 39: quiver.rpc.LaunchTasksResponse
-	(*CancelTasksRequest)(nil),         // 40: quiver.rpc.CancelTasksRequest
-	(*CancelTasksResponse)(nil),        // 41: quiver.rpc.CancelTasksResponse
-	(*RemoveJobDataRequest)(nil),       // 42: quiver.rpc.RemoveJobDataRequest
-	(*RemoveJobDataResponse)(nil),      // 43: quiver.rpc.RemoveJobDataResponse
-	nil,                                // 44: quiver.rpc.CreateSessionRequest.SettingsEntry
-	nil,                                // 45: quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	nil,                                // 46: quiver.rpc.ExplainQueryRequest.SettingsEntry
-	nil,                                // 47: quiver.rpc.CacheStats.InvalidationsEntry
-	nil,                                // 48: quiver.rpc.TaskDefinition.SettingsEntry
+	(*OperatorMetrics)(nil),            // 36: quiver.rpc.OperatorMetrics
+	(*UpdateTaskStatusRequest)(nil),    // 37: quiver.rpc.UpdateTaskStatusRequest
+	(*UpdateTaskStatusResponse)(nil),   // 38: quiver.rpc.UpdateTaskStatusResponse
+	(*LaunchTasksRequest)(nil),         // 39: quiver.rpc.LaunchTasksRequest
+	(*LaunchTasksResponse)(nil),        // 40: quiver.rpc.LaunchTasksResponse
+	(*CancelTasksRequest)(nil),         // 41: quiver.rpc.CancelTasksRequest
+	(*CancelTasksResponse)(nil),        // 42: quiver.rpc.CancelTasksResponse
+	(*RemoveJobDataRequest)(nil),       // 43: quiver.rpc.RemoveJobDataRequest
+	(*RemoveJobDataResponse)(nil),      // 44: quiver.rpc.RemoveJobDataResponse
+	nil,                                // 45: quiver.rpc.CreateSessionRequest.SettingsEntry
+	nil,                                // 46: quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	nil,                                // 47: quiver.rpc.ExplainQueryRequest.SettingsEntry
+	nil,                                // 48: quiver.rpc.CacheStats.InvalidationsEntry
+	nil,                                // 49: quiver.rpc.TaskDefinition.SettingsEntry
 }
 var file_quiver_proto_depIdxs = []int32{
 	2,  // 0: quiver.rpc.PartitionLocation.executor:type_name -> quiver.rpc.ExecutorMeta
 	3,  // 1: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
-	44, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
-	45, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	46, // 4: quiver.rpc.ExplainQueryRequest.settings:type_name -> quiver.rpc.ExplainQueryRequest.SettingsEntry
+	45, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
+	46, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	47, // 4: quiver.rpc.ExplainQueryRequest.settings:type_name -> quiver.rpc.ExplainQueryRequest.SettingsEntry
 	18, // 5: quiver.rpc.ExplainQueryResponse.caches:type_name -> quiver.rpc.CacheInfo
 	18, // 6: quiver.rpc.ExplainQueryResponse.removed:type_name -> quiver.rpc.CacheInfo
 	0,  // 7: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
 	4,  // 8: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
 	13, // 9: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
-	47, // 10: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
+	48, // 10: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
 	18, // 11: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
 	20, // 12: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
 	18, // 13: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
 	2,  // 14: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
 	32, // 15: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	48, // 16: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	49, // 16: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
 	32, // 17: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
 	1,  // 18: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
 	34, // 19: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
 	3,  // 20: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	35, // 21: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	33, // 22: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	32, // 23: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 24: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 25: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 26: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	11, // 27: quiver.rpc.SchedulerService.ExplainQuery:input_type -> quiver.rpc.ExplainQueryRequest
-	15, // 28: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	16, // 29: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	26, // 30: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	28, // 31: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	36, // 32: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	19, // 33: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	22, // 34: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	24, // 35: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	30, // 36: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
-	38, // 37: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	40, // 38: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	42, // 39: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 40: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 41: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 42: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 43: quiver.rpc.SchedulerService.ExplainQuery:output_type -> quiver.rpc.ExplainQueryResponse
-	14, // 44: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	17, // 45: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	27, // 46: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	29, // 47: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	37, // 48: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	21, // 49: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	23, // 50: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	25, // 51: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	31, // 52: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
-	39, // 53: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	41, // 54: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	43, // 55: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	40, // [40:56] is the sub-list for method output_type
-	24, // [24:40] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	36, // 21: quiver.rpc.TaskStatus.metrics:type_name -> quiver.rpc.OperatorMetrics
+	35, // 22: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	33, // 23: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	32, // 24: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	5,  // 25: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	7,  // 26: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	9,  // 27: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	11, // 28: quiver.rpc.SchedulerService.ExplainQuery:input_type -> quiver.rpc.ExplainQueryRequest
+	15, // 29: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	16, // 30: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	26, // 31: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	28, // 32: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	37, // 33: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	19, // 34: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	22, // 35: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	24, // 36: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	30, // 37: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
+	39, // 38: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	41, // 39: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	43, // 40: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	6,  // 41: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	8,  // 42: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	10, // 43: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	12, // 44: quiver.rpc.SchedulerService.ExplainQuery:output_type -> quiver.rpc.ExplainQueryResponse
+	14, // 45: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	17, // 46: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	27, // 47: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	29, // 48: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	38, // 49: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	21, // 50: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	23, // 51: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	25, // 52: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	31, // 53: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
+	40, // 54: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	42, // 55: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	44, // 56: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	41, // [41:57] is the sub-list for method output_type
+	25, // [25:41] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }
@@ -3060,7 +3212,7 @@ func file_quiver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_quiver_proto_rawDesc), len(file_quiver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   47,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -57,6 +57,10 @@ type cacheBuild struct {
 	// aborted: the job failed and its Abort released the claim, so the
 	// jobs waiting for it count a failed build.
 	aborted bool
+	// repair, for a repair build (cache_repair.go), lists the partitions
+	// it writes; parts is the entry's partition count.
+	repair []int
+	parts  int
 }
 
 // cacheEvent is one cache outcome of a job, for JobStatus.caches.
@@ -252,6 +256,20 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 					continue
 				}
 			}
+			if e.Partial() {
+				if e.Stale != "" {
+					// A snapshot's missing partitions cannot be computed
+					// again from sources that changed: rebuild it whole.
+					if removed, ok := c.caches.InvalidateFor(key, cache.CauseSourceChanged); ok {
+						c.dropEntry(removed, e.Stale)
+					}
+					continue
+				}
+				if id := c.resolvePartial(j, n, key, e); id != "" {
+					return nil, id, nil
+				}
+				continue
+			}
 			return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, e.Name), OutSchema: e.Schema, Locations: e.Locations, Disjoint: e.Disjoint}, "", nil
 		}
 		if ok {
@@ -263,7 +281,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 			return nil, "", err
 		}
 		srcs := c.sourcesOf(j, n)
-		ck := contentKey(n, srcs)
+		ck := tenantContentKey(j.tenant, contentKey(n, srcs))
 		if f, ok := c.caches.FindContent(ck); ok {
 			switch {
 			case f.State == cache.Materialized && !c.holdersDead(f) && len(cache.Changed(f.Sources, srcs)) == 0:
@@ -357,7 +375,9 @@ func (c *core) holdersDead(e cache.Entry) bool {
 // startBuild submits the Cache node's input as its own job, in the same
 // session, with the parent's settings; its final stage is pinned.
 func (c *core) startBuild(parent *job, n *logical.Cache, key cache.Key, childID string) {
-	child := c.addJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
+	child := c.newJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
+	child.requestID = parent.requestID // the build is part of the request that missed
+	c.registerJob(child)
 	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id}
 	// The child reads a subset of the parent's files: its nested caches
 	// are checked against the parent's fingerprints, with no second stat.
@@ -452,6 +472,9 @@ func (c *core) buildPlanned(j *job) bool {
 	if j.build == nil {
 		return true
 	}
+	if j.build.repair != nil {
+		return c.repairPlanned(j)
+	}
 	if err := c.caches.SetStage(j.build.key, j.id, j.final); err != nil {
 		c.endJob(j, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: its cache entry was removed while it was being built", j.id), qerr.Canceled)
 		return false
@@ -480,6 +503,12 @@ func (c *core) jobEndedCaches(j *job) {
 	}
 	b := j.build
 	if b == nil {
+		return
+	}
+	if b.repair != nil {
+		if !c.repairEnded(j) {
+			c.deleteBuildFiles(j)
+		}
 		return
 	}
 	kept := false
@@ -598,14 +627,22 @@ func (c *core) deleteEntryFiles(e cache.Entry) {
 	if c.caches.Sharers(e) > 0 {
 		return // another entry holds the same files: the last holder deletes them
 	}
-	for _, id := range e.Executors() {
+	holders := e.Executors()
+	if e.Partial() || len(e.Repairs) > 0 {
+		// Files of lost partitions may be back with their executor (its
+		// work dir keeps the directories of jobs an entry names).
+		holders = sortedKeys(c.executors)
+	}
+	for _, id := range holders {
 		ex := c.executors[id]
 		if ex == nil {
 			continue
 		}
-		c.actions = append(c.actions, actRemove{executorID: id, addr: ex.addr(), req: &rpc.RemoveJobDataRequest{
-			JobId: e.JobID, StageIds: []int32{int32(e.StageID)},
-		}})
+		for _, o := range e.Outputs() {
+			c.actions = append(c.actions, actRemove{executorID: id, addr: ex.addr(), req: &rpc.RemoveJobDataRequest{
+				JobId: o.JobID, StageIds: []int32{int32(o.StageID)},
+			}})
+		}
 	}
 }
 
@@ -712,29 +749,31 @@ func (c *core) restartJob(j *job, why string) {
 	c.startJob(j)
 }
 
-// reconcileCaches drops, when a registering executor reports the job
-// directories it holds (held not nil), every entry with a partition on it
-// whose job directory is not among them: its files are gone (a wiped or
-// replaced work dir), so it would fail at read-back.
+// reconcileCaches, when a registering executor reports the job directories
+// it holds (held not nil), treats the partitions on it of every entry
+// missing one of those directories as lost with it (a wiped or replaced
+// work dir; they would fail at read-back): the entry becomes partial, or is
+// dropped when nothing of it is left elsewhere.
 func (c *core) reconcileCaches(executorID string, held map[string]bool) {
 	if held == nil {
 		return
 	}
+	var gone []cache.Key
 	for _, e := range c.caches.List("") {
-		if e.State != cache.Materialized || held[e.JobID] || !slices.Contains(e.Executors(), executorID) {
-			continue
-		}
-		if removed, ok := c.caches.InvalidateFor(e.Key, cache.CauseFetchFailed); ok {
-			c.dropEntry(removed, "its files are gone from executor "+executorID)
+		if e.State == cache.Materialized && filesGone(e, executorID, held) {
+			gone = append(gone, e.Key)
 		}
 	}
-}
-
-// cacheExecutorLost drops every entry with a partition on the lost
-// executor (whole entries) and deletes their files on the others.
-func (c *core) cacheExecutorLost(id string) {
-	for _, e := range c.caches.InvalidateExecutor(id) {
-		c.dropEntry(e, "executor "+id+" lost")
+	if len(gone) == 0 {
+		return
+	}
+	// Its partitions there are lost; the others still serve.
+	removed, partial := c.caches.LoseExecutor(executorID, gone...)
+	for _, e := range removed {
+		c.dropEntry(e, "its files are gone from executor "+executorID)
+	}
+	for _, e := range partial {
+		c.log.Info("cache partial", "cache", e.Key.CacheID, "name", e.Name, "executor", executorID, "missing", len(e.Missing), "partitions", len(e.Locations))
 	}
 }
 
@@ -928,6 +967,8 @@ func (c *core) listCaches(sessionID string) cacheList {
 			info.Check = outcomePending
 		case c.holdersDead(e):
 			info.Check, info.Reason = outcomeMiss, "executor "+strings.Join(c.deadHolders(e), ", ")+" lost"
+		case e.Partial():
+			info.Check, info.Reason = outcomePartial, partialReason(e)
 		case e.Stale != "":
 			info.Check, info.Reason = outcomeStale, e.Stale+snapshotServed
 		default:
@@ -1014,7 +1055,7 @@ func checkFiles(l cacheList) {
 
 func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 	info := &rpc.CacheInfo{
-		SessionId: e.Key.SessionID, CacheId: e.Key.CacheID, Name: e.Name, State: e.State.String(),
+		SessionId: e.Key.SessionID, CacheId: e.Key.CacheID, Name: e.Name, State: entryState(e),
 		Partitions: int32(len(e.Locations)), Rows: e.Rows, Bytes: e.Bytes, Executors: e.Executors(),
 		Hits: e.Hits, CreatedUnixMs: e.Created.UnixMilli(),
 	}
@@ -1059,10 +1100,12 @@ func (c *core) uncache(sessionID, cacheID string, rebuild bool) bool {
 		why = "refreshed"
 	}
 	c.dropEntry(e, why)
+	building := e.RepairJob // a partial entry's repair
 	if e.State == cache.Pending {
-		if b := c.jobs[e.JobID]; b != nil && !b.terminal() && b.build != nil && b.build.key == k {
-			c.endJob(b, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: cache %s was uncached while it was being built", b.id, cacheLabel(b.build.name, cacheID)), qerr.Canceled)
-		}
+		building = e.JobID
+	}
+	if b := c.jobs[building]; building != "" && b != nil && !b.terminal() && b.build != nil && b.build.key == k {
+		c.endJob(b, rpc.JobState_JOB_CANCELLED, fmt.Sprintf("job %s: cache %s was uncached while it was being built", b.id, cacheLabel(b.build.name, cacheID)), qerr.Canceled)
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,8 +193,9 @@ func TestResumeSession(t *testing.T) {
 }
 
 // TestCacheReconcileOnRegister: an executor registering with the job
-// directories it holds keeps the entries whose files it has and drops
-// those whose files are gone; one that reports nothing changes nothing.
+// directories it holds keeps the entries whose files it has; one whose
+// files are gone loses its partitions there (the entry is partial, its
+// other partitions kept); one that reports nothing changes nothing.
 func TestCacheReconcileOnRegister(t *testing.T) {
 	h := cacheHarness(t, Config{})
 	b := h.materialize("q1", "c1")
@@ -206,8 +208,14 @@ func TestCacheReconcileOnRegister(t *testing.T) {
 		t.Fatalf("entry %+v", e)
 	}
 	reg(map[string]bool{"other": true})
+	e := h.entry("c1")
+	if !e.Partial() || len(e.Missing) != 1 || slices.Contains(e.Executors(), "e1") || len(e.Executors()) != 1 {
+		t.Fatalf("after e1 came back without the files: %+v", e)
+	}
+	// The other holder coming back without them too leaves nothing.
+	h.send(evRegister{meta: physical.ExecutorMeta{ID: "e2", Host: "127.0.0.1", FlightPort: 1000}, grpcPort: 1000, vcores: 1, held: map[string]bool{}, reply: make(chan struct{}, 1)})
 	h.absent("c1")
-	if g := h.c.gone[key("c1")]; g.why != "its files are gone from executor e1" {
+	if g := h.c.gone[key("c1")]; g.why != "its files are gone from executor e2" {
 		t.Fatalf("removal reason %+v", g)
 	}
 }

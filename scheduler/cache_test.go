@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -480,9 +481,14 @@ func TestCacheFetchFailureReRunsAsMiss(t *testing.T) {
 	h.checkPinsKept()
 }
 
-func TestCacheExecutorLossInvalidatesAndDeletes(t *testing.T) {
+func TestCacheExecutorLossPartialRepair(t *testing.T) {
 	h := cacheHarness(t, Config{HeartbeatTimeout: 10 * time.Second})
 	b := h.materialize("q0", "c1")
+	before := h.entry("c1")
+	lostPart := slices.IndexFunc(before.Locations, func(p []physical.PartitionLocation) bool { return p[0].Executor.ID == "e2" })
+	if lostPart < 0 {
+		t.Fatalf("no partition on e2: %+v", before.Locations)
+	}
 	h.acts = nil
 	h.clock.advance(11 * time.Second)
 	h.send(evHeartbeat{executorID: "e1", reply: make(chan bool, 1)})
@@ -490,10 +496,118 @@ func TestCacheExecutorLossInvalidatesAndDeletes(t *testing.T) {
 	if h.c.executors["e2"] != nil {
 		t.Fatal("e2 not lost")
 	}
-	h.absent("c1")
-	wantStrings(t, "the surviving holder deletes its files", removals(h.acts, b), []string{"e1:2"})
-	if n := h.c.caches.Stats().Invalidations[cache.CauseExecutorLost]; n != 1 {
-		t.Fatalf("executor_lost invalidations %d", n)
+	// The entry keeps its partition on e1, pinned; e2's is missing.
+	e := h.entry("c1")
+	if !e.Partial() || !slices.Equal(e.Missing, []int{lostPart}) || len(e.Locations[1-lostPart]) != 1 || e.Bytes != 100 {
+		t.Fatalf("after losing e2: %+v", e)
+	}
+	if got := removals(h.acts, b); len(got) != 0 {
+		t.Fatalf("the surviving partition's files were deleted: %v", got)
+	}
+	if l := h.c.listCaches("s"); len(l.infos) != 1 || l.infos[0].State != "partial" || l.infos[0].Check != outcomePartial || !strings.Contains(l.infos[0].Reason, "lost with an executor") {
+		t.Fatalf("SHOW CACHES: %+v", l.infos)
+	}
+
+	// The next reader starts a repair of only the missing partition.
+	h.submitPlan("q1", cacheNode("c1", nil), nil)
+	rep := h.entry("c1").RepairJob
+	if rep == "" || h.hasPlan("q1") {
+		t.Fatalf("q1 did not wait for a repair: %+v", h.entry("c1"))
+	}
+	wantStrings(t, "q1 events", events(h.c.jobs["q1"]), []string{"c1:partial"})
+	if r := h.c.jobs["q1"].events[0].reason; r != fmt.Sprintf("partition %d of 2 lost with an executor", lostPart) {
+		t.Fatalf("q1's event reason %q", r)
+	}
+	if a := h.planOf(rep); a.targetPartitions != 2 || a.inMemory || !a.pinFinal {
+		t.Fatalf("repair plan action: target %d, in memory %v, pinned %v", a.targetPartitions, a.inMemory, a.pinFinal)
+	}
+	// A second reader waits for the same repair.
+	h.submitPlan("q2", cacheNode("c1", nil), nil)
+	if w := h.c.jobs["q2"].waitingOn[key("c1")]; w != rep {
+		t.Fatalf("q2 waits on %q, want the repair %s", w, rep)
+	}
+	h.plan(rep)
+	if pins := h.c.caches.PinnedStages(); !pins[[2]string{rep, "2"}] || !pins[[2]string{b, "2"}] {
+		t.Fatalf("pins during the repair: %v", pins)
+	}
+	h.runAll(rep)
+	var ran []int
+	for _, tk := range h.c.jobs[rep].stages[2].tasks {
+		if !tk.kept {
+			ran = append(ran, tk.partition)
+		}
+	}
+	if !slices.Equal(ran, []int{lostPart}) {
+		t.Fatalf("the repair's final stage ran partitions %v, want only %d", ran, lostPart)
+	}
+	if st := h.c.status(h.c.jobs[rep]); st.TasksTotal != 3 { // stage 1's two and the one repaired
+		t.Fatalf("repair job status counts %d tasks", st.TasksTotal)
+	}
+	e = h.entry("c1")
+	if e.Partial() || e.JobID != b || e.Locations[lostPart][0].JobID != rep || e.Locations[1-lostPart][0].JobID != b || e.Bytes != 200 {
+		t.Fatalf("after the repair: %+v", e)
+	}
+	if r := h.planOf("q1").caches[key("c1")]; r == nil || r.Locations[lostPart][0].JobID != rep {
+		t.Fatalf("q1 was not planned on the repaired entry: %+v", h.planOf("q1"))
+	}
+	wantStrings(t, "q1 events after", events(h.c.jobs["q1"]), []string{"c1:partial"})
+	h.drive("q1")
+	h.drive("q2")
+	if st := h.c.caches.Stats(); st.Partials != 1 || st.Repairs != 1 || st.Materializations != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Removing the entry deletes the build's and the repair's outputs.
+	h.acts = nil
+	if !h.uncache("c1", false) {
+		t.Fatal("uncache failed")
+	}
+	wantStrings(t, "build files", removals(h.acts, b), []string{"e1:2"})
+	wantStrings(t, "repair files", removals(h.acts, rep), []string{"e1:2"})
+}
+
+// TestCacheRepairFailsStaysPartial: a repair build that fails leaves the
+// entry partial, its surviving partition kept, for the next reader to
+// repair; a repair whose input plans to another partition count drops the
+// entry so that it is built whole.
+func TestCacheRepairFailsStaysPartial(t *testing.T) {
+	h := cacheHarness(t, Config{HeartbeatTimeout: 10 * time.Second})
+	h.materialize("q0", "c1")
+	h.clock.advance(11 * time.Second)
+	h.send(evHeartbeat{executorID: "e1", reply: make(chan bool, 1)})
+	h.send(evTick{now: h.clock.t})
+	h.submitPlan("q1", cacheNode("c1", nil), nil)
+	rep := h.entry("c1").RepairJob
+	h.plan(rep)
+	h.fail(rep, 1, 0, qerr.Execution, nil)
+	if st := h.jobState(rep); st != rpc.JobState_JOB_FAILED {
+		t.Fatalf("repair %s", st)
+	}
+	if e := h.entry("c1"); !e.Partial() || e.RepairJob == rep || len(e.Executors()) != 1 {
+		t.Fatalf("after a failed repair: %+v", e)
+	}
+	// q1 saw one failed build and, an execution error being final, failed.
+	if st := h.jobState("q1"); st != rpc.JobState_JOB_FAILED {
+		t.Fatalf("q1 %s", st)
+	}
+	h.submitPlan("q2", cacheNode("c1", nil), nil)
+	rep2 := h.entry("c1").RepairJob
+	if rep2 == "" || rep2 == rep {
+		t.Fatalf("no new repair: %+v", h.entry("c1"))
+	}
+	a := h.planOf(rep2)
+	st := chain(rep2)
+	st[1].Plan.Pinned = a.pinFinal
+	st[1].Plan.Input = unresolved(1, 3) // the input now plans to 3 partitions
+	st[0].Plan.N = 3
+	h.send(evPlanned{jobID: rep2, gen: a.gen, stages: st})
+	if g := h.c.gone[key("c1")]; !strings.Contains(g.why, "rebuilt whole") {
+		t.Fatalf("removal reason %+v", g)
+	}
+	if e := h.entry("c1"); e.State != cache.Pending || e.JobID == rep2 || e.Partial() {
+		t.Fatalf("q2 did not build it whole: %+v", e)
+	}
+	if st := h.jobState(rep2); st != rpc.JobState_JOB_CANCELLED {
+		t.Fatalf("the repair that could not be is %s", st)
 	}
 }
 
@@ -659,7 +773,7 @@ func TestCacheEvictionTTL(t *testing.T) {
 	}
 }
 
-func TestCacheEvictionLRUSparesReaders(t *testing.T) {
+func TestCacheEvictionByValueSparesReaders(t *testing.T) {
 	h := cacheHarness(t, Config{})
 	b1 := h.materialize("q1", "c1")
 	h.later(time.Second)
@@ -676,15 +790,20 @@ func TestCacheEvictionLRUSparesReaders(t *testing.T) {
 	h.absent("c2")
 	wantStrings(t, "c2 files", removals(h.acts, b2), []string{"e1:2", "e2:2"})
 	h.runAll("q3")
-	// Now nobody reads c1 and a third entry pushes it out.
+	// Now nobody reads c1; a third entry, as costly to build but never
+	// read back, is worth less per byte than c1 (read once) and goes.
 	h.submitPlan("q4", cacheNode("c3", nil), nil)
-	h.drive(h.builder(key("c3")))
+	b3 := h.builder(key("c3"))
+	h.drive(b3)
 	h.drive("q4")
 	h.acts = nil
 	h.later(time.Second)
-	h.absent("c1")
-	h.entry("c3")
-	wantStrings(t, "c1 files", removals(h.acts, b1), []string{"e1:2", "e2:2"})
+	h.absent("c3")
+	h.entry("c1")
+	wantStrings(t, "c3 files", removals(h.acts, b3), []string{"e1:2", "e2:2"})
+	if len(removals(h.acts, b1)) != 0 {
+		t.Fatal("c1's files were deleted")
+	}
 	// A bad size fails its job.
 	h.submitPlan("q6", logical.NewEmptyRelation(false, nil), map[string]string{"quiver.cache.max_bytes": "lots"})
 	if j := h.c.jobs["q6"]; j.state != rpc.JobState_JOB_FAILED || !strings.Contains(j.errMsg, `quiver.cache.max_bytes: want a size`) || !strings.Contains(j.errMsg, `"lots"`) {
@@ -797,4 +916,27 @@ func TestCacheReadsPlacedOnHolders(t *testing.T) {
 		Plan: &physical.ShuffleWriter{Input: r, JobID: "q", StageID: 1, Compression: physical.CompressLZ4}}}})
 	// bias would put both on e1; they go where the data is.
 	wantStrings(t, "read-back placement", launched(h.acts), []string{"1/0@e2#0", "1/1@e2#0"})
+}
+
+// TestCacheUncacheCancelsRepair: UNCACHE of a partial entry whose repair is
+// running cancels the repair, which then deletes what it wrote.
+func TestCacheUncacheCancelsRepair(t *testing.T) {
+	h := cacheHarness(t, Config{HeartbeatTimeout: 10 * time.Second})
+	h.materialize("q0", "c1")
+	h.clock.advance(11 * time.Second)
+	h.send(evHeartbeat{executorID: "e1", reply: make(chan bool, 1)})
+	h.send(evTick{now: h.clock.t})
+	h.submitPlan("q1", cacheNode("c1", nil), nil)
+	rep := h.entry("c1").RepairJob
+	h.plan(rep)
+	h.acts = nil
+	if !h.uncache("c1", false) {
+		t.Fatal("uncache failed")
+	}
+	if st := h.jobState(rep); st != rpc.JobState_JOB_CANCELLED {
+		t.Fatalf("the repair is %s after UNCACHE", st)
+	}
+	if got := removals(h.acts, rep); len(got) == 0 {
+		t.Fatal("the cancelled repair's files were not deleted")
+	}
 }

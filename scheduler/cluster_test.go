@@ -205,7 +205,8 @@ func fetchResult(t *testing.T, ctx context.Context, mem memory.Allocator, st *rp
 	defer f.Close()
 	var out []arrow.RecordBatch
 	for _, part := range st.Result {
-		for _, l := range locationsFromRPC(part.Locations) {
+		for i, l := range locationsFromRPC(part.Locations) {
+			l.Ticket = string(part.Locations[i].Ticket) // the scheduler's signed ticket
 			op, err := f.Fetch(ctx, l)
 			if err != nil {
 				t.Fatalf("fetch %s: %v", l, err)

@@ -43,6 +43,11 @@ type Config struct {
 	// keep materialized entries across restarts. The scheduler is its only
 	// writer.
 	CacheState cache.State
+	// Sessions, when set, keeps the sessions across restarts (the state
+	// directory's SessionsFile): the scheduler starts with the sessions it
+	// holds and records every change to it. The caller closes it after the
+	// scheduler.
+	Sessions *SessionStore
 	// CacheTTL is the default time to live of a cache entry since its last
 	// use (0 = entries never expire); an entry's "ttl" option, or the
 	// session setting quiver.cache.ttl, overrides it.
@@ -74,6 +79,14 @@ type Config struct {
 	// on gRPC when it has a CA); the scheduler's calls to executors use it
 	// as a client (package auth).
 	TLS auth.TLS
+	// TicketKey signs the Flight tickets of the locations the scheduler
+	// sends (task plans, job results); it is handed to every executor at
+	// registration. Default: a fresh random key per start.
+	TicketKey auth.TicketKey
+	// TicketTTL is how long a signed ticket is valid (default 6h). A
+	// stage's tickets are signed again when a task of it is launched past
+	// half of it, and a job's result tickets whenever its status is sent.
+	TicketTTL time.Duration
 }
 
 // logger is cfg.Logger or slog.Default().
@@ -96,6 +109,7 @@ const (
 	defaultCleanupDelay     = 60 * time.Second
 	defaultGracePeriod      = 30 * time.Second
 	defaultRetries          = 4
+	defaultTicketTTL        = 6 * time.Hour
 )
 
 // withDefaults validates cfg and fills its zero fields.
@@ -131,6 +145,19 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.StageRetries < 0 {
 		cfg.StageRetries = 0
+	}
+	if cfg.TicketTTL < 0 {
+		return cfg, qerr.Planf("scheduler: the Flight ticket TTL (%s) must not be negative", cfg.TicketTTL)
+	}
+	if cfg.TicketTTL == 0 {
+		cfg.TicketTTL = defaultTicketTTL
+	}
+	if !cfg.TicketKey.Enabled() {
+		k, err := auth.NewTicketKey()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.TicketKey = k
 	}
 	if cfg.CacheTTL < 0 || cfg.CacheMaxBytes < 0 || cfg.SessionIdleTimeout < 0 {
 		return cfg, qerr.Planf("scheduler: cache TTL (%s), cache max bytes (%d) and session idle timeout (%s) must not be negative",

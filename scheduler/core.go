@@ -70,7 +70,7 @@ func newCore(cfg Config, now func() time.Time) *core {
 	if caches == nil {
 		caches = cache.NewMemory(cache.WithClock(now))
 	}
-	return &core{
+	c := &core{
 		cfg:           cfg,
 		now:           now,
 		sessions:      map[string]*session{},
@@ -85,6 +85,10 @@ func newCore(cfg Config, now func() time.Time) *core {
 		log:           cfg.logger(),
 		seenInval:     make([]int64, cache.NumCauses),
 	}
+	if cfg.Sessions != nil {
+		c.sessions = cfg.Sessions.restore(now())
+	}
+	return c
 }
 
 func (c *core) takeActions() []any {
@@ -103,9 +107,10 @@ func (c *core) handle(ev any) {
 			e.reply <- struct{}{}
 			break
 		}
-		sess := &session{settings: e.settings, created: c.now(), lastUsed: c.now()}
+		sess := &session{tenant: e.tenant, settings: e.settings, created: c.now(), lastUsed: c.now()}
 		c.sessions[e.id] = sess
 		c.applySessionSettings(sess)
+		c.storeSession(e.id, sess)
 		c.onSessionOpened(e.id)
 		e.reply <- struct{}{}
 	case evCloseSession:
@@ -190,7 +195,18 @@ func (c *core) closeSession(id string) {
 		c.onSessionClosed(id)
 	}
 	delete(c.sessions, id)
+	if c.cfg.Sessions != nil {
+		c.cfg.Sessions.remove(id)
+	}
 	c.closeSessionCaches(id)
+}
+
+// storeSession records the session in the session store, if any: one small
+// record, written off the loop.
+func (c *core) storeSession(id string, s *session) {
+	if c.cfg.Sessions != nil {
+		c.cfg.Sessions.put(id, s.record())
+	}
 }
 
 // ---- jobs ----
@@ -207,21 +223,25 @@ func (c *core) submit(e evSubmit) error {
 	// A bad setting fails the job, not the call: the client learns why
 	// from the job's status like from any other planning error.
 	query, err := settings.Decode("scheduler", e.settings)
-	j := c.addJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
-	j.sql = clipSQL(e.sql)
+	j := c.newJob(e.jobID, e.session, e.name, sess.settings.Merge(query), e.plan)
+	j.sql, j.requestID = clipSQL(e.sql), e.requestID
+	c.registerJob(j)
 	if err != nil {
 		c.failJob(j, err)
 		return nil
 	}
+	idle, hasIdle, quota := sess.idleTimeout, sess.hasIdle, sess.cacheQuota
 	if err := c.applyQuerySettings(sess, j.settings); err != nil {
 		c.failJob(j, err)
 		return nil
+	}
+	if sess.idleTimeout != idle || sess.hasIdle != hasIdle || sess.cacheQuota != quota {
+		c.storeSession(e.session, sess)
 	}
 	c.startJob(j)
 	return nil
 }
 
-// addJob registers a queued job.
 // activeJobs returns the jobs not ended, in submission order, as a copy
 // the caller may hold while it ends or adds jobs. Ended jobs leave c.active
 // here, each once, so that scheduling walks only live jobs however many
@@ -238,18 +258,31 @@ func (c *core) activeJobs() []string {
 	return slices.Clone(keep)
 }
 
+// addJob makes and registers a queued job (newJob, then registerJob).
 func (c *core) addJob(id, sessionID, name string, vals settings.Values, plan logical.Plan) *job {
-	j := &job{
-		id: id, session: sessionID, name: name, settings: vals, plan: plan,
+	j := c.newJob(id, sessionID, name, vals, plan)
+	c.registerJob(j)
+	return j
+}
+
+// newJob makes a queued job without registering it (registerJob), so the
+// caller can fill in what the submit line logs first.
+func (c *core) newJob(id, sessionID, name string, vals settings.Values, plan logical.Plan) *job {
+	tenant, _ := c.sessionTenant(sessionID)
+	return &job{
+		id: id, session: sessionID, name: name, settings: vals, plan: plan, tenant: tenant,
 		state: rpc.JobState_JOB_QUEUED, submitted: c.now(),
 		stages: map[int]*stage{}, touched: map[string]bool{},
 	}
+}
+
+// registerJob adds j to the loop's jobs and logs its submission.
+func (c *core) registerJob(j *job) {
 	c.jobs[j.id] = j
 	c.jobOrder = append(c.jobOrder, j.id)
 	c.active = append(c.active, j.id)
 	c.dirty[j.id] = true
 	c.onJobSubmitted(j)
-	return j
 }
 
 // startJob resolves the job's Cache nodes (lowerCaches) and, unless it must
@@ -391,12 +424,12 @@ func (c *core) resolveReady(j *job) {
 		for _, in := range s.inputs {
 			plan = resolvePlan(plan, in, stageLocations(j.stages[in]))
 		}
-		enc, err := encodePlan(plan)
-		if err != nil {
+		s.resolved = plan
+		if err := c.encodeStage(s); err != nil {
 			c.failJob(j, qerr.Internalf("scheduler: job %s: encode stage %d: %w", j.id, s.id, err))
 			return
 		}
-		s.resolved, s.encoded, s.state = plan, enc, stageRunning
+		s.state = stageRunning
 		n := plan.OutputPartitions()
 		if s.whole {
 			n = 1
@@ -406,6 +439,7 @@ func (c *core) resolveReady(j *job) {
 			for p := range s.tasks {
 				s.tasks[p] = &task{partition: p, attempt: j.attemptBase}
 			}
+			keepRepaired(j, s)
 		}
 		c.dirty[j.id] = true
 		if n == 0 || allSuccessful(s) {
@@ -575,6 +609,7 @@ func (c *core) taskStatus(executorID string, st *rpc.TaskStatus) {
 			t.executor = executorID
 		}
 		t.locations = locationsFromRPC(st.GetLocations())
+		taskMetrics(t, st)
 		c.onTaskSucceeded(t)
 		c.dirty[j.id] = true
 		c.checkBuildSize(j, s)
@@ -810,7 +845,9 @@ func (c *core) liveJobIDs() []string {
 		ids[d.jobID] = true
 	}
 	for _, e := range c.caches.List("") {
-		ids[e.JobID] = true
+		for _, o := range e.Outputs() {
+			ids[o.JobID] = true
+		}
 	}
 	return sortedKeys(ids)
 }

@@ -13,6 +13,10 @@
 // with a deadline, reporting failures back as events. The state machine can
 // therefore be driven in tests without any network.
 //
+// With a state directory the sessions are kept across restarts
+// (SessionStore): the loop records each change, a writer goroutine writes
+// it.
+//
 // scheduler imports physical, physical/planner, physical/stage,
 // physical/codec, logical, logical/codec, catalog, arrowpb, cache, rpc and
 // qerr; it must never import exec, sql, the TiDB parser or executor.

@@ -16,6 +16,7 @@ import (
 
 type evCreateSession struct {
 	id       string
+	tenant   string          // the caller's (auth.Identity)
 	settings settings.Values // checked by the handler
 	reply    chan struct{}
 }
@@ -29,6 +30,7 @@ type evCloseSession struct {
 type evSubmit struct {
 	jobID, session, name string
 	sql                  string            // the statement's text ("" from DataFrame clients)
+	requestID            string            // the submitting call's (rpc.RequestID)
 	settings             map[string]string // as received; submit checks them
 	plan                 logical.Plan
 	reply                chan error

@@ -21,7 +21,11 @@ import (
 // ExecuteQuery's job would be at this moment; nothing runs and no cache
 // entry is claimed or touched.
 func (h *service) ExplainQuery(ctx context.Context, req *rpc.ExplainQueryRequest) (*rpc.ExplainQueryResponse, error) {
-	// As ExecuteQuery: the session is checked before anything is decoded.
+	// As ExecuteQuery: the session is checked before anything is decoded,
+	// another tenant's answered as unknown (tenants.go).
+	if err := h.s.visibleSession(ctx, "explain query", req.GetSessionId()); err != nil {
+		return nil, err
+	}
 	var (
 		known   bool
 		choices explainChoices

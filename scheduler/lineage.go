@@ -2,12 +2,14 @@ package scheduler
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/quiverdb/quiver/cache"
@@ -43,19 +45,73 @@ type evStatted struct {
 }
 
 // statFiles fingerprints paths; a file that cannot be stat'ed is Missing
-// (its table changed as far as a cache can tell). It does I/O: never call
-// it on the loop.
+// (its table changed as far as a cache can tell). A Parquet file's
+// fingerprint also has its footer's length and row count. It does I/O:
+// never call it on the loop.
 func statFiles(paths []string) map[string]cache.Source {
 	out := make(map[string]cache.Source, len(paths))
 	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			out[p] = cache.Source{Path: p, Missing: true}
-			continue
-		}
-		out[p] = cache.Source{Path: p, Size: st.Size(), ModTime: st.ModTime().UnixNano()}
+		out[p] = statFile(p)
 	}
 	return out
+}
+
+// statFile fingerprints one file (its footer only when it can be read).
+func statFile(p string) cache.Source {
+	st, err := os.Stat(p)
+	if err != nil {
+		return cache.Source{Path: p, Missing: true}
+	}
+	src := cache.Source{Path: p, Size: st.Size(), ModTime: st.ModTime().UnixNano()}
+	if !st.Mode().IsRegular() {
+		return src
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return src
+	}
+	defer f.Close()
+	src.FooterLen, src.Rows = parquetFooter(f, st.Size())
+	return src
+}
+
+// parquetMagic ends a Parquet file, after the footer's 4-byte length.
+const parquetMagic = "PAR1"
+
+// maxFooterDecode bounds the footer statFile decodes for its row count: a
+// longer one (or a length that does not fit the file) gives Rows -1.
+const maxFooterDecode = 64 << 20
+
+// parquetFooter returns the footer length and row count of the Parquet file
+// f of size bytes; 0, 0 when f does not end like a Parquet file, and rows
+// -1 when its footer does not decode. A malformed footer is a fingerprint
+// like any other, never an error or a panic.
+func parquetFooter(f *os.File, size int64) (footerLen, rows int64) {
+	if size < 12 {
+		return 0, 0
+	}
+	var tail [8]byte
+	if _, err := f.ReadAt(tail[:], size-8); err != nil || string(tail[4:]) != parquetMagic {
+		return 0, 0
+	}
+	footerLen = int64(binary.LittleEndian.Uint32(tail[:4]))
+	if footerLen > size-12 || footerLen > maxFooterDecode {
+		return footerLen, -1
+	}
+	buf := make([]byte, footerLen)
+	if _, err := f.ReadAt(buf, size-8-footerLen); err != nil {
+		return footerLen, -1
+	}
+	defer func() {
+		if recover() != nil {
+			rows = -1
+		}
+	}()
+	md, err := metadata.NewFileMetaData(buf, nil)
+	if err != nil {
+		return footerLen, -1
+	}
+	return footerLen, md.GetNumRows()
 }
 
 // planFiles returns the sorted distinct paths of the files every Scan under

@@ -1,8 +1,11 @@
 package scheduler
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -224,5 +227,61 @@ func TestCacheSharedByContent(t *testing.T) {
 	h.send(evCloseSession{id: "s2", reply: make(chan struct{}, 1)})
 	if rm := removals(h.acts, b); len(rm) == 0 {
 		t.Fatal("the last holder's files were not deleted")
+	}
+}
+
+// TestCacheParquetFooterLineage: a Parquet file's fingerprint carries its
+// footer's length and row count; another file's has neither; a file that
+// only looks like Parquet (its footer does not decode, or its length does
+// not fit) is fingerprinted with rows -1, never an error or a panic.
+func TestCacheParquetFooterLineage(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "tpch", "sf0.01", "nation.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nation := filepath.Join(dir, "nation.parquet")
+	if err := os.WriteFile(nation, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantLen := int64(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	if s := statFile(nation); s.FooterLen != wantLen || s.Rows != 25 || s.Size != int64(len(data)) || s.Missing {
+		t.Fatalf("nation.parquet: %+v, want footer %d bytes and 25 rows", s, wantLen)
+	}
+	csv := filepath.Join(dir, "a.csv")
+	os.WriteFile(csv, []byte("v\n1\n2\n3\n4\n5\n6\n"), 0o644)
+	if s := statFile(csv); s.FooterLen != 0 || s.Rows != 0 || s.Size == 0 {
+		t.Fatalf("a.csv: %+v", s)
+	}
+	// A same-size rewrite whose footer says something else is told apart
+	// even when the modification time is put back.
+	before := statFile(nation)
+	bad := slices.Clone(data)
+	copy(bad[len(bad)-8-int(wantLen):], "garbage!")
+	st, _ := os.Stat(nation)
+	os.WriteFile(nation, bad, 0o644)
+	os.Chtimes(nation, st.ModTime(), st.ModTime())
+	after := statFile(nation)
+	if after.Size != before.Size || after.ModTime != before.ModTime || after.Rows != -1 {
+		t.Fatalf("rewritten footer: before %+v, after %+v", before, after)
+	}
+	if got := cache.Changed([]cache.Source{before}, []cache.Source{after}); len(got) != 1 {
+		t.Fatalf("a rewritten footer is no change: %v", got)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 200 {
+		junk := make([]byte, 12+rng.IntN(200))
+		for j := range junk {
+			junk[j] = byte(rng.IntN(256))
+		}
+		if i%2 == 0 { // a length that fits the file
+			binary.LittleEndian.PutUint32(junk[len(junk)-8:], uint32(rng.IntN(len(junk)-11)))
+		}
+		copy(junk[len(junk)-4:], "PAR1")
+		p := filepath.Join(dir, "junk.parquet")
+		os.WriteFile(p, junk, 0o644)
+		if s := statFile(p); s.Missing || s.Rows != -1 && s.Rows < 0 {
+			t.Fatalf("junk %x: %+v", junk, s)
+		}
 	}
 }

@@ -125,7 +125,7 @@ func newStateCollector(s *Scheduler) *stateCollector {
 		slots:          d("quiver_cluster_slots", "Task slots (vcores) of the live executors, summed."),
 		busySlots:      d("quiver_cluster_slots_busy", "Task slots of the live executors running a task, summed."),
 		sessions:       d("quiver_sessions_open", "Client sessions open."),
-		cacheEntries:   d("quiver_cache_entries", "Dataset cache entries, by state (pending, materialized).", "state"),
+		cacheEntries:   d("quiver_cache_entries", "Dataset cache entries, by state (pending, materialized, partial).", "state"),
 		cacheBytes:     d("quiver_cache_bytes", "Bytes of the materialized dataset cache entries."),
 		cacheMaxBytes:  d("quiver_cache_max_bytes", "The cache's byte cap (0 = none)."),
 		cacheHits:      d("quiver_cache_hits_total", "Queries that read a materialized cache entry."),
@@ -191,7 +191,7 @@ func (c *core) stateSnapshot() stateSnapshot {
 		snap.busy += e.running
 	}
 	for _, e := range c.caches.List("") {
-		snap.entries[e.State.String()]++
+		snap.entries[entryState(e)]++
 	}
 	snap.stats = c.caches.Stats()
 	return snap

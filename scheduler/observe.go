@@ -28,7 +28,7 @@ func (c *core) onSessionClosed(id string) {
 
 func (c *core) onJobSubmitted(j *job) {
 	c.m.jobsSubmitted.Inc()
-	args := []any{"job", j.id, "session", j.session}
+	args := []any{"job", j.id, "session", j.session, "request_id", j.requestID}
 	if j.name != "" {
 		args = append(args, "name", j.name)
 	}
@@ -49,7 +49,7 @@ func (c *core) onJobEnded(j *job) {
 	}
 	d := j.finished.Sub(j.submitted)
 	c.m.jobEnded(outcome, d)
-	args := []any{"job", j.id, "session", j.session, "outcome", outcome, "duration", d.Round(time.Microsecond)}
+	args := []any{"job", j.id, "session", j.session, "request_id", j.requestID, "outcome", outcome, "duration", d.Round(time.Microsecond)}
 	if j.sql != "" {
 		args = append(args, "sql_digest", sqlDigest(j.sql))
 	}
@@ -66,7 +66,9 @@ func (c *core) onJobEnded(j *job) {
 	for _, ev := range j.events {
 		c.log.Info("cache "+ev.outcome, "job", j.id, "cache", ev.key.CacheID, "name", ev.name, "partitions", ev.partitions, "bytes", ev.bytes)
 	}
-	if j.build != nil && j.state == rpc.JobState_JOB_SUCCESSFUL {
+	if j.build != nil && j.build.repair != nil && j.state == rpc.JobState_JOB_SUCCESSFUL {
+		c.log.Info("cache repaired", "job", j.id, "cache", j.build.key.CacheID, "session", j.build.key.SessionID, "partitions", j.build.repair, "duration", d.Round(time.Microsecond))
+	} else if j.build != nil && j.state == rpc.JobState_JOB_SUCCESSFUL {
 		c.log.Info("cache built", "job", j.id, "cache", j.build.key.CacheID, "session", j.build.key.SessionID, "rows", jobRows(j), "duration", d.Round(time.Microsecond))
 	}
 }
@@ -100,7 +102,7 @@ func (c *core) onTaskFailed(j *job, s *stage, t *task, executorID string, retrie
 	c.m.tasksFailed.Inc()
 	if retried {
 		c.m.tasksRetried.Inc()
-		c.log.Info("task retried", "job", j.id, "stage", s.id, "partition", t.partition, "attempt", t.attempt, "executor", executorID, "error", t.lastErr)
+		c.log.Info("task retried", "job", j.id, "request_id", j.requestID, "stage", s.id, "partition", t.partition, "attempt", t.attempt, "executor", executorID, "error", t.lastErr)
 	}
 }
 

@@ -548,6 +548,7 @@ func TestOpenAPISchemasMatchJSON(t *testing.T) {
 		"Task": reflect.TypeFor[TaskInfo](), "CacheEvent": reflect.TypeFor[CacheEventInfo](), "Caches": reflect.TypeFor[CachesInfo](),
 		"CacheEntry": reflect.TypeFor[CacheEntryInfo](), "CacheStats": reflect.TypeFor[CacheStatsInfo](),
 		"Session": reflect.TypeFor[SessionInfo](), "Cancel": reflect.TypeFor[CancelInfo](),
+		"Operator": reflect.TypeFor[OperatorInfo](),
 	}
 	if len(types) != len(doc.Components.Schemas) {
 		t.Errorf("%d schemas described, %d types checked", len(doc.Components.Schemas), len(types))

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"context"
+	"log/slog"
 	"sort"
 
 	"github.com/quiverdb/quiver/physical"
@@ -62,6 +64,13 @@ func (c *core) schedule() {
 func (c *core) flush(batches map[string][]*rpc.TaskDefinition, order []string) {
 	for _, id := range order {
 		e := c.executors[id]
+		for _, t := range batches[id] {
+			if !c.log.Enabled(context.Background(), slog.LevelDebug) {
+				break
+			}
+			c.log.Debug("task launched", "job", t.Id.JobId, "request_id", t.RequestId, "stage", t.Id.StageId,
+				"partition", t.Id.Partition, "attempt", t.Id.Attempt, "executor", id)
+		}
 		c.actions = append(c.actions, actLaunch{executorID: id, addr: e.addr(), tasks: batches[id]})
 	}
 }
@@ -120,7 +129,7 @@ func (c *core) pick(execs []*executorState, s *stage, t *task) *executorState {
 
 // taskDef is what LaunchTasks sends for t.
 func (c *core) taskDef(j *job, s *stage, t *task) *rpc.TaskDefinition {
-	return &rpc.TaskDefinition{Id: c.taskID(j, s, t), Plan: s.encoded, Settings: j.settings.Wire(), AllPartitions: s.whole}
+	return &rpc.TaskDefinition{Id: c.taskID(j, s, t), Plan: c.stagePlanBytes(s), Settings: j.settings.Wire(), AllPartitions: s.whole, RequestId: j.requestID}
 }
 
 // taskPartitions is the partitions of s's plan that t runs: its own, or
@@ -179,19 +188,23 @@ func (c *core) status(j *job) *rpc.JobStatus {
 				n = 1
 			}
 		}
-		st.TasksTotal += int32(n)
 		for _, t := range s.tasks {
-			if t.state == taskSuccessful {
+			if t.kept {
+				n-- // never run: no task of this job
+			} else if t.state == taskSuccessful {
 				st.TasksDone++
 			}
 		}
+		st.TasksTotal += int32(n)
 	}
 	if j.state == rpc.JobState_JOB_FAILED || j.state == rpc.JobState_JOB_CANCELLED {
 		st.Error, st.ErrorKind = j.errMsg, int32(j.errKind)
 	}
 	if j.state == rpc.JobState_JOB_SUCCESSFUL {
 		for _, part := range stageLocations(j.stages[j.final]) {
-			st.Result = append(st.Result, &rpc.PartitionLocations{Locations: locationsToRPC(part, c.executors)})
+			locs := locationsToRPC(part, c.executors)
+			c.signResult(locs)
+			st.Result = append(st.Result, &rpc.PartitionLocations{Locations: locs})
 		}
 		st.ResultSchema = j.resultSchema
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
@@ -92,6 +93,8 @@ type CacheStatsInfo struct {
 	StaleCompletions int64            `json:"stale_completions"`
 	Invalidations    map[string]int64 `json:"invalidations"` // by cause
 	BytesRead        int64            `json:"bytes_read"`
+	Partials         int64            `json:"partials"` // entries made partial by an executor loss
+	Repairs          int64            `json:"repairs"`  // repair builds that made one whole
 	Entries          int              `json:"entries"`
 	Bytes            int64            `json:"bytes"`
 	MaxBytes         int64            `json:"max_bytes"` // the current cap (0 = none)
@@ -107,7 +110,7 @@ func (c *core) cachesInfo() CachesInfo {
 	out := CachesInfo{Entries: []CacheEntryInfo{}}
 	for _, e := range c.caches.List("") {
 		ei := CacheEntryInfo{
-			SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, State: e.State.String(),
+			SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, State: entryState(e),
 			JobID: e.JobID, StageID: e.StageID, Partitions: len(e.Locations), Rows: e.Rows, Bytes: e.Bytes,
 			Executors: e.Executors(), Hits: e.Hits, Readers: e.Readers, Created: e.Created,
 		}
@@ -124,6 +127,7 @@ func (c *core) cachesInfo() CachesInfo {
 	out.Stats = CacheStatsInfo{
 		Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts,
 		StaleCompletions: st.StaleCompletions, Invalidations: map[string]int64{}, BytesRead: st.BytesRead,
+		Partials: st.Partials, Repairs: st.Repairs,
 		Entries: st.Entries, Bytes: st.Bytes, MaxBytes: c.cacheMaxBytes,
 	}
 	for i, n := range st.Invalidations {
@@ -146,6 +150,10 @@ type StageInfo struct {
 	Bytes     int64      `json:"bytes"` // bytes the stage's tasks wrote so far
 	Plan      string     `json:"plan"`
 	Tasks     []TaskInfo `json:"tasks"`
+	// Analyze is the plan with each operator's EXPLAIN ANALYZE figures,
+	// and Operators the figures, once the stage has succeeded (analyze.go).
+	Analyze   string         `json:"analyze,omitempty"`
+	Operators []OperatorInfo `json:"operators,omitempty"`
 }
 
 // TaskInfo is one task of a stage.
@@ -216,12 +224,16 @@ func (c *core) jobInfo(j *job, detail bool) JobInfo {
 		}
 		si := StageInfo{ID: s.id, State: s.state.String(), Inputs: s.inputs, Final: s.final, Whole: s.whole, Rollbacks: s.rollbacks, Plan: physical.Indent(plan), Tasks: []TaskInfo{}}
 		for _, t := range s.tasks {
+			if t.kept {
+				continue // a repair's partition the entry still has: never run
+			}
 			si.Tasks = append(si.Tasks, TaskInfo{Partition: t.partition, Attempt: t.attempt, Failures: t.failures, State: t.state.String(), Executor: t.executor, Error: t.lastErr})
 			for _, l := range t.locations {
 				si.Rows += l.Rows
 				si.Bytes += l.Bytes
 			}
 		}
+		si.Analyze, si.Operators = stageAnalyze(s)
 		info.Stages = append(info.Stages, si)
 	}
 	return info
@@ -245,23 +257,39 @@ func (s *Scheduler) restHandler() http.Handler {
 			return out, true
 		})
 	})
+	// Every view shows only what the caller's tenant may see (tenants.go).
 	mux.HandleFunc("GET /api/jobs", func(w http.ResponseWriter, r *http.Request) {
+		caller := auth.IdentityFrom(r.Context())
 		s.serveJSON(w, r, func(c *core) (any, bool) {
 			out := []JobInfo{}
 			for _, id := range c.jobOrder {
-				out = append(out, c.jobInfo(c.jobs[id], false))
+				if canSeeJob(caller, c.jobs[id]) {
+					out = append(out, c.jobInfo(c.jobs[id], false))
+				}
 			}
 			return out, true
 		})
 	})
 	mux.HandleFunc("GET /api/caches", func(w http.ResponseWriter, r *http.Request) {
-		s.serveJSON(w, r, func(c *core) (any, bool) { return c.cachesInfo(), true })
+		caller := auth.IdentityFrom(r.Context())
+		s.serveJSON(w, r, func(c *core) (any, bool) {
+			info := c.cachesInfo()
+			kept := info.Entries[:0]
+			for _, e := range info.Entries {
+				if caller.CanSee(c.entryTenant(e.SessionID)) {
+					kept = append(kept, e)
+				}
+			}
+			info.Entries = kept
+			return info, true
+		})
 	})
 	mux.HandleFunc("GET /api/job/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
+		caller := auth.IdentityFrom(r.Context())
 		s.serveJSON(w, r, func(c *core) (any, bool) {
 			j := c.jobs[id]
-			if j == nil {
+			if !canSeeJob(caller, j) {
 				return nil, false
 			}
 			return c.jobInfo(j, true), true

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/rpc"
 )
 
@@ -146,6 +147,10 @@ type CancelInfo struct {
 func (s *Scheduler) opsRoutes(mux *routeMux) {
 	mux.HandleFunc("DELETE /api/job/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
+		if err := s.visibleJob(r.Context(), "cancel job", id); err != nil {
+			http.Error(w, fmt.Sprintf("scheduler: cancel job: unknown job %q", id), http.StatusNotFound)
+			return
+		}
 		reply := make(chan cancelReply, 1)
 		cr, err := ask(r.Context(), s, evCancel{jobID: id, reply: reply}, reply)
 		if err != nil {
@@ -168,8 +173,9 @@ func (s *Scheduler) opsRoutes(mux *routeMux) {
 		id := r.PathValue("id")
 		var dot string
 		found := false
+		caller := auth.IdentityFrom(r.Context())
 		if err := s.inspect(r.Context(), func(c *core) {
-			if j := c.jobs[id]; j != nil {
+			if j := c.jobs[id]; canSeeJob(caller, j) {
 				dot, found = c.jobDot(j), true
 			}
 		}); err != nil {
@@ -184,7 +190,19 @@ func (s *Scheduler) opsRoutes(mux *routeMux) {
 		w.Write([]byte(dot))
 	})
 	mux.HandleFunc("GET /api/sessions", func(w http.ResponseWriter, r *http.Request) {
-		s.serveJSON(w, r, func(c *core) (any, bool) { return c.sessionInfos(), true })
+		caller := auth.IdentityFrom(r.Context())
+		s.serveJSON(w, r, func(c *core) (any, bool) {
+			var out []SessionInfo
+			for _, si := range c.sessionInfos() {
+				if t, _ := c.sessionTenant(si.ID); caller.CanSee(t) {
+					out = append(out, si)
+				}
+			}
+			if out == nil {
+				out = []SessionInfo{}
+			}
+			return out, true
+		})
 	})
 	mux.HandleFunc("GET /api/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

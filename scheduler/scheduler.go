@@ -128,7 +128,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.loop(runCtx)
 	}()
 
-	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, s.cfg.AuthToken.ServerOptions()...)
+	// The executors' calls need the cluster's token: with a tenant's, a
+	// client could register as an executor and learn the ticket key.
+	sopts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes)}, s.cfg.AuthToken.ServerOptions(
+		rpc.SchedulerService_RegisterExecutor_FullMethodName, rpc.SchedulerService_Heartbeat_FullMethodName,
+		rpc.SchedulerService_UpdateTaskStatus_FullMethodName, rpc.SchedulerService_DeregisterExecutor_FullMethodName)...)
+	sopts = append(sopts, rpc.RequestIDServerOptions()...)
 	s.grpcSrv = grpc.NewServer(append(sopts, s.cfg.TLS.ServerOptions()...)...)
 	rpc.RegisterSchedulerServiceServer(s.grpcSrv, &service{s: s})
 	s.wg.Add(1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/settings"
 
@@ -71,14 +72,28 @@ func (h *service) CreateSession(ctx context.Context, req *rpc.CreateSessionReque
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+	caller := auth.IdentityFrom(ctx)
+	if req.GetResumeSessionId() != "" {
+		var tenant string
+		var live bool
+		if err := h.s.inspect(ctx, func(c *core) { tenant, live = c.sessionTenant(id) }); err != nil {
+			return nil, grpcErr(err)
+		}
+		if live && tenant != caller.Tenant {
+			return nil, status.Errorf(codes.PermissionDenied, "scheduler: create session: session %q belongs to another tenant", id)
+		}
+	}
 	reply := make(chan struct{}, 1)
-	if _, err := ask(ctx, h.s, evCreateSession{id: id, settings: vals, reply: reply}, reply); err != nil {
+	if _, err := ask(ctx, h.s, evCreateSession{id: id, tenant: caller.Tenant, settings: vals, reply: reply}, reply); err != nil {
 		return nil, grpcErr(err)
 	}
 	return &rpc.CreateSessionResponse{SessionId: id}, nil
 }
 
 func (h *service) CloseSession(ctx context.Context, req *rpc.CloseSessionRequest) (*rpc.CloseSessionResponse, error) {
+	if err := h.s.visibleSession(ctx, "close session", req.GetSessionId()); err != nil {
+		return nil, err
+	}
 	reply := make(chan struct{}, 1)
 	if _, err := ask(ctx, h.s, evCloseSession{id: req.GetSessionId(), reply: reply}, reply); err != nil {
 		return nil, grpcErr(err)
@@ -92,7 +107,11 @@ func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest
 	// reads the loop's state without touching it; the submit below checks
 	// again, as the session may close meanwhile.
 	known := false
-	if err := h.s.inspect(ctx, func(c *core) { _, known = c.sessions[req.GetSessionId()] }); err != nil {
+	caller := auth.IdentityFrom(ctx)
+	if err := h.s.inspect(ctx, func(c *core) {
+		tenant, live := c.sessionTenant(req.GetSessionId())
+		known = live && caller.CanSee(tenant)
+	}); err != nil {
 		return nil, grpcErr(err)
 	}
 	if !known {
@@ -104,7 +123,7 @@ func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest
 	}
 	id := uuid.NewString()
 	reply := make(chan error, 1)
-	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), sql: req.GetSql(), settings: req.GetSettings(), plan: plan, reply: reply}
+	ev := evSubmit{jobID: id, session: req.GetSessionId(), name: req.GetJobName(), sql: req.GetSql(), requestID: rpc.RequestID(ctx), settings: req.GetSettings(), plan: plan, reply: reply}
 	rerr, err := ask(ctx, h.s, ev, reply)
 	if err != nil {
 		return nil, grpcErr(err)
@@ -126,6 +145,9 @@ func (h *service) ExecuteQuery(ctx context.Context, req *rpc.ExecuteQueryRequest
 // one, and always the terminal status.
 func (h *service) WatchJob(req *rpc.WatchJobRequest, stream rpc.SchedulerService_WatchJobServer) error {
 	ctx := stream.Context()
+	if err := h.s.visibleJob(ctx, "watch job", req.GetJobId()); err != nil {
+		return err
+	}
 	reply := make(chan watchReply, 1)
 	r, err := ask(ctx, h.s, evWatch{jobID: req.GetJobId(), reply: reply}, reply)
 	if err != nil {
@@ -164,6 +186,9 @@ func (h *service) WatchJob(req *rpc.WatchJobRequest, stream rpc.SchedulerService
 }
 
 func (h *service) CancelJob(ctx context.Context, req *rpc.CancelJobRequest) (*rpc.CancelJobResponse, error) {
+	if err := h.s.visibleJob(ctx, "cancel job", req.GetJobId()); err != nil {
+		return nil, err
+	}
 	reply := make(chan cancelReply, 1)
 	r, err := ask(ctx, h.s, evCancel{jobID: req.GetJobId(), reply: reply}, reply)
 	if err != nil {
@@ -210,7 +235,7 @@ func (h *service) RegisterExecutor(ctx context.Context, req *rpc.RegisterExecuto
 	if err := h.s.inspect(ctx, func(c *core) { live = c.liveJobIDs() }); err != nil {
 		return nil, grpcErr(err)
 	}
-	return &rpc.RegisterExecutorResponse{LiveJobs: live}, nil
+	return &rpc.RegisterExecutorResponse{LiveJobs: live, TicketKey: h.s.cfg.TicketKey.Bytes()}, nil
 }
 
 func (h *service) Heartbeat(ctx context.Context, req *rpc.HeartbeatRequest) (*rpc.HeartbeatResponse, error) {
@@ -234,6 +259,9 @@ func (h *service) ListCaches(ctx context.Context, req *rpc.ListCachesRequest) (*
 	if req.GetSessionId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "scheduler: list caches: need a session id")
 	}
+	if err := h.s.visibleSession(ctx, "list caches", req.GetSessionId()); err != nil {
+		return nil, err
+	}
 	reply := make(chan cacheList, 1)
 	l, err := ask(ctx, h.s, evListCaches{session: req.GetSessionId(), reply: reply}, reply)
 	if err != nil {
@@ -247,7 +275,7 @@ func (h *service) ListCaches(ctx context.Context, req *rpc.ListCachesRequest) (*
 // concurrent use, so this runs outside the event loop).
 func wireStats(st cache.Stats) *rpc.CacheStats {
 	out := &rpc.CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations,
-		Aborts: st.Aborts, BytesRead: st.BytesRead, Invalidations: map[string]int64{}}
+		Aborts: st.Aborts, BytesRead: st.BytesRead, Invalidations: map[string]int64{}, Partials: st.Partials, Repairs: st.Repairs}
 	for c := range cache.Cause(cache.NumCauses) {
 		out.Invalidations[c.String()] = st.Invalidations[c]
 	}
@@ -259,6 +287,9 @@ func wireStats(st cache.Stats) *rpc.CacheStats {
 func (h *service) Uncache(ctx context.Context, req *rpc.UncacheRequest) (*rpc.UncacheResponse, error) {
 	if req.GetSessionId() == "" || req.GetCacheId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "scheduler: uncache: need a session id and a cache id")
+	}
+	if err := h.s.visibleSession(ctx, "uncache", req.GetSessionId()); err != nil {
+		return nil, err
 	}
 	reply := make(chan bool, 1)
 	removed, err := ask(ctx, h.s, evUncache{session: req.GetSessionId(), cacheID: req.GetCacheId(), rebuild: req.GetRebuild(), reply: reply}, reply)
@@ -272,6 +303,9 @@ func (h *service) Uncache(ctx context.Context, req *rpc.UncacheRequest) (*rpc.Un
 func (h *service) ClearCaches(ctx context.Context, req *rpc.ClearCachesRequest) (*rpc.ClearCachesResponse, error) {
 	if req.GetSessionId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "scheduler: clear caches: need a session id")
+	}
+	if err := h.s.visibleSession(ctx, "clear caches", req.GetSessionId()); err != nil {
+		return nil, err
 	}
 	reply := make(chan int, 1)
 	n, err := ask(ctx, h.s, evClearCaches{session: req.GetSessionId(), reply: reply}, reply)

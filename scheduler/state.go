@@ -56,6 +56,10 @@ type task struct {
 	locations []physical.PartitionLocation
 	failedOn  map[string]bool // executors it failed on: placed elsewhere if possible
 	lastErr   string
+	metrics   []*rpc.OperatorMetrics // what its last success reported (analyze.go)
+	// kept: a repair build's final-stage task whose partition the entry
+	// still has; done without running, and not shown.
+	kept bool
 }
 
 // stage is one stage of a job's graph.
@@ -64,6 +68,7 @@ type stage struct {
 	plan      *physical.ShuffleWriter // as split: inputs are UnresolvedShuffles
 	resolved  physical.Plan           // plan with readers for completed inputs; nil before the first resolve
 	encoded   []byte                  // physical/codec encoding of resolved, sent with every task
+	signed    time.Time               // when encoded's Flight tickets were signed (tickets.go)
 	inputs    []int
 	consumers []int
 	final     bool
@@ -86,6 +91,8 @@ type job struct {
 	started           time.Time // planned: its tasks may run
 	finished          time.Time
 	sql               string // the statement's text, when the client sent it
+	requestID         string // the submitting call's request id: in its log lines and its tasks
+	tenant            string // its session's tenant (tenants.go)
 	planned           bool
 	stages            map[int]*stage
 	order             []int // stage ids in dependency order
@@ -164,6 +171,7 @@ func (e *executorState) free() int {
 }
 
 type session struct {
+	tenant   string // the creating token's tenant (tenants.go)
 	settings settings.Values
 	created  time.Time
 	// lastUsed is the last request or job end of the session (idle expiry).

@@ -207,6 +207,40 @@ func TestWebUI(t *testing.T) {
 	if plan := b.text(`pre[data-testid=plan]`); plan != first.Plan {
 		t.Errorf("stage %d plan shown:\n%s\nwant:\n%s", first.ID, plan, first.Plan)
 	}
+	// The finished job's stages carry EXPLAIN ANALYZE figures from their
+	// tasks: the final aggregate made the 5 result rows, every stage read
+	// the 25 nations or what they became, and the page shows the plan
+	// with them and the table of operators.
+	final := job.Stages[len(job.Stages)-1]
+	aggRows := int64(-1)
+	for _, o := range final.Operators {
+		if strings.HasPrefix(o.Operator, "HashAggregate") {
+			aggRows = o.OutputRows
+		}
+	}
+	if aggRows != 5 || !strings.Contains(final.Analyze, "metrics=[output_rows=5,") {
+		t.Errorf("final stage's figures: aggregate rows %d, plan:\n%s", aggRows, final.Analyze)
+	}
+	scanRows := int64(0)
+	for _, s := range job.Stages {
+		if s.Analyze == "" || len(s.Operators) == 0 {
+			t.Errorf("stage %d has no figures", s.ID)
+		}
+		for _, o := range s.Operators {
+			if strings.HasPrefix(o.Operator, "Scan") || strings.HasPrefix(o.Operator, "ParquetScan") {
+				scanRows += o.OutputRows
+			}
+		}
+	}
+	if scanRows != 25 {
+		t.Errorf("the scans' figures add up to %d rows, want the 25 nations", scanRows)
+	}
+	b.step("see the stage's figures", 10*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`pre[data-testid=plan-analyze]`)),
+		count(`[data-testid=operators] tbody tr`, len(first.Operators)))
+	if got := b.text(`pre[data-testid=plan-analyze]`); got != strings.TrimSuffix(first.Analyze, "\n") && got != first.Analyze {
+		t.Errorf("stage %d plan with metrics shown:\n%s\nwant:\n%s", first.ID, got, first.Analyze)
+	}
 
 	longID := c.submitSQL(t, ctx, sess, longSQL, nil)
 	longRow := fmt.Sprintf(`tr[data-job=%q]`, longID)

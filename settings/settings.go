@@ -112,7 +112,7 @@ var (
 	}
 	CacheMaxBytes = &Setting{
 		Name: "quiver.cache.max_bytes", Kind: Bytes, Default: "0", Scope: Scheduler, Flag: "cache-max-bytes",
-		Description: "cap on the bytes of cached datasets: the scheduler's flag caps all sessions (past it the least recently used entries nobody reads are evicted); a session may SET a lower quota of its own; an entry larger than the cap fails its build (0: no cap)",
+		Description: "cap on the bytes of cached datasets: the scheduler's flag caps all sessions (past it the entries nobody reads that are worth least per byte — build time × recent hits ÷ bytes — are evicted); a session may SET a lower quota of its own; an entry larger than the cap fails its build (0: no cap)",
 	}
 	CacheTTL = &Setting{
 		Name: "quiver.cache.ttl", Kind: Duration, Default: "0s", Scope: Session, Flag: "cache-ttl",

@@ -188,13 +188,16 @@ func readFile(name string, stdin io.Reader) (string, error) {
 }
 
 // script runs statements in order, printing each result; the first error
-// goes to stderr and makes the exit status 1.
+// goes to stderr and makes the exit status 1. A statement the scheduler
+// lost before it delivered a row (qerr.Retryable) runs once more.
 func script(ctx context.Context, s *quiver.Session, text string, kind format.Kind, stdout, stderr io.Writer) int {
-	err := s.Script(ctx, text, func(df *quiver.DataFrame) error {
+	err := s.ScriptRetry(ctx, text, func(df *quiver.DataFrame) error {
 		if !df.ReturnsRows() {
 			return nil
 		}
 		return df.Print(ctx, stdout, kind, format.Options{})
+	}, func(err error) {
+		fmt.Fprintf(stderr, "%v; retrying once.\n", err)
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "Error:", err)

@@ -40,8 +40,9 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	settings.CacheTTL.FlagVar(fs, &cfg.CacheTTL)
 	settings.CacheMaxBytes.FlagVar(fs, &cfg.CacheMaxBytes)
 	settings.SessionIdleTimeout.FlagVar(fs, &cfg.SessionIdleTimeout)
-	stateDir := fs.String("state-dir", "", "`DIR` that keeps the cache registry across scheduler restarts, kill -9 included (default: in memory: a restart starts clean)")
+	stateDir := fs.String("state-dir", "", "`DIR` that keeps the sessions and the cache registry across scheduler restarts, kill -9 included (default: in memory: a restart starts clean)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running jobs may go on before they are failed")
+	fs.DurationVar(&cfg.TicketTTL, "flight-ticket-ttl", 6*time.Hour, "how long a Flight ticket the scheduler signs stays valid (a stage's are signed again at task launches past half of it)")
 	var df daemonFlags
 	df.register(fs)
 	ds, code, ok := df.start(fs, args, stderr)
@@ -58,6 +59,13 @@ func schedulerCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		}
 		defer d.Close() // after the scheduler's: its last changes are written
 		cfg.CacheState = d
+		ss, err := scheduler.OpenSessionStore(*stateDir)
+		if err != nil {
+			fmt.Fprintln(stderr, "quiver scheduler:", err)
+			return 1
+		}
+		defer ss.Close() // after the scheduler's, like the registry
+		cfg.Sessions = ss
 	}
 	s, err := scheduler.New(cfg)
 	if err != nil {

@@ -2,8 +2,6 @@ package execop
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,46 +62,23 @@ func (tc *TaskContext) NodeMetrics(p physical.Plan) *NodeMetrics {
 	return tc.metrics.nodes[p]
 }
 
-// FormatAnalyze renders p like physical.Indent with each node's metrics
-// appended: `, metrics=[output_rows=N, output_batches=B, elapsed=1.23ms]`,
-// and `, spilled=S` inside the brackets for a node that spilled. Nodes that
-// never ran show zeros.
+// FormatAnalyze renders p with each node's metrics (physical.IndentAnalyze,
+// the one text form of EXPLAIN ANALYZE). Nodes that never ran show zeros.
 func (tc *TaskContext) FormatAnalyze(p physical.Plan) string {
-	var b strings.Builder
-	n := 0
-	var walk func(physical.Plan, int)
-	walk = func(p physical.Plan, depth int) {
-		n++
-		var rows, batches, spilled int64
-		var el time.Duration
-		if nm := tc.NodeMetrics(p); nm != nil {
-			rows, batches = nm.OutputRows.Load(), nm.OutputBatches.Load()
-			el = time.Duration(nm.ElapsedNanos.Load())
-			spilled = nm.SpilledBytes.Load()
-		}
-		spill := ""
-		if spilled > 0 {
-			spill = ", spilled=" + formatBytes(spilled)
-		}
-		fmt.Fprintf(&b, "%02d)%s%s, metrics=[output_rows=%d, output_batches=%d, elapsed=%s%s]\n",
-			n, strings.Repeat("--", depth), p.String(), rows, batches, formatElapsed(el), spill)
-		for _, c := range p.Children() {
-			walk(c, depth+1)
-		}
-	}
-	walk(p, 0)
-	return b.String()
+	return physical.IndentAnalyze(p, func(_ int, n physical.Plan) physical.OperatorFigures {
+		return tc.Figures(n)
+	})
 }
 
-func formatElapsed(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%.2fµs", float64(d)/float64(time.Microsecond))
+// Figures are the metrics recorded for p (zeros when it never ran or
+// metrics are off).
+func (tc *TaskContext) Figures(p physical.Plan) physical.OperatorFigures {
+	nm := tc.NodeMetrics(p)
+	if nm == nil {
+		return physical.OperatorFigures{}
 	}
+	return physical.OperatorFigures{OutputRows: nm.OutputRows.Load(), OutputBatches: nm.OutputBatches.Load(),
+		Elapsed: time.Duration(nm.ElapsedNanos.Load()), SpilledBytes: nm.SpilledBytes.Load()}
 }
 
 // Instrument wraps op for p: the wrapper turns a memory-limit panic inside

@@ -81,6 +81,7 @@ func EncodeLocation(l physical.PartitionLocation) *rpc.PartitionLocation {
 		Rows:    l.Rows,
 		Batches: l.Batches,
 		Bytes:   l.Bytes,
+		Ticket:  []byte(l.Ticket),
 	}
 }
 
@@ -105,6 +106,7 @@ func DecodeLocation(m *rpc.PartitionLocation) (physical.PartitionLocation, error
 		Rows:            m.Rows,
 		Batches:         m.Batches,
 		Bytes:           m.Bytes,
+		Ticket:          string(m.Ticket),
 	}
 	if e := m.Executor; e != nil {
 		port := e.FlightPort

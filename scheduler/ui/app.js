@@ -183,6 +183,17 @@ async function jobPage(id) {
         el("td", { title: t.executor || "" }, t.executor || ""), el("td", { class: "num" }, t.failures), el("td", {}, t.error || ""))),
       { "data-testid": "tasks" }));
     out.push(el("h3", {}, "Plan"), el("pre", { "data-testid": "plan" }, sel.plan));
+    // Once the stage has succeeded: the plan with each operator's figures
+    // summed over its tasks (EXPLAIN ANALYZE), and the figures as a table.
+    if (sel.analyze) {
+      out.push(el("h3", {}, "Plan with metrics"), el("pre", { "data-testid": "plan-analyze" }, sel.analyze));
+      out.push(table(["#", "Operator", "Rows", "Batches", "Time", "Spilled"],
+        (sel.operators || []).map(o => el("tr", {},
+          el("td", { class: "num" }, o.node + 1), el("td", {}, o.operator.split(":")[0]), el("td", { class: "num" }, o.output_rows),
+          el("td", { class: "num" }, o.output_batches), el("td", { class: "num" }, duration(o.elapsed_ns / 1e6)),
+          el("td", { class: "num" }, o.spilled_bytes ? bytes(o.spilled_bytes) : ""))),
+        { "data-testid": "operators" }));
+    }
   }
   out.push(el("p", {}, el("a", { href: "/api/job/" + encodeURIComponent(job.id) + "/dot" }, "Stage graph as Graphviz")));
   return out;
