@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"exec/spill":        {"physical", "exec/execop", "exec/filemap", "functions", "qerr"},
 	"exec/write":        {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/hashtable", "format", "functions", "qerr"},
 	"exec/window":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/sort", "exec/spill", "functions", "qerr"},
+	"exec/expand":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "functions", "qerr"},
 	"exec/hashtable":    {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "functions", "qerr"},
 	"exec/kernel":       {"physical", "exec/eval", "exec/execop", "exec/filemap", "functions", "qerr"},
 	"exec/execop":       {"physical", "exec/filemap", "qerr"},

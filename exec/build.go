@@ -3,6 +3,7 @@ package exec
 import (
 	"github.com/quiverdb/quiver/exec/aggregate"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/expand"
 	"github.com/quiverdb/quiver/exec/join"
 	"github.com/quiverdb/quiver/exec/scan"
 	"github.com/quiverdb/quiver/exec/shuffle"
@@ -45,6 +46,8 @@ func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Opera
 		op, err = write.NewFileSink(tc, n, partition)
 	case *physical.FileCommit:
 		op, err = write.NewFileCommit(tc, n, partition)
+	case *physical.Expand:
+		op, err = expand.NewExpand(tc, n, partition)
 	case *physical.SortPreservingMerge:
 		op, err = newSortPreservingMerge(tc, n, partition)
 	case *physical.Limit:

@@ -104,6 +104,17 @@ func Estimate(p Plan) Stats {
 		return Estimate(n.Input)
 	case *Cache:
 		return Estimate(n.Input)
+	case *Expand:
+		in := Estimate(n.Input)
+		d := append(append([]float64(nil), in.Distinct...), make([]float64, len(n.Keys))...)
+		for i, k := range n.Keys {
+			d[len(in.Distinct)+i] = in.distinctOf(k, n.Input.Schema()) + 1 // and NULL
+		}
+		d = append(d, float64(len(n.Sets)))
+		if n.HasEmptySet() {
+			d = append(d, 2)
+		}
+		return Stats{Rows: in.Rows * float64(len(n.Sets)), Distinct: d}
 	case *Window:
 		in := Estimate(n.Input)
 		return Stats{Rows: in.Rows, Distinct: append(append([]float64(nil), in.Distinct...), make([]float64, len(n.List))...)}

@@ -1299,6 +1299,7 @@ type PhysicalPlan struct {
 	//	*PhysicalPlan_FileCommit
 	//	*PhysicalPlan_RecursiveQuery
 	//	*PhysicalPlan_WorkTable
+	//	*PhysicalPlan_Expand
 	Node          isPhysicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1557,6 +1558,15 @@ func (x *PhysicalPlan) GetWorkTable() *PhysicalWorkTable {
 	return nil
 }
 
+func (x *PhysicalPlan) GetExpand() *PhysicalExpand {
+	if x != nil {
+		if x, ok := x.Node.(*PhysicalPlan_Expand); ok {
+			return x.Expand
+		}
+	}
+	return nil
+}
+
 type isPhysicalPlan_Node interface {
 	isPhysicalPlan_Node()
 }
@@ -1657,6 +1667,10 @@ type PhysicalPlan_WorkTable struct {
 	WorkTable *PhysicalWorkTable `protobuf:"bytes,51,opt,name=work_table,json=workTable,proto3,oneof"`
 }
 
+type PhysicalPlan_Expand struct {
+	Expand *PhysicalExpand `protobuf:"bytes,52,opt,name=expand,proto3,oneof"`
+}
+
 func (*PhysicalPlan_Scan) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_Filter) isPhysicalPlan_Node() {}
@@ -1704,6 +1718,8 @@ func (*PhysicalPlan_FileCommit) isPhysicalPlan_Node() {}
 func (*PhysicalPlan_RecursiveQuery) isPhysicalPlan_Node() {}
 
 func (*PhysicalPlan_WorkTable) isPhysicalPlan_Node() {}
+
+func (*PhysicalPlan_Expand) isPhysicalPlan_Node() {}
 
 // WriteSpec is physical.WriteSpec (logical.WriteOptions on a LogicalWrite).
 type WriteSpec struct {
@@ -4812,6 +4828,7 @@ type LogicalPlan struct {
 	//	*LogicalPlan_Write
 	//	*LogicalPlan_RecursiveQuery
 	//	*LogicalPlan_WorkTable
+	//	*LogicalPlan_Expand
 	Node          isLogicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4998,6 +5015,15 @@ func (x *LogicalPlan) GetWorkTable() *LogicalWorkTable {
 	return nil
 }
 
+func (x *LogicalPlan) GetExpand() *LogicalExpand {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_Expand); ok {
+			return x.Expand
+		}
+	}
+	return nil
+}
+
 type isLogicalPlan_Node interface {
 	isLogicalPlan_Node()
 }
@@ -5066,6 +5092,10 @@ type LogicalPlan_WorkTable struct {
 	WorkTable *LogicalWorkTable `protobuf:"bytes,51,opt,name=work_table,json=workTable,proto3,oneof"`
 }
 
+type LogicalPlan_Expand struct {
+	Expand *LogicalExpand `protobuf:"bytes,52,opt,name=expand,proto3,oneof"`
+}
+
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Filter) isLogicalPlan_Node() {}
@@ -5097,6 +5127,8 @@ func (*LogicalPlan_Write) isLogicalPlan_Node() {}
 func (*LogicalPlan_RecursiveQuery) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_WorkTable) isLogicalPlan_Node() {}
+
+func (*LogicalPlan_Expand) isLogicalPlan_Node() {}
 
 type LogicalWrite struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -6782,6 +6814,179 @@ func (x *PhysicalWorkTable) GetSchema() []byte {
 	return nil
 }
 
+// GroupingSet is one grouping set: indexes into its node's keys.
+type GroupingSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          []int32                `protobuf:"varint,1,rep,packed,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GroupingSet) Reset() {
+	*x = GroupingSet{}
+	mi := &file_plan_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupingSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupingSet) ProtoMessage() {}
+
+func (x *GroupingSet) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupingSet.ProtoReflect.Descriptor instead.
+func (*GroupingSet) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *GroupingSet) GetKeys() []int32 {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+type LogicalExpand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Keys          []*LogicalExpr         `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	Sets          []*GroupingSet         `protobuf:"bytes,3,rep,name=sets,proto3" json:"sets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalExpand) Reset() {
+	*x = LogicalExpand{}
+	mi := &file_plan_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalExpand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalExpand) ProtoMessage() {}
+
+func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalExpand.ProtoReflect.Descriptor instead.
+func (*LogicalExpand) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *LogicalExpand) GetInput() *LogicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *LogicalExpand) GetKeys() []*LogicalExpr {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *LogicalExpand) GetSets() []*GroupingSet {
+	if x != nil {
+		return x.Sets
+	}
+	return nil
+}
+
+type PhysicalExpand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Keys          []*PhysicalExpr        `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	KeyNames      []string               `protobuf:"bytes,3,rep,name=key_names,json=keyNames,proto3" json:"key_names,omitempty"`
+	Sets          []*GroupingSet         `protobuf:"bytes,4,rep,name=sets,proto3" json:"sets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PhysicalExpand) Reset() {
+	*x = PhysicalExpand{}
+	mi := &file_plan_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PhysicalExpand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PhysicalExpand) ProtoMessage() {}
+
+func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PhysicalExpand.ProtoReflect.Descriptor instead.
+func (*PhysicalExpand) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *PhysicalExpand) GetInput() *PhysicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *PhysicalExpand) GetKeys() []*PhysicalExpr {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *PhysicalExpand) GetKeyNames() []string {
+	if x != nil {
+		return x.KeyNames
+	}
+	return nil
+}
+
+func (x *PhysicalExpand) GetSets() []*GroupingSet {
+	if x != nil {
+		return x.Sets
+	}
+	return nil
+}
+
 var File_plan_proto protoreflect.FileDescriptor
 
 const file_plan_proto_rawDesc = "" +
@@ -6873,7 +7078,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x04expr\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x04expr\x12\x10\n" +
 	"\x03asc\x18\x02 \x01(\bR\x03asc\x12\x1f\n" +
 	"\vnulls_first\x18\x03 \x01(\bR\n" +
-	"nullsFirst\"\xb4\f\n" +
+	"nullsFirst\"\xea\f\n" +
 	"\fPhysicalPlan\x12.\n" +
 	"\x04scan\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalScanH\x00R\x04scan\x124\n" +
 	"\x06filter\x18\x02 \x01(\v2\x1a.quiver.rpc.PhysicalFilterH\x00R\x06filter\x12@\n" +
@@ -6904,7 +7109,8 @@ const file_plan_proto_rawDesc = "" +
 	"fileCommit\x12M\n" +
 	"\x0frecursive_query\x182 \x01(\v2\".quiver.rpc.PhysicalRecursiveQueryH\x00R\x0erecursiveQuery\x12>\n" +
 	"\n" +
-	"work_table\x183 \x01(\v2\x1d.quiver.rpc.PhysicalWorkTableH\x00R\tworkTableB\x06\n" +
+	"work_table\x183 \x01(\v2\x1d.quiver.rpc.PhysicalWorkTableH\x00R\tworkTable\x124\n" +
+	"\x06expand\x184 \x01(\v2\x1a.quiver.rpc.PhysicalExpandH\x00R\x06expandB\x06\n" +
 	"\x04node\"\xc4\x01\n" +
 	"\tWriteSpec\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12!\n" +
@@ -7133,7 +7339,7 @@ const file_plan_proto_rawDesc = "" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
 	"\x04type\x18\x03 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x1a\n" +
-	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xab\a\n" +
+	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xe0\a\n" +
 	"\vLogicalPlan\x12-\n" +
 	"\x04scan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalScanH\x00R\x04scan\x123\n" +
 	"\x06filter\x18\x02 \x01(\v2\x19.quiver.rpc.LogicalFilterH\x00R\x06filter\x12?\n" +
@@ -7154,7 +7360,8 @@ const file_plan_proto_rawDesc = "" +
 	"\x05write\x18( \x01(\v2\x18.quiver.rpc.LogicalWriteH\x00R\x05write\x12L\n" +
 	"\x0frecursive_query\x182 \x01(\v2!.quiver.rpc.LogicalRecursiveQueryH\x00R\x0erecursiveQuery\x12=\n" +
 	"\n" +
-	"work_table\x183 \x01(\v2\x1c.quiver.rpc.LogicalWorkTableH\x00R\tworkTableB\x06\n" +
+	"work_table\x183 \x01(\v2\x1c.quiver.rpc.LogicalWorkTableH\x00R\tworkTable\x123\n" +
+	"\x06expand\x184 \x01(\v2\x19.quiver.rpc.LogicalExpandH\x00R\x06expandB\x06\n" +
 	"\x04node\"\xbe\x01\n" +
 	"\fLogicalWrite\x12-\n" +
 	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12\x16\n" +
@@ -7290,7 +7497,18 @@ const file_plan_proto_rawDesc = "" +
 	"\x06schema\x18\x06 \x01(\fR\x06schema\"?\n" +
 	"\x11PhysicalWorkTable\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06schema\x18\x02 \x01(\fR\x06schemaB Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
+	"\x06schema\x18\x02 \x01(\fR\x06schema\"!\n" +
+	"\vGroupingSet\x12\x12\n" +
+	"\x04keys\x18\x01 \x03(\x05R\x04keys\"\x98\x01\n" +
+	"\rLogicalExpand\x12-\n" +
+	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12+\n" +
+	"\x04keys\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x04keys\x12+\n" +
+	"\x04sets\x18\x03 \x03(\v2\x17.quiver.rpc.GroupingSetR\x04sets\"\xb8\x01\n" +
+	"\x0ePhysicalExpand\x12.\n" +
+	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12,\n" +
+	"\x04keys\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\x04keys\x12\x1b\n" +
+	"\tkey_names\x18\x03 \x03(\tR\bkeyNames\x12+\n" +
+	"\x04sets\x18\x04 \x03(\v2\x17.quiver.rpc.GroupingSetR\x04setsB Z\x1egithub.com/quiverdb/quiver/rpcb\x06proto3"
 
 var (
 	file_plan_proto_rawDescOnce sync.Once
@@ -7304,7 +7522,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 94)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -7394,10 +7612,13 @@ var file_plan_proto_goTypes = []any{
 	(*LogicalWorkTable)(nil),            // 85: quiver.rpc.LogicalWorkTable
 	(*PhysicalRecursiveQuery)(nil),      // 86: quiver.rpc.PhysicalRecursiveQuery
 	(*PhysicalWorkTable)(nil),           // 87: quiver.rpc.PhysicalWorkTable
-	nil,                                 // 88: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 89: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 90: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 91: quiver.rpc.PartitionLocations
+	(*GroupingSet)(nil),                 // 88: quiver.rpc.GroupingSet
+	(*LogicalExpand)(nil),               // 89: quiver.rpc.LogicalExpand
+	(*PhysicalExpand)(nil),              // 90: quiver.rpc.PhysicalExpand
+	nil,                                 // 91: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 92: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 93: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 94: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -7459,157 +7680,165 @@ var file_plan_proto_depIdxs = []int32{
 	19,  // 56: quiver.rpc.PhysicalPlan.file_commit:type_name -> quiver.rpc.PhysicalFileCommit
 	86,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
 	87,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
-	16,  // 59: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
-	17,  // 60: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
-	16,  // 61: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
-	20,  // 62: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	88,  // 63: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
-	5,   // 64: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	23,  // 65: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
-	22,  // 66: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
-	16,  // 67: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 68: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 69: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 70: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 71: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
-	0,   // 72: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
-	16,  // 73: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 74: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	26,  // 75: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
-	5,   // 76: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 77: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 78: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 79: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	28,  // 80: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
-	5,   // 81: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 82: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 83: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 84: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 85: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 86: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 87: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 88: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 89: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 90: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 91: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 92: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 93: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 94: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 95: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 96: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 97: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	91,  // 98: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	43,  // 99: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	91,  // 100: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	46,  // 101: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	47,  // 102: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 103: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	48,  // 104: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	49,  // 105: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	45,  // 106: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	45,  // 107: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	50,  // 108: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	51,  // 109: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	53,  // 110: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	54,  // 111: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	55,  // 112: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	56,  // 113: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	57,  // 114: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	62,  // 115: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	58,  // 116: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	59,  // 117: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	80,  // 118: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
-	0,   // 119: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	45,  // 120: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 121: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	45,  // 122: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	45,  // 123: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 124: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 125: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	45,  // 126: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	45,  // 127: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	45,  // 128: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	52,  // 129: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	45,  // 130: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	45,  // 131: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 132: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	45,  // 133: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 134: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	45,  // 135: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	45,  // 136: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	62,  // 137: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	45,  // 138: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	62,  // 139: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	45,  // 140: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 141: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	65,  // 142: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	66,  // 143: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	67,  // 144: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	68,  // 145: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	70,  // 146: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	71,  // 147: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	72,  // 148: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	73,  // 149: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	75,  // 150: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	76,  // 151: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	77,  // 152: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	78,  // 153: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	81,  // 154: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	63,  // 155: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
-	84,  // 156: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
-	85,  // 157: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
-	62,  // 158: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
-	17,  // 159: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
-	89,  // 160: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	64,  // 161: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	45,  // 162: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	62,  // 163: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 164: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	62,  // 165: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 166: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	62,  // 167: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 168: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	45,  // 169: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	45,  // 170: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	45,  // 171: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	62,  // 172: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	62,  // 173: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	69,  // 174: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	45,  // 175: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	62,  // 176: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	60,  // 177: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	62,  // 178: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 179: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	45,  // 180: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	61,  // 181: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	74,  // 182: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	61,  // 183: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	62,  // 184: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 185: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	90,  // 186: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	45,  // 187: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	45,  // 188: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	60,  // 189: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	79,  // 190: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	62,  // 191: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 192: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 193: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	79,  // 194: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 195: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 196: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 197: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 198: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	82,  // 199: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	62,  // 200: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
-	62,  // 201: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
-	61,  // 202: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
-	16,  // 203: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 204: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
-	205, // [205:205] is the sub-list for method output_type
-	205, // [205:205] is the sub-list for method input_type
-	205, // [205:205] is the sub-list for extension type_name
-	205, // [205:205] is the sub-list for extension extendee
-	0,   // [0:205] is the sub-list for field type_name
+	90,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
+	16,  // 60: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
+	17,  // 61: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
+	16,  // 62: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
+	20,  // 63: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
+	91,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	5,   // 65: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
+	23,  // 66: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	22,  // 67: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	16,  // 68: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 69: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 70: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 71: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 72: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
+	0,   // 73: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
+	16,  // 74: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 75: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
+	26,  // 76: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	5,   // 77: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 78: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 79: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 80: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	28,  // 81: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	5,   // 82: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 83: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 84: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 85: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 86: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 87: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 88: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 89: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 90: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 91: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 92: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 93: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 94: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 95: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 96: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 97: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 98: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	94,  // 99: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	43,  // 100: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	94,  // 101: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	46,  // 102: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	47,  // 103: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 104: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	48,  // 105: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	49,  // 106: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	45,  // 107: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	45,  // 108: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	50,  // 109: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	51,  // 110: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	53,  // 111: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	54,  // 112: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	55,  // 113: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	56,  // 114: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	57,  // 115: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	62,  // 116: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	58,  // 117: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	59,  // 118: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	80,  // 119: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 120: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	45,  // 121: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 122: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	45,  // 123: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	45,  // 124: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 125: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 126: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	45,  // 127: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	45,  // 128: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	45,  // 129: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	52,  // 130: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	45,  // 131: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	45,  // 132: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 133: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	45,  // 134: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	45,  // 135: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	45,  // 136: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 137: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	62,  // 138: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	45,  // 139: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	62,  // 140: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	45,  // 141: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 142: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	65,  // 143: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	66,  // 144: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	67,  // 145: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	68,  // 146: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	70,  // 147: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	71,  // 148: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	72,  // 149: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	73,  // 150: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	75,  // 151: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	76,  // 152: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	77,  // 153: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	78,  // 154: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	81,  // 155: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	63,  // 156: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
+	84,  // 157: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
+	85,  // 158: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
+	89,  // 159: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
+	62,  // 160: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
+	17,  // 161: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
+	92,  // 162: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	64,  // 163: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	45,  // 164: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	62,  // 165: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 166: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	62,  // 167: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 168: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	62,  // 169: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 170: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	45,  // 171: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	45,  // 172: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	45,  // 173: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	62,  // 174: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	62,  // 175: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	69,  // 176: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	45,  // 177: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	62,  // 178: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	60,  // 179: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	62,  // 180: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 181: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	45,  // 182: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	61,  // 183: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	74,  // 184: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	61,  // 185: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	62,  // 186: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 187: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	93,  // 188: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	45,  // 189: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 190: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	60,  // 191: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	79,  // 192: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	62,  // 193: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 194: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 195: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	79,  // 196: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 197: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 198: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 199: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 200: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	82,  // 201: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	62,  // 202: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
+	62,  // 203: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
+	61,  // 204: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
+	16,  // 205: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 206: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
+	62,  // 207: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 208: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
+	88,  // 209: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	16,  // 210: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 211: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
+	88,  // 212: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	213, // [213:213] is the sub-list for method output_type
+	213, // [213:213] is the sub-list for method input_type
+	213, // [213:213] is the sub-list for extension type_name
+	213, // [213:213] is the sub-list for extension extendee
+	0,   // [0:213] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -7666,6 +7895,7 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_FileCommit)(nil),
 		(*PhysicalPlan_RecursiveQuery)(nil),
 		(*PhysicalPlan_WorkTable)(nil),
+		(*PhysicalPlan_Expand)(nil),
 	}
 	file_plan_proto_msgTypes[45].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
@@ -7704,6 +7934,7 @@ func file_plan_proto_init() {
 		(*LogicalPlan_Write)(nil),
 		(*LogicalPlan_RecursiveQuery)(nil),
 		(*LogicalPlan_WorkTable)(nil),
+		(*LogicalPlan_Expand)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -7711,7 +7942,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   91,
+			NumMessages:   94,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -121,7 +121,8 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 	for i, t := range toks {
 		if t.Kind == tokIdent {
 			switch strings.ToLower(t.Text) {
-			case fnCast, fnTryCast, fnExclude, fnNullsFirst, fnNullsLast, fnBool, qualifyWindow, "straight_join":
+			case fnCast, fnTryCast, fnExclude, fnNullsFirst, fnNullsLast, fnBool, qualifyWindow, "straight_join",
+				fnRollup, fnCube, fnGroupingSets, fnGroupSet, fnDistinctOn:
 				return nil, qerr.At(t.Line, t.Col, "%s is reserved", t.Text)
 			}
 		}
@@ -186,7 +187,11 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 			}
 			edits = append(edits, es...)
 		case t.is("DISTINCT") && word(i+1, "ON") && pun(i+2, "(") && word(i-1, "SELECT"):
-			return nil, qerr.NotImplementedf("sql: line %d, column %d: SELECT DISTINCT ON (...) is not supported yet", t.Line, t.Col)
+			es, err := distinctOnEdits(text, toks, i, matching)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, es...)
 		case t.is("STRING_AGG") && pun(i+1, "(") && orderInside(toks, i+1, matching(i+1)):
 			return nil, qerr.NotImplementedf("sql: line %d, column %d: ORDER BY inside string_agg is not supported yet", t.Line, t.Col)
 		case t.is("WITHIN") && word(i+1, "GROUP") && pun(i+2, "("):
@@ -234,21 +239,14 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 			edits = append(edits,
 				edit{t.Off, t.End, marker},
 				edit{toks[as].Off, toks[closeAt-1].End, ", '" + typ + "'"})
-		case (t.is("ROLLUP") || t.is("CUBE")) && pun(i+1, "(") && (word(i-1, "BY") && word(i-2, "GROUP") || pun(i-1, ",")):
-			// GROUP BY ROLLUP (a, b) → GROUP BY a, b WITH ROLLUP, which TiDB
-			// parses; the lowering expands it into its grouping sets.
-			if t.is("CUBE") || pun(i-1, ",") {
-				return nil, qerr.NotImplementedf("sql: line %d, column %d: GROUP BY CUBE(...) and plain keys beside ROLLUP(...) are not supported yet (GROUP BY ROLLUP(...) alone is)", t.Line, t.Col)
+		case t.is("GROUP") && word(i+1, "BY"):
+			// ROLLUP, CUBE, GROUPING SETS and () → marker calls
+			// (grouping.go), which TiDB parses as function calls.
+			es, err := groupByEdits(toks, i, matching)
+			if err != nil {
+				return nil, err
 			}
-			closeAt := matching(i + 1)
-			if closeAt < 0 || closeAt == i+2 {
-				continue // TiDB reports the syntax error
-			}
-			edits = append(edits,
-				edit{t.Off, toks[i+1].End, ""},
-				edit{toks[closeAt].Off, toks[closeAt].End, " WITH ROLLUP"})
-		case t.is("GROUPING") && word(i+1, "SETS") && word(i-1, "BY"):
-			return nil, qerr.NotImplementedf("sql: line %d, column %d: GROUP BY GROUPING SETS is not supported yet (GROUP BY ROLLUP(...) is)", t.Line, t.Col)
+			edits = append(edits, es...)
 		case t.is("IS") && word(i+1, "DISTINCT") && word(i+2, "FROM"):
 			edits = append(edits, edit{t.Off, toks[i+2].End, "NOT " + notDistinctMarker})
 		case t.is("IS") && word(i+1, "NOT") && word(i+2, "DISTINCT") && word(i+3, "FROM"):

@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -84,7 +83,12 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 	var items []selectItem
 	aliases := map[string]logical.Expr{}
 	starFrom := -1 // the first item of the last star's columns
+	var distinctOnKeys []ast.ExprNode
 	for _, f := range s.Fields.Fields {
+		if call, ok := f.Expr.(*ast.FuncCallExpr); ok && call.FnName.L == fnDistinctOn {
+			distinctOnKeys = call.Args
+			continue
+		}
 		if call, ok := f.Expr.(*ast.FuncCallExpr); ok && call.FnName.L == fnExclude {
 			if starFrom < 0 {
 				return nil, qerr.Planf("EXCLUDE must follow * or t.*")
@@ -137,53 +141,112 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 		desc, nullsFirst, given bool
 	}
 	var order []orderKey
-	if s.OrderBy != nil {
-		for _, it := range s.OrderBy.Items {
-			e, nf, given := unwrapNulls(it.Expr)
-			k := orderKey{item: -1, desc: it.Desc, nullsFirst: nf, given: given}
-			switch x := e.(type) {
-			case *ast.PositionExpr:
-				n, err := b.position(x, len(items))
-				if err != nil {
-					return nil, err
-				}
-				k.item = n
-			case *ast.ColumnNameExpr:
-				if x.Name.Table.O == "" {
-					for i, si := range items {
-						if si.alias != "" && strings.EqualFold(si.alias, x.Name.Name.O) {
-							k.item = i
-							break
-						}
+	// lowerKey resolves an ORDER BY or DISTINCT ON key.
+	lowerKey := func(e ast.ExprNode, desc, nf, given bool, clause string) (orderKey, error) {
+		k := orderKey{item: -1, desc: desc, nullsFirst: nf, given: given}
+		switch x := e.(type) {
+		case *ast.PositionExpr:
+			n, err := b.position(x, len(items))
+			if err != nil {
+				return k, err
+			}
+			k.item = n
+		case *ast.ColumnNameExpr:
+			if x.Name.Table.O == "" {
+				for i, si := range items {
+					if si.alias != "" && strings.EqualFold(si.alias, x.Name.Name.O) {
+						k.item = i
+						break
 					}
 				}
 			}
-			if k.item < 0 {
-				x, err := b.expr(e, &exprCtx{sc: sc, aggOK: true, clause: "ORDER BY", aliases: aliases})
-				if err != nil {
-					return nil, err
-				}
-				if k.expr, err = logical.Coerce(x, in); err != nil {
-					return nil, err
-				}
+		}
+		if k.item < 0 {
+			x, err := b.expr(e, &exprCtx{sc: sc, aggOK: true, clause: clause, aliases: aliases})
+			if err != nil {
+				return k, err
+			}
+			if k.expr, err = logical.Coerce(x, in); err != nil {
+				return k, err
+			}
+		}
+		return k, nil
+	}
+	if s.OrderBy != nil {
+		for _, it := range s.OrderBy.Items {
+			e, nf, given := unwrapNulls(it.Expr)
+			k, err := lowerKey(e, it.Desc, nf, given, "ORDER BY")
+			if err != nil {
+				return nil, err
 			}
 			order = append(order, k)
 		}
 	}
+	// DISTINCT ON (keys): the keys must be the leading ORDER BY keys, in
+	// any order (without ORDER BY they become it); the first nOn sort keys
+	// then partition the rows, and the rest pick each partition's first.
+	nOn := 0
+	if distinctOnKeys != nil {
+		if s.Distinct {
+			return nil, qerr.Planf("SELECT DISTINCT ON cannot be combined with SELECT DISTINCT")
+		}
+		same := func(a, b orderKey) bool {
+			str := func(k orderKey) string {
+				if k.item >= 0 {
+					return items[k.item].expr.String()
+				}
+				return k.expr.String()
+			}
+			return a.item >= 0 && a.item == b.item || str(a) == str(b)
+		}
+		var on []orderKey
+		for _, e := range distinctOnKeys {
+			k, err := lowerKey(ordinal(e), false, false, false, "DISTINCT ON")
+			if err != nil {
+				return nil, err
+			}
+			dup := false
+			for _, o := range on {
+				dup = dup || same(o, k)
+			}
+			if !dup {
+				on = append(on, k)
+			}
+		}
+		if len(order) == 0 {
+			order = on
+		} else {
+			for _, k := range on {
+				found := false
+				for j := 0; j < len(on) && j < len(order); j++ {
+					found = found || same(order[j], k)
+				}
+				if !found || len(order) < len(on) {
+					return nil, qerr.Planf("SELECT DISTINCT ON expressions must match the leading ORDER BY expressions")
+				}
+			}
+		}
+		nOn = len(on)
+	}
 
 	// GROUP BY, HAVING and aggregates.
-	var groups []logical.Expr
+	var (
+		groups []logical.Expr
+		sets   [][]int // nil for a plain GROUP BY
+	)
 	if s.GroupBy != nil {
-		for _, it := range s.GroupBy.Items {
+		leaf := func(x ast.ExprNode) (logical.Expr, error) {
+			// An integer inside ROLLUP, CUBE or GROUPING SETS is an
+			// ordinal too, as in PostgreSQL.
+			x = ordinal(x)
 			var g logical.Expr
-			switch x := it.Expr.(type) {
-			case *ast.PositionExpr:
-				n, err := b.position(x, len(items))
+			if p, ok := x.(*ast.PositionExpr); ok {
+				n, err := b.position(p, len(items))
 				if err != nil {
 					return nil, err
 				}
 				g = items[n].expr
-			default:
+			} else {
 				var err error
 				if g, err = b.expr(x, &exprCtx{sc: sc, clause: "GROUP BY", aliases: aliases}); err != nil {
 					return nil, err
@@ -198,7 +261,10 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			if err := noWindows("GROUP BY", g); err != nil {
 				return nil, err
 			}
-			groups = append(groups, g)
+			return g, nil
+		}
+		if groups, sets, err = groupBy(s.GroupBy, leaf); err != nil {
+			return nil, err
 		}
 	}
 	var having logical.Expr
@@ -277,19 +343,20 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 			findGrouping(k.expr)
 		}
 	}
-	rollup := s.GroupBy != nil && s.GroupBy.Rollup
-	if len(groupingCalls) > 0 && !rollup {
-		return nil, qerr.Planf("%s: GROUPING() needs GROUP BY ROLLUP(...)", groupingCalls[0])
+	rollup := sets != nil
+	if len(groupingCalls) > 0 && s.GroupBy == nil {
+		return nil, qerr.Planf("%s: GROUPING needs a GROUP BY", groupingCalls[0])
 	}
 	if len(aggs) > 0 || s.GroupBy != nil || having != nil {
 		var (
-			agg   logical.Plan
-			nKeys = len(groups) // the aggregate's key columns, before its aggregates
-			err   error
+			agg      logical.Plan
+			nKeys    = len(groups) // the aggregate's key columns, before its aggregates
+			grouping map[string]logical.Expr
+			err      error
 		)
 		if rollup {
-			agg, nKeys, err = rollupAggregate(input, groups, groupingCalls, aggs)
-		} else {
+			agg, nKeys, grouping, err = groupingSetsAggregate(input, groups, sets, groupingCalls, aggs)
+		} else if grouping, err = plainGrouping(groupingCalls, groups); err == nil {
 			agg, err = logical.NewAggregate(input, groups, aggs)
 		}
 		if err != nil {
@@ -300,8 +367,8 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 		for i := range groups {
 			repl[groups[i].String()] = outCol(as, i)
 		}
-		for j, c := range groupingCalls {
-			repl[c.String()] = outCol(as, len(groups)+1+j)
+		for name, v := range grouping {
+			repl[name] = v
 		}
 		for i := range aggs {
 			repl[aggs[i].String()] = outCol(as, nKeys+i)
@@ -407,6 +474,16 @@ func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, err
 		return nil, err
 	}
 	var out logical.Plan = proj
+	if nOn > 0 {
+		ps := out.Schema()
+		keys := make([]logical.SortKey, len(order))
+		for i, k := range order {
+			keys[i] = sortKey(outCol(ps, k.item), k.desc, k.nullsFirst, k.given)
+		}
+		if out, err = distinctOn(out, keys, nOn); err != nil {
+			return nil, err
+		}
+	}
 	if s.Distinct {
 		if out, err = distinct(out); err != nil {
 			return nil, err
@@ -543,132 +620,6 @@ func nameUnaliased(items []selectItem) {
 			items[i].alias = short[i]
 		}
 	}
-}
-
-// groupingFunc is GROUPING(key, ...): which of the keys a ROLLUP row rolled
-// up, as bits (the first key the most significant), as in PostgreSQL.
-const groupingFunc = "grouping"
-
-// rollupAggregate aggregates input by ROLLUP(groups): the groups of all
-// keys, then of each shorter prefix, and the grand total. For the sets with
-// keys, input is copied once per set with the keys outside the set NULL,
-// tagged with the set's grouping id and the value of each GROUPING call,
-// and aggregated by the keys, the grouping id (so a rolled-up NULL never
-// meets a real NULL key) and the GROUPING columns; aggregate arguments read
-// the input's own columns, passed through unchanged. The grand total is a
-// plain aggregate (one row, also over no rows) shaped alike and unioned in.
-// It returns the plan and how many key columns precede the aggregates.
-func rollupAggregate(input logical.Plan, groups []logical.Expr, calls []*logical.ScalarFunc, aggs []logical.Expr) (logical.Plan, int, error) {
-	in := input.Schema()
-	n := len(groups)
-	if n == 0 || n > 62 {
-		return nil, 0, qerr.Planf("GROUP BY ROLLUP takes from 1 to 62 expressions, got %d", n)
-	}
-	index := map[string]int{}
-	for i, g := range groups {
-		index[g.String()] = i
-	}
-	argKeys := make([][]int, len(calls))
-	for j, c := range calls {
-		if len(c.Args) == 0 || len(c.Args) > 31 {
-			return nil, 0, qerr.Planf("%s: GROUPING takes from 1 to 31 GROUP BY expressions", c)
-		}
-		for _, a := range c.Args {
-			i, ok := index[a.String()]
-			if !ok {
-				return nil, 0, qerr.Planf("%s: the arguments of GROUPING must be GROUP BY expressions (%s is not)", c, a)
-			}
-			argKeys[j] = append(argKeys[j], i)
-		}
-	}
-	keyTypes := make([]arrow.DataType, n)
-	for i, g := range groups {
-		t, _, err := g.DataType(in)
-		if err != nil {
-			return nil, 0, err
-		}
-		keyTypes[i] = t
-	}
-	// tags are the grouping id and GROUPING values of the set of the first
-	// k keys.
-	tags := func(k int) []logical.Expr {
-		var id int64
-		for i := k; i < n; i++ {
-			id |= 1 << (n - 1 - i)
-		}
-		out := []logical.Expr{&logical.Alias{Expr: logical.Lit(id), Name: "__quiver_grouping_id"}}
-		for j := range calls {
-			var v int32
-			for _, i := range argKeys[j] {
-				v <<= 1
-				if i >= k {
-					v |= 1
-				}
-			}
-			out = append(out, &logical.Alias{Expr: logical.Lit(v), Name: fmt.Sprintf("__quiver_grouping_%d", j)})
-		}
-		return out
-	}
-	keyName := func(i int) string { return fmt.Sprintf("__quiver_rollup_key_%d", i) }
-	var branches []logical.Plan
-	for k := n; k >= 1; k-- {
-		exprs := make([]logical.Expr, 0, in.Len()+n+1+len(calls))
-		for i := range in.Len() {
-			exprs = append(exprs, outCol(in, i))
-		}
-		for i, g := range groups {
-			e := g
-			if i >= k {
-				e = logical.CastTo(logical.Lit(nil), keyTypes[i])
-			}
-			exprs = append(exprs, &logical.Alias{Expr: e, Name: keyName(i)})
-		}
-		exprs = append(exprs, tags(k)...)
-		p, err := logical.NewProjection(input, exprs)
-		if err != nil {
-			return nil, 0, err
-		}
-		branches = append(branches, p)
-	}
-	var expanded logical.Plan = branches[0]
-	if len(branches) > 1 {
-		u, err := logical.NewUnion(branches)
-		if err != nil {
-			return nil, 0, err
-		}
-		expanded = u
-	}
-	es := expanded.Schema()
-	keys := make([]logical.Expr, 0, n+1+len(calls))
-	for i := in.Len(); i < es.Len(); i++ {
-		keys = append(keys, outCol(es, i))
-	}
-	sets, err := logical.NewAggregate(expanded, keys, aggs)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := logical.NewAggregate(input, nil, aggs)
-	if err != nil {
-		return nil, 0, err
-	}
-	ss, ts := sets.Schema(), total.Schema()
-	exprs := make([]logical.Expr, 0, ss.Len())
-	for i := range n {
-		exprs = append(exprs, &logical.Alias{Expr: logical.CastTo(logical.Lit(nil), keyTypes[i]), Name: keyName(i)})
-	}
-	exprs = append(exprs, tags(0)...)
-	for i := range ts.Len() {
-		exprs = append(exprs, &logical.Alias{Expr: outCol(ts, i), Name: ss.Field(len(keys) + i).Name})
-	}
-	totalRow, err := logical.NewProjection(total, exprs)
-	if err != nil {
-		return nil, 0, err
-	}
-	u, err := logical.NewUnion([]logical.Plan{sets, totalRow})
-	if err != nil {
-		return nil, 0, err
-	}
-	return u, len(keys), nil
 }
 
 // excludeColumns drops from items[from:] (one star's columns) the columns

@@ -324,6 +324,8 @@ func encodePlan(p logical.Plan) (*rpc.LogicalPlan, error) {
 		return encodeRecursiveQuery(n)
 	case *logical.WorkTable:
 		return encodeWorkTable(n)
+	case *logical.Expand:
+		return encodeExpand(n)
 	}
 	return nil, qerr.Internalf("codec: unknown logical plan node %T", p)
 }
@@ -521,6 +523,8 @@ func decodePlan(m *rpc.LogicalPlan) (logical.Plan, error) {
 		return decodeRecursiveQuery(k.RecursiveQuery)
 	case *rpc.LogicalPlan_WorkTable:
 		return decodeWorkTable(k.WorkTable)
+	case *rpc.LogicalPlan_Expand:
+		return decodeExpand(k.Expand)
 	}
 	return nil, qerr.Internalf("codec: empty or unknown logical plan node %T", m.Node)
 }

@@ -225,6 +225,15 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 			return in, nil
 		}
 		return logical.NewWindow(in, list)
+	case *logical.Expand:
+		// The keys are always computed; the input keeps the columns the
+		// parents read through and the keys read.
+		w := n.Input.Schema().Len()
+		in, err := prune(n.Input, need(n.Input.Schema(), needed[:w], n.Keys...))
+		if err != nil {
+			return nil, err
+		}
+		return logical.NewExpand(in, n.Keys, n.Sets)
 	case *logical.Cache:
 		in, err := prune(n.Input, allCols(n.Input))
 		if err != nil {

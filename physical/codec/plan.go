@@ -397,6 +397,8 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		return encodeRecursiveQuery(n)
 	case *physical.WorkTable:
 		return encodeWorkTable(n)
+	case *physical.Expand:
+		return encodeExpand(n)
 	}
 	return nil, qerr.Internalf("codec: unknown physical plan node %T", p)
 }
@@ -735,6 +737,8 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		return decodeRecursiveQuery(k.RecursiveQuery)
 	case *rpc.PhysicalPlan_WorkTable:
 		return decodeWorkTable(k.WorkTable)
+	case *rpc.PhysicalPlan_Expand:
+		return decodeExpand(k.Expand)
 	}
 	return nil, qerr.Internalf("codec: empty or unknown physical plan node %T", m.Node)
 }

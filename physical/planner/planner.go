@@ -113,6 +113,8 @@ func (pl *Planner) Plan(ctx context.Context, p logical.Plan) (physical.Plan, err
 		return pl.window(ctx, n)
 	case *logical.Write:
 		return pl.write(ctx, n)
+	case *logical.Expand:
+		return pl.expand(ctx, n)
 	case *logical.Limit:
 		return pl.limit(ctx, n)
 	case *logical.Union:
