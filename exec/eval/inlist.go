@@ -107,7 +107,7 @@ func compileInList(e *physical.InList) (node, error) {
 		switch pt.ID() {
 		case arrow.INT32, arrow.DATE32:
 			i32 = append(i32, int32(it.i64))
-		case arrow.INT64:
+		case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
 			i64 = append(i64, it.i64)
 		case arrow.FLOAT64:
 			f64 = append(f64, it.f64)
@@ -186,7 +186,7 @@ func (g *inListNode) eval(ctx context.Context, mem memory.Allocator, in *input) 
 	switch g.typ.ID() {
 	case arrow.INT32, arrow.DATE32:
 		probeSet(values[int32](a), g.i32, bm)
-	case arrow.INT64:
+	case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
 		probeSet(values[int64](a), g.i64, bm)
 	case arrow.FLOAT64:
 		probeSet(values[float64](a), g.f64, bm)

@@ -43,7 +43,7 @@ type rowArg struct {
 	m     int
 	offs  []int32 // Utf8
 	data  []byte
-	i64   []int64 // Int64
+	i64   []int64 // Int64, Timestamp and Time64 (microseconds)
 	f64   []float64
 	i32   []int32 // Date32
 	valid []byte  // nil: no NULLs
@@ -131,7 +131,7 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 			switch o.typ.ID() {
 			case arrow.STRING:
 				ra.offs, ra.data = []int32{0, int32(len(o.lit.s))}, []byte(o.lit.s)
-			case arrow.INT64:
+			case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
 				ra.i64 = []int64{o.lit.i64}
 			case arrow.FLOAT64:
 				ra.f64 = []float64{o.lit.f64}
@@ -153,6 +153,8 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 			ra.offs, ra.data = strParts(a)
 		case *array.Int64:
 			ra.i64 = a.Int64Values()
+		case *array.Timestamp, *array.Time64: // microseconds
+			ra.i64 = values[int64](a)
 		case *array.Float64:
 			ra.f64 = a.Float64Values()
 		case *array.Date32:
