@@ -30,12 +30,12 @@ func temporalTypeName(t token, toks []token, i int) (arrow.DataType, int, error)
 		fallthrough
 	case "TIMESTAMP", "DATETIME":
 		if tz {
-			return nil, i, qerr.NotImplementedf("sql: line %d, column %d: TIMESTAMP WITH TIME ZONE is not supported (TIMESTAMP, without time zone, is)", t.Line, t.Col)
+			return nil, i, qerr.NotImplementedf("TIMESTAMP WITH TIME ZONE is not supported (TIMESTAMP, without time zone, is)")
 		}
 		return logical.Timestamp, i, nil
 	case "TIME":
 		if tz {
-			return nil, i, qerr.NotImplementedf("sql: line %d, column %d: TIME WITH TIME ZONE is not supported (TIME is)", t.Line, t.Col)
+			return nil, i, qerr.NotImplementedf("TIME WITH TIME ZONE is not supported (TIME is)")
 		}
 		return logical.Time, i, nil
 	}

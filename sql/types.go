@@ -122,6 +122,9 @@ func typeFromString(s string) (arrow.DataType, error) {
 		return nil, qerr.Planf("bad type name %q", s)
 	}
 	t, n, err := parseTypeName(toks, 0)
+	if qerr.Is(err, qerr.NotImplemented) {
+		return nil, qerr.NotImplementedf("type %s: %s", strings.TrimSpace(s), msgOf(err))
+	}
 	if err != nil {
 		return nil, qerr.Planf("bad type name %q: %s", s, msgOf(err))
 	}
