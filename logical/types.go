@@ -22,7 +22,7 @@ var (
 	// Timestamp has no time zone (arrow.FixedWidthTypes.Timestamp_us is UTC).
 	Timestamp arrow.DataType = &arrow.TimestampType{Unit: arrow.Microsecond}
 	Time      arrow.DataType = arrow.FixedWidthTypes.Time64us
-	Null     arrow.DataType = arrow.Null
+	Null      arrow.DataType = arrow.Null
 )
 
 // MaxDecimalPrecision is the largest precision of a Decimal128.
