@@ -283,10 +283,24 @@ func MulInterval(iv Interval, f float64) (Interval, bool) {
 		}
 		return Interval{}, false
 	}
+	return scaleInterval(iv, func(x float64) float64 { return x * f })
+}
+
+// DivInterval divides an interval by f as MulInterval multiplies (an
+// interval of 1 year / 12 is exactly 1 mon); ok is false for f = 0,
+// overflow, NaN or infinity.
+func DivInterval(iv Interval, f float64) (Interval, bool) {
+	if f == 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return Interval{}, false
+	}
+	return scaleInterval(iv, func(x float64) float64 { return x / f })
+}
+
+func scaleInterval(iv Interval, scale func(float64) float64) (Interval, bool) {
 	var a acc
-	a.add(float64(iv.Months)*f, unit{months: 1})
-	a.add(float64(iv.Days)*f, unit{days: 1})
-	a.micros += math.Round(float64(iv.Nanoseconds/NanosPerMicro) * f)
+	a.add(scale(float64(iv.Months)), unit{months: 1})
+	a.add(scale(float64(iv.Days)), unit{days: 1})
+	a.micros += math.Round(scale(float64(iv.Nanoseconds / NanosPerMicro)))
 	return a.interval()
 }
 

@@ -82,7 +82,9 @@ func compileInList(e *physical.InList) (node, error) {
 			items = append(items, *op.lit)
 		}
 	}
-	if !consts || len(e.List) == 0 || pt.ID() == arrow.NULL {
+	// Intervals compare by length (1 day = 24 hours), not by their parts:
+	// they take the equality chain.
+	if !consts || len(e.List) == 0 || pt.ID() == arrow.NULL || pt.ID() == arrow.INTERVAL_MONTH_DAY_NANO {
 		return compileInListOr(e)
 	}
 	probe, err := compileOperand(e.Expr, pt)

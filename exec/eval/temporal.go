@@ -200,13 +200,16 @@ func (a *arithNode) temporalArith(mem memory.Allocator, la, ra arrow.Array, n in
 				continue
 			}
 			f := y[i&ym]
+			var v arrow.MonthDayNanoInterval
+			var ok bool
 			if a.kind == arIvlDiv {
 				if f == 0 {
 					return nil, qerr.Execf("division by zero in %s", a.expr)
 				}
-				f = 1 / f
+				v, ok = temporal.DivInterval(x[i&xm], f)
+			} else {
+				v, ok = temporal.MulInterval(x[i&xm], f)
 			}
-			v, ok := temporal.MulInterval(x[i&xm], f)
 			if !ok {
 				return nil, qerr.Execf("interval out of range in %s", a.expr)
 			}
@@ -361,4 +364,24 @@ func timestampFromSeconds(s float64) (int64, bool) {
 		return 0, false
 	}
 	return int64(us), true
+}
+
+// takeIntervals gathers rows idx of an interval array.
+func takeIntervals(mem memory.Allocator, a arrow.Array, idx []int32) arrow.Array {
+	n := len(idx)
+	src := values[arrow.MonthDayNanoInterval](a)
+	buf, out := newFixed[arrow.MonthDayNanoInterval](mem, n)
+	defer buf.Release()
+	var valid *memory.Buffer
+	if a.NullN() > 0 {
+		valid = newBitmap(mem, n, false)
+		defer valid.Release()
+	}
+	for i, j := range idx {
+		out[i] = src[j]
+		if valid != nil && a.IsValid(int(j)) {
+			setBit(valid.Bytes(), i, true)
+		}
+	}
+	return makeArray(a.DataType(), n, valid, buf)
 }
