@@ -312,7 +312,7 @@ var timeKernels = kernelMap{
 		y, m, d, h, mi, s := a[0].int(i), a[1].int(i), a[2].int(i), a[3].int(i), a[4].int(i), a[5].float(i)
 		if y < 1 || y > 290000 || m < 1 || m > 12 || d < 1 || d > int64(temporal.DaysIn(int(y), int(m))) ||
 			h < 0 || h > 23 || mi < 0 || mi > 59 || !(s >= 0 && s < 60) {
-			return 0, false, qerr.Execf("make_timestamp: %d-%02d-%02d %02d:%02d:%v is not a valid timestamp", y, m, d, h, mi, s)
+			return 0, false, qerr.Execf("make_timestamp(%d, %d, %d, %d, %d, %v) is not a valid timestamp", y, m, d, h, mi, s)
 		}
 		us := temporal.DaysFromCivil(int(y), int(m), int(d))*temporal.MicrosPerDay + h*temporal.MicrosPerHour + mi*temporal.MicrosPerMinute
 		return us + int64(math.Round(s*temporal.MicrosPerSecond)), true, nil
