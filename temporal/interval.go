@@ -110,17 +110,16 @@ func ParseInterval(s string) (Interval, bool) {
 	if strings.EqualFold(f[len(f)-1], "ago") {
 		ago, f = true, f[:len(f)-1]
 	}
-	// Split '1day' into '1', 'day'.
+	// Split '3d4h' into '3', 'd', '4', 'h': runs of number characters and
+	// of letters.
+	numeric := func(c byte) bool { return c == '+' || c == '-' || c == '.' || c == ':' || (c >= '0' && c <= '9') }
 	var words []string
 	for _, w := range f {
-		k := 0
-		for k < len(w) && (w[k] == '+' || w[k] == '-' || w[k] == '.' || w[k] == ':' || (w[k] >= '0' && w[k] <= '9')) {
-			k++
-		}
-		if k > 0 && k < len(w) {
-			words = append(words, w[:k], w[k:])
-		} else {
-			words = append(words, w)
+		for start, k := 0, 1; k <= len(w); k++ {
+			if k == len(w) || numeric(w[k]) != numeric(w[k-1]) {
+				words = append(words, w[start:k])
+				start = k
+			}
 		}
 	}
 	var a acc
