@@ -54,9 +54,9 @@ func intervalUnitWord(t token) bool {
 //	INTERVAL '1 year 2 months'   INTERVAL '3' DAY   INTERVAL 3 DAYS
 //	TIMESTAMP '2024-01-02 03:04:05'   TIME '12:00'   TIMESTAMPTZ '...'
 //
-// An INTERVAL of a window frame (… PRECEDING/FOLLOWING) and one inside
-// MySQL's DATE_ADD/DATE_SUB (whose grammar needs INTERVAL n unit) are left
-// to TiDB.
+// An INTERVAL of a window frame (… PRECEDING/FOLLOWING) is left to TiDB.
+// DATE_ADD(x, y) and DATE_SUB(x, y) (ADDDATE, SUBDATE) become x + y and
+// x - y, since TiDB's grammar takes only INTERVAL n unit as y.
 func temporalEdits(toks []token) []edit {
 	var edits []edit
 	pun := func(i int, p string) bool { return i >= 0 && i < len(toks) && toks[i].punct(p) }
@@ -74,10 +74,36 @@ func temporalEdits(toks []token) []edit {
 		case (t.is("TIMESTAMP") || t.is("TIMESTAMPTZ") || t.is("TIME") || t.is("DATETIME")) && next.Kind == tokString && !pun(i-1, "."):
 			cast(i, i+1, next.value(), strings.ToLower(t.Text))
 			i++
-		case t.is("INTERVAL") && !pun(i-1, "."):
-			if inDateAddCall(toks, i) {
+		case (t.is("DATE_ADD") || t.is("DATE_SUB") || t.is("ADDDATE") || t.is("SUBDATE")) && pun(i+1, "(") && !pun(i-1, "."):
+			// date_add(x, y) → (x + y), date_sub(x, y) → (x - y): TiDB's
+			// grammar takes only INTERVAL n unit as y.
+			comma, closeAt, d := -1, -1, 0
+			for j := i + 1; j < len(toks) && closeAt < 0; j++ {
+				switch {
+				case toks[j].punct("("):
+					d++
+				case toks[j].punct(")"):
+					if d--; d == 0 {
+						closeAt = j
+					}
+				case toks[j].punct(",") && d == 1:
+					if comma >= 0 {
+						closeAt = -2 // more than two arguments: TiDB reports it
+					}
+					comma = j
+				}
+			}
+			if comma < 0 || closeAt < 0 {
 				continue
 			}
+			op := "+"
+			if t.is("DATE_SUB") || t.is("SUBDATE") {
+				op = "-"
+			}
+			edits = append(edits, edit{t.Off, toks[i+1].End, "(("}, edit{toks[comma].Off, toks[comma].End, ") " + op + " ("},
+				edit{toks[closeAt].Off, toks[closeAt].End, "))"})
+			i++
+		case t.is("INTERVAL") && !pun(i-1, "."):
 			j := i + 1
 			sign := ""
 			if pun(j, "-") || pun(j, "+") {
@@ -101,28 +127,6 @@ func temporalEdits(toks []token) []edit {
 		}
 	}
 	return edits
-}
-
-// inDateAddCall reports whether toks[i] is an argument of a DATE_ADD,
-// DATE_SUB, ADDDATE or SUBDATE call.
-func inDateAddCall(toks []token, i int) bool {
-	d := 0
-	for j := i - 1; j >= 0; j-- {
-		switch {
-		case toks[j].punct(")"):
-			d++
-		case toks[j].punct("("):
-			if d == 0 {
-				if j == 0 {
-					return false
-				}
-				p := toks[j-1]
-				return p.is("DATE_ADD") || p.is("DATE_SUB") || p.is("ADDDATE") || p.is("SUBDATE")
-			}
-			d--
-		}
-	}
-	return false
 }
 
 // temporalCast folds CAST('text' AS timestamp|time|interval) at planning,
