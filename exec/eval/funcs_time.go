@@ -288,21 +288,27 @@ func formatBody(f *physical.ScalarFunc, compileFmt func(string) []fmtPiece) (nod
 	return r.finish(f)
 }
 
-// parseBody is the kernel of to_timestamp(text, fmt) and strptime.
+// parseBody is the kernel of to_timestamp(text, fmt) and strptime; the
+// format is compiled once per distinct text, as in formatBody.
 func parseBody(f *physical.ScalarFunc, compileFmt func(string) []fmtPiece) (node, error) {
 	r, err := newRowFunc(f, tTimestamp, tUtf8, tUtf8)
 	if err != nil {
 		return nil, err
 	}
-	// The body keeps no state between rows: the format is compiled for
-	// each row (a constant format costs a small slice per row).
-	r.i64 = func(a []rowArg, i int) (int64, bool, error) {
-		s, fm := string(a[0].str(i)), string(a[1].str(i))
-		v, ok := parseFormatted(s, compileFmt(fm))
-		if !ok {
-			return 0, false, qerr.Execf("%s: '%s' does not match the format '%s'", f.Name, s, fm)
+	r.makeI64 = func() func(a []rowArg, i int) (int64, bool, error) {
+		var last string
+		var pieces []fmtPiece
+		return func(a []rowArg, i int) (int64, bool, error) {
+			if fm := a[1].str(i); pieces == nil || string(fm) != last {
+				last = string(fm)
+				pieces = compileFmt(last)
+			}
+			v, ok := parseFormatted(a[0].str(i), pieces)
+			if !ok {
+				return 0, false, qerr.Execf("%s: '%s' does not match the format '%s'", f.Name, a[0].str(i), last)
+			}
+			return v, true, nil
 		}
-		return v, true, nil
 	}
 	return r.finish(f)
 }

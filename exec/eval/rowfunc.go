@@ -34,6 +34,7 @@ type rowFunc struct {
 	// partitions at once.
 	makeStr func() func(a []rowArg, i int, dst []byte) ([]byte, bool, error)
 	makeB   func() func(a []rowArg, i int) (bool, bool, error)
+	makeI64 func() func(a []rowArg, i int) (int64, bool, error)
 }
 
 // rowArg is one argument of a rowFunc for one batch: a column's values, or a
@@ -220,15 +221,19 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 	mark := func(i int) { bitutil.ClearBit(vb, i); nulls++ }
 	var buf *memory.Buffer
 	var err error
+	i64Fn := r.i64
+	if r.makeI64 != nil {
+		i64Fn = r.makeI64()
+	}
 	switch {
-	case r.i64 != nil && r.out.ID() == arrow.DATE32:
+	case i64Fn != nil && r.out.ID() == arrow.DATE32:
 		var out []int32
 		buf, out = newFixed[int32](mem, n)
-		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return r.i64(args, i) }, func(v int64) int32 { return int32(v) })
-	case r.i64 != nil:
+		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return i64Fn(args, i) }, func(v int64) int32 { return int32(v) })
+	case i64Fn != nil:
 		var out []int64
 		buf, out = newFixed[int64](mem, n)
-		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return r.i64(args, i) }, func(v int64) int64 { return v })
+		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return i64Fn(args, i) }, func(v int64) int64 { return v })
 	case r.f64 != nil:
 		var out []float64
 		buf, out = newFixed[float64](mem, n)

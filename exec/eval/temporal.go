@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -137,7 +138,7 @@ func (a *arithNode) temporalArith(mem memory.Allocator, la, ra arrow.Array, n in
 	if a.op == physical.OpSub {
 		sign = -1
 	}
-	valid1 := func(i int) bool { return valid == nil || bitIsSet(valid.Bytes(), i) }
+	valid1 := func(i int) bool { return valid == nil || bitutil.BitIsSet(valid.Bytes(), i) }
 	switch a.kind {
 	case arTsIvl, arTimeIvl:
 		x, xm := i64Vals(la, a.l)
@@ -219,8 +220,6 @@ func (a *arithNode) temporalArith(mem memory.Allocator, la, ra arrow.Array, n in
 	}
 	return nil, qerr.Internalf("eval: %s: unknown temporal kernel", a.expr)
 }
-
-func bitIsSet(b []byte, i int) bool { return b[i>>3]&(1<<(uint(i)&7)) != 0 }
 
 // negInterval negates every part of each interval.
 func negInterval(mem memory.Allocator, arr arrow.Array, typ arrow.DataType, n int, valid *memory.Buffer) arrow.Array {

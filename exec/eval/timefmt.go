@@ -312,7 +312,7 @@ func appendPadded(dst []byte, v int64, width int, fill bool) []byte {
 // PostgreSQL's do: a separator in the format matches any one separator in
 // the text, and spaces before a number are skipped. Missing fields default
 // to 1970-01-01 00:00:00.
-func parseFormatted(s string, pieces []fmtPiece) (int64, bool) {
+func parseFormatted(s []byte, pieces []fmtPiece) (int64, bool) {
 	y, m, d, doy := 1970, 1, 1, 0
 	h, mi, sec, frac := 0, 0, 0, int64(0)
 	pm, ampm, h12 := false, false, false
@@ -342,7 +342,7 @@ func parseFormatted(s string, pieces []fmtPiece) (int64, bool) {
 			if abbr {
 				n = n[:3]
 			}
-			if len(s)-pos >= len(n) && strings.EqualFold(s[pos:pos+len(n)], n) {
+			if len(s)-pos >= len(n) && asciiEqualFold(s[pos:pos+len(n)], n) {
 				pos += len(n)
 				return k, true
 			}
@@ -409,10 +409,10 @@ func parseFormatted(s string, pieces []fmtPiece) (int64, bool) {
 				pos++
 			}
 			if len(s)-pos >= 2 {
-				switch strings.ToUpper(s[pos : pos+2]) {
-				case "AM":
+				switch c0, c1 := s[pos]|0x20, s[pos+1]|0x20; {
+				case c0 == 'a' && c1 == 'm':
 					ok = true
-				case "PM":
+				case c0 == 'p' && c1 == 'm':
 					ok, pm = true, true
 				}
 				pos += 2
@@ -458,4 +458,25 @@ func parseFormatted(s string, pieces []fmtPiece) (int64, bool) {
 		days = temporal.DaysFromCivil(y, 1, 1) + int64(doy) - 1
 	}
 	return days*temporal.MicrosPerDay + int64(h)*temporal.MicrosPerHour + int64(mi)*temporal.MicrosPerMinute + int64(sec)*temporal.MicrosPerSecond + frac, true
+}
+
+// asciiEqualFold compares b and s ignoring ASCII letter case (month and day
+// names), without converting b.
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }

@@ -73,15 +73,15 @@ func toMicros(mem memory.Allocator, col arrow.Array) arrow.Array {
 	scaleInts(dst, scale)
 	var valid *memory.Buffer
 	if col.NullN() > 0 {
-		valid = col.Data().Buffers()[0]
-	}
-	off := 0
-	if valid != nil {
-		// The validity bitmap keeps the input's offset; values start at 0.
-		valid = copyBits(mem, valid.Bytes(), col.Data().Offset(), n)
+		// The values start at 0; a validity bitmap at an offset is moved there.
+		if valid = col.Data().Buffers()[0]; col.Data().Offset() == 0 {
+			valid.Retain()
+		} else {
+			valid = copyBits(mem, valid.Bytes(), col.Data().Offset(), n)
+		}
 		defer valid.Release()
 	}
-	data := array.NewData(out, n, []*memory.Buffer{valid, buf}, nil, col.NullN(), off)
+	data := array.NewData(out, n, []*memory.Buffer{valid, buf}, nil, col.NullN(), 0)
 	defer data.Release()
 	return array.MakeFromData(data)
 }
