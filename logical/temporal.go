@@ -203,7 +203,11 @@ func temporalArg(fn string, a functions.Arg, e Expr, t arrow.DataType) (Expr, er
 		}
 		f, ok := foldLiteral(lit, want)
 		if !ok {
-			return nil, qerr.Planf("function %s: %s is not a %s", fn, lit, map[bool]string{true: "timestamp", false: "interval"}[want == Timestamp])
+			what := "a date or timestamp"
+			if want == Interval {
+				what = "an interval"
+			}
+			return nil, qerr.Planf("function %s: %s is not %s", fn, lit, what)
 		}
 		return f, nil
 	case a == functions.Temporal && IsTemporal(t):
