@@ -13,6 +13,7 @@ var (
 	date    = arrow.FixedWidthTypes.Date32
 	// timestamp has no time zone (microseconds), as logical.Timestamp.
 	timestamp = &arrow.TimestampType{Unit: arrow.Microsecond}
+	interval  = arrow.FixedWidthTypes.MonthDayNanoInterval
 )
 
 // truncType is date_trunc's result: a date stays a date, a timestamp a timestamp.
@@ -151,6 +152,8 @@ func init() {
 		scalar("strptime", fixed(timestamp), "the timestamp of a text read with a strftime format (%Y-%m-%d %H:%M:%S)", sig(Text, Text)),
 		scalar("to_char", fixed(text), "the timestamp as text by a PostgreSQL pattern (YYYY-MM-DD HH24:MI:SS.US, Mon, Day, ...)", sig(Timestamp, Text)),
 		scalar("strftime", fixed(text), "the timestamp as text by a strftime format (%Y-%m-%d %H:%M:%S, %b, %A, %j, ...)", sig(Timestamp, Text)),
+		scalar("age", fixed(interval), "argument 1 - argument 2 in years, months, days and time, each field borrowing from the next (PostgreSQL)", sig(Timestamp, Timestamp)),
+		scalar("make_interval", fixed(interval), "the interval of years, months, weeks, days, hours, minutes and (fractional) seconds, as PostgreSQL's; trailing ones may be left out", opt(6, Int, Int, Int, Int, Int, Int, Float)),
 		scalar("date_diff", fixed(bigint), "the number of unit boundaries (year, quarter, month, week, day, hour, minute, second, millisecond, microsecond) crossed from argument 2 to argument 3", sig(Text, Timestamp, Timestamp)).alias("datediff"),
 	)
 	register(aggregates...)

@@ -334,3 +334,32 @@ func IntervalEpoch(iv Interval) float64 {
 	years, months := iv.Months/monthsPerYear, iv.Months%monthsPerYear
 	return float64(years)*365.25*86400 + float64(months)*daysPerMonth*86400 + float64(iv.Days)*86400 + float64(iv.Nanoseconds)/nanosPerSecond
 }
+
+// Age is a - b in years, months, days and time, as PostgreSQL's age():
+// each field's difference, a negative field borrowing from the next larger
+// one (days borrow the length of b's month): age('2024-03-01',
+// '2024-01-31') is 1 mon 1 day. A negative age is the negated age of b - a.
+func Age(a, b int64) Interval {
+	if a < b {
+		r := Age(b, a)
+		return Interval{Months: -r.Months, Days: -r.Days, Nanoseconds: -r.Nanoseconds}
+	}
+	da, ta := SplitTimestamp(a)
+	db, tb := SplitTimestamp(b)
+	ya, ma, dda := Civil(int32(da))
+	yb, mb, ddb := Civil(int32(db))
+	t, d, m, y := ta-tb, dda-ddb, ma-mb, ya-yb
+	if t < 0 {
+		t += MicrosPerDay
+		d--
+	}
+	if d < 0 {
+		d += DaysIn(yb, mb)
+		m--
+	}
+	if m < 0 {
+		m += 12
+		y--
+	}
+	return Interval{Months: int32(y*12 + m), Days: int32(d), Nanoseconds: t * NanosPerMicro}
+}

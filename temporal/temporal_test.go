@@ -232,3 +232,25 @@ func TestIntervalArithmetic(t *testing.T) {
 		t.Error("overflow of the time succeeded")
 	}
 }
+
+func TestAge(t *testing.T) {
+	ts := func(s string) int64 {
+		v, ok := ParseTimestamp(s)
+		if !ok {
+			t.Fatalf("bad timestamp %q", s)
+		}
+		return v
+	}
+	for _, c := range []struct{ a, b, want string }{
+		{"2024-03-01", "2024-01-31", "1 mon 1 day"},
+		{"2024-01-31", "2024-03-01", "-1 mons -1 days"},
+		{"2025-02-28", "2024-02-29", "11 mons 28 days"},
+		{"2024-02-29 10:00", "2023-03-01 12:00", "11 mons 27 days 22:00:00"},
+		{"2024-05-06 07:08:09", "1999-05-06 07:08:09", "25 years"},
+		{"2024-01-01", "2024-01-01", "00:00:00"},
+	} {
+		if got := FormatInterval(Age(ts(c.a), ts(c.b))); got != c.want {
+			t.Errorf("Age(%s, %s) = %s, want %s", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -314,6 +314,42 @@ func parseBody(f *physical.ScalarFunc, compileFmt func(string) []fmtPiece) (node
 }
 
 var timeKernels = kernelMap{
+	"age": func(f *physical.ScalarFunc) (node, error) {
+		r, err := newRowFunc(f, tInterval, tTimestamp, tTimestamp)
+		if err != nil {
+			return nil, err
+		}
+		r.iv = func(a []rowArg, i int) (arrow.MonthDayNanoInterval, bool, error) {
+			return temporal.Age(a[0].int(i), a[1].int(i)), true, nil
+		}
+		return r.finish(f)
+	},
+	"make_interval": func(f *physical.ScalarFunc) (node, error) {
+		r, err := newRowFunc(f, tInterval, tInt64, tInt64, tInt64, tInt64, tInt64, tInt64, tFloat64)
+		if err != nil {
+			return nil, err
+		}
+		r.iv = func(a []rowArg, i int) (arrow.MonthDayNanoInterval, bool, error) {
+			// Arguments left out are 0.
+			part := func(k int) int64 {
+				if k < len(a) {
+					return a[k].int(i)
+				}
+				return 0
+			}
+			secs := 0.0
+			if len(a) > 6 {
+				secs = a[6].float(i)
+			}
+			months, days := part(0)*12+part(1), part(2)*7+part(3)
+			us := float64(part(4))*temporal.MicrosPerHour + float64(part(5))*temporal.MicrosPerMinute + math.Round(secs*temporal.MicrosPerSecond)
+			if months != int64(int32(months)) || days != int64(int32(days)) || math.IsNaN(us) || math.Abs(us) > math.MaxInt64/temporal.NanosPerMicro {
+				return arrow.MonthDayNanoInterval{}, false, qerr.Execf("make_interval: interval out of range")
+			}
+			return arrow.MonthDayNanoInterval{Months: int32(months), Days: int32(days), Nanoseconds: int64(us) * temporal.NanosPerMicro}, true, nil
+		}
+		return r.finish(f)
+	},
 	"make_timestamp": i64Body(tTimestamp, func(a []rowArg, i int) (int64, bool, error) {
 		y, m, d, h, mi, s := a[0].int(i), a[1].int(i), a[2].int(i), a[3].int(i), a[4].int(i), a[5].float(i)
 		if y < 1 || y > 290000 || m < 1 || m > 12 || d < 1 || d > int64(temporal.DaysIn(int(y), int(m))) ||

@@ -20,10 +20,11 @@ import (
 type rowFunc struct {
 	name string
 	args []operand
-	out  arrow.DataType // Utf8, Int64, Float64, Boolean or Date32 (from the i64 body)
+	out  arrow.DataType // Utf8, Int64, Float64, Boolean, Interval, or Date32, Timestamp, Time (from the i64 body)
 	str  func(a []rowArg, i int, dst []byte) ([]byte, bool, error)
 	i64  func(a []rowArg, i int) (int64, bool, error)
 	f64  func(a []rowArg, i int) (float64, bool, error)
+	iv   func(a []rowArg, i int) (arrow.MonthDayNanoInterval, bool, error)
 	b    func(a []rowArg, i int) (bool, bool, error)
 	// keepNull: the body sees NULL rows too (rowArg.null tells them) and
 	// decides itself (concat_ws skips NULL arguments).
@@ -234,6 +235,10 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 		var out []int64
 		buf, out = newFixed[int64](mem, n)
 		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return i64Fn(args, i) }, func(v int64) int64 { return v })
+	case r.iv != nil:
+		var out []arrow.MonthDayNanoInterval
+		buf, out = newFixed[arrow.MonthDayNanoInterval](mem, n)
+		err = fillRows(out, skip, mark, func(i int) (arrow.MonthDayNanoInterval, bool, error) { return r.iv(args, i) }, func(v arrow.MonthDayNanoInterval) arrow.MonthDayNanoInterval { return v })
 	case r.f64 != nil:
 		var out []float64
 		buf, out = newFixed[float64](mem, n)
