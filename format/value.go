@@ -53,10 +53,10 @@ func Column(a arrow.Array) (vals []string, nulls []bool) {
 		set(func(i int) string { return a.Value(i).FormattedString() })
 	case *array.Timestamp:
 		unit := a.DataType().(*arrow.TimestampType).Unit
-		set(func(i int) string { return temporal.FormatTimestamp(micros(int64(a.Value(i)), unit)) })
+		set(func(i int) string { return temporal.FormatTimestamp(temporal.ToMicros(int64(a.Value(i)), unit)) })
 	case *array.Time64:
 		unit := a.DataType().(*arrow.Time64Type).Unit
-		set(func(i int) string { return temporal.FormatTime(micros(int64(a.Value(i)), unit)) })
+		set(func(i int) string { return temporal.FormatTime(temporal.ToMicros(int64(a.Value(i)), unit)) })
 	case *array.MonthDayNanoInterval:
 		set(func(i int) string { return temporal.FormatInterval(a.Value(i)) })
 	case *array.Null:
@@ -103,19 +103,4 @@ func IsNumeric(t arrow.DataType) bool {
 		return true
 	}
 	return false
-}
-
-// micros converts a count of unit to microseconds, the resolution Quiver
-// shows (a timestamp read from a file may count seconds, milliseconds or
-// nanoseconds).
-func micros(v int64, unit arrow.TimeUnit) int64 {
-	switch unit {
-	case arrow.Second:
-		return v * temporal.MicrosPerSecond
-	case arrow.Millisecond:
-		return v * temporal.MicrosPerMilli
-	case arrow.Nanosecond:
-		return temporal.FloorDiv(v, temporal.NanosPerMicro)
-	}
-	return v
 }

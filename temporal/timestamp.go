@@ -1,5 +1,7 @@
 package temporal
 
+import "github.com/apache/arrow-go/v18/arrow"
+
 // Units of a timestamp or time value (microseconds).
 const (
 	MicrosPerMilli  = 1000
@@ -227,4 +229,28 @@ func AddMonthsToTimestamp(us int64, k int) int64 {
 	}
 	days, tod := SplitTimestamp(us)
 	return int64(AddMonths(int32(days), k))*MicrosPerDay + tod
+}
+
+// UnitScale is the factor from a count of unit to microseconds: a
+// multiplier, or, negative, a divisor (nanoseconds: -1000).
+func UnitScale(unit arrow.TimeUnit) int64 {
+	switch unit {
+	case arrow.Second:
+		return MicrosPerSecond
+	case arrow.Millisecond:
+		return MicrosPerMilli
+	case arrow.Nanosecond:
+		return -NanosPerMicro
+	}
+	return 1
+}
+
+// ToMicros converts v, counted in unit, to microseconds (nanoseconds are
+// rounded toward negative infinity, which keeps the order).
+func ToMicros(v int64, unit arrow.TimeUnit) int64 {
+	k := UnitScale(unit)
+	if k < 0 {
+		return FloorDiv(v, -k)
+	}
+	return v * k
 }

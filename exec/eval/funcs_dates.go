@@ -84,7 +84,7 @@ func datePartOf(unit string, x int32) int64 {
 		return int64(y)
 	case "decade":
 		y, _, _ := temporal.Civil(x)
-		return floorDiv(int64(y), 10)
+		return temporal.FloorDiv(int64(y), 10)
 	case "century": // 1901-2000 is the 20th; there is no year 0 century
 		y, _, _ := temporal.Civil(x)
 		if y > 0 {
@@ -103,14 +103,6 @@ func datePartOf(unit string, x int32) int64 {
 	return 0
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
 // dateTrunc truncates a date to the first day of its unit.
 func dateTrunc(unit string, x int32) int64 {
 	y, m, _ := temporal.Civil(x)
@@ -120,7 +112,7 @@ func dateTrunc(unit string, x int32) int64 {
 	case "century":
 		return temporal.DaysFromCivil(int((datePartOf("century", x)-1)*100+1), 1, 1)
 	case "decade":
-		return temporal.DaysFromCivil(int(floorDiv(int64(y), 10)*10), 1, 1)
+		return temporal.DaysFromCivil(int(temporal.FloorDiv(int64(y), 10)*10), 1, 1)
 	case "year":
 		return temporal.DaysFromCivil(y, 1, 1)
 	case "quarter":

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"encoding/binary"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 )

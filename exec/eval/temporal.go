@@ -254,7 +254,7 @@ func castTemporal(mem memory.Allocator, a arrow.Array, to arrow.DataType, valid 
 		defer buf.Release()
 		unit := from.(*arrow.TimestampType).Unit
 		for i, x := range values[int64](a) {
-			out[i] = toMicros(x, unit)
+			out[i] = temporal.ToMicros(x, unit)
 		}
 		return makeArray(to, n, valid, buf), true, nil
 	case from.ID() == arrow.DATE32 && to.ID() == arrow.TIMESTAMP:
@@ -320,32 +320,14 @@ func castTemporal(mem memory.Allocator, a arrow.Array, to arrow.DataType, valid 
 	return nil, false, nil
 }
 
-// toMicros converts a count of unit to microseconds (nanoseconds are
-// truncated toward negative infinity, so order is kept).
-func toMicros(x int64, unit arrow.TimeUnit) int64 {
-	switch unit {
-	case arrow.Second:
-		return x * temporal.MicrosPerSecond
-	case arrow.Millisecond:
-		return x * temporal.MicrosPerMilli
-	case arrow.Nanosecond:
-		return temporal.FloorDiv(x, temporal.NanosPerMicro)
-	}
-	return x
-}
-
 // appendTemporal renders row i of a timestamp, time or interval array as
 // text; ok is false for other types.
 func appendTemporal(dst []byte, a arrow.Array, i int) ([]byte, bool) {
 	switch a := a.(type) {
 	case *array.Timestamp:
-		return temporal.AppendTimestamp(dst, toMicros(int64(a.Value(i)), a.DataType().(*arrow.TimestampType).Unit)), true
+		return temporal.AppendTimestamp(dst, temporal.ToMicros(int64(a.Value(i)), a.DataType().(*arrow.TimestampType).Unit)), true
 	case *array.Time64:
-		v := int64(a.Value(i))
-		if a.DataType().(*arrow.Time64Type).Unit == arrow.Nanosecond {
-			v /= temporal.NanosPerMicro
-		}
-		return temporal.AppendTime(dst, v), true
+		return temporal.AppendTime(dst, temporal.ToMicros(int64(a.Value(i)), a.DataType().(*arrow.Time64Type).Unit)), true
 	case *array.MonthDayNanoInterval:
 		return temporal.AppendInterval(dst, a.Value(i)), true
 	}

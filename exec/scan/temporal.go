@@ -13,32 +13,20 @@ import (
 // same types), so the scan converts them as it reads.
 
 // temporalTarget is the type a file's timestamp or time column is read as,
-// and the factor from its unit to microseconds (negative: a divisor).
+// and temporal.UnitScale of its unit.
 func temporalTarget(t arrow.DataType) (arrow.DataType, int64) {
-	var unit arrow.TimeUnit
-	var out arrow.DataType
 	switch t := t.(type) {
 	case *arrow.TimestampType:
-		unit, out = t.Unit, &arrow.TimestampType{Unit: arrow.Microsecond}
+		return &arrow.TimestampType{Unit: arrow.Microsecond}, temporal.UnitScale(t.Unit)
 	case *arrow.Time32Type:
-		unit, out = t.Unit, arrow.FixedWidthTypes.Time64us
+		return arrow.FixedWidthTypes.Time64us, temporal.UnitScale(t.Unit)
 	case *arrow.Time64Type:
-		unit, out = t.Unit, arrow.FixedWidthTypes.Time64us
-	default:
-		return t, 1
+		return arrow.FixedWidthTypes.Time64us, temporal.UnitScale(t.Unit)
 	}
-	switch unit {
-	case arrow.Second:
-		return out, temporal.MicrosPerSecond
-	case arrow.Millisecond:
-		return out, temporal.MicrosPerMilli
-	case arrow.Nanosecond:
-		return out, -temporal.NanosPerMicro
-	}
-	return out, 1
+	return t, 1
 }
 
-// scaleInts multiplies every value by scale, or floor-divides by -scale.
+// scaleInts converts values to microseconds by temporal.UnitScale's factor.
 func scaleInts(v []int64, scale int64) {
 	switch {
 	case scale > 1:
