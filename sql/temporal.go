@@ -42,7 +42,9 @@ func temporalTypeName(t token, toks []token, i int) (arrow.DataType, int, error)
 	return logical.Interval, i, nil
 }
 
-// intervalUnits are the unit words an INTERVAL literal may end with.
+// intervalUnitWord reports whether t is a unit word an INTERVAL literal may
+// end with (INTERVAL '3' DAY, INTERVAL 3 DAYS); the one-letter
+// abbreviations are left out there, where they would take an alias's place.
 func intervalUnitWord(t token) bool {
 	return t.Kind == tokIdent && temporal.IsIntervalUnit(t.Text) && !t.is("M") && !t.is("S") && !t.is("D") && !t.is("H") && !t.is("Y") && !t.is("W")
 }
@@ -173,11 +175,10 @@ func (b *builder) clockCall(name string, nargs int) (logical.Expr, bool, error) 
 	default:
 		return nil, false, nil
 	}
-	if nargs != 0 {
-		// CURRENT_TIMESTAMP(p) and NOW(p) set a precision: microseconds is the only one.
-		if nargs > 1 {
-			return nil, true, qerr.Planf("function %s takes no arguments", name)
-		}
+	// CURRENT_TIMESTAMP(p) and NOW(p) set a precision: microseconds is the
+	// only one, so p is not read.
+	if nargs > 1 {
+		return nil, true, qerr.Planf("function %s takes at most one argument (a precision)", name)
 	}
 	return &logical.Literal{Type: logical.Timestamp, Value: arrow.Timestamp(b.statementClock().UnixMicro())}, true, nil
 }
