@@ -8,6 +8,9 @@ func Abs(x Expr) Expr { return Fn("abs", x) }
 // Acos is SQL's acos: the arccosine.
 func Acos(x Expr) Expr { return Fn("acos", x) }
 
+// Age is SQL's age: argument 1 - argument 2 in years, months, days and time, each field borrowing from the next (PostgreSQL).
+func Age(t, t2 Expr) Expr { return Fn("age", t, t2) }
+
 // AnyValue is SQL's any_value: some non-NULL value of the group.
 func AnyValue(x Expr) Expr { return Fn("any_value", x) }
 
@@ -80,20 +83,35 @@ func CovarSamp(x, x2 Expr) Expr { return Fn("covar_samp", x, x2) }
 // CurrentDate is SQL's current_date: today's date (UTC), the same for the whole statement.
 func CurrentDate() Expr { return Fn("current_date") }
 
-// DatePart is SQL's date_part: a field of a date: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch (EXTRACT).
-func DatePart(s, d Expr) Expr { return Fn("date_part", s, d) }
+// DateDiff is SQL's date_diff: the number of unit boundaries (year, quarter, month, week, day, hour, minute, second, millisecond, microsecond) crossed from argument 2 to argument 3.
+func DateDiff(s, t, t2 Expr) Expr { return Fn("date_diff", s, t, t2) }
 
-// DateTrunc is SQL's date_trunc: the date truncated to the start of its millennium, century, decade, year, quarter, month, week or day.
-func DateTrunc(s, d Expr) Expr { return Fn("date_trunc", s, d) }
+// DatePart is SQL's date_part: a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond (EXTRACT).
+func DatePart(s, t Expr) Expr { return Fn("date_part", s, t) }
 
-// Day is SQL's day: the day of the month of a date.
-func Day(d Expr) Expr { return Fn("day", d) }
+// DateTrunc is SQL's date_trunc: the date or timestamp truncated to the start of its millennium, century, decade, year, quarter, month, week, day, hour, minute, second, millisecond or microsecond.
+func DateTrunc(s, t Expr) Expr { return Fn("date_trunc", s, t) }
+
+// Day is SQL's day: the day of the month of a date or timestamp.
+func Day(t Expr) Expr { return Fn("day", t) }
+
+// Dayofweek is SQL's dayofweek: the day of the week of a date or timestamp (Sunday 0 - Saturday 6).
+func Dayofweek(t Expr) Expr { return Fn("dayofweek", t) }
+
+// Dayofyear is SQL's dayofyear: the day of the year of a date or timestamp (1-366).
+func Dayofyear(t Expr) Expr { return Fn("dayofyear", t) }
 
 // Degrees is SQL's degrees: radians to degrees.
 func Degrees(x Expr) Expr { return Fn("degrees", x) }
 
 // EndsWith is SQL's ends_with: whether the text ends with argument 2.
 func EndsWith(s, s2 Expr) Expr { return Fn("ends_with", s, s2) }
+
+// Epoch is SQL's epoch: the seconds since 1970-01-01 00:00:00 of a timestamp (with the fraction), or the length of an interval in seconds.
+func Epoch(t Expr) Expr { return Fn("epoch", t) }
+
+// EpochMs is SQL's epoch_ms: the milliseconds since 1970-01-01 00:00:00 of a timestamp.
+func EpochMs(t Expr) Expr { return Fn("epoch_ms", t) }
 
 // Exp is SQL's exp: e raised to the power x.
 func Exp(x Expr) Expr { return Fn("exp", x) }
@@ -103,6 +121,9 @@ func Floor(x Expr) Expr { return Fn("floor", x) }
 
 // Greatest is SQL's greatest: the largest non-NULL argument.
 func Greatest(args ...Expr) Expr { return Fn("greatest", args...) }
+
+// Hour is SQL's hour: the hour of a timestamp or time (0-23).
+func Hour(t Expr) Expr { return Fn("hour", t) }
 
 // If is SQL's if: argument 2 where the condition holds, else argument 3.
 func If(cond, v, v2 Expr) Expr { return Fn("if", cond, v, v2) }
@@ -146,17 +167,31 @@ func Ltrim(s Expr, more ...Expr) Expr { return Fn("ltrim", append([]Expr{s}, mor
 // MakeDate is SQL's make_date: the date of a year, month and day.
 func MakeDate(n, n2, n3 Expr) Expr { return Fn("make_date", n, n2, n3) }
 
+// MakeInterval is SQL's make_interval: the interval of years, months, weeks, days, hours, minutes and (fractional) seconds, as PostgreSQL's; trailing ones may be left out.
+func MakeInterval(n Expr, more ...Expr) Expr {
+	return Fn("make_interval", append([]Expr{n}, more...)...)
+}
+
+// MakeTimestamp is SQL's make_timestamp: the timestamp of a year, month, day, hour, minute and (fractional) second.
+func MakeTimestamp(n, n2, n3, n4, n5, x Expr) Expr { return Fn("make_timestamp", n, n2, n3, n4, n5, x) }
+
 // MD5 is SQL's md5: the MD5 digest of the text's bytes, as hex.
 func MD5(s Expr) Expr { return Fn("md5", s) }
 
 // Median is SQL's median: the middle value, interpolated (percentile_cont(0.5)).
 func Median(x Expr) Expr { return Fn("median", x) }
 
+// Minute is SQL's minute: the minute of a timestamp or time (0-59).
+func Minute(t Expr) Expr { return Fn("minute", t) }
+
 // Mod is SQL's mod: the remainder of x / y (the % operator).
 func Mod(x, x2 Expr) Expr { return Fn("mod", x, x2) }
 
-// Month is SQL's month: the month of a date (1-12).
-func Month(d Expr) Expr { return Fn("month", d) }
+// Month is SQL's month: the month of a date or timestamp (1-12).
+func Month(t Expr) Expr { return Fn("month", t) }
+
+// Now is SQL's now: the current date and time (UTC, microseconds), the same for the whole statement.
+func Now() Expr { return Fn("now") }
 
 // NullIf is SQL's nullif: NULL where the two arguments are equal, else the first.
 func NullIf(v, v2 Expr) Expr { return Fn("nullif", v, v2) }
@@ -173,8 +208,8 @@ func Pi() Expr { return Fn("pi") }
 // Power is SQL's power: x raised to the power y.
 func Power(x, x2 Expr) Expr { return Fn("power", x, x2) }
 
-// Quarter is SQL's quarter: the quarter of a date (1-4).
-func Quarter(d Expr) Expr { return Fn("quarter", d) }
+// Quarter is SQL's quarter: the quarter of a date or timestamp (1-4).
+func Quarter(t Expr) Expr { return Fn("quarter", t) }
 
 // Radians is SQL's radians: degrees to radians.
 func Radians(x Expr) Expr { return Fn("radians", x) }
@@ -223,6 +258,9 @@ func Rpad(s, n Expr, more ...Expr) Expr { return Fn("rpad", append([]Expr{s, n},
 // Rtrim is SQL's rtrim: the text without trailing characters (spaces, or those of argument 2).
 func Rtrim(s Expr, more ...Expr) Expr { return Fn("rtrim", append([]Expr{s}, more...)...) }
 
+// Second is SQL's second: the whole seconds of a timestamp or time (0-59).
+func Second(t Expr) Expr { return Fn("second", t) }
+
 // SHA256 is SQL's sha256: the SHA-256 digest of the text's bytes, as hex.
 func SHA256(s Expr) Expr { return Fn("sha256", s) }
 
@@ -247,11 +285,17 @@ func StddevPop(x Expr) Expr { return Fn("stddev_pop", x) }
 // StddevSamp is SQL's stddev_samp: the sample standard deviation.
 func StddevSamp(x Expr) Expr { return Fn("stddev_samp", x) }
 
+// Strftime is SQL's strftime: the timestamp as text by a strftime format (%Y-%m-%d %H:%M:%S, %b, %A, %j, ...).
+func Strftime(t, s Expr) Expr { return Fn("strftime", t, s) }
+
 // StringAgg is SQL's string_agg: the non-NULL values as text, joined by the separator (in no set order).
 func StringAgg(x, s Expr) Expr { return Fn("string_agg", x, s) }
 
 // Strpos is SQL's strpos: the 1-based character position of argument 2 in argument 1, 0 if absent (also POSITION(sub IN s)).
 func Strpos(s, s2 Expr) Expr { return Fn("strpos", s, s2) }
+
+// Strptime is SQL's strptime: the timestamp of a text read with a strftime format (%Y-%m-%d %H:%M:%S).
+func Strptime(s, s2 Expr) Expr { return Fn("strptime", s, s2) }
 
 // Substring is SQL's substring: characters from a 1-based position, optionally this many.
 func Substring(s, n Expr, more ...Expr) Expr {
@@ -260,6 +304,12 @@ func Substring(s, n Expr, more ...Expr) Expr {
 
 // Tan is SQL's tan: the tangent.
 func Tan(x Expr) Expr { return Fn("tan", x) }
+
+// ToChar is SQL's to_char: the timestamp as text by a PostgreSQL pattern (YYYY-MM-DD HH24:MI:SS.US, Mon, Day, ...).
+func ToChar(t, s Expr) Expr { return Fn("to_char", t, s) }
+
+// ToTimestamp is SQL's to_timestamp: the timestamp of seconds since 1970-01-01 00:00:00, or of a text read with a PostgreSQL pattern (YYYY-MM-DD HH24:MI:SS).
+func ToTimestamp(args ...Expr) Expr { return Fn("to_timestamp", args...) }
 
 // Translate is SQL's translate: each character of argument 2 replaced by the one at its position in argument 3 (removed if none).
 func Translate(s, s2, s3 Expr) Expr { return Fn("translate", s, s2, s3) }
@@ -279,8 +329,11 @@ func VarPop(x Expr) Expr { return Fn("var_pop", x) }
 // VarSamp is SQL's var_samp: the sample variance.
 func VarSamp(x Expr) Expr { return Fn("var_samp", x) }
 
-// Year is SQL's year: the year of a date.
-func Year(d Expr) Expr { return Fn("year", d) }
+// Week is SQL's week: the ISO week of a date or timestamp (1-53).
+func Week(t Expr) Expr { return Fn("week", t) }
+
+// Year is SQL's year: the year of a date or timestamp.
+func Year(t Expr) Expr { return Fn("year", t) }
 
 // The registry's functions the package writes by hand.
 var _ = []any{

@@ -125,7 +125,7 @@ func DecodeSchema(b []byte) (s *arrow.Schema, err error) {
 
 // encodeLiteral encodes a typed constant; value follows the physical.Literal
 // convention (nil, bool, int32, int64, float64, string, decimal128.Num,
-// arrow.Date32, arrow.MonthDayNanoInterval).
+// arrow.Date32, arrow.Timestamp, arrow.Time64, arrow.MonthDayNanoInterval).
 func EncodeLiteral(t arrow.DataType, value any) (*rpc.Literal, error) {
 	mt, err := EncodeType(t)
 	if err != nil {
@@ -148,6 +148,10 @@ func EncodeLiteral(t arrow.DataType, value any) (*rpc.Literal, error) {
 		m.Value = &rpc.Literal_DecimalValue{DecimalValue: &rpc.Decimal128Value{Hi: v.HighBits(), Lo: v.LowBits()}}
 	case arrow.Date32:
 		m.Value = &rpc.Literal_Date32Value{Date32Value: int32(v)}
+	case arrow.Timestamp: // microseconds, as an int64 of the timestamp type
+		m.Value = &rpc.Literal_Int64Value{Int64Value: int64(v)}
+	case arrow.Time64:
+		m.Value = &rpc.Literal_Int64Value{Int64Value: int64(v)}
 	case arrow.MonthDayNanoInterval:
 		m.Value = &rpc.Literal_IntervalValue{IntervalValue: &rpc.IntervalValue{Months: v.Months, Days: v.Days, Nanoseconds: v.Nanoseconds}}
 	default:
@@ -175,6 +179,12 @@ func DecodeLiteral(m *rpc.Literal) (arrow.DataType, any, error) {
 	case *rpc.Literal_Int32Value:
 		return t, v.Int32Value, nil
 	case *rpc.Literal_Int64Value:
+		switch t.ID() {
+		case arrow.TIMESTAMP:
+			return t, arrow.Timestamp(v.Int64Value), nil
+		case arrow.TIME64:
+			return t, arrow.Time64(v.Int64Value), nil
+		}
 		return t, v.Int64Value, nil
 	case *rpc.Literal_Float64Value:
 		return t, v.Float64Value, nil
@@ -206,7 +216,7 @@ func DecodeLiteral(m *rpc.Literal) (arrow.DataType, any, error) {
 var literalTypes = map[string][]arrow.Type{
 	"bool":     {arrow.BOOL},
 	"int32":    {arrow.INT32},
-	"int64":    {arrow.INT64},
+	"int64":    {arrow.INT64, arrow.TIMESTAMP, arrow.TIME64},
 	"float64":  {arrow.FLOAT64},
 	"string":   {arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW},
 	"decimal":  {arrow.DECIMAL128},

@@ -49,7 +49,7 @@ func (t *Table) openParquet() error {
 		if err != nil {
 			return qerr.IOf("catalog: %s: reading schema: %w", f, err)
 		}
-		s = stripMetadata(s)
+		s = NormalTemporal(stripMetadata(s))
 		if err := t.agree(f, s); err != nil {
 			return err
 		}
@@ -196,7 +196,8 @@ func CSVHasHeader(options map[string]string) (bool, error) {
 	return b, nil
 }
 
-// csvKind is a lattice: unseen < int < float < string, unseen < date < string, unseen < bool < string.
+// csvKind is a lattice: unseen < int < float < string, unseen < date <
+// timestamp < string, unseen < bool < string.
 type csvKind int
 
 const (
@@ -206,6 +207,7 @@ const (
 	kDate
 	kBool
 	kString
+	kTimestamp
 )
 
 func (k csvKind) widen(v string) csvKind {
@@ -213,6 +215,12 @@ func (k csvKind) widen(v string) csvKind {
 	isFloat := func() bool { _, err := strconv.ParseFloat(v, 64); return err == nil }
 	isDate := func() bool { _, err := time.Parse("2006-01-02", v); return err == nil }
 	isBool := func() bool { _, err := strconv.ParseBool(v); return err == nil && !isInt() }
+	// A timestamp has a time of day after the date; the CSV reader parses
+	// it with arrow's parser, so that parser decides.
+	isTimestamp := func() bool {
+		_, _, err := arrow.TimestampFromStringInLocation(v, arrow.Microsecond, time.UTC)
+		return len(v) > 10 && err == nil
+	}
 	switch k {
 	case kUnseen:
 		switch {
@@ -222,6 +230,8 @@ func (k csvKind) widen(v string) csvKind {
 			return kFloat
 		case isDate():
 			return kDate
+		case isTimestamp():
+			return kTimestamp
 		case isBool():
 			return kBool
 		}
@@ -241,6 +251,13 @@ func (k csvKind) widen(v string) csvKind {
 		if isDate() {
 			return kDate
 		}
+		if isTimestamp() {
+			return kTimestamp
+		}
+	case kTimestamp:
+		if isTimestamp() || isDate() {
+			return kTimestamp
+		}
 	case kBool:
 		if isBool() {
 			return kBool
@@ -257,6 +274,9 @@ func (k csvKind) arrowType() arrow.DataType {
 		return arrow.PrimitiveTypes.Float64
 	case kDate:
 		return arrow.FixedWidthTypes.Date32
+	case kTimestamp:
+		// Microseconds without a time zone, as SQL's TIMESTAMP.
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
 	case kBool:
 		return arrow.FixedWidthTypes.Boolean
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/qerr"
@@ -220,7 +221,8 @@ func columnKinds(rows [][]string, width int) []csvKind {
 
 // inferJSON learns the columns of newline-delimited JSON from the first
 // rows of the first file: keys in first-seen order; each column Int64,
-// Float64, Boolean or Utf8. Nested values are refused.
+// Float64, Boolean, Timestamp (strings that are all date and time) or
+// Utf8. Nested values are refused.
 func inferJSON(files []string, _ map[string]string) (*arrow.Schema, error) {
 	fh, err := os.Open(files[0])
 	if err != nil {
@@ -260,7 +262,8 @@ func inferJSON(files []string, _ map[string]string) (*arrow.Schema, error) {
 	return arrow.NewSchema(fields, nil), nil
 }
 
-// jsonKind is a lattice: unseen < int < float < string, unseen < bool < string.
+// jsonKind is a lattice: unseen < int < float < string, unseen < bool <
+// string, unseen < timestamp < string.
 type jsonKind int
 
 const (
@@ -269,6 +272,7 @@ const (
 	jFloat
 	jBool
 	jString
+	jTimestamp // a string holding a date and a time of day
 )
 
 func (k jsonKind) join(o jsonKind) jsonKind {
@@ -291,6 +295,8 @@ func (k jsonKind) arrowType() arrow.DataType {
 		return arrow.PrimitiveTypes.Float64
 	case jBool:
 		return arrow.FixedWidthTypes.Boolean
+	case jTimestamp:
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
 	}
 	return arrow.BinaryTypes.String
 }
@@ -330,6 +336,10 @@ func observeJSON(text []byte, order *[]string, kinds map[string]jsonKind) error 
 			}
 		case string:
 			k = jString
+			// The reader parses timestamps with arrow's parser, so it decides.
+			if _, _, err := arrow.TimestampFromStringInLocation(x, arrow.Microsecond, time.UTC); err == nil && len(x) > 10 {
+				k = jTimestamp
+			}
 		default:
 			return qerr.NotImplementedf("key %q holds a nested value (object or array), which is not supported yet", key)
 		}

@@ -107,6 +107,16 @@ func literalColumn(tc *execop.TaskContext, f arrow.Field, rows [][]*physical.Lit
 			if x, ok = lit.Value.(arrow.Date32); ok {
 				b.Append(x)
 			}
+		case *array.TimestampBuilder:
+			var x arrow.Timestamp
+			if x, ok = lit.Value.(arrow.Timestamp); ok {
+				b.Append(x)
+			}
+		case *array.Time64Builder:
+			var x arrow.Time64
+			if x, ok = lit.Value.(arrow.Time64); ok {
+				b.Append(x)
+			}
 		case *array.MonthDayNanoIntervalBuilder:
 			var x arrow.MonthDayNanoInterval
 			if x, ok = lit.Value.(arrow.MonthDayNanoInterval); ok {

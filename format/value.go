@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // Column renders every value of one column as text; nulls[i] is true for NULL.
@@ -50,6 +51,14 @@ func Column(a arrow.Array) (vals []string, nulls []bool) {
 		set(a.Value)
 	case *array.Date32:
 		set(func(i int) string { return a.Value(i).FormattedString() })
+	case *array.Timestamp:
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		set(func(i int) string { return temporal.FormatTimestamp(temporal.ToMicros(int64(a.Value(i)), unit)) })
+	case *array.Time64:
+		unit := a.DataType().(*arrow.Time64Type).Unit
+		set(func(i int) string { return temporal.FormatTime(temporal.ToMicros(int64(a.Value(i)), unit)) })
+	case *array.MonthDayNanoInterval:
+		set(func(i int) string { return temporal.FormatInterval(a.Value(i)) })
 	case *array.Null:
 		// A Null array has no validity bitmap, so IsNull reports false; every value is NULL.
 		for i := range nulls {

@@ -35,18 +35,21 @@ type Arg int
 
 // Argument classes.
 const (
-	AnyArg  Arg = iota // taken as it is
-	Text               // Utf8 (NULL is cast)
-	Int                // Int64 (from any integer type or NULL)
-	Float              // Float64 (from any numeric type or NULL)
-	Number             // any numeric type as it is (NULL becomes Int64)
-	Date               // Date32 (a string constant is read as a date)
-	Bool               // Boolean
-	Same               // all Same arguments of a call share one common type
-	Display            // any type, rendered as text
+	AnyArg      Arg = iota // taken as it is
+	Text                   // Utf8 (NULL is cast)
+	Int                    // Int64 (from any integer type or NULL)
+	Float                  // Float64 (from any numeric type or NULL)
+	Number                 // any numeric type as it is (NULL becomes Int64)
+	Date                   // Date32 (a string constant is read as a date)
+	Bool                   // Boolean
+	Same                   // all Same arguments of a call share one common type
+	Display                // any type, rendered as text
+	Temporal               // a date, timestamp, time or interval as it is (a string constant is read as a timestamp)
+	Timestamp              // a timestamp (a date becomes its midnight, a string constant is read as a timestamp)
+	IntervalArg            // an interval (a string constant is read as one)
 )
 
-var argNames = [...]string{"any", "text", "bigint", "double", "numeric", "date", "boolean", "T", "any"}
+var argNames = [...]string{"any", "text", "bigint", "double", "numeric", "date", "boolean", "T", "any", "temporal", "timestamp", "interval"}
 
 func (a Arg) String() string { return argNames[a] }
 
@@ -197,6 +200,12 @@ func typeName(t arrow.DataType) string {
 		return "boolean"
 	case arrow.DATE32:
 		return "date"
+	case arrow.TIMESTAMP:
+		return "timestamp"
+	case arrow.TIME64:
+		return "time"
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return "interval"
 	}
 	return t.String()
 }

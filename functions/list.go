@@ -11,7 +11,19 @@ var (
 	double  = arrow.PrimitiveTypes.Float64
 	boolean = arrow.FixedWidthTypes.Boolean
 	date    = arrow.FixedWidthTypes.Date32
+	// timestamp has no time zone (microseconds), as logical.Timestamp.
+	timestamp = &arrow.TimestampType{Unit: arrow.Microsecond}
+	interval  = arrow.FixedWidthTypes.MonthDayNanoInterval
 )
+
+// truncType is date_trunc's result: a date stays a date, a timestamp a timestamp.
+var truncType = Ret{Desc: "type of argument 2", Rule: func(args []arrow.DataType) (arrow.DataType, error) {
+	switch args[1].ID() {
+	case arrow.DATE32, arrow.TIMESTAMP, arrow.NULL:
+		return args[1], nil
+	}
+	return nil, qerr.Planf("function date_trunc needs a date or timestamp, not %s", args[1])
+}}
 
 func sig(args ...Arg) Sig { return Sig{Args: args} }
 
@@ -117,15 +129,32 @@ func init() {
 		scalar("if", argType(1), "argument 2 where the condition holds, else argument 3", sig(Bool, Same, Same)).lowered(),
 		scalar("try_cast", argType(1), "the value cast to a type, NULL where it does not convert (TRY_CAST(x AS type))", sig(AnyArg, AnyArg)).mayBeNull(),
 
-		// Dates.
-		scalar("date_part", fixed(bigint), "a field of a date: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch (EXTRACT)", sig(Text, Date)).alias("datepart"),
-		scalar("date_trunc", fixed(date), "the date truncated to the start of its millennium, century, decade, year, quarter, month, week or day", sig(Text, Date)).alias("datetrunc"),
+		// Dates and times.
+		scalar("date_part", fixed(bigint), "a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond (EXTRACT)", sig(Text, Temporal)).alias("datepart"),
+		scalar("date_trunc", truncType, "the date or timestamp truncated to the start of its millennium, century, decade, year, quarter, month, week, day, hour, minute, second, millisecond or microsecond", sig(Text, Temporal)).alias("datetrunc"),
 		scalar("make_date", fixed(date), "the date of a year, month and day", sig(Int, Int, Int)),
-		scalar("year", fixed(bigint), "the year of a date", sig(Date)).lowered(),
-		scalar("month", fixed(bigint), "the month of a date (1-12)", sig(Date)).lowered(),
-		scalar("day", fixed(bigint), "the day of the month of a date", sig(Date)).alias("dayofmonth").lowered(),
-		scalar("quarter", fixed(bigint), "the quarter of a date (1-4)", sig(Date)).lowered(),
-		scalar("current_date", fixed(date), "today's date (UTC), the same for the whole statement", sig()).lowered(),
+		scalar("make_timestamp", fixed(timestamp), "the timestamp of a year, month, day, hour, minute and (fractional) second", sig(Int, Int, Int, Int, Int, Float)),
+		scalar("year", fixed(bigint), "the year of a date or timestamp", sig(Temporal)).lowered(),
+		scalar("month", fixed(bigint), "the month of a date or timestamp (1-12)", sig(Temporal)).lowered(),
+		scalar("day", fixed(bigint), "the day of the month of a date or timestamp", sig(Temporal)).alias("dayofmonth").lowered(),
+		scalar("quarter", fixed(bigint), "the quarter of a date or timestamp (1-4)", sig(Temporal)).lowered(),
+		scalar("hour", fixed(bigint), "the hour of a timestamp or time (0-23)", sig(Temporal)).lowered(),
+		scalar("minute", fixed(bigint), "the minute of a timestamp or time (0-59)", sig(Temporal)).lowered(),
+		scalar("second", fixed(bigint), "the whole seconds of a timestamp or time (0-59)", sig(Temporal)).lowered(),
+		scalar("week", fixed(bigint), "the ISO week of a date or timestamp (1-53)", sig(Temporal)).alias("weekofyear").lowered(),
+		scalar("dayofweek", fixed(bigint), "the day of the week of a date or timestamp (Sunday 0 - Saturday 6)", sig(Temporal)).lowered(),
+		scalar("dayofyear", fixed(bigint), "the day of the year of a date or timestamp (1-366)", sig(Temporal)).lowered(),
+		scalar("epoch", fixed(double), "the seconds since 1970-01-01 00:00:00 of a timestamp (with the fraction), or the length of an interval in seconds", sig(Temporal)),
+		scalar("epoch_ms", fixed(bigint), "the milliseconds since 1970-01-01 00:00:00 of a timestamp", sig(Timestamp)),
+		scalar("current_date", fixed(date), "today's date (UTC), the same for the whole statement", sig()).alias("today").lowered(),
+		scalar("now", fixed(timestamp), "the current date and time (UTC, microseconds), the same for the whole statement", sig()).alias("current_timestamp", "localtimestamp").lowered(),
+		scalar("to_timestamp", fixed(timestamp), "the timestamp of seconds since 1970-01-01 00:00:00, or of a text read with a PostgreSQL pattern (YYYY-MM-DD HH24:MI:SS)", sig(Float), sig(Text, Text)),
+		scalar("strptime", fixed(timestamp), "the timestamp of a text read with a strftime format (%Y-%m-%d %H:%M:%S)", sig(Text, Text)),
+		scalar("to_char", fixed(text), "the timestamp as text by a PostgreSQL pattern (YYYY-MM-DD HH24:MI:SS.US, Mon, Day, ...)", sig(Timestamp, Text)),
+		scalar("strftime", fixed(text), "the timestamp as text by a strftime format (%Y-%m-%d %H:%M:%S, %b, %A, %j, ...)", sig(Timestamp, Text)),
+		scalar("age", fixed(interval), "argument 1 - argument 2 in years, months, days and time, each field borrowing from the next (PostgreSQL)", sig(Timestamp, Timestamp)),
+		scalar("make_interval", fixed(interval), "the interval of years, months, weeks, days, hours, minutes and (fractional) seconds, as PostgreSQL's; trailing ones may be left out", opt(6, Int, Int, Int, Int, Int, Int, Float)),
+		scalar("date_diff", fixed(bigint), "the number of unit boundaries (year, quarter, month, week, day, hour, minute, second, millisecond, microsecond) crossed from argument 2 to argument 3", sig(Text, Timestamp, Timestamp)).alias("datediff"),
 	)
 	register(aggregates...)
 }

@@ -355,6 +355,8 @@ func (c *coercer) binary(b *Binary) (Expr, error) {
 	// Arithmetic.
 	lid, rid := lt.ID(), rt.ID()
 	switch {
+	case temporalOperands(lt, rt):
+		l, r = coerceTemporalArith(b.Op, l, r, lt, rt)
 	case lid == arrow.DATE32 || rid == arrow.DATE32 || lid == arrow.INTERVAL_MONTH_DAY_NANO || rid == arrow.INTERVAL_MONTH_DAY_NANO:
 		// Date arithmetic: integers are day counts (Int64), NULL adopts the
 		// type that makes the expression valid.
@@ -629,6 +631,9 @@ func SuperType(a, b arrow.DataType) (arrow.DataType, bool) {
 	case IsString(a) && b.ID() == arrow.DATE32, a.ID() == arrow.DATE32 && IsString(b):
 		return Date, true
 	}
+	if t, ok := temporalSuperType(a, b); ok {
+		return t, true
+	}
 	ca, cb := classOf(a), classOf(b)
 	if ca == notNumeric || cb == notNumeric {
 		return nil, false
@@ -653,7 +658,7 @@ func CanCast(from, to arrow.DataType) bool {
 	if num(from) && num(to) {
 		return true
 	}
-	return from.ID() == to.ID()
+	return from.ID() == to.ID() || canCastTemporal(from, to)
 }
 
 // CastTo returns e converted to t: e itself if it already has type t, a
@@ -682,6 +687,9 @@ func foldLiteral(l *Literal, t arrow.DataType) (*Literal, bool) {
 	}
 	if l.Value == nil {
 		return &Literal{Type: t}, true
+	}
+	if f, ok := foldTemporal(l, t); ok {
+		return f, true
 	}
 	switch v := l.Value.(type) {
 	case int64:

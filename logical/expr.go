@@ -73,7 +73,8 @@ func (o *OuterRef) DataType(*Schema) (arrow.DataType, bool, error) {
 // Literal is a constant. Value is nil for NULL, else by Type: bool (Boolean),
 // int32 (Int32), int64 (Int64), float64 (Float64), string (Utf8),
 // decimal128.Num (Decimal128, unscaled), arrow.Date32 (Date32),
-// arrow.MonthDayNanoInterval (Interval).
+// arrow.Timestamp (Timestamp, microseconds), arrow.Time64 (Time,
+// microseconds), arrow.MonthDayNanoInterval (Interval).
 type Literal struct {
 	Type  arrow.DataType
 	Value any
@@ -123,8 +124,9 @@ func (l *Literal) String() string {
 		return v.ToString(l.Type.(*arrow.Decimal128Type).Scale)
 	case arrow.Date32:
 		return "DATE '" + v.FormattedString() + "'"
-	case arrow.MonthDayNanoInterval:
-		return fmt.Sprintf("INTERVAL '%d months %d days %d ns'", v.Months, v.Days, v.Nanoseconds)
+	case arrow.MonthDayNanoInterval, arrow.Timestamp, arrow.Time64:
+		s, _ := TemporalLiteralString(v)
+		return s
 	case float64:
 		return fmt.Sprint(v)
 	}

@@ -125,6 +125,15 @@ func (c *coercer) function(f *ScalarFunc) (Expr, error) {
 			default:
 				return nil, bad(i)
 			}
+		case functions.Temporal, functions.Timestamp, functions.IntervalArg:
+			a, err := temporalArg(fn.Name, sig.At(i), args[i], t)
+			if err != nil {
+				return nil, err
+			}
+			if a == nil {
+				return nil, bad(i)
+			}
+			args[i] = a
 		case functions.Same:
 			same = append(same, i)
 		}
@@ -212,10 +221,14 @@ func Call(name string, args []Expr) (Expr, error) {
 		return &Binary{Op: OpMod, Left: args[0], Right: args[1]}, nil
 	case "if":
 		return &Case{Whens: []When{{Cond: args[0], Then: args[1]}}, Else: args[2]}, nil
-	case "year", "month", "day", "quarter":
+	case "year", "month", "day", "quarter", "hour", "minute", "second", "week":
 		return &ScalarFunc{Name: "date_part", Args: []Expr{Lit(f.Name), args[0]}}, nil
+	case "dayofweek", "dayofyear":
+		return &ScalarFunc{Name: "date_part", Args: []Expr{Lit(map[string]string{"dayofweek": "dow", "dayofyear": "doy"}[f.Name]), args[0]}}, nil
 	case "current_date":
 		return &Literal{Type: Date, Value: arrow.Date32FromTime(time.Now().UTC())}, nil
+	case "now":
+		return &Literal{Type: Timestamp, Value: arrow.Timestamp(time.Now().UnixMicro())}, nil
 	}
 	return nil, qerr.Internalf("logical: function %s is marked lowered but has no lowering", f.Name)
 }

@@ -3,6 +3,7 @@ package logical
 import (
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/functions"
 )
 
@@ -46,7 +47,15 @@ func TestCallCoversRegistry(t *testing.T) {
 			}
 		}
 		for _, a := range f.Aliases {
-			if ae, err := Call(a, args); err != nil || ae.String() != e.String() {
+			ae, err := Call(a, args)
+			if l, ok := e.(*Literal); ok && err == nil {
+				// A clock (now, current_date) reads the time at each call:
+				// the alias must build a constant of the same type.
+				if al, ok := ae.(*Literal); ok && arrow.TypeEqual(al.Type, l.Type) {
+					continue
+				}
+			}
+			if err != nil || ae.String() != e.String() {
 				t.Errorf("alias %s of %s builds %v (%v), not %s", a, f.Name, ae, err, e)
 			}
 		}

@@ -8,8 +8,9 @@ import (
 )
 
 // The Arrow types Quiver's SQL uses. Integer literals are Int64, literals with
-// a decimal point are exact decimals, DATE is Date32, INTERVAL literals are
-// MonthDayNano intervals (they only appear as the right operand of date ±).
+// a decimal point are exact decimals, DATE is Date32, TIMESTAMP is a
+// timestamp of microseconds without time zone, TIME is Time64 of
+// microseconds, INTERVAL is a MonthDayNano interval.
 var (
 	Bool     arrow.DataType = arrow.FixedWidthTypes.Boolean
 	Int32    arrow.DataType = arrow.PrimitiveTypes.Int32
@@ -18,7 +19,10 @@ var (
 	String   arrow.DataType = arrow.BinaryTypes.String
 	Date     arrow.DataType = arrow.FixedWidthTypes.Date32
 	Interval arrow.DataType = arrow.FixedWidthTypes.MonthDayNanoInterval
-	Null     arrow.DataType = arrow.Null
+	// Timestamp has no time zone (arrow.FixedWidthTypes.Timestamp_us is UTC).
+	Timestamp arrow.DataType = &arrow.TimestampType{Unit: arrow.Microsecond}
+	Time      arrow.DataType = arrow.FixedWidthTypes.Time64us
+	Null      arrow.DataType = arrow.Null
 )
 
 // MaxDecimalPrecision is the largest precision of a Decimal128.
@@ -69,6 +73,14 @@ func TypeString(t arrow.DataType) string {
 		return "Null"
 	case arrow.INTERVAL_MONTH_DAY_NANO:
 		return "Interval"
+	case arrow.TIMESTAMP:
+		if arrow.TypeEqual(t, Timestamp) {
+			return "Timestamp"
+		}
+	case arrow.TIME64:
+		if arrow.TypeEqual(t, Time) {
+			return "Time"
+		}
 	}
 	return t.String()
 }
@@ -157,6 +169,9 @@ func CommonNumeric(l, r arrow.DataType) (arrow.DataType, bool) {
 // (as DuckDB, whose answers the TPC-H files hold); % gives the + rule.
 // Precision caps at 38. Int / Int is integer division (truncating toward zero).
 func ArithmeticType(op BinaryOp, l, r arrow.DataType) (arrow.DataType, error) {
+	if t, ok := temporalArithmetic(op, l, r); ok {
+		return t, nil
+	}
 	if l.ID() == arrow.DATE32 {
 		switch {
 		case r.ID() == arrow.INTERVAL_MONTH_DAY_NANO && (op == OpAdd || op == OpSub):

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // Expr is a physical expression evaluated over one input batch. The set is
@@ -26,7 +27,7 @@ type Column struct {
 
 // Literal is a constant; Value follows logical.Literal's convention: nil for
 // NULL, else bool, int32, int64, float64, string, decimal128.Num (unscaled),
-// arrow.Date32 or arrow.MonthDayNanoInterval by Type.
+// arrow.Date32, arrow.Timestamp, arrow.Time64 or arrow.MonthDayNanoInterval by Type.
 type Literal struct {
 	Type  arrow.DataType
 	Value any
@@ -179,6 +180,12 @@ func (l *Literal) String() string {
 		return v.ToString(l.Type.(*arrow.Decimal128Type).Scale)
 	case arrow.Date32:
 		return v.FormattedString()
+	case arrow.Timestamp:
+		return "TIMESTAMP '" + temporal.FormatTimestamp(int64(v)) + "'"
+	case arrow.Time64:
+		return "TIME '" + temporal.FormatTime(int64(v)) + "'"
+	case arrow.MonthDayNanoInterval:
+		return "INTERVAL '" + temporal.FormatInterval(v) + "'"
 	}
 	return fmt.Sprint(l.Value)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // exprCtx is where an expression is lowered.
@@ -381,7 +382,8 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 		}
 		return &logical.Literal{Type: logical.Date, Value: d}, nil
 	case strings.ToLower(ast.TimeLiteral), strings.ToLower(ast.TimestampLiteral):
-		return nil, qerr.NotImplementedf("sql: TIME and TIMESTAMP literals are not supported")
+		// The pre-pass turns TIME '...' and TIMESTAMP '...' into casts.
+		return nil, qerr.Planf("TIME and TIMESTAMP literals need a string")
 	case "date_add", "date_sub", "adddate", "subdate":
 		if len(n.Args) != 3 {
 			return nil, qerr.Planf("function %s: want a date and an interval", name)
@@ -427,12 +429,15 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 			// rule is "the type of argument 2").
 			return &logical.ScalarFunc{Name: "try_cast", Args: []logical.Expr{x, &logical.Literal{Type: t}}}, nil
 		}
-		return &logical.Cast{Expr: x, Type: t}, nil
+		return temporalCast(x, t)
 	case fnBool:
 		v, _ := n.Args[0].(*test_driver.ValueExpr)
 		return logical.Lit(v != nil && v.GetInt64() == 1), nil
 	case fnNullsFirst, fnNullsLast:
 		return nil, qerr.Planf("NULLS FIRST/LAST is only allowed on an ORDER BY item")
+	}
+	if e, ok, err := b.clockCall(name, len(n.Args)); ok {
+		return e, err
 	}
 	as, err := args()
 	if err != nil {
@@ -482,7 +487,11 @@ func (b *builder) interval(v, u ast.ExprNode, ctx *exprCtx) (logical.Expr, error
 	case "YEAR":
 		iv.Months = int32(12 * n)
 	default:
-		return nil, qerr.NotImplementedf("sql: INTERVAL unit %s is not supported", unit.Unit.String())
+		x, ok := temporal.ParseInterval(strconv.FormatInt(n, 10) + " " + unit.Unit.String())
+		if !ok {
+			return nil, qerr.NotImplementedf("sql: INTERVAL unit %s is not supported", unit.Unit.String())
+		}
+		iv = x
 	}
 	return &logical.Literal{Type: logical.Interval, Value: iv}, nil
 }

@@ -97,6 +97,4 @@ var notYet = map[string]bool{
 
 	"group_concat": true, "array_agg": true,
 	"listagg": true, "regr_slope": true, "regr_intercept": true, "mode": true,
-	"to_char": true, "strftime": true, "to_timestamp": true, "now": true, "current_timestamp": true,
-	"date_diff": true, "datediff": true,
 }

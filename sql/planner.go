@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -148,6 +149,7 @@ type builder struct {
 	// colAliases are the pre-pass's column lists of aliased FROM items.
 	colAliases map[string][]string
 	files      map[string]*fileSource // file sources in FROM, by placeholder name (files.go)
+	now        time.Time              // the statement's clock (temporal.go), set on first use
 }
 
 // atOff returns a planning error located at offset off of src.Text.
@@ -607,7 +609,7 @@ func (b *builder) query(text string, base int) (logical.Plan, error) {
 	if err != nil {
 		return nil, b.relocate(err, text, base)
 	}
-	rw, err := prepass(text, toks, files...)
+	rw, err := prepass(text, toks, append(files, temporalEdits(toks)...)...)
 	if err != nil {
 		return nil, b.relocate(err, text, base)
 	}

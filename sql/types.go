@@ -13,7 +13,8 @@ import (
 // Arrow type and the index after it. Names: INT/INTEGER/SMALLINT/TINYINT
 // (Int32), BIGINT (Int64), DOUBLE [PRECISION]/FLOAT/REAL (Float64),
 // DECIMAL/NUMERIC[(p[,s])], VARCHAR/CHAR/CHARACTER [VARYING]/TEXT/STRING
-// [(n)] (Utf8), DATE (Date32), BOOLEAN/BOOL (Boolean).
+// [(n)] (Utf8), DATE (Date32), BOOLEAN/BOOL (Boolean), TIMESTAMP/DATETIME
+// [(p)] [WITHOUT TIME ZONE] (Timestamp), TIME [(p)] (Time), INTERVAL.
 func parseTypeName(toks []token, i int) (arrow.DataType, int, error) {
 	if i >= len(toks) {
 		return nil, i, qerr.Planf("missing type name")
@@ -100,6 +101,14 @@ func parseTypeName(toks []token, i int) (arrow.DataType, int, error) {
 		typ = logical.Date
 	case "BOOLEAN", "BOOL":
 		typ = logical.Bool
+	case "TIMESTAMP", "DATETIME", "TIME", "TIMESTAMPTZ", "INTERVAL":
+		if _, err := args(); err != nil {
+			return nil, i, err
+		}
+		var err error
+		if typ, i, err = temporalTypeName(t, toks, i); err != nil {
+			return nil, i, err
+		}
 	default:
 		return nil, i, bad()
 	}
@@ -113,6 +122,9 @@ func typeFromString(s string) (arrow.DataType, error) {
 		return nil, qerr.Planf("bad type name %q", s)
 	}
 	t, n, err := parseTypeName(toks, 0)
+	if qerr.Is(err, qerr.NotImplemented) {
+		return nil, qerr.NotImplementedf("type %s: %s", strings.TrimSpace(s), msgOf(err))
+	}
 	if err != nil {
 		return nil, qerr.Planf("bad type name %q: %s", s, msgOf(err))
 	}

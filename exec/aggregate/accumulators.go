@@ -159,6 +159,8 @@ func newPlainAccumulator(a physical.AggregateExpr, argType arrow.DataType) (accu
 			return &minMaxAcc[arrow.Date64]{dt: argType, max: isMax}, nil
 		case arrow.TIMESTAMP:
 			return &minMaxAcc[arrow.Timestamp]{dt: argType, max: isMax}, nil
+		case arrow.TIME64:
+			return &minMaxAcc[arrow.Time64]{dt: argType, max: isMax}, nil
 		case arrow.DECIMAL128:
 			return &minMaxDecAcc{dt: argType, max: isMax}, nil
 		case arrow.BOOL:

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // arithKind selects the kernel family of an arithmetic node.
@@ -51,6 +52,14 @@ func compileArith(e *physical.Binary) (node, error) {
 		return err
 	}
 	i64 := arrow.PrimitiveTypes.Int64
+	if lt.ID() != arrow.NULL && rt.ID() != arrow.NULL && out.ID() != arrow.NULL {
+		if ok, err := compileTemporalArith(an, e, operands); ok {
+			if err != nil {
+				return nil, err
+			}
+			return an, nil
+		}
+	}
 	switch {
 	case lt.ID() == arrow.NULL || rt.ID() == arrow.NULL || out.ID() == arrow.NULL:
 		an.kind = arAllNull
@@ -175,6 +184,8 @@ func (a *arithNode) eval(ctx context.Context, mem memory.Allocator, in *input) (
 		return a.dateInterval(mem, la, ra, n, valid)
 	case arDateDiff:
 		return a.dateDiff(mem, la, ra, n, valid)
+	case arTsIvl, arTsDiff, arTimeIvl, arTimeDiff, arDateTime, arIvlIvl, arIvlMul, arIvlDiv:
+		return a.temporalArith(mem, la, ra, n, valid)
 	}
 	return nil, qerr.Internalf("eval: %s: unknown arithmetic kernel", a.expr)
 }
@@ -601,7 +612,7 @@ func (a *arithNode) dateInterval(mem memory.Allocator, la, ra arrow.Array, n int
 	} else {
 		for i := range out {
 			iv := y[i&ym]
-			d := addMonths(x[i&xm], int(sign)*int(iv.Months))
+			d := temporal.AddMonths(x[i&xm], int(sign)*int(iv.Months))
 			out[i] = int32(int64(d) + sign*(int64(iv.Days)+iv.Nanoseconds/nanosPerDay))
 		}
 	}
@@ -620,7 +631,7 @@ type negNode struct {
 func compileNegative(e *physical.Negative) (node, error) {
 	t := e.Expr.DataType()
 	switch t.ID() {
-	case arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128, arrow.NULL:
+	case arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128, arrow.NULL, arrow.INTERVAL_MONTH_DAY_NANO:
 		c, err := compileOperand(e.Expr, nil)
 		if err != nil {
 			return nil, err
@@ -670,6 +681,8 @@ func (g *negNode) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 			out[i] = x.Negate()
 		}
 		return makeArray(g.typ, n, valid, buf), nil
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return negInterval(mem, arr, g.typ, n, valid), nil
 	}
 	return nil, qerr.Internalf("eval: negation of %s", g.typ)
 }

@@ -229,6 +229,10 @@ func takeArray(ctx context.Context, mem memory.Allocator, a arrow.Array, idx []i
 	if a.DataType().ID() == arrow.NULL {
 		return array.NewNull(len(idx)), nil
 	}
+	if a.DataType().ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+		// arrow's take kernels have no 16-byte values.
+		return takeIntervals(mem, a, idx), nil
+	}
 	ia := int32Array(idx)
 	defer ia.Release()
 	out, err := compute.TakeArrayOpts(compute.WithAllocator(ctx, mem), a, ia, compute.TakeOptions{BoundsCheck: false})

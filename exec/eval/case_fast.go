@@ -34,7 +34,7 @@ type caseBranch struct {
 // caseFastType reports whether the fast path has a gather loop for t.
 func caseFastType(t arrow.DataType) bool {
 	switch t.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.DATE32,
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.DATE32, arrow.TIMESTAMP, arrow.TIME64,
 		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.STRING:
 		return true
 	}
@@ -128,7 +128,7 @@ func (c *caseNode) evalFast(ctx context.Context, mem memory.Allocator, in *input
 		return gatherCase(mem, c, choice, arrs, func(l *litVal) int16 { return int16(l.i64) }), true
 	case arrow.INT32, arrow.DATE32:
 		return gatherCase(mem, c, choice, arrs, func(l *litVal) int32 { return int32(l.i64) }), true
-	case arrow.INT64:
+	case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
 		return gatherCase(mem, c, choice, arrs, func(l *litVal) int64 { return l.i64 }), true
 	case arrow.FLOAT32:
 		return gatherCase(mem, c, choice, arrs, func(l *litVal) float32 { return float32(l.f64) }), true

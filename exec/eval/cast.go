@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // castNode converts its child's values to another type. Semantics: integer
@@ -44,7 +45,7 @@ func isIntID(id arrow.Type) bool {
 
 func castSupported(from, to arrow.DataType) bool {
 	f, t := from.ID(), to.ID()
-	if f == arrow.NULL {
+	if f == arrow.NULL || temporalCastSupported(f, t) || f == arrow.TIMESTAMP && t == arrow.TIMESTAMP {
 		return true
 	}
 	if t == arrow.STRING || t == arrow.LARGE_STRING {
@@ -93,6 +94,9 @@ func castArray(ctx context.Context, mem memory.Allocator, a arrow.Array, to arro
 		defer valid.Release()
 	}
 	tid := to.ID()
+	if out, ok, err := castTemporal(mem, a, to, valid); ok || err != nil {
+		return out, err
+	}
 	switch {
 	case tid == arrow.STRING:
 		return toString(mem, a)
@@ -191,6 +195,12 @@ func typeName(t arrow.DataType) string {
 		return "Decimal128(" + strconv.Itoa(int(d.Precision)) + ", " + strconv.Itoa(int(d.Scale)) + ")"
 	case arrow.DATE32:
 		return "Date32"
+	case arrow.TIMESTAMP:
+		return "Timestamp"
+	case arrow.TIME64:
+		return "Time"
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return "Interval"
 	case arrow.BOOL:
 		return "Boolean"
 	}
@@ -441,7 +451,7 @@ func castFromString(ctx context.Context, mem memory.Allocator, a arrow.Array, to
 			if !a.IsValid(i) {
 				continue
 			}
-			d, ok := parseDate(s)
+			d, ok := temporal.ParseDate(s)
 			if !ok {
 				return nil, bad(s)
 			}
@@ -538,7 +548,7 @@ func toString(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 				b.AppendNull()
 				continue
 			}
-			scratch = appendDate(scratch[:0], x)
+			scratch = temporal.AppendDate(scratch[:0], x)
 			b.BinaryBuilder.Append(scratch)
 		}
 	case arrow.BOOL:
@@ -552,6 +562,15 @@ func toString(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 			default:
 				b.Append("false")
 			}
+		}
+	case arrow.TIMESTAMP, arrow.TIME64, arrow.INTERVAL_MONTH_DAY_NANO:
+		for i := 0; i < n; i++ {
+			if a.IsNull(i) {
+				b.AppendNull()
+				continue
+			}
+			scratch, _ = appendTemporal(scratch[:0], a, i)
+			b.BinaryBuilder.Append(scratch)
 		}
 	default:
 		for i := 0; i < n; i++ {

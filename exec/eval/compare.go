@@ -49,7 +49,8 @@ func compileCompare(e *physical.Binary) (node, error) {
 		op = flipCmp(op)
 	}
 	switch l.typ.ID() {
-	case arrow.INT32, arrow.DATE32, arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128, arrow.STRING, arrow.NULL:
+	case arrow.INT32, arrow.DATE32, arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128, arrow.STRING, arrow.NULL,
+		arrow.TIMESTAMP, arrow.TIME64, arrow.INTERVAL_MONTH_DAY_NANO:
 	default:
 		if r.typ.ID() != arrow.NULL {
 			return nil, qerr.NotImplementedf("eval: comparison of %s is not supported", l.typ)
@@ -113,7 +114,7 @@ func (c *cmpNode) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 	switch c.l.typ.ID() {
 	case arrow.INT32, arrow.DATE32:
 		cmpDispatch(op, values[int32](la), arrOrNil[int32](ra), int32(litI64(c.r.lit)), bm)
-	case arrow.INT64:
+	case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
 		cmpDispatch(op, values[int64](la), arrOrNil[int64](ra), litI64(c.r.lit), bm)
 	case arrow.FLOAT64:
 		cmpDispatch(op, values[float64](la), arrOrNil[float64](ra), litF64(c.r.lit), bm)
@@ -133,6 +134,8 @@ func (c *cmpNode) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 		if err := c.cmpDecimal(op, la, ra, bm); err != nil {
 			return nil, err
 		}
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		cmpIntervals(op, la, ra, c.r.lit, bm)
 	default:
 		return nil, qerr.NotImplementedf("eval: comparison of %s is not supported", c.l.typ)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 func ivl(months, days int32) arrow.MonthDayNanoInterval {
@@ -395,15 +396,15 @@ func TestDecimalHelpers(t *testing.T) {
 
 func TestDates(t *testing.T) {
 	for d := int32(-800000); d < 800000; d += 97 {
-		y, m, dd := civil(d)
-		if back := daysFromCivil(y, m, dd); back != int64(d) {
+		y, m, dd := temporal.Civil(d)
+		if back := temporal.DaysFromCivil(y, m, dd); back != int64(d) {
 			t.Fatalf("civil round trip of %d: %d-%d-%d -> %d", d, y, m, dd, back)
 		}
 	}
-	if got := string(appendDate(nil, addMonths(date("2024-01-31"), 1))); got != "2024-02-29" {
+	if got := string(temporal.AppendDate(nil, temporal.AddMonths(date("2024-01-31"), 1))); got != "2024-02-29" {
 		t.Errorf("2024-01-31 + 1 month = %s", got)
 	}
-	if got := string(appendDate(nil, addMonths(date("2024-03-31"), -13))); got != "2023-02-28" {
+	if got := string(temporal.AppendDate(nil, temporal.AddMonths(date("2024-03-31"), -13))); got != "2023-02-28" {
 		t.Errorf("2024-03-31 - 13 months = %s", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 func toLowerRune(r rune) rune { return unicode.ToLower(r) }
@@ -148,6 +149,10 @@ func compileDatePart(f *physical.ScalarFunc) (node, error) {
 	}
 	if unit.lit == nil || unit.lit.null || unit.typ.ID() != arrow.STRING {
 		return nil, qerr.NotImplementedf("eval: date_part needs a constant unit, got %s", f.Args[0])
+	}
+	switch f.Args[1].DataType().ID() {
+	case arrow.TIMESTAMP, arrow.TIME64, arrow.INTERVAL_MONTH_DAY_NANO:
+		return compileTemporalPart(f, unit.lit.s)
 	}
 	u, ok := datePartUnit(unit.lit.s)
 	if !ok {
@@ -852,7 +857,7 @@ func (g *datePartNode) eval(ctx context.Context, mem memory.Allocator, in *input
 	switch g.unit {
 	case "year":
 		for i, x := range v {
-			y, _, _ := civil(x)
+			y, _, _ := temporal.Civil(x)
 			out[i] = int64(y)
 		}
 	case "zero":
@@ -875,6 +880,6 @@ func isoWeek(days int32) int64 {
 		wd += 7
 	}
 	thursday := int64(days) - wd + 4
-	y, _, _ := civil(int32(thursday))
-	return (thursday-daysFromCivil(y, 1, 1))/7 + 1
+	y, _, _ := temporal.Civil(int32(thursday))
+	return (thursday-temporal.DaysFromCivil(y, 1, 1))/7 + 1
 }

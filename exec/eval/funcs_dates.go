@@ -3,8 +3,10 @@ package eval
 import (
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // datePartUnit is the canonical name of a date_part/EXTRACT field, with
@@ -48,16 +50,16 @@ func datePartUnit(u string) (string, bool) {
 func datePartOf(unit string, x int32) int64 {
 	switch unit {
 	case "year":
-		y, _, _ := civil(x)
+		y, _, _ := temporal.Civil(x)
 		return int64(y)
 	case "month":
-		_, m, _ := civil(x)
+		_, m, _ := temporal.Civil(x)
 		return int64(m)
 	case "day":
-		_, _, d := civil(x)
+		_, _, d := temporal.Civil(x)
 		return int64(d)
 	case "quarter":
-		_, m, _ := civil(x)
+		_, m, _ := temporal.Civil(x)
 		return int64((m-1)/3 + 1)
 	case "dow": // 1970-01-01 was a Thursday (4); Sunday is 0.
 		w := (int64(x) + 4) % 7
@@ -72,25 +74,25 @@ func datePartOf(unit string, x int32) int64 {
 		}
 		return w + 1
 	case "doy":
-		y, _, _ := civil(x)
-		return int64(x) - daysFromCivil(y, 1, 1) + 1
+		y, _, _ := temporal.Civil(x)
+		return int64(x) - temporal.DaysFromCivil(y, 1, 1) + 1
 	case "week":
 		return isoWeek(x)
 	case "isoyear":
 		wd := datePartOf("isodow", x)
-		y, _, _ := civil(int32(int64(x) - wd + 4)) // the year of the week's Thursday
+		y, _, _ := temporal.Civil(int32(int64(x) - wd + 4)) // the year of the week's Thursday
 		return int64(y)
 	case "decade":
-		y, _, _ := civil(x)
-		return floorDiv(int64(y), 10)
+		y, _, _ := temporal.Civil(x)
+		return temporal.FloorDiv(int64(y), 10)
 	case "century": // 1901-2000 is the 20th; there is no year 0 century
-		y, _, _ := civil(x)
+		y, _, _ := temporal.Civil(x)
 		if y > 0 {
 			return (int64(y) + 99) / 100
 		}
 		return -((99 - int64(y)) / 100)
 	case "millennium":
-		y, _, _ := civil(x)
+		y, _, _ := temporal.Civil(x)
 		if y > 0 {
 			return (int64(y) + 999) / 1000
 		}
@@ -101,30 +103,22 @@ func datePartOf(unit string, x int32) int64 {
 	return 0
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
 // dateTrunc truncates a date to the first day of its unit.
 func dateTrunc(unit string, x int32) int64 {
-	y, m, _ := civil(x)
+	y, m, _ := temporal.Civil(x)
 	switch unit {
 	case "millennium":
-		return daysFromCivil(int((datePartOf("millennium", x)-1)*1000+1), 1, 1)
+		return temporal.DaysFromCivil(int((datePartOf("millennium", x)-1)*1000+1), 1, 1)
 	case "century":
-		return daysFromCivil(int((datePartOf("century", x)-1)*100+1), 1, 1)
+		return temporal.DaysFromCivil(int((datePartOf("century", x)-1)*100+1), 1, 1)
 	case "decade":
-		return daysFromCivil(int(floorDiv(int64(y), 10)*10), 1, 1)
+		return temporal.DaysFromCivil(int(temporal.FloorDiv(int64(y), 10)*10), 1, 1)
 	case "year":
-		return daysFromCivil(y, 1, 1)
+		return temporal.DaysFromCivil(y, 1, 1)
 	case "quarter":
-		return daysFromCivil(y, (m-1)/3*3+1, 1)
+		return temporal.DaysFromCivil(y, (m-1)/3*3+1, 1)
 	case "month":
-		return daysFromCivil(y, m, 1)
+		return temporal.DaysFromCivil(y, m, 1)
 	case "week": // ISO weeks start on Monday
 		return int64(x) - datePartOf("isodow", x) + 1
 	}
@@ -152,6 +146,9 @@ var dateKernels = kernelMap{
 		if unit.lit == nil || unit.lit.null || unit.typ.ID() != tUtf8.ID() {
 			return nil, qerr.NotImplementedf("eval: date_trunc needs a constant unit, got %s", f.Args[0])
 		}
+		if f.Args[1].DataType().ID() == arrow.TIMESTAMP {
+			return compileTruncTimestamp(f, unit.lit.s)
+		}
 		u, ok := truncUnit(unit.lit.s)
 		if !ok {
 			return nil, qerr.Execf("date_trunc: unit '%s' is not supported for a date (millennium, century, decade, year, quarter, month, week, day)", unit.lit.s)
@@ -165,9 +162,9 @@ var dateKernels = kernelMap{
 	},
 	"make_date": i64Body(tDate32, func(a []rowArg, i int) (int64, bool, error) {
 		y, m, d := a[0].int(i), a[1].int(i), a[2].int(i)
-		if y < 1 || y > 290000 || m < 1 || m > 12 || d < 1 || d > int64(daysIn(int(y), int(m))) {
+		if y < 1 || y > 290000 || m < 1 || m > 12 || d < 1 || d > int64(temporal.DaysIn(int(y), int(m))) {
 			return 0, false, qerr.Execf("make_date: %d-%02d-%02d is not a valid date", y, m, d)
 		}
-		return daysFromCivil(int(y), int(m), int(d)), true, nil
+		return temporal.DaysFromCivil(int(y), int(m), int(d)), true, nil
 	}, tInt64),
 }

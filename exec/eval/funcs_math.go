@@ -264,7 +264,8 @@ type extremeNode struct {
 func compileExtreme(f *physical.ScalarFunc) (node, error) {
 	t := normalType(f.Type)
 	switch t.ID() {
-	case arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.DATE32, arrow.STRING, arrow.DECIMAL128, arrow.BOOL, arrow.NULL:
+	case arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.DATE32, arrow.STRING, arrow.DECIMAL128, arrow.BOOL, arrow.NULL,
+		arrow.TIMESTAMP, arrow.TIME64:
 	default:
 		return nil, qerr.NotImplementedf("eval: %s of %s is not supported", f.Name, f.Type)
 	}
@@ -318,6 +319,8 @@ func (g *extremeNode) eval(ctx context.Context, mem memory.Allocator, in *input)
 			better = cmpFixed(x.Float64Values(), arrs, g.least)
 		case *array.Date32:
 			better = cmpFixed(values[int32](x), arrs, g.least)
+		case *array.Timestamp, *array.Time64: // microseconds
+			better = cmpFixed(values[int64](x), arrs, g.least)
 		case *array.String:
 			better = func(i int, j int32) bool {
 				o := arrs[j].(*array.String)

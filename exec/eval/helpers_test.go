@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // checkedMem returns an allocator that must be empty when the test ends.
@@ -112,7 +113,7 @@ func show(dt arrow.DataType, v any) string {
 	case decimal128.Num:
 		return string(appendDecimal(nil, v, dt.(*arrow.Decimal128Type).Scale))
 	case int32:
-		return string(appendDate(nil, v))
+		return string(temporal.AppendDate(nil, v))
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	case int64:
@@ -142,7 +143,7 @@ func dec(s string, scale int32) decimal128.Num {
 }
 
 func date(s string) int32 {
-	d, ok := parseDate(s)
+	d, ok := temporal.ParseDate(s)
 	if !ok {
 		panic("bad date " + s)
 	}

@@ -82,7 +82,9 @@ func compileInList(e *physical.InList) (node, error) {
 			items = append(items, *op.lit)
 		}
 	}
-	if !consts || len(e.List) == 0 || pt.ID() == arrow.NULL {
+	// Intervals compare by length (1 day = 24 hours), not by their parts:
+	// they take the equality chain.
+	if !consts || len(e.List) == 0 || pt.ID() == arrow.NULL || pt.ID() == arrow.INTERVAL_MONTH_DAY_NANO {
 		return compileInListOr(e)
 	}
 	probe, err := compileOperand(e.Expr, pt)
@@ -107,7 +109,7 @@ func compileInList(e *physical.InList) (node, error) {
 		switch pt.ID() {
 		case arrow.INT32, arrow.DATE32:
 			i32 = append(i32, int32(it.i64))
-		case arrow.INT64:
+		case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
 			i64 = append(i64, it.i64)
 		case arrow.FLOAT64:
 			f64 = append(f64, it.f64)
@@ -186,7 +188,7 @@ func (g *inListNode) eval(ctx context.Context, mem memory.Allocator, in *input) 
 	switch g.typ.ID() {
 	case arrow.INT32, arrow.DATE32:
 		probeSet(values[int32](a), g.i32, bm)
-	case arrow.INT64:
+	case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
 		probeSet(values[int64](a), g.i64, bm)
 	case arrow.FLOAT64:
 		probeSet(values[float64](a), g.f64, bm)

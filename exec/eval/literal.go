@@ -15,7 +15,7 @@ type litVal struct {
 	typ  arrow.DataType
 	null bool
 	b    bool
-	i64  int64 // Int8..Int64 and Date32 (days)
+	i64  int64 // Int8..Int64, Date32 (days), Timestamp and Time64 (microseconds)
 	f64  float64
 	dec  decimal128.Num
 	s    string
@@ -86,6 +86,18 @@ func newLit(l *physical.Literal) (litVal, error) {
 		default:
 			return bad()
 		}
+	case arrow.TIMESTAMP:
+		x, ok := l.Value.(arrow.Timestamp)
+		if !ok {
+			return bad()
+		}
+		v.i64 = int64(x)
+	case arrow.TIME64:
+		x, ok := l.Value.(arrow.Time64)
+		if !ok {
+			return bad()
+		}
+		v.i64 = int64(x)
 	case arrow.INTERVAL_MONTH_DAY_NANO:
 		x, ok := l.Value.(arrow.MonthDayNanoInterval)
 		if !ok {
@@ -124,7 +136,7 @@ func broadcast(mem memory.Allocator, v *litVal, n int) (arrow.Array, error) {
 		return fillFixed(mem, v.typ, n, int16(v.i64)), nil
 	case arrow.INT32, arrow.DATE32:
 		return fillFixed(mem, v.typ, n, int32(v.i64)), nil
-	case arrow.INT64:
+	case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
 		return fillFixed(mem, v.typ, n, v.i64), nil
 	case arrow.FLOAT32:
 		return fillFixed(mem, v.typ, n, float32(v.f64)), nil

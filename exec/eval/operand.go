@@ -94,6 +94,10 @@ func litFromArray(a arrow.Array, i int, typ arrow.DataType) (litVal, bool) {
 		v.s = a.Value(i)
 	case *array.LargeString:
 		v.s = a.Value(i)
+	case *array.Timestamp:
+		v.i64 = int64(a.Value(i))
+	case *array.Time64:
+		v.i64 = int64(a.Value(i))
 	case *array.MonthDayNanoInterval:
 		v.iv = a.Value(i)
 	default:

@@ -20,10 +20,11 @@ import (
 type rowFunc struct {
 	name string
 	args []operand
-	out  arrow.DataType // Utf8, Int64, Float64, Boolean or Date32 (from the i64 body)
+	out  arrow.DataType // Utf8, Int64, Float64, Boolean, Interval, or Date32, Timestamp, Time (from the i64 body)
 	str  func(a []rowArg, i int, dst []byte) ([]byte, bool, error)
 	i64  func(a []rowArg, i int) (int64, bool, error)
 	f64  func(a []rowArg, i int) (float64, bool, error)
+	iv   func(a []rowArg, i int) (arrow.MonthDayNanoInterval, bool, error)
 	b    func(a []rowArg, i int) (bool, bool, error)
 	// keepNull: the body sees NULL rows too (rowArg.null tells them) and
 	// decides itself (concat_ws skips NULL arguments).
@@ -34,6 +35,7 @@ type rowFunc struct {
 	// partitions at once.
 	makeStr func() func(a []rowArg, i int, dst []byte) ([]byte, bool, error)
 	makeB   func() func(a []rowArg, i int) (bool, bool, error)
+	makeI64 func() func(a []rowArg, i int) (int64, bool, error)
 }
 
 // rowArg is one argument of a rowFunc for one batch: a column's values, or a
@@ -43,7 +45,7 @@ type rowArg struct {
 	m     int
 	offs  []int32 // Utf8
 	data  []byte
-	i64   []int64 // Int64
+	i64   []int64 // Int64, Timestamp and Time64 (microseconds)
 	f64   []float64
 	i32   []int32 // Date32
 	valid []byte  // nil: no NULLs
@@ -131,7 +133,7 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 			switch o.typ.ID() {
 			case arrow.STRING:
 				ra.offs, ra.data = []int32{0, int32(len(o.lit.s))}, []byte(o.lit.s)
-			case arrow.INT64:
+			case arrow.INT64, arrow.TIMESTAMP, arrow.TIME64:
 				ra.i64 = []int64{o.lit.i64}
 			case arrow.FLOAT64:
 				ra.f64 = []float64{o.lit.f64}
@@ -153,6 +155,8 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 			ra.offs, ra.data = strParts(a)
 		case *array.Int64:
 			ra.i64 = a.Int64Values()
+		case *array.Timestamp, *array.Time64: // microseconds
+			ra.i64 = values[int64](a)
 		case *array.Float64:
 			ra.f64 = a.Float64Values()
 		case *array.Date32:
@@ -218,15 +222,23 @@ func (r *rowFunc) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 	mark := func(i int) { bitutil.ClearBit(vb, i); nulls++ }
 	var buf *memory.Buffer
 	var err error
+	i64Fn := r.i64
+	if r.makeI64 != nil {
+		i64Fn = r.makeI64()
+	}
 	switch {
-	case r.i64 != nil && r.out.ID() == arrow.DATE32:
+	case i64Fn != nil && r.out.ID() == arrow.DATE32:
 		var out []int32
 		buf, out = newFixed[int32](mem, n)
-		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return r.i64(args, i) }, func(v int64) int32 { return int32(v) })
-	case r.i64 != nil:
+		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return i64Fn(args, i) }, func(v int64) int32 { return int32(v) })
+	case i64Fn != nil:
 		var out []int64
 		buf, out = newFixed[int64](mem, n)
-		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return r.i64(args, i) }, func(v int64) int64 { return v })
+		err = fillRows(out, skip, mark, func(i int) (int64, bool, error) { return i64Fn(args, i) }, func(v int64) int64 { return v })
+	case r.iv != nil:
+		var out []arrow.MonthDayNanoInterval
+		buf, out = newFixed[arrow.MonthDayNanoInterval](mem, n)
+		err = fillRows(out, skip, mark, func(i int) (arrow.MonthDayNanoInterval, bool, error) { return r.iv(args, i) }, func(v arrow.MonthDayNanoInterval) arrow.MonthDayNanoInterval { return v })
 	case r.f64 != nil:
 		var out []float64
 		buf, out = newFixed[float64](mem, n)

@@ -154,6 +154,8 @@ func intColRange(arr arrow.Array, n int, sel []int32) colRange {
 		lo, hi, ok = keyRange(a.Date64Values(), arr, n, sel)
 	case *array.Timestamp:
 		lo, hi, ok = keyRange(a.TimestampValues(), arr, n, sel)
+	case *array.Time64:
+		lo, hi, ok = keyRange(a.Time64Values(), arr, n, sel)
 	case *array.String:
 		codes := make([]int64, n)
 		if !stringCodes(a, n, sel, codes) {
@@ -285,6 +287,8 @@ func packColumns(cols []arrow.Array, fields []packField, n int, sel []int32, dst
 			packCol(a.Date64Values(), arr, f, n, sel, dst, first)
 		case *array.Timestamp:
 			packCol(a.TimestampValues(), arr, f, n, sel, dst, first)
+		case *array.Time64:
+			packCol(a.Time64Values(), arr, f, n, sel, dst, first)
 		case *array.String:
 			if len(codes) < n {
 				codes = make([]int64, n)

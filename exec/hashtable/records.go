@@ -156,6 +156,8 @@ func encodeColumn(arr arrow.Array, c recordCol, w int, rows []int32, dst []uint6
 		encodeInts(a.Date64Values(), c.word, w, rows, dst)
 	case *array.Timestamp:
 		encodeInts(a.TimestampValues(), c.word, w, rows, dst)
+	case *array.Time64:
+		encodeInts(a.Time64Values(), c.word, w, rows, dst)
 	case *array.Boolean:
 		for _, row := range rows {
 			dst[int(row)*w+c.word] = uint64(b2i(a.Value(int(row))))
@@ -306,6 +308,8 @@ func differsColumn(arr arrow.Array, n int, diff []uint64) {
 		differsInts(a.Date64Values(), n, diff)
 	case *array.Timestamp:
 		differsInts(a.TimestampValues(), n, diff)
+	case *array.Time64:
+		differsInts(a.Time64Values(), n, diff)
 	case *array.Boolean:
 		for row := 1; row < n; row++ {
 			diff[row] |= uint64(b2i(a.Value(row) != a.Value(row-1)))

@@ -66,6 +66,8 @@ func repeatsIn(c arrow.Array, n int, rep []bool) bool {
 		repeatsFixed(a.Date64Values(), c, n, rep)
 	case *array.Timestamp:
 		repeatsFixed(a.TimestampValues(), c, n, rep)
+	case *array.Time64:
+		repeatsFixed(a.Time64Values(), c, n, rep)
 	case *array.Decimal128:
 		repeatsFixed(a.Values(), c, n, rep)
 	case *array.String:

@@ -116,7 +116,7 @@ func isIntLike(dt arrow.DataType) bool {
 	switch dt.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
+		arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP, arrow.TIME64:
 		return true
 	}
 	return false
@@ -281,6 +281,8 @@ func (t *Table) lookupInt(p *Probe, arr arrow.Array, n int, sel []int32, out []u
 		lookupIntsIn(t, p, a.Date64Values(), arr, n, sel, out, insert)
 	case *array.Timestamp:
 		lookupIntsIn(t, p, a.TimestampValues(), arr, n, sel, out, insert)
+	case *array.Time64:
+		lookupIntsIn(t, p, a.Time64Values(), arr, n, sel, out, insert)
 	default:
 		panic("exec/hash: integer key table given " + arr.DataType().String())
 	}
@@ -703,6 +705,8 @@ func newKeyColumn(dt arrow.DataType) (keyColumn, error) {
 		return newFixedKeys[arrow.Date64](dt), nil
 	case arrow.TIMESTAMP:
 		return newFixedKeys[arrow.Timestamp](dt), nil
+	case arrow.TIME64:
+		return newFixedKeys[arrow.Time64](dt), nil
 	case arrow.DECIMAL128:
 		return newFixedKeys[decimal128.Num](dt), nil
 	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY:

@@ -204,6 +204,8 @@ func hashValues(c arrow.Array, hashes []uint64) {
 		hashInts(a.Date64Values(), hashes)
 	case *array.Timestamp:
 		hashInts(a.TimestampValues(), hashes)
+	case *array.Time64:
+		hashInts(a.Time64Values(), hashes)
 	case *array.Float32:
 		for i, v := range a.Float32Values() {
 			hashes[i] = HashCombine(hashes[i], hashFloat(float64(v)))

@@ -105,6 +105,13 @@ func newParquetValues(descr *schema.Column, typ arrow.DataType, mem memory.Alloc
 		if phys == parquet.Types.Int64 {
 			return &parquetFixedWidth[int64]{mem: mem, typ: t, width: 8, decode: plainCopy[int64]}, true
 		}
+	case *arrow.TimestampType, *arrow.Time64Type:
+		// SQL's TIMESTAMP and TIME are microseconds without a time zone:
+		// other units are converted as the values are decoded.
+		if phys == parquet.Types.Int64 {
+			out, scale := temporalTarget(t)
+			return &parquetFixedWidth[int64]{mem: mem, typ: out, width: 8, decode: plainScaled(scale)}, true
+		}
 	case *arrow.Float32Type:
 		if phys == parquet.Types.Float {
 			return &parquetFixedWidth[float32]{mem: mem, typ: t, width: 4, decode: plainCopy[float32]}, true
@@ -398,6 +405,18 @@ func plainCopy[T int32 | int64 | float32 | float64](dst []T, src []byte) {
 		return
 	}
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), len(dst)*int(unsafe.Sizeof(dst[0]))), src)
+}
+
+// plainScaled decodes INT64 values multiplied by scale (> 0) or divided by
+// -scale rounding toward negative infinity (< 0); 1 copies.
+func plainScaled(scale int64) func(dst []int64, src []byte) {
+	if scale == 1 {
+		return plainCopy[int64]
+	}
+	return func(dst []int64, src []byte) {
+		plainCopy(dst, src)
+		scaleInts(dst, scale)
+	}
 }
 
 func plainWiden32(dst []decimal128.Num, src []byte) {

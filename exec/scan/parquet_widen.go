@@ -30,6 +30,7 @@ const (
 	fixDecimal32        // read as int32, widen to decimal128
 	fixDecimal64        // read as int64, widen to decimal128
 	fixDict             // string/binary read as dictionary indices, gathered here
+	fixTemporal         // a timestamp or time of another unit (or zone), to microseconds
 )
 
 // planFixes decides, per distinct field the reader returns (uniq, file
@@ -65,6 +66,11 @@ func (p *parquetSource) planFixes(uniq []int) {
 			case parquet.Types.Int64:
 				fix, as = fixDecimal64, arrow.PrimitiveTypes.Int64
 			}
+		case *arrow.TimestampType, *arrow.Time32Type, *arrow.Time64Type:
+			if out, _ := temporalTarget(sf.Field.Type); !arrow.TypeEqual(out, sf.Field.Type) {
+				p.fix[i], p.fixType[i] = fixTemporal, sf.Field.Type
+			}
+			continue
 		}
 		if fix == fixNone {
 			continue
@@ -129,6 +135,8 @@ func (p *parquetSource) convert(col arrow.Array, fix colFix, typ arrow.DataType)
 		return widenDecimal(p.alloc(), d, typ, col.(*array.Int32).Int32Values()), nil
 	case fixDecimal64:
 		return widenDecimal(p.alloc(), d, typ, col.(*array.Int64).Int64Values()), nil
+	case fixTemporal:
+		return toMicros(p.alloc(), col), nil
 	}
 	col.Retain()
 	return col, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // SortKeyCol is one sort key column of one batch with typed access to its
@@ -116,6 +117,17 @@ func (k *decimalKey) cmp(i int, o SortKeyCol, j int) int {
 	return k.vals[i].Cmp(o.(*decimalKey).vals[j])
 }
 
+// intervalKey orders intervals by length (a month as 30 days, a day as 24
+// hours), as comparisons do.
+type intervalKey struct {
+	nullBits
+	vals []arrow.MonthDayNanoInterval
+}
+
+func (k *intervalKey) cmp(i int, o SortKeyCol, j int) int {
+	return temporal.CompareIntervals(k.vals[i], o.(*intervalKey).vals[j])
+}
+
 // newSortKeyCol returns typed access to a's values.
 func newSortKeyCol(a arrow.Array) (SortKeyCol, error) {
 	nb := newNullBits(a)
@@ -153,6 +165,8 @@ func newSortKeyCol(a arrow.Array) (SortKeyCol, error) {
 		return &bytesKey[int64]{nb, arrow.GetOffsets[int64](d, 1), valueBytes(d)}, nil
 	case arrow.DECIMAL128:
 		return &decimalKey{nb, a.(*array.Decimal128).Values()}, nil
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return &intervalKey{nb, arrow.GetValues[arrow.MonthDayNanoInterval](d, 1)}, nil
 	case arrow.NULL:
 		return &orderedKey[int8]{nullBits{valid: make([]byte, bitutil.BytesForBits(int64(a.Len())))}, nil}, nil
 	}

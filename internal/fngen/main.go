@@ -47,11 +47,25 @@ func goName(name string) string {
 	return b.String()
 }
 
-// paramNames are the parameter names for each argument class.
-var paramNames = map[functions.Arg]string{
-	functions.AnyArg: "x", functions.Text: "s", functions.Int: "n", functions.Float: "x",
-	functions.Number: "x", functions.Date: "d", functions.Bool: "cond", functions.Same: "v",
-	functions.Display: "x",
+// paramName is the parameter name for an argument class.
+func paramName(a functions.Arg) string {
+	switch a {
+	case functions.Text:
+		return "s"
+	case functions.Int:
+		return "n"
+	case functions.Date:
+		return "d"
+	case functions.Bool:
+		return "cond"
+	case functions.Same:
+		return "v"
+	case functions.Temporal, functions.Timestamp:
+		return "t"
+	case functions.IntervalArg:
+		return "iv"
+	}
+	return "x"
 }
 
 // params names a signature's leading arguments, numbering repeats
@@ -60,7 +74,7 @@ func params(args []functions.Arg) []string {
 	seen := map[string]int{}
 	out := make([]string, len(args))
 	for i, a := range args {
-		n := paramNames[a]
+		n := paramName(a)
 		seen[n]++
 		if seen[n] > 1 {
 			n = fmt.Sprintf("%s%d", n, seen[n])

@@ -1,10 +1,10 @@
-package eval
+package temporal
 
 // Proleptic Gregorian calendar arithmetic on days since 1970-01-01, without
 // time.Time (no allocation, no time zones).
 
-// civil converts days since the epoch to year, month (1-12), day (1-31).
-func civil(days int32) (y, m, d int) {
+// Civil converts days since the epoch to year, month (1-12), day (1-31).
+func Civil(days int32) (y, m, d int) {
 	z := int64(days) + 719468
 	era := z / 146097
 	if z < 0 && z%146097 != 0 {
@@ -26,8 +26,8 @@ func civil(days int32) (y, m, d int) {
 	return int(yy), int(mm), int(dd)
 }
 
-// daysFromCivil is civil's inverse.
-func daysFromCivil(y, m, d int) int64 {
+// DaysFromCivil is civil's inverse.
+func DaysFromCivil(y, m, d int) int64 {
 	yy := int64(y)
 	if m <= 2 {
 		yy--
@@ -48,12 +48,12 @@ func daysFromCivil(y, m, d int) int64 {
 	return era*146097 + doe - 719468
 }
 
-func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
+func IsLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
 
-func daysIn(y, m int) int {
+func DaysIn(y, m int) int {
 	switch m {
 	case 2:
-		if isLeap(y) {
+		if IsLeap(y) {
 			return 29
 		}
 		return 28
@@ -63,13 +63,13 @@ func daysIn(y, m int) int {
 	return 31
 }
 
-// addMonths adds k months to a date, clamping the day to the last day of the
+// AddMonths adds k months to a date, clamping the day to the last day of the
 // resulting month (2024-01-31 + 1 month = 2024-02-29).
-func addMonths(days int32, k int) int32 {
+func AddMonths(days int32, k int) int32 {
 	if k == 0 {
 		return days
 	}
-	y, m, d := civil(days)
+	y, m, d := Civil(days)
 	t := y*12 + (m - 1) + k
 	ny, nm := t/12, t%12
 	if nm < 0 {
@@ -77,15 +77,15 @@ func addMonths(days int32, k int) int32 {
 		ny--
 	}
 	nm++
-	if dm := daysIn(ny, nm); d > dm {
+	if dm := DaysIn(ny, nm); d > dm {
 		d = dm
 	}
-	return int32(daysFromCivil(ny, nm, d))
+	return int32(DaysFromCivil(ny, nm, d))
 }
 
-// appendDate formats YYYY-MM-DD.
-func appendDate(dst []byte, days int32) []byte {
-	y, m, d := civil(days)
+// AppendDate formats YYYY-MM-DD.
+func AppendDate(dst []byte, days int32) []byte {
+	y, m, d := Civil(days)
 	if y < 0 {
 		dst = append(dst, '-')
 		y = -y
@@ -109,8 +109,8 @@ func append4(dst []byte, y int) []byte {
 	return append(dst, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10))
 }
 
-// parseDate parses YYYY-MM-DD (surrounding spaces allowed).
-func parseDate(s string) (int32, bool) {
+// ParseDate parses YYYY-MM-DD (surrounding spaces allowed).
+func ParseDate(s string) (int32, bool) {
 	s = trimSpace(s)
 	i, y, ok := digitsAt(s, 0)
 	if !ok || i >= len(s) || s[i] != '-' || i < 4 {
@@ -124,10 +124,10 @@ func parseDate(s string) (int32, bool) {
 	if !ok || k != len(s) || k-j-1 > 2 {
 		return 0, false
 	}
-	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+	if m < 1 || m > 12 || d < 1 || d > DaysIn(y, m) {
 		return 0, false
 	}
-	days := daysFromCivil(y, m, d)
+	days := DaysFromCivil(y, m, d)
 	if days < -1<<31 || days > 1<<31-1 {
 		return 0, false
 	}
@@ -141,4 +141,14 @@ func digitsAt(s string, i int) (int, int, bool) {
 		i++
 	}
 	return i, v, i > start
+}
+
+func trimSpace(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t' || s[len(s)-1] == '\n' || s[len(s)-1] == '\r') {
+		s = s[:len(s)-1]
+	}
+	return s
 }
