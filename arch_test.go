@@ -38,15 +38,16 @@ var allowed = map[string][]string{
 	"exec/eval":         {"physical", "functions", "qerr"},
 	"settings":          {"physical", "qerr"},
 	"cache":             {"physical", "settings", "qerr"},
-	"logical/codec":     {"logical", "catalog", "rpc", "arrowpb", "functions", "qerr"},
-	"physical/codec":    {"physical", "rpc", "arrowpb", "qerr"},
+	"logical/codec":     {"logical", "catalog", "rpc", "arrowpb", "wire", "functions", "qerr"},
+	"physical/codec":    {"physical", "rpc", "arrowpb", "wire", "qerr"},
+	"wire":              {"qerr"},
 	"arrowpb":           {"rpc", "qerr"},
 	"physical/stage":    {"physical", "qerr"},
 	"rpc":               {},
 	"auth":              {"qerr"},
 	"internal/fngen":    {"functions", "qerr"},
-	"executor":          {"exec", "exec/...", "format", "physical", "physical/codec", "arrowpb", "rpc", "settings", "auth", "functions", "qerr"},
-	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "arrowpb", "catalog", "cache", "rpc", "settings", "auth", "functions", "qerr"},
+	"executor":          {"exec", "exec/...", "format", "physical", "physical/codec", "wire", "arrowpb", "rpc", "settings", "auth", "functions", "qerr"},
+	"scheduler":         {"physical", "physical/planner", "physical/stage", "physical/codec", "logical", "logical/codec", "wire", "arrowpb", "catalog", "cache", "rpc", "settings", "auth", "functions", "qerr"},
 }
 
 // everywhere are leaf packages every package may import: the calendar and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/logical/optimizer"
@@ -268,7 +269,7 @@ func TestMemoryTable(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	schema, err := EncodeSchema(testTable().Schema)
+	schema, err := arrowpb.EncodeSchema(testTable().Schema)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
 package codec
 
 import (
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
-	"google.golang.org/protobuf/proto"
+	"github.com/quiverdb/quiver/wire"
 )
 
 // EncodeExpr encodes one logical expression to bytes.
@@ -13,20 +14,16 @@ func EncodeExpr(e logical.Expr) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return nil, qerr.Internalf("codec: marshal expression: %w", err)
-	}
-	return b, nil
+	return wire.Marshal(m, "expression")
 }
 
 // DecodeExpr decodes an expression made by EncodeExpr. It is not typed
 // against any schema (there is none); it never panics.
 func DecodeExpr(b []byte) (e logical.Expr, err error) {
-	defer recoverInto(&err)
+	defer wire.Recover(&err)
 	var m rpc.LogicalExpr
-	if err := unmarshal(b, &m); err != nil {
-		return nil, qerr.Internalf("codec: unmarshal expression: %w", err)
+	if err := wire.Unmarshal(b, &m, "expression"); err != nil {
+		return nil, err
 	}
 	e, err = decodeExpr(&m)
 	if err != nil {
@@ -37,18 +34,7 @@ func DecodeExpr(b []byte) (e logical.Expr, err error) {
 }
 
 func encodeExprs(es []logical.Expr) ([]*rpc.LogicalExpr, error) {
-	if es == nil {
-		return nil, nil
-	}
-	out := make([]*rpc.LogicalExpr, len(es))
-	for i, e := range es {
-		m, err := encodeExpr(e)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = m
-	}
-	return out, nil
+	return wire.Map(es, encodeExpr)
 }
 
 func encodeOptExpr(e logical.Expr) (*rpc.LogicalExpr, error) {
@@ -65,13 +51,13 @@ func encodeExpr(e logical.Expr) (*rpc.LogicalExpr, error) {
 	case *logical.Column:
 		return &rpc.LogicalExpr{Kind: &rpc.LogicalExpr_Column{Column: &rpc.LogicalColumn{Qualifier: e.Qualifier, Name: e.Name}}}, nil
 	case *logical.OuterRef:
-		t, err := EncodeType(e.Type)
+		t, err := arrowpb.EncodeType(e.Type)
 		if err != nil {
 			return nil, err
 		}
 		return &rpc.LogicalExpr{Kind: &rpc.LogicalExpr_OuterRef{OuterRef: &rpc.LogicalOuterRef{Qualifier: e.Qualifier, Name: e.Name, Type: t, Nullable: e.Nullable}}}, nil
 	case *logical.Literal:
-		l, err := encodeLiteral(e.Type, e.Value)
+		l, err := arrowpb.EncodeLiteral(e.Type, e.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +101,7 @@ func encodeExpr(e logical.Expr) (*rpc.LogicalExpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := EncodeType(e.Type)
+		t, err := arrowpb.EncodeType(e.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -202,18 +188,7 @@ func encodeExpr(e logical.Expr) (*rpc.LogicalExpr, error) {
 }
 
 func decodeExprs(ms []*rpc.LogicalExpr) ([]logical.Expr, error) {
-	if ms == nil {
-		return nil, nil
-	}
-	out := make([]logical.Expr, len(ms))
-	for i, m := range ms {
-		e, err := decodeExpr(m)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = e
-	}
-	return out, nil
+	return wire.Map(ms, decodeExpr)
 }
 
 func decodeOptExpr(m *rpc.LogicalExpr) (logical.Expr, error) {
@@ -238,13 +213,13 @@ func decodeExpr(m *rpc.LogicalExpr) (logical.Expr, error) {
 		if o == nil || o.Name == "" {
 			return nil, qerr.Internalf("codec: outer reference without a name")
 		}
-		t, err := DecodeType(o.Type)
+		t, err := arrowpb.DecodeType(o.Type)
 		if err != nil {
 			return nil, err
 		}
 		return &logical.OuterRef{Qualifier: o.Qualifier, Name: o.Name, Type: t, Nullable: o.Nullable}, nil
 	case *rpc.LogicalExpr_Literal:
-		t, v, err := decodeLiteral(k.Literal)
+		t, v, err := arrowpb.DecodeLiteral(k.Literal)
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +279,7 @@ func decodeExpr(m *rpc.LogicalExpr) (logical.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := DecodeType(k.Cast.Type)
+		t, err := arrowpb.DecodeType(k.Cast.Type)
 		if err != nil {
 			return nil, err
 		}

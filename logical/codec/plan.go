@@ -2,11 +2,12 @@ package codec
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
-	"google.golang.org/protobuf/proto"
+	"github.com/quiverdb/quiver/wire"
 )
 
 // Encode serialises a logical plan (rpc.LogicalPlan).
@@ -15,21 +16,17 @@ func Encode(p logical.Plan) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return nil, qerr.Internalf("codec: marshal logical plan: %w", err)
-	}
-	return b, nil
+	return wire.Marshal(m, "logical plan")
 }
 
 // Decode parses a plan made by Encode and rebuilds it through logical's
 // constructors. Malformed input is a qerr Internal error, never a panic; a
 // plan that decodes but does not type-check keeps the constructor's error.
 func Decode(b []byte) (p logical.Plan, err error) {
-	defer recoverInto(&err)
+	defer wire.Recover(&err)
 	var m rpc.LogicalPlan
-	if err := unmarshal(b, &m); err != nil {
-		return nil, qerr.Internalf("codec: unmarshal logical plan: %w", err)
+	if err := wire.Unmarshal(b, &m, "logical plan"); err != nil {
+		return nil, err
 	}
 	return DecodePlan(&m)
 }
@@ -39,7 +36,7 @@ func EncodePlan(p logical.Plan) (*rpc.LogicalPlan, error) { return encodePlan(p)
 
 // DecodePlan converts a protobuf plan message back to a plan; it never panics.
 func DecodePlan(m *rpc.LogicalPlan) (p logical.Plan, err error) {
-	defer recoverInto(&err)
+	defer wire.Recover(&err)
 	p, err = decodePlan(m)
 	if err != nil {
 		if qerr.KindOf(err) != qerr.Internal {
@@ -56,14 +53,6 @@ func DecodePlan(m *rpc.LogicalPlan) (p logical.Plan, err error) {
 	}
 	probe(p)
 	return p, nil
-}
-
-// recoverInto turns a panic during decoding (a malformed plan that slipped
-// past validation) into an Internal error.
-func recoverInto(err *error) {
-	if r := recover(); r != nil {
-		*err = qerr.Internalf("codec: malformed input: %v", r)
-	}
 }
 
 // probe calls every node's and expression's display and schema methods so
@@ -107,7 +96,7 @@ func encodeFields(s *logical.Schema) ([]*rpc.LogicalField, error) {
 	}
 	out := make([]*rpc.LogicalField, len(s.Fields))
 	for i, f := range s.Fields {
-		t, err := EncodeType(f.Type)
+		t, err := arrowpb.EncodeType(f.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +111,7 @@ func decodeFields(ms []*rpc.LogicalField) (*logical.Schema, error) {
 		if m == nil {
 			return nil, qerr.Internalf("codec: missing schema field")
 		}
-		t, err := DecodeType(m.Type)
+		t, err := arrowpb.DecodeType(m.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +125,7 @@ func encodeTable(t *catalog.Table) (*rpc.TableDef, error) {
 	if t == nil {
 		return nil, qerr.Internalf("codec: scan without a table")
 	}
-	s, err := EncodeSchema(t.Schema)
+	s, err := arrowpb.EncodeSchema(t.Schema)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +145,7 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 	if m.Name == "" {
 		return nil, qerr.Internalf("codec: table without a name")
 	}
-	s, err := DecodeSchema(m.Schema)
+	s, err := arrowpb.DecodeSchema(m.Schema)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +155,7 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 	}
 	switch t.Format {
 	case catalog.Memory:
-		if m.MemoryPartitions < 0 || m.MemoryPartitions > MaxPartitions {
+		if m.MemoryPartitions < 0 || m.MemoryPartitions > wire.MaxPartitions {
 			return nil, qerr.Internalf("codec: memory table %q has %d partitions", m.Name, m.MemoryPartitions)
 		}
 		// The batches stay where the table was registered: one nil slice per partition.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical/optimizer"
 	"github.com/quiverdb/quiver/physical"
@@ -255,7 +256,7 @@ func TestOtherNodes(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	s, err := EncodeSchema(testSchema())
+	s, err := arrowpb.EncodeSchema(testSchema())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
 package codec
 
 import (
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
-	"google.golang.org/protobuf/proto"
+	"github.com/quiverdb/quiver/wire"
 )
 
 // unchecked is the input width that disables column-index checks (for
@@ -17,37 +18,22 @@ func EncodeExpr(e physical.Expr) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return nil, qerr.Internalf("codec: marshal expression: %w", err)
-	}
-	return b, nil
+	return wire.Marshal(m, "expression")
 }
 
 // DecodeExpr decodes an expression made by EncodeExpr. Column indices are
 // not checked against any input (there is none).
 func DecodeExpr(b []byte) (e physical.Expr, err error) {
-	defer recoverInto(&err)
+	defer wire.Recover(&err)
 	var m rpc.PhysicalExpr
-	if err := unmarshal(b, &m); err != nil {
-		return nil, qerr.Internalf("codec: unmarshal expression: %w", err)
+	if err := wire.Unmarshal(b, &m, "expression"); err != nil {
+		return nil, err
 	}
 	return decodeExpr(&m, unchecked)
 }
 
 func encodeExprs(es []physical.Expr) ([]*rpc.PhysicalExpr, error) {
-	if es == nil {
-		return nil, nil
-	}
-	out := make([]*rpc.PhysicalExpr, len(es))
-	for i, e := range es {
-		m, err := encodeExpr(e)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = m
-	}
-	return out, nil
+	return wire.Map(es, encodeExpr)
 }
 
 // encodeOptExpr encodes e, or nil when e is nil.
@@ -63,13 +49,13 @@ func encodeExpr(e physical.Expr) (*rpc.PhysicalExpr, error) {
 	case nil:
 		return nil, qerr.Internalf("codec: missing expression")
 	case *physical.Column:
-		t, err := EncodeType(e.Type)
+		t, err := arrowpb.EncodeType(e.Type)
 		if err != nil {
 			return nil, err
 		}
 		return &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Column{Column: &rpc.PhysicalColumn{Index: int32(e.Index), Name: e.Name, Type: t}}}, nil
 	case *physical.Literal:
-		l, err := encodeLiteral(e.Type, e.Value)
+		l, err := arrowpb.EncodeLiteral(e.Type, e.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +69,7 @@ func encodeExpr(e physical.Expr) (*rpc.PhysicalExpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := EncodeType(e.Type)
+		t, err := arrowpb.EncodeType(e.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +97,7 @@ func encodeExpr(e physical.Expr) (*rpc.PhysicalExpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := EncodeType(e.Type)
+		t, err := arrowpb.EncodeType(e.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +122,7 @@ func encodeExpr(e physical.Expr) (*rpc.PhysicalExpr, error) {
 		if m.Else, err = encodeOptExpr(e.Else); err != nil {
 			return nil, err
 		}
-		if m.Type, err = EncodeType(e.Type); err != nil {
+		if m.Type, err = arrowpb.EncodeType(e.Type); err != nil {
 			return nil, err
 		}
 		return &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Case{Case: m}}, nil
@@ -165,7 +151,7 @@ func encodeExpr(e physical.Expr) (*rpc.PhysicalExpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := EncodeType(e.Type)
+		t, err := arrowpb.EncodeType(e.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -175,18 +161,7 @@ func encodeExpr(e physical.Expr) (*rpc.PhysicalExpr, error) {
 }
 
 func decodeExprs(ms []*rpc.PhysicalExpr, width int) ([]physical.Expr, error) {
-	if ms == nil {
-		return nil, nil
-	}
-	out := make([]physical.Expr, len(ms))
-	for i, m := range ms {
-		e, err := decodeExpr(m, width)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = e
-	}
-	return out, nil
+	return wire.Map(ms, func(m *rpc.PhysicalExpr) (physical.Expr, error) { return decodeExpr(m, width) })
 }
 
 func decodeOptExpr(m *rpc.PhysicalExpr, width int) (physical.Expr, error) {
@@ -211,13 +186,13 @@ func decodeExpr(m *rpc.PhysicalExpr, width int) (physical.Expr, error) {
 		if c.Index < 0 || (width != unchecked && int(c.Index) >= width) {
 			return nil, qerr.Internalf("codec: column %q index %d out of range for an input of %d columns", c.Name, c.Index, width)
 		}
-		t, err := DecodeType(c.Type)
+		t, err := arrowpb.DecodeType(c.Type)
 		if err != nil {
 			return nil, err
 		}
 		return &physical.Column{Index: int(c.Index), Name: c.Name, Type: t}, nil
 	case *rpc.PhysicalExpr_Literal:
-		t, v, err := decodeLiteral(k.Literal)
+		t, v, err := arrowpb.DecodeLiteral(k.Literal)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +213,7 @@ func decodeExpr(m *rpc.PhysicalExpr, width int) (physical.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := DecodeType(b.Type)
+		t, err := arrowpb.DecodeType(b.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -272,7 +247,7 @@ func decodeExpr(m *rpc.PhysicalExpr, width int) (physical.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := DecodeType(k.Cast.Type)
+		t, err := arrowpb.DecodeType(k.Cast.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +279,7 @@ func decodeExpr(m *rpc.PhysicalExpr, width int) (physical.Expr, error) {
 		if out.Else, err = decodeOptExpr(c.Else, width); err != nil {
 			return nil, err
 		}
-		if out.Type, err = DecodeType(c.Type); err != nil {
+		if out.Type, err = arrowpb.DecodeType(c.Type); err != nil {
 			return nil, err
 		}
 		return out, nil
@@ -348,7 +323,7 @@ func decodeExpr(m *rpc.PhysicalExpr, width int) (physical.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := DecodeType(f.Type)
+		t, err := arrowpb.DecodeType(f.Type)
 		if err != nil {
 			return nil, err
 		}

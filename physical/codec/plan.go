@@ -1,10 +1,11 @@
 package codec
 
 import (
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
-	"google.golang.org/protobuf/proto"
+	"github.com/quiverdb/quiver/wire"
 )
 
 // Encode serialises a physical plan (rpc.PhysicalPlan).
@@ -13,20 +14,16 @@ func Encode(p physical.Plan) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return nil, qerr.Internalf("codec: marshal physical plan: %w", err)
-	}
-	return b, nil
+	return wire.Marshal(m, "physical plan")
 }
 
 // Decode parses and validates a plan made by Encode. Malformed input is a
 // qerr Internal error, never a panic.
 func Decode(b []byte) (p physical.Plan, err error) {
-	defer recoverInto(&err)
+	defer wire.Recover(&err)
 	var m rpc.PhysicalPlan
-	if err := unmarshal(b, &m); err != nil {
-		return nil, qerr.Internalf("codec: unmarshal physical plan: %w", err)
+	if err := wire.Unmarshal(b, &m, "physical plan"); err != nil {
+		return nil, err
 	}
 	return DecodePlan(&m)
 }
@@ -37,21 +34,13 @@ func EncodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) { return encodePlan(
 
 // DecodePlan converts and validates a protobuf plan message; it never panics.
 func DecodePlan(m *rpc.PhysicalPlan) (p physical.Plan, err error) {
-	defer recoverInto(&err)
+	defer wire.Recover(&err)
 	p, err = decodePlan(m)
 	if err != nil {
 		return nil, err
 	}
 	probe(p)
 	return p, nil
-}
-
-// recoverInto turns a panic during decoding (a malformed plan that slipped
-// past validation) into an Internal error.
-func recoverInto(err *error) {
-	if r := recover(); r != nil {
-		*err = qerr.Internalf("codec: malformed input: %v", r)
-	}
 }
 
 // probe calls every node's derived methods so that a plan that would panic
@@ -171,7 +160,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 	case nil:
 		return nil, qerr.Internalf("codec: missing physical plan")
 	case *physical.Scan:
-		fs, err := EncodeSchema(n.FileSchema)
+		fs, err := arrowpb.EncodeSchema(n.FileSchema)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +213,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 			if err != nil {
 				return nil, err
 			}
-			t, err := EncodeType(a.Type)
+			t, err := arrowpb.EncodeType(a.Type)
 			if err != nil {
 				return nil, err
 			}
@@ -311,7 +300,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_Union{Union: &rpc.PhysicalUnion{Inputs: ins}}}, nil
 	case *physical.Values:
-		s, err := EncodeSchema(n.OutSchema)
+		s, err := arrowpb.EncodeSchema(n.OutSchema)
 		if err != nil {
 			return nil, err
 		}
@@ -322,7 +311,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 				if l == nil {
 					return nil, qerr.Internalf("codec: Values row %d column %d is missing", i, j)
 				}
-				lm, err := encodeLiteral(l.Type, l.Value)
+				lm, err := arrowpb.EncodeLiteral(l.Type, l.Value)
 				if err != nil {
 					return nil, err
 				}
@@ -332,7 +321,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_Values{Values: m}}, nil
 	case *physical.Empty:
-		s, err := EncodeSchema(n.OutSchema)
+		s, err := arrowpb.EncodeSchema(n.OutSchema)
 		if err != nil {
 			return nil, err
 		}
@@ -366,21 +355,21 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 			Input: in, JobId: n.JobID, StageId: int32(n.StageID), Keys: keys, N: int32(n.N),
 			Compression: string(n.Compression), Pinned: n.Pinned}}}, nil
 	case *physical.UnresolvedShuffle:
-		s, err := EncodeSchema(n.OutSchema)
+		s, err := arrowpb.EncodeSchema(n.OutSchema)
 		if err != nil {
 			return nil, err
 		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_UnresolvedShuffle{UnresolvedShuffle: &rpc.PhysicalUnresolvedShuffle{
 			StageId: int32(n.StageID), Schema: s, Partitions: int32(n.Partitions)}}}, nil
 	case *physical.ShuffleReader:
-		s, err := EncodeSchema(n.OutSchema)
+		s, err := arrowpb.EncodeSchema(n.OutSchema)
 		if err != nil {
 			return nil, err
 		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_ShuffleReader{ShuffleReader: &rpc.PhysicalShuffleReader{
 			StageId: int32(n.StageID), Schema: s, Locations: encodeLocations(n.Locations)}}}, nil
 	case *physical.CacheReader:
-		s, err := EncodeSchema(n.OutSchema)
+		s, err := arrowpb.EncodeSchema(n.OutSchema)
 		if err != nil {
 			return nil, err
 		}
@@ -613,7 +602,7 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if n == nil {
 			break
 		}
-		s, err := DecodeSchema(n.Schema)
+		s, err := arrowpb.DecodeSchema(n.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -624,7 +613,7 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 			}
 			row := make([]*physical.Literal, len(rm.Values))
 			for j, lm := range rm.Values {
-				t, val, err := decodeLiteral(lm)
+				t, val, err := arrowpb.DecodeLiteral(lm)
 				if err != nil {
 					return nil, err
 				}
@@ -638,7 +627,7 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if n == nil {
 			break
 		}
-		s, err := DecodeSchema(n.Schema)
+		s, err := arrowpb.DecodeSchema(n.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -652,7 +641,7 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n.N < 1 || n.N > MaxPartitions {
+		if n.N < 1 || n.N > wire.MaxPartitions {
 			return nil, qerr.Internalf("codec: repartition into %d partitions", n.N)
 		}
 		keys, err := decodeExprs(n.Keys, width(in))
@@ -677,11 +666,11 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if n == nil {
 			break
 		}
-		s, err := DecodeSchema(n.Schema)
+		s, err := arrowpb.DecodeSchema(n.Schema)
 		if err != nil {
 			return nil, err
 		}
-		if n.StageId < 0 || n.Partitions < 0 || n.Partitions > MaxPartitions {
+		if n.StageId < 0 || n.Partitions < 0 || n.Partitions > wire.MaxPartitions {
 			return nil, qerr.Internalf("codec: unresolved shuffle stage=%d partitions=%d is invalid", n.StageId, n.Partitions)
 		}
 		return &physical.UnresolvedShuffle{StageID: int(n.StageId), OutSchema: s, Partitions: int(n.Partitions)}, nil
@@ -690,7 +679,7 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if n == nil {
 			break
 		}
-		s, err := DecodeSchema(n.Schema)
+		s, err := arrowpb.DecodeSchema(n.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -707,7 +696,7 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if n == nil {
 			break
 		}
-		s, err := DecodeSchema(n.Schema)
+		s, err := arrowpb.DecodeSchema(n.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -752,7 +741,7 @@ func decodeScan(n *rpc.PhysicalScan) (physical.Plan, error) {
 	default:
 		return nil, qerr.Internalf("codec: scan of %q has unknown format %q", n.Table, n.Format)
 	}
-	fs, err := DecodeSchema(n.FileSchema)
+	fs, err := arrowpb.DecodeSchema(n.FileSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -837,7 +826,7 @@ func decodeAggregate(n *rpc.PhysicalHashAggregate) (physical.Plan, error) {
 		if arg == nil && fn != physical.AggCount {
 			return nil, qerr.Internalf("codec: aggregate %s(%s) has no argument", fn, am.Name)
 		}
-		t, err := DecodeType(am.Type)
+		t, err := arrowpb.DecodeType(am.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -859,7 +848,7 @@ func decodeShuffleWriter(n *rpc.PhysicalShuffleWriter) (physical.Plan, error) {
 	if n.JobId != "" && !physical.ValidJobID(n.JobId) {
 		return nil, qerr.Internalf("codec: shuffle writer has invalid job id %q", n.JobId)
 	}
-	if n.StageId < 0 || n.N < 0 || n.N > MaxPartitions {
+	if n.StageId < 0 || n.N < 0 || n.N > wire.MaxPartitions {
 		return nil, qerr.Internalf("codec: shuffle writer stage=%d n=%d is invalid", n.StageId, n.N)
 	}
 	if len(n.Keys) > 0 && n.N < 1 {

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -16,7 +17,7 @@ func encodeRecursiveQuery(n *physical.RecursiveQuery) (*rpc.PhysicalPlan, error)
 	if err != nil {
 		return nil, err
 	}
-	s, err := EncodeSchema(n.OutSchema)
+	s, err := arrowpb.EncodeSchema(n.OutSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +31,7 @@ func decodeRecursiveQuery(m *rpc.PhysicalRecursiveQuery) (physical.Plan, error) 
 	if m == nil {
 		return nil, qerr.Internalf("codec: empty recursive query")
 	}
-	s, err := DecodeSchema(m.Schema)
+	s, err := arrowpb.DecodeSchema(m.Schema)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func decodeRecursiveQuery(m *rpc.PhysicalRecursiveQuery) (physical.Plan, error) 
 }
 
 func encodeWorkTable(n *physical.WorkTable) (*rpc.PhysicalPlan, error) {
-	s, err := EncodeSchema(n.OutSchema)
+	s, err := arrowpb.EncodeSchema(n.OutSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func decodeWorkTable(m *rpc.PhysicalWorkTable) (physical.Plan, error) {
 	if m == nil {
 		return nil, qerr.Internalf("codec: empty work table")
 	}
-	s, err := DecodeSchema(m.Schema)
+	s, err := arrowpb.DecodeSchema(m.Schema)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -25,7 +26,7 @@ func encodeWindow(n *physical.Window) (*rpc.PhysicalPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := EncodeType(f.Type)
+		t, err := arrowpb.EncodeType(f.Type)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +88,7 @@ func decodeWindow(n *rpc.PhysicalWindow) (physical.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := DecodeType(fm.Type)
+		t, err := arrowpb.DecodeType(fm.Type)
 		if err != nil {
 			return nil, err
 		}
