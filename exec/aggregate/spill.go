@@ -3,12 +3,10 @@ package aggregate
 import (
 	"context"
 	"errors"
-	"io"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/exec/spill"
@@ -276,7 +274,7 @@ func (h *hashAggregate) nextSpilled(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		sub, err := newHashAggregate(h.tc, h.sp.final, 0, &sourceOp{next: read})
+		sub, err := newHashAggregate(h.tc, h.sp.final, 0, spill.NewSource(read))
 		if err != nil {
 			return err
 		}
@@ -307,22 +305,3 @@ func (h *hashAggregate) closeSpill() error {
 	}
 	return subErr
 }
-
-// sourceOp is an operator over a function yielding batches.
-type sourceOp struct {
-	next func(context.Context) (arrow.RecordBatch, error)
-}
-
-var _ execop.Operator = (*sourceOp)(nil)
-
-func (s *sourceOp) Open(context.Context) error { return nil }
-
-func (s *sourceOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	b, err := s.next(ctx)
-	if err == io.EOF {
-		return nil, io.EOF
-	}
-	return b, err
-}
-
-func (s *sourceOp) Close() error { return nil }

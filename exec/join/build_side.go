@@ -27,6 +27,16 @@ type joinBuild struct {
 	keyNull []bool           // per row: some key is NULL (nil if none is)
 	unique  bool             // every key has one row: every chain is its head alone
 	bytes   int64            // reserved with tc.Grow
+	grace   *graceState      // the join went to disk (grace.go): no rows are held
+}
+
+// release frees what jb holds.
+func (jb *joinBuild) release(tc *execop.TaskContext) {
+	kernel.ReleaseArrays(jb.cols)
+	tc.Shrink(jb.bytes)
+	if jb.grace != nil {
+		jb.grace.close()
+	}
 }
 
 // joinShared is the state of one join node shared by its probe partitions:
@@ -93,8 +103,7 @@ func (s *joinShared) release(tc *execop.TaskContext) {
 	defer s.mu.Unlock()
 	s.closed++
 	if s.closed == s.parts && s.build != nil {
-		kernel.ReleaseArrays(s.build.cols)
-		tc.Shrink(s.build.bytes)
+		s.build.release(tc)
 		s.build = nil
 	}
 }
