@@ -27,7 +27,7 @@ type joinBuild struct {
 	keyNull []bool           // per row: some key is NULL (nil if none is)
 	unique  bool             // every key has one row: every chain is its head alone
 	bytes   int64            // reserved with tc.Grow
-	grace   *graceState      // the join went to disk (grace.go): no rows are held
+	grace   *graceSpill      // the join went to disk (grace.go): no rows are held
 }
 
 // release frees what jb holds.
@@ -61,6 +61,15 @@ type joinShared struct {
 	rightNullKey bool
 	finished     int
 	closed       int
+
+	// remake, when set (a partition of a grace join shared by several
+	// probe partitions, grace.go), makes the build again from its file:
+	// an in-memory build is dropped whenever no partition is using it and
+	// made again by the next to need it (same rows, same order, so the
+	// match flags, which are kept, still apply). users counts the
+	// partitions using it now.
+	remake func(context.Context) (*joinBuild, error)
+	users  int
 }
 
 // acquire builds the left side once (the first caller's ctx runs it; the
@@ -73,7 +82,20 @@ func (s *joinShared) acquire(ctx context.Context, mk func(context.Context) (*joi
 			s.nullMatched = make([]bool, s.build.n)
 		}
 	})
-	return s.build, s.err
+	if s.err != nil || s.remake == nil {
+		return s.build, s.err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.build == nil {
+		b, err := s.remake(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.build = b
+	}
+	s.users++
+	return s.build, nil
 }
 
 // finish merges one partition's findings; it reports whether the caller is
@@ -97,12 +119,31 @@ func (s *joinShared) finish(matched, nullMatched []bool, rightRows int64, rightN
 	return s.finished == s.parts
 }
 
-// release is called once per partition Close; the last one frees the build.
-func (s *joinShared) release(tc *execop.TaskContext) {
+// release is called once per partition Close (used: the partition
+// acquired the build); the last one frees the build, and so does the last
+// user of a build that can be made again.
+func (s *joinShared) release(tc *execop.TaskContext, used bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed++
-	if s.closed == s.parts && s.build != nil {
+	if used && s.remake != nil {
+		s.users--
+	}
+	if s.build == nil {
+		return
+	}
+	if s.closed == s.parts || (s.remake != nil && s.users == 0 && s.build.grace == nil) {
+		s.build.release(tc)
+		s.build = nil
+	}
+}
+
+// drop frees the build whatever the partitions' count (grace.go: no
+// partition uses it any more).
+func (s *joinShared) drop(tc *execop.TaskContext) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.build != nil {
 		s.build.release(tc)
 		s.build = nil
 	}

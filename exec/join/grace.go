@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/exec/execop"
@@ -14,12 +16,11 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Grace hash join. Under a memory limit a hash join whose build side is
-// its own (one probe partition per build: Partitioned mode, or CollectLeft
-// run as one task of a stage) collects the build side batch by batch and
-// watches the headroom. When the rows held, their concatenated copy and
-// the hash table would not fit in about half of what is left (or building
-// the table fails at the limit anyway), it stops and goes to disk:
+// Grace hash join. Under a memory limit a hash join collects its build
+// side batch by batch and watches the headroom. When the rows held, their
+// concatenated copy and the hash table would not fit in about half of what
+// is left (or building the table fails at the limit anyway), it stops and
+// goes to disk:
 //
 //	build rows held + the rest of the left input ──split by key hash──► L0..L15
 //	the whole right input                         ──split by key hash──► R0..R15
@@ -43,9 +44,17 @@ import (
 // modulo the partition count, so the rows of one input partition still
 // spread over every file.
 //
+// A build side shared by several probe partitions (CollectLeft with the
+// partitions of a whole stage in one task) is split once and shared the
+// same way: each probe partition splits its own input, then joins the
+// partitions in order; partition p's build is made once, by the first
+// probe partition to reach it, and its left-side rows are emitted by the
+// last to finish it, as for any shared build side.
+//
 // Spill files are spill.Files under the work dir, counted in the join's
-// SpilledBytes; a partition's files are removed once it is joined, and
-// Close removes any left.
+// SpilledBytes; a probe partition's files are removed once each partition
+// is joined, the build files when the last probe partition closes (at
+// once when there is one), and Close removes any left.
 
 const (
 	// gracePartitions is how many files each side is split into per level.
@@ -67,35 +76,121 @@ const (
 )
 
 // graceFacts are facts about the whole join that one partition's join
-// cannot see; they are final before any partition is joined.
+// cannot see. The build side's are written before the build is shared;
+// the probe side's are added by every probe partition as it splits its
+// input, and are final before any partition's left-side rows are decided
+// (the last probe partition to finish a partition decides them, and each
+// splits all its input before joining any partition).
 type graceFacts struct {
 	buildRows    int64
 	buildNullKey bool
-	rightRows    int64
-	rightNullKey bool
+	rightRows    atomic.Int64
+	rightNullKey atomic.Bool
 }
 
-// graceState is a join that went to disk: its build and probe rows split
-// into files, and the partition being joined.
-type graceState struct {
+// graceSpill is the build side of a join that went to disk, shared like
+// any build side by the probe partitions of its node: the build rows split
+// into files, and per partition the joinShared its partition joins share.
+type graceSpill struct {
+	tc      *execop.TaskContext
+	op      *joinOp // the join that split it: its build settings make partitions again
 	depth   int
+	parts   int // probe partitions sharing it
 	facts   *graceFacts
 	ownFact bool // this level counts the facts (the top level)
 	left    []*spill.File
-	right   []*spill.File
-	split   bool // the right side has been split too
-	next    int  // next partition to join
-	sub     *joinOp
-	hashes  []uint64
-	rows    [][]int32
+
+	mu   sync.Mutex
+	subs []*joinShared // per partition, made on first use
+}
+
+// sub is partition p's joinShared. Shared by several probe partitions,
+// whose turns at it may be far apart, its build is held only while one of
+// them uses it: remake makes it again from the file, in memory, as it
+// was made the first time.
+func (gs *graceSpill) sub(p int) *joinShared {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.subs == nil {
+		gs.subs = make([]*joinShared, len(gs.left))
+	}
+	if gs.subs[p] == nil {
+		s := &joinShared{parts: gs.parts}
+		if gs.parts > 1 {
+			s.remake = func(ctx context.Context) (*joinBuild, error) { return gs.remake(ctx, p, len(s.matched)) }
+		}
+		gs.subs[p] = s
+	}
+	return gs.subs[p]
+}
+
+// remake reads partition p's build file again and builds it in memory.
+func (gs *graceSpill) remake(ctx context.Context, p, rows int) (*joinBuild, error) {
+	read, err := gs.left[p].Reader()
+	if err != nil {
+		return nil, err
+	}
+	var bs []arrow.RecordBatch
+	for {
+		b, err := read(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			execop.ReleaseAll(bs)
+			return nil, err
+		}
+		bs = append(bs, b)
+	}
+	jb, err := gs.op.buildInMemory(ctx, bs)
+	if err != nil {
+		return nil, err
+	}
+	if jb.n != rows {
+		jb.release(gs.tc)
+		return nil, qerr.Internalf("exec/%s: a spilled partition's build side came back with %d rows, not %d", gs.op.what, jb.n, rows)
+	}
+	return jb, nil
+}
+
+// close removes the build files and frees the partitions' builds; the
+// last probe partition to close calls it. A partition's build is freed by
+// the last probe partition to close its join, but probe partitions that
+// stopped early (an error, a LIMIT) never reach some partitions of a
+// deeper split, whose builds only this frees.
+func (gs *graceSpill) close() error {
+	gs.mu.Lock()
+	subs := gs.subs
+	gs.subs = nil
+	gs.mu.Unlock()
+	for _, s := range subs {
+		if s != nil {
+			s.drop(gs.tc)
+		}
+	}
+	return spill.RemoveAll(gs.left)
+}
+
+// graceProbe is one probe partition of a join that went to disk: its probe
+// rows split into files, and the partition being joined.
+type graceProbe struct {
+	gs    *graceSpill
+	right []*spill.File
+	split bool // the probe input has been split
+	next  int  // next partition to join
+	sub   *joinOp
+	sp    graceSplitter
+}
+
+// graceSplitter's scratch is reused batch to batch.
+type graceSplitter struct {
+	hashes []uint64
+	rows   [][]int32
 }
 
 // graceable reports whether a hash join with these keys may go to disk:
-// the build side must be its own (parts == 1) and every key hashable.
-func graceable(parts int, keys []kernel.ExprRunner) bool {
-	if parts != 1 {
-		return false
-	}
+// every key must be hashable.
+func graceable(keys []kernel.ExprRunner) bool {
 	for _, k := range keys {
 		if !hashableKey(k.Type) {
 			return false
@@ -164,14 +259,7 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 // buildInMemory is buildJoinSide with an allocation over the limit turned
 // into its Resources error, so that the caller can go to disk instead.
 func (j *joinOp) buildInMemory(ctx context.Context, batches []arrow.RecordBatch) (jb *joinBuild, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(*execop.LimitError); !ok {
-				panic(r)
-			}
-			err = execop.PanicError(r, "exec/"+j.what+": build side")
-		}
-	}()
+	defer recoverLimit(&err, j.what)
 	return buildJoinSide(ctx, j.tc, j.leftSc, batches, j.leftKeys, j.what)
 }
 
@@ -188,24 +276,32 @@ func (j *joinOp) startGrace(ctx context.Context, held []arrow.RecordBatch, next 
 		return nil, qerr.Resourcesf("exec/%s: a build partition of %d rows (at least %d bytes) still does not fit under the memory limit after splitting it %d times by key hash (a join key with that many rows?); raise quiver.memory_limit",
 			j.what, rows, bytes, graceMaxDepth)
 	}
-	g := &graceState{depth: j.depth, facts: j.facts}
-	if g.facts == nil {
-		g.facts, g.ownFact = &graceFacts{}, true
+	gs := &graceSpill{tc: j.tc, op: j, depth: j.depth, parts: j.shared.parts, facts: j.facts}
+	if gs.facts == nil {
+		gs.facts, gs.ownFact = &graceFacts{}, true
 	}
 	defer func() {
 		if err != nil {
-			g.close()
+			gs.close()
 		}
 	}()
-	if g.left, err = g.createFiles(j, j.leftSc, "hashjoin-build"); err != nil {
+	if gs.left, err = createFiles(j, j.leftSc, "hashjoin-build"); err != nil {
 		return nil, err
+	}
+	var sp graceSplitter
+	write := func(b arrow.RecordBatch) error {
+		defer b.Release()
+		nullKey, err := sp.write(ctx, j, b, j.leftKeys, gs.left, gs.depth)
+		if gs.ownFact {
+			gs.facts.buildRows += b.NumRows()
+			gs.facts.buildNullKey = gs.facts.buildNullKey || nullKey
+		}
+		return err
 	}
 	for len(held) > 0 {
 		b := held[0]
 		held = held[1:]
-		err := g.writeSplit(ctx, j, b, j.leftKeys, g.left, true)
-		b.Release()
-		if err != nil {
+		if err := write(b); err != nil {
 			return nil, err
 		}
 	}
@@ -217,22 +313,20 @@ func (j *joinOp) startGrace(ctx context.Context, held []arrow.RecordBatch, next 
 		if err != nil {
 			return nil, err
 		}
-		err = g.writeSplit(ctx, j, b, j.leftKeys, g.left, true)
-		b.Release()
-		if err != nil {
+		if err := write(b); err != nil {
 			return nil, err
 		}
 	}
-	for _, f := range g.left {
+	for _, f := range gs.left {
 		if err := f.Finish(); err != nil {
 			return nil, err
 		}
 	}
-	return &joinBuild{grace: g}, nil
+	return &joinBuild{grace: gs}, nil
 }
 
 // createFiles starts one spill file per partition.
-func (g *graceState) createFiles(j *joinOp, schema *arrow.Schema, what string) ([]*spill.File, error) {
+func createFiles(j *joinOp, schema *arrow.Schema, what string) ([]*spill.File, error) {
 	files := make([]*spill.File, 0, gracePartitions)
 	for range gracePartitions {
 		f, err := spill.Create(j.tc, j.node, schema, what)
@@ -245,63 +339,70 @@ func (g *graceState) createFiles(j *joinOp, schema *arrow.Schema, what string) (
 	return files, nil
 }
 
-// writeSplit appends each row of b to the file of its key hash at this
-// level, counting the facts at the top level (build: left side).
-func (g *graceState) writeSplit(ctx context.Context, j *joinOp, b arrow.RecordBatch, keys []kernel.ExprRunner, files []*spill.File, build bool) error {
+// write appends each row of b (the caller keeps it) to the file of its
+// key hash at level depth, and reports whether some key was NULL. An
+// allocation over the limit is returned as its error, with what was made
+// released.
+func (sp *graceSplitter) write(ctx context.Context, j *joinOp, b arrow.RecordBatch, keys []kernel.ExprRunner, files []*spill.File, depth int) (nullKey bool, err error) {
+	defer recoverLimit(&err, j.what)
 	n := int(b.NumRows())
 	if n == 0 {
-		return nil
+		return false, nil
 	}
 	kcols, err := kernel.EvalAll(ctx, j.tc.Mem, keys, b)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer kernel.ReleaseArrays(kcols)
-	if g.ownFact {
-		nullKey := false
-		for _, k := range kcols {
-			nullKey = nullKey || k.NullN() > 0
-		}
-		if build {
-			g.facts.buildRows += int64(n)
-			g.facts.buildNullKey = g.facts.buildNullKey || nullKey
-		} else {
-			g.facts.rightRows += int64(n)
-			g.facts.rightNullKey = g.facts.rightNullKey || nullKey
-		}
+	for _, k := range kcols {
+		nullKey = nullKey || k.NullN() > 0
 	}
-	g.hashes = kernel.Resize(g.hashes, n)
-	kernel.HashColumns(kcols, g.hashes)
-	if g.rows == nil {
-		g.rows = make([][]int32, gracePartitions)
+	sp.hashes = kernel.Resize(sp.hashes, n)
+	kernel.HashColumns(kcols, sp.hashes)
+	if sp.rows == nil {
+		sp.rows = make([][]int32, gracePartitions)
 	}
-	for p := range g.rows {
-		g.rows[p] = g.rows[p][:0]
+	for p := range sp.rows {
+		sp.rows[p] = sp.rows[p][:0]
 	}
-	shift := uint(64 - graceBits*(g.depth+1))
-	for r, h := range g.hashes {
+	shift := uint(64 - graceBits*(depth+1))
+	for r, h := range sp.hashes {
 		p := ((h * graceMul) >> shift) & (gracePartitions - 1)
-		g.rows[p] = append(g.rows[p], int32(r))
+		sp.rows[p] = append(sp.rows[p], int32(r))
 	}
-	for p, rows := range g.rows {
+	for p, rows := range sp.rows {
 		if len(rows) == 0 {
 			continue
 		}
-		part := b
-		if len(rows) < n {
-			if part, err = kernel.TakeBatch(ctx, j.tc.Mem, b.Schema(), b, rows); err != nil {
-				return err
-			}
-		} else {
-			b.Retain()
-		}
-		err := files[p].Write(part)
-		part.Release()
-		if err != nil {
-			return err
+		if err := writeRows(ctx, j, b, rows, files[p]); err != nil {
+			return nullKey, err
 		}
 	}
-	return nil
+	return nullKey, nil
+}
+
+// writeRows appends rows of b to f.
+func writeRows(ctx context.Context, j *joinOp, b arrow.RecordBatch, rows []int32, f *spill.File) error {
+	if len(rows) == int(b.NumRows()) {
+		return f.Write(b)
+	}
+	part, err := kernel.TakeBatch(ctx, j.tc.Mem, b.Schema(), b, rows)
+	if err != nil {
+		return err
+	}
+	defer part.Release()
+	return f.Write(part)
+}
+
+// recoverLimit turns a panic of an allocation over the memory limit into
+// its Resources error (deferred releases have run); any other panic goes on.
+func recoverLimit(err *error, what string) {
+	if r := recover(); r != nil {
+		if _, ok := r.(*execop.LimitError); !ok {
+			panic(r)
+		}
+		*err = execop.PanicError(r, "exec/"+what)
+	}
 }
 
 // graceNext is Next of a join that went to disk: the probe side is split
@@ -329,22 +430,24 @@ func (j *joinOp) graceNext(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			// The partition is joined: give its disk back now.
 			p := g.next - 1
-			if err := g.left[p].Remove(); err != nil {
-				return nil, err
-			}
 			if err := g.right[p].Remove(); err != nil {
 				return nil, err
 			}
+			if g.gs.parts == 1 {
+				if err := g.gs.left[p].Remove(); err != nil {
+					return nil, err
+				}
+			}
 		}
-		if g.next >= len(g.left) {
+		if g.next >= len(g.gs.left) {
 			return nil, io.EOF
 		}
 		p := g.next
 		g.next++
-		if !j.partitionOutputs(g.left[p].Rows(), g.right[p].Rows()) {
+		if !j.partitionOutputs(g.gs.left[p].Rows(), g.right[p].Rows(), g.gs.parts > 1) {
 			continue
 		}
-		sub, err := j.partitionJoin(ctx, g.left[p], g.right[p])
+		sub, err := j.partitionJoin(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -356,7 +459,7 @@ func (j *joinOp) graceNext(ctx context.Context) (arrow.RecordBatch, error) {
 func (j *joinOp) splitProbe(ctx context.Context) error {
 	g := j.grace
 	var err error
-	if g.right, err = g.createFiles(j, j.rightSchema(), "hashjoin-probe"); err != nil {
+	if g.right, err = createFiles(j, j.rightSchema(), "hashjoin-probe"); err != nil {
 		return err
 	}
 	for {
@@ -367,9 +470,15 @@ func (j *joinOp) splitProbe(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		j.rightRows += b.NumRows()
-		err = g.writeSplit(ctx, j, b, j.rightKeys, g.right, false)
+		n := b.NumRows()
+		nullKey, err := g.sp.write(ctx, j, b, j.rightKeys, g.right, g.gs.depth)
 		b.Release()
+		if g.gs.ownFact {
+			g.gs.facts.rightRows.Add(n)
+			if nullKey {
+				g.gs.facts.rightNullKey.Store(true)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -389,28 +498,32 @@ func (j *joinOp) rightSchema() *arrow.Schema {
 }
 
 // partitionOutputs reports whether a partition with these row counts can
-// output anything: pairs need both sides; a side's own rows need that side.
-func (j *joinOp) partitionOutputs(leftRows, rightRows int64) bool {
+// output anything: pairs need both sides; a side's own rows need that
+// side. When several probe partitions share the build, each must join
+// every partition the others join (the last to finish one emits its
+// left-side rows, the last to close frees its build), so only what all
+// of them see, the build side's rows, may skip one.
+func (j *joinOp) partitionOutputs(leftRows, rightRows int64, shared bool) bool {
 	switch {
+	case leftRows == 0 && !j.emitsProbeRows():
+		return false
+	case shared:
+		return true
 	case leftRows == 0 && rightRows == 0:
 		return false
-	case leftRows == 0:
-		return j.emitsProbeRows()
 	case rightRows == 0:
 		return j.emitsLeftTail()
 	}
 	return true
 }
 
-// partitionJoin opens the join of one partition's files: a joinOp of the
-// same kind whose build side is read from left (and may go to disk again,
-// one level deeper) and whose probe side is right.
-func (j *joinOp) partitionJoin(ctx context.Context, left, right *spill.File) (*joinOp, error) {
-	lread, err := left.Reader()
-	if err != nil {
-		return nil, err
-	}
-	rread, err := right.Reader()
+// partitionJoin opens the join of partition p: a joinOp of the same kind
+// whose build side is read from the partition's build file (by whichever
+// probe partition gets there first; it may go to disk again, one level
+// deeper) and whose probe side is this probe partition's file.
+func (j *joinOp) partitionJoin(ctx context.Context, p int) (*joinOp, error) {
+	g := j.grace
+	rread, err := g.right[p].Reader()
 	if err != nil {
 		return nil, err
 	}
@@ -419,10 +532,17 @@ func (j *joinOp) partitionJoin(ctx context.Context, left, right *spill.File) (*j
 		nLeft: j.nLeft, nRight: j.nRight, leftKeys: j.leftKeys, rightKeys: j.rightKeys,
 		filter: j.filter, fLeft: j.fLeft, fRight: j.fRight, allLeft: j.allLeft, allRight: j.allRight,
 		nullAware: j.nullAware, keyOnly: j.keyOnly, skipMatched: j.skipMatched,
-		shared: &joinShared{parts: 1}, right: spill.NewSource(rread),
-		facts: j.grace.facts, depth: j.grace.depth + 1,
+		shared: g.gs.sub(p), right: spill.NewSource(rread),
+		facts: g.gs.facts, depth: g.gs.depth + 1,
 	}
-	sub.makeBuild = func(ctx context.Context) (*joinBuild, error) { return sub.collectBuild(ctx, lread) }
+	left := g.gs.left[p]
+	sub.makeBuild = func(ctx context.Context) (*joinBuild, error) {
+		lread, err := left.Reader()
+		if err != nil {
+			return nil, err
+		}
+		return sub.collectBuild(ctx, lread)
+	}
 	if err := sub.Open(ctx); err != nil {
 		sub.Close()
 		return nil, err
@@ -430,15 +550,20 @@ func (j *joinOp) partitionJoin(ctx context.Context, left, right *spill.File) (*j
 	return sub, nil
 }
 
-// close ends the partition being joined and removes every file left.
-func (g *graceState) close() error {
+// close ends the partition being joined, leaves the partitions not
+// reached (so that their shared builds are freed when the others are
+// done) and removes this probe partition's files.
+func (g *graceProbe) close(tc *execop.TaskContext) error {
 	var first error
 	if g.sub != nil {
 		first = g.sub.Close()
 		g.sub = nil
 	}
-	if err := spill.RemoveAll(g.left); err != nil && first == nil {
-		first = err
+	if g.gs.parts > 1 {
+		for p := g.next; p < len(g.gs.left); p++ {
+			g.gs.sub(p).release(tc, false)
+		}
+		g.next = len(g.gs.left)
 	}
 	if err := spill.RemoveAll(g.right); err != nil && first == nil {
 		first = err
@@ -450,14 +575,14 @@ func (g *graceState) close() error {
 
 func (j *joinOp) wholeRightEmpty() bool {
 	if j.facts != nil {
-		return j.facts.rightRows == 0
+		return j.facts.rightRows.Load() == 0
 	}
 	return j.shared.rightRows == 0
 }
 
 func (j *joinOp) wholeRightNullKey() bool {
 	if j.facts != nil {
-		return j.facts.rightNullKey
+		return j.facts.rightNullKey.Load()
 	}
 	return j.shared.rightNullKey
 }

@@ -95,7 +95,7 @@ type joinOp struct {
 
 	// Grace hash join (grace.go): grace is set when the join went to
 	// disk; facts and depth are set in the join of one of its partitions.
-	grace *graceState
+	grace *graceProbe
 	facts *graceFacts
 	depth int
 }
@@ -133,7 +133,7 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 	if n.Mode == physical.CollectLeft {
 		j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
 		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
-			if limited(tc) && graceable(j.shared.parts, j.leftKeys) {
+			if limited(tc) && graceable(j.leftKeys) {
 				return j.graceBuild(ctx, left, seqInts(left.OutputPartitions()))
 			}
 			bs, err := execop.CollectAll(ctx, tc, left)
@@ -148,7 +148,7 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 		}
 		j.shared = &joinShared{parts: 1}
 		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
-			if limited(tc) && graceable(1, j.leftKeys) {
+			if limited(tc) && graceable(j.leftKeys) {
 				return j.graceBuild(ctx, left, []int{partition})
 			}
 			bs, err := execop.Drain(ctx, tc, left, partition)
@@ -272,7 +272,7 @@ func (j *joinOp) Open(ctx context.Context) error {
 	}
 	j.build = b
 	if b.grace != nil {
-		j.grace = b.grace
+		j.grace = &graceProbe{gs: b.grace}
 		return j.right.Open(ctx)
 	}
 	if j.emitsLeftTail() {
@@ -773,7 +773,12 @@ func (j *joinOp) Close() error {
 		j.tc.Shrink(int64(2 * len(j.matched)))
 	}
 	err := j.right.Close()
-	j.shared.release(j.tc)
+	if j.grace != nil {
+		if gerr := j.grace.close(j.tc); err == nil {
+			err = gerr
+		}
+	}
+	j.shared.release(j.tc, j.build != nil)
 	j.build = nil
 	return err
 }
