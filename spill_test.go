@@ -2,6 +2,8 @@ package quiver_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,3 +111,46 @@ func TestSortSpillsThroughSQL(t *testing.T) {
 		t.Errorf("EXPLAIN ANALYZE shows no spill under a 12MB limit:\n%s", plan)
 	}
 }
+
+// TestJoinSpillsThroughSQL drives the hash join's switch to a grace join
+// through SQL: TPC-H Q18 and Q9 under a quiver.memory_limit far below
+// what their build sides' hash tables ask for still give the answers,
+// locally and on the standalone cluster (whose stages run every
+// partition in one task, sharing each build side), and EXPLAIN ANALYZE
+// shows a join's spilled bytes.
+func TestJoinSpillsThroughSQL(t *testing.T) {
+	const limit = "SET quiver.memory_limit = '" + spillJoinLimit + "'"
+	for _, tc := range []struct {
+		name string
+		opts []quiver.Option
+	}{
+		{"local", []quiver.Option{quiver.WithLocalExecution(), quiver.WithTargetPartitions(1)}},
+		{"standalone", []quiver.Option{quiver.WithTargetPartitions(2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTPCHSession(t, tc.opts...)
+			sqlRows(t, s, limit)
+			for _, q := range []int{18, 9} {
+				t.Run(fmt.Sprintf("q%02d", q), func(t *testing.T) { runTPCH(t, s, q) })
+			}
+		})
+	}
+	s := newTPCHSession(t, quiver.WithLocalExecution(), quiver.WithTargetPartitions(1))
+	sqlRows(t, s, limit)
+	text, err := os.ReadFile(filepath.Join("tpch", "queries", "q18.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := fmt.Sprint(sqlRows(t, s, "EXPLAIN ANALYZE "+string(text)))
+	spilled := false
+	for _, line := range strings.Split(plan, "\n") {
+		spilled = spilled || strings.Contains(line, "HashJoinExec") && strings.Contains(line, "spilled=")
+	}
+	if !spilled {
+		t.Errorf("EXPLAIN ANALYZE shows no join spill under %s:\n%s", spillJoinLimit, plan)
+	}
+}
+
+// spillJoinLimit is below the worst case a hash table over the SF 0.01
+// orders or lineitem keys reserves, yet room for the rest of the query.
+const spillJoinLimit = "8MB"
