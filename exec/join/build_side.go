@@ -151,7 +151,10 @@ func (s *joinShared) drop(tc *execop.TaskContext) {
 
 // buildJoinSide concatenates batches (of schema) into a joinBuild and, with
 // keys, indexes them. It takes over the batches' references.
-func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Schema, batches []arrow.RecordBatch, keys []kernel.ExprRunner, what string) (_ *joinBuild, err error) {
+// spread says the keys are one hash partition of a key column (a grace
+// join's), spread thin over their range: integer keys then go to hashed
+// slots at once.
+func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Schema, batches []arrow.RecordBatch, keys []kernel.ExprRunner, what string, spread bool) (_ *joinBuild, err error) {
 	defer execop.ReleaseAll(batches)
 	jb := &joinBuild{}
 	defer func() {
@@ -214,6 +217,9 @@ func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Sc
 	}
 	if jb.table, err = hashtable.New(types); err != nil {
 		return nil, err
+	}
+	if spread {
+		jb.table.PreferHashed()
 	}
 	worst := jb.table.WorstCase(kcols, jb.n)
 	if err := tc.Grow(worst); err != nil {

@@ -142,7 +142,7 @@ func (gs *graceSpill) remake(ctx context.Context, p, rows int) (*joinBuild, erro
 		}
 		bs = append(bs, b)
 	}
-	jb, err := gs.op.buildInMemory(ctx, bs)
+	jb, err := gs.op.buildInMemory(ctx, bs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 	for _, b := range held {
 		b.Retain() // buildJoinSide releases one reference; held keeps one for a retry on disk
 	}
-	jb, err := j.buildInMemory(ctx, held)
+	jb, err := j.buildInMemory(ctx, held, j.depth > 0)
 	if err == nil || !qerr.Is(err, qerr.Resources) {
 		return jb, err
 	}
@@ -258,9 +258,9 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 
 // buildInMemory is buildJoinSide with an allocation over the limit turned
 // into its Resources error, so that the caller can go to disk instead.
-func (j *joinOp) buildInMemory(ctx context.Context, batches []arrow.RecordBatch) (jb *joinBuild, err error) {
+func (j *joinOp) buildInMemory(ctx context.Context, batches []arrow.RecordBatch, spread bool) (jb *joinBuild, err error) {
 	defer recoverLimit(&err, j.what)
-	return buildJoinSide(ctx, j.tc, j.leftSc, batches, j.leftKeys, j.what)
+	return buildJoinSide(ctx, j.tc, j.leftSc, batches, j.leftKeys, j.what, spread)
 }
 
 // startGrace splits held (taken over) and the rest of next into build

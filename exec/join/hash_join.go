@@ -140,7 +140,7 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 			if err != nil {
 				return nil, err
 			}
-			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what)
+			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what, false)
 		}
 	} else {
 		if left.OutputPartitions() != n.Right.OutputPartitions() {
@@ -155,7 +155,7 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 			if err != nil {
 				return nil, err
 			}
-			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what)
+			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what, false)
 		}
 	}
 	return j, nil
