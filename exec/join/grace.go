@@ -248,6 +248,13 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 		b.Retain() // buildJoinSide releases one reference; held keeps one for a retry on disk
 	}
 	jb, err := j.buildInMemory(ctx, held, j.depth > 0)
+	if err == nil && bytes >= graceMinBytes && j.tc.Headroom() < jb.bytes+bytes {
+		// It fit, but took more than it left for the rest of the query
+		// (a hash table's layout can take far more than the per-row
+		// estimate above): the rule of graceFactor, with the real size.
+		jb.release(j.tc)
+		jb, err = nil, qerr.Resourcesf("exec/%s: build side too large for the room left", j.what)
+	}
 	if err == nil || !qerr.Is(err, qerr.Resources) {
 		return jb, err
 	}
