@@ -1,6 +1,7 @@
 package quiver_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // spillSortQuery sorts every lineitem row by a string key: about 60,000
@@ -154,3 +156,43 @@ func TestJoinSpillsThroughSQL(t *testing.T) {
 // spillJoinLimit is below the worst case a hash table over the SF 0.01
 // orders or lineitem keys reserves, yet room for the rest of the query.
 const spillJoinLimit = "8MB"
+
+// spillDistinctQuery keeps about 15,000 groups each with its set of
+// distinct ship instructions: the DISTINCT sets are the aggregate's state.
+const spillDistinctQuery = `SELECT l_orderkey, count(DISTINCT l_shipinstruct) AS n FROM lineitem
+GROUP BY l_orderkey ORDER BY l_orderkey`
+
+// TestDistinctAggregateAtTheLimit: an aggregate with DISTINCT keeps every
+// value seen, not a state it can write out and merge, so it does not
+// spill; it fails cleanly instead. Under a limit too small for the query
+// (the issue's query, which once crashed the process), it fails with a
+// resources error naming the limit, the session answers the next query,
+// and with room the answer is the unlimited one.
+func TestDistinctAggregateAtTheLimit(t *testing.T) {
+	ref := newTPCHSession(t, quiver.WithLocalExecution(), quiver.WithTargetPartitions(1))
+	want := sqlRows(t, ref, spillDistinctQuery)
+	if len(want) < 10000 {
+		t.Fatalf("reference has %d groups", len(want))
+	}
+	for _, tc := range []struct {
+		name string
+		opts []quiver.Option
+	}{
+		{"local", []quiver.Option{quiver.WithLocalExecution(), quiver.WithTargetPartitions(1)}},
+		{"standalone", []quiver.Option{quiver.WithTargetPartitions(2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTPCHSession(t, tc.opts...)
+			sqlRows(t, s, "SET quiver.memory_limit = '256KB'")
+			_, _, err := runQuery(context.Background(), s, spillDistinctQuery)
+			if !qerr.Is(err, qerr.Resources) || !strings.Contains(err.Error(), "memory limit") {
+				t.Fatalf("want a resources error naming the memory limit, got %v", err)
+			}
+			sqlRows(t, s, "SET quiver.memory_limit = '64MB'")
+			got := sqlRows(t, s, spillDistinctQuery)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("got %d groups, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+			}
+		})
+	}
+}
