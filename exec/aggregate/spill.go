@@ -159,6 +159,11 @@ func (h *hashAggregate) resetGroups() error {
 	if err != nil {
 		return err
 	}
+	// Under memory pressure an integer key takes hashed slots: the direct
+	// layout's worst case reserves a window of pages ahead, far above what
+	// a batch adds, and chunkRows would cut every batch into slivers to
+	// fit it in the little room left.
+	t.PreferHashed()
 	accs := make([]accumulator, len(h.accs))
 	for i, a := range h.n.Aggs {
 		if accs[i], err = newAccumulator(a, h.argTypes[i], h.n.Mode, h.tc.Mem); err != nil {
