@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -222,9 +223,14 @@ func (j *joinOp) mustGrace(bytes, rows int64) bool {
 
 // collectBuild reads the build side from next (io.EOF at its end) and
 // builds it in memory, or splits it and the probe side to disk (the
-// joinBuild then carries only the graceState).
-func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (arrow.RecordBatch, error)) (*joinBuild, error) {
+// joinBuild then carries only the graceState). part, if set, is the input
+// partition of the batch next returned last: an in-memory build holds
+// its rows in partition order, as execop.CollectAll returns them, so
+// that a join's output order does not depend on which partition came
+// first.
+func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (arrow.RecordBatch, error), part func() int) (*joinBuild, error) {
 	var held []arrow.RecordBatch
+	var parts []int
 	defer func() { execop.ReleaseAll(held) }()
 	var bytes, rows int64
 	for {
@@ -236,6 +242,9 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 			return nil, err
 		}
 		held = append(held, b)
+		if part != nil {
+			parts = append(parts, part())
+		}
 		bytes += spill.Bytes(b)
 		rows += b.NumRows()
 		if j.mustGrace(bytes, rows) {
@@ -243,6 +252,9 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 			held = nil
 			return j.startGrace(ctx, h, next)
 		}
+	}
+	if part != nil {
+		byPartition(held, parts)
 	}
 	for _, b := range held {
 		b.Retain() // buildJoinSide releases one reference; held keeps one for a retry on disk
@@ -261,6 +273,21 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 	h := held
 	held = nil
 	return j.startGrace(ctx, h, func(context.Context) (arrow.RecordBatch, error) { return nil, io.EOF })
+}
+
+// byPartition orders batches by their partitions, keeping the order of
+// each partition's batches.
+func byPartition(batches []arrow.RecordBatch, parts []int) {
+	idx := make([]int, len(batches))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return parts[idx[a]] < parts[idx[b]] })
+	sorted := make([]arrow.RecordBatch, len(batches))
+	for i, k := range idx {
+		sorted[i] = batches[k]
+	}
+	copy(batches, sorted)
 }
 
 // buildInMemory is buildJoinSide with an allocation over the limit turned
@@ -548,7 +575,7 @@ func (j *joinOp) partitionJoin(ctx context.Context, p int) (*joinOp, error) {
 		if err != nil {
 			return nil, err
 		}
-		return sub.collectBuild(ctx, lread)
+		return sub.collectBuild(ctx, lread, nil)
 	}
 	if err := sub.Open(ctx); err != nil {
 		sub.Close()
@@ -615,7 +642,8 @@ func (j *joinOp) wholeBuildNullKey() bool {
 // cancels them; close waits for them and releases what they sent that
 // was not taken.
 type planSource struct {
-	ch     chan arrow.RecordBatch
+	ch     chan partBatch
+	last   int // the partition of the batch next returned last
 	cancel context.CancelFunc
 	err    error // the first partition's error, written before ch is closed
 }
@@ -623,7 +651,7 @@ type planSource struct {
 func startPlanSource(ctx context.Context, tc *execop.TaskContext, p physical.Plan, parts []int) *planSource {
 	cctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(cctx)
-	s := &planSource{ch: make(chan arrow.RecordBatch, len(parts)), cancel: cancel}
+	s := &planSource{ch: make(chan partBatch, len(parts)), cancel: cancel}
 	for _, i := range parts {
 		g.Go(func() (err error) {
 			defer execop.RecoverRoot(&err, "partition of "+p.String())
@@ -648,7 +676,7 @@ func startPlanSource(ctx context.Context, tc *execop.TaskContext, p physical.Pla
 					return err
 				}
 				select {
-				case s.ch <- b:
+				case s.ch <- partBatch{b, i}:
 				case <-gctx.Done():
 					b.Release()
 					return gctx.Err()
@@ -670,24 +698,33 @@ func startPlanSource(ctx context.Context, tc *execop.TaskContext, p physical.Pla
 
 func (s *planSource) next(ctx context.Context) (arrow.RecordBatch, error) {
 	select {
-	case b, ok := <-s.ch:
+	case pb, ok := <-s.ch:
 		if !ok {
 			if s.err != nil {
 				return nil, s.err
 			}
 			return nil, io.EOF
 		}
-		return b, nil
+		s.last = pb.part
+		return pb.b, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
+// partBatch is a batch and the partition it came from.
+type partBatch struct {
+	b    arrow.RecordBatch
+	part int
+}
+
+func (s *planSource) lastPart() int { return s.last }
+
 // close stops the partitions still running and waits for them.
 func (s *planSource) close() {
 	s.cancel()
-	for b := range s.ch {
-		b.Release()
+	for pb := range s.ch {
+		pb.b.Release()
 	}
 }
 
@@ -696,5 +733,5 @@ func (s *planSource) close() {
 func (j *joinOp) graceBuild(ctx context.Context, left physical.Plan, parts []int) (*joinBuild, error) {
 	src := startPlanSource(ctx, j.tc, left, parts)
 	defer src.close()
-	return j.collectBuild(ctx, src.next)
+	return j.collectBuild(ctx, src.next, src.lastPart)
 }
