@@ -3,6 +3,8 @@ package join_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -175,8 +177,11 @@ func toJSON(t *testing.T, mk func([]physical.Plan) physical.Plan, left, right st
 	first := true
 	for {
 		b, err := op.Next(context.Background())
-		if err != nil {
+		if errors.Is(err, io.EOF) {
 			break
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		var lines bytes.Buffer
 		if err := array.RecordToJSON(b, &lines); err != nil {
