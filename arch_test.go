@@ -22,7 +22,7 @@ var allowed = map[string][]string{
 	"physical/planner":  {"logical", "physical", "catalog", "functions", "qerr"},
 	"exec":              {"physical", "exec/...", "format", "functions", "qerr"},
 	"exec/aggregate":    {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/hashtable", "exec/spill", "functions", "qerr"},
-	"exec/join":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/hashtable", "functions", "qerr"},
+	"exec/join":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/hashtable", "exec/spill", "functions", "qerr"},
 	"exec/scan":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "functions", "qerr"},
 	"exec/shuffle":      {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "functions", "qerr"},
 	"exec/sort":         {"physical", "exec/eval", "exec/execop", "exec/filemap", "exec/kernel", "exec/spill", "functions", "qerr"},

@@ -1,11 +1,15 @@
 package quiver_test
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // spillSortQuery sorts every lineitem row by a string key: about 60,000
@@ -107,5 +111,88 @@ func TestSortSpillsThroughSQL(t *testing.T) {
 	plan := fmt.Sprint(sqlRows(t, s, "EXPLAIN ANALYZE "+spillSortQuery))
 	if !strings.Contains(plan, "spilled=") {
 		t.Errorf("EXPLAIN ANALYZE shows no spill under a 12MB limit:\n%s", plan)
+	}
+}
+
+// TestJoinSpillsThroughSQL drives the hash join's switch to a grace join
+// through SQL: TPC-H Q18 and Q9 under a quiver.memory_limit far below
+// what their build sides' hash tables ask for still give the answers,
+// locally and on the standalone cluster (whose stages run every
+// partition in one task, sharing each build side), and EXPLAIN ANALYZE
+// shows a join's spilled bytes.
+func TestJoinSpillsThroughSQL(t *testing.T) {
+	const limit = "SET quiver.memory_limit = '" + spillJoinLimit + "'"
+	for _, tc := range []struct {
+		name string
+		opts []quiver.Option
+	}{
+		{"local", []quiver.Option{quiver.WithLocalExecution(), quiver.WithTargetPartitions(1)}},
+		{"standalone", []quiver.Option{quiver.WithTargetPartitions(2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTPCHSession(t, tc.opts...)
+			sqlRows(t, s, limit)
+			for _, q := range []int{18, 9} {
+				t.Run(fmt.Sprintf("q%02d", q), func(t *testing.T) { runTPCH(t, s, q) })
+			}
+		})
+	}
+	s := newTPCHSession(t, quiver.WithLocalExecution(), quiver.WithTargetPartitions(1))
+	sqlRows(t, s, limit)
+	text, err := os.ReadFile(filepath.Join("tpch", "queries", "q18.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := fmt.Sprint(sqlRows(t, s, "EXPLAIN ANALYZE "+string(text)))
+	spilled := false
+	for _, line := range strings.Split(plan, "\n") {
+		spilled = spilled || strings.Contains(line, "HashJoinExec") && strings.Contains(line, "spilled=")
+	}
+	if !spilled {
+		t.Errorf("EXPLAIN ANALYZE shows no join spill under %s:\n%s", spillJoinLimit, plan)
+	}
+}
+
+// spillJoinLimit is below the worst case a hash table over the SF 0.01
+// orders or lineitem keys reserves, yet room for the rest of the query.
+const spillJoinLimit = "8MB"
+
+// spillDistinctQuery keeps about 15,000 groups each with its set of
+// distinct ship instructions: the DISTINCT sets are the aggregate's state.
+const spillDistinctQuery = `SELECT l_orderkey, count(DISTINCT l_shipinstruct) AS n FROM lineitem
+GROUP BY l_orderkey ORDER BY l_orderkey`
+
+// TestDistinctAggregateAtTheLimit: an aggregate with DISTINCT keeps every
+// value seen, not a state it can write out and merge, so it does not
+// spill; it fails cleanly instead. Under a limit too small for the query
+// (the issue's query, which once crashed the process), it fails with a
+// resources error naming the limit, the session answers the next query,
+// and with room the answer is the unlimited one.
+func TestDistinctAggregateAtTheLimit(t *testing.T) {
+	ref := newTPCHSession(t, quiver.WithLocalExecution(), quiver.WithTargetPartitions(1))
+	want := sqlRows(t, ref, spillDistinctQuery)
+	if len(want) < 10000 {
+		t.Fatalf("reference has %d groups", len(want))
+	}
+	for _, tc := range []struct {
+		name string
+		opts []quiver.Option
+	}{
+		{"local", []quiver.Option{quiver.WithLocalExecution(), quiver.WithTargetPartitions(1)}},
+		{"standalone", []quiver.Option{quiver.WithTargetPartitions(2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTPCHSession(t, tc.opts...)
+			sqlRows(t, s, "SET quiver.memory_limit = '256KB'")
+			_, _, err := runQuery(context.Background(), s, spillDistinctQuery)
+			if !qerr.Is(err, qerr.Resources) || !strings.Contains(err.Error(), "memory limit") {
+				t.Fatalf("want a resources error naming the memory limit, got %v", err)
+			}
+			sqlRows(t, s, "SET quiver.memory_limit = '64MB'")
+			got := sqlRows(t, s, spillDistinctQuery)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("got %d groups, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+			}
+		})
 	}
 }

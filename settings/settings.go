@@ -128,7 +128,7 @@ var (
 	}
 	MemoryLimit = &Setting{
 		Name: "quiver.memory_limit", Kind: Bytes, Default: "0", Scope: Executor,
-		Description: "memory one task may use (under local execution, one query); past it the query fails (0: no limit)",
+		Description: "memory one task may use (under local execution, one query): sorts, hash aggregates and hash joins spill to disk to stay under it; past it the query fails (0: no limit)",
 	}
 	SessionIdleTimeout = &Setting{
 		Name: "quiver.session.idle_timeout", Kind: Duration, Default: "0s", Scope: Session, Flag: "session-idle-timeout",

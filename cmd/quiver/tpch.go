@@ -184,7 +184,7 @@ func benchSuite(suite string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Exec, "exec", "standalone", "local (direct runs in this process) or standalone (in-process scheduler and executor, the default session)")
 	fs.IntVar(&o.TargetPartitions, "partitions", 0, "target partitions (default: GOMAXPROCS; with --scheduler, the cluster executors' cores in total)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed runs to `FILE`")
-	fs.Func("memory-limit", "quiver.memory_limit for the run, such as `64MB` (sorts and aggregates spill under it)", func(text string) error {
+	fs.Func("memory-limit", "quiver.memory_limit for the run, such as `64MB` (sorts, aggregates and hash joins spill under it)", func(text string) error {
 		n, err := settings.ParseBytes(text)
 		o.MemoryLimit = n
 		return err

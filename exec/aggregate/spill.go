@@ -3,12 +3,10 @@ package aggregate
 import (
 	"context"
 	"errors"
-	"io"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/exec/spill"
@@ -26,7 +24,9 @@ import (
 //     spillPartitions files, split by a hash of the group keys, starts
 //     afresh and goes on; at the end it writes the rest too, then
 //     aggregates each file on its own in Final mode (each holds about
-//     1/spillPartitions of the groups), emitting as it would have.
+//     1/spillPartitions of the groups), emitting as it would have; a file
+//     whose groups still do not fit is spilled again the same way, split
+//     by the next bits of the hash, up to spillLevels levels.
 //
 // Aggregates with DISTINCT keep every value seen, not a mergeable state,
 // and do neither: they fail at the limit as before. So do aggregates with
@@ -40,6 +40,10 @@ var errRechunk = errors.New("exec/hashagg: spilled; fold the batch again")
 // spillPartitions is how many files a spilling aggregate splits its
 // groups into.
 const spillPartitions = 16
+
+// spillLevels is how many times a spilled file may be split again when
+// re-aggregating it does not fit either.
+const spillLevels = 4
 
 // minSpillGroups: an aggregate holding fewer groups does not flush or
 // spill (it would free next to nothing).
@@ -57,6 +61,7 @@ type aggSpill struct {
 	hashes      []uint64
 	rows        [][]int32 // per file, scratch
 	next        int       // the next file to re-aggregate
+	level       int       // 0, or how many splits made the file this aggregate reads
 	sub         *hashAggregate
 	// worstPerRow is the last batch's worst case over its rows: chunkRows
 	// measures a batch only when that says it might not fit.
@@ -154,6 +159,11 @@ func (h *hashAggregate) resetGroups() error {
 	if err != nil {
 		return err
 	}
+	// Under memory pressure an integer key takes hashed slots: the direct
+	// layout's worst case reserves a window of pages ahead, far above what
+	// a batch adds, and chunkRows would cut every batch into slivers to
+	// fit it in the little room left.
+	t.PreferHashed()
 	accs := make([]accumulator, len(h.accs))
 	for i, a := range h.n.Aggs {
 		if accs[i], err = newAccumulator(a, h.argTypes[i], h.n.Mode, h.tc.Mem); err != nil {
@@ -194,7 +204,8 @@ func (h *hashAggregate) spillGroups(ctx context.Context) error {
 // writeSplit appends each row of b to the file its first g columns hash
 // to. The exchange before a Final aggregate split its input by the same
 // hash modulo the partition count, so the file is chosen by the hash's
-// top bits, which that split did not use.
+// top bits, which that split did not use, four more at each level of
+// re-splitting.
 func (h *hashAggregate) writeSplit(ctx context.Context, b arrow.RecordBatch, g int) error {
 	n := int(b.NumRows())
 	h.sp.hashes = kernel.Resize(h.sp.hashes, n)
@@ -202,8 +213,9 @@ func (h *hashAggregate) writeSplit(ctx context.Context, b arrow.RecordBatch, g i
 	for p := range h.sp.rows {
 		h.sp.rows[p] = h.sp.rows[p][:0]
 	}
+	shift := 60 - 4*uint(h.sp.level) // spillPartitions = 16: four bits a level
 	for r, x := range h.sp.hashes {
-		p := (x * 0x9E3779B97F4A7C15) >> 60 // spillPartitions = 16
+		p := ((x * 0x9E3779B97F4A7C15) >> shift) & (spillPartitions - 1)
 		h.sp.rows[p] = append(h.sp.rows[p], int32(r))
 	}
 	for p, rows := range h.sp.rows {
@@ -276,11 +288,17 @@ func (h *hashAggregate) nextSpilled(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		sub, err := newHashAggregate(h.tc, h.sp.final, 0, &sourceOp{next: read})
+		sub, err := newHashAggregate(h.tc, h.sp.final, 0, spill.NewSource(read))
 		if err != nil {
 			return err
 		}
-		sub.sp.ok = false // a file that does not fit fails at the limit
+		// A file that does not fit spills again, split by the hash's next
+		// bits; past the last level it fails at the limit.
+		if sub.table != nil {
+			sub.table.PreferHashed() // the file holds one hash partition of the keys
+		}
+		sub.sp.level = h.sp.level + 1
+		sub.sp.ok = sub.sp.ok && sub.sp.level < spillLevels
 		if err := sub.Open(ctx); err != nil {
 			sub.Close()
 			return err
@@ -307,22 +325,3 @@ func (h *hashAggregate) closeSpill() error {
 	}
 	return subErr
 }
-
-// sourceOp is an operator over a function yielding batches.
-type sourceOp struct {
-	next func(context.Context) (arrow.RecordBatch, error)
-}
-
-var _ execop.Operator = (*sourceOp)(nil)
-
-func (s *sourceOp) Open(context.Context) error { return nil }
-
-func (s *sourceOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	b, err := s.next(ctx)
-	if err == io.EOF {
-		return nil, io.EOF
-	}
-	return b, err
-}
-
-func (s *sourceOp) Close() error { return nil }

@@ -102,6 +102,18 @@ func New(types []arrow.DataType) (*Table, error) {
 	return t, nil
 }
 
+// PreferHashed makes an empty table over one integer key use hashed slots
+// from its first insert instead of the direct layout. For keys known to be
+// spread thin over a wide range (one hash partition of a key column, as
+// spilling operators make), where every direct page would be allocated
+// for a few keys each. Other layouts, and a table holding keys, are left
+// as they are.
+func (t *Table) PreferHashed() {
+	if t.intKey && t.packed == nil && !t.hashed && t.n == 0 {
+		t.toHashed(InitialSlots)
+	}
+}
+
 // keyBits is validBits for the integer layouts, where arr may be nil (the
 // packed layout's keys, never NULL).
 func keyBits(arr arrow.Array) ([]byte, int) {

@@ -27,6 +27,16 @@ type joinBuild struct {
 	keyNull []bool           // per row: some key is NULL (nil if none is)
 	unique  bool             // every key has one row: every chain is its head alone
 	bytes   int64            // reserved with tc.Grow
+	grace   *graceSpill      // the join went to disk (grace.go): no rows are held
+}
+
+// release frees what jb holds.
+func (jb *joinBuild) release(tc *execop.TaskContext) {
+	kernel.ReleaseArrays(jb.cols)
+	tc.Shrink(jb.bytes)
+	if jb.grace != nil {
+		jb.grace.close()
+	}
 }
 
 // joinShared is the state of one join node shared by its probe partitions:
@@ -51,6 +61,15 @@ type joinShared struct {
 	rightNullKey bool
 	finished     int
 	closed       int
+
+	// remake, when set (a partition of a grace join shared by several
+	// probe partitions, grace.go), makes the build again from its file:
+	// an in-memory build is dropped whenever no partition is using it and
+	// made again by the next to need it (same rows, same order, so the
+	// match flags, which are kept, still apply). users counts the
+	// partitions using it now.
+	remake func(context.Context) (*joinBuild, error)
+	users  int
 }
 
 // acquire builds the left side once (the first caller's ctx runs it; the
@@ -63,7 +82,20 @@ func (s *joinShared) acquire(ctx context.Context, mk func(context.Context) (*joi
 			s.nullMatched = make([]bool, s.build.n)
 		}
 	})
-	return s.build, s.err
+	if s.err != nil || s.remake == nil {
+		return s.build, s.err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.build == nil {
+		b, err := s.remake(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.build = b
+	}
+	s.users++
+	return s.build, nil
 }
 
 // finish merges one partition's findings; it reports whether the caller is
@@ -87,21 +119,42 @@ func (s *joinShared) finish(matched, nullMatched []bool, rightRows int64, rightN
 	return s.finished == s.parts
 }
 
-// release is called once per partition Close; the last one frees the build.
-func (s *joinShared) release(tc *execop.TaskContext) {
+// release is called once per partition Close (used: the partition
+// acquired the build); the last one frees the build, and so does the last
+// user of a build that can be made again.
+func (s *joinShared) release(tc *execop.TaskContext, used bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed++
-	if s.closed == s.parts && s.build != nil {
-		kernel.ReleaseArrays(s.build.cols)
-		tc.Shrink(s.build.bytes)
+	if used && s.remake != nil {
+		s.users--
+	}
+	if s.build == nil {
+		return
+	}
+	if s.closed == s.parts || (s.remake != nil && s.users == 0 && s.build.grace == nil) {
+		s.build.release(tc)
+		s.build = nil
+	}
+}
+
+// drop frees the build whatever the partitions' count (grace.go: no
+// partition uses it any more).
+func (s *joinShared) drop(tc *execop.TaskContext) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.build != nil {
+		s.build.release(tc)
 		s.build = nil
 	}
 }
 
 // buildJoinSide concatenates batches (of schema) into a joinBuild and, with
 // keys, indexes them. It takes over the batches' references.
-func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Schema, batches []arrow.RecordBatch, keys []kernel.ExprRunner, what string) (_ *joinBuild, err error) {
+// spread says the keys are one hash partition of a key column (a grace
+// join's), spread thin over their range: integer keys then go to hashed
+// slots at once.
+func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Schema, batches []arrow.RecordBatch, keys []kernel.ExprRunner, what string, spread bool) (_ *joinBuild, err error) {
 	defer execop.ReleaseAll(batches)
 	jb := &joinBuild{}
 	defer func() {
@@ -164,6 +217,9 @@ func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Sc
 	}
 	if jb.table, err = hashtable.New(types); err != nil {
 		return nil, err
+	}
+	if spread {
+		jb.table.PreferHashed()
 	}
 	worst := jb.table.WorstCase(kcols, jb.n)
 	if err := tc.Grow(worst); err != nil {

@@ -14,4 +14,9 @@
 // loop takes no locks, and the left-side rows of Left/Full/Semi/Anti/Mark
 // joins are emitted once, by the last partition to finish; the build side's
 // memory is reserved against the task's limit before it is held.
+//
+// Under a memory limit a hash join whose build side does not fit becomes a
+// grace hash join (grace.go): both sides are split into spill files by a
+// hash of the join keys and joined partition by partition, a partition
+// that still does not fit being split again, up to a depth limit.
 package join

@@ -35,6 +35,7 @@ import (
 // finishes, so the probe loop takes no locks.
 type joinOp struct {
 	tc     *execop.TaskContext
+	node   physical.Plan // the plan node, whose metrics spills count in
 	typ    physical.JoinType
 	what   string // "hashjoin" or "nljoin", for messages
 	nested bool
@@ -91,6 +92,12 @@ type joinOp struct {
 	haveTail  bool
 	closed    bool
 	released  bool
+
+	// Grace hash join (grace.go): grace is set when the join went to
+	// disk; facts and depth are set in the join of one of its partitions.
+	grace *graceProbe
+	facts *graceFacts
+	depth int
 }
 
 func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (execop.Operator, error) {
@@ -110,6 +117,7 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 		return nil, err
 	}
 	j.nullAware = n.NullAware
+	j.node = n
 	lk := make([]physical.Expr, len(n.On))
 	rk := make([]physical.Expr, len(n.On))
 	for i, k := range n.On {
@@ -125,11 +133,14 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 	if n.Mode == physical.CollectLeft {
 		j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
 		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
+			if limited(tc) && graceable(j.leftKeys) {
+				return j.graceBuild(ctx, left, seqInts(left.OutputPartitions()))
+			}
 			bs, err := execop.CollectAll(ctx, tc, left)
 			if err != nil {
 				return nil, err
 			}
-			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what)
+			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what, false)
 		}
 	} else {
 		if left.OutputPartitions() != n.Right.OutputPartitions() {
@@ -137,11 +148,14 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 		}
 		j.shared = &joinShared{parts: 1}
 		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
+			if limited(tc) && graceable(j.leftKeys) {
+				return j.graceBuild(ctx, left, []int{partition})
+			}
 			bs, err := execop.Drain(ctx, tc, left, partition)
 			if err != nil {
 				return nil, err
 			}
-			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what)
+			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what, false)
 		}
 	}
 	return j, nil
@@ -223,8 +237,8 @@ func (j *joinOp) probeRowsOut() []int32 {
 	out := j.outRows[:0] // reused batch to batch; output copies the rows it takes
 	defer func() { j.outRows = out[:0] }()
 	want := j.typ == physical.RightSemiJoin
-	if j.typ == physical.RightAntiJoin && j.nullAware && j.build.n > 0 {
-		if j.build.keyNull != nil {
+	if j.typ == physical.RightAntiJoin && j.nullAware && !j.wholeBuildEmpty() {
+		if j.wholeBuildNullKey() {
 			return out
 		}
 		for r, m := range j.rMatched {
@@ -257,6 +271,10 @@ func (j *joinOp) Open(ctx context.Context) error {
 		return err
 	}
 	j.build = b
+	if b.grace != nil {
+		j.grace = &graceProbe{gs: b.grace}
+		return j.right.Open(ctx)
+	}
 	if j.emitsLeftTail() {
 		if err := j.tc.Grow(int64(2 * b.n)); err != nil {
 			return qerr.Resourcesf("exec/%s: match flags for %d build rows: %w", j.what, b.n, err)
@@ -275,6 +293,9 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	if j.build == nil {
 		return nil, qerr.Internalf("exec/%s: Next before a successful Open", j.what)
+	}
+	if j.grace != nil {
+		return j.graceNext(ctx)
 	}
 	bs := j.tc.BatchRows()
 	for {
@@ -679,7 +700,7 @@ func (j *joinOp) finishProbe() {
 	// Reading s.matched without the lock is safe: every other partition has
 	// finished writing (finished == parts) before we got here.
 	b := j.build
-	rightEmpty := s.rightRows == 0
+	rightEmpty := j.wholeRightEmpty()
 	for r := 0; r < b.n; r++ {
 		m := s.matched[r]
 		switch j.typ {
@@ -718,7 +739,7 @@ func (j *joinOp) markOf(r int, matched, rightEmpty bool) int8 {
 		return -1
 	case j.nested:
 		return 0
-	case s.rightNullKey, j.build.keyNull != nil && j.build.keyNull[r]:
+	case j.wholeRightNullKey(), j.build.keyNull != nil && j.build.keyNull[r]:
 		return -1
 	}
 	return 0
@@ -752,7 +773,12 @@ func (j *joinOp) Close() error {
 		j.tc.Shrink(int64(2 * len(j.matched)))
 	}
 	err := j.right.Close()
-	j.shared.release(j.tc)
+	if j.grace != nil {
+		if gerr := j.grace.close(j.tc); err == nil {
+			err = gerr
+		}
+	}
+	j.shared.release(j.tc, j.build != nil)
 	j.build = nil
 	return err
 }
