@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver"
 )
 
@@ -73,6 +74,11 @@ func TestDataFrameOperations(t *testing.T) {
 				"SELECT *, r_regionkey + 1 AS next FROM region ORDER BY 1"},
 			{"Head", nation.Sort(quiver.Col("n_nationkey").Desc()).Head(3).Select(quiver.Col("n_nationkey")),
 				"SELECT n_nationkey FROM nation ORDER BY 1 DESC LIMIT 3"},
+			{"DistinctOn", ordered(nation.DistinctOn([]quiver.Expr{quiver.Col("n_regionkey")}, quiver.Col("n_name").Desc()).Select(quiver.Col("n_regionkey"), quiver.Col("n_name")), "n_regionkey"),
+				"SELECT DISTINCT ON (n_regionkey) n_regionkey, n_name FROM nation ORDER BY n_regionkey, n_name DESC"},
+			{"DistinctOn two keys", ordered(nation.Select(quiver.Col("n_regionkey"), quiver.Col("n_nationkey").Div(10).Cast(arrow.PrimitiveTypes.Int64).As("d"), quiver.Col("n_nationkey")).
+				DistinctOn([]quiver.Expr{quiver.Col("n_regionkey"), quiver.Col("d")}, quiver.Col("n_nationkey").Asc()), "n_regionkey", "d"),
+				"SELECT DISTINCT ON (n_regionkey, d) n_regionkey, d, n_nationkey FROM (SELECT n_regionkey, CAST(n_nationkey / 10 AS BIGINT) AS d, n_nationkey FROM nation) t ORDER BY n_regionkey, d, n_nationkey"},
 			{"Describe", ordered(region.Describe(), "column_name"),
 				"SELECT * FROM (VALUES ('r_comment', 'Utf8', 5, 0, NULL, NULL, NULL), ('r_name', 'Utf8', 5, 0, 'AFRICA', 'MIDDLE EAST', NULL), ('r_regionkey', 'Int32', 5, 0, '0', '4', 2.0)) v ORDER BY 1"},
 		}
@@ -107,6 +113,8 @@ func TestDataFrameOperations(t *testing.T) {
 			want string
 		}{
 			{nation.Drop("nope"), `planning error: Drop: column "nope" not found`},
+			{nation.DistinctOn(nil), "planning error: DistinctOn: no columns to be distinct on"},
+			{nation.DistinctOn([]quiver.Expr{quiver.Col("nope")}), `planning error: DistinctOn:`},
 			{nation.WithColumnRenamed("nope", "x"), `planning error: WithColumnRenamed: column "nope" not found`},
 			{nation.Union(region), "planning error: Union: each UNION query must have the same number of columns"},
 			{nation.JoinOn(region, quiver.InnerJoin, []string{"n_regionkey"}, nil), "planning error: JoinOn: want as many right columns"},

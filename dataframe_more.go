@@ -195,6 +195,36 @@ func (df *DataFrame) other(op string, o *DataFrame) error {
 }
 
 // Union appends other's rows to df's (UNION ALL): columns match by
+// DistinctOn keeps one row per distinct combination of the on values: the
+// first in orderBy order (any one without orderBy), as SQL's SELECT
+// DISTINCT ON (on) ... ORDER BY on, orderBy. NULLs in on are equal. The
+// result has df's columns; its row order is not defined (Sort it).
+func (df *DataFrame) DistinctOn(on []Expr, orderBy ...SortKey) *DataFrame {
+	if df.err != nil {
+		return df
+	}
+	if len(on) == 0 {
+		return df.fail("DistinctOn", qerr.Planf("no columns to be distinct on"))
+	}
+	keys := make([]logical.SortKey, 0, len(on)+len(orderBy))
+	for _, x := range on {
+		e, err := df.resolve("DistinctOn", x)
+		if err != nil {
+			return df.derive(nil, err)
+		}
+		keys = append(keys, logical.SortKey{Expr: e, Asc: true})
+	}
+	for _, k := range orderBy {
+		e, err := df.resolve("DistinctOn", k.expr)
+		if err != nil {
+			return df.derive(nil, err)
+		}
+		keys = append(keys, logical.SortKey{Expr: e, Asc: k.asc, NullsFirst: k.nullsFirst})
+	}
+	p, err := sql.DistinctOn(df.plan, keys, len(on))
+	return df.derive(p, wrap("DistinctOn", err))
+}
+
 // position and widen to common types; the names are df's.
 func (df *DataFrame) Union(other *DataFrame) *DataFrame {
 	if df.err != nil {
