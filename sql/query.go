@@ -234,20 +234,14 @@ const (
 	setRightTag = "__quiver_set_right"
 )
 
-// intersectExcept lowers left INTERSECT right, or left EXCEPT right when
-// except (both DISTINCT): each side's rows are tagged with the side they
-// come from, the union of both is grouped by every column (grouping treats
-// NULLs as equal, as set operations must), and the groups kept are those
-// seen on both sides (INTERSECT) or on the left only (EXCEPT). The result
-// has the left side's column names.
-func intersectExcept(left, right logical.Plan, except bool) (logical.Plan, error) {
-	what := "INTERSECT"
-	if except {
-		what = "EXCEPT"
-	}
-	n := left.Schema().Len()
+// taggedUnion is the union of left's and right's rows, each with two
+// more columns, setLeftTag and setRightTag: 1, 0 on left rows and 0, 1 on
+// right ones; n is the sides' column count. what names the operation in
+// the error for sides of different widths.
+func taggedUnion(left, right logical.Plan, what string) (u logical.Plan, n int, err error) {
+	n = left.Schema().Len()
 	if m := right.Schema().Len(); m != n {
-		return nil, qerr.Planf("each %s query must have the same number of columns: %d and %d", what, n, m)
+		return nil, 0, qerr.Planf("each %s query must have the same number of columns: %d and %d", what, n, m)
 	}
 	tag := func(p logical.Plan, l, r int64) (logical.Plan, error) {
 		s := p.Schema()
@@ -260,13 +254,28 @@ func intersectExcept(left, right logical.Plan, except bool) (logical.Plan, error
 	}
 	lt, err := tag(left, 1, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	rt, err := tag(right, 0, 1)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	u, err := unionAll([]logical.Plan{lt, rt})
+	u, err = unionAll([]logical.Plan{lt, rt})
+	return u, n, err
+}
+
+// intersectExcept lowers left INTERSECT right, or left EXCEPT right when
+// except (both DISTINCT): each side's rows are tagged with the side they
+// come from, the union of both is grouped by every column (grouping treats
+// NULLs as equal, as set operations must), and the groups kept are those
+// seen on both sides (INTERSECT) or on the left only (EXCEPT). The result
+// has the left side's column names.
+func intersectExcept(left, right logical.Plan, except bool) (logical.Plan, error) {
+	what := "INTERSECT"
+	if except {
+		what = "EXCEPT"
+	}
+	u, n, err := taggedUnion(left, right, what)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package sql
 
 import (
 	"github.com/quiverdb/quiver/logical"
-	"github.com/quiverdb/quiver/qerr"
 )
 
 // setOp lowers left INTERSECT|EXCEPT [ALL] right.
@@ -38,28 +37,7 @@ func intersectExceptAll(left, right logical.Plan, except bool) (logical.Plan, er
 	if except {
 		what = "EXCEPT ALL"
 	}
-	n := left.Schema().Len()
-	if m := right.Schema().Len(); m != n {
-		return nil, qerr.Planf("each %s query must have the same number of columns: %d and %d", what, n, m)
-	}
-	tag := func(p logical.Plan, l, r int64) (logical.Plan, error) {
-		s := p.Schema()
-		exprs := make([]logical.Expr, 0, n+2)
-		for i := range n {
-			exprs = append(exprs, outCol(s, i))
-		}
-		exprs = append(exprs, &logical.Alias{Expr: logical.Lit(l), Name: setLeftTag}, &logical.Alias{Expr: logical.Lit(r), Name: setRightTag})
-		return logical.NewProjection(p, exprs)
-	}
-	lt, err := tag(left, 1, 0)
-	if err != nil {
-		return nil, err
-	}
-	rt, err := tag(right, 0, 1)
-	if err != nil {
-		return nil, err
-	}
-	u, err := unionAll([]logical.Plan{lt, rt})
+	u, n, err := taggedUnion(left, right, what)
 	if err != nil {
 		return nil, err
 	}
