@@ -31,7 +31,7 @@ func IndentAnalyze(p Plan, figures func(i int, n Plan) OperatorFigures) string {
 		n++
 		spill := ""
 		if f.SpilledBytes > 0 {
-			spill = ", spilled=" + formatBytes(f.SpilledBytes)
+			spill = ", spilled=" + FormatBytes(f.SpilledBytes)
 		}
 		fmt.Fprintf(&b, "%02d)%s%s, metrics=[output_rows=%d, output_batches=%d, elapsed=%s%s]\n",
 			n, strings.Repeat("--", depth), p.String(), f.OutputRows, f.OutputBatches, formatElapsed(f.Elapsed), spill)
@@ -69,7 +69,9 @@ func formatElapsed(d time.Duration) string {
 	}
 }
 
-func formatBytes(n int64) string {
+// FormatBytes renders n bytes with one decimal and a binary unit
+// ("1.5 MiB"), as EXPLAIN ANALYZE and memory-limit errors show sizes.
+func FormatBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -79,7 +80,7 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("requested %s with %s already in use", formatBytes(e.Requested), formatBytes(e.Current))
+	return fmt.Sprintf("requested %s with %s already in use", physical.FormatBytes(e.Requested), physical.FormatBytes(e.Current))
 }
 
 // ResourcesExhausted marks the panic value so that packages which recover
@@ -90,10 +91,10 @@ func (e *LimitError) ResourcesExhausted() {}
 func (e *LimitError) toError() error {
 	if e.Scope != "" {
 		return qerr.Resourcesf("exec: %s of %s exceeded (%w); the executor is running more than it can hold at once, retry later or lower quiver.memory_limit",
-			e.Scope, formatBytes(e.Limit), e)
+			e.Scope, physical.FormatBytes(e.Limit), e)
 	}
 	return qerr.Resourcesf("exec: memory limit of %s exceeded (%w); raise quiver.memory_limit or reduce the data the query holds at once",
-		formatBytes(e.Limit), e)
+		physical.FormatBytes(e.Limit), e)
 }
 
 // reserve adds n bytes to the count (and the pool's), or returns a
@@ -271,19 +272,6 @@ func PanicError(r any, what string) error {
 		return qerr.Internalf("exec: panic in %s: %w", what, e)
 	}
 	return qerr.Internalf("exec: panic in %s: %v", what, r)
-}
-
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // sharedState holds per-node state shared by the partitions of one query.
