@@ -75,7 +75,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var o options
 	fs.BoolVar(&o.demo, "demo", false, "register the embedded TPC-H SF 0.01 tables (lineitem, orders, ...)")
-	fs.StringVar(&o.command, "c", "", "run the `SQL` statements (separated by ';') and exit")
+	fs.Func("c", "run the `SQL` statements (separated by ';') and exit; -c may be given several times, run in order", func(v string) error {
+		if o.command != "" {
+			// A line break first ends a trailing -- comment of the one before.
+			o.command += "\n;\n"
+		}
+		o.command += v
+		return nil
+	})
 	fs.StringVar(&o.file, "f", "", "run the statements in `FILE` ('-' for standard input) and exit")
 	fs.StringVar(&o.format, "format", "table", "output format: table, csv, tsv, json or ndjson")
 	fs.StringVar(&o.scheduler, "scheduler", "", "run on the cluster whose scheduler listens at `ADDR` (default: a scheduler and executor in this process)")

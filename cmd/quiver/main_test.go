@@ -102,6 +102,7 @@ func TestCommandErrors(t *testing.T) {
 		// the first error stops the script: the statements before it printed, the ones after did not
 		{[]string{"--format", "csv", "-c", "SELECT 1 AS a; SELECT nope FROM nowhere; SELECT 2 AS b"}, 1, `table "nowhere" not found`, "a\n1\n"},
 		{[]string{"-c", "SELECT FROM"}, 1, "line 1, column", ""},
+		{[]string{"--format", "csv", "-c", "SELECT 1 AS a -- one", "-c", "SELECT 2 AS b"}, 0, "", "a\n1\nb\n2\n"},
 		{[]string{"-c", "SELECT 1/0"}, 1, "division by zero", ""},
 		{[]string{"--format", "xml", "-c", "SELECT 1"}, 2, "unknown format", ""},
 		{[]string{"-f", "/no/such/file.sql"}, 1, "no such file", ""},
