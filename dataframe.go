@@ -156,7 +156,29 @@ func (df *DataFrame) Collect(ctx context.Context) ([]arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return x.drain(ctx)
+	out, err := x.drain(ctx)
+	if err != nil && qerr.Retryable(err) && df.s.remote != nil && !writes(df.plan) {
+		// The cluster lost the result before it was read (its executor
+		// went): a query that writes nothing runs again, once; nothing of
+		// the first run was handed out.
+		if x, err = df.start(ctx, false, nil); err != nil {
+			return nil, err
+		}
+		return x.drain(ctx)
+	}
+	return out, err
+}
+
+// writes reports whether running p changes anything (a Write node).
+func writes(p logical.Plan) bool {
+	found := false
+	logical.Inspect(p, func(n logical.Plan) bool {
+		if _, ok := n.(*logical.Write); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 func (x *execution) drain(ctx context.Context) ([]arrow.RecordBatch, error) {

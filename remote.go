@@ -208,7 +208,7 @@ func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info 
 		}
 	}
 	schema := df.plan.Schema().Arrow()
-	op := &resultReader{fetcher: r.fetcher, locs: locs, schema: schema}
+	op := &resultReader{jobID: resp.JobId, fetcher: r.fetcher, locs: locs, schema: schema}
 	return &execution{op: op, jobID: resp.JobId, status: status}, nil
 }
 
@@ -268,12 +268,23 @@ func (r *remote) wait(ctx context.Context, jobID string, progress func(JobProgre
 
 // resultReader streams a job's result files, partition by partition.
 type resultReader struct {
+	jobID   string
 	fetcher *executor.FlightFetcher
 	locs    [][]physical.PartitionLocation
 	schema  *arrow.Schema
 	part    int
 	idx     int
 	cur     execop.Operator
+}
+
+// lost reports a failed read of a result file: the executor holding it
+// may have gone since the job ended, so the statement may simply be run
+// again (a retryable error), unless ctx ended.
+func (r *resultReader) lost(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	return qerr.Unavailablef("reading the result of job %s (the executor holding it may be gone; the statement can be run again): %w", r.jobID, err)
 }
 
 func (r *resultReader) Open(ctx context.Context) error { return nil }
@@ -292,12 +303,12 @@ func (r *resultReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			op, err := r.fetcher.Fetch(ctx, r.locs[r.part][r.idx])
 			if err != nil {
-				return nil, err
+				return nil, r.lost(ctx, err)
 			}
 			r.idx++
 			if err := op.Open(ctx); err != nil {
 				op.Close()
-				return nil, err
+				return nil, r.lost(ctx, err)
 			}
 			r.cur = op
 		}
@@ -308,7 +319,7 @@ func (r *resultReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, r.lost(ctx, err)
 		}
 		if b.NumRows() == 0 {
 			b.Release()
