@@ -13,6 +13,7 @@ import (
 	"github.com/quiverdb/quiver/exec/write"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/physical/planner"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -174,9 +175,7 @@ func (df *DataFrame) planWrite(path string, c writeConfig) (*logical.Write, erro
 	}
 	opts := logical.WriteOptions{Format: string(c.format), PartitionBy: keys, Compression: c.compression,
 		RowGroupSize: c.rowGroupSize, Delimiter: c.delimiter, Header: c.header}
-	spec := physical.WriteSpec{Format: physical.Format(opts.Format), PartitionBy: keys, Compression: opts.Compression,
-		RowGroupSize: opts.RowGroupSize, Delimiter: opts.Delimiter, Header: opts.Header}
-	if err := write.CheckSpec(spec, schema.Len()); err != nil {
+	if err := write.CheckSpec(planner.WriteSpec(opts), schema.Len()); err != nil {
 		return nil, err
 	}
 	if st, err := os.Stat(target); err == nil {

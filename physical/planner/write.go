@@ -21,10 +21,7 @@ func (pl *Planner) write(ctx context.Context, n *logical.Write) (physical.Plan, 
 		return nil, err
 	}
 	o := n.Options
-	spec := physical.WriteSpec{
-		Format: physical.Format(o.Format), PartitionBy: o.PartitionBy, Compression: o.Compression,
-		RowGroupSize: o.RowGroupSize, Delimiter: o.Delimiter, Header: o.Header,
-	}
+	spec := WriteSpec(o)
 	single := len(o.PartitionBy) == 0
 	switch {
 	case single && in.OutputPartitions() > 1:
@@ -42,4 +39,12 @@ func (pl *Planner) write(ctx context.Context, n *logical.Write) (physical.Plan, 
 		files = &physical.Coalesce{Input: files}
 	}
 	return &physical.FileCommit{Input: files, Staging: n.Staging, Target: n.Target, Single: single, Overwrite: n.Overwrite}, nil
+}
+
+// WriteSpec is the physical form of a write's options.
+func WriteSpec(o logical.WriteOptions) physical.WriteSpec {
+	return physical.WriteSpec{
+		Format: physical.Format(o.Format), PartitionBy: o.PartitionBy, Compression: o.Compression,
+		RowGroupSize: o.RowGroupSize, Delimiter: o.Delimiter, Header: o.Header,
+	}
 }
