@@ -122,11 +122,26 @@ func (a *AccountingAllocator) uncount(n int64) {
 }
 
 // reserveOwn is reserve for this allocator's count alone.
+//
+// A request over the limit never touches the count: were it added and
+// taken back, a small request racing with it could see the sum of both
+// and fail although it alone fits (a grace join's probe failed so while
+// another partition's build was asking for more than was left).
 func (a *AccountingAllocator) reserveOwn(n int64) *LimitError {
-	cur := a.cur.Add(n)
-	if a.limit > 0 && n > 0 && cur > a.limit {
-		a.cur.Add(-n)
-		return &LimitError{Limit: a.limit, Requested: n, Current: cur - n, Scope: a.scope}
+	var cur int64
+	if a.limit > 0 && n > 0 {
+		for {
+			old := a.cur.Load()
+			if old+n > a.limit {
+				return &LimitError{Limit: a.limit, Requested: n, Current: old, Scope: a.scope}
+			}
+			if a.cur.CompareAndSwap(old, old+n) {
+				cur = old + n
+				break
+			}
+		}
+	} else {
+		cur = a.cur.Add(n)
 	}
 	for {
 		p := a.peak.Load()

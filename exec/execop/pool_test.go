@@ -3,6 +3,7 @@ package execop
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -88,5 +89,61 @@ func TestSoftLimitedCountsPool(t *testing.T) {
 	soft.Free(buf)
 	if pool.Current() != 0 {
 		t.Fatalf("pool count %d after free, want 0", pool.Current())
+	}
+}
+
+// TestRefusedRequestLeavesRoom: a request over the limit, refused over and
+// over in one goroutine, never makes a request that fits fail in another;
+// the same for a pool shared by two tasks.
+func TestRefusedRequestLeavesRoom(t *testing.T) {
+	pool := NewPool(1000)
+	for _, c := range []struct {
+		name       string
+		big, small *AccountingAllocator
+	}{
+		{"task", NewAccountingAllocator(memory.DefaultAllocator, 1000), nil},
+		{"pool", NewTaskAllocator(memory.DefaultAllocator, 0, pool), NewTaskAllocator(memory.DefaultAllocator, 0, pool)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			big, small := c.big, c.small
+			if small == nil {
+				small = big
+			}
+			if err := big.Reserve(600); err != nil {
+				t.Fatal(err)
+			}
+			defer big.Release(600)
+			var overshot atomic.Bool
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for range 100000 {
+					if big.Reserve(500) == nil {
+						overshot.Store(true)
+						big.Release(500)
+					}
+				}
+			}()
+			var failed int
+		loop:
+			for {
+				select {
+				case <-done:
+					break loop
+				default:
+				}
+				if small.Reserve(300) != nil {
+					failed++
+					continue
+				}
+				small.Release(300)
+			}
+			if overshot.Load() {
+				t.Error("a reservation past the limit succeeded")
+			}
+			if failed > 0 {
+				t.Fatalf("%d requests of 300 bytes failed with 600 of 1000 held", failed)
+			}
+		})
 	}
 }
