@@ -11,9 +11,9 @@ import (
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
-	"github.com/quiverdb/quiver/settings"
 	"github.com/quiverdb/quiver/sql"
 )
 
@@ -65,12 +65,12 @@ func (e CacheEvent) String() string {
 		return fmt.Sprintf("cache: dropped %s (%s)", name, e.Reason)
 	}
 	if e.Outcome == "stale" {
-		return fmt.Sprintf("cache: stale %s (%s; rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, settings.FormatBytes(e.Bytes))
+		return fmt.Sprintf("cache: stale %s (%s; rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, physical.FormatBytes(e.Bytes))
 	}
 	if e.Outcome == "partial" {
-		return fmt.Sprintf("cache: partial %s (%s; those rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, settings.FormatBytes(e.Bytes))
+		return fmt.Sprintf("cache: partial %s (%s; those rebuilt: %d partitions, %s)", name, e.Reason, e.Partitions, physical.FormatBytes(e.Bytes))
 	}
-	line := fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, settings.FormatBytes(e.Bytes))
+	line := fmt.Sprintf("cache: %s %s (%d partitions, %s)", e.Outcome, name, e.Partitions, physical.FormatBytes(e.Bytes))
 	if e.Reason != "" {
 		line += " " + e.Reason
 	}

@@ -355,7 +355,7 @@ func (s *Session) explainRows(ctx context.Context, df *DataFrame, st *sql.Explai
 			return append(rows, analyzeRows(x.jobID, x.status, n)...), nil
 		}
 		return append(rows, []string{"Plan with Metrics", x.tc.FormatAnalyze(x.plan)},
-			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + settings.FormatBytes(x.mem.Peak())}), nil
+			[]string{"Summary", "output_rows=" + itoa(n) + ", peak_memory=" + physical.FormatBytes(x.mem.Peak())}), nil
 	}
 	lp, err := s.optimize(ctx, df.plan, observe)
 	if err != nil {

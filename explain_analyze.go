@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
-	"github.com/quiverdb/quiver/settings"
 )
 
 // analyzeRows are EXPLAIN ANALYZE's rows for a query the cluster ran: one
@@ -34,7 +34,7 @@ func analyzeRows(jobID string, st *rpc.JobStatus, rows int64) [][]string {
 		if name == "" {
 			name = e.CacheId
 		}
-		out = append(out, []string{"Cache " + name, fmt.Sprintf("%s (%d partitions, %s)", what, e.Partitions, settings.FormatBytes(e.Bytes))})
+		out = append(out, []string{"Cache " + name, fmt.Sprintf("%s (%d partitions, %s)", what, e.Partitions, physical.FormatBytes(e.Bytes))})
 	}
 	return append(out, []string{"Summary", fmt.Sprintf("output_rows=%d, job %s: %d stages, %d tasks", rows, jobID, st.GetStagesTotal(), st.GetTasksTotal())})
 }

@@ -862,7 +862,7 @@ func (c *core) applyQuerySettings(s *session, vals settings.Values) error {
 	if n, ok := vals.Int(settings.CacheMaxBytes); ok {
 		if c.cacheMaxBytes > 0 && n > c.cacheMaxBytes {
 			return qerr.Planf("scheduler: quiver.cache.max_bytes = %s: the scheduler caps the cache at %s (--cache-max-bytes); a session may only set a lower quota of its own",
-				settings.FormatBytes(n), settings.FormatBytes(c.cacheMaxBytes))
+				physical.FormatBytes(n), physical.FormatBytes(c.cacheMaxBytes))
 		}
 		s.cacheQuota = n // 0: no quota of its own; the cap still holds
 	}
@@ -899,7 +899,7 @@ func (c *core) checkBuildSize(j *job, s *stage) {
 	}
 	if n > limit {
 		c.endJob(j, rpc.JobState_JOB_FAILED, fmt.Sprintf("cache %s: its data passed %s, over the cache limit of %s (quiver.cache.max_bytes): it is not kept",
-			cacheLabel(j.build.name, j.build.key.CacheID), settings.FormatBytes(n), settings.FormatBytes(limit)), qerr.Resources)
+			cacheLabel(j.build.name, j.build.key.CacheID), physical.FormatBytes(n), physical.FormatBytes(limit)), qerr.Resources)
 	}
 }
 
@@ -924,7 +924,7 @@ func (c *core) estimateTooBig(j *job, n *logical.Cache) error {
 	est := logical.Estimate(n.Input).Rows * rowWidth(n.Input.Schema())
 	if est > 2*float64(limit) {
 		return qerr.Resourcesf("cache %s: its data is estimated at %s, over the cache limit of %s (quiver.cache.max_bytes): it is not built",
-			cacheLabel(n.Name, n.CacheID), settings.FormatBytes(int64(est)), settings.FormatBytes(limit))
+			cacheLabel(n.Name, n.CacheID), physical.FormatBytes(int64(est)), physical.FormatBytes(limit))
 	}
 	return nil
 }

@@ -68,21 +68,6 @@ func ParseBytes(s string) (int64, error) {
 	return n, nil
 }
 
-// FormatBytes renders n bytes for people, with one decimal and a binary
-// unit ("1.5 GB" is 1.5 × 1024³ bytes, as ParseBytes reads it).
-func FormatBytes(n int64) string {
-	f := float64(n)
-	for _, u := range []struct {
-		s string
-		m float64
-	}{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}} {
-		if f >= u.m {
-			return strconv.FormatFloat(f/u.m, 'f', 1, 64) + " " + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10) + " B"
-}
-
 // exactBytes renders n exactly, in the largest binary unit that divides it
 // ("4GiB", "1536KiB"), for SHOW: what the user set, with no rounding.
 func exactBytes(n int64) string {

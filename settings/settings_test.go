@@ -55,14 +55,6 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KB", 3 << 29: "1.5 GB", 2 << 40: "2.0 TB"} {
-		if got := settings.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 func TestParseDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{"0": 0, "0s": 0, "300ms": 300 * time.Millisecond, " 10m ": 10 * time.Minute, "1h30m": 90 * time.Minute} {
 		if got, err := settings.ParseDuration(in); err != nil || got != want {

@@ -21,8 +21,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
-	"github.com/quiverdb/quiver/settings"
 )
 
 // BenchOptions configure RunBench.
@@ -216,7 +216,7 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 			}
 		}
 		res.LoadMs = ms(time.Since(start))
-		logf(opts.Log, "loaded the tables into memory in %.0f ms (%s)\n", res.LoadMs, settings.FormatBytes(mem.cur.Load()))
+		logf(opts.Log, "loaded the tables into memory in %.0f ms (%s)\n", res.LoadMs, physical.FormatBytes(mem.cur.Load()))
 	}
 
 	if opts.OnTimed != nil {
@@ -512,7 +512,7 @@ func (r *BenchResult) Print(w io.Writer) {
 		fmt.Fprintf(w, "q%02d   %10.1f %10.1f %10.1f %10d %6s  %s\n", q.Query, q.MinMs, q.MedianMs, q.MaxMs, q.Rows, cores, v)
 	}
 	fmt.Fprintf(w, "total %.1f ms (sum of medians), geomean %.1f ms\n", r.TotalMs, r.GeomeanMs)
-	fmt.Fprintf(w, "peak RSS %s, engine peak %s", settings.FormatBytes(r.PeakRSSBytes), settings.FormatBytes(r.PeakEngineBytes))
+	fmt.Fprintf(w, "peak RSS %s, engine peak %s", physical.FormatBytes(r.PeakRSSBytes), physical.FormatBytes(r.PeakEngineBytes))
 	if r.Settings.MemTable {
 		fmt.Fprintf(w, ", tables loaded into memory in %.0f ms", r.LoadMs)
 	}
