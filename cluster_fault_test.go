@@ -329,3 +329,81 @@ func TestClusterKilledExecutorNoticedAtOnce(t *testing.T) {
 		t.Fatalf("after the loss got %v, want %v", got, wantRows)
 	}
 }
+
+// TestClusterResultLostBeforeRead kills the executor holding a finished
+// query's result after the job ended and before the client read it: the
+// read fails as retryable, Collect runs the query once more on the
+// executor that is left, and the answer is right.
+func TestClusterResultLostBeforeRead(t *testing.T) {
+	rest := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c := startCluster(t, 2, "--rest", rest, "--heartbeat-timeout", "60s", "--policy", "round_robin")
+	s := c.connect(t, quiver.WithTargetPartitions(4))
+	// ORDER BY makes the result one partition, on one executor.
+	const q = "SELECT l_returnflag, count(*) FROM lineitem GROUP BY l_returnflag ORDER BY 1"
+	want := sqlRows(t, s, q)
+	listJobs := func() []jobInfo {
+		var jobs []jobInfo
+		if err := getJSON(t, "http://"+rest+"/api/jobs", &jobs); err != nil {
+			t.Fatal(err)
+		}
+		return jobs
+	}
+	before := map[string]bool{}
+	for _, j := range listJobs() {
+		before[j.ID] = true
+	}
+	calls := 0
+	restore := quiver.SetResultReadyHook(func() {
+		calls++
+		var last jobInfo
+		for _, j := range listJobs() {
+			if !before[j.ID] {
+				last = j
+			}
+		}
+		var detail jobInfo
+		if err := getJSON(t, "http://"+rest+"/api/job/"+last.ID, &detail); err != nil {
+			t.Fatal(err)
+		}
+		holder := resultHolder(t, detail)
+		c.executorByID(t, holder).kill()
+	})
+	defer restore()
+	got := sqlRows(t, s, q)
+	jobs := listJobs()
+	// One job for want, one whose result was lost, one run again.
+	if calls != 1 || len(jobs) != 3 {
+		t.Fatalf("the hook ran %d times and the cluster ran %d jobs, want 1 and 3 (the query once more after its result was lost)", calls, len(jobs))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// resultHolder is the executor that ran the final stage of j (the stage
+// no other stage reads), which must have run on exactly one.
+func resultHolder(t *testing.T, j jobInfo) string {
+	t.Helper()
+	read := map[int]bool{}
+	for _, st := range j.Stages {
+		for _, in := range st.Inputs {
+			read[in] = true
+		}
+	}
+	holders := map[string]bool{}
+	for _, st := range j.Stages {
+		if read[st.ID] {
+			continue
+		}
+		for _, task := range st.Tasks {
+			holders[task.Executor] = true
+		}
+	}
+	if len(holders) != 1 {
+		t.Fatalf("the final stage of job %s ran on %d executors, want 1: %+v", j.ID, len(holders), j)
+	}
+	for e := range holders {
+		return e
+	}
+	return ""
+}

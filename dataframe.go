@@ -156,6 +156,9 @@ func (df *DataFrame) Collect(ctx context.Context) ([]arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
+	if resultReadyHook != nil {
+		resultReadyHook()
+	}
 	out, err := x.drain(ctx)
 	if err != nil && qerr.Retryable(err) && df.s.remote != nil && !writes(df.plan) {
 		// The cluster lost the result before it was read (its executor
@@ -168,6 +171,11 @@ func (df *DataFrame) Collect(ctx context.Context) ([]arrow.RecordBatch, error) {
 	}
 	return out, err
 }
+
+// resultReadyHook, when set (by tests only), runs in Collect after the
+// query's job has ended and before its result is read: the moment a lost
+// executor takes the result with it.
+var resultReadyHook func()
 
 // writes reports whether running p changes anything (a Write node).
 func writes(p logical.Plan) bool {
