@@ -953,14 +953,19 @@ func (c *core) touchSession(id string) {
 	}
 }
 
-// listCaches is ListCaches: the session's entries, each with what a query
+// listCaches is ListCaches: the session's entries and its tenant's global
+// ones, each with what a query
 // would do with it now as far as the loop knows (live holders; the files'
 // check is the handler's, off the loop), their sources, and the session's
 // lately removed entries.
 func (c *core) listCaches(sessionID string) cacheList {
 	c.touchSession(sessionID)
 	out := cacheList{infos: []*rpc.CacheInfo{}}
-	for _, e := range c.caches.List(sessionID) {
+	entries := c.caches.List(sessionID)
+	if tenant, ok := c.sessionTenant(sessionID); ok {
+		entries = append(entries, c.caches.List(cache.GlobalSession(tenant))...)
+	}
+	for _, e := range entries {
 		info := c.withShared(cacheInfo(e), e)
 		switch {
 		case e.State == cache.Pending:
@@ -1066,6 +1071,7 @@ func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 		info.LastHitUnixMs = e.LastHit.UnixMilli()
 	}
 	info.Stale = e.Stale
+	info.Scope = entryScope(e)
 	return info
 }
 
@@ -1091,15 +1097,28 @@ func (c *core) uncache(sessionID, cacheID string, rebuild bool) bool {
 		}
 		c.uncached[k] = true
 	}
-	e, ok := c.caches.InvalidateFor(k, cache.CauseUncache)
-	if !ok {
-		return false
-	}
 	why := "uncached"
 	if rebuild {
 		why = "refreshed"
 	}
+	tenant, live := c.sessionTenant(sessionID)
+	e, ok := c.caches.InvalidateFor(k, cache.CauseUncache)
+	if !ok {
+		// UNCACHE TABLE of a name of the tenant's global name space.
+		if !live || rebuild {
+			return false
+		}
+		g, ok := c.caches.InvalidateFor(cache.Key{SessionID: cache.GlobalSession(tenant), CacheID: cacheID}, cache.CauseUncache)
+		if ok {
+			c.dropEntry(g, why)
+		}
+		return ok
+	}
 	c.dropEntry(e, why)
+	if live && cache.IsGlobal(e.Options) {
+		// The global entry it made or attached to goes with it.
+		c.dropGlobalCaches(tenant, e, why)
+	}
 	building := e.RepairJob // a partial entry's repair
 	if e.State == cache.Pending {
 		building = e.JobID
