@@ -228,7 +228,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 	for range 3 { // a dead hit becomes a miss; a lost race, a hit
 		e, ok := c.caches.Lookup(key)
 		if ok && e.State == cache.Materialized {
-			if c.holdersDead(e) && e.Created.Before(c.started) && c.now().Before(c.started.Add(c.cfg.HeartbeatTimeout)) {
+			if c.holdersDead(e) && c.reloadedAwaitingHolders(e) {
 				// The scheduler restarted with its state: the executors
 				// holding the entry may not have registered again yet.
 				// Wait for them (a register event or a tick starts the
@@ -284,6 +284,10 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		ck := tenantContentKey(j.tenant, contentKey(n, srcs))
 		if f, ok := c.caches.FindContent(ck); ok {
 			switch {
+			case f.State == cache.Materialized && c.holdersDead(f) && c.reloadedAwaitingHolders(f):
+				// As for a hit: another entry's data (a global entry, say)
+				// may be back with executors that have not registered yet.
+				return nil, "", errAwaitHolders
 			case f.State == cache.Materialized && !c.holdersDead(f) && len(cache.Changed(f.Sources, srcs)) == 0:
 				// The same data is materialized (in this session or
 				// another): attach to it, one copy on disk.
@@ -320,6 +324,12 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		}
 	}
 	return nil, "", qerr.Internalf("scheduler: cache %s: could not resolve it (the entry kept changing)", cacheLabel(n.Name, n.CacheID))
+}
+
+// reloadedAwaitingHolders reports whether e was reloaded from the state of
+// an earlier run while its executors may still be registering again.
+func (c *core) reloadedAwaitingHolders(e cache.Entry) bool {
+	return e.Created.Before(c.started) && c.now().Before(c.started.Add(c.cfg.HeartbeatTimeout))
 }
 
 // dropEntry deletes a removed entry's files and remembers why it went, so
