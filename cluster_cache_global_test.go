@@ -76,6 +76,20 @@ func TestClusterGlobalCache(t *testing.T) {
 	if o != "hit" {
 		t.Fatalf("alice's first session reads %s", o)
 	}
+	// The DataFrame equivalent, unnamed.
+	nations := func(s *quiver.Session) *quiver.DataFrame {
+		df, err := s.SQL(context.Background(), "SELECT n_name FROM nation WHERE n_regionkey = 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return df.CacheWithOptions(map[string]string{"scope": "global"})
+	}
+	if n, err := nations(a1).Count(context.Background()); err != nil || n != 5 {
+		t.Fatalf("alice's DataFrame cache: %d rows, %v", n, err)
+	}
+	if _, err := a1.SQL(context.Background(), "CACHE TABLE bad OPTIONS ('scope' 'cluster') AS SELECT 1"); err == nil || !strings.Contains(err.Error(), "global") {
+		t.Fatalf("an unknown scope: %v, want an error naming the scopes", err)
+	}
 	if err := a1.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +127,12 @@ func TestClusterGlobalCache(t *testing.T) {
 	}
 	if in := cacheRow(t, a2, "recent"); in.Shared < 1 {
 		t.Fatalf("alice's second session's entry does not share the global one's data: %+v", in)
+	}
+	if n, err := nations(a2).Count(context.Background()); err != nil || n != 5 {
+		t.Fatalf("alice's second DataFrame cache: %d rows, %v", n, err)
+	}
+	if after := stats(a2); after.Materializations != before.Materializations {
+		t.Fatalf("alice's second DataFrame cache was built again: stats before %+v, after %+v", before, after)
 	}
 
 	// Bob's same query is his own build: content keys are per tenant.
