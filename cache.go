@@ -404,7 +404,11 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 	}
 	for _, ct := range s.cat.AllCached() {
 		if !seen[ct.CacheID] {
-			scope, _ := cache.Scope(ct.Options)
+			opts := map[string]string{}
+			for k, v := range ct.Options {
+				opts[strings.ToLower(k)] = v
+			}
+			scope, _ := cache.Scope(opts)
 			out = append(out, CacheInfo{Name: ct.Name, CacheID: ct.CacheID, State: "lazy", Scope: scope})
 		}
 	}
