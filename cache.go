@@ -28,7 +28,12 @@ type CacheInfo struct {
 	Stale string
 	// Shared counts the other caches (of any session) holding the same
 	// data: one copy on disk, deleted with the last holder.
-	Shared     int
+	Shared int
+	// Scope is session or global (OPTIONS ('scope' 'global')): a global
+	// entry outlives its session; Global is set for one of the tenant's
+	// global name space, kept after the session that made it closed.
+	Scope      string
+	Global     bool
 	Partitions int
 	Rows       int64
 	Bytes      int64
@@ -225,6 +230,19 @@ func (s *Session) uncacheTable(ctx context.Context, st *sql.UncacheTable) (*Data
 	}
 	ct, ok := s.cat.Cached(st.Name)
 	if !ok {
+		g, found, err := s.globalCache(ctx, st.Name)
+		if err != nil {
+			return nil, err
+		}
+		if found && st.Explain {
+			return s.table([]string{"name", "cache_id", "removes"}, [][]string{{g.Name, g.CacheID, "global cache"}})
+		}
+		if found {
+			if _, err := s.uncacheID(ctx, g.CacheID); err != nil {
+				return nil, err
+			}
+			return s.done(), nil
+		}
 		if st.IfExists {
 			return s.done(), nil
 		}
@@ -267,6 +285,21 @@ func (s *Session) uncacheTable(ctx context.Context, st *sql.UncacheTable) (*Data
 		}
 	}
 	return s.done(), nil
+}
+
+// globalCache finds the tenant's global entry of a name this session
+// does not cache (UNCACHE TABLE of it removes that entry).
+func (s *Session) globalCache(ctx context.Context, name string) (CacheInfo, bool, error) {
+	infos, _, err := s.listCaches(ctx)
+	if err != nil {
+		return CacheInfo{}, false, err
+	}
+	for _, c := range infos {
+		if c.Global && strings.EqualFold(c.Name, name) {
+			return c, true, nil
+		}
+	}
+	return CacheInfo{}, false, nil
 }
 
 // Uncache removes the cache entry df.Cache() made (deleting its files on
@@ -346,7 +379,9 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 		info := CacheInfo{
 			Name: c.Name, CacheID: c.CacheId, State: c.State, Partitions: int(c.Partitions), Rows: c.Rows,
 			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits, Stale: c.Stale, Shared: int(c.Shared),
+			Scope: c.Scope,
 		}
+		_, info.Global = cache.GlobalTenant(c.SessionId)
 		if c.State == "materialized" && (c.Stale != "" || c.Check == "stale") {
 			// A snapshot entry marked stale, or one whose files changed
 			// since (a strict one is rebuilt by the next query).
@@ -369,7 +404,12 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 	}
 	for _, ct := range s.cat.AllCached() {
 		if !seen[ct.CacheID] {
-			out = append(out, CacheInfo{Name: ct.Name, CacheID: ct.CacheID, State: "lazy"})
+			opts := map[string]string{}
+			for k, v := range ct.Options {
+				opts[strings.ToLower(k)] = v
+			}
+			scope, _ := cache.Scope(opts)
+			out = append(out, CacheInfo{Name: ct.Name, CacheID: ct.CacheID, State: "lazy", Scope: scope})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -391,19 +431,19 @@ func (s *Session) showCaches(ctx context.Context) (*DataFrame, error) {
 	}
 	rows := make([][]any, len(infos))
 	for i, c := range infos {
-		rows[i] = []any{c.Name, c.CacheID, c.State, int64(c.Partitions), c.Rows, c.Bytes, strings.Join(c.Executors, ","), c.Hits, ts(c.Created), ts(c.LastHit), int64(c.Shared)}
+		rows[i] = []any{c.Name, c.CacheID, c.State, int64(c.Partitions), c.Rows, c.Bytes, strings.Join(c.Executors, ","), c.Hits, ts(c.Created), ts(c.LastHit), int64(c.Shared), c.Scope}
 	}
 	var bytes int64
 	for _, c := range infos {
 		bytes += c.Bytes
 	}
-	rows = append(rows, []any{nil, nil, "totals", nil, nil, bytes, stats.String(), stats.Hits, nil, nil, nil})
+	rows = append(rows, []any{nil, nil, "totals", nil, nil, bytes, stats.String(), stats.Hits, nil, nil, nil, nil})
 	return s.typedTable([]logical.Field{
 		{Name: "name", Type: logical.String, Nullable: true}, {Name: "cache_id", Type: logical.String, Nullable: true}, {Name: "state", Type: logical.String},
 		{Name: "partitions", Type: logical.Int64, Nullable: true}, {Name: "rows", Type: logical.Int64, Nullable: true}, {Name: "bytes", Type: logical.Int64},
 		{Name: "executors", Type: logical.String}, {Name: "hits", Type: logical.Int64},
 		{Name: "created", Type: logical.String, Nullable: true}, {Name: "last_hit", Type: logical.String, Nullable: true},
-		{Name: "shared", Type: logical.Int64, Nullable: true},
+		{Name: "shared", Type: logical.Int64, Nullable: true}, {Name: "scope", Type: logical.String, Nullable: true},
 	}, rows)
 }
 

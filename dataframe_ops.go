@@ -1,6 +1,8 @@
 package quiver
 
 import (
+	"maps"
+
 	"github.com/google/uuid"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
@@ -238,4 +240,17 @@ func (df *DataFrame) Cache() *DataFrame {
 		return df
 	}
 	return df.derive(&logical.Cache{CacheID: uuid.NewString(), SessionID: df.s.id, Input: df.plan}, nil)
+}
+
+// CacheWithOptions is Cache with the entry options CACHE TABLE takes in
+// OPTIONS (ttl, consistency, scope); {"scope": "global"} keeps the entry
+// after the session closes, for later sessions of the tenant to attach to.
+func (df *DataFrame) CacheWithOptions(opts map[string]string) *DataFrame {
+	if df.err != nil {
+		return df
+	}
+	if err := validateCacheOptions("(DataFrame)", opts); err != nil {
+		return df.fail("Cache", err)
+	}
+	return df.derive(&logical.Cache{CacheID: uuid.NewString(), SessionID: df.s.id, Input: df.plan, Options: maps.Clone(opts)}, nil)
 }

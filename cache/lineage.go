@@ -106,6 +106,10 @@ var Options = map[string]func(map[string]string) error{
 		_, err := Consistency(o)
 		return err
 	},
+	ScopeOption: func(o map[string]string) error {
+		_, err := Scope(o)
+		return err
+	},
 }
 
 // OptionNames lists Options' keys, sorted, for error messages.

@@ -1263,7 +1263,11 @@ type CacheInfo struct {
 	Check  string `protobuf:"bytes,14,opt,name=check,proto3" json:"check,omitempty"`
 	Reason string `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
 	// How many other entries share this one's data (one copy on disk).
-	Shared        int32 `protobuf:"varint,16,opt,name=shared,proto3" json:"shared,omitempty"`
+	Shared int32 `protobuf:"varint,16,opt,name=shared,proto3" json:"shared,omitempty"`
+	// session | global: a global entry outlives its session (OPTIONS
+	// ('scope' 'global')); session_id is then its tenant's global name space
+	// once that session closed.
+	Scope         string `protobuf:"bytes,17,opt,name=scope,proto3" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1408,6 +1412,13 @@ func (x *CacheInfo) GetShared() int32 {
 		return x.Shared
 	}
 	return 0
+}
+
+func (x *CacheInfo) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
 }
 
 type ListCachesRequest struct {
@@ -2995,7 +3006,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"1\n" +
 	"\x11CancelJobResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xb4\x03\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xca\x03\n" +
 	"\tCacheInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -3016,7 +3027,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\x05stale\x18\r \x01(\tR\x05stale\x12\x14\n" +
 	"\x05check\x18\x0e \x01(\tR\x05check\x12\x16\n" +
 	"\x06reason\x18\x0f \x01(\tR\x06reason\x12\x16\n" +
-	"\x06shared\x18\x10 \x01(\x05R\x06shared\"2\n" +
+	"\x06shared\x18\x10 \x01(\x05R\x06shared\x12\x14\n" +
+	"\x05scope\x18\x11 \x01(\tR\x05scope\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xe4\x02\n" +

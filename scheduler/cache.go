@@ -228,7 +228,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 	for range 3 { // a dead hit becomes a miss; a lost race, a hit
 		e, ok := c.caches.Lookup(key)
 		if ok && e.State == cache.Materialized {
-			if c.holdersDead(e) && e.Created.Before(c.started) && c.now().Before(c.started.Add(c.cfg.HeartbeatTimeout)) {
+			if c.holdersDead(e) && c.reloadedAwaitingHolders(e) {
 				// The scheduler restarted with its state: the executors
 				// holding the entry may not have registered again yet.
 				// Wait for them (a register event or a tick starts the
@@ -284,6 +284,10 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		ck := tenantContentKey(j.tenant, contentKey(n, srcs))
 		if f, ok := c.caches.FindContent(ck); ok {
 			switch {
+			case f.State == cache.Materialized && c.holdersDead(f) && c.reloadedAwaitingHolders(f):
+				// As for a hit: another entry's data (a global entry, say)
+				// may be back with executors that have not registered yet.
+				return nil, "", errAwaitHolders
 			case f.State == cache.Materialized && !c.holdersDead(f) && len(cache.Changed(f.Sources, srcs)) == 0:
 				// The same data is materialized (in this session or
 				// another): attach to it, one copy on disk.
@@ -320,6 +324,12 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		}
 	}
 	return nil, "", qerr.Internalf("scheduler: cache %s: could not resolve it (the entry kept changing)", cacheLabel(n.Name, n.CacheID))
+}
+
+// reloadedAwaitingHolders reports whether e was reloaded from the state of
+// an earlier run while its executors may still be registering again.
+func (c *core) reloadedAwaitingHolders(e cache.Entry) bool {
+	return e.Created.Before(c.started) && c.now().Before(c.started.Add(c.cfg.HeartbeatTimeout))
 }
 
 // dropEntry deletes a removed entry's files and remembers why it went, so
@@ -953,14 +963,19 @@ func (c *core) touchSession(id string) {
 	}
 }
 
-// listCaches is ListCaches: the session's entries, each with what a query
+// listCaches is ListCaches: the session's entries and its tenant's global
+// ones, each with what a query
 // would do with it now as far as the loop knows (live holders; the files'
 // check is the handler's, off the loop), their sources, and the session's
 // lately removed entries.
 func (c *core) listCaches(sessionID string) cacheList {
 	c.touchSession(sessionID)
 	out := cacheList{infos: []*rpc.CacheInfo{}}
-	for _, e := range c.caches.List(sessionID) {
+	entries := c.caches.List(sessionID)
+	if tenant, ok := c.sessionTenant(sessionID); ok {
+		entries = append(entries, c.caches.List(cache.GlobalSession(tenant))...)
+	}
+	for _, e := range entries {
 		info := c.withShared(cacheInfo(e), e)
 		switch {
 		case e.State == cache.Pending:
@@ -1066,6 +1081,7 @@ func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 		info.LastHitUnixMs = e.LastHit.UnixMilli()
 	}
 	info.Stale = e.Stale
+	info.Scope = entryScope(e)
 	return info
 }
 
@@ -1091,15 +1107,28 @@ func (c *core) uncache(sessionID, cacheID string, rebuild bool) bool {
 		}
 		c.uncached[k] = true
 	}
-	e, ok := c.caches.InvalidateFor(k, cache.CauseUncache)
-	if !ok {
-		return false
-	}
 	why := "uncached"
 	if rebuild {
 		why = "refreshed"
 	}
+	tenant, live := c.sessionTenant(sessionID)
+	e, ok := c.caches.InvalidateFor(k, cache.CauseUncache)
+	if !ok {
+		// UNCACHE TABLE of a name of the tenant's global name space.
+		if !live || rebuild {
+			return false
+		}
+		g, ok := c.caches.InvalidateFor(cache.Key{SessionID: cache.GlobalSession(tenant), CacheID: cacheID}, cache.CauseUncache)
+		if ok {
+			c.dropEntry(g, why)
+		}
+		return ok
+	}
 	c.dropEntry(e, why)
+	if live && cache.IsGlobal(e.Options) {
+		// The global entry it made or attached to goes with it.
+		c.dropGlobalCaches(tenant, e, why)
+	}
 	building := e.RepairJob // a partial entry's repair
 	if e.State == cache.Pending {
 		building = e.JobID

@@ -188,11 +188,14 @@ func (c *core) handle(ev any) {
 // ---- sessions ----
 
 // closeSession forgets a session, drops its cache entries (deleting their
-// files on the executors that hold them) and cancels its jobs that build,
+// files on the executors that hold them; a materialized one of scope
+// 'global' stays as its tenant's global entry) and cancels its jobs that build,
 // wait for or read its caches.
 func (c *core) closeSession(id string) {
-	if _, ok := c.sessions[id]; ok {
+	tenant, live := c.sessionTenant(id)
+	if live {
 		c.onSessionClosed(id)
+		c.keepGlobalCaches(id, tenant)
 	}
 	delete(c.sessions, id)
 	if c.cfg.Sessions != nil {

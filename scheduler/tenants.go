@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdb/quiver/auth"
+	"github.com/quiverdb/quiver/cache"
 )
 
 // Tenants. A session belongs to the tenant of the token that created it
@@ -26,10 +27,14 @@ func (c *core) sessionTenant(id string) (string, bool) {
 	return s.tenant, true
 }
 
-// entryTenant is the tenant of a cache entry: its session's. An entry of a
+// entryTenant is the tenant of a cache entry: its session's, or its global
+// name space's. An entry of a
 // session not open now (reloaded from a durable registry before its client
 // came back) has none, and only a cluster token sees it.
 func (c *core) entryTenant(sessionID string) string {
+	if t, ok := cache.GlobalTenant(sessionID); ok {
+		return t
+	}
 	t, _ := c.sessionTenant(sessionID)
 	return t
 }

@@ -1,0 +1,153 @@
+package quiver_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/auth"
+)
+
+// TestClusterGlobalCache: with real processes and two tenants' tokens, a
+// cache with scope 'global' outlives the session that built it and the
+// scheduler's restart with its state directory: a later session of the
+// same tenant sees it in SHOW CACHES, attaches to it without a build and
+// reads it as a hit; the other tenant neither sees nor removes it and
+// builds its own copy; UNCACHE TABLE of its name removes it.
+func TestClusterGlobalCache(t *testing.T) {
+	const (
+		clusterSecret = "cluster-secret-0123456789"
+		aliceSecret   = "alice-secret-0123456789"
+		bobSecret     = "bob-secret-0123456789"
+	)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte(clusterSecret+"\n"+aliceSecret+" alice\n"+bobSecret+" bob\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	schedArgs := []string{"--auth-token-file", tokens, "--state-dir", state, "--heartbeat-timeout", "2s"}
+	c := startCluster(t, 0, schedArgs...)
+	dir := t.TempDir()
+	c.workDirs = append(c.workDirs, dir)
+	ex := startProc(t, "executor-0", quiverBinary(t), "executor", "--scheduler", c.addr, "--bind", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--work-dir", dir, "--vcores", "2", "--heartbeat", "200ms", "--auth-token-file", tokens)
+	c.executors = append(c.executors, ex)
+	waitFor(t, "the executor to register", func() bool { return strings.Contains(ex.output(), "listening on") })
+	as := func(secret string) *quiver.Session {
+		tok, err := auth.New(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.connect(t, quiver.WithAuthToken(tok))
+	}
+	stats := func(s *quiver.Session) quiver.CacheStats {
+		st, err := s.CacheStats(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	findRecent := func(s *quiver.Session) (quiver.CacheInfo, bool) {
+		infos, err := s.Caches(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range infos {
+			if in.Name == "recent" {
+				return in, true
+			}
+		}
+		return quiver.CacheInfo{}, false
+	}
+	const cacheSQL = "CACHE TABLE recent OPTIONS ('scope' 'global') AS " + recentSQL
+	const q = "SELECT count(*), sum(l_quantity) FROM recent"
+
+	a1 := as(aliceSecret)
+	sqlRows(t, a1, cacheSQL)
+	if in := cacheRow(t, a1, "recent"); in.Scope != "global" || in.Global || in.State != "materialized" {
+		t.Fatalf("alice's first session: %+v, want its own materialized entry of scope global", in)
+	}
+	o, want := outcome(t, a1, q)
+	if o != "hit" {
+		t.Fatalf("alice's first session reads %s", o)
+	}
+	// The DataFrame equivalent, unnamed.
+	nations := func(s *quiver.Session) *quiver.DataFrame {
+		df, err := s.SQL(context.Background(), "SELECT n_name FROM nation WHERE n_regionkey = 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return df.CacheWithOptions(map[string]string{"scope": "global"})
+	}
+	if n, err := nations(a1).Count(context.Background()); err != nil || n != 5 {
+		t.Fatalf("alice's DataFrame cache: %d rows, %v", n, err)
+	}
+	if _, err := a1.SQL(context.Background(), "CACHE TABLE bad OPTIONS ('scope' 'cluster') AS SELECT 1"); err == nil || !strings.Contains(err.Error(), "global") {
+		t.Fatalf("an unknown scope: %v, want an error naming the scopes", err)
+	}
+	if err := a1.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A restart with the state directory keeps the global entry.
+	time.Sleep(300 * time.Millisecond) // the registry is written off the loop
+	c.scheduler.kill()
+	c.scheduler = startProc(t, "scheduler-2", quiverBinary(t), append([]string{"scheduler", "--bind", c.addr}, schedArgs...)...)
+
+	bob := as(bobSecret)
+	if in, ok := findRecent(bob); ok {
+		t.Fatalf("bob sees alice's global cache: %+v", in)
+	}
+	if _, err := bob.SQL(context.Background(), "UNCACHE TABLE recent"); err == nil || !strings.Contains(err.Error(), "not cached") {
+		t.Fatalf("bob's UNCACHE TABLE of alice's global cache: %v, want not cached", err)
+	}
+
+	a2 := as(aliceSecret)
+	var g quiver.CacheInfo
+	waitFor(t, "alice's global cache listed", func() bool {
+		in, ok := findRecent(a2)
+		g = in
+		return ok
+	})
+	if g.Scope != "global" || !g.Global || g.State != "materialized" {
+		t.Fatalf("alice's second session lists %+v, want the global entry materialized", g)
+	}
+	before := stats(a2)
+	sqlRows(t, a2, cacheSQL)
+	if o, rows := outcome(t, a2, q); o != "hit" || fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("alice's second session: %s %v, want a hit of %v", o, rows, want)
+	}
+	if after := stats(a2); after.Misses != before.Misses || after.Materializations != before.Materializations {
+		t.Fatalf("alice's second session built the cache again: stats before %+v, after %+v", before, after)
+	}
+	if in := cacheRow(t, a2, "recent"); in.Shared < 1 {
+		t.Fatalf("alice's second session's entry does not share the global one's data: %+v", in)
+	}
+	if n, err := nations(a2).Count(context.Background()); err != nil || n != 5 {
+		t.Fatalf("alice's second DataFrame cache: %d rows, %v", n, err)
+	}
+	if after := stats(a2); after.Materializations != before.Materializations {
+		t.Fatalf("alice's second DataFrame cache was built again: stats before %+v, after %+v", before, after)
+	}
+
+	// Bob's same query is his own build: content keys are per tenant.
+	before = stats(bob)
+	sqlRows(t, bob, cacheSQL)
+	if after := stats(bob); after.Materializations != before.Materializations+1 {
+		t.Fatalf("bob's cache: stats before %+v, after %+v, want one build of his own", before, after)
+	}
+
+	// UNCACHE TABLE removes alice's entry and the global one with it.
+	sqlRows(t, a2, "UNCACHE TABLE recent")
+	if in, ok := findRecent(a2); ok {
+		t.Fatalf("after UNCACHE TABLE alice still lists %+v", in)
+	}
+	if _, ok := findRecent(bob); !ok {
+		t.Fatal("alice's UNCACHE TABLE removed bob's cache")
+	}
+}

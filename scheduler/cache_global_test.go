@@ -1,0 +1,104 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/quiverdb/quiver/cache"
+)
+
+// materializeGlobal builds cache id of session "s" with scope 'global'
+// under name and returns its build job.
+func (h *harness) materializeGlobal(job, id, name string, opts map[string]string) string {
+	h.t.Helper()
+	n := cacheNode(id, nil)
+	n.Name = name
+	n.Options = map[string]string{"scope": "global"}
+	for k, v := range opts {
+		n.Options[k] = v
+	}
+	h.submitPlan(job, n, nil)
+	b := h.builder(key(id))
+	h.drive(b)
+	h.drive(job)
+	return b
+}
+
+// TestCacheGlobalScope: a closing session's materialized global-scope
+// entries stay, over the same files, in its tenant's global name space;
+// its other entries go with it. A later session lists them with scope
+// global; a second global entry of one name replaces the first; UNCACHE of
+// a global entry's id removes it and its files; the TTL evicts it.
+func TestCacheGlobalScope(t *testing.T) {
+	h := cacheHarness(t, Config{SessionIdleTimeout: time.Minute})
+	b1 := h.materializeGlobal("q1", "c1", "sales", map[string]string{"ttl": "1h"})
+	b2 := h.materialize("q2", "c2")
+	h.acts = nil
+	h.later(2 * time.Minute) // idle: the session closes
+	if h.c.sessions["s"] != nil {
+		t.Fatal("the idle session was not closed")
+	}
+	h.absent("c1")
+	h.absent("c2")
+	gs := cache.GlobalSession("")
+	g, ok := h.c.caches.Lookup(cache.Key{SessionID: gs, CacheID: "c1"})
+	if !ok || g.State != cache.Materialized || g.JobID != b1 || g.Name != "sales" || entryScope(g) != cache.ScopeGlobal {
+		t.Fatalf("the global entry: %+v %v", g, ok)
+	}
+	if got := removals(h.acts, b1); len(got) != 0 {
+		t.Fatalf("the global entry's files were removed: %v", got)
+	}
+	wantStrings(t, "the session entry's files", removals(h.acts, b2), []string{"e1:2", "e2:2"})
+	if got := h.c.entryTenant(gs); got != "" {
+		t.Fatalf("the global entry's tenant %q", got)
+	}
+	if got := h.c.entryTenant(cache.GlobalSession("alice")); got != "alice" {
+		t.Fatalf("alice's global name space's tenant %q", got)
+	}
+
+	// A later session lists it with scope global.
+	h.send(evCreateSession{id: "s", reply: make(chan struct{}, 1)})
+	l := h.c.listCaches("s")
+	if len(l.infos) != 1 || l.infos[0].Scope != cache.ScopeGlobal || l.infos[0].SessionId != gs || l.infos[0].Name != "sales" {
+		t.Fatalf("the later session's list: %v", l.infos)
+	}
+
+	// Another global entry of the name replaces it when its session closes.
+	b3 := h.materializeGlobal("q3", "c3", "sales", nil)
+	if got := h.c.listCaches("s").infos; len(got) != 2 || got[0].Scope != cache.ScopeGlobal || got[1].Scope != cache.ScopeGlobal {
+		t.Fatalf("with its own global-scope entry: %v", got)
+	}
+	h.acts = nil
+	h.send(evCloseSession{id: "s", reply: make(chan struct{}, 1)})
+	if _, ok := h.c.caches.Lookup(cache.Key{SessionID: gs, CacheID: "c1"}); ok {
+		t.Fatal("the replaced global entry is still there")
+	}
+	wantStrings(t, "the replaced global entry's files", removals(h.acts, b1), []string{"e1:2", "e2:2"})
+	if g, ok := h.c.caches.Lookup(cache.Key{SessionID: gs, CacheID: "c3"}); !ok || g.JobID != b3 {
+		t.Fatalf("the new global entry: %+v %v", g, ok)
+	}
+
+	// UNCACHE of its id from a session of the tenant removes it.
+	h.send(evCreateSession{id: "s", reply: make(chan struct{}, 1)})
+	h.acts = nil
+	reply := make(chan bool, 1)
+	h.send(evUncache{session: "s", cacheID: "c3", reply: reply})
+	if !<-reply {
+		t.Fatal("UNCACHE of the global entry removed nothing")
+	}
+	if _, ok := h.c.caches.Lookup(cache.Key{SessionID: gs, CacheID: "c3"}); ok {
+		t.Fatal("the uncached global entry is still there")
+	}
+	wantStrings(t, "the uncached global entry's files", removals(h.acts, b3), []string{"e1:2", "e2:2"})
+
+	// Its TTL evicts it.
+	h.materializeGlobal("q4", "c4", "other", map[string]string{"ttl": "10m"})
+	h.send(evCloseSession{id: "s", reply: make(chan struct{}, 1)})
+	if _, ok := h.c.caches.Lookup(cache.Key{SessionID: gs, CacheID: "c4"}); !ok {
+		t.Fatal("no global entry c4")
+	}
+	h.later(11 * time.Minute)
+	if _, ok := h.c.caches.Lookup(cache.Key{SessionID: gs, CacheID: "c4"}); ok {
+		t.Fatal("the global entry outlived its ttl")
+	}
+}
