@@ -398,10 +398,14 @@ func (s *Session) explainRemote(ctx context.Context, rows [][]string, lp logical
 
 // explainQuery sends the optimized plan lp to the scheduler's ExplainQuery.
 func (s *Session) explainQuery(ctx context.Context, lp logical.Plan) (*rpc.ExplainQueryResponse, error) {
+	lp, err := s.readTablesOnExecutors(lp)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.checkShippable(lp); err != nil {
 		return nil, err
 	}
-	lp, err := s.stampVersions(lp)
+	lp, err = s.stampVersions(lp)
 	if err != nil {
 		return nil, err
 	}

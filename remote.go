@@ -156,6 +156,9 @@ func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info 
 	if err != nil {
 		return nil, err
 	}
+	if lp, err = s.readTablesOnExecutors(lp); err != nil {
+		return nil, err
+	}
 	if err := s.checkShippable(lp); err != nil {
 		return nil, err
 	}
@@ -220,7 +223,7 @@ func (s *Session) checkShippable(p logical.Plan) error {
 	}
 	var err error
 	logical.Inspect(p, func(n logical.Plan) bool {
-		if sc, ok := n.(*logical.Scan); ok && sc.Table.Format == catalog.Memory && err == nil {
+		if sc, ok := n.(*logical.Scan); ok && sc.Table.Format == catalog.Memory && !sc.Table.OnExecutors && err == nil {
 			err = qerr.NotImplementedf("table %q is in this process's memory; a cluster's executors cannot read it (register it from files)", sc.Table.Name)
 		}
 		return err == nil

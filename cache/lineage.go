@@ -106,6 +106,7 @@ var Options = map[string]func(map[string]string) error{
 		_, err := Consistency(o)
 		return err
 	},
+	TableOption: checkTableOption,
 }
 
 // OptionNames lists Options' keys, sorted, for error messages.
