@@ -73,7 +73,21 @@ func TestClusterMemoryTables(t *testing.T) {
 		t.Errorf("cache over t says %s, the table holds %s", after, one("SELECT count(*) FROM t"))
 	}
 
+	// CLEAR CACHE removes the caches, never a table's rows.
 	total := one("SELECT count(*) FROM t")
+	sqlRows(t, s, "CLEAR CACHE")
+	if got := one("SELECT count(*) FROM t"); got != total {
+		t.Errorf("after CLEAR CACHE t holds %s rows, want %s", got, total)
+	}
+	if infos, err := s.Caches(context.Background()); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, in := range infos {
+			if in.Name == "tc" {
+				t.Errorf("CLEAR CACHE left %+v", in)
+			}
+		}
+	}
 	if got := one("DELETE FROM t WHERE id < 100"); got == "0" {
 		t.Errorf("DELETE removed nothing (table of %s rows)", total)
 	}

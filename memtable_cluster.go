@@ -256,3 +256,39 @@ func (s *Session) truncateOnExecutors(t *catalog.Table) (*DataFrame, error) {
 	}
 	return s.done(), nil
 }
+
+// segmentIDs are the cache ids of every segment of the session's tables.
+func (s *Session) segmentIDs() map[string]bool {
+	ids := map[string]bool{}
+	names, isView := s.cat.Names()
+	for i, n := range names {
+		if isView[i] {
+			continue
+		}
+		if t, ok := s.cat.Table(n); ok && t.OnExecutors {
+			for _, id := range t.Segments {
+				ids[id] = true
+			}
+		}
+	}
+	return ids
+}
+
+// clearCachesKeepingTables removes the session's cache entries one by one,
+// all but its memory tables' segments (CLEAR CACHE removes caches, never
+// a table's rows).
+func (s *Session) clearCachesKeepingTables(ctx context.Context, keep map[string]bool) error {
+	infos, _, err := s.listCaches(ctx)
+	if err != nil {
+		return err
+	}
+	for _, in := range infos {
+		if in.State == "lazy" || keep[in.CacheID] {
+			continue
+		}
+		if _, err := s.uncacheID(ctx, in.CacheID); err != nil {
+			return qerr.IOf("clear cache: %w", err)
+		}
+	}
+	return nil
+}

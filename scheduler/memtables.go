@@ -44,5 +44,5 @@ func (c *core) tableHit(n *logical.Cache, key cache.Key, e cache.Entry) (*physic
 // tableGone is the error of a read of a table entry the registry no longer
 // has: lost with every executor holding it, or removed.
 func tableGone(n *logical.Cache) error {
-	return qerr.Execf("memory table %q: rows it held on the executors are gone (lost with their executor, or removed); write the table again (TRUNCATE or CREATE OR REPLACE)", n.Options[cache.TableOption])
+	return qerr.Execf("memory table %q: rows it held on the executors are gone (lost with their executor, or removed with its session); write the table again (TRUNCATE or CREATE OR REPLACE)", n.Options[cache.TableOption])
 }
