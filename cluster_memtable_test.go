@@ -222,3 +222,36 @@ func TestClusterMemoryTableTenants(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterMemoryTableSchedulerRestart: with a state directory, the
+// scheduler killed with -9 and restarted keeps knowing where a memory
+// table's rows are, and the client's next read answers from them.
+func TestClusterMemoryTableSchedulerRestart(t *testing.T) {
+	args := []string{"--heartbeat-timeout", "2s", "--state-dir", t.TempDir()}
+	c := startCluster(t, 2, args...)
+	s := c.connect(t, quiver.WithTargetPartitions(3))
+	sqlRows(t, s, "CREATE TABLE t AS SELECT o_orderkey AS k FROM orders WHERE o_orderkey < 500")
+	sqlRows(t, s, "INSERT INTO t VALUES (100000)")
+	want := sqlRows(t, s, "SELECT count(*), sum(k) FROM t")
+	time.Sleep(300 * time.Millisecond) // the store is written off the loop
+	c.scheduler.kill()
+	c.scheduler = startProc(t, "scheduler-2", quiverBinary(t), append([]string{"scheduler", "--bind", c.addr}, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var got [][]string
+	err := s.ScriptRetry(ctx, "SELECT count(*), sum(k) FROM t", func(df *quiver.DataFrame) error {
+		bs, err := df.Collect(ctx)
+		if err != nil {
+			return err
+		}
+		got = render(df.Schema(), bs)
+		release(bs)
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatalf("reading t after the scheduler's restart: %v", err)
+	}
+	if strings.Join(flat(got), ",") != strings.Join(flat(want), ",") {
+		t.Errorf("after the restart t holds %v, want %v", got, want)
+	}
+}

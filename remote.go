@@ -74,7 +74,9 @@ func (r *remote) close() error {
 }
 
 // Connect returns a session on the cluster whose scheduler listens at addr.
-// In-memory tables (RegisterRecords) cannot be read by a cluster's executors.
+// Tables made in SQL (CREATE TABLE, CREATE TABLE AS) keep their rows on the
+// cluster's executors; batches registered from this process
+// (RegisterRecords, LoadIntoMemory) cannot be read there.
 // The cluster runs the queries: no scheduler or executor starts in this
 // process (WithStandaloneCluster and WithLocalExecution do not apply).
 func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error) {
@@ -215,8 +217,9 @@ func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info 
 	return &execution{op: op, jobID: resp.JobId, status: status}, nil
 }
 
-// checkShippable refuses plans a cluster cannot run: in-memory tables live
-// in this process, which only a standalone cluster's executors share.
+// checkShippable refuses plans a cluster cannot run: in-process memory
+// tables live in this process, which only a standalone cluster's executors
+// share (tables whose rows are on the executors ship as their segments).
 func (s *Session) checkShippable(p logical.Plan) error {
 	if s.remote.standalone {
 		return nil
