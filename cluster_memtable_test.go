@@ -64,8 +64,17 @@ func TestClusterMemoryTables(t *testing.T) {
 	// A cache over the table goes stale with the next write.
 	sqlRows(t, s, "CACHE TABLE tc AS SELECT count(*) AS n FROM t")
 	before := one("SELECT n FROM tc")
+	if o, _ := outcome(t, s, "SELECT n FROM tc"); o != "hit" {
+		t.Errorf("the cache over t before a write: %q, want hit", o)
+	}
+	if o, _ := outcome(t, s, "SELECT count(*) FROM t"); o != "" {
+		t.Errorf("a read of t reports cache outcome %q; its rows are no cache", o)
+	}
 	if got := one("INSERT INTO t VALUES (5000, 'z')"); got != "1" {
 		t.Errorf("INSERT returned %s", got)
+	}
+	if o, _ := outcome(t, s, "SELECT n FROM tc"); o == "hit" {
+		t.Errorf("the cache over t after an INSERT: %q, want it rebuilt", o)
 	}
 	if after := one("SELECT n FROM tc"); after == before {
 		t.Errorf("cache over t still says %s after an INSERT", after)

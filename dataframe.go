@@ -241,7 +241,14 @@ func (df *DataFrame) StreamInfo(ctx context.Context, info *QueryInfo) iter.Seq2[
 		}
 		if info != nil && x.status != nil {
 			info.JobID = x.jobID
+			var segs map[string]bool
+			if df.s.tablesOnExecutors() {
+				segs = df.s.segmentIDs()
+			}
 			for _, e := range x.status.Caches {
+				if segs[e.CacheId] {
+					continue // a memory table's rows, not a cache
+				}
 				info.Caches = append(info.Caches, CacheEvent{Name: e.Name, CacheID: e.CacheId, Outcome: e.Outcome, Partitions: int(e.Partitions), Bytes: e.Bytes, Reason: e.Reason})
 			}
 		}
