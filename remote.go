@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -265,7 +266,10 @@ func (r *remote) wait(ctx context.Context, jobID string, progress func(JobProgre
 		case rpc.JobState_JOB_SUCCESSFUL:
 			return st, nil
 		case rpc.JobState_JOB_FAILED:
-			return nil, &qerr.Error{Kind: qerr.Kind(st.ErrorKind), Msg: st.Error}
+			// A job the scheduler failed itself carries its error's whole
+			// text, kind prefix included: the error reads with one prefix.
+			kind := qerr.Kind(st.ErrorKind)
+			return nil, &qerr.Error{Kind: kind, Msg: strings.TrimPrefix(st.Error, kind.String()+": ")}
 		case rpc.JobState_JOB_CANCELLED:
 			return nil, &qerr.Error{Kind: qerr.Canceled, Msg: "job " + jobID + " was cancelled"}
 		}
