@@ -695,6 +695,10 @@ func (c *core) cacheFetchFailed(j *job, t *task, ff *rpc.FetchFailure) bool {
 		return false
 	}
 	t.state = taskFailed
+	if e, ok := c.caches.Lookup(key); ok && cache.IsTable(e.Options) {
+		c.failJob(j, tableUnreadable(e, ff.GetExecutorId()))
+		return true
+	}
 	if e, ok := c.caches.Lookup(key); ok && e.State == cache.Materialized && e.JobID == jid && e.StageID == sid {
 		if removed, ok := c.caches.InvalidateFor(key, cache.CauseFetchFailed); ok {
 			c.dropEntry(removed, "its files could not be read from executor "+ff.GetExecutorId())

@@ -46,3 +46,11 @@ func (c *core) tableHit(n *logical.Cache, key cache.Key, e cache.Entry) (*physic
 func tableGone(n *logical.Cache) error {
 	return qerr.Execf("memory table %q: rows it held on the executors are gone (lost with their executor, or removed with its session); write the table again (TRUNCATE or CREATE OR REPLACE)", n.Options[cache.TableOption])
 }
+
+// tableUnreadable is the error of a read that could not fetch table entry
+// e's rows from executorID. The entry stays: they are the only copy, and
+// the executor may only have been unreachable for a moment; if it is lost,
+// the next read says so (tableHit). Running the statement again is safe.
+func tableUnreadable(e cache.Entry, executorID string) error {
+	return qerr.Unavailablef("memory table %q: its rows could not be read from executor %s (the statement can be run again; if that executor is lost, the rows it held are gone)", e.Options[cache.TableOption], executorID)
+}
