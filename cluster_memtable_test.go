@@ -46,6 +46,13 @@ func TestClusterMemoryTables(t *testing.T) {
 	if got := one("SELECT min(name), max(name), count(*) FROM t WHERE id = 2"); got != "O|b|2" {
 		t.Errorf("rows of id 2 (one inserted as a value, one from orders): %s", got)
 	}
+	var plan string
+	for _, r := range sqlRows(t, s, "EXPLAIN SELECT count(*) FROM t") {
+		plan += strings.Join(r, " ") + "\n"
+	}
+	if strings.Count(plan, "CacheReaderExec: t") != 2 {
+		t.Errorf("EXPLAIN of a read of t should show its two segments read back from the executors:\n%s", plan)
+	}
 	// The rows are on the executors, as pinned entries of the table.
 	infos, err := s.Caches(context.Background())
 	if err != nil {
