@@ -341,6 +341,9 @@ func (s *Session) ClearCache(ctx context.Context) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if keep := s.segmentIDs(); len(keep) > 0 {
+		return s.clearCachesKeepingTables(cctx, keep)
+	}
 	if _, err := s.remote.client.ClearCaches(cctx, &rpc.ClearCachesRequest{SessionId: s.id}); err != nil {
 		return qerr.IOf("clear cache: %w", err)
 	}

@@ -249,7 +249,14 @@ func (df *DataFrame) StreamInfo(ctx context.Context, info *QueryInfo) iter.Seq2[
 		}
 		if info != nil && x.status != nil {
 			info.JobID = x.jobID
+			var segs map[string]bool
+			if df.s.tablesOnExecutors() {
+				segs = df.s.segmentIDs()
+			}
 			for _, e := range x.status.Caches {
+				if segs[e.CacheId] {
+					continue // a memory table's rows, not a cache
+				}
 				info.Caches = append(info.Caches, CacheEvent{Name: e.Name, CacheID: e.CacheId, Outcome: e.Outcome, Partitions: int(e.Partitions), Bytes: e.Bytes, Reason: e.Reason})
 			}
 		}
@@ -406,10 +413,14 @@ func (s *Session) explainRemote(ctx context.Context, rows [][]string, lp logical
 
 // explainQuery sends the optimized plan lp to the scheduler's ExplainQuery.
 func (s *Session) explainQuery(ctx context.Context, lp logical.Plan) (*rpc.ExplainQueryResponse, error) {
+	lp, err := s.readTablesOnExecutors(lp)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.checkShippable(lp); err != nil {
 		return nil, err
 	}
-	lp, err := s.stampVersions(lp)
+	lp, err = s.stampVersions(lp)
 	if err != nil {
 		return nil, err
 	}

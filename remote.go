@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -74,7 +75,9 @@ func (r *remote) close() error {
 }
 
 // Connect returns a session on the cluster whose scheduler listens at addr.
-// In-memory tables (RegisterRecords) cannot be read by a cluster's executors.
+// Tables made in SQL (CREATE TABLE, CREATE TABLE AS) keep their rows on the
+// cluster's executors; batches registered from this process
+// (RegisterRecords, LoadIntoMemory) cannot be read there.
 // The cluster runs the queries: no scheduler or executor starts in this
 // process (WithStandaloneCluster and WithLocalExecution do not apply).
 func Connect(ctx context.Context, addr string, opts ...Option) (*Session, error) {
@@ -156,6 +159,9 @@ func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info 
 	if err != nil {
 		return nil, err
 	}
+	if lp, err = s.readTablesOnExecutors(lp); err != nil {
+		return nil, err
+	}
 	if err := s.checkShippable(lp); err != nil {
 		return nil, err
 	}
@@ -212,15 +218,16 @@ func (df *DataFrame) submitRemote(ctx context.Context, st settings.Values, info 
 	return &execution{op: op, jobID: resp.JobId, status: status}, nil
 }
 
-// checkShippable refuses plans a cluster cannot run: in-memory tables live
-// in this process, which only a standalone cluster's executors share.
+// checkShippable refuses plans a cluster cannot run: in-process memory
+// tables live in this process, which only a standalone cluster's executors
+// share (tables whose rows are on the executors ship as their segments).
 func (s *Session) checkShippable(p logical.Plan) error {
 	if s.remote.standalone {
 		return nil
 	}
 	var err error
 	logical.Inspect(p, func(n logical.Plan) bool {
-		if sc, ok := n.(*logical.Scan); ok && sc.Table.Format == catalog.Memory && err == nil {
+		if sc, ok := n.(*logical.Scan); ok && sc.Table.Format == catalog.Memory && !sc.Table.OnExecutors && err == nil {
 			err = qerr.NotImplementedf("table %q is in this process's memory; a cluster's executors cannot read it (register it from files)", sc.Table.Name)
 		}
 		return err == nil
@@ -259,7 +266,10 @@ func (r *remote) wait(ctx context.Context, jobID string, progress func(JobProgre
 		case rpc.JobState_JOB_SUCCESSFUL:
 			return st, nil
 		case rpc.JobState_JOB_FAILED:
-			return nil, &qerr.Error{Kind: qerr.Kind(st.ErrorKind), Msg: st.Error}
+			// A job the scheduler failed itself carries its error's whole
+			// text, kind prefix included: the error reads with one prefix.
+			kind := qerr.Kind(st.ErrorKind)
+			return nil, &qerr.Error{Kind: kind, Msg: strings.TrimPrefix(st.Error, kind.String()+": ")}
 		case rpc.JobState_JOB_CANCELLED:
 			return nil, &qerr.Error{Kind: qerr.Canceled, Msg: "job " + jobID + " was cancelled"}
 		}

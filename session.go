@@ -310,8 +310,12 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 		}
 		return s.done(), nil
 	case *sql.DropTable:
+		old, _ := s.cat.Table(st.Name)
 		if err := s.cat.DropTable(st.Name, st.IfExists); err != nil {
 			return nil, err
+		}
+		if old != nil && old.OnExecutors {
+			s.dropSegments(old.Segments)
 		}
 		s.dropCached(st.Name)
 		s.invalidateCachesOf(ctx, st.Name, false)

@@ -21,7 +21,8 @@ import (
 
 // Writable tables. A memory table (CREATE TABLE, CREATE TABLE AS) keeps its
 // rows as Arrow batches outside the Go heap in this process, split over
-// partitions. Every write (INSERT, DELETE, TRUNCATE) builds the table anew
+// partitions (on a cluster of other processes, on the executors instead:
+// memtable_cluster.go). Every write (INSERT, DELETE, TRUNCATE) builds the table anew
 // from the old batches and the new ones and replaces it in the catalog in
 // one step, with its Version one higher; a query that began before holds
 // its own references to the old batches. Writes to one session's tables
@@ -152,6 +153,9 @@ func (s *Session) createTable(ctx context.Context, st *sql.CreateTable) (*DataFr
 			return nil, qerr.Planf("a view named %q already exists", st.Name)
 		}
 	}
+	if s.tablesOnExecutors() {
+		return s.createTableOnExecutors(ctx, st)
+	}
 	var schema *arrow.Schema
 	var batches []arrow.RecordBatch
 	if st.Plan != nil {
@@ -188,6 +192,9 @@ func (s *Session) insert(ctx context.Context, st *sql.Insert) (*DataFrame, error
 	}
 	if t.Format != catalog.Memory {
 		return s.insertFiles(ctx, t, st)
+	}
+	if t.OnExecutors {
+		return s.insertOnExecutors(ctx, t, st.Plan)
 	}
 	batches, n, err := collectOffHeap(ctx, s.newFrame(st.Plan), t.Schema)
 	if err != nil {
@@ -281,6 +288,9 @@ func (s *Session) deleteRows(ctx context.Context, st *sql.Delete) (*DataFrame, e
 	if err != nil {
 		return nil, err
 	}
+	if t.OnExecutors {
+		return s.deleteOnExecutors(ctx, t, st.Keep)
+	}
 	kept, n, err := collectOffHeap(ctx, s.newFrame(st.Keep), t.Schema)
 	if err != nil {
 		return nil, err
@@ -300,6 +310,9 @@ func (s *Session) truncate(st *sql.Truncate) (*DataFrame, error) {
 	t, err := s.memoryTableFor(st.Table, "TRUNCATE")
 	if err != nil {
 		return nil, err
+	}
+	if t.OnExecutors {
+		return s.truncateOnExecutors(t)
 	}
 	nt := s.newMemoryTable(t.Name, t.Schema, nil, t.Version+1)
 	if err := s.cat.RegisterTable(nt, true); err != nil {

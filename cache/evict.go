@@ -93,8 +93,9 @@ func byValue(now time.Time) func(a, b *entry) int {
 // its materialization if never hit) for longer than its time to live — the
 // entry's ttl option, else defaultTTL; 0 means no expiry — then, while the
 // remaining materialized entries total more than maxBytes (0 = no cap), those
-// of least Value. An entry with Readers > 0 is never returned, and pending
-// entries are never returned: they hold no data yet.
+// of least Value. An entry with Readers > 0 is never returned, nor a memory
+// table's (TableOption: the only copy of its rows), and pending entries are
+// never returned: they hold no data yet.
 //
 // Between Expired and a later InvalidateFor a query may start reading an
 // entry; Evict does both atomically and is what a sweeper should call.
@@ -133,7 +134,7 @@ func (m *Memory) expiredLocked(now time.Time, defaultTTL time.Duration, maxBytes
 		if e.State != Materialized {
 			continue
 		}
-		if e.Readers == 0 {
+		if e.Readers == 0 && !IsTable(e.Options) {
 			if ttl := ttlOf(e, defaultTTL); ttl > 0 && now.Sub(e.lastUsed()) > ttl {
 				victims = append(victims, e)
 				continue
@@ -171,7 +172,7 @@ func (m *Memory) EvictSession(sessionID string, maxBytes int64) []Entry {
 			continue
 		}
 		total += e.Bytes
-		if e.Readers == 0 {
+		if e.Readers == 0 && !IsTable(e.Options) {
 			live = append(live, e)
 		}
 	}

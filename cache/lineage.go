@@ -110,6 +110,7 @@ var Options = map[string]func(map[string]string) error{
 		_, err := Scope(o)
 		return err
 	},
+	TableOption: checkTableOption,
 }
 
 // OptionNames lists Options' keys, sorted, for error messages.

@@ -35,6 +35,11 @@ type Table struct {
 	// Partitions holds a Memory table's batches, one slice per partition. The
 	// catalog owns one reference to each batch and releases it on Drop.
 	Partitions [][]arrow.RecordBatch
+	// OnExecutors marks a Memory table whose rows are held on a cluster's
+	// executors rather than in Partitions: Segments are the cache ids of the
+	// pinned outputs (one per write) that together hold its rows.
+	OnExecutors bool
+	Segments    []string
 	// Rows is the total row count if known from metadata, else -1.
 	Rows int64
 	// RowGroupRows, for Parquet, parallels Files: the row count of each of

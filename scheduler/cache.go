@@ -235,6 +235,10 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 				// job again) rather than build a second copy.
 				return nil, "", errAwaitHolders
 			}
+			if cache.IsTable(e.Options) {
+				r, err := c.tableHit(n, key, e)
+				return r, "", err
+			}
 			if c.holdersDead(e) {
 				// Validate-on-read: never read from a dead executor.
 				if removed, ok := c.caches.InvalidateFor(key, cache.CauseExecutorLost); ok {
@@ -275,6 +279,9 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		if ok {
 			c.recordEvent(j, key, n.Name, outcomePending, e)
 			return nil, e.JobID, nil
+		}
+		if isTableRead(n) {
+			return nil, "", tableGone(n)
 		}
 		opts, err := entryOptions(n, j.settings)
 		if err != nil {
@@ -698,6 +705,10 @@ func (c *core) cacheFetchFailed(j *job, t *task, ff *rpc.FetchFailure) bool {
 		return false
 	}
 	t.state = taskFailed
+	if e, ok := c.caches.Lookup(key); ok && cache.IsTable(e.Options) {
+		c.failJob(j, tableUnreadable(e, ff.GetExecutorId()))
+		return true
+	}
 	if e, ok := c.caches.Lookup(key); ok && e.State == cache.Materialized && e.JobID == jid && e.StageID == sid {
 		if removed, ok := c.caches.InvalidateFor(key, cache.CauseFetchFailed); ok {
 			c.dropEntry(removed, "its files could not be read from executor "+ff.GetExecutorId())

@@ -32,8 +32,9 @@ const DefaultRowGroupRows = 1 << 20
 
 // GenOptions configure Generate.
 type GenOptions struct {
-	// SF is the scale factor, an integer of at least 1 (dbgen supports no other).
-	SF int
+	// SF is the scale factor: an integer of at least 1, or a multiple of
+	// 0.001 below 1 (as the reference dbgen makes them).
+	SF float64
 	// Dir is the output folder; it must be empty or absent unless Force.
 	Dir string
 	// Format is "parquet" (the default) or "csv" ('|'-delimited, a header line).
@@ -59,27 +60,32 @@ type GenOptions struct {
 // errLimit ends a table at GenOptions.limit.
 var errLimit = errors.New("tpch gen: row limit reached")
 
-// ExpectedRows is the spec's row count of table at scale factor sf
-// (lineitem's is approximate: the number of lines per order is random).
-func ExpectedRows(table string, sf int) int64 {
-	n := int64(sf)
+// ExpectedRows is the spec's row count of table at scale factor sf, 0 for
+// an unknown table or a scale factor Generate refuses (lineitem's is
+// approximate: the number of lines per order is random).
+func ExpectedRows(table string, sf float64) int64 {
+	sc, err := parseSF(sf)
+	if err != nil {
+		return 0
+	}
 	switch table {
 	case "region":
 		return 5
 	case "nation":
 		return 25
 	case "supplier":
-		return 10_000 * n
+		return sc.rows(10_000)
 	case "customer":
-		return 150_000 * n
+		return sc.rows(150_000)
 	case "part":
-		return 200_000 * n
+		return sc.rows(200_000)
 	case "partsupp":
-		return 800_000 * n
+		return 4 * sc.rows(200_000)
 	case "orders":
-		return 1_500_000 * n
+		return sc.rows(1_500_000)
 	case "lineitem":
-		return 6_001_215 * n
+		// About four lines per order (6,001,215 at SF 1).
+		return sc.rows(1_500_000) * 6_001_215 / 1_500_000
 	}
 	return 0
 }
@@ -90,8 +96,9 @@ func ExpectedRows(table string, sf int) int64 {
 // or failed run leaves no file that looks complete. Cancelling ctx stops it.
 // Only one Generate runs at a time in a process.
 func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
-	if opts.SF < 1 {
-		return nil, qerr.Planf("tpch gen: scale factor must be an integer of at least 1, got %d", opts.SF)
+	sc, err := parseSF(opts.SF)
+	if err != nil {
+		return nil, err
 	}
 	switch opts.Format {
 	case "":
@@ -115,7 +122,9 @@ func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
 
 	genMu.Lock()
 	defer genMu.Unlock()
-	dbgen.InitDbGen(int64(opts.SF))
+	if err := initDbgen(sc); err != nil {
+		return nil, err
+	}
 
 	var total int64
 	for _, t := range Tables {
@@ -126,10 +135,9 @@ func Generate(ctx context.Context, opts GenOptions) (map[string]int64, error) {
 		mem = memory.NewGoAllocator()
 	}
 	g := &generator{ctx: ctx, opts: &opts, total: total, mem: mem, limit: opts.limit}
-	sf := int64(opts.SF)
 	units := map[string]int64{
-		"part": 200_000 * sf, "partsupp": 200_000 * sf, "supplier": 10_000 * sf, "customer": 150_000 * sf,
-		"orders": 1_500_000 * sf, "lineitem": 1_500_000 * sf, "nation": 25, "region": 5,
+		"part": sc.rows(200_000), "partsupp": sc.rows(200_000), "supplier": sc.rows(10_000), "customer": sc.rows(150_000),
+		"orders": sc.rows(1_500_000), "lineitem": sc.rows(1_500_000), "nation": 25, "region": 5,
 	}
 	g.writers = map[string]*tableWriter{}
 	for _, t := range Tables {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -31,7 +30,7 @@ func tpchCommand(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("quiver tpch gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sf := fs.String("sf", "1", "scale factor: an integer of at least 1")
+	sf := fs.String("sf", "1", "scale factor: an integer of at least 1, or a fraction below 1 in thousandths (0.01, 0.1)")
 	out := fs.String("out", "", "output `DIR` (must be empty unless --force)")
 	format := fs.String("format", "parquet", "file format: parquet or csv ('|'-delimited with a header)")
 	files := fs.Int("files-per-table", 1, "files per table; more than 1 writes DIR/NAME/part-NNNNN.ext")
@@ -71,7 +70,7 @@ func tpchCommand(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quiver tpch gen:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "TPC-H SF %d written to %s in %.1f s\n", n, *out, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "TPC-H SF %s written to %s in %.1f s\n", strconv.FormatFloat(n, 'f', -1, 64), *out, time.Since(start).Seconds())
 	fmt.Fprintf(stdout, "%-10s %12s %12s\n", "table", "rows", "spec")
 	for _, t := range tpch.Tables {
 		fmt.Fprintf(stdout, "%-10s %12d %12d\n", t, counts[t], tpch.ExpectedRows(t, n))
@@ -79,16 +78,17 @@ func tpchCommand(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// parseScale accepts a positive integer scale factor; dbgen makes no other.
-func parseScale(s string) (int, error) {
+// parseScale accepts the scale factors dbgen makes: an integer of at least
+// 1, or a multiple of 0.001 below 1.
+func parseScale(s string) (float64, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return 0, fmt.Errorf("--sf: %q is not a number", s)
 	}
-	if f < 1 || f != math.Trunc(f) || f > 100000 {
-		return 0, fmt.Errorf("--sf %s: the generator supports integer scale factors from 1 (fractional and zero scale factors are not supported; the SF 0.01 tables are embedded: quiver --demo)", s)
+	if tpch.ExpectedRows("orders", f) == 0 {
+		return 0, fmt.Errorf("--sf %s: want an integer from 1 to 100000, or a fraction below 1 in thousandths (0.01, 0.1)", s)
 	}
-	return int(f), nil
+	return f, nil
 }
 
 // progressBar draws a one-line bar on a terminal, at most ten times a second.

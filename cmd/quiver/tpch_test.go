@@ -13,9 +13,9 @@ func TestTPCHGenArguments(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"tpch", "gen", "--sf", "0.01", "--out", dir}, "integer scale factors"},
-		{[]string{"tpch", "gen", "--sf", "0", "--out", dir}, "integer scale factors"},
-		{[]string{"tpch", "gen", "--sf", "1.5", "--out", dir}, "integer scale factors"},
+		{[]string{"tpch", "gen", "--sf", "0.0015", "--out", dir}, "in thousandths"},
+		{[]string{"tpch", "gen", "--sf", "0", "--out", dir}, "in thousandths"},
+		{[]string{"tpch", "gen", "--sf", "1.5", "--out", dir}, "an integer from 1"},
 		{[]string{"tpch", "gen", "--sf", "x", "--out", dir}, "not a number"},
 		{[]string{"tpch", "gen", "--sf", "1"}, "--out DIR is required"},
 		{[]string{"tpch", "build"}, "usage: quiver tpch gen"},
@@ -29,6 +29,24 @@ func TestTPCHGenArguments(t *testing.T) {
 	code, _, stderr := runCLI(t, "", "tpch", "gen", "--sf", "1", "--out", dir)
 	if code != 1 || !strings.Contains(stderr, "--force") {
 		t.Errorf("gen into a non-empty folder: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestTPCHGenFraction: `quiver tpch gen --sf 0.01` writes the SF 0.01
+// tables and prints their row counts beside the spec's.
+func TestTPCHGenFraction(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "", "tpch", "gen", "--sf", "0.01", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"TPC-H SF 0.01 written", "orders            15000        15000", "partsupp           8000         8000", "nation               25           25"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lineitem.parquet")); err != nil {
+		t.Error(err)
 	}
 }
 
