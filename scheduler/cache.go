@@ -293,7 +293,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 				// another): attach to it, one copy on disk.
 				if a, ok := c.caches.Attach(key, n.Name, opts, f.Key); ok {
 					c.recordEvent(j, key, n.Name, outcomeHit, a)
-					c.setEventReason(j, key, "shared with "+cacheLabel(f.Name, f.Key.CacheID))
+					c.setEventReason(j, key, sharedReason(f))
 					return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, a.Name), OutSchema: a.Schema, Locations: a.Locations, Disjoint: a.Disjoint}, "", nil
 				}
 			case f.State == cache.Pending:

@@ -72,3 +72,12 @@ func entryScope(e cache.Entry) string {
 	}
 	return cache.ScopeSession
 }
+
+// sharedReason is the reason a cache event or EXPLAIN gives for a node
+// that attaches to f's data.
+func sharedReason(f cache.Entry) string {
+	if _, ok := cache.GlobalTenant(f.Key.SessionID); ok {
+		return "shared with the global cache " + cacheLabel(f.Name, f.Key.CacheID)
+	}
+	return "shared with " + cacheLabel(f.Name, f.Key.CacheID)
+}
