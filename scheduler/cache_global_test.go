@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +102,41 @@ func TestCacheGlobalScope(t *testing.T) {
 	h.later(11 * time.Minute)
 	if _, ok := h.c.caches.Lookup(cache.Key{SessionID: gs, CacheID: "c4"}); ok {
 		t.Fatal("the global entry outlived its ttl")
+	}
+}
+
+// TestRESTCachesScope: GET /api/caches gives each entry its scope; a
+// global entry kept after its session closed has no session id (its
+// tenant's name space is no session) and names its tenant.
+func TestRESTCachesScope(t *testing.T) {
+	h := cacheHarness(t, Config{})
+	h.materializeGlobal("q1", "c1", "sales", nil)
+	h.materialize("q2", "c2")
+	scopes := func() map[string]CacheEntryInfo {
+		t.Helper()
+		out := map[string]CacheEntryInfo{}
+		for _, e := range h.c.cachesInfo().Entries {
+			out[e.CacheID+"@"+e.SessionID] = e
+		}
+		return out
+	}
+	got := scopes()
+	if e := got["c1@s"]; e.Scope != cache.ScopeGlobal || e.Tenant != "" {
+		t.Fatalf("the live session's global-scope entry: %+v", e)
+	}
+	if e := got["c2@s"]; e.Scope != cache.ScopeSession {
+		t.Fatalf("the session's entry: %+v", e)
+	}
+	h.send(evCloseSession{id: "s", reply: make(chan struct{}, 1)})
+	got = scopes()
+	if e, ok := got["c1@"]; len(got) != 1 || !ok || e.Scope != cache.ScopeGlobal || e.Name != "sales" {
+		t.Fatalf("after the session closed: %+v, want only the global entry, with no session", got)
+	}
+	b, err := json.Marshal(h.c.cachesInfo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "global:") || !strings.Contains(string(b), `"scope":"global"`) {
+		t.Fatalf("GET /api/caches: %s", b)
 	}
 }
