@@ -3,11 +3,14 @@ package quiver
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
@@ -521,4 +524,73 @@ func markCaches(plan string, states map[string]*rpc.CacheInfo) string {
 		lines[i] = l + " [" + mark + "]"
 	}
 	return strings.Join(lines, "\n")
+}
+
+// missingTableRE matches the planner's error for an unknown name
+// (`table "x" not found`, the name quoted as Go quotes it).
+var missingTableRE = regexp.MustCompile(`table ("(?:[^"\\]|\\.)*") not found$`)
+
+// planGlobalCache plans src again when planning it failed with planErr
+// because a name is unknown and the session's tenant has a global cache of
+// that name: the session's own tables, views and caches always win, so the
+// global entry is only the last resort of a query or its EXPLAIN (never of
+// DDL or DML).
+// Otherwise it returns planErr as it was.
+func (s *Session) planGlobalCache(ctx context.Context, src sql.Source, planErr error) (sql.Statement, error) {
+	m := missingTableRE.FindStringSubmatch(planErr.Error())
+	if s.remote == nil || m == nil {
+		return nil, planErr
+	}
+	name, err := strconv.Unquote(m[1])
+	if err != nil {
+		return nil, planErr
+	}
+	ref, ok := s.globalCacheRef(ctx, name)
+	if !ok {
+		return nil, planErr
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	// The mark lives only while this statement is planned: a table or view
+	// the session creates later under the name is never shadowed by it.
+	if err := s.cat.SetCached(&catalog.Cached{Name: ref.Name, CacheID: ref.CacheID, Plan: ref}); err != nil {
+		return nil, planErr
+	}
+	stmt, err := s.planner.Plan(src)
+	s.cat.RemoveCached(ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	switch stmt.(type) {
+	case *sql.Query, *sql.Explain:
+		return stmt, nil
+	}
+	return nil, planErr
+}
+
+// globalCacheRef returns a Cache node reading the tenant's global cache
+// name (case-insensitive) by its key; its input only carries the schema
+// and is never run: the scheduler reads the entry or fails the query.
+func (s *Session) globalCacheRef(ctx context.Context, name string) (*logical.Cache, bool) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := s.remote.client.ListCaches(cctx, &rpc.ListCachesRequest{SessionId: s.id})
+	if err != nil {
+		return nil, false
+	}
+	for _, c := range resp.GetCaches() {
+		if _, global := cache.GlobalTenant(c.GetSessionId()); !global || !strings.EqualFold(c.GetName(), name) || len(c.GetSchema()) == 0 {
+			continue
+		}
+		as, err := arrowpb.DecodeSchema(c.GetSchema())
+		if err != nil {
+			return nil, false
+		}
+		return &logical.Cache{CacheID: c.GetCacheId(), SessionID: c.GetSessionId(), Name: c.GetName(),
+			Input: logical.NewEmptyRelation(false, logical.FromArrow(c.GetName(), as))}, true
+	}
+	return nil, false
 }

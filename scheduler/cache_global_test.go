@@ -2,11 +2,15 @@ package scheduler
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/quiverdb/quiver/cache"
+	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/rpc"
 )
 
 // materializeGlobal builds cache id of session "s" with scope 'global'
@@ -138,5 +142,78 @@ func TestRESTCachesScope(t *testing.T) {
 	}
 	if strings.Contains(string(b), "global:") || !strings.Contains(string(b), `"scope":"global"`) {
 		t.Fatalf("GET /api/caches: %s", b)
+	}
+}
+
+// TestCacheGlobalByName: a reference by name to the tenant's global entry
+// (a Cache node of its global name space) reads it without a build; one to
+// an entry that is gone, or whose files changed (strict), fails the query
+// saying so and builds nothing; another tenant's session may not refer to
+// it.
+func TestCacheGlobalByName(t *testing.T) {
+	h := cacheHarness(t, Config{})
+	path := filepath.Join(t.TempDir(), "a.csv")
+	if err := os.WriteFile(path, []byte("v\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stat := func(job string) {
+		t.Helper()
+		acts := ofType[actStat](h.acts)
+		if len(acts) == 0 || acts[len(acts)-1].jobID != job {
+			t.Fatalf("no stat for %s", job)
+		}
+		a := acts[len(acts)-1]
+		h.send(evStatted{jobID: job, gen: a.gen, files: statFiles(a.paths)})
+	}
+	n := &logical.Cache{CacheID: "c1", SessionID: "s", Input: fileScan(path), Name: "sales", Options: map[string]string{"scope": "global"}}
+	h.submitPlan("q1", n, nil)
+	stat("q1")
+	h.drive(h.builder(key("c1")))
+	h.drive("q1")
+	h.send(evCloseSession{id: "s", reply: make(chan struct{}, 1)})
+	h.send(evCreateSession{id: "s", reply: make(chan struct{}, 1)})
+	gk := cache.Key{SessionID: cache.GlobalSession(""), CacheID: "c1"}
+	ref := func(id string) *logical.Cache {
+		return &logical.Cache{CacheID: id, SessionID: gk.SessionID, Name: "sales", Input: logical.NewEmptyRelation(false, nil)}
+	}
+	built := h.c.caches.Stats().Materializations
+
+	h.acts = nil
+	h.submitPlan("q2", ref("c1"), nil)
+	stat("q2")
+	if p := h.planOf("q2"); p.caches[gk] == nil {
+		t.Fatalf("q2 does not read the global entry: %v", p.caches)
+	}
+	h.drive("q2")
+
+	h.submitPlan("q3", ref("nope"), nil)
+	if j := h.c.jobs["q3"]; j.state != rpc.JobState_JOB_FAILED || !strings.Contains(j.errMsg, "global cache sales is gone") {
+		t.Fatalf("a reference to no entry: %s %s", j.state, j.errMsg)
+	}
+
+	h.send(evCreateSession{id: "b", tenant: "bob", reply: make(chan struct{}, 1)})
+	reply := make(chan error, 1)
+	h.send(evSubmit{jobID: "q4", session: "b", plan: ref("c1"), reply: reply})
+	if err := <-reply; err != nil {
+		t.Fatal(err)
+	}
+	if j := h.c.jobs["q4"]; j.state != rpc.JobState_JOB_FAILED || !strings.Contains(j.errMsg, "session") {
+		t.Fatalf("another tenant's reference: %s %s", j.state, j.errMsg)
+	}
+
+	if err := os.WriteFile(path, []byte("v\n1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.acts = nil
+	h.submitPlan("q5", ref("c1"), nil)
+	stat("q5")
+	if j := h.c.jobs["q5"]; j.state != rpc.JobState_JOB_FAILED || !strings.Contains(j.errMsg, "f changed") {
+		t.Fatalf("a reference to an entry whose file changed: %s %s", j.state, j.errMsg)
+	}
+	if _, ok := h.c.caches.Lookup(gk); ok {
+		t.Fatal("the stale global entry is still there")
+	}
+	if st := h.c.caches.Stats(); st.Materializations != built {
+		t.Fatalf("references built: %d builds, want %d", st.Materializations, built)
 	}
 }

@@ -52,6 +52,11 @@ func (h *service) ExplainQuery(ctx context.Context, req *rpc.ExplainQueryRequest
 		for _, e := range c.caches.List(req.GetSessionId()) {
 			entries[e.Key] = e
 		}
+		if tenant, ok := c.sessionTenant(req.GetSessionId()); ok {
+			for _, e := range c.caches.List(cache.GlobalSession(tenant)) {
+				entries[e.Key] = e // read by name (globalRef)
+			}
+		}
 	}); err != nil {
 		return nil, grpcErr(err)
 	}

@@ -144,7 +144,7 @@ func (c *core) needStat(j *job) bool {
 	if j.statting {
 		return true
 	}
-	paths := planFiles(j.plan)
+	paths := append(planFiles(j.plan), c.globalRefFiles(j)...)
 	if len(paths) == 0 {
 		return false
 	}
