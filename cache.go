@@ -532,43 +532,67 @@ var missingTableRE = regexp.MustCompile(`table ("(?:[^"\\]|\\.)*") not found$`)
 
 // planGlobalCache plans src again when planning it failed with planErr
 // because a name is unknown and the session's tenant has a global cache of
-// that name: the session's own tables, views and caches always win, so the
-// global entry is only the last resort of a query or its EXPLAIN (never of
-// DDL or DML).
-// Otherwise it returns planErr as it was.
+// that name (each unknown name in turn, up to maxGlobalRefs): the session's
+// own tables, views and caches always win, so a global entry is only the
+// last resort of a query or its EXPLAIN (never of DDL or DML). Otherwise it
+// returns planErr as it was.
 func (s *Session) planGlobalCache(ctx context.Context, src sql.Source, planErr error) (sql.Statement, error) {
-	m := missingTableRE.FindStringSubmatch(planErr.Error())
-	if s.remote == nil || m == nil {
+	if s.remote == nil {
 		return nil, planErr
 	}
-	name, err := strconv.Unquote(m[1])
-	if err != nil {
-		return nil, planErr
+	var refs []*logical.Cache
+	err := planErr
+	for len(refs) < maxGlobalRefs {
+		m := missingTableRE.FindStringSubmatch(err.Error())
+		if m == nil {
+			return nil, planErr
+		}
+		name, uerr := strconv.Unquote(m[1])
+		if uerr != nil {
+			return nil, planErr
+		}
+		ref, ok := s.globalCacheRef(ctx, name)
+		if !ok {
+			return nil, planErr
+		}
+		refs = append(refs, ref)
+		var stmt sql.Statement
+		if stmt, err = s.planWithRefs(src, refs); err == nil {
+			switch stmt.(type) {
+			case *sql.Query, *sql.Explain:
+				return stmt, nil
+			}
+			return nil, planErr
+		}
 	}
-	ref, ok := s.globalCacheRef(ctx, name)
-	if !ok {
-		return nil, planErr
-	}
+	return nil, planErr
+}
+
+// maxGlobalRefs bounds the global caches one statement reads by name.
+const maxGlobalRefs = 16
+
+// planWithRefs plans src with refs marked as cached names. The marks live
+// only while it is planned, so a table or view the session creates later
+// under such a name is never shadowed by one.
+func (s *Session) planWithRefs(src sql.Source, refs []*logical.Cache) (sql.Statement, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	// The mark lives only while this statement is planned: a table or view
-	// the session creates later under the name is never shadowed by it.
-	if err := s.cat.SetCached(&catalog.Cached{Name: ref.Name, CacheID: ref.CacheID, Plan: ref}); err != nil {
-		return nil, planErr
+	var set []string
+	defer func() {
+		for _, name := range set {
+			s.cat.RemoveCached(name)
+		}
+	}()
+	for _, ref := range refs {
+		if err := s.cat.SetCached(&catalog.Cached{Name: ref.Name, CacheID: ref.CacheID, Plan: ref}); err != nil {
+			return nil, err
+		}
+		set = append(set, ref.Name)
 	}
-	stmt, err := s.planner.Plan(src)
-	s.cat.RemoveCached(ref.Name)
-	if err != nil {
-		return nil, err
-	}
-	switch stmt.(type) {
-	case *sql.Query, *sql.Explain:
-		return stmt, nil
-	}
-	return nil, planErr
+	return s.planner.Plan(src)
 }
 
 // globalCacheRef returns a Cache node reading the tenant's global cache
