@@ -1066,6 +1066,10 @@ func checkFiles(l cacheList) {
 		}
 		if changed := cache.Changed(rec, cur); len(changed) > 0 {
 			info.Check, info.Reason = outcomeStale, cache.StaleReason(changed)+" (rebuilt by the next query)"
+			if _, global := cache.GlobalTenant(info.SessionId); global {
+				// Read by name, it cannot be rebuilt (resolveGlobalRef).
+				info.Reason = cache.StaleReason(changed) + " (dropped by the next query that reads it; declare it again)"
+			}
 			if l.snapshot[i] {
 				info.Reason = cache.StaleReason(changed) + snapshotServed
 			}

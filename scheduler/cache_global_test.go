@@ -204,6 +204,11 @@ func TestCacheGlobalByName(t *testing.T) {
 	if err := os.WriteFile(path, []byte("v\n1\n2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	l := h.c.listCaches("s")
+	checkFiles(l)
+	if len(l.infos) != 1 || l.infos[0].Check != outcomeStale || !strings.Contains(l.infos[0].Reason, "declare it again") {
+		t.Fatalf("SHOW CACHES and EXPLAIN of the stale global entry: %v", l.infos)
+	}
 	h.acts = nil
 	h.submitPlan("q5", ref("c1"), nil)
 	stat("q5")
