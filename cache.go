@@ -3,11 +3,14 @@ package quiver
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/catalog"
 	"github.com/quiverdb/quiver/logical"
@@ -524,4 +527,97 @@ func markCaches(plan string, states map[string]*rpc.CacheInfo) string {
 		lines[i] = l + " [" + mark + "]"
 	}
 	return strings.Join(lines, "\n")
+}
+
+// missingTableRE matches the planner's error for an unknown name
+// (`table "x" not found`, the name quoted as Go quotes it).
+var missingTableRE = regexp.MustCompile(`table ("(?:[^"\\]|\\.)*") not found$`)
+
+// planGlobalCache plans src again when planning it failed with planErr
+// because a name is unknown and the session's tenant has a global cache of
+// that name (each unknown name in turn, up to maxGlobalRefs): the session's
+// own tables, views and caches always win, so a global entry is only the
+// last resort of a query or its EXPLAIN (never of DDL or DML). Otherwise it
+// returns planErr as it was.
+func (s *Session) planGlobalCache(ctx context.Context, src sql.Source, planErr error) (sql.Statement, error) {
+	if s.remote == nil {
+		return nil, planErr
+	}
+	var refs []*logical.Cache
+	err := planErr
+	for len(refs) < maxGlobalRefs {
+		m := missingTableRE.FindStringSubmatch(err.Error())
+		if m == nil {
+			return nil, planErr
+		}
+		name, uerr := strconv.Unquote(m[1])
+		if uerr != nil {
+			return nil, planErr
+		}
+		ref, ok := s.globalCacheRef(ctx, name)
+		if !ok {
+			return nil, planErr
+		}
+		refs = append(refs, ref)
+		var stmt sql.Statement
+		if stmt, err = s.planWithRefs(src, refs); err == nil {
+			switch stmt.(type) {
+			case *sql.Query, *sql.Explain:
+				return stmt, nil
+			}
+			return nil, planErr
+		}
+	}
+	return nil, planErr
+}
+
+// maxGlobalRefs bounds the global caches one statement reads by name.
+const maxGlobalRefs = 16
+
+// planWithRefs plans src with refs marked as cached names. The marks live
+// only while it is planned, so a table or view the session creates later
+// under such a name is never shadowed by one.
+func (s *Session) planWithRefs(src sql.Source, refs []*logical.Cache) (sql.Statement, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var set []string
+	defer func() {
+		for _, name := range set {
+			s.cat.RemoveCached(name)
+		}
+	}()
+	for _, ref := range refs {
+		if err := s.cat.SetCached(&catalog.Cached{Name: ref.Name, CacheID: ref.CacheID, Plan: ref}); err != nil {
+			return nil, err
+		}
+		set = append(set, ref.Name)
+	}
+	return s.planner.Plan(src)
+}
+
+// globalCacheRef returns a Cache node reading the tenant's global cache
+// name (case-insensitive) by its key; its input only carries the schema
+// and is never run: the scheduler reads the entry or fails the query.
+func (s *Session) globalCacheRef(ctx context.Context, name string) (*logical.Cache, bool) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := s.remote.client.ListCaches(cctx, &rpc.ListCachesRequest{SessionId: s.id})
+	if err != nil {
+		return nil, false
+	}
+	for _, c := range resp.GetCaches() {
+		if _, global := cache.GlobalTenant(c.GetSessionId()); !global || !strings.EqualFold(c.GetName(), name) || len(c.GetSchema()) == 0 {
+			continue
+		}
+		as, err := arrowpb.DecodeSchema(c.GetSchema())
+		if err != nil {
+			return nil, false
+		}
+		return &logical.Cache{CacheID: c.GetCacheId(), SessionID: c.GetSessionId(), Name: c.GetName(),
+			Input: logical.NewEmptyRelation(false, logical.FromArrow(c.GetName(), as))}, true
+	}
+	return nil, false
 }

@@ -151,3 +151,85 @@ func TestClusterGlobalCache(t *testing.T) {
 		t.Fatal("alice's UNCACHE TABLE removed bob's cache")
 	}
 }
+
+// TestClusterGlobalCacheByName: with real processes and two tenants, a
+// later session of the tenant reads a global cache by its name without
+// declaring it (a hit, no build), EXPLAIN says so, the session's own view
+// of the name wins over it, the other tenant finds no such table, and
+// EXPLAIN of a lazy declaration of the same query says it would share it.
+func TestClusterGlobalCacheByName(t *testing.T) {
+	const (
+		aliceSecret = "alice-secret-0123456789"
+		bobSecret   = "bob-secret-0123456789"
+	)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("cluster-secret-0123456789\n"+aliceSecret+" alice\n"+bobSecret+" bob\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startCluster(t, 0, "--auth-token-file", tokens)
+	dir := t.TempDir()
+	c.workDirs = append(c.workDirs, dir)
+	ex := startProc(t, "executor-0", quiverBinary(t), "executor", "--scheduler", c.addr, "--bind", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--work-dir", dir, "--vcores", "2", "--heartbeat", "200ms", "--auth-token-file", tokens)
+	c.executors = append(c.executors, ex)
+	waitFor(t, "the executor to register", func() bool { return strings.Contains(ex.output(), "listening on") })
+	as := func(secret string) *quiver.Session {
+		tok, err := auth.New(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.connect(t, quiver.WithAuthToken(tok))
+	}
+	ctx := context.Background()
+	const q = "SELECT count(*), sum(l_quantity) FROM recent"
+
+	a1 := as(aliceSecret)
+	sqlRows(t, a1, "CACHE TABLE recent OPTIONS ('scope' 'global') AS "+recentSQL)
+	want := sqlRows(t, a1, q)
+	if err := a1.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	a2 := as(aliceSecret)
+	before, err := a2.CacheStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, reads := explainMark(t, a2, q, "recent"); m != "hit" || !reads {
+		t.Errorf("EXPLAIN of the global cache by name: [%s], reads it: %v", m, reads)
+	}
+	if o, rows := outcome(t, a2, q); o != "hit" || fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("a new session reading the global cache by name: %s %v, want a hit of %v", o, rows, want)
+	}
+	if after, err := a2.CacheStats(ctx); err != nil || after.Misses != before.Misses || after.Materializations != before.Materializations {
+		t.Fatalf("reading the global cache by name built: stats before %+v, after %+v (%v)", before, after, err)
+	}
+	// The session's own names win.
+	sqlRows(t, a2, "CREATE VIEW recent AS SELECT 7 AS x")
+	if got := sqlRows(t, a2, "SELECT * FROM recent"); fmt.Sprint(got) != "[[7]]" {
+		t.Fatalf("the session's view named recent: %v", got)
+	}
+	sqlRows(t, a2, "DROP VIEW recent")
+	if got := sqlRows(t, a2, q); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the global cache after the view was dropped: %v", got)
+	}
+
+	bob := as(bobSecret)
+	if _, err := bob.SQL(ctx, q); err == nil || !strings.Contains(err.Error(), `table "recent" not found`) {
+		t.Fatalf("bob reading alice's global cache by name: %v, want table not found", err)
+	}
+
+	// A lazy declaration of the same query would attach to it: EXPLAIN says so.
+	sqlRows(t, a2, "CACHE LAZY TABLE recent AS "+recentSQL)
+	if m, reads := explainMark(t, a2, q, "recent"); m != "hit: shared with the global cache recent" || !reads {
+		t.Errorf("EXPLAIN of a lazy declaration of the global cache's query: [%s], reads it: %v", m, reads)
+	}
+	if after, err := a2.CacheStats(ctx); err != nil || after.Misses != before.Misses || after.Materializations != before.Materializations {
+		t.Fatalf("EXPLAIN built: stats before %+v, after %+v (%v)", before, after, err)
+	}
+	sqlRows(t, a2, "UNCACHE TABLE recent") // the declaration
+	sqlRows(t, a2, "UNCACHE TABLE recent") // the global cache
+	if _, err := a2.SQL(ctx, q); err == nil || !strings.Contains(err.Error(), `table "recent" not found`) {
+		t.Fatalf("after UNCACHE TABLE recent: %v, want table not found", err)
+	}
+}

@@ -288,7 +288,9 @@ func (s *Session) run(ctx context.Context, src sql.Source) (*DataFrame, error) {
 	}
 	stmt, err := s.plan(src)
 	if err != nil {
-		return nil, err
+		if stmt, err = s.planGlobalCache(ctx, src, err); err != nil {
+			return nil, err
+		}
 	}
 	switch st := stmt.(type) {
 	case *sql.Query:

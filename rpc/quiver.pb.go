@@ -1267,7 +1267,10 @@ type CacheInfo struct {
 	// session | global: a global entry outlives its session (OPTIONS
 	// ('scope' 'global')); session_id is then its tenant's global name space
 	// once that session closed.
-	Scope         string `protobuf:"bytes,17,opt,name=scope,proto3" json:"scope,omitempty"`
+	Scope string `protobuf:"bytes,17,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The entry's row schema (an Arrow IPC stream holding only the schema),
+	// set for a global entry: a session reads it by name without declaring it.
+	Schema        []byte `protobuf:"bytes,18,opt,name=schema,proto3" json:"schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1419,6 +1422,13 @@ func (x *CacheInfo) GetScope() string {
 		return x.Scope
 	}
 	return ""
+}
+
+func (x *CacheInfo) GetSchema() []byte {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
 }
 
 type ListCachesRequest struct {
@@ -3006,7 +3016,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"1\n" +
 	"\x11CancelJobResponse\x12\x1c\n" +
-	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xca\x03\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"\xe2\x03\n" +
 	"\tCacheInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -3028,7 +3038,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\x05check\x18\x0e \x01(\tR\x05check\x12\x16\n" +
 	"\x06reason\x18\x0f \x01(\tR\x06reason\x12\x16\n" +
 	"\x06shared\x18\x10 \x01(\x05R\x06shared\x12\x14\n" +
-	"\x05scope\x18\x11 \x01(\tR\x05scope\"2\n" +
+	"\x05scope\x18\x11 \x01(\tR\x05scope\x12\x16\n" +
+	"\x06schema\x18\x12 \x01(\fR\x06schema\"2\n" +
 	"\x11ListCachesRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xe4\x02\n" +

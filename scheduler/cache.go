@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
@@ -170,7 +171,7 @@ func (c *core) validateCaches(j *job, p logical.Plan) error {
 		if n.CacheID == "" {
 			return qerr.Planf("scheduler: cache %s has no cache id", cacheLabel(n.Name, ""))
 		}
-		if n.SessionID != j.session {
+		if n.SessionID != j.session && !c.globalRef(j, n) {
 			return qerr.Planf("scheduler: cache %s belongs to session %q, not to this query's session %q: a cached dataset is usable only in the session that cached it",
 				cacheLabel(n.Name, n.CacheID), n.SessionID, j.session)
 		}
@@ -225,6 +226,10 @@ func entryOptions(n *logical.Cache, vals settings.Values) (map[string]string, er
 // the id of the build job to wait for (claiming the key and starting the
 // build on a miss).
 func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.CacheReader, string, error) {
+	if c.globalRef(j, n) {
+		r, err := c.resolveGlobalRef(j, n, key)
+		return r, "", err
+	}
 	for range 3 { // a dead hit becomes a miss; a lost race, a hit
 		e, ok := c.caches.Lookup(key)
 		if ok && e.State == cache.Materialized {
@@ -300,7 +305,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 				// another): attach to it, one copy on disk.
 				if a, ok := c.caches.Attach(key, n.Name, opts, f.Key); ok {
 					c.recordEvent(j, key, n.Name, outcomeHit, a)
-					c.setEventReason(j, key, "shared with "+cacheLabel(f.Name, f.Key.CacheID))
+					c.setEventReason(j, key, sharedReason(f))
 					return &physical.CacheReader{Key: key, Name: cacheLabel(n.Name, a.Name), OutSchema: a.Schema, Locations: a.Locations, Disjoint: a.Disjoint}, "", nil
 				}
 			case f.State == cache.Pending:
@@ -1072,6 +1077,10 @@ func checkFiles(l cacheList) {
 		}
 		if changed := cache.Changed(rec, cur); len(changed) > 0 {
 			info.Check, info.Reason = outcomeStale, cache.StaleReason(changed)+" (rebuilt by the next query)"
+			if _, global := cache.GlobalTenant(info.SessionId); global {
+				// Read by name, it cannot be rebuilt (resolveGlobalRef).
+				info.Reason = cache.StaleReason(changed) + " (dropped by the next query that reads it; declare it again)"
+			}
 			if l.snapshot[i] {
 				info.Reason = cache.StaleReason(changed) + snapshotServed
 			}
@@ -1093,6 +1102,9 @@ func cacheInfo(e cache.Entry) *rpc.CacheInfo {
 	}
 	info.Stale = e.Stale
 	info.Scope = entryScope(e)
+	if _, ok := cache.GlobalTenant(e.Key.SessionID); ok && e.Schema != nil {
+		info.Schema, _ = arrowpb.EncodeSchema(e.Schema) // without it the entry is only listed
+	}
 	return info
 }
 

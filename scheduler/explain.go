@@ -52,6 +52,11 @@ func (h *service) ExplainQuery(ctx context.Context, req *rpc.ExplainQueryRequest
 		for _, e := range c.caches.List(req.GetSessionId()) {
 			entries[e.Key] = e
 		}
+		if tenant, ok := c.sessionTenant(req.GetSessionId()); ok {
+			for _, e := range c.caches.List(cache.GlobalSession(tenant)) {
+				entries[e.Key] = e // read by name (globalRef)
+			}
+		}
 	}); err != nil {
 		return nil, grpcErr(err)
 	}
@@ -66,6 +71,15 @@ func (h *service) ExplainQuery(ctx context.Context, req *rpc.ExplainQueryRequest
 		return nil, status.Errorf(codes.InvalidArgument, "scheduler: explain query: decode logical plan: %v", err)
 	}
 	checkFiles(list) // stats: here, never on the loop
+	// A query stats the files its Cache nodes read before resolving them;
+	// so does EXPLAIN, to tell which nodes would attach to shared data.
+	files := statFiles(planFiles(plan))
+	var shared explainShares
+	if err := h.s.inspect(ctx, func(c *core) {
+		shared = c.explainShared(req.GetSessionId(), vals, plan, files)
+	}); err != nil {
+		return nil, grpcErr(err)
+	}
 	// Entries a query would read as they are become CacheReaders; any other
 	// Cache node shows its input, which the job would run (after building
 	// the entry in a build job of its own).
@@ -79,6 +93,10 @@ func (h *service) ExplainQuery(ctx context.Context, req *rpc.ExplainQueryRequest
 			hits[k] = e
 		}
 	}
+	for k, e := range shared.hits {
+		hits[k] = e
+	}
+	list.infos = append(list.infos, shared.infos...)
 	pp, err := planner.New(planner.Config{TargetPartitions: choices.targetPartitions, MaxRecursionDepth: maxRecursion(vals), Caches: hits}).Plan(ctx, plan)
 	if err != nil {
 		return nil, grpcErr(err)
@@ -133,4 +151,75 @@ func (r explainResolver) ResolveCache(n *logical.Cache) (*physical.CacheReader, 
 		return nil, false
 	}
 	return &physical.CacheReader{Key: k, Name: cacheLabel(n.Name, e.Name), OutSchema: e.Schema, Locations: e.Locations, Disjoint: e.Disjoint}, true
+}
+
+// explainShares are the Cache nodes of an EXPLAINed plan, without an entry
+// of their own, whose query would attach to another entry's data: their
+// marks and the entries a hit would read.
+type explainShares struct {
+	infos []*rpc.CacheInfo
+	hits  map[cache.Key]cache.Entry
+}
+
+// explainShared decides, as resolveCache does for a query, what becomes of
+// each Cache node of plan that has no entry of its own: one whose content
+// key (with files' fingerprints) is materialized on live executors over
+// unchanged sources is a hit on that data, one whose content is being built
+// is pending, and one whose data awaits its executors' registration after a
+// restart is pending too; any other is a miss, whose input may hold more.
+// It claims, attaches and touches nothing.
+func (c *core) explainShared(sessionID string, vals settings.Values, plan logical.Plan, files map[string]cache.Source) explainShares {
+	out := explainShares{hits: map[cache.Key]cache.Entry{}}
+	tenant, ok := c.sessionTenant(sessionID)
+	if !ok {
+		return out
+	}
+	seen := map[cache.Key]bool{}
+	var walk func(p logical.Plan)
+	walk = func(p logical.Plan) {
+		n, ok := p.(*logical.Cache)
+		if !ok {
+			for _, ch := range p.Children() {
+				walk(ch)
+			}
+			return
+		}
+		k := cache.Key{SessionID: n.SessionID, CacheID: n.CacheID}
+		if seen[k] || n.SessionID != sessionID {
+			return // another session's node fails the query (validateCaches)
+		}
+		seen[k] = true
+		if c.uncached[k] {
+			walk(n.Input)
+			return
+		}
+		if _, ok := c.caches.Lookup(k); ok {
+			return // its own entry, marked from the session's list
+		}
+		opts, err := entryOptions(n, vals)
+		if err != nil {
+			return // the query fails on it
+		}
+		scope, _ := cache.Scope(opts)
+		srcs := lineageOf(files, n)
+		info := &rpc.CacheInfo{SessionId: sessionID, CacheId: n.CacheID, Name: n.Name, Scope: scope}
+		f, found := c.caches.FindContent(tenantContentKey(tenant, contentKey(n, srcs)))
+		switch {
+		case !found:
+		case f.State == cache.Materialized && c.holdersDead(f) && c.reloadedAwaitingHolders(f):
+			info.Check, info.Reason = outcomePending, sharedReason(f)+", once its executors register again"
+		case f.State == cache.Materialized && !c.holdersDead(f) && len(cache.Changed(f.Sources, srcs)) == 0:
+			info.Check, info.Reason = outcomeHit, sharedReason(f)
+			out.hits[k] = f
+		case f.State == cache.Pending:
+			info.Check, info.Reason = outcomePending, sharedReason(f)+", being built"
+		}
+		if info.Check == "" {
+			walk(n.Input) // a miss: its build job resolves what it holds
+			return
+		}
+		out.infos = append(out.infos, info)
+	}
+	walk(plan)
+	return out
 }

@@ -144,7 +144,7 @@ func (c *core) needStat(j *job) bool {
 	if j.statting {
 		return true
 	}
-	paths := planFiles(j.plan)
+	paths := append(planFiles(j.plan), c.globalRefFiles(j)...)
 	if len(paths) == 0 {
 		return false
 	}
@@ -171,6 +171,12 @@ func (c *core) statted(e evStatted) {
 // file of every file table its input scans (with j's fingerprints) and
 // every memory table's version, sorted by table and path.
 func (c *core) sourcesOf(j *job, n *logical.Cache) []cache.Source {
+	return lineageOf(j.files, n)
+}
+
+// lineageOf is Cache node n's lineage with files' fingerprints (a file
+// files lacks is Missing).
+func lineageOf(files map[string]cache.Source, n *logical.Cache) []cache.Source {
 	out := []cache.Source{}
 	logical.Inspect(n.Input, func(m logical.Plan) bool {
 		s, ok := m.(*logical.Scan)
@@ -183,7 +189,7 @@ func (c *core) sourcesOf(j *job, n *logical.Cache) []cache.Source {
 			return true
 		}
 		for _, f := range t.Files {
-			src, ok := j.files[f]
+			src, ok := files[f]
 			if !ok {
 				src = cache.Source{Path: f, Missing: true}
 			}

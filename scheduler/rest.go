@@ -66,9 +66,13 @@ type CacheEventInfo struct {
 	Bytes      int64  `json:"bytes"`
 }
 
-// CacheEntryInfo is one entry in GET /api/caches.
+// CacheEntryInfo is one entry in GET /api/caches. A global entry (Scope
+// global, kept after its session closed) has no session: SessionID is
+// empty and Tenant names its owner.
 type CacheEntryInfo struct {
-	SessionID  string     `json:"session_id"`
+	SessionID  string     `json:"session_id,omitempty"`
+	Scope      string     `json:"scope"` // session | global
+	Tenant     string     `json:"tenant,omitempty"`
 	CacheID    string     `json:"cache_id"`
 	Name       string     `json:"name,omitempty"`
 	State      string     `json:"state"`
@@ -110,9 +114,13 @@ func (c *core) cachesInfo() CachesInfo {
 	out := CachesInfo{Entries: []CacheEntryInfo{}}
 	for _, e := range c.caches.List("") {
 		ei := CacheEntryInfo{
-			SessionID: e.Key.SessionID, CacheID: e.Key.CacheID, Name: e.Name, State: entryState(e),
+			SessionID: e.Key.SessionID, Scope: entryScope(e), Tenant: c.entryTenant(e.Key.SessionID),
+			CacheID: e.Key.CacheID, Name: e.Name, State: entryState(e),
 			JobID: e.JobID, StageID: e.StageID, Partitions: len(e.Locations), Rows: e.Rows, Bytes: e.Bytes,
 			Executors: e.Executors(), Hits: e.Hits, Readers: e.Readers, Created: e.Created,
+		}
+		if _, ok := cache.GlobalTenant(e.Key.SessionID); ok {
+			ei.SessionID = "" // a tenant's name space, not a session
 		}
 		if ei.Executors == nil {
 			ei.Executors = []string{}
@@ -276,7 +284,7 @@ func (s *Scheduler) restHandler() http.Handler {
 			info := c.cachesInfo()
 			kept := info.Entries[:0]
 			for _, e := range info.Entries {
-				if caller.CanSee(c.entryTenant(e.SessionID)) {
+				if caller.CanSee(e.Tenant) {
 					kept = append(kept, e)
 				}
 			}

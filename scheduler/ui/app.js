@@ -278,7 +278,9 @@ async function cachesPage() {
   const c = await api("/api/caches");
   const st = c.stats;
   const rows = c.entries.map(e => el("tr", { "data-cache": e.cache_id },
-    el("td", {}, e.name || short(e.cache_id)), el("td", { title: e.session_id }, short(e.session_id)),
+    el("td", {}, e.name || short(e.cache_id)),
+    e.session_id ? el("td", { title: e.session_id }, short(e.session_id)) : el("td", { class: "muted" }, "none (global)"),
+    el("td", { "data-testid": "scope" }, e.scope + (e.tenant ? " (" + e.tenant + ")" : "")),
     el("td", {}, state(e.state)), el("td", { class: "num" }, e.partitions), el("td", { class: "num" }, e.rows),
     el("td", { class: "num" }, bytes(e.bytes)), el("td", { class: "num" }, e.hits), el("td", { class: "num" }, e.readers),
     el("td", {}, e.executors.join(", ")), el("td", {}, ago(e.created)), el("td", {}, e.last_hit ? ago(e.last_hit) : "never"),
@@ -292,7 +294,7 @@ async function cachesPage() {
       el("dt", {}, "Invalidations"), el("dd", {}, inval),
       el("dt", {}, "Read back"), el("dd", {}, bytes(st.bytes_read))),
     el("h3", {}, "Entries"),
-    table(["Cache", "Session", "State", { label: "Partitions", num: true }, { label: "Rows", num: true }, { label: "Bytes", num: true },
+    table(["Cache", "Session", "Scope", "State", { label: "Partitions", num: true }, { label: "Rows", num: true }, { label: "Bytes", num: true },
       { label: "Hits", num: true }, { label: "Readers", num: true }, "Executors", "Created", "Last hit", "Source job"], rows, { "data-testid": "caches" })];
 }
 
