@@ -37,6 +37,75 @@ var dbgenCustKeyMax int64
 //go:linkname dbgenPartKeyMax github.com/pingcap/go-tpc/tpch/dbgen.LPkeyMax
 var dbgenPartKeyMax int64
 
+// dbgenDist mirrors the dbgen port's distribution (a weighted list of
+// words or codes) field for field.
+type dbgenDist struct {
+	count   int
+	max     int32
+	members []struct {
+		weight int64
+		text   string
+	}
+	permute []int64
+}
+
+// The dbgen port's distributions. Its initialisation appends to them and
+// adds to their running weight without emptying them first, so a second
+// initialisation in one process doubles every list and draws different
+// rows; initDbgen empties them first.
+var (
+	//go:linkname dbgenNations github.com/pingcap/go-tpc/tpch/dbgen.nations
+	dbgenNations dbgenDist
+	//go:linkname dbgenRegions github.com/pingcap/go-tpc/tpch/dbgen.regions
+	dbgenRegions dbgenDist
+	//go:linkname dbgenOPriority github.com/pingcap/go-tpc/tpch/dbgen.oPrioritySet
+	dbgenOPriority dbgenDist
+	//go:linkname dbgenLInstruct github.com/pingcap/go-tpc/tpch/dbgen.lInstructSet
+	dbgenLInstruct dbgenDist
+	//go:linkname dbgenLSmode github.com/pingcap/go-tpc/tpch/dbgen.lSmodeSet
+	dbgenLSmode dbgenDist
+	//go:linkname dbgenLCategory github.com/pingcap/go-tpc/tpch/dbgen.lCategorySet
+	dbgenLCategory dbgenDist
+	//go:linkname dbgenLRflag github.com/pingcap/go-tpc/tpch/dbgen.lRflagSet
+	dbgenLRflag dbgenDist
+	//go:linkname dbgenCMseg github.com/pingcap/go-tpc/tpch/dbgen.cMsegSet
+	dbgenCMseg dbgenDist
+	//go:linkname dbgenColors github.com/pingcap/go-tpc/tpch/dbgen.colors
+	dbgenColors dbgenDist
+	//go:linkname dbgenPTypes github.com/pingcap/go-tpc/tpch/dbgen.pTypesSet
+	dbgenPTypes dbgenDist
+	//go:linkname dbgenPCntr github.com/pingcap/go-tpc/tpch/dbgen.pCntrSet
+	dbgenPCntr dbgenDist
+	//go:linkname dbgenArticles github.com/pingcap/go-tpc/tpch/dbgen.articles
+	dbgenArticles dbgenDist
+	//go:linkname dbgenNouns github.com/pingcap/go-tpc/tpch/dbgen.nouns
+	dbgenNouns dbgenDist
+	//go:linkname dbgenAdjectives github.com/pingcap/go-tpc/tpch/dbgen.adjectives
+	dbgenAdjectives dbgenDist
+	//go:linkname dbgenAdverbs github.com/pingcap/go-tpc/tpch/dbgen.adverbs
+	dbgenAdverbs dbgenDist
+	//go:linkname dbgenPrepositions github.com/pingcap/go-tpc/tpch/dbgen.prepositions
+	dbgenPrepositions dbgenDist
+	//go:linkname dbgenVerbs github.com/pingcap/go-tpc/tpch/dbgen.verbs
+	dbgenVerbs dbgenDist
+	//go:linkname dbgenTerminators github.com/pingcap/go-tpc/tpch/dbgen.terminators
+	dbgenTerminators dbgenDist
+	//go:linkname dbgenAuxillaries github.com/pingcap/go-tpc/tpch/dbgen.auxillaries
+	dbgenAuxillaries dbgenDist
+	//go:linkname dbgenNP github.com/pingcap/go-tpc/tpch/dbgen.np
+	dbgenNP dbgenDist
+	//go:linkname dbgenVP github.com/pingcap/go-tpc/tpch/dbgen.vp
+	dbgenVP dbgenDist
+	//go:linkname dbgenGrammar github.com/pingcap/go-tpc/tpch/dbgen.grammar
+	dbgenGrammar dbgenDist
+)
+
+// dbgenDists are the distributions dbgen's initialisation fills.
+var dbgenDists = []*dbgenDist{&dbgenNations, &dbgenRegions, &dbgenOPriority, &dbgenLInstruct,
+	&dbgenLSmode, &dbgenLCategory, &dbgenLRflag, &dbgenCMseg, &dbgenColors, &dbgenPTypes,
+	&dbgenPCntr, &dbgenArticles, &dbgenNouns, &dbgenAdjectives, &dbgenAdverbs, &dbgenPrepositions,
+	&dbgenVerbs, &dbgenTerminators, &dbgenAuxillaries, &dbgenNP, &dbgenVP, &dbgenGrammar}
+
 // scale is a checked scale factor: dbgen's integer scale and, below 1, the
 // fraction in thousandths that cuts the scaled tables' bases (0: none).
 type scale struct {
@@ -76,12 +145,19 @@ func (sc scale) base(spec int64) int64 {
 // scales: its base times the integer scale.
 func (sc scale) rows(spec int64) int64 { return sc.base(spec) * sc.n }
 
-// initDbgen initialises dbgen at sc: at its integer scale and, for a
+// initDbgen initialises dbgen at sc, the same way however many times it
+// ran before in this process: at its integer scale and, for a
 // fraction, with the scaled tables' bases cut and the key ranges derived
 // from them at initialisation (customer keys of orders, part keys of lines)
 // worked out again. The caller holds genMu.
 func initDbgen(sc scale) error {
+	for _, d := range dbgenDists {
+		*d = dbgenDist{}
+	}
 	dbgen.InitDbGen(sc.n)
+	if dbgenNations.count != 25 || len(dbgenNations.members) != 25 {
+		return qerr.Internalf("tpch gen: the dbgen module's distributions are not laid out as expected; generating needs its pinned version")
+	}
 	if sc.thousandths == 0 {
 		return nil
 	}
