@@ -127,6 +127,38 @@ func TestPushDownFilter(t *testing.T) {
 				[]logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, eq(col("u.y"), logical.Lit("z")))
 			return filter(j, logical.And(eq(col("t.c"), logical.Lit("x")), (&logical.IsNull{Expr: col("u.x")})))
 		}},
+		{"inner join: a constant condition on a key filters the paired key too", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.InnerJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, logical.And(bin(logical.OpGt, col("t.a"), logical.Lit(int64(5))), bin(logical.OpGt, logical.Lit(int64(100)), col("u.k"))))
+		}},
+		{"left join: a key condition on the preserved side filters the other side", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.LeftJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, &logical.InList{Expr: col("t.a"), List: []logical.Expr{logical.Lit(int64(1)), logical.Lit(int64(2))}})
+		}},
+		{"left join: a condition on the null-supplying key stays above and goes nowhere else", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.LeftJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, eq(col("u.k"), logical.Lit(int64(3))))
+		}},
+		{"right join: a key condition on the preserved right side filters the left", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.RightJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, eq(col("u.k"), logical.Lit(int64(3))))
+		}},
+		{"semi join: a key condition on the left filters the right", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.SemiJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, bin(logical.OpLtEq, col("t.a"), logical.Lit(int64(7))))
+		}},
+		{"null-aware anti join: the right side keeps its rows", func() logical.Plan {
+			j := must(logical.NewJoin(scan(tblT, "t"), scan(tblU, "u"), logical.AntiJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil, true, ""))
+			return filter(j, eq(col("t.a"), logical.Lit(int64(1))))
+		}},
+		{"float keys: no copy (0 and -0 join but compare differently)", func() logical.Plan {
+			j := join(scan(tblW, "w1"), scan(tblW, "w2"), logical.InnerJoin, []logical.EquiPair{{Left: col("w1.z"), Right: col("w2.z")}}, nil)
+			return filter(j, bin(logical.OpGt, col("w1.z"), logical.Lit(1.5)))
+		}},
+		{"not a constant condition: no copy", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.InnerJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, bin(logical.OpGt, col("t.a"), col("t.b")))
+		}},
 		{"below aggregate on group columns only", func() logical.Plan {
 			a := aggregate(scan(tblT, "t"), []logical.Expr{col("t.c")}, agg(logical.AggSum, col("t.a")))
 			return filter(a, logical.And(eq(col("t.c"), logical.Lit("x")), bin(logical.OpGt, &logical.Column{Name: "sum(t.a)"}, logical.Lit(3))))
