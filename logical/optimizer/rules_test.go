@@ -78,6 +78,49 @@ func TestEliminateFilterAndLimit(t *testing.T) {
 	})
 }
 
+func TestPropagateEmpty(t *testing.T) {
+	none := func(p logical.Plan) logical.Plan { return logical.NewEmptyRelation(false, p.Schema()) }
+	on := []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}
+	runRuleGolden(t, PropagateEmpty{}, "propagate_empty", []ruleCase{
+		{"inner join with an empty side, under an aggregate by keys", func() logical.Plan {
+			j := join(scan(tblT, "t"), none(scan(tblU, "u")), logical.InnerJoin, on, nil)
+			return aggregate(project(j, col("t.c"), col("u.x")), []logical.Expr{col("t.c")}, agg(logical.AggSum, col("u.x")))
+		}},
+		{"a global aggregate keeps its one row", func() logical.Plan {
+			j := join(none(scan(tblT, "t")), scan(tblU, "u"), logical.InnerJoin, on, nil)
+			return aggregate(j, nil, agg(logical.AggSum, col("u.x")))
+		}},
+		{"left join: an empty right side keeps the left rows", func() logical.Plan {
+			return join(scan(tblT, "t"), none(scan(tblU, "u")), logical.LeftJoin, on, nil)
+		}},
+		{"left join: an empty left side", func() logical.Plan {
+			return join(none(scan(tblT, "t")), scan(tblU, "u"), logical.LeftJoin, on, nil)
+		}},
+		{"anti join: an empty right side keeps the left rows", func() logical.Plan {
+			return join(scan(tblT, "t"), none(scan(tblU, "u")), logical.AntiJoin, on, nil)
+		}},
+		{"full join: one empty side is kept", func() logical.Plan {
+			return join(none(scan(tblT, "t")), scan(tblU, "u"), logical.FullJoin, on, nil)
+		}},
+		{"union: empty inputs after the first are dropped", func() logical.Plan {
+			a := project(scan(tblT, "t"), col("t.a"))
+			b := project(scan(tblU, "u"), col("u.k"))
+			c := project(scan(tblW, "w"), col("w.k"))
+			return must(logical.NewUnion([]logical.Plan{a, none(b), c}))
+		}},
+		{"union: an empty first input stays", func() logical.Plan {
+			a := project(scan(tblT, "t"), col("t.a"))
+			b := project(scan(tblU, "u"), col("u.k"))
+			return must(logical.NewUnion([]logical.Plan{none(a), b}))
+		}},
+		{"union of empty inputs", func() logical.Plan {
+			a := project(scan(tblT, "t"), col("t.a"))
+			b := project(scan(tblU, "u"), col("u.k"))
+			return must(logical.NewUnion([]logical.Plan{none(a), none(b)}))
+		}},
+	})
+}
+
 func TestEliminateCrossJoin(t *testing.T) {
 	runRuleGolden(t, EliminateCrossJoin{}, "eliminate_cross_join", []ruleCase{
 		{"comma join of three tables", func() logical.Plan {
