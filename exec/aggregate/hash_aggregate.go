@@ -35,7 +35,7 @@ type hashAggregate struct {
 	keys     []kernel.ExprRunner
 	args     []kernel.ExprRunner // Partial/Single: per aggregate (col -1 and ev nil: COUNT(*))
 	hasArg   []bool
-	stateOff []int // Final: first input column of each aggregate's state
+	stateOff []int // Final, mergeStates: first input column of each aggregate's state
 	stateN   []int
 	table    *hashtable.Table // nil without GROUP BY
 	probe    hashtable.Probe
@@ -44,6 +44,10 @@ type hashAggregate struct {
 	groupIDs []uint32
 	reserved int64
 	perGroup int64
+
+	// mergeStates: a Partial aggregate whose input is partial states
+	// (rollup.go).
+	mergeStates bool
 
 	consumed bool
 	emitted  int
@@ -56,13 +60,23 @@ type hashAggregate struct {
 }
 
 func NewHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition int) (execop.Operator, error) {
+	if src, ok := rollupSources(n); ok {
+		return newRollup(tc, n, partition, src)
+	}
 	return newHashAggregate(tc, n, partition, nil)
 }
 
 // newHashAggregate builds the aggregate over input, or over partition of
 // n.Input when input is nil.
 func newHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition int, input execop.Operator) (*hashAggregate, error) {
-	h := &hashAggregate{tc: tc, n: n, m: kernel.ArrayMaker{Mem: tc.Mem}}
+	return newAggregate(tc, n, partition, input, false)
+}
+
+// newAggregate is newHashAggregate; with mergeStates a Partial aggregate
+// whose input rows are partial states (n.Input's schema is a Partial
+// aggregate's) folds them as a Final one does and emits states.
+func newAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition int, input execop.Operator, mergeStates bool) (*hashAggregate, error) {
+	h := &hashAggregate{tc: tc, n: n, m: kernel.ArrayMaker{Mem: tc.Mem}, mergeStates: mergeStates}
 	var err error
 	if h.keys, err = kernel.CompileExprs(n.GroupBy); err != nil {
 		return nil, err
@@ -84,7 +98,7 @@ func newHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partiti
 	for _, a := range n.Aggs {
 		var argType arrow.DataType
 		switch {
-		case n.Mode == physical.AggFinal:
+		case h.readsStates():
 			k := len(a.StateFields())
 			if off+k > inSchema.NumFields() {
 				return nil, qerr.Internalf("exec/hashagg: final aggregate %s: input has %d columns, state needs %d from column %d", a.Name, inSchema.NumFields(), k, off)
@@ -365,7 +379,7 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 		acc.resize(h.ngroups)
 	}
 	for i, acc := range h.accs {
-		if h.n.Mode == physical.AggFinal {
+		if h.readsStates() {
 			off := h.stateOff[i]
 			if err := acc.merge(ctx, gids, b.Columns()[off:off+h.stateN[i]]); err != nil {
 				return false, err
@@ -411,7 +425,7 @@ func (h *hashAggregate) worstCase(keys []arrow.Array, b arrow.RecordBatch) int64
 // Final mode with a list state (DISTINCT sets) the lists' values.
 func (h *hashAggregate) values(i int, b arrow.RecordBatch) int {
 	n := int(b.NumRows())
-	if h.n.Mode != physical.AggFinal || n == 0 {
+	if !h.readsStates() || n == 0 {
 		return n
 	}
 	if l, ok := b.Column(h.stateOff[i]).(*array.List); ok {
@@ -420,6 +434,11 @@ func (h *hashAggregate) values(i int, b arrow.RecordBatch) int {
 		return max(n, int(hi-lo))
 	}
 	return n
+}
+
+// readsStates says whether the input rows are partial states, not rows.
+func (h *hashAggregate) readsStates() bool {
+	return h.n.Mode == physical.AggFinal || h.mergeStates
 }
 
 // emit builds the output batch of groups [start, end).

@@ -118,7 +118,7 @@ func rowsJSON(rs []row) string {
 // aggregated is the plan the SQL planner makes: Expand, a partial
 // aggregate by the keys and the ordinal, a hash exchange on them, the
 // final aggregate. COUNT(*) counts the row marker (so that filler rows
-// count for nothing) when a set is empty; sum(v) and count(v) skip the
+// count for nothing) when a set is empty; sum(v), count(v) and max(v) skip the
 // filler's NULL v.
 func aggregated(in physical.Plan, sets [][]int) physical.Plan {
 	ex := expand(in, sets)
@@ -138,6 +138,7 @@ func aggregated(in physical.Plan, sets [][]int) physical.Plan {
 		{Func: physical.AggCount, Arg: star, Type: i64, Name: "cnt"},
 		{Func: physical.AggSum, Arg: col(3), Type: i64, Name: "sum"},
 		{Func: physical.AggCount, Arg: col(3), Type: i64, Name: "cntv"},
+		{Func: physical.AggMax, Arg: col(3), Type: i64, Name: "max"},
 	}
 	partial := &physical.HashAggregate{Input: ex, Mode: physical.AggPartial, GroupBy: groups, GroupNames: names, Aggs: aggs}
 	mid := &physical.Repartition{Input: partial, Keys: finals, N: 3}
@@ -152,7 +153,7 @@ func reference(rows []row, sets [][]int) string {
 		k0, k1   *int64
 		set      int
 		cnt      int64
-		sum      *int64
+		sum, max *int64
 		cntv     int64
 		keyOrder int
 	}
@@ -190,11 +191,14 @@ func reference(rows []row, sets [][]int) string {
 					a.sum = new(int64)
 				}
 				*a.sum += *r.v
+				if a.max == nil || *r.v > *a.max {
+					a.max = r.v
+				}
 			}
 		}
 		for _, k := range order {
 			a := groups[k]
-			out = append(out, map[string]any{"k0": a.k0, "k1": a.k1, physical.GroupingSetColumn: a.set, "cnt": a.cnt, "sum": a.sum, "cntv": a.cntv})
+			out = append(out, map[string]any{"k0": a.k0, "k1": a.k1, physical.GroupingSetColumn: a.set, "cnt": a.cnt, "sum": a.sum, "cntv": a.cntv, "max": a.max})
 		}
 	}
 	if out == nil {

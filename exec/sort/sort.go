@@ -243,8 +243,13 @@ func (s *sortOp) sortBuffered(ctx context.Context, fetch int64) error {
 			return cmp.Compare(a, b) // stability: earlier rows first
 		})
 	} else {
-		slices.SortStableFunc(s.perm, func(a, b int32) int {
-			return spec.Compare(keys, int(a), keys, int(b))
+		// An unstable sort with the row order as the last key is stable and
+		// takes fewer comparisons and moves than a stable merge sort.
+		slices.SortFunc(s.perm, func(a, b int32) int {
+			if c := spec.Compare(keys, int(a), keys, int(b)); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
 		})
 	}
 	if fetch >= 0 && int64(n) > fetch {

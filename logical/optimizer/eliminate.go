@@ -83,3 +83,86 @@ func (EliminateLimit) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan
 		return n, false, nil
 	})
 }
+
+// PropagateEmpty replaces an operator that gives no rows when an input
+// gives none with an EmptyRelation of its schema, so that a branch a
+// constant filter emptied (a UNION ALL branch of another sale_type, say)
+// reads nothing: a projection, filter, sort, limit, alias or window over no
+// rows, an aggregate with GROUP BY over no rows, an inner or semi join with
+// an empty side, a left, anti or mark join with an empty left side, a right
+// join with an empty right side, a full join with both empty, a union of
+// empty inputs. An empty union input after the first is dropped (the first
+// names the union's columns). A global aggregate gives one row over none
+// and is kept, as is everything else.
+type PropagateEmpty struct{}
+
+// Name implements Rule.
+func (PropagateEmpty) Name() string { return "propagate_empty" }
+
+// Rewrite implements Rule.
+func (PropagateEmpty) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan, bool, error) {
+	return transformUp(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
+		emptied := func() (logical.Plan, bool, error) {
+			return logical.NewEmptyRelation(false, n.Schema()), true, nil
+		}
+		switch x := n.(type) {
+		case *logical.Projection, *logical.Filter, *logical.Sort, *logical.Limit, *logical.SubqueryAlias, *logical.Window:
+			if isEmpty(n.Children()[0]) {
+				return emptied()
+			}
+		case *logical.Aggregate:
+			if len(x.GroupBy) > 0 && isEmpty(x.Input) {
+				return emptied()
+			}
+		case *logical.Join:
+			l, r := isEmpty(x.Left), isEmpty(x.Right)
+			switch x.Type {
+			case logical.InnerJoin, logical.SemiJoin:
+				if l || r {
+					return emptied()
+				}
+			case logical.LeftJoin, logical.AntiJoin, logical.MarkJoin:
+				if l {
+					return emptied()
+				}
+			case logical.RightJoin:
+				if r {
+					return emptied()
+				}
+			case logical.FullJoin:
+				if l && r {
+					return emptied()
+				}
+			}
+		case *logical.Union:
+			keep := []logical.Plan{x.Inputs[0]}
+			for _, in := range x.Inputs[1:] {
+				if !isEmpty(in) {
+					keep = append(keep, in)
+				}
+			}
+			switch {
+			case len(keep) == len(x.Inputs):
+			case len(keep) == 1 && isEmpty(keep[0]):
+				return emptied()
+			case len(keep) == 1:
+				if keep[0].Schema().Equal(x.Schema()) {
+					return keep[0], true, nil
+				}
+			default:
+				u, err := logical.NewUnion(keep)
+				if err != nil || !u.Schema().Equal(x.Schema()) {
+					return n, false, err
+				}
+				return u, true, nil
+			}
+		}
+		return n, false, nil
+	})
+}
+
+// isEmpty reports whether p is an EmptyRelation of no rows.
+func isEmpty(p logical.Plan) bool {
+	e, ok := p.(*logical.EmptyRelation)
+	return ok && !e.ProduceOneRow
+}

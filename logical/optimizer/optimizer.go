@@ -31,8 +31,8 @@ type Optimizer struct {
 
 // New returns the optimizer with the default batches:
 //
-//	simplify → decorrelate → (simplify, eliminate_cross_join, push_down_filter)*
-//	→ reorder_joins → (semi_join_reduction, semi_to_inner_join) → (push_down_filter, common_subexpr, push_down_limit)*
+//	simplify → decorrelate → (simplify, eliminate_cross_join, push_down_filter, propagate_empty)*
+//	→ reorder_joins → (semi_join_reduction, semi_to_inner_join) → (common_subexpr, push_down_limit, eliminate_limit, propagate_empty)*
 //	→ push_down_projection
 //
 // single_distinct_to_groupby is not in the default batches: on this engine
@@ -42,12 +42,12 @@ func New() *Optimizer {
 		{Name: "simplify", MaxPasses: 8, Rules: []Rule{SimplifyExpressions{}, EliminateFilter{}}},
 		{Name: "decorrelate", MaxPasses: 1, Rules: []Rule{DecorrelateSubqueries{}}},
 		{Name: "rewrite", MaxPasses: 8, Rules: []Rule{
-			SimplifyExpressions{}, EliminateFilter{}, EliminateCrossJoin{}, PushDownFilter{},
+			SimplifyExpressions{}, EliminateFilter{}, EliminateCrossJoin{}, PushDownFilter{}, PropagateEmpty{},
 		}},
 		{Name: "join_order", MaxPasses: 1, Rules: []Rule{ReorderJoins{}, PushDownFilter{}}},
 		{Name: "semi_joins", MaxPasses: 1, Rules: []Rule{SemiJoinReduction{}, SemiToInnerJoin{}}},
 		{Name: "finish", MaxPasses: 8, Rules: []Rule{
-			CommonSubexprEliminate{}, PushDownLimit{}, EliminateLimit{},
+			CommonSubexprEliminate{}, PushDownLimit{}, EliminateLimit{}, PropagateEmpty{},
 		}},
 		{Name: "projection", MaxPasses: 1, Rules: []Rule{PushDownProjection{}}},
 	}}
@@ -60,7 +60,7 @@ func Rules() map[string]Rule {
 		SimplifyExpressions{}, EliminateFilter{}, EliminateLimit{}, DecorrelateSubqueries{},
 		EliminateCrossJoin{}, PushDownFilter{}, ReorderJoins{}, CommonSubexprEliminate{},
 		PushDownLimit{}, PushDownProjection{}, SingleDistinctToGroupBy{}, SemiJoinReduction{},
-		SemiToInnerJoin{},
+		SemiToInnerJoin{}, PropagateEmpty{},
 	} {
 		out[r.Name()] = r
 	}

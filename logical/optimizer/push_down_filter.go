@@ -17,18 +17,25 @@ package optimizer
 // outer joins (an ON conjunct over the null-supplying side alone goes into
 // that side), into the left of semi, anti and mark joins, below an Aggregate
 // when it uses only group columns, below a Window when it uses only columns
-// every window function partitions by, and into every Union input. Conjuncts that
-// reach a scan are also copied into Scan.Filters as a pruning hint; the Filter
-// stays above the scan.
+// every window function partitions by, and into every Union input. A
+// conjunct comparing a join key column with constants is also copied, onto
+// the paired key, to the other side where that side's rows only serve to
+// meet the first side's (both sides of an inner join; from the preserved
+// side of an outer join, or the left of a semi or anti join that is not
+// null-aware, to the other). Conjuncts that reach a scan are also copied
+// into Scan.Filters as a pruning hint; the Filter stays above the scan.
 //
 // It must NOT move a conjunct with a subquery or outer reference, anything
 // into a Cache's input from outside (the input is optimized as its own tree),
 // past a Limit or a Sort with a fetch, into the null-supplying side of an
-// outer join from above, or change the conditions of a null-aware anti join.
+// outer join from above (a key condition's copy is no move: the original
+// stays on the preserved side), or change the conditions of a null-aware
+// anti join.
 
 import (
 	"context"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/logical"
 )
 
@@ -393,6 +400,21 @@ func pushJoin(n *logical.Join, down, keep []logical.Expr) (logical.Plan, error) 
 			}
 		}
 	}
+	// A constant condition on one side's join key holds on the other's key
+	// in every joined row, so it filters the other side too, where that
+	// side's rows only serve to meet rows passing it (the preserved side of
+	// an outer join and the probe side of a null-aware or mark join keep
+	// rows whatever they meet).
+	switch {
+	case n.Type == logical.InnerJoin:
+		fromL, fromR := toL, toR
+		toR = append(toR, transferKeyConds(fromL, on, true, ls)...)
+		toL = append(toL, transferKeyConds(fromR, on, false, rs)...)
+	case n.Type == logical.LeftJoin, (n.Type == logical.SemiJoin || n.Type == logical.AntiJoin) && !n.NullAware:
+		toR = append(toR, transferKeyConds(toL, on, true, ls)...)
+	case n.Type == logical.RightJoin:
+		toL = append(toL, transferKeyConds(toR, on, false, rs)...)
+	}
 	l, err := pushFilters(n.Left, toL)
 	if err != nil {
 		return nil, err
@@ -406,4 +428,78 @@ func pushJoin(n *logical.Join, down, keep []logical.Expr) (logical.Plan, error) 
 		return nil, err
 	}
 	return withFilter(nj, append(above, keep...))
+}
+
+// transferKeyConds returns, for each conjunct of preds that compares a join
+// key column of one side (the left side, schema s, when fromLeft) with
+// constants, the same comparison on the paired key of the other side. Two
+// keys that join are equal and not NULL, so a row of the other side that
+// fails the copy meets no row that passes the original. Float keys are
+// left out: equal floats (0 and -0) can compare differently.
+func transferKeyConds(preds []logical.Expr, on []logical.EquiPair, fromLeft bool, s *logical.Schema) []logical.Expr {
+	var out []logical.Expr
+	for _, e := range preds {
+		c := keyComparison(e)
+		if c == nil {
+			continue
+		}
+		ci, err := s.IndexOf(c.Qualifier, c.Name)
+		if err != nil {
+			continue
+		}
+		if t := s.Field(ci).Type; t.ID() == arrow.FLOAT32 || t.ID() == arrow.FLOAT64 || t.ID() == arrow.FLOAT16 {
+			continue
+		}
+		for _, pair := range on {
+			from, to := pair.Left, pair.Right
+			if !fromLeft {
+				from, to = to, from
+			}
+			fc, ok1 := from.(*logical.Column)
+			tc, ok2 := to.(*logical.Column)
+			if !ok1 || !ok2 {
+				continue
+			}
+			if fi, err := s.IndexOf(fc.Qualifier, fc.Name); err != nil || fi != ci {
+				continue
+			}
+			if ne, ok := mapColumns(e, func(*logical.Column) (logical.Expr, bool) { return tc, true }); ok {
+				out = append(out, ne)
+			}
+		}
+	}
+	return out
+}
+
+// keyComparison returns the column of e when e compares one column with
+// literals (c op lit, lit op c, c [NOT] IN (lits)), else nil.
+func keyComparison(e logical.Expr) *logical.Column {
+	switch x := e.(type) {
+	case *logical.Binary:
+		if !x.Op.IsComparison() {
+			return nil
+		}
+		c, ok := x.Left.(*logical.Column)
+		lit := x.Right
+		if !ok {
+			c, ok = x.Right.(*logical.Column)
+			lit = x.Left
+		}
+		if _, isLit := lit.(*logical.Literal); !ok || !isLit {
+			return nil
+		}
+		return c
+	case *logical.InList:
+		c, ok := x.Expr.(*logical.Column)
+		if !ok {
+			return nil
+		}
+		for _, v := range x.List {
+			if _, isLit := v.(*logical.Literal); !isLit {
+				return nil
+			}
+		}
+		return c
+	}
+	return nil
 }

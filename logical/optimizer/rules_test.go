@@ -78,6 +78,49 @@ func TestEliminateFilterAndLimit(t *testing.T) {
 	})
 }
 
+func TestPropagateEmpty(t *testing.T) {
+	none := func(p logical.Plan) logical.Plan { return logical.NewEmptyRelation(false, p.Schema()) }
+	on := []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}
+	runRuleGolden(t, PropagateEmpty{}, "propagate_empty", []ruleCase{
+		{"inner join with an empty side, under an aggregate by keys", func() logical.Plan {
+			j := join(scan(tblT, "t"), none(scan(tblU, "u")), logical.InnerJoin, on, nil)
+			return aggregate(project(j, col("t.c"), col("u.x")), []logical.Expr{col("t.c")}, agg(logical.AggSum, col("u.x")))
+		}},
+		{"a global aggregate keeps its one row", func() logical.Plan {
+			j := join(none(scan(tblT, "t")), scan(tblU, "u"), logical.InnerJoin, on, nil)
+			return aggregate(j, nil, agg(logical.AggSum, col("u.x")))
+		}},
+		{"left join: an empty right side keeps the left rows", func() logical.Plan {
+			return join(scan(tblT, "t"), none(scan(tblU, "u")), logical.LeftJoin, on, nil)
+		}},
+		{"left join: an empty left side", func() logical.Plan {
+			return join(none(scan(tblT, "t")), scan(tblU, "u"), logical.LeftJoin, on, nil)
+		}},
+		{"anti join: an empty right side keeps the left rows", func() logical.Plan {
+			return join(scan(tblT, "t"), none(scan(tblU, "u")), logical.AntiJoin, on, nil)
+		}},
+		{"full join: one empty side is kept", func() logical.Plan {
+			return join(none(scan(tblT, "t")), scan(tblU, "u"), logical.FullJoin, on, nil)
+		}},
+		{"union: empty inputs after the first are dropped", func() logical.Plan {
+			a := project(scan(tblT, "t"), col("t.a"))
+			b := project(scan(tblU, "u"), col("u.k"))
+			c := project(scan(tblW, "w"), col("w.k"))
+			return must(logical.NewUnion([]logical.Plan{a, none(b), c}))
+		}},
+		{"union: an empty first input stays", func() logical.Plan {
+			a := project(scan(tblT, "t"), col("t.a"))
+			b := project(scan(tblU, "u"), col("u.k"))
+			return must(logical.NewUnion([]logical.Plan{none(a), b}))
+		}},
+		{"union of empty inputs", func() logical.Plan {
+			a := project(scan(tblT, "t"), col("t.a"))
+			b := project(scan(tblU, "u"), col("u.k"))
+			return must(logical.NewUnion([]logical.Plan{none(a), none(b)}))
+		}},
+	})
+}
+
 func TestEliminateCrossJoin(t *testing.T) {
 	runRuleGolden(t, EliminateCrossJoin{}, "eliminate_cross_join", []ruleCase{
 		{"comma join of three tables", func() logical.Plan {
@@ -126,6 +169,38 @@ func TestPushDownFilter(t *testing.T) {
 			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.LeftJoin,
 				[]logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, eq(col("u.y"), logical.Lit("z")))
 			return filter(j, logical.And(eq(col("t.c"), logical.Lit("x")), (&logical.IsNull{Expr: col("u.x")})))
+		}},
+		{"inner join: a constant condition on a key filters the paired key too", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.InnerJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, logical.And(bin(logical.OpGt, col("t.a"), logical.Lit(int64(5))), bin(logical.OpGt, logical.Lit(int64(100)), col("u.k"))))
+		}},
+		{"left join: a key condition on the preserved side filters the other side", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.LeftJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, &logical.InList{Expr: col("t.a"), List: []logical.Expr{logical.Lit(int64(1)), logical.Lit(int64(2))}})
+		}},
+		{"left join: a condition on the null-supplying key stays above and goes nowhere else", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.LeftJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, eq(col("u.k"), logical.Lit(int64(3))))
+		}},
+		{"right join: a key condition on the preserved right side filters the left", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.RightJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, eq(col("u.k"), logical.Lit(int64(3))))
+		}},
+		{"semi join: a key condition on the left filters the right", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.SemiJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, bin(logical.OpLtEq, col("t.a"), logical.Lit(int64(7))))
+		}},
+		{"null-aware anti join: the right side keeps its rows", func() logical.Plan {
+			j := must(logical.NewJoin(scan(tblT, "t"), scan(tblU, "u"), logical.AntiJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil, true, ""))
+			return filter(j, eq(col("t.a"), logical.Lit(int64(1))))
+		}},
+		{"float keys: no copy (0 and -0 join but compare differently)", func() logical.Plan {
+			j := join(scan(tblW, "w1"), scan(tblW, "w2"), logical.InnerJoin, []logical.EquiPair{{Left: col("w1.z"), Right: col("w2.z")}}, nil)
+			return filter(j, bin(logical.OpGt, col("w1.z"), logical.Lit(1.5)))
+		}},
+		{"not a constant condition: no copy", func() logical.Plan {
+			j := join(scan(tblT, "t"), scan(tblU, "u"), logical.InnerJoin, []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}, nil)
+			return filter(j, bin(logical.OpGt, col("t.a"), col("t.b")))
 		}},
 		{"below aggregate on group columns only", func() logical.Plan {
 			a := aggregate(scan(tblT, "t"), []logical.Expr{col("t.c")}, agg(logical.AggSum, col("t.a")))
