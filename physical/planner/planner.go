@@ -360,7 +360,9 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		if aggs[i], err = aggregate(a, is, outNames[g+i]); err != nil {
 			return nil, err
 		}
-		distinct = distinct || aggs[i].Distinct
+		// A collecting aggregate's partial state holds every row, so its
+		// DISTINCT needs no special plan.
+		distinct = distinct || (aggs[i].Distinct && !aggs[i].Collects())
 	}
 	groupNames := outNames[:g]
 	if in.OutputPartitions() > 1 && groupedByDisjoint(in, groups) {
@@ -374,7 +376,7 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		// final one merging plain states and only partial rows exchanged.
 		finals := slices.Clone(aggs)
 		for i := range finals {
-			finals[i].Distinct = false
+			finals[i].Distinct = finals[i].Distinct && finals[i].Collects()
 		}
 		return pl.twoPhase(in, groups, groupNames, aggs, finals), nil
 	}
@@ -384,7 +386,7 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		// sets are exchanged, not the rows.
 		sets := slices.Clone(aggs)
 		for i := range sets {
-			sets[i].SetState = sets[i].Distinct
+			sets[i].SetState = sets[i].Distinct && !sets[i].Collects()
 		}
 		return pl.twoPhase(in, groups, groupNames, sets, sets), nil
 	}
@@ -427,7 +429,7 @@ func (pl *Planner) twoPhase(in physical.Plan, groups []physical.Expr, groupNames
 func distinctOverDisjoint(in physical.Plan, aggs []physical.AggregateExpr) bool {
 	disjoint := physical.DisjointColumns(in)
 	for _, a := range aggs {
-		if !a.Distinct {
+		if !a.Distinct || a.Collects() {
 			continue
 		}
 		c, ok := a.Arg.(*physical.Column)
@@ -442,7 +444,7 @@ func distinctOverDisjoint(in physical.Plan, aggs []physical.AggregateExpr) bool 
 // (physical.DistinctSetType).
 func distinctBySets(aggs []physical.AggregateExpr) bool {
 	for _, a := range aggs {
-		if a.Distinct && (a.Arg == nil || !physical.DistinctSetType(a.Arg.DataType())) {
+		if a.Distinct && !a.Collects() && (a.Arg == nil || !physical.DistinctSetType(a.Arg.DataType())) {
 			return false
 		}
 	}
