@@ -681,6 +681,13 @@ func collectingAgg(toks []token, i int, matching func(int) int, consumed map[int
 			consumed[j] = true
 		}
 	}
+	after := closeAt + 1
+	if filter != "" {
+		after = matching(closeAt+2) + 1
+	}
+	if after < len(toks) && toks[after].is("OVER") {
+		return nil, qerr.NotImplementedf("sql: line %d, column %d: %s as a window function is not supported", t.Line, t.Col, strings.ToLower(t.Text))
+	}
 	if flags == "" && keys == "" && filter == "" {
 		return nil, nil // a plain call
 	}
