@@ -231,26 +231,29 @@ func (a AggregateExpr) String() string {
 		arg = "DISTINCT " + arg
 	}
 	if a.Collects() {
-		var b strings.Builder
+		// The keys and the condition are named by their 1-based field
+		// position in the argument struct.
+		own := 1
+		if a.Func == AggStringAgg {
+			own = 2
+		}
 		for i, o := range a.Order {
-			if i > 0 {
-				b.WriteString(", ")
+			sep := ", "
+			if i == 0 {
+				sep = " ORDER BY "
 			}
-			fmt.Fprintf(&b, "#%d", i+1)
+			arg += fmt.Sprintf("%s$%d", sep, own+i+1)
 			if o.Desc {
-				b.WriteString(" DESC")
+				arg += " DESC"
 			}
 			if o.NullsFirst {
-				b.WriteString(" NULLS FIRST")
+				arg += " NULLS FIRST"
 			} else {
-				b.WriteString(" NULLS LAST")
+				arg += " NULLS LAST"
 			}
 		}
-		if b.Len() > 0 {
-			arg += " ORDER BY " + b.String()
-		}
 		if a.Filter {
-			arg += " FILTER"
+			return fmt.Sprintf("%s(%s) FILTER (WHERE $%d)", a.Func, arg, own+len(a.Order)+1)
 		}
 	}
 	if a.SetState {
