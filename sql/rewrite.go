@@ -517,7 +517,7 @@ func filterClause(text string, toks []token, i int, matching func(int) int) ([]e
 	if err != nil {
 		return nil, err
 	}
-	cond, err := prepass(condText, condToks)
+	cond, err := prepass(condText, condToks, temporalEdits(condToks)...)
 	if err != nil {
 		return nil, err
 	}
@@ -744,7 +744,7 @@ func withinGroup(text string, toks []token, i int, matching func(int) int) ([]ed
 	if err != nil {
 		return nil, err
 	}
-	expr, err := prepass(exprText, exprToks)
+	expr, err := prepass(exprText, exprToks, temporalEdits(exprToks)...)
 	if err != nil {
 		return nil, err
 	}

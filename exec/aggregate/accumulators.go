@@ -167,6 +167,10 @@ func newPlainAccumulator(a physical.AggregateExpr, argType arrow.DataType) (accu
 			return &minMaxAcc[arrow.Time64]{dt: argType, max: isMax}, nil
 		case arrow.DECIMAL128:
 			return &minMaxDecAcc{dt: argType, max: isMax}, nil
+		case arrow.INTERVAL_MONTH_DAY_NANO:
+			if a.Func == physical.AggMin || a.Func == physical.AggMax || a.Func == physical.AggAnyValue {
+				return &minMaxIntervalAcc{dt: argType, max: isMax}, nil
+			}
 		case arrow.BOOL:
 			return &minMaxBoolAcc{max: isMax}, nil
 		case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY:
