@@ -150,6 +150,16 @@ func RowType(ts ...arrow.DataType) *arrow.StructType {
 	return arrow.StructOf(fs...)
 }
 
+// IntervalKeyFunc is the ScalarFunc the planner puts over an interval
+// grouping or join key: the interval's length in nanoseconds, a month
+// counted as 30 days and a day as 24 hours, as IntervalKeyType, so that
+// intervals equal under comparison ('1 mon' and '30 days') hash and match
+// alike, as in PostgreSQL and DuckDB.
+const IntervalKeyFunc = "interval_key"
+
+// IntervalKeyType is the type of an IntervalKeyFunc call.
+var IntervalKeyType = &arrow.Decimal128Type{Precision: 38, Scale: 0}
+
 // AggOrder is the direction of one ORDER BY key inside an aggregate call.
 type AggOrder struct {
 	Desc       bool

@@ -360,15 +360,65 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		if aggs[i], err = aggregate(a, is, outNames[g+i]); err != nil {
 			return nil, err
 		}
+		if aggs[i].Distinct && aggs[i].Func == physical.AggCount && aggs[i].Arg.DataType().ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+			// Distinct intervals are distinct lengths, as they compare.
+			aggs[i].Arg = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{aggs[i].Arg}, Type: physical.IntervalKeyType}
+		}
 		// A collecting aggregate's partial state holds every row, so its
 		// DISTINCT needs no special plan.
 		distinct = distinct || (aggs[i].Distinct && !aggs[i].Collects())
 	}
 	groupNames := outNames[:g]
+	if iv := intervalKeys(groups); len(iv) > 0 {
+		// Interval keys group by their length ('1 mon' with '30 days', as
+		// PostgreSQL groups them); each group shows one of its intervals,
+		// kept by an extra any_value that a projection puts back in place.
+		exprs := make([]physical.Expr, 0, g+len(aggs))
+		names := slices.Clone(outNames)
+		for k, e := range groups {
+			exprs = append(exprs, e) // typed below, once the plan's schema is known
+			if slices.Contains(iv, k) {
+				aggs = append(aggs, physical.AggregateExpr{Func: physical.AggAnyValue, Arg: e, Type: e.DataType(), Name: groupNames[k] + "[interval]"})
+				groups[k] = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{e}, Type: physical.IntervalKeyType}
+			}
+		}
+		p := pl.aggregatePlan(in, n, groups, groupNames, aggs, distinct)
+		ps := p.Schema()
+		extra := g + len(n.Aggs)
+		for k := range exprs {
+			src := k
+			if slices.Contains(iv, k) {
+				src = extra
+				extra++
+			}
+			exprs[k] = &physical.Column{Index: src, Name: ps.Field(src).Name, Type: ps.Field(src).Type}
+		}
+		for i := range n.Aggs {
+			exprs = append(exprs, &physical.Column{Index: g + i, Name: ps.Field(g + i).Name, Type: ps.Field(g + i).Type})
+		}
+		return &physical.Projection{Input: p, Exprs: exprs, Names: names}, nil
+	}
+	return pl.aggregatePlan(in, n, groups, groupNames, aggs, distinct), nil
+}
+
+// intervalKeys lists the positions of the interval-typed keys.
+func intervalKeys(keys []physical.Expr) []int {
+	var out []int
+	for i, k := range keys {
+		if k.DataType().ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// aggregatePlan chooses the phases and exchanges of an aggregate.
+func (pl *Planner) aggregatePlan(in physical.Plan, n *logical.Aggregate, groups []physical.Expr, groupNames []string, aggs []physical.AggregateExpr, distinct bool) physical.Plan {
+	g := len(groups)
 	if in.OutputPartitions() > 1 && groupedByDisjoint(in, groups) {
 		// Every group lives in one input partition: aggregate each
 		// partition on its own, with no exchange and no second phase.
-		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}, nil
+		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}
 	}
 	if in.OutputPartitions() > 1 && distinct && distinctOverDisjoint(in, aggs) {
 		// Each DISTINCT argument value lives in one input partition, so
@@ -378,7 +428,7 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		for i := range finals {
 			finals[i].Distinct = finals[i].Distinct && finals[i].Collects()
 		}
-		return pl.twoPhase(in, groups, groupNames, aggs, finals), nil
+		return pl.twoPhase(in, groups, groupNames, aggs, finals)
 	}
 	if in.OutputPartitions() > 1 && distinct && distinctBySets(aggs) && estimate(n.Input) >= pl.cfg.DistinctSetsRows {
 		// Each partition dedupes its own rows and passes every group's set
@@ -388,7 +438,7 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		for i := range sets {
 			sets[i].SetState = sets[i].Distinct && !sets[i].Collects()
 		}
-		return pl.twoPhase(in, groups, groupNames, sets, sets), nil
+		return pl.twoPhase(in, groups, groupNames, sets, sets)
 	}
 	if in.OutputPartitions() == 1 || distinct {
 		// One pass over all rows of each group in one partition.
@@ -399,9 +449,9 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 				in = &physical.Coalesce{Input: in}
 			}
 		}
-		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}, nil
+		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}
 	}
-	return pl.twoPhase(in, groups, groupNames, aggs, aggs), nil
+	return pl.twoPhase(in, groups, groupNames, aggs, aggs)
 }
 
 // twoPhase plans a Partial aggregate per input partition, an exchange of
@@ -508,6 +558,11 @@ func (pl *Planner) join(ctx context.Context, n *logical.Join) (physical.Plan, er
 			}
 		} else if !arrow.TypeEqual(l.DataType(), r.DataType()) {
 			return nil, qerr.Internalf("planner: join keys %s and %s have types %s and %s", l, r, l.DataType(), r.DataType())
+		}
+		if l.DataType().ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+			// Intervals match by length, as they compare.
+			l = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{l}, Type: physical.IntervalKeyType}
+			r = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{r}, Type: physical.IntervalKeyType}
 		}
 		on[i] = physical.JoinOn{Left: l, Right: r}
 	}
