@@ -401,6 +401,20 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 	return pl.aggregatePlan(in, n, groups, groupNames, aggs, distinct), nil
 }
 
+// hashKeys is keys as an exchange hashes them: an interval by its length
+// (IntervalKeyFunc), so that intervals equal under comparison meet.
+func hashKeys(keys []physical.Expr) []physical.Expr {
+	iv := intervalKeys(keys)
+	if len(iv) == 0 {
+		return keys
+	}
+	out := slices.Clone(keys)
+	for _, k := range iv {
+		out[k] = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{out[k]}, Type: physical.IntervalKeyType}
+	}
+	return out
+}
+
 // intervalKeys lists the positions of the interval-typed keys.
 func intervalKeys(keys []physical.Expr) []int {
 	var out []int
