@@ -70,6 +70,8 @@ func TestDataFrameOperations(t *testing.T) {
 			{"composed aggregates", ordered(nation.Aggregate([]quiver.Expr{quiver.Col("n_regionkey")}, []quiver.Expr{
 				quiver.Sum(quiver.Col("n_nationkey")).Mul(quiver.Lit(2)), quiver.Sum(quiver.Col("n_nationkey")).Div(quiver.Count(quiver.Col("*"))).As("avg"), quiver.Max(quiver.Col("n_name"))}), "n_regionkey"),
 				"SELECT n_regionkey, sum(n_nationkey) * 2, sum(n_nationkey) / count(*) AS avg, max(n_name) FROM nation GROUP BY n_regionkey ORDER BY 1"},
+			{"ArrayAgg", ordered(nation.Filter(quiver.Col("n_nationkey").Lt(quiver.Lit(6))).Aggregate([]quiver.Expr{quiver.Col("n_nationkey")}, []quiver.Expr{quiver.ArrayAgg(quiver.Col("n_name")).As("l")}), "n_nationkey"),
+				"SELECT n_nationkey, array_agg(n_name) AS l FROM nation WHERE n_nationkey < 6 GROUP BY n_nationkey ORDER BY 1"},
 			{"Col(*)", ordered(region.Select(quiver.Col("*"), quiver.Col("r_regionkey").Add(1).As("next")), "r_regionkey"),
 				"SELECT *, r_regionkey + 1 AS next FROM region ORDER BY 1"},
 			{"Head", nation.Sort(quiver.Col("n_nationkey").Desc()).Head(3).Select(quiver.Col("n_nationkey")),

@@ -17,6 +17,9 @@ func AnyValue(x Expr) Expr { return Fn("any_value", x) }
 // ApproxDistinct is SQL's approx_distinct: the number of distinct non-NULL values (computed exactly).
 func ApproxDistinct(x Expr) Expr { return Fn("approx_distinct", x) }
 
+// ArrayAgg is SQL's array_agg: the values, NULLs included, as a list, in the order of array_agg(x ORDER BY ...) (else in no set order).
+func ArrayAgg(x Expr) Expr { return Fn("array_agg", x) }
+
 // Ascii is SQL's ascii: the code point of the first character (0 for empty text).
 func Ascii(s Expr) Expr { return Fn("ascii", s) }
 
@@ -288,7 +291,7 @@ func StddevSamp(x Expr) Expr { return Fn("stddev_samp", x) }
 // Strftime is SQL's strftime: the timestamp as text by a strftime format (%Y-%m-%d %H:%M:%S, %b, %A, %j, ...).
 func Strftime(t, s Expr) Expr { return Fn("strftime", t, s) }
 
-// StringAgg is SQL's string_agg: the non-NULL values as text, joined by the separator (in no set order).
+// StringAgg is SQL's string_agg: the non-NULL values as text, joined by the separator, in the order of string_agg(x, sep ORDER BY ...) (else in no set order).
 func StringAgg(x, s Expr) Expr { return Fn("string_agg", x, s) }
 
 // Strpos is SQL's strpos: the 1-based character position of argument 2 in argument 1, 0 if absent (also POSITION(sub IN s)).

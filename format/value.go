@@ -59,6 +59,10 @@ func Column(a arrow.Array) (vals []string, nulls []bool) {
 		set(func(i int) string { return temporal.FormatTime(temporal.ToMicros(int64(a.Value(i)), unit)) })
 	case *array.MonthDayNanoInterval:
 		set(func(i int) string { return temporal.FormatInterval(a.Value(i)) })
+	case *array.List:
+		listText(a, a.Offsets(), vals, nulls)
+	case *array.LargeList:
+		listText(a, a.Offsets(), vals, nulls)
 	case *array.Null:
 		// A Null array has no validity bitmap, so IsNull reports false; every value is NULL.
 		for i := range nulls {
@@ -68,6 +72,33 @@ func Column(a arrow.Array) (vals []string, nulls []bool) {
 		set(a.ValueStr)
 	}
 	return vals, nulls
+}
+
+// listText renders each non-NULL list as DuckDB prints one: "[1, NULL, 3]",
+// its elements in their own text form; the elements are rendered once, as
+// one column.
+func listText[O int32 | int64](a array.ListLike, offs []O, vals []string, nulls []bool) {
+	ev, en := Column(a.ListValues())
+	var b strings.Builder
+	for i := range vals {
+		if nulls[i] {
+			continue
+		}
+		b.Reset()
+		b.WriteByte('[')
+		for j := offs[i]; j < offs[i+1]; j++ {
+			if j > offs[i] {
+				b.WriteString(", ")
+			}
+			if en[j] {
+				b.WriteString("NULL")
+			} else {
+				b.WriteString(ev[j])
+			}
+		}
+		b.WriteByte(']')
+		vals[i] = b.String()
+	}
 }
 
 // Float is the shortest text that reads back as v, always with a decimal

@@ -189,7 +189,9 @@ var aggregates = []*Func{
 		Doc: "percentile_cont(f) WITHIN GROUP (ORDER BY x), or percentile_cont(x, f): the value at fraction f of the ordered values, interpolated (computed exactly)"},
 	{Name: "percentile_disc", Aliases: []string{"quantile_disc"}, Kind: Aggregate, Sigs: []Sig{sig(Float, Float)}, Ret: fixed(double),
 		Doc: "percentile_disc(f) WITHIN GROUP (ORDER BY x), or percentile_disc(x, f): the first ordered value at or past fraction f"},
-	{Name: "string_agg", Kind: Aggregate, Sigs: []Sig{sig(Display, Text)}, Ret: fixed(text), Doc: "the non-NULL values as text, joined by the separator (in no set order)"},
+	{Name: "string_agg", Kind: Aggregate, Sigs: []Sig{sig(Display, Text)}, Ret: fixed(text),
+		Doc: "the non-NULL values as text, joined by the separator, in the order of string_agg(x, sep ORDER BY ...) (else in no set order)"},
+	agg("array_agg", "list of the type of argument 1", "the values, NULLs included, as a list, in the order of array_agg(x ORDER BY ...) (else in no set order)", AnyArg),
 	agg("approx_distinct", "bigint", "the number of distinct non-NULL values (computed exactly)", AnyArg).alias("approx_count_distinct"),
 }
 

@@ -206,6 +206,9 @@ func (c *coercer) expr(e Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e.Collects() {
+			return collecting(e, args, ts)
+		}
 		if e.Func == AggStringAgg {
 			if len(args) != 2 {
 				return nil, qerr.Planf("function %s takes two arguments, got %d", e.Func, len(args))
@@ -779,4 +782,53 @@ func constFloat(e Expr) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// collecting coerces an aggregate that keeps its group's values
+// (AggExpr.Collects): string_agg's value and separator to text, a NULL
+// array_agg value to Int64, the FILTER condition to a boolean. With
+// DISTINCT, as in PostgreSQL, every ORDER BY key must be the argument.
+func collecting(e *AggExpr, args []Expr, ts []arrow.DataType) (Expr, error) {
+	n := e.NumArgs()
+	want := 1
+	if e.Func == AggStringAgg {
+		want = 2
+	}
+	if n != want {
+		return nil, qerr.Planf("function %s takes %d argument(s), got %d", e.Func, want, n)
+	}
+	out := &AggExpr{Func: e.Func, Args: args, Distinct: e.Distinct, Order: e.Order, Filter: e.Filter}
+	arg := args[0].String()
+	switch e.Func {
+	case AggStringAgg:
+		if !IsString(ts[1]) && ts[1].ID() != arrow.NULL {
+			return nil, qerr.Planf("function %s needs a text separator, not %s", e.Func, TypeString(ts[1]))
+		}
+		args[0], args[1] = toString(args[0], ts[0]), CastTo(args[1], String)
+	case AggArrayAgg:
+		if ts[0].ID() == arrow.NULL {
+			args[0] = CastTo(args[0], Int64)
+		}
+	}
+	for i := range e.Order {
+		t := ts[n+i]
+		switch t.ID() {
+		case arrow.LIST, arrow.STRUCT, arrow.MAP:
+			return nil, qerr.Planf("function %s cannot order by %s", e.Func, TypeString(t))
+		}
+		if e.Distinct && args[n+i].String() != arg {
+			return nil, qerr.Planf("in an aggregate with DISTINCT, ORDER BY expressions must appear in the argument list: %s", args[n+i])
+		}
+	}
+	if e.Filter {
+		c := len(args) - 1
+		switch ts[c].ID() {
+		case arrow.BOOL:
+		case arrow.NULL:
+			args[c] = CastTo(args[c], Bool)
+		default:
+			return nil, qerr.Planf("FILTER (WHERE ...) needs a boolean condition, not %s", TypeString(ts[c]))
+		}
+	}
+	return out, nil
 }

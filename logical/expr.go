@@ -306,8 +306,31 @@ func writeExpr(b *strings.Builder, e Expr) {
 		if e.Distinct {
 			b.WriteString("DISTINCT ")
 		}
-		writeList(b, e.Args)
+		writeList(b, e.Args[:e.NumArgs()])
+		for i, o := range e.Order {
+			if i == 0 {
+				b.WriteString(" ORDER BY ")
+			} else {
+				b.WriteString(", ")
+			}
+			writeExpr(b, e.Args[e.NumArgs()+i])
+			if o.Desc {
+				b.WriteString(" DESC")
+			}
+			if o.NullsFirst != o.Desc { // PostgreSQL's default is NULLS FIRST for DESC only
+				if o.NullsFirst {
+					b.WriteString(" NULLS FIRST")
+				} else {
+					b.WriteString(" NULLS LAST")
+				}
+			}
+		}
 		b.WriteByte(')')
+		if e.Filter {
+			b.WriteString(" FILTER (WHERE ")
+			writeExpr(b, e.Args[len(e.Args)-1])
+			b.WriteByte(')')
+		}
 	case *InSubquery:
 		writeParen(b, e.Expr)
 		if e.Negated {
@@ -671,13 +694,14 @@ const (
 	AggStringAgg
 	AggPercentileCont
 	AggPercentileDisc
+	AggArrayAgg
 )
 
 // AggLast is the last aggregate function (the codecs check the range).
-const AggLast = AggPercentileDisc
+const AggLast = AggArrayAgg
 
 var aggNames = [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
-	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg", "percentile_cont", "percentile_disc"}
+	"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg", "percentile_cont", "percentile_disc", "array_agg"}
 
 func (a AggFunc) String() string { return aggNames[a] }
 
@@ -712,17 +736,49 @@ func ParseAggFunc(name string) (AggFunc, bool) {
 // aggregate list. COUNT(*) has no Args; covar_pop, covar_samp and corr have
 // two (y, x), string_agg two (value, separator), percentile_cont and
 // percentile_disc two (value, constant fraction), every other aggregate one.
+// After the aggregate's own arguments come the keys of Order, then the
+// condition when Filter is set: they are children like the arguments, so
+// rewrites that map columns see them.
 type AggExpr struct {
 	Func     AggFunc
 	Args     []Expr
 	Distinct bool
+	// Order is ORDER BY inside the call (array_agg and string_agg only), one
+	// entry per key.
+	Order []AggOrder
+	// Filter reports that the last of Args is FILTER (WHERE ...)'s condition
+	// (array_agg and string_agg only: the others take FILTER as a CASE).
+	Filter bool
+}
+
+// AggOrder is the direction of one ORDER BY key inside an aggregate call.
+type AggOrder struct {
+	Desc       bool
+	NullsFirst bool
+}
+
+// NumArgs is the number of the aggregate's own arguments (Args without
+// the ORDER BY keys and the FILTER condition).
+func (a *AggExpr) NumArgs() int {
+	n := len(a.Args) - len(a.Order)
+	if a.Filter {
+		n--
+	}
+	return n
+}
+
+// Collects reports an aggregate that keeps every value of its group until
+// the end: array_agg, and string_agg when ordered, DISTINCT or filtered.
+// Its partial state is the group's rows, so it merges across partitions.
+func (a *AggExpr) Collects() bool {
+	return a.Func == AggArrayAgg || (a.Func == AggStringAgg && (len(a.Order) > 0 || a.Distinct || a.Filter))
 }
 
 func (*AggExpr) isExpr()            {}
 func (a *AggExpr) String() string   { return display(a) }
 func (a *AggExpr) Children() []Expr { return a.Args }
 func (a *AggExpr) WithChildren(c []Expr) Expr {
-	return &AggExpr{Func: a.Func, Args: append([]Expr(nil), c...), Distinct: a.Distinct}
+	return &AggExpr{Func: a.Func, Args: append([]Expr(nil), c...), Distinct: a.Distinct, Order: a.Order, Filter: a.Filter}
 }
 func (a *AggExpr) DataType(s *Schema) (arrow.DataType, bool, error) {
 	if len(a.Args) == 0 {

@@ -47,6 +47,8 @@ func TypeString(t arrow.DataType) string {
 	switch t := t.(type) {
 	case *arrow.Decimal128Type:
 		return fmt.Sprintf("Decimal128(%d, %d)", t.Precision, t.Scale)
+	case *arrow.ListType:
+		return "List(" + TypeString(t.Elem()) + ")"
 	case nil:
 		return "<nil>"
 	}
@@ -240,6 +242,11 @@ func AggregateType(fn AggFunc, t arrow.DataType) (arrow.DataType, error) {
 		return t, nil
 	case AggStringAgg:
 		return String, nil
+	case AggArrayAgg:
+		if t.ID() == arrow.NULL {
+			t = Int64
+		}
+		return arrow.ListOf(t), nil
 	case AggBoolAnd, AggBoolOr:
 		if t.ID() == arrow.BOOL || t.ID() == arrow.NULL {
 			return Bool, nil

@@ -123,14 +123,16 @@ const (
 	AggStringAgg
 	AggPercentileCont
 	AggPercentileDisc
+	AggArrayAgg
 )
 
 // AggLast is the last aggregate function (the codec checks the range).
-const AggLast = AggPercentileDisc
+const AggLast = AggArrayAgg
 
 // PairFunc is the ScalarFunc that passes a two-argument aggregate's
 // arguments as one: a struct array of the two (PairType), covar_* and corr's
-// (y, x) as Float64, string_agg's (value, separator) as Utf8.
+// (y, x) as Float64, string_agg's (value, separator) as Utf8. A collecting
+// aggregate (AggregateExpr.Collects) passes all its arguments so (RowType).
 const PairFunc = "pair"
 
 // PairType is the type of a PairFunc call over arguments of types a and b.
@@ -138,9 +140,35 @@ func PairType(a, b arrow.DataType) arrow.DataType {
 	return arrow.StructOf(arrow.Field{Name: "a", Type: a, Nullable: true}, arrow.Field{Name: "b", Type: b, Nullable: true})
 }
 
+// RowType is the type of a PairFunc call over arguments of types ts: a
+// struct with one nullable field per argument.
+func RowType(ts ...arrow.DataType) *arrow.StructType {
+	fs := make([]arrow.Field, len(ts))
+	for i, t := range ts {
+		fs[i] = arrow.Field{Name: fmt.Sprintf("f%d", i), Type: t, Nullable: true}
+	}
+	return arrow.StructOf(fs...)
+}
+
+// IntervalKeyFunc is the ScalarFunc the planner puts over an interval
+// grouping or join key: the interval's length in nanoseconds, a month
+// counted as 30 days and a day as 24 hours, as IntervalKeyType, so that
+// intervals equal under comparison ('1 mon' and '30 days') hash and match
+// alike, as in PostgreSQL and DuckDB.
+const IntervalKeyFunc = "interval_key"
+
+// IntervalKeyType is the type of an IntervalKeyFunc call.
+var IntervalKeyType = &arrow.Decimal128Type{Precision: 38, Scale: 0}
+
+// AggOrder is the direction of one ORDER BY key inside an aggregate call.
+type AggOrder struct {
+	Desc       bool
+	NullsFirst bool
+}
+
 func (f AggFunc) String() string {
 	return [...]string{"count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop",
-		"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg", "percentile_cont", "percentile_disc"}[f]
+		"bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "any_value", "covar_pop", "covar_samp", "corr", "string_agg", "percentile_cont", "percentile_disc", "array_agg"}[f]
 }
 
 // AggregateExpr is one aggregate of a HashAggregate. Arg is nil for COUNT(*).
@@ -163,7 +191,16 @@ func (f AggFunc) String() string {
 // string_agg → [text, the separator of its first value]; percentile_* →
 // [List<Float64> the group's values, fraction];
 // with
-// SetState → [List<Arg's type>].
+// SetState → [List<Arg's type>]; a collecting aggregate (Collects) →
+// [List<its rows>] (CollectRowType).
+//
+// A collecting aggregate (array_agg; string_agg ordered, DISTINCT or
+// filtered) keeps its group's rows, so its partial state is complete
+// whatever Distinct says: it runs in two phases like a plain aggregate, and
+// its final phase sorts (Order) and dedupes (Distinct, by value) each
+// group's rows. Its Arg is a PairFunc of RowType: the aggregate's own
+// arguments (value; string_agg's separator), one field per Order key, then
+// a boolean FILTER condition when Filter is set.
 type AggregateExpr struct {
 	Func     AggFunc
 	Arg      Expr
@@ -171,6 +208,28 @@ type AggregateExpr struct {
 	SetState bool
 	Type     arrow.DataType
 	Name     string
+	Order    []AggOrder
+	Filter   bool
+}
+
+// Collects reports an aggregate that keeps every row of its group until the
+// final phase (see AggregateExpr).
+func (a AggregateExpr) Collects() bool {
+	return a.Func == AggArrayAgg || (a.Func == AggStringAgg && (len(a.Order) > 0 || a.Distinct || a.Filter))
+}
+
+// CollectRowType is a collecting aggregate's row in its partial state: its
+// Arg's fields without the FILTER condition.
+func (a AggregateExpr) CollectRowType() *arrow.StructType {
+	st, ok := a.Arg.DataType().(*arrow.StructType)
+	if !ok {
+		return arrow.StructOf()
+	}
+	fs := st.Fields()
+	if a.Filter && len(fs) > 0 {
+		fs = fs[:len(fs)-1]
+	}
+	return arrow.StructOf(fs...)
 }
 
 func (a AggregateExpr) String() string {
@@ -180,6 +239,32 @@ func (a AggregateExpr) String() string {
 	}
 	if a.Distinct {
 		arg = "DISTINCT " + arg
+	}
+	if a.Collects() {
+		// The keys and the condition are named by their 1-based field
+		// position in the argument struct.
+		own := 1
+		if a.Func == AggStringAgg {
+			own = 2
+		}
+		for i, o := range a.Order {
+			sep := ", "
+			if i == 0 {
+				sep = " ORDER BY "
+			}
+			arg += fmt.Sprintf("%s$%d", sep, own+i+1)
+			if o.Desc {
+				arg += " DESC"
+			}
+			if o.NullsFirst {
+				arg += " NULLS FIRST"
+			} else {
+				arg += " NULLS LAST"
+			}
+		}
+		if a.Filter {
+			return fmt.Sprintf("%s(%s) FILTER (WHERE $%d)", a.Func, arg, own+len(a.Order)+1)
+		}
 	}
 	if a.SetState {
 		return fmt.Sprintf("%s(%s) by sets", a.Func, arg)
@@ -204,6 +289,9 @@ func (a AggregateExpr) StateFields() []arrow.Field {
 	n := a.Name
 	if a.SetState && a.Arg != nil {
 		return []arrow.Field{{Name: n + "[distinct]", Type: arrow.ListOf(a.Arg.DataType())}}
+	}
+	if a.Collects() {
+		return []arrow.Field{{Name: n + "[rows]", Type: arrow.ListOf(a.CollectRowType()), Nullable: true}}
 	}
 	switch a.Func {
 	case AggCount:

@@ -2322,15 +2322,18 @@ func (x *PhysicalProjection) GetNames() []string {
 }
 
 type PhysicalAggregateExpr struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Func          int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // physical.AggFunc
-	Arg           *PhysicalExpr          `protobuf:"bytes,2,opt,name=arg,proto3" json:"arg,omitempty"`    // absent for COUNT(*)
-	Distinct      bool                   `protobuf:"varint,3,opt,name=distinct,proto3" json:"distinct,omitempty"`
-	Type          *ArrowType             `protobuf:"bytes,4,opt,name=type,proto3" json:"type,omitempty"`
-	Name          string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
-	SetState      bool                   `protobuf:"varint,6,opt,name=set_state,json=setState,proto3" json:"set_state,omitempty"` // physical.AggregateExpr.SetState
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Func            int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // physical.AggFunc
+	Arg             *PhysicalExpr          `protobuf:"bytes,2,opt,name=arg,proto3" json:"arg,omitempty"`    // absent for COUNT(*)
+	Distinct        bool                   `protobuf:"varint,3,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	Type            *ArrowType             `protobuf:"bytes,4,opt,name=type,proto3" json:"type,omitempty"`
+	Name            string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	SetState        bool                   `protobuf:"varint,6,opt,name=set_state,json=setState,proto3" json:"set_state,omitempty"`           // physical.AggregateExpr.SetState
+	OrderDesc       []bool                 `protobuf:"varint,7,rep,packed,name=order_desc,json=orderDesc,proto3" json:"order_desc,omitempty"` // physical.AggregateExpr.Order, one per sort key
+	OrderNullsFirst []bool                 `protobuf:"varint,8,rep,packed,name=order_nulls_first,json=orderNullsFirst,proto3" json:"order_nulls_first,omitempty"`
+	Filter          bool                   `protobuf:"varint,9,opt,name=filter,proto3" json:"filter,omitempty"` // physical.AggregateExpr.Filter
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PhysicalAggregateExpr) Reset() {
@@ -2401,6 +2404,27 @@ func (x *PhysicalAggregateExpr) GetName() string {
 func (x *PhysicalAggregateExpr) GetSetState() bool {
 	if x != nil {
 		return x.SetState
+	}
+	return false
+}
+
+func (x *PhysicalAggregateExpr) GetOrderDesc() []bool {
+	if x != nil {
+		return x.OrderDesc
+	}
+	return nil
+}
+
+func (x *PhysicalAggregateExpr) GetOrderNullsFirst() []bool {
+	if x != nil {
+		return x.OrderNullsFirst
+	}
+	return nil
+}
+
+func (x *PhysicalAggregateExpr) GetFilter() bool {
+	if x != nil {
+		return x.Filter
 	}
 	return false
 }
@@ -4509,12 +4533,15 @@ func (x *LogicalScalarFunc) GetArgs() []*LogicalExpr {
 }
 
 type LogicalAggExpr struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Func          int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // logical.AggFunc
-	Args          []*LogicalExpr         `protobuf:"bytes,2,rep,name=args,proto3" json:"args,omitempty"`
-	Distinct      bool                   `protobuf:"varint,3,opt,name=distinct,proto3" json:"distinct,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Func            int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // logical.AggFunc
+	Args            []*LogicalExpr         `protobuf:"bytes,2,rep,name=args,proto3" json:"args,omitempty"`
+	Distinct        bool                   `protobuf:"varint,3,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	OrderDesc       []bool                 `protobuf:"varint,4,rep,packed,name=order_desc,json=orderDesc,proto3" json:"order_desc,omitempty"` // logical.AggExpr.Order, one per sort key
+	OrderNullsFirst []bool                 `protobuf:"varint,5,rep,packed,name=order_nulls_first,json=orderNullsFirst,proto3" json:"order_nulls_first,omitempty"`
+	Filter          bool                   `protobuf:"varint,6,opt,name=filter,proto3" json:"filter,omitempty"` // logical.AggExpr.Filter
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *LogicalAggExpr) Reset() {
@@ -4564,6 +4591,27 @@ func (x *LogicalAggExpr) GetArgs() []*LogicalExpr {
 func (x *LogicalAggExpr) GetDistinct() bool {
 	if x != nil {
 		return x.Distinct
+	}
+	return false
+}
+
+func (x *LogicalAggExpr) GetOrderDesc() []bool {
+	if x != nil {
+		return x.OrderDesc
+	}
+	return nil
+}
+
+func (x *LogicalAggExpr) GetOrderNullsFirst() []bool {
+	if x != nil {
+		return x.OrderNullsFirst
+	}
+	return nil
+}
+
+func (x *LogicalAggExpr) GetFilter() bool {
+	if x != nil {
+		return x.Filter
 	}
 	return false
 }
@@ -7164,14 +7212,18 @@ const file_plan_proto_rawDesc = "" +
 	"\x12PhysicalProjection\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12.\n" +
 	"\x05exprs\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\x05exprs\x12\x14\n" +
-	"\x05names\x18\x03 \x03(\tR\x05names\"\xcf\x01\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\"\xb2\x02\n" +
 	"\x15PhysicalAggregateExpr\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12*\n" +
 	"\x03arg\x18\x02 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x03arg\x12\x1a\n" +
 	"\bdistinct\x18\x03 \x01(\bR\bdistinct\x12)\n" +
 	"\x04type\x18\x04 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x12\n" +
 	"\x04name\x18\x05 \x01(\tR\x04name\x12\x1b\n" +
-	"\tset_state\x18\x06 \x01(\bR\bsetState\"\xe8\x01\n" +
+	"\tset_state\x18\x06 \x01(\bR\bsetState\x12\x1d\n" +
+	"\n" +
+	"order_desc\x18\a \x03(\bR\torderDesc\x12*\n" +
+	"\x11order_nulls_first\x18\b \x03(\bR\x0forderNullsFirst\x12\x16\n" +
+	"\x06filter\x18\t \x01(\bR\x06filter\"\xe8\x01\n" +
 	"\x15PhysicalHashAggregate\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\x05R\x04mode\x123\n" +
@@ -7318,11 +7370,15 @@ const file_plan_proto_rawDesc = "" +
 	"\anegated\x18\x03 \x01(\bR\anegated\"T\n" +
 	"\x11LogicalScalarFunc\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12+\n" +
-	"\x04args\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x04args\"m\n" +
+	"\x04args\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x04args\"\xd0\x01\n" +
 	"\x0eLogicalAggExpr\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12+\n" +
 	"\x04args\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x04args\x12\x1a\n" +
-	"\bdistinct\x18\x03 \x01(\bR\bdistinct\"V\n" +
+	"\bdistinct\x18\x03 \x01(\bR\bdistinct\x12\x1d\n" +
+	"\n" +
+	"order_desc\x18\x04 \x03(\bR\torderDesc\x12*\n" +
+	"\x11order_nulls_first\x18\x05 \x03(\bR\x0forderNullsFirst\x12\x16\n" +
+	"\x06filter\x18\x06 \x01(\bR\x06filter\"V\n" +
 	"\rLogicalExists\x12+\n" +
 	"\x04plan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x04plan\x12\x18\n" +
 	"\anegated\x18\x02 \x01(\bR\anegated\"\x87\x01\n" +

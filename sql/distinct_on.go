@@ -50,7 +50,7 @@ func distinctOnEdits(text string, toks []token, i int, matching func(int) int) (
 	if err != nil {
 		return nil, err
 	}
-	keys, err := prepass(keysText, keyToks)
+	keys, err := prepass(keysText, keyToks, temporalEdits(keyToks)...)
 	if err != nil {
 		return nil, err
 	}

@@ -435,6 +435,12 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 		return logical.Lit(v != nil && v.GetInt64() == 1), nil
 	case fnNullsFirst, fnNullsLast:
 		return nil, qerr.Planf("NULLS FIRST/LAST is only allowed on an ORDER BY item")
+	case fnCollectAgg:
+		as, err := args()
+		if err != nil {
+			return nil, err
+		}
+		return collectCall(as, ctx)
 	}
 	if e, ok, err := b.clockCall(name, len(n.Args)); ok {
 		return e, err
@@ -560,4 +566,42 @@ func negate(l *logical.Literal) (*logical.Literal, bool) {
 		return &logical.Literal{Type: l.Type, Value: v.Negate()}, true
 	}
 	return nil, false
+}
+
+// collectCall lowers the pre-pass's quiver_agg('name', 'flags', args...,
+// keys..., cond) (collectingAgg) to an AggExpr with Order and Filter.
+func collectCall(as []logical.Expr, ctx *exprCtx) (logical.Expr, error) {
+	str := func(e logical.Expr) (string, bool) {
+		l, ok := e.(*logical.Literal)
+		if !ok {
+			return "", false
+		}
+		v, ok := l.Value.(string)
+		return v, ok
+	}
+	if len(as) < 3 {
+		return nil, qerr.Internalf("sql: malformed %s", fnCollectAgg)
+	}
+	name, ok1 := str(as[0])
+	flags, ok2 := str(as[1])
+	parts := strings.Split(flags, "|")
+	f, ok3 := functions.Lookup(name)
+	if !ok1 || !ok2 || !ok3 || len(parts) != 3 || len(parts[1])%2 != 0 {
+		return nil, qerr.Internalf("sql: malformed %s", fnCollectAgg)
+	}
+	fn, ok := logical.ParseAggFunc(f.Name)
+	if !ok {
+		return nil, qerr.Internalf("sql: %s is not an aggregate", name)
+	}
+	a := &logical.AggExpr{Func: fn, Args: as[2:], Distinct: parts[0] == "D", Filter: parts[2] == "F"}
+	for k := 0; k < len(parts[1]); k += 2 {
+		a.Order = append(a.Order, logical.AggOrder{Desc: parts[1][k] == 'd', NullsFirst: parts[1][k+1] == 'f'})
+	}
+	if a.NumArgs() < 1 {
+		return nil, qerr.Planf("function %s needs an argument", f.Name)
+	}
+	if err := aggregateAllowed(f, a.Args, ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
 }

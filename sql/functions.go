@@ -95,6 +95,6 @@ func containsAgg(e logical.Expr) bool {
 // "not implemented", not "unknown".
 var notYet = map[string]bool{
 
-	"group_concat": true, "array_agg": true,
-	"listagg": true, "regr_slope": true, "regr_intercept": true, "mode": true,
+	"group_concat": true,
+	"listagg":      true, "regr_slope": true, "regr_intercept": true, "mode": true,
 }

@@ -433,6 +433,18 @@ func guardFiller(a logical.Expr, marker logical.Expr) (logical.Expr, error) {
 	if !ok {
 		return nil, qerr.Internalf("grouping sets: %s is not an aggregate", a)
 	}
+	if x.Collects() {
+		// array_agg keeps NULL values, so the filler rows are filtered out
+		// instead: FILTER (WHERE [cond AND] marker IS NOT NULL).
+		n := x.WithChildren(x.Args).(*logical.AggExpr)
+		keep := logical.Expr(&logical.IsNull{Expr: marker, Negated: true})
+		if n.Filter {
+			n.Args[len(n.Args)-1] = &logical.Binary{Op: logical.OpAnd, Left: n.Args[len(n.Args)-1], Right: keep}
+		} else {
+			n.Args, n.Filter = append(n.Args, keep), true
+		}
+		return &logical.Alias{Expr: n, Name: a.String()}, nil
+	}
 	if !skipsNulls(x.Func) {
 		return nil, qerr.NotImplementedf("sql: aggregate %s is not supported with an empty grouping set", x.Func)
 	}

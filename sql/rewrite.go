@@ -18,6 +18,10 @@ const (
 	fnBool       = "quiver_bool"        // quiver_bool(1|0): TRUE or FALSE
 	fnTryCast    = "quiver_try_cast"    // quiver_try_cast(expr, 'type name'): TRY_CAST(expr AS type name)
 	fnExclude    = "quiver_exclude"     // *, quiver_exclude('a', 'b'): * EXCLUDE (a, b)
+	// quiver_agg('array_agg', 'flags', args..., keys..., cond):
+	// array_agg or string_agg with DISTINCT, ORDER BY inside or FILTER
+	// (collectingAgg has the flags).
+	fnCollectAgg = "quiver_agg"
 	// a || b is written as a <=> b (TiDB reads || as OR); the lowering
 	// re-associates it where comparison precedence differs from PostgreSQL's.
 	concatMarker = "<=>"
@@ -118,10 +122,14 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 		}
 		return -1
 	}
+	consumed := map[int]bool{} // tokens an edit already rewrote, which no other case may see
 	for i, t := range toks {
+		if consumed[i] {
+			continue
+		}
 		if t.Kind == tokIdent {
 			switch strings.ToLower(t.Text) {
-			case fnCast, fnTryCast, fnExclude, fnNullsFirst, fnNullsLast, fnBool, qualifyWindow, "straight_join",
+			case fnCast, fnTryCast, fnExclude, fnCollectAgg, fnNullsFirst, fnNullsLast, fnBool, qualifyWindow, "straight_join",
 				fnRollup, fnCube, fnGroupingSets, fnGroupSet, fnDistinctOn:
 				return nil, qerr.At(t.Line, t.Col, "%s is reserved", t.Text)
 			}
@@ -192,8 +200,12 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 				return nil, err
 			}
 			edits = append(edits, es...)
-		case t.is("STRING_AGG") && pun(i+1, "(") && orderInside(toks, i+1, matching(i+1)):
-			return nil, qerr.NotImplementedf("sql: line %d, column %d: ORDER BY inside string_agg is not supported yet", t.Line, t.Col)
+		case (t.is("STRING_AGG") || t.is("ARRAY_AGG")) && pun(i+1, "(") && !pun(i-1, "."):
+			es, err := collectingAgg(toks, i, matching, consumed)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, es...)
 		case t.is("WITHIN") && word(i+1, "GROUP") && pun(i+2, "("):
 			es, err := withinGroup(text, toks, i, matching)
 			if err != nil {
@@ -505,7 +517,7 @@ func filterClause(text string, toks []token, i int, matching func(int) int) ([]e
 	if err != nil {
 		return nil, err
 	}
-	cond, err := prepass(condText, condToks)
+	cond, err := prepass(condText, condToks, temporalEdits(condToks)...)
 	if err != nil {
 		return nil, err
 	}
@@ -573,21 +585,119 @@ func usedAsName(toks []token, i int) bool {
 	return true
 }
 
-// orderInside reports an ORDER BY directly inside the parentheses from
-// token open to close.
-func orderInside(toks []token, open, closeAt int) bool {
-	d := 0
-	for j := open + 1; j < closeAt; j++ {
+// collectingAgg rewrites array_agg or string_agg, at token i, when it has
+// DISTINCT, ORDER BY inside or FILTER (WHERE ...) after it, into
+// quiver_agg('name', 'flags', args..., keys..., cond): flags are "D" for
+// DISTINCT, then "|" and two letters per key (a or d, then f or l for NULLS
+// FIRST or LAST, PostgreSQL's default NULLS FIRST for DESC only), then "|F"
+// with a FILTER condition. The tokens it removes are marked consumed so that
+// no other case rewrites them; the expressions stay where they are, for the
+// other cases to rewrite.
+func collectingAgg(toks []token, i int, matching func(int) int, consumed map[int]bool) ([]edit, error) {
+	t := toks[i]
+	open, closeAt := i+1, matching(i+1)
+	if closeAt < 0 {
+		return nil, nil // TiDB reports the syntax error
+	}
+	var es []edit
+	drop := func(j int) {
+		es = append(es, edit{toks[j].Off, toks[j].End, ""})
+		consumed[j] = true
+	}
+	flags := ""
+	if open+1 < closeAt && toks[open+1].is("DISTINCT") {
+		flags = "D"
+		drop(open + 1)
+	}
+	orderAt := -1
+	for j, d := open+1, 0; j < closeAt; j++ {
 		switch {
 		case toks[j].punct("("):
 			d++
 		case toks[j].punct(")"):
 			d--
-		case d == 0 && toks[j].is("ORDER"):
-			return true
+		case d == 0 && toks[j].is("ORDER") && j+1 < closeAt && toks[j+1].is("BY"):
+			orderAt = j
+		}
+		if orderAt >= 0 {
+			break
 		}
 	}
-	return false
+	keys := ""
+	if orderAt >= 0 {
+		es = append(es, edit{toks[orderAt].Off, toks[orderAt+1].End, ","})
+		consumed[orderAt], consumed[orderAt+1] = true, true
+		// Each key ends at a comma at depth 0 or at the closing parenthesis.
+		start := orderAt + 2
+		for j, d := start, 0; j <= closeAt; j++ {
+			switch {
+			case toks[j].punct("(") && j < closeAt:
+				d++
+				continue
+			case toks[j].punct(")") && j < closeAt:
+				d--
+				continue
+			case !(j == closeAt || (d == 0 && toks[j].punct(","))):
+				continue
+			}
+			end := j - 1 // the key's last token, before its modifiers
+			nulls := ""
+			if end-1 >= start && toks[end-1].is("NULLS") && (toks[end].is("FIRST") || toks[end].is("LAST")) {
+				nulls = "l"
+				if toks[end].is("FIRST") {
+					nulls = "f"
+				}
+				drop(end - 1)
+				drop(end)
+				end -= 2
+			}
+			dir := "a"
+			if end >= start && (toks[end].is("ASC") || toks[end].is("DESC")) {
+				if toks[end].is("DESC") {
+					dir = "d"
+				}
+				drop(end)
+				end--
+			}
+			if end < start {
+				return nil, qerr.At(toks[j].Line, toks[j].Col, "syntax error: ORDER BY inside %s needs an expression", t.Text)
+			}
+			if nulls == "" {
+				nulls = map[string]string{"a": "l", "d": "f"}[dir]
+			}
+			keys += dir + nulls
+			start = j + 1
+		}
+	}
+	filter := ""
+	if closeAt+3 < len(toks) && toks[closeAt+1].is("FILTER") && toks[closeAt+2].punct("(") && toks[closeAt+3].is("WHERE") {
+		closeFilter := matching(closeAt + 2)
+		if closeFilter < 0 || closeFilter == closeAt+4 {
+			return nil, qerr.At(toks[closeAt+1].Line, toks[closeAt+1].Col, "syntax error: FILTER needs (WHERE condition)")
+		}
+		filter = "F"
+		es = append(es, edit{toks[closeAt].Off, toks[closeAt+3].End, ", "})
+		for j := closeAt; j <= closeAt+3; j++ {
+			consumed[j] = true
+		}
+	}
+	after := closeAt + 1
+	if filter != "" {
+		after = matching(closeAt+2) + 1
+	}
+	if after < len(toks) && toks[after].is("OVER") {
+		return nil, qerr.NotImplementedf("sql: line %d, column %d: %s as a window function is not supported", t.Line, t.Col, strings.ToLower(t.Text))
+	}
+	if flags == "" && keys == "" && filter == "" {
+		return nil, nil // a plain call
+	}
+	if open+1 == closeAt || (flags == "D" && open+2 == closeAt) {
+		return nil, qerr.At(t.Line, t.Col, "%s needs an argument", t.Text)
+	}
+	consumed[i], consumed[open] = true, true
+	return append(es,
+		edit{t.Off, t.End, fnCollectAgg},
+		edit{toks[open].Off, toks[open].End, "('" + strings.ToLower(t.Text) + "', '" + flags + "|" + keys + "|" + filter + "', "}), nil
 }
 
 // withinGroup rewrites percentile_cont(f) WITHIN GROUP (ORDER BY x [ASC|DESC]),
@@ -634,7 +744,7 @@ func withinGroup(text string, toks []token, i int, matching func(int) int) ([]ed
 	if err != nil {
 		return nil, err
 	}
-	expr, err := prepass(exprText, exprToks)
+	expr, err := prepass(exprText, exprToks, temporalEdits(exprToks)...)
 	if err != nil {
 		return nil, err
 	}

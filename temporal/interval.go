@@ -321,6 +321,10 @@ func CompareIntervals(a, b Interval) int {
 	return 0
 }
 
+// IntervalLength is an interval's length as CompareIntervals measures it:
+// whole days (a month 30 of them) and nanoseconds in [0, one day).
+func IntervalLength(iv Interval) (days, nanos int64) { return normal(iv) }
+
 // normal is an interval's length as whole days and nanoseconds in [0, day).
 func normal(iv Interval) (int64, int64) {
 	days := int64(iv.Months)*daysPerMonth + int64(iv.Days)

@@ -45,6 +45,10 @@ func allNull(arr arrow.Array) bool { return arr.NullN() == arr.Len() }
 // newAccumulator returns the accumulator for a, whose input values have type
 // argType (ignored for COUNT(*)).
 func newAccumulator(a physical.AggregateExpr, argType arrow.DataType, mode physical.AggMode, mem memory.Allocator) (accumulator, error) {
+	if a.Collects() {
+		// Its state holds every row, so DISTINCT is its own business.
+		return newCollectAcc(a)
+	}
 	plain := a
 	plain.SetState = false // the inner aggregate of a set keeps the plain state layout
 	acc, err := newPlainAccumulator(plain, argType)
@@ -163,6 +167,10 @@ func newPlainAccumulator(a physical.AggregateExpr, argType arrow.DataType) (accu
 			return &minMaxAcc[arrow.Time64]{dt: argType, max: isMax}, nil
 		case arrow.DECIMAL128:
 			return &minMaxDecAcc{dt: argType, max: isMax}, nil
+		case arrow.INTERVAL_MONTH_DAY_NANO:
+			if a.Func == physical.AggMin || a.Func == physical.AggMax || a.Func == physical.AggAnyValue {
+				return &minMaxIntervalAcc{dt: argType, max: isMax}, nil
+			}
 		case arrow.BOOL:
 			return &minMaxBoolAcc{max: isMax}, nil
 		case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY:

@@ -10,6 +10,11 @@
 // aggregates (a handful of groups, as in TPC-H Q1) update per-group lanes in
 // registers instead of scattering by id.
 //
+// Collecting aggregates (array_agg; string_agg ordered, DISTINCT or
+// filtered: collect.go) keep each group's rows, copied to the Go heap and
+// accounted, pass them as a list state, and sort and dedupe them per group
+// only when the final result is built.
+//
 // Under memory pressure (spill.go) a grouped aggregate without DISTINCT
 // folds its input in slices that fit, and when its groups no longer fit, a
 // Partial aggregate emits them early and starts afresh, while a Final or

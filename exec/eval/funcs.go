@@ -31,6 +31,9 @@ func compileFunc(f *physical.ScalarFunc) (node, error) {
 	if f.Name == physical.PairFunc {
 		return compilePair(f)
 	}
+	if f.Name == physical.IntervalKeyFunc {
+		return compileIntervalKey(f)
+	}
 	fn, ok := functions.Lookup(strings.ToLower(f.Name))
 	if !ok || fn.Kind != functions.Scalar {
 		return nil, qerr.NotImplementedf("eval: unknown function %s", f.Name)

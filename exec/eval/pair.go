@@ -10,32 +10,32 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// pairNode is physical.PairFunc: a two-argument aggregate's arguments as one
-// struct array whose children are the two arrays as evaluated (no copy);
-// the struct itself has no NULLs, the aggregate reads the children's.
+// pairNode is physical.PairFunc: an aggregate's arguments as one struct
+// array whose children are the arrays as evaluated (no copy); the struct
+// itself has no NULLs, the aggregate reads the children's.
 type pairNode struct {
-	y, x node
+	kids []node
 	typ  *arrow.StructType
 }
 
 func compilePair(f *physical.ScalarFunc) (node, error) {
 	st, ok := f.Type.(*arrow.StructType)
-	if len(f.Args) != 2 || !ok || st.NumFields() != 2 {
+	if len(f.Args) < 1 || !ok || st.NumFields() != len(f.Args) {
 		return nil, qerr.Internalf("eval: malformed %s over %d arguments of type %s", physical.PairFunc, len(f.Args), f.Type)
 	}
-	y, err := compileTo(f.Args[0], st.Field(0).Type)
-	if err != nil {
-		return nil, err
+	p := &pairNode{typ: st, kids: make([]node, len(f.Args))}
+	for i, a := range f.Args {
+		n, err := compileTo(a, st.Field(i).Type)
+		if err != nil {
+			return nil, err
+		}
+		p.kids[i] = n
 	}
-	x, err := compileTo(f.Args[1], st.Field(1).Type)
-	if err != nil {
-		return nil, err
-	}
-	return &pairNode{y: y, x: x, typ: st}, nil
+	return p, nil
 }
 
 func (g *pairNode) eval(ctx context.Context, mem memory.Allocator, in *input) (arrow.Array, error) {
-	var kids [2]arrow.Array
+	kids := make([]arrow.Array, len(g.kids))
 	defer func() {
 		for _, k := range kids {
 			if k != nil {
@@ -43,7 +43,7 @@ func (g *pairNode) eval(ctx context.Context, mem memory.Allocator, in *input) (a
 			}
 		}
 	}()
-	for i, n := range []node{g.y, g.x} {
+	for i, n := range g.kids {
 		a, err := n.eval(ctx, mem, in)
 		if err != nil {
 			return nil, err
@@ -55,7 +55,11 @@ func (g *pairNode) eval(ctx context.Context, mem memory.Allocator, in *input) (a
 		}
 		kids[i] = a
 	}
-	data := array.NewData(g.typ, in.n, []*memory.Buffer{nil}, []arrow.ArrayData{kids[0].Data(), kids[1].Data()}, 0, 0)
-	defer data.Release()
-	return array.MakeFromData(data), nil
+	data := make([]arrow.ArrayData, len(kids))
+	for i, k := range kids {
+		data[i] = k.Data()
+	}
+	d := array.NewData(g.typ, in.n, []*memory.Buffer{nil}, data, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d), nil
 }

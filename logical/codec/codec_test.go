@@ -194,6 +194,8 @@ func TestExpressions(t *testing.T) {
 		&logical.AggExpr{Func: logical.AggAvg, Args: []logical.Expr{b}},
 		&logical.AggExpr{Func: logical.AggMin, Args: []logical.Expr{e}},
 		&logical.AggExpr{Func: logical.AggMax, Args: []logical.Expr{c}},
+		&logical.AggExpr{Func: logical.AggArrayAgg, Args: []logical.Expr{d, c, &logical.IsNull{Expr: b}}, Distinct: true, Order: []logical.AggOrder{{Desc: true}}, Filter: true},
+		&logical.AggExpr{Func: logical.AggStringAgg, Args: []logical.Expr{c, logical.Lit(","), b, d}, Order: []logical.AggOrder{{NullsFirst: true}, {Desc: true, NullsFirst: true}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -158,7 +158,12 @@ func encodeExpr(e logical.Expr) (*rpc.LogicalExpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &rpc.LogicalExpr{Kind: &rpc.LogicalExpr_Agg{Agg: &rpc.LogicalAggExpr{Func: int32(e.Func), Args: args, Distinct: e.Distinct}}}, nil
+		m := &rpc.LogicalAggExpr{Func: int32(e.Func), Args: args, Distinct: e.Distinct, Filter: e.Filter}
+		for _, o := range e.Order {
+			m.OrderDesc = append(m.OrderDesc, o.Desc)
+			m.OrderNullsFirst = append(m.OrderNullsFirst, o.NullsFirst)
+		}
+		return &rpc.LogicalExpr{Kind: &rpc.LogicalExpr_Agg{Agg: m}}, nil
 	case *logical.WindowExpr:
 		return encodeWindowExpr(e)
 	case *logical.ScalarSubquery:
@@ -369,7 +374,17 @@ func decodeExpr(m *rpc.LogicalExpr) (logical.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &logical.AggExpr{Func: logical.AggFunc(a.Func), Args: args, Distinct: a.Distinct}, nil
+		out := &logical.AggExpr{Func: logical.AggFunc(a.Func), Args: args, Distinct: a.Distinct, Filter: a.Filter}
+		for i, d := range a.OrderDesc {
+			if i >= len(a.OrderNullsFirst) {
+				return nil, qerr.Internalf("codec: aggregate with %d sort directions and %d NULL orders", len(a.OrderDesc), len(a.OrderNullsFirst))
+			}
+			out.Order = append(out.Order, logical.AggOrder{Desc: d, NullsFirst: a.OrderNullsFirst[i]})
+		}
+		if len(a.OrderNullsFirst) != len(out.Order) || out.NumArgs() < 1 && (len(out.Order) > 0 || out.Filter) {
+			return nil, qerr.Internalf("codec: aggregate %s with %d arguments, %d sort keys and filter %t", out.Func, len(args), len(out.Order), out.Filter)
+		}
+		return out, nil
 	case *rpc.LogicalExpr_Window:
 		return decodeWindowExpr(k.Window)
 	case *rpc.LogicalExpr_ScalarSubquery:

@@ -241,6 +241,7 @@ func TestOtherNodes(t *testing.T) {
 			Aggs: []physical.AggregateExpr{{Func: physical.AggCount, Type: i64, Name: "count(*)"},
 				{Func: physical.AggAvg, Arg: b, Distinct: true, Type: arrow.PrimitiveTypes.Float64, Name: "avg(b)"},
 				{Func: physical.AggCount, Arg: b, Distinct: true, SetState: true, Type: arrow.PrimitiveTypes.Int64, Name: "count(DISTINCT a)"}}},
+		collectingAggregate(b),
 	}
 	for _, p := range plans {
 		t.Run(p.String(), func(t *testing.T) {
@@ -250,6 +251,46 @@ func TestOtherNodes(t *testing.T) {
 				if fmt.Sprint(sc.Partitions, sc.Options, sc.Projection == nil) != fmt.Sprint(want.Partitions, want.Options, want.Projection == nil) {
 					t.Fatalf("scan fields lost: %+v", sc)
 				}
+			}
+		})
+	}
+}
+
+// collectingAggregate is an array_agg(DISTINCT b ORDER BY b DESC) FILTER
+// (WHERE b IS NULL) over values.
+func collectingAggregate(b *physical.Column) *physical.HashAggregate {
+	i64 := arrow.PrimitiveTypes.Int64
+	values := &physical.Values{OutSchema: testSchema()}
+	arg := &physical.ScalarFunc{Name: physical.PairFunc, Args: []physical.Expr{b, b, &physical.IsNull{Expr: b}},
+		Type: physical.RowType(i64, i64, arrow.FixedWidthTypes.Boolean)}
+	return &physical.HashAggregate{Input: values, Mode: physical.AggPartial, Aggs: []physical.AggregateExpr{
+		{Func: physical.AggArrayAgg, Arg: arg, Distinct: true, Order: []physical.AggOrder{{Desc: true, NullsFirst: true}}, Filter: true, Type: arrow.ListOf(i64), Name: "array_agg(b)"}}}
+}
+
+// TestDecodeRejectsCollecting checks that a collecting aggregate's row
+// layout (own arguments, sort keys, filter) is checked on decoding.
+func TestDecodeRejectsCollecting(t *testing.T) {
+	b := &physical.Column{Index: 1, Name: "b", Type: arrow.PrimitiveTypes.Int64}
+	for name, mutate := range map[string]func(*rpc.PhysicalAggregateExpr){
+		"extra key": func(a *rpc.PhysicalAggregateExpr) {
+			a.OrderDesc, a.OrderNullsFirst = append(a.OrderDesc, true), append(a.OrderNullsFirst, true)
+		},
+		"unpaired order":  func(a *rpc.PhysicalAggregateExpr) { a.OrderNullsFirst = nil },
+		"no filter field": func(a *rpc.PhysicalAggregateExpr) { a.Filter = false },
+		"order on a sum":  func(a *rpc.PhysicalAggregateExpr) { a.Func = int32(physical.AggSum) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, err := EncodePlan(collectingAggregate(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutate(m.GetHashAggregate().Aggs[0])
+			bs, err := proto.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err := Decode(bs); err == nil {
+				t.Fatalf("decoded %s", physical.Indent(p))
 			}
 		})
 	}

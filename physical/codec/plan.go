@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -217,7 +219,12 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.Aggs = append(m.Aggs, &rpc.PhysicalAggregateExpr{Func: int32(a.Func), Arg: arg, Distinct: a.Distinct, Type: t, Name: a.Name, SetState: a.SetState})
+			am := &rpc.PhysicalAggregateExpr{Func: int32(a.Func), Arg: arg, Distinct: a.Distinct, Type: t, Name: a.Name, SetState: a.SetState, Filter: a.Filter}
+			for _, o := range a.Order {
+				am.OrderDesc = append(am.OrderDesc, o.Desc)
+				am.OrderNullsFirst = append(am.OrderNullsFirst, o.NullsFirst)
+			}
+			m.Aggs = append(m.Aggs, am)
 		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_HashAggregate{HashAggregate: m}}, nil
 	case *physical.HashJoin:
@@ -830,7 +837,30 @@ func decodeAggregate(n *rpc.PhysicalHashAggregate) (physical.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.Aggs = append(a.Aggs, physical.AggregateExpr{Func: fn, Arg: arg, Distinct: am.Distinct, Type: t, Name: am.Name, SetState: am.SetState})
+		ae := physical.AggregateExpr{Func: fn, Arg: arg, Distinct: am.Distinct, Type: t, Name: am.Name, SetState: am.SetState, Filter: am.Filter}
+		if len(am.OrderDesc) != len(am.OrderNullsFirst) {
+			return nil, qerr.Internalf("codec: aggregate %s with %d sort directions and %d NULL orders", am.Name, len(am.OrderDesc), len(am.OrderNullsFirst))
+		}
+		for i, d := range am.OrderDesc {
+			ae.Order = append(ae.Order, physical.AggOrder{Desc: d, NullsFirst: am.OrderNullsFirst[i]})
+		}
+		if ae.Collects() {
+			// The row layout the operator relies on: own arguments, keys, filter.
+			st, ok := arg.DataType().(*arrow.StructType)
+			own := 1
+			if fn == physical.AggStringAgg {
+				own = 2
+			}
+			if ae.Filter {
+				own++
+			}
+			if !ok || st.NumFields() != own+len(ae.Order) || ae.SetState || (ae.Filter && st.Field(st.NumFields()-1).Type.ID() != arrow.BOOL) {
+				return nil, qerr.Internalf("codec: collecting aggregate %s over %s with %d sort keys", am.Name, arg.DataType(), len(ae.Order))
+			}
+		} else if len(ae.Order) > 0 || ae.Filter {
+			return nil, qerr.Internalf("codec: aggregate %s(%s) cannot have ORDER BY or FILTER", fn, am.Name)
+		}
+		a.Aggs = append(a.Aggs, ae)
 	}
 	return a, nil
 }

@@ -142,7 +142,22 @@ func aggregate(e logical.Expr, s *logical.Schema, name string) (physical.Aggrega
 	if err != nil {
 		return physical.AggregateExpr{}, err
 	}
-	out := physical.AggregateExpr{Func: physical.AggFunc(a.Func), Distinct: a.Distinct, Type: typ, Name: name}
+	out := physical.AggregateExpr{Func: physical.AggFunc(a.Func), Distinct: a.Distinct, Type: typ, Name: name, Filter: a.Filter}
+	if a.Collects() {
+		for _, o := range a.Order {
+			out.Order = append(out.Order, physical.AggOrder{Desc: o.Desc, NullsFirst: o.NullsFirst})
+		}
+		args, err := exprs(a.Args, s)
+		if err != nil {
+			return out, err
+		}
+		ts := make([]arrow.DataType, len(args))
+		for i, e := range args {
+			ts[i] = e.DataType()
+		}
+		out.Arg = &physical.ScalarFunc{Name: physical.PairFunc, Args: args, Type: physical.RowType(ts...)}
+		return out, nil
+	}
 	if len(a.Args) == 2 && a.Func.TwoArgs() {
 		args, err := exprs(a.Args, s)
 		if err != nil {

@@ -360,13 +360,79 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		if aggs[i], err = aggregate(a, is, outNames[g+i]); err != nil {
 			return nil, err
 		}
-		distinct = distinct || aggs[i].Distinct
+		if aggs[i].Distinct && aggs[i].Func == physical.AggCount && aggs[i].Arg.DataType().ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+			// Distinct intervals are distinct lengths, as they compare.
+			aggs[i].Arg = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{aggs[i].Arg}, Type: physical.IntervalKeyType}
+		}
+		// A collecting aggregate's partial state holds every row, so its
+		// DISTINCT needs no special plan.
+		distinct = distinct || (aggs[i].Distinct && !aggs[i].Collects())
 	}
 	groupNames := outNames[:g]
+	if iv := intervalKeys(groups); len(iv) > 0 {
+		// Interval keys group by their length ('1 mon' with '30 days', as
+		// PostgreSQL groups them); each group shows one of its intervals,
+		// kept by an extra any_value that a projection puts back in place.
+		exprs := make([]physical.Expr, 0, g+len(aggs))
+		names := slices.Clone(outNames)
+		for k, e := range groups {
+			exprs = append(exprs, e) // typed below, once the plan's schema is known
+			if slices.Contains(iv, k) {
+				aggs = append(aggs, physical.AggregateExpr{Func: physical.AggAnyValue, Arg: e, Type: e.DataType(), Name: groupNames[k] + "[interval]"})
+				groups[k] = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{e}, Type: physical.IntervalKeyType}
+			}
+		}
+		p := pl.aggregatePlan(in, n, groups, groupNames, aggs, distinct)
+		ps := p.Schema()
+		extra := g + len(n.Aggs)
+		for k := range exprs {
+			src := k
+			if slices.Contains(iv, k) {
+				src = extra
+				extra++
+			}
+			exprs[k] = &physical.Column{Index: src, Name: ps.Field(src).Name, Type: ps.Field(src).Type}
+		}
+		for i := range n.Aggs {
+			exprs = append(exprs, &physical.Column{Index: g + i, Name: ps.Field(g + i).Name, Type: ps.Field(g + i).Type})
+		}
+		return &physical.Projection{Input: p, Exprs: exprs, Names: names}, nil
+	}
+	return pl.aggregatePlan(in, n, groups, groupNames, aggs, distinct), nil
+}
+
+// hashKeys is keys as an exchange hashes them: an interval by its length
+// (IntervalKeyFunc), so that intervals equal under comparison meet.
+func hashKeys(keys []physical.Expr) []physical.Expr {
+	iv := intervalKeys(keys)
+	if len(iv) == 0 {
+		return keys
+	}
+	out := slices.Clone(keys)
+	for _, k := range iv {
+		out[k] = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{out[k]}, Type: physical.IntervalKeyType}
+	}
+	return out
+}
+
+// intervalKeys lists the positions of the interval-typed keys.
+func intervalKeys(keys []physical.Expr) []int {
+	var out []int
+	for i, k := range keys {
+		if k.DataType().ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// aggregatePlan chooses the phases and exchanges of an aggregate.
+func (pl *Planner) aggregatePlan(in physical.Plan, n *logical.Aggregate, groups []physical.Expr, groupNames []string, aggs []physical.AggregateExpr, distinct bool) physical.Plan {
+	g := len(groups)
 	if in.OutputPartitions() > 1 && groupedByDisjoint(in, groups) {
 		// Every group lives in one input partition: aggregate each
 		// partition on its own, with no exchange and no second phase.
-		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}, nil
+		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}
 	}
 	if in.OutputPartitions() > 1 && distinct && distinctOverDisjoint(in, aggs) {
 		// Each DISTINCT argument value lives in one input partition, so
@@ -374,9 +440,9 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		// final one merging plain states and only partial rows exchanged.
 		finals := slices.Clone(aggs)
 		for i := range finals {
-			finals[i].Distinct = false
+			finals[i].Distinct = finals[i].Distinct && finals[i].Collects()
 		}
-		return pl.twoPhase(in, groups, groupNames, aggs, finals), nil
+		return pl.twoPhase(in, groups, groupNames, aggs, finals)
 	}
 	if in.OutputPartitions() > 1 && distinct && distinctBySets(aggs) && estimate(n.Input) >= pl.cfg.DistinctSetsRows {
 		// Each partition dedupes its own rows and passes every group's set
@@ -384,9 +450,9 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 		// sets are exchanged, not the rows.
 		sets := slices.Clone(aggs)
 		for i := range sets {
-			sets[i].SetState = sets[i].Distinct
+			sets[i].SetState = sets[i].Distinct && !sets[i].Collects()
 		}
-		return pl.twoPhase(in, groups, groupNames, sets, sets), nil
+		return pl.twoPhase(in, groups, groupNames, sets, sets)
 	}
 	if in.OutputPartitions() == 1 || distinct {
 		// One pass over all rows of each group in one partition.
@@ -397,9 +463,9 @@ func (pl *Planner) aggregate(ctx context.Context, n *logical.Aggregate) (physica
 				in = &physical.Coalesce{Input: in}
 			}
 		}
-		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}, nil
+		return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: groups, GroupNames: groupNames, Aggs: aggs}
 	}
-	return pl.twoPhase(in, groups, groupNames, aggs, aggs), nil
+	return pl.twoPhase(in, groups, groupNames, aggs, aggs)
 }
 
 // twoPhase plans a Partial aggregate per input partition, an exchange of
@@ -427,7 +493,7 @@ func (pl *Planner) twoPhase(in physical.Plan, groups []physical.Expr, groupNames
 func distinctOverDisjoint(in physical.Plan, aggs []physical.AggregateExpr) bool {
 	disjoint := physical.DisjointColumns(in)
 	for _, a := range aggs {
-		if !a.Distinct {
+		if !a.Distinct || a.Collects() {
 			continue
 		}
 		c, ok := a.Arg.(*physical.Column)
@@ -442,7 +508,7 @@ func distinctOverDisjoint(in physical.Plan, aggs []physical.AggregateExpr) bool 
 // (physical.DistinctSetType).
 func distinctBySets(aggs []physical.AggregateExpr) bool {
 	for _, a := range aggs {
-		if a.Distinct && (a.Arg == nil || !physical.DistinctSetType(a.Arg.DataType())) {
+		if a.Distinct && !a.Collects() && (a.Arg == nil || !physical.DistinctSetType(a.Arg.DataType())) {
 			return false
 		}
 	}
@@ -506,6 +572,11 @@ func (pl *Planner) join(ctx context.Context, n *logical.Join) (physical.Plan, er
 			}
 		} else if !arrow.TypeEqual(l.DataType(), r.DataType()) {
 			return nil, qerr.Internalf("planner: join keys %s and %s have types %s and %s", l, r, l.DataType(), r.DataType())
+		}
+		if l.DataType().ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+			// Intervals match by length, as they compare.
+			l = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{l}, Type: physical.IntervalKeyType}
+			r = &physical.ScalarFunc{Name: physical.IntervalKeyFunc, Args: []physical.Expr{r}, Type: physical.IntervalKeyType}
 		}
 		on[i] = physical.JoinOn{Left: l, Right: r}
 	}

@@ -112,7 +112,7 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		case pk == prevPart || plan.OutputPartitions() == 1:
 			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
 		default:
-			plan = &physical.Repartition{Input: plan, Keys: part, N: pl.cfg.TargetPartitions}
+			plan = &physical.Repartition{Input: plan, Keys: hashKeys(part), N: pl.cfg.TargetPartitions}
 			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
 		}
 		if pk != prevPart || !sortPrefix(keys, prevKeys) {
