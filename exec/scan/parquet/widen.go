@@ -126,9 +126,9 @@ func (p *Reader) convert(col arrow.Array, fix colFix, typ arrow.DataType) (arrow
 	d := col.Data()
 	switch fix {
 	case fixDate32:
-		nd := array.NewData(typ, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
-		defer nd.Release()
-		return array.MakeFromData(nd), nil
+		relabelled := array.NewData(typ, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
+		defer relabelled.Release()
+		return array.MakeFromData(relabelled), nil
 	case fixDict:
 		return gatherDictionary(p.alloc(), col.(*array.Dictionary), typ)
 	case fixDecimal32:
@@ -155,9 +155,9 @@ func widenDecimal[T int32 | int64](mem memory.Allocator, d arrow.ArrayData, typ 
 	for i, v := range vals {
 		out[i] = decimal128.FromI64(int64(v))
 	}
-	nd := array.NewData(typ, d.Len(), []*memory.Buffer{d.Buffers()[0], buf}, nil, d.NullN(), off)
-	defer nd.Release()
-	return array.MakeFromData(nd)
+	widened := array.NewData(typ, d.Len(), []*memory.Buffer{d.Buffers()[0], buf}, nil, d.NullN(), off)
+	defer widened.Release()
+	return array.MakeFromData(widened)
 }
 
 // dictionaryPage is the Thrift PageType of a dictionary page (the
@@ -213,9 +213,9 @@ func gatherDictionary(mem memory.Allocator, d *array.Dictionary, typ arrow.DataT
 	}
 	idx := d.Indices().(*array.Int32).Int32Values()
 	n := len(idx)
-	nd := uint32(len(doffs) - 1)
+	dictLen := uint32(len(doffs) - 1)
 	if len(doffs) == 0 {
-		nd = 0
+		dictLen = 0
 	}
 	data := d.Data()
 	var valid []byte
@@ -232,8 +232,8 @@ func gatherDictionary(mem memory.Allocator, d *array.Dictionary, typ arrow.DataT
 	if valid == nil {
 		for i, k := range idx {
 			offs[i] = total
-			if uint32(k) >= nd {
-				return nil, errDictIndex(k, nd)
+			if uint32(k) >= dictLen {
+				return nil, errDictIndex(k, dictLen)
 			}
 			total += doffs[k+1] - doffs[k]
 		}
@@ -243,8 +243,8 @@ func gatherDictionary(mem memory.Allocator, d *array.Dictionary, typ arrow.DataT
 			if !bitutil.BitIsSet(valid, voff+i) {
 				continue
 			}
-			if uint32(k) >= nd {
-				return nil, errDictIndex(k, nd)
+			if uint32(k) >= dictLen {
+				return nil, errDictIndex(k, dictLen)
 			}
 			total += doffs[k+1] - doffs[k]
 		}
