@@ -2,6 +2,7 @@ package quiver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -142,6 +143,7 @@ func (s *Session) cacheTable(ctx context.Context, st *sql.CacheTable) (*DataFram
 	if err := validateCacheOptions(st.Name, st.Options); err != nil {
 		return nil, err
 	}
+	s.sweepOrphans(ctx)
 	if _, ok := s.cat.Cached(st.Name); ok {
 		return nil, qerr.Planf("table %q is already cached; UNCACHE TABLE it first", st.Name)
 	}
@@ -191,9 +193,7 @@ func (s *Session) cacheTable(ctx context.Context, st *sql.CacheTable) (*DataFram
 	}
 	if err != nil {
 		undo()
-		cctx, cancel := cleanupCtx(ctx)
-		s.uncacheID(cctx, node.CacheID) // in case the build left a pending or partial entry
-		cancel()
+		s.forgetEntry(ctx, node.CacheID) // in case the build left a pending or partial entry
 		return nil, err
 	}
 	return s.done(), nil
@@ -231,6 +231,7 @@ func (s *Session) uncacheTable(ctx context.Context, st *sql.UncacheTable) (*Data
 	if err := s.needScheduler("UNCACHE TABLE"); err != nil {
 		return nil, err
 	}
+	s.sweepOrphans(ctx)
 	ct, ok := s.cat.Cached(st.Name)
 	if !ok {
 		g, found, err := s.globalCache(ctx, st.Name)
@@ -274,18 +275,27 @@ func (s *Session) uncacheTable(ctx context.Context, st *sql.UncacheTable) (*Data
 		}
 		return s.table([]string{"name", "cache_id", "removes"}, rows)
 	}
+	// The names go first, all of them: the catalog is the one map from
+	// names to entries, so once it has let go no query reads them, and an
+	// entry the scheduler then fails to drop is an orphan the session
+	// removes later (cache_names.go).
 	for _, v := range victims {
-		// The scheduler first: a statement canceled before it answers
-		// leaves the name cached, and UNCACHE TABLE can run again.
-		if _, err := s.uncacheID(ctx, v.CacheID); err != nil {
-			return nil, err
-		}
 		s.cat.RemoveCached(v.Name)
 		if v.OwnsView {
 			// CACHE TABLE t AS query made the view t: it goes with the
 			// cache, so that CACHE TABLE t AS ... can run again.
 			s.cat.DropView(v.Name, true)
 		}
+	}
+	var errs []error
+	for _, v := range victims {
+		if err := s.forgetEntry(ctx, v.CacheID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, qerr.IOf("UNCACHE TABLE %s: uncached, but the scheduler did not confirm deleting the files (the session retries with its next cache statement): %w",
+			st.Name, errors.Join(errs...))
 	}
 	return s.done(), nil
 }
@@ -339,8 +349,10 @@ func (s *Session) ClearCache(ctx context.Context) error {
 	if err := s.needScheduler("CLEAR CACHE"); err != nil {
 		return err
 	}
+	var ids []string
 	for _, ct := range s.cat.AllCached() {
 		s.cat.RemoveCached(ct.Name)
+		ids = append(ids, ct.CacheID)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -348,8 +360,10 @@ func (s *Session) ClearCache(ctx context.Context) error {
 		return s.clearCachesKeepingTables(cctx, keep)
 	}
 	if _, err := s.remote.client.ClearCaches(cctx, &rpc.ClearCachesRequest{SessionId: s.id}); err != nil {
+		s.addOrphans(ids...)
 		return qerr.IOf("clear cache: %w", err)
 	}
+	s.clearOrphans()
 	return nil
 }
 
@@ -364,6 +378,7 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 	if err := s.needScheduler("SHOW CACHES"); err != nil {
 		return nil, CacheStats{}, err
 	}
+	s.sweepOrphans(ctx)
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	resp, err := s.remote.client.ListCaches(cctx, &rpc.ListCachesRequest{SessionId: s.id})
@@ -375,15 +390,21 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 		stats = CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts, Invalidations: st.Invalidations, BytesRead: st.BytesRead,
 			Partials: st.Partials, Repairs: st.Repairs}
 	}
+	// Names come from the catalog alone: the scheduler's name of an entry
+	// is a label for its logs and events.
 	names := map[string]string{}
 	for _, ct := range s.cat.AllCached() {
 		names[ct.CacheID] = ct.Name
 	}
+	orphans := s.orphanSet()
 	seen := map[string]bool{}
 	var out []CacheInfo
 	for _, c := range resp.Caches {
+		if orphans[c.CacheId] {
+			continue // no longer named, being removed
+		}
 		info := CacheInfo{
-			Name: c.Name, CacheID: c.CacheId, State: c.State, Partitions: int(c.Partitions), Rows: c.Rows,
+			Name: names[c.CacheId], CacheID: c.CacheId, State: c.State, Partitions: int(c.Partitions), Rows: c.Rows,
 			Bytes: c.Bytes, Executors: c.Executors, Hits: c.Hits, Stale: c.Stale, Shared: int(c.Shared),
 			Scope: c.Scope,
 		}
@@ -395,9 +416,6 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 			if info.Stale == "" {
 				info.Stale = c.Reason
 			}
-		}
-		if info.Name == "" {
-			info.Name = names[c.CacheId]
 		}
 		if c.CreatedUnixMs > 0 {
 			info.Created = time.UnixMilli(c.CreatedUnixMs)

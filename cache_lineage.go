@@ -97,9 +97,7 @@ func readyToReplan(ct *catalog.Cached, todo []*catalog.Cached) bool {
 // and query planned now, and removes ct's entry on the scheduler.
 func (s *Session) replanCache(ctx context.Context, ct *catalog.Cached) {
 	s.cat.RemoveCached(ct.Name)
-	cctx, cancel := cleanupCtx(ctx)
-	s.uncacheID(cctx, ct.CacheID)
-	cancel()
+	s.forgetEntry(ctx, ct.CacheID)
 	text := "CACHE LAZY TABLE " + quoteIdent(ct.Name)
 	var view *catalog.View
 	if ct.OwnsView {

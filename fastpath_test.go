@@ -1155,11 +1155,11 @@ func TestFastPathTopK(t *testing.T) {
 // ---- scan ----
 
 // TestFastPathParquetHelper crosses the Parquet direct decoder's
-// single-partition helper (exec/scan/parquet_direct.go: planHelp gives
+// single-partition helper (exec/scan/parquet/direct.go: planHelp gives
 // about half the columns' decoding to a helper goroutine when
-// parquetHelp is on, the scan is its table's only partition, it reads at
+// helpEnabled is on, the scan is its table's only partition, it reads at
 // least two columns and GOMAXPROCS ≥ 2; nextDirect then decodes runs of
-// pqHelpBatches (8) batches, cut at each row group's end). The file has
+// helpBatches (8) batches, cut at each row group's end). The file has
 // six row groups of 1000 rows and a last one of 537, small data pages, and
 // a string column whose dictionary overflows its page limit, so chunks
 // switch from dictionary to PLAIN pages mid-chunk; with batches of 64 a

@@ -124,6 +124,11 @@ type Session struct {
 	// session can say which caches lost their data (session_resume.go).
 	builtMu sync.Mutex
 	built   map[string]bool
+
+	// orphans are the cache ids whose names the catalog dropped but whose
+	// removal the scheduler did not confirm (cache_names.go).
+	orphanMu sync.Mutex
+	orphans  map[string]bool
 }
 
 // NewSession returns an embedded session: no server is needed.
@@ -384,9 +389,7 @@ func (s *Session) createExternalTable(st *sql.CreateExternalTable) (*DataFrame, 
 // dropCached uncaches a dropped table or view, deleting its cache files.
 func (s *Session) dropCached(name string) {
 	if ct, ok := s.cat.RemoveCached(name); ok && s.remote != nil {
-		ctx, cancel := cleanupCtx(context.Background())
-		defer cancel()
-		s.uncacheID(ctx, ct.CacheID)
+		s.forgetEntry(context.Background(), ct.CacheID)
 	}
 }
 

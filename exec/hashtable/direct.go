@@ -8,11 +8,11 @@ import (
 )
 
 // The direct integer layout. Keys of joins and groupings are very often
-// dense integers (surrogate keys 1..N, dates): then an array indexed by
-// key-directLo holding id+1 is both smaller than hashed slots (4 bytes a
-// value against 16 a slot at half load) and far cheaper to probe: one load,
-// no hash, no compare loop, and keys that arrive in order touch memory in
-// order.
+// dense integers (surrogate keys 1..N, dates): then an array indexed by the
+// key minus the window's first value (lo), holding id+1, is both smaller
+// than hashed slots (4 bytes a value against 16 a slot at half load) and far
+// cheaper to probe: one load, no hash, no compare loop, and keys that arrive
+// in order touch memory in order.
 //
 // The array is paged: a window of up to directMax values is split into
 // pages of pageSize, and only pages holding a key are allocated (the others
@@ -36,6 +36,29 @@ const (
 	// directMax is the widest window (1024 pages), whatever the key count.
 	directMax = 1 << 26
 )
+
+// directInts is the direct layout: the entry of key v is
+// pages[(v-lo)>>pageBits][(v-lo)&pageMask].
+type directInts struct {
+	pages  []*directPage
+	lo     int64
+	used   int    // pages allocated (not zeroPage)
+	nullID uint32 // id of the NULL key, NoID while none
+}
+
+func newDirectInts() *directInts { return &directInts{nullID: NoID} }
+
+func (d *directInts) lookup(t *Table, p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+	lookupInt(t, p, cols[0], n, sel, out, insert)
+}
+
+func (d *directInts) memSize() int64 { return int64(d.used)*pageSize*4 + int64(len(d.pages))*8 }
+
+// worstCase counts both new direct pages and the move to hashed slots.
+func (d *directInts) worstCase(t *Table, _ []arrow.Array, n int) int64 {
+	need := t.n + n
+	return 4*int64(directLimit(need)) + 16*int64(SlotsFor(need))
+}
 
 // directPage holds id+1 of each of pageSize consecutive key values; 0 = absent.
 type directPage = [pageSize]uint32
@@ -89,25 +112,25 @@ func rowAt(sel []int32, k int) int {
 	return int(sel[k])
 }
 
-// coverDirect widens the window and allocates the pages so that every
+// coverDirect widens d's window and allocates the pages so that every
 // non-NULL key of the rows of sel (nil: all n) has its entry, before they
-// are inserted. It reports false, changing nothing, when the window would
+// are inserted into a table of keys keys. It reports false, changing nothing, when the window would
 // grow past directMax or the pages past directLimit.
-func coverDirect[T intLike](t *Table, vals []T, arr arrow.Array, n int, sel []int32) bool {
+func coverDirect[T intLike](d *directInts, keys int, vals []T, arr arrow.Array, n int, sel []int32) bool {
 	lo, hi, ok := keyRange(vals, arr, n, sel)
 	if !ok {
 		return true
 	}
 	rows := rowCount(n, sel)
-	if len(t.pages) > 0 && lo >= t.directLo {
+	if len(d.pages) > 0 && lo >= d.lo {
 		// Within the window and every page of [lo, hi] present (the common
 		// case once a table has seen its keys): nothing to allocate, and no
 		// pass over the rows. Bounded by the rows' own pass in cost.
-		first := (uint64(lo) - uint64(t.directLo)) >> pageBits
-		last := (uint64(hi) - uint64(t.directLo)) >> pageBits
-		if last < uint64(len(t.pages)) && last-first < uint64(rows) {
+		first := (uint64(lo) - uint64(d.lo)) >> pageBits
+		last := (uint64(hi) - uint64(d.lo)) >> pageBits
+		if last < uint64(len(d.pages)) && last-first < uint64(rows) {
 			all := true
-			for _, pg := range t.pages[first : last+1] {
+			for _, pg := range d.pages[first : last+1] {
 				if pg == &zeroPage {
 					all = false
 					break
@@ -122,17 +145,17 @@ func coverDirect[T intLike](t *Table, vals []T, arr arrow.Array, n int, sel []in
 	// (MaxInt64+1 is a multiple of pageSize) and the window's last key is a
 	// valid int64.
 	newLo := lo &^ pageMask
-	if len(t.pages) > 0 {
-		curHi := int64(uint64(t.directLo) + uint64(len(t.pages))<<pageBits - 1)
-		newLo, hi = min(newLo, t.directLo), max(hi, curHi)
+	if len(d.pages) > 0 {
+		curHi := int64(uint64(d.lo) + uint64(len(d.pages))<<pageBits - 1)
+		newLo, hi = min(newLo, d.lo), max(hi, curHi)
 	}
 	numPages := (uint64(hi)-uint64(newLo))>>pageBits + 1
 	if numPages > directMax>>pageBits {
 		return false
 	}
 	shift := 0 // the old pages' place in the new table
-	if len(t.pages) > 0 {
-		shift = int((uint64(t.directLo) - uint64(newLo)) >> pageBits)
+	if len(d.pages) > 0 {
+		shift = int((uint64(d.lo) - uint64(newLo)) >> pageBits)
 	}
 	// Mark the absent pages these rows need.
 	mark := make([]bool, numPages)
@@ -148,40 +171,40 @@ func coverDirect[T intLike](t *Table, vals []T, arr arrow.Array, n int, sel []in
 		if mark[pi] {
 			continue
 		}
-		if old := pi - shift; old >= 0 && old < len(t.pages) && t.pages[old] != &zeroPage {
+		if old := pi - shift; old >= 0 && old < len(d.pages) && d.pages[old] != &zeroPage {
 			continue
 		}
 		mark[pi] = true
 		fresh++
 	}
-	if uint64(t.directUsed+fresh)*pageSize > directLimit(t.n+rows) {
+	if uint64(d.used+fresh)*pageSize > directLimit(keys+rows) {
 		return false
 	}
-	pages := t.pages
+	pages := d.pages
 	if uint64(len(pages)) != numPages {
 		pages = make([]*directPage, numPages)
 		for i := range pages {
 			pages[i] = &zeroPage
 		}
-		copy(pages[shift:], t.pages)
+		copy(pages[shift:], d.pages)
 	}
 	for pi, m := range mark {
 		if m {
 			pages[pi] = new(directPage)
 		}
 	}
-	t.pages, t.directLo, t.directUsed = pages, newLo, t.directUsed+fresh
+	d.pages, d.lo, d.used = pages, newLo, d.used+fresh
 	return true
 }
 
-// toHashed moves every key of the direct pages into c hashed slots (a
-// power of two at least twice the key count) and leaves the direct layout
-// for good.
-func (t *Table) toHashed(c int) {
-	t.hashed = true
-	t.growInt(c)
+// toHashed returns a hashed layout of c slots (a power of two at least
+// twice the key count) holding every key of d, the NULL key's id included;
+// d is left behind for good.
+func (d *directInts) toHashed(c int) *hashedInts {
+	h := newHashedInts(c)
+	h.nullID = d.nullID
 	mask := uint64(c - 1)
-	for pi, pg := range t.pages {
+	for pi, pg := range d.pages {
 		if pg == &zeroPage {
 			continue
 		}
@@ -189,25 +212,27 @@ func (t *Table) toHashed(c int) {
 			if id == 0 {
 				continue
 			}
-			key := int64(uint64(t.directLo) + uint64(pi)<<pageBits + uint64(i))
-			s := intSlotHash(key) >> t.shift
-			for t.intSlots[s].id != 0 {
+			key := int64(uint64(d.lo) + uint64(pi)<<pageBits + uint64(i))
+			s := intSlotHash(key) >> h.shift
+			for h.slots[s].id != 0 {
 				s = (s + 1) & mask
 			}
-			t.intSlots[s] = intSlot{key: key, id: id}
+			h.slots[s] = intSlot{key: key, id: id}
 		}
 	}
-	t.pages, t.directUsed = nil, 0
+	d.pages, d.used = nil, 0
+	return h
 }
 
-// lookupDirect is lookupInts for the direct layout. For inserts the caller
-// has allocated the page of every non-NULL key of the rows (coverDirect);
-// for finds a key outside the window or on an absent page is absent.
-func lookupDirect[T intLike](t *Table, p *Probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
+// lookupDirect resolves the rows of sel (nil: all n) against d, as
+// lookupHashed does. For inserts the caller has allocated the page of every
+// non-NULL key of the rows (coverDirect); for finds a key outside the
+// window or on an absent page is absent.
+func lookupDirect[T intLike](t *Table, d *directInts, p *Probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	p.newRows = p.newRows[:0]
 	bits, off := keyBits(arr)
-	pages := t.pages
-	lo := uint64(t.directLo)
+	pages := d.pages
+	lo := uint64(d.lo)
 	size := uint64(len(pages)) << pageBits
 	if sel == nil && bits == nil {
 		if !insert {
@@ -240,7 +265,7 @@ func lookupDirect[T intLike](t *Table, p *Probe, vals []T, arr arrow.Array, n in
 	for k := range rowCount(n, sel) {
 		r := int32(rowAt(sel, k))
 		if bits != nil && !bitutil.BitIsSet(bits, off+int(r)) {
-			t.resolveNull(p, r, out, insert)
+			resolveNull(t, &d.nullID, p, r, out, insert)
 			continue
 		}
 		i := uint64(int64(vals[r])) - lo

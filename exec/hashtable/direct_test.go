@@ -118,19 +118,20 @@ func TestHashTableDirectLayout(t *testing.T) {
 				if tbl.Len() != int(next) {
 					t.Fatalf("%s: len %d, want %d", bt.name, tbl.Len(), len(ids))
 				}
-				if tbl.hashed != bt.hashed {
-					t.Fatalf("%s: hashed = %v, want %v", bt.name, tbl.hashed, bt.hashed)
+				if tbl.isHashed() != bt.hashed {
+					t.Fatalf("%s: hashed = %v, want %v", bt.name, tbl.isHashed(), bt.hashed)
 				}
-				if bt.pages != 0 && tbl.directUsed != bt.pages {
-					t.Fatalf("%s: %d direct pages, want %d", bt.name, tbl.directUsed, bt.pages)
+				if bt.pages != 0 && tbl.directPages() != bt.pages {
+					t.Fatalf("%s: %d direct pages, want %d", bt.name, tbl.directPages(), bt.pages)
 				}
+				winLo, winPages := tbl.directWindow()
 				// find agrees: every inserted key, and keys just outside the window.
 				var probeKeys []int64
 				for k := range ids {
 					probeKeys = append(probeKeys, k)
 				}
-				probeKeys = append(probeKeys, bt.lo-1, bt.hi+1, tbl.directLo-1,
-					tbl.directLo+int64(len(tbl.pages))<<pageBits)
+				probeKeys = append(probeKeys, bt.lo-1, bt.hi+1, winLo-1,
+					winLo+int64(winPages)<<pageBits)
 				b.AppendValues(probeKeys, nil)
 				parr := b.NewArray()
 				got := make([]uint32, len(probeKeys))

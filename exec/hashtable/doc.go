@@ -2,14 +2,16 @@
 // aggregate, distinct-key ids for a join's build side) and keeps the keys in
 // columnar form beside the ids, from which the aggregate builds its output.
 //
-// A Table picks its layout from the key columns and the keys it has seen:
-// direct (one integer-like key over a small range: an array indexed by the
-// value), hashed integer (open addressing holding the value beside its id),
-// packed (several integer-like keys packed into one int64 that then uses the
-// two integer layouts), and generic (tagged slots, with keys kept as
-// fixed-width records while they fit, and checked vector-at-a-time). The
-// repeat pass over string keys and the prefetching of record loads live with
-// the layouts that use them.
+// Each layout is its own type behind the small layout interface, which a
+// Table calls once per batch (table.go): directInts (direct.go: one
+// integer-like key over a small range, an array indexed by the value),
+// hashedInts (hashed.go: open addressing holding the value beside its id),
+// packedInts (packed.go: several integer-like or short string keys packed
+// into one int64 that then uses one of the two integer layouts) and generic
+// (generic.go: tagged slots, with keys kept as fixed-width records while they
+// fit, records.go, and checked vector-at-a-time). The key types choose the
+// first layout. The repeat pass and the loads ahead live in the layouts that
+// use them; per-row work never leaves a layout's typed loops.
 //
 // Invariants: layout changes go one way only (direct → hashed, packed →
 // generic, records → columns), each at most once per table and without

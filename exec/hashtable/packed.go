@@ -41,12 +41,28 @@ type packField struct {
 	shift uint // the field's lowest bit in the packed key
 }
 
-// packing is the packed layout's state: the fields, and which of the
-// columns' values have been fixed (fields are chosen once rows arrive).
-type packing struct {
+// packedInts is the packed layout: the fields (chosen once rows arrive),
+// and the integer layout (directInts or hashedInts) the packed keys use.
+type packedInts struct {
 	fields  []packField
 	set     bool // fields chosen (at the first insert with rows)
 	repacks int  // times the fields were widened (for tests)
+	ints    layout
+}
+
+func (pk *packedInts) memSize() int64 { return pk.ints.memSize() }
+
+// worstCase adds to the integer layout's growth a re-pack's packed keys
+// and ids and the stored keys copied, or the fall back to generic slots
+// and hashes.
+func (pk *packedInts) worstCase(t *Table, cols []arrow.Array, n int) int64 {
+	need := t.n + n
+	grow := pk.ints.worstCase(t, cols, n)
+	grow += int64(need)*(8+4) + 8*int64(SlotsFor(need)) + 16*int64(need)
+	for _, k := range t.Keys {
+		grow += k.memSize()
+	}
+	return grow
 }
 
 // maxPackedBits keeps packed keys non-negative int64s.
@@ -335,15 +351,13 @@ func anyNull(cols []arrow.Array, n int, sel []int32) bool {
 	return false
 }
 
-// lookupPacked is find/findOrInsert for the packed layout. It may leave the
-// packed layout (re-pack keeps it; a NULL key or too wide fields fall back
-// to the generic layout, which then resolves the rows).
-func (t *Table) lookupPacked(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
-	pk := t.packed
+// lookup packs the rows' keys and resolves them in the integer layout. It
+// may leave the packed layout (re-pack keeps it; a NULL key or too wide
+// fields fall back to the generic layout, which then resolves the rows).
+func (pk *packedInts) lookup(t *Table, p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	if insert {
 		if anyNull(cols, n, sel) {
-			t.toGeneric()
-			t.lookup(p, cols, n, sel, out, true)
+			t.toGeneric(p, cols, n, sel, out)
 			return
 		}
 		if !pk.set {
@@ -353,8 +367,7 @@ func (t *Table) lookupPacked(p *Probe, cols []arrow.Array, n int, sel []int32, o
 			}
 			fields, ok := chooseFields(ranges, nil)
 			if !ok {
-				t.toGeneric()
-				t.lookup(p, cols, n, sel, out, true)
+				t.toGeneric(p, cols, n, sel, out)
 				return
 			}
 			pk.fields, pk.set = fields, true
@@ -370,14 +383,13 @@ func (t *Table) lookupPacked(p *Probe, cols []arrow.Array, n int, sel []int32, o
 	p.codes = kernel.GrowSlice(p.codes, n)
 	packColumns(cols, pk.fields, n, sel, p.packed, p.codes)
 	if insert && anyOutside(p.packed, n, sel) {
-		if !t.repack(p, cols, n, sel) {
-			t.toGeneric()
-			t.lookup(p, cols, n, sel, out, true)
+		if !pk.repack(t, p, cols, n, sel) {
+			t.toGeneric(p, cols, n, sel, out)
 			return
 		}
-		packColumns(cols, t.packed.fields, n, sel, p.packed, p.codes)
+		packColumns(cols, pk.fields, n, sel, p.packed, p.codes)
 	}
-	lookupIntsIn(t, p, p.packed[:n], nil, n, sel, out, insert)
+	lookupIntsIn(t, &pk.ints, p, p.packed[:n], nil, n, sel, out, insert)
 	if len(p.newRows) > 0 {
 		for i, k := range t.Keys {
 			k.appendRows(cols[i], p.newRows)
@@ -411,14 +423,14 @@ func (t *Table) storedKeys() []arrow.Array {
 	return arrs
 }
 
-// repack chooses wider fields covering the stored keys and the rows of sel
+// repack chooses wider fields covering t's stored keys and the rows of sel
 // (nil: all n) of cols, and rebuilds the integer layout from the stored
 // keys, ids unchanged. It reports false, changing nothing, when the fields
 // would need more than 63 bits.
-func (t *Table) repack(p *Probe, cols []arrow.Array, n int, sel []int32) bool {
+func (pk *packedInts) repack(t *Table, p *Probe, cols []arrow.Array, n int, sel []int32) bool {
 	stored := t.storedKeys()
 	defer releaseArrays(stored)
-	old := t.packed.fields
+	old := pk.fields
 	ranges := make([]colRange, len(cols))
 	grewDown := make([]bool, len(cols))
 	for c := range cols {
@@ -433,51 +445,56 @@ func (t *Table) repack(p *Probe, cols []arrow.Array, n int, sel []int32) bool {
 	if !ok {
 		return false
 	}
-	t.packed.fields = fields
-	t.packed.repacks++
+	pk.fields = fields
+	pk.repacks++
 	// Reinsert the stored keys in id order into an empty integer layout:
 	// they are distinct, so they get their old ids back.
 	keys := make([]int64, t.n)
 	packColumns(stored, fields, t.n, nil, keys, nil)
 	n0 := t.n
-	t.n, t.hashed, t.intSlots, t.pages, t.directLo, t.directUsed = 0, false, nil, nil, 0, 0
-	t.shift = 64 - 4
+	t.n, pk.ints = 0, newDirectInts()
 	ids := make([]uint32, n0)
-	lookupIntsIn(t, p, keys, nil, n0, nil, ids, true)
+	lookupIntsIn(t, &pk.ints, p, keys, nil, n0, nil, ids, true)
 	p.newRows = p.newRows[:0]
 	return true
 }
 
-// toGeneric leaves the packed layout for good: the generic layout's slots
-// and hashes are rebuilt from the stored keys, ids unchanged.
-func (t *Table) toGeneric() {
-	t.packed, t.intKey = nil, false
-	t.intSlots, t.pages, t.directUsed, t.hashed = nil, nil, 0, false
-	t.hashes = make([]uint64, t.n, max(t.n, 16))
-	t.rec = newKeyRecords(t.types)
+// toGeneric leaves the packed layout for good: a generic layout is built
+// from the stored keys (ids unchanged) and resolves the rows of sel (nil:
+// all n), inserting.
+func (t *Table) toGeneric(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
+	g := t.storedGeneric()
+	t.layout = g
+	g.lookup(t, p, cols, n, sel, out, true)
+}
+
+// storedGeneric returns a generic layout holding t's stored keys under
+// their ids.
+func (t *Table) storedGeneric() *generic {
+	g := &generic{hashes: make([]uint64, t.n, max(t.n, 16)), rec: newKeyRecords(t.types)}
 	if t.n > 0 {
 		// Stored hashes are record hashes while the records last (see
-		// lookup), column hashes otherwise.
+		// generic.lookup), column hashes otherwise.
 		stored := t.storedKeys()
-		if t.rec != nil {
-			t.rec.data = make([]uint64, t.n*t.rec.words)
+		if g.rec != nil {
+			g.rec.data = make([]uint64, t.n*g.rec.words)
 			ids := make([]int32, t.n)
 			for i := range ids {
 				ids[i] = int32(i)
 			}
-			if t.rec.encode(stored, ids, t.rec.data) {
-				t.rec.hash(t.rec.data, ids, t.hashes)
+			if g.rec.encode(stored, ids, g.rec.data) {
+				g.rec.hash(g.rec.data, ids, g.hashes)
 			} else {
-				t.rec = nil
+				g.rec = nil
 			}
 		}
-		if t.rec == nil {
-			kernel.HashColumns(stored, t.hashes)
+		if g.rec == nil {
+			kernel.HashColumns(stored, g.hashes)
 		}
 		releaseArrays(stored)
 	}
-	t.slots = nil
-	t.grow(SlotsFor(t.n))
+	g.grow(SlotsFor(t.n))
+	return g
 }
 
 func releaseArrays(arrs []arrow.Array) {

@@ -48,7 +48,7 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tbl.packed == nil {
+			if tbl.packedLayout() == nil {
 				t.Fatalf("%v: not packed", c.types)
 			}
 			ids := map[string]uint32{}
@@ -127,13 +127,13 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 				kernel.ReleaseArrays(cols)
 				kernel.ReleaseArrays(fcols)
 			}
-			if got := tbl.packed != nil; got != c.wantPacked {
+			if got := tbl.packedLayout() != nil; got != c.wantPacked {
 				t.Fatalf("packed at the end = %v, want %v", got, c.wantPacked)
 			}
-			if !c.wantPacked && (tbl.intKey || len(tbl.slots) == 0) {
-				t.Fatalf("fallen back but intKey=%v slots=%d", tbl.intKey, len(tbl.slots))
+			if !c.wantPacked && (tbl.isIntKey() || tbl.genericSlots() == 0) {
+				t.Fatalf("fallen back but intKey=%v slots=%d", tbl.isIntKey(), tbl.genericSlots())
 			}
-			if c.wantPacked && tbl.packed.repacks == 0 {
+			if c.wantPacked && tbl.packedLayout().repacks == 0 {
 				t.Fatal("the growing ranges never re-packed")
 			}
 			if tbl.MemSize() <= 0 {

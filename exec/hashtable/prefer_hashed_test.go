@@ -21,7 +21,7 @@ func TestPreferHashed(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl.PreferHashed()
-	if !tbl.hashed {
+	if !tbl.isHashed() {
 		t.Fatal("PreferHashed left an empty int64 table direct")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -51,8 +51,8 @@ func TestPreferHashed(t *testing.T) {
 		}
 		want[v] = ids[i]
 	}
-	if tbl.Len() != len(want) || !tbl.hashed || tbl.directUsed != 0 {
-		t.Fatalf("len %d (want %d), hashed %v, direct pages %d", tbl.Len(), len(want), tbl.hashed, tbl.directUsed)
+	if tbl.Len() != len(want) || !tbl.isHashed() || tbl.directPages() != 0 {
+		t.Fatalf("len %d (want %d), hashed %v, direct pages %d", tbl.Len(), len(want), tbl.isHashed(), tbl.directPages())
 	}
 	// Held keys, or a string key: nothing changes.
 	sb := array.NewInt64Builder(mem)
@@ -64,13 +64,13 @@ func TestPreferHashed(t *testing.T) {
 	defer small.Release()
 	direct.FindOrInsert(&p, []arrow.Array{small}, 10, nil, ids[:10])
 	direct.PreferHashed()
-	if direct.hashed {
+	if direct.isHashed() {
 		t.Error("PreferHashed moved a table holding keys")
 	}
 	s, _ := New([]arrow.DataType{arrow.BinaryTypes.String})
-	before := *s
+	before := s.layout
 	s.PreferHashed()
-	if s.hashed != before.hashed || len(s.intSlots) != len(before.intSlots) {
+	if s.layout != before {
 		t.Error("PreferHashed changed a string table")
 	}
 }

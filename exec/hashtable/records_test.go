@@ -76,15 +76,15 @@ func TestHashTableRecordsAgainstMap(t *testing.T) {
 				check("short keys", false, false)
 				check("short finds", false, true)
 			}
-			if tbl.rec == nil {
+			if tbl.records() == nil {
 				t.Fatal("keys of at most 24 bytes did not use records")
 			}
 			check("finds with long strings", true, true)
-			if tbl.rec == nil {
+			if tbl.records() == nil {
 				t.Fatal("a find ended the records")
 			}
 			check("inserts with long strings", true, false)
-			if tbl.rec != nil {
+			if tbl.records() != nil {
 				t.Fatal("a key longer than a record kept the records")
 			}
 			for range 12 {
@@ -195,8 +195,8 @@ func TestHashTableRecordsLongAfterPrefix(t *testing.T) {
 	defer short.Release()
 	out := make([]uint32, 2)
 	tbl.FindOrInsert(&p, []arrow.Array{short}, 2, nil, out)
-	if tbl.rec == nil || out[0] != 0 || out[1] != 0 {
-		t.Fatalf("two equal 24-byte keys: ids %v, records %v", out, tbl.rec != nil)
+	if tbl.records() == nil || out[0] != 0 || out[1] != 0 {
+		t.Fatalf("two equal 24-byte keys: ids %v, records %v", out, tbl.records() != nil)
 	}
 	mixed := build(prefix, prefix+"x")
 	defer mixed.Release()
@@ -227,7 +227,7 @@ func TestHashTableRecordsEmptyBatch(t *testing.T) {
 	var p Probe
 	tbl.FindOrInsert(&p, cols, 0, nil, nil)
 	tbl.Find(&p, cols, 0, nil, nil)
-	if tbl.Len() != 0 || tbl.rec == nil {
-		t.Errorf("after empty batches: %d keys, records %v", tbl.Len(), tbl.rec != nil)
+	if tbl.Len() != 0 || tbl.records() == nil {
+		t.Errorf("after empty batches: %d keys, records %v", tbl.Len(), tbl.records() != nil)
 	}
 }

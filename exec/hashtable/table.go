@@ -1,11 +1,8 @@
 package hashtable
 
 import (
-	"math/bits"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/qerr"
@@ -16,64 +13,43 @@ import (
 // themselves live beside it in columnar form (one typed keyColumn per key
 // column), from which the aggregate builds its output.
 //
-// It has three layouts:
-//   - one integer-like key column (Int8..Int64, Uint8..Uint64, Date32/64,
-//     Timestamp) whose values span a small range (see direct.go): a
-//     direct array indexed by the value minus the smallest one, so a lookup
-//     is one load at a place that follows the key (keys arriving in order,
-//     like line items by order key, read memory in order).
-//   - one integer-like key column otherwise: open addressing (linear
-//     probing) indexed by a hash's HIGH bits and kept at most half full;
-//     intSlots hold the key value itself beside its id, so a lookup touches
-//     one slot and compares the value in place, with no per-row call and no
-//     second memory access. An integer table starts direct and turns hashed,
-//     once and for good, when an insert would make the range too wide.
-//     In both a NULL key has its own id (nullID) outside the slots.
-//   - several integer-like key columns (packed.go): each row's key
-//     packed into one int64 of per-column bit fields, which then uses the
-//     two integer layouts above; it falls back to the generic layout for
-//     good on a NULL key or fields wider than 63 bits.
-//   - anything else: open addressing as above, where slots pack the low 32 bits of the row hash (a tag) with
-//     the id, so a probe touches one 8-byte slot and compares keys only on a
-//     tag match; candidate rows are then checked vector-at-a-time, one type
-//     switch per key column per round, never per row.
+// Where the ids live is its layout, one type each (docs/design/hash-tables.md):
+//   - directInts (direct.go): one integer-like key column whose values
+//     span a small range, in an array indexed by the value;
+//   - hashedInts (hashed.go): one integer-like key column otherwise, in
+//     open-addressing slots holding the value beside its id;
+//   - packedInts (packed.go): several integer-like or short string key
+//     columns packed into one int64 that uses one of the two above;
+//   - generic (generic.go): anything else, in tagged slots, with the keys
+//     also kept as fixed-width records (records.go) while they fit.
+//
+// The key types choose the first layout; the data may then move a table to
+// a more general one (direct → hashed, packed → generic), once and for good,
+// with every id kept. A layout is called once per batch; the per-row work
+// stays inside its typed loops.
 //
 // Not safe for concurrent mutation; concurrent find calls on a table no one
 // mutates are safe only with separate scratch (see probe).
 type Table struct {
-	Keys  []keyColumn
-	types []arrow.DataType // the key columns' types
-	n     int              // ids handed out
-	shift uint             // 64 - log2(slot count)
-
-	// generic layout
-	hashes []uint64 // per id: its key's hash (read only when growing)
-	slots  []uint64 // tag<<32 | id+1; 0 = empty
-	// rec holds the keys as fixed-width records (records.go) while
-	// every key inserted fits one; nil otherwise, for good.
-	rec *keyRecords
-
-	// integer layouts
-	intKey   bool
-	hashed   bool      // the integer table uses intSlots, not direct
-	intSlots []intSlot // hashed integer layout
-	// direct integer layout (direct.go): the entry of key v is
-	// pages[(v-directLo)>>pageBits][(v-directLo)&pageMask]
-	pages      []*directPage
-	directLo   int64
-	directUsed int    // pages allocated (not zeroPage)
-	nullID     uint32 // id of the NULL key, noID while none
-
-	// packed layout (packed.go): several integer-like key columns
-	// packed into one int64 that uses the integer layouts; nil otherwise.
-	// intKey is set while packed.
-	packed *packing
+	Keys   []keyColumn
+	types  []arrow.DataType // the key columns' types
+	n      int              // ids handed out
+	layout layout
 }
 
-// intSlot is one slot of the integer layout; id is the key's id+1, 0 = empty.
-type intSlot struct {
-	key int64
-	id  uint32
+// layout is where a Table keeps its ids. Its methods are called once per
+// batch; lookup may replace t.layout by a more general layout, which then
+// resolves the batch.
+type layout interface {
+	// lookup sets out[r] to the id of row r's key for every row of sel
+	// (nil: all n), inserting absent keys (with their key columns stored)
+	// when insert, else giving them NoID.
+	lookup(t *Table, p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool)
+	// memSize is the layout's bytes, the key columns aside.
+	memSize() int64
+	// worstCase bounds the bytes inserting n more rows of cols can add
+	// to the layout, the key columns' own growth aside.
+	worstCase(t *Table, cols []arrow.Array, n int) int64
 }
 
 // noID marks a row without an id (no match, or skipped).
@@ -81,9 +57,13 @@ const NoID = ^uint32(0)
 
 const InitialSlots = 16
 
-// newHashTable returns an empty table for keys of the given types.
+// initialShift indexes InitialSlots slots by a hash's high bits.
+const initialShift = 64 - 4
+
+// New returns an empty table for keys of the given types, in the layout
+// the types call for.
 func New(types []arrow.DataType) (*Table, error) {
-	t := &Table{nullID: NoID, shift: 64 - 4, types: types}
+	t := &Table{types: types}
 	for _, dt := range types {
 		k, err := newKeyColumn(dt)
 		if err != nil {
@@ -91,13 +71,13 @@ func New(types []arrow.DataType) (*Table, error) {
 		}
 		t.Keys = append(t.Keys, k)
 	}
-	if len(types) == 1 && isIntLike(types[0]) {
-		t.intKey = true // direct and empty until the first insert
-	} else if packable(types) {
-		t.intKey, t.packed = true, &packing{} // fields chosen at the first insert
-	} else {
-		t.slots = make([]uint64, InitialSlots)
-		t.rec = newKeyRecords(types)
+	switch {
+	case len(types) == 1 && isIntLike(types[0]):
+		t.layout = newDirectInts() // empty until the first insert
+	case packable(types):
+		t.layout = &packedInts{ints: newDirectInts()} // fields chosen at the first insert
+	default:
+		t.layout = newGeneric(types)
 	}
 	return t, nil
 }
@@ -109,8 +89,8 @@ func New(types []arrow.DataType) (*Table, error) {
 // for a few keys each. Other layouts, and a table holding keys, are left
 // as they are.
 func (t *Table) PreferHashed() {
-	if t.intKey && t.packed == nil && !t.hashed && t.n == 0 {
-		t.toHashed(InitialSlots)
+	if d, ok := t.layout.(*directInts); ok && t.n == 0 {
+		t.layout = d.toHashed(InitialSlots)
 	}
 }
 
@@ -137,61 +117,30 @@ func isIntLike(dt arrow.DataType) bool {
 // Len is the number of distinct keys (ids) in the table.
 func (t *Table) Len() int { return t.n }
 
-// numSlots is the open-addressing slot count (0 while direct).
-func (t *Table) numSlots() int {
-	if t.intKey {
-		return len(t.intSlots)
-	}
-	return len(t.slots)
-}
-
-func (t *Table) slotBytes() int64 {
-	if t.intKey {
-		return 16
-	}
-	return 8
-}
-
 // MemSize approximates the table's bytes for memory accounting.
 func (t *Table) MemSize() int64 {
-	n := int64(t.numSlots())*t.slotBytes() + int64(cap(t.hashes))*8 + int64(t.directUsed)*pageSize*4 + int64(len(t.pages))*8
+	n := t.layout.memSize()
 	for _, k := range t.Keys {
 		n += k.memSize()
-	}
-	if t.rec != nil {
-		n += int64(cap(t.rec.data)) * 8
 	}
 	return n
 }
 
 // WorstCase is an upper bound of the bytes inserting n rows of cols can add.
 func (t *Table) WorstCase(cols []arrow.Array, n int) int64 {
-	need := t.n + n
-	grow := int64(0)
-	if t.intKey && !t.hashed {
-		// New direct pages, or the move to hashed slots: count both.
-		grow += 4*int64(directLimit(need)) + 16*int64(SlotsFor(need))
-	} else {
-		for c := t.numSlots(); need*2 > c; c *= 2 {
-			grow += int64(c) * 2 * t.slotBytes()
-		}
-	}
-	if !t.intKey {
-		grow += int64(n) * 8 * 2 // hashes, amortised append doubling
-	}
-	if t.rec != nil {
-		grow += int64(n) * int64(t.rec.words) * 8 * 2 // records, the same
-	}
-	if t.packed != nil {
-		// A re-pack's packed keys and ids, and the stored keys copied, or
-		// the fall back to generic slots and hashes.
-		grow += int64(need)*(8+4) + 8*int64(SlotsFor(need)) + 16*int64(need)
-		for _, k := range t.Keys {
-			grow += k.memSize()
-		}
-	}
+	grow := t.layout.worstCase(t, cols, n)
 	for i, k := range t.Keys {
 		grow += k.worstCase(cols[i], n)
+	}
+	return grow
+}
+
+// slotGrowth is the bytes of the slot arrays an open-addressing layout of
+// slots slots (slotBytes each) allocates on its way to holding need keys.
+func slotGrowth(slots, need int, slotBytes int64) int64 {
+	grow := int64(0)
+	for c := slots; need*2 > c; c *= 2 {
+		grow += int64(c) * 2 * slotBytes
 	}
 	return grow
 }
@@ -241,432 +190,14 @@ func (p *Probe) reset(n int) {
 // (nil: all rows 0..n-1), inserting keys not yet present; out[r] is left
 // untouched for rows outside sel. NULL equals NULL here (grouping).
 func (t *Table) FindOrInsert(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
-	if t.packed != nil {
-		t.lookupPacked(p, cols, n, sel, out, true)
-		return
-	}
-	if t.intKey {
-		t.lookupInt(p, cols[0], n, sel, out, true)
-		return
-	}
-	t.lookup(p, cols, n, sel, out, true)
+	t.layout.lookup(t, p, cols, n, sel, out, true)
 }
 
 // Find sets out[r] to the id of row r's key, or noID if absent, for every
 // row of sel (nil: all). It never mutates t, so many goroutines may find
 // concurrently, each with its own probe.
 func (t *Table) Find(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
-	if t.packed != nil {
-		t.lookupPacked(p, cols, n, sel, out, false)
-		return
-	}
-	if t.intKey {
-		t.lookupInt(p, cols[0], n, sel, out, false)
-		return
-	}
-	t.lookup(p, cols, n, sel, out, false)
-}
-
-// lookupInt is find/findOrInsert for the integer layout: one type switch,
-// then a typed loop.
-func (t *Table) lookupInt(p *Probe, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
-	switch a := arr.(type) {
-	case *array.Int8:
-		lookupIntsIn(t, p, a.Int8Values(), arr, n, sel, out, insert)
-	case *array.Int16:
-		lookupIntsIn(t, p, a.Int16Values(), arr, n, sel, out, insert)
-	case *array.Int32:
-		lookupIntsIn(t, p, a.Int32Values(), arr, n, sel, out, insert)
-	case *array.Int64:
-		lookupIntsIn(t, p, a.Int64Values(), arr, n, sel, out, insert)
-	case *array.Uint8:
-		lookupIntsIn(t, p, a.Uint8Values(), arr, n, sel, out, insert)
-	case *array.Uint16:
-		lookupIntsIn(t, p, a.Uint16Values(), arr, n, sel, out, insert)
-	case *array.Uint32:
-		lookupIntsIn(t, p, a.Uint32Values(), arr, n, sel, out, insert)
-	case *array.Uint64:
-		lookupIntsIn(t, p, a.Uint64Values(), arr, n, sel, out, insert)
-	case *array.Date32:
-		lookupIntsIn(t, p, a.Date32Values(), arr, n, sel, out, insert)
-	case *array.Date64:
-		lookupIntsIn(t, p, a.Date64Values(), arr, n, sel, out, insert)
-	case *array.Timestamp:
-		lookupIntsIn(t, p, a.TimestampValues(), arr, n, sel, out, insert)
-	case *array.Time64:
-		lookupIntsIn(t, p, a.Time64Values(), arr, n, sel, out, insert)
-	default:
-		panic("exec/hash: integer key table given " + arr.DataType().String())
-	}
-	if len(p.newRows) > 0 {
-		t.Keys[0].appendRows(arr, p.newRows)
-	}
-}
-
-type intLike interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
-}
-
-// probeChunk is how many rows lookupInts resolves per pass pair: enough
-// independent loads in flight to hide memory latency, few enough that their
-// slots stay in cache until the second pass.
-const ProbeChunk = 64
-
-// lookupIntsIn resolves the rows of sel (nil: all n) in whichever integer
-// layout the table has, first moving from direct to hashed when inserting
-// these rows would make the direct window too wide.
-func lookupIntsIn[T intLike](t *Table, p *Probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
-	rows := n
-	if sel != nil {
-		rows = len(sel)
-	}
-	if !t.hashed {
-		if insert && !coverDirect(t, vals, arr, n, sel) {
-			t.toHashed(SlotsFor(t.n + rows))
-		}
-		if !t.hashed {
-			lookupDirect(t, p, vals, arr, n, sel, out, insert)
-			return
-		}
-	}
-	if insert {
-		if c := SlotsFor(t.n + rows); c > len(t.intSlots) {
-			t.growInt(c)
-		}
-	}
-	lookupInts(t, p, vals, arr, n, sel, out, insert)
-}
-
-// intSlotHash places an integer key: a full-avalanche mix whose high bits
-// index the slots.
-func intSlotHash(v int64) uint64 { return kernel.Fmix64(uint64(v)*kernel.HashMulA + kernel.HashSeed) }
-
-// lookupInts resolves the rows of sel (nil: all n) against the integer
-// layout. New keys get ids in row order; their rows are left in p.newRows
-// for the caller to store. The caller has grown the slots for inserts.
-func lookupInts[T intLike](t *Table, p *Probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
-	p.newRows = p.newRows[:0]
-	bits, off := keyBits(arr)
-	slots := t.intSlots
-	mask := uint64(len(slots) - 1)
-	shift := t.shift
-	if sel == nil && bits == nil {
-		// Two passes per chunk of rows: the first computes every row's home
-		// slot and loads it, loads that do not depend on one another, so
-		// the CPU overlaps their cache misses; the second probes, mostly
-		// from cache. One pass would wait out a miss per row: the branch on
-		// the loaded slot stops the CPU from running ahead. A row whose key
-		// repeats the row before it (line items of one order sit together)
-		// takes that row's answer without touching the table.
-		var home [ProbeChunk]uint64
-		var homeID [ProbeChunk]uint32
-		for base := 0; base < n; base += ProbeChunk {
-			m := min(ProbeChunk, n-base)
-			for i := 0; i < m; i++ {
-				r := base + i
-				if r > 0 && vals[r] == vals[r-1] {
-					continue
-				}
-				s := intSlotHash(int64(vals[r])) >> shift
-				home[i] = s
-				homeID[i] = slots[s].id
-			}
-			for i := 0; i < m; i++ {
-				r := base + i
-				v := int64(vals[r])
-				if r > 0 && vals[r] == vals[r-1] {
-					out[r] = out[r-1]
-					continue
-				}
-				s := home[i]
-				if !insert && homeID[i] == 0 {
-					out[r] = NoID
-					continue
-				}
-				for {
-					sl := &slots[s]
-					if sl.id == 0 {
-						if insert {
-							t.n++
-							sl.key, sl.id = v, uint32(t.n)
-							out[r] = uint32(t.n - 1)
-							p.newRows = append(p.newRows, int32(r))
-						} else {
-							out[r] = NoID
-						}
-						break
-					}
-					if sl.key == v {
-						out[r] = sl.id - 1
-						break
-					}
-					s = (s + 1) & mask
-				}
-			}
-		}
-		return
-	}
-	for k := range rowCount(n, sel) {
-		r := int32(rowAt(sel, k))
-		if bits != nil && !bitutil.BitIsSet(bits, off+int(r)) {
-			t.resolveNull(p, r, out, insert)
-			continue
-		}
-		v := int64(vals[r])
-		s := intSlotHash(v) >> shift
-		for {
-			sl := &slots[s]
-			if sl.id == 0 {
-				if insert {
-					t.n++
-					sl.key, sl.id = v, uint32(t.n)
-					out[r] = uint32(t.n - 1)
-					p.newRows = append(p.newRows, r)
-				} else {
-					out[r] = NoID
-				}
-				break
-			}
-			if sl.key == v {
-				out[r] = sl.id - 1
-				break
-			}
-			s = (s + 1) & mask
-		}
-	}
-}
-
-// resolveNull gives row r, whose key is NULL, the NULL key's id, first
-// handing that id out when inserting (NULL groups with NULL).
-func (t *Table) resolveNull(p *Probe, r int32, out []uint32, insert bool) {
-	if t.nullID == NoID && insert {
-		t.nullID = uint32(t.n)
-		t.n++
-		p.newRows = append(p.newRows, r)
-	}
-	out[r] = t.nullID
-}
-
-// SlotsFor is the slot count (a power of two) that keeps n keys at most
-// half full.
-func SlotsFor(n int) int {
-	c := InitialSlots
-	for n*2 > c {
-		c *= 2
-	}
-	return c
-}
-
-// growInt resizes the integer layout to c slots (a power of two larger
-// than now) and reinserts every key, in one pass however large the step.
-func (t *Table) growInt(c int) {
-	old := t.intSlots
-	t.intSlots = make([]intSlot, c)
-	t.shift = uint(64 - bits.TrailingZeros(uint(c)))
-	mask := uint64(len(t.intSlots) - 1)
-	for _, sl := range old {
-		if sl.id == 0 {
-			continue
-		}
-		s := intSlotHash(sl.key) >> t.shift
-		for t.intSlots[s].id != 0 {
-			s = (s + 1) & mask
-		}
-		t.intSlots[s] = sl
-	}
-}
-
-func (t *Table) lookup(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
-	p.reset(n)
-	rec := t.rec
-	if rec != nil {
-		// Only the rows that may differ from the row before (all of sel
-		// with a selection) are encoded, hashed and looked up; the others
-		// take the id of the row before at the end.
-		if sel == nil {
-			p.diff = kernel.GrowSlice(p.diff, n)
-			rec.differs(cols, n, p.diff)
-			p.rep = kernel.GrowSlice(p.rep, n)
-			p.pending = pendingRows(p.diff[:n], p.rep, p.pending)
-		} else {
-			p.pending = append(p.pending, sel...)
-		}
-		p.recs = kernel.GrowSlice(p.recs, n*rec.words)
-		if !rec.encode(cols, p.pending, p.recs) && insert {
-			// A key too long for a record is to be stored: the key columns
-			// hash and compare from now on. (A find just misses on it.)
-			t.dropRecords()
-			rec = nil
-			p.pending = p.pending[:0]
-		} else {
-			if sel == nil {
-				defer p.resolveRepeats(n, out)
-			}
-			rec.hash(p.recs, p.pending, p.rowHash)
-		}
-	}
-	if rec == nil {
-		// The key columns hash and compare; rows that repeat the row
-		// before are skipped while enough do.
-		kernel.HashColumns(cols, p.rowHash)
-		switch {
-		case sel != nil:
-			p.pending = append(p.pending, sel...)
-		case p.skipRepeats > 0:
-			p.skipRepeats--
-			for r := 0; r < n; r++ {
-				p.pending = append(p.pending, int32(r))
-			}
-		default:
-			p.rep, p.repCol = kernel.GrowSlice(p.rep, n), kernel.GrowSlice(p.repCol, n)
-			repeats := markRepeats(cols, n, p.rep, p.repCol)
-			for r := 0; r < n; r++ {
-				if !repeats || !p.rep[r] {
-					p.pending = append(p.pending, int32(r))
-				}
-			}
-			if (n-len(p.pending))*repeatMinShare < n {
-				p.skipRepeats = repeatPause
-			}
-			if repeats {
-				defer p.resolveRepeats(n, out)
-			}
-		}
-	}
-	if insert {
-		if c := SlotsFor(t.n + len(p.pending)); c > len(t.slots) {
-			t.grow(c)
-		}
-		t.hashes = growDouble(t.hashes, len(p.pending))
-	}
-	for _, r := range p.pending {
-		p.pos[r] = uint32(p.rowHash[r] >> t.shift)
-	}
-	slots := t.slots
-	mask := uint32(len(slots) - 1)
-	for len(p.pending) > 0 {
-		p.candRows, p.candIDs, p.newRows = p.candRows[:0], p.candIDs[:0], p.newRows[:0]
-		for i, r := range p.pending {
-			if i%ProbeChunk == 0 {
-				// Load the home slots of the next rows first: loads no
-				// branch waits on, so a large table's cache misses overlap
-				// instead of stalling the probe loop one by one.
-				var sink uint64
-				for _, q := range p.pending[i:min(i+ProbeChunk, len(p.pending))] {
-					sink |= slots[p.pos[q]]
-				}
-				p.sink = sink
-			}
-			h, s := p.rowHash[r], p.pos[r]
-			tag := uint32(h)
-			for {
-				sl := slots[s]
-				if sl == 0 {
-					if insert {
-						nid := uint32(t.n)
-						t.n++
-						slots[s] = uint64(tag)<<32 | uint64(nid+1)
-						t.hashes = append(t.hashes, h)
-						out[r] = nid
-						p.newRows = append(p.newRows, r)
-					} else {
-						out[r] = NoID
-					}
-					break
-				}
-				if uint32(sl>>32) == tag {
-					p.candRows = append(p.candRows, r)
-					p.candIDs = append(p.candIDs, uint32(sl)-1)
-					p.pos[r] = s
-					break
-				}
-				s = (s + 1) & mask
-			}
-		}
-		// Store new keys before checking candidates: a later row of this
-		// round may be a candidate for a key inserted earlier in the round.
-		if len(p.newRows) > 0 {
-			for i, k := range t.Keys {
-				k.appendRows(cols[i], p.newRows)
-			}
-			if rec != nil {
-				rec.appendRows(p.recs, p.newRows)
-			}
-		}
-		p.next = p.next[:0]
-		if len(p.candRows) > 0 {
-			if cap(p.eq) < len(p.candRows) {
-				p.eq = make([]bool, len(p.candRows))
-			}
-			eq := p.eq[:len(p.candRows)]
-			for i := range eq {
-				eq[i] = true
-			}
-			if rec != nil {
-				p.sink |= rec.equal(p.recs, p.candRows, p.candIDs, eq)
-			} else {
-				for i, k := range t.Keys {
-					k.equal(cols[i], p.candRows, p.candIDs, eq)
-				}
-			}
-			for i, ok := range eq {
-				r := p.candRows[i]
-				if ok {
-					out[r] = p.candIDs[i]
-				} else {
-					p.pos[r] = (p.pos[r] + 1) & mask
-					p.next = append(p.next, r)
-				}
-			}
-		}
-		p.pending, p.next = p.next, p.pending
-	}
-}
-
-// resolveRepeats gives each row marked in p.rep the id of the row before;
-// called last, in row order, so that a run follows its first row.
-func (p *Probe) resolveRepeats(n int, out []uint32) {
-	if n == 0 {
-		return
-	}
-	rep := p.rep[:n]
-	out = out[:n]
-	prev := out[0]
-	for r := 1; r < n; r++ {
-		v := out[r]
-		if rep[r] {
-			v = prev // a conditional move: runs are short and irregular
-		}
-		out[r], prev = v, v
-	}
-}
-
-// dropRecords ends the record layout for good: the stored keys are
-// rehashed by HashColumns and the slots rebuilt, ids unchanged.
-func (t *Table) dropRecords() {
-	t.rec = nil
-	t.hashes = t.hashes[:t.n]
-	if t.n > 0 {
-		stored := t.storedKeys()
-		kernel.HashColumns(stored, t.hashes)
-		releaseArrays(stored)
-	}
-	t.grow(len(t.slots))
-}
-
-// grow resizes the generic layout to c slots (a power of two larger than
-// now) and reinserts every id by its stored hash, in one pass.
-func (t *Table) grow(c int) {
-	t.slots = make([]uint64, c)
-	t.shift = uint(64 - bits.TrailingZeros(uint(c)))
-	mask := uint32(len(t.slots) - 1)
-	for id, h := range t.hashes {
-		s := uint32(h >> t.shift)
-		for t.slots[s] != 0 {
-			s = (s + 1) & mask
-		}
-		t.slots[s] = uint64(uint32(h))<<32 | uint64(id+1)
-	}
+	t.layout.lookup(t, p, cols, n, sel, out, false)
 }
 
 // ---- key columns ----

@@ -88,7 +88,7 @@ func benchProbeComposite(b *testing.B, generic bool) {
 		b.Fatal(err)
 	}
 	if generic {
-		tbl.toGeneric()
+		tbl.layout = tbl.storedGeneric()
 	}
 	var p Probe
 	pb, sb := array.NewInt64Builder(mem), array.NewInt64Builder(mem)

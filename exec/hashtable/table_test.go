@@ -31,8 +31,8 @@ func TestHashTableAgainstMap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tbl.intKey != (len(types) == 1 || packable(types)) {
-				t.Fatalf("intKey = %v for %v", tbl.intKey, types)
+			if tbl.isIntKey() != (len(types) == 1 || packable(types)) {
+				t.Fatalf("intKey = %v for %v", tbl.isIntKey(), types)
 			}
 			ids := map[string]uint32{} // key text -> id
 			var p Probe

@@ -6,16 +6,11 @@
 // Parquet row groups whose statistics cannot satisfy the pushed-down
 // predicate (prune.go).
 //
-// Flat Parquet columns (integers, dates, decimals, floats, strings and
-// binaries; PLAIN or dictionary pages; version 1 and 2 data pages) are
-// decoded page by page by our own decoder (parquet_direct.go,
-// parquet_rle.go): arrow-go reads and decompresses the pages, and a helper
-// goroutine may decode the next row group while the operator returns the
-// current one. Everything else goes through arrow-go's record reader, with
-// the conversions of parquet_widen.go.
+// Parquet files are read by exec/scan/parquet, which holds our own page
+// decoder for flat columns and arrow-go's record reader for the rest; the
+// scan gives it the column names, the batch size, the task's allocator and
+// the pruning test, and gets batches back.
 //
-// Invariants: both Parquet paths produce the same batches for the same file
-// (tests run every file through each); a memory-limit failure mid-read
-// releases the half-built batch; the helper goroutine is owned by the scan,
-// stops on Close or cancellation, and reports its panics as the task's error.
+// Invariants: a memory-limit failure mid-read releases the half-built
+// batch; nothing the scan opens outlives its Close.
 package scan

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"unsafe"
 
@@ -25,7 +24,7 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// fixSchema has one column per conversion path of parquet_widen.go,
+// fixSchema has one column per conversion path of exec/scan/parquet,
 // plus a string column whose dictionary overflows (plain pages: read as
 // strings) and a plain int64.
 var fixSchema = arrow.NewSchema([]arrow.Field{
@@ -103,73 +102,25 @@ func writeFixFile(t *testing.T, mem memory.Allocator, path string, rows int, rgR
 	return rec
 }
 
-// readPath is one way a Parquet file is read: the direct decoder with or
-// without a helper goroutine, or arrow-go's record reader.
-type readPath struct{ direct, help bool }
-
-var readPaths = []readPath{{true, true}, {true, false}, {false, false}}
-
-func (m readPath) String() string { return fmt.Sprintf("direct=%v/help=%v", m.direct, m.help) }
-
-// use switches the scan to m until the test ends (tests using it do not
-// run in parallel).
-func (m readPath) use(t *testing.T) {
-	d, h := parquetDirect, parquetHelp
-	t.Cleanup(func() { parquetDirect, parquetHelp = d, h })
-	parquetDirect, parquetHelp = m.direct, m.help
-}
-
-// TestParquetScanConversions reads a file through every conversion path
-// (INT64 and INT32 decimals widened, date32 relabelled, dictionary-only
-// strings and binaries gathered, plain-page strings as before) with
-// several batch sizes, projections that repeat and reorder columns, and
-// row-group ranges, and compares with the data written.
-func TestParquetScanConversions(t *testing.T) {
+// TestParquetScan reads a file through the scan operator (the parquet
+// room's reader on the path it chooses, then the scan's conforming and
+// slicing) at several batch sizes, with projections that repeat and reorder
+// columns and with row-group ranges, and compares with the data written;
+// exec/scan/parquet checks each of its read paths on its own.
+func TestParquetScan(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	const rows, rgRows = 3000, 1100
 	want := writeFixFile(t, mem, path, rows, rgRows)
 	defer want.Release()
-
-	for _, mode := range readPaths {
-		direct := mode.direct
-		t.Run(mode.String(), func(t *testing.T) {
-			mode.use(t)
-
-			// The paths this test means to exercise are the ones chosen.
-			tc := newTestContext(mem, 0)
-			s := &scanOp{tc: tc, n: &physical.Scan{Table: "t", Partitions: [][]string{{path}}}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
-			src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
-			if err != nil {
-				t.Fatal(err)
+	for _, bs := range []int{1, 7, 1024, 8192} {
+		for _, proj := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {6, 4, 1, 4, 0}, {3}} {
+			for _, rg := range [][]physical.RowGroupRange{nil, {{Start: 1, End: 3}}} {
+				t.Run(fmt.Sprintf("bs%d/proj%v/rg%v", bs, proj, rg), func(t *testing.T) {
+					checkScan(t, mem, path, want, bs, proj, rg)
+				})
 			}
-			ps := src.(*parquetSource)
-			if direct {
-				if ps.direct == nil {
-					t.Fatal("the direct path was not chosen")
-				}
-				helped := slices.Contains(ps.direct.helped, true) && slices.Contains(ps.direct.helped, false)
-				if helped != mode.help {
-					t.Errorf("columns split with a helper: %v, want %v", helped, mode.help)
-				}
-			} else {
-				wantFix := []colFix{fixNone, fixDecimal64, fixDecimal32, fixDate32, fixDict, fixNone, fixDict}
-				if fmt.Sprint(ps.fix) != fmt.Sprint(wantFix) {
-					t.Errorf("conversions %v, want %v", ps.fix, wantFix)
-				}
-			}
-			src.close()
-
-			for _, bs := range []int{1, 7, 100, 1024, 8192} {
-				for _, proj := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {6, 4, 1, 4, 0}, {3}} {
-					for _, rg := range [][]physical.RowGroupRange{nil, {{Start: 1, End: 3}}} {
-						t.Run(fmt.Sprintf("bs%d/proj%v/rg%v", bs, proj, rg), func(t *testing.T) {
-							checkScan(t, mem, path, want, bs, proj, rg)
-						})
-					}
-				}
-			}
-		})
+		}
 	}
 }
 
@@ -381,161 +332,29 @@ func TestRecyclerZeroes(t *testing.T) {
 	plain.Release()
 }
 
-// TestGatherDictionary materialises dictionary strings through both copy
-// paths (every value at most 8 bytes: one word store per row; a longer
-// value: copies), with NULLs and a sliced array, against the values the
-// indices name.
-func TestGatherDictionary(t *testing.T) {
-	mem := memcheck.New(t)
-	for _, dictVals := range [][]string{
-		{"A", "", "N", "REG AIR", "12345678"},
-		{"A", "DELIVER IN PERSON", "", "NONE", "123456789"},
-	} {
-		db := array.NewStringBuilder(mem)
-		db.AppendValues(dictVals, nil)
-		dict := db.NewArray()
-		db.Release()
-		r := rand.New(rand.NewPCG(3, uint64(len(dictVals[1]))))
-		ib := array.NewInt32Builder(mem)
-		var want []*string
-		for i := 0; i < 1000; i++ {
-			if r.IntN(6) == 0 {
-				ib.AppendNull()
-				want = append(want, nil)
-				continue
-			}
-			k := r.IntN(len(dictVals))
-			ib.Append(int32(k))
-			want = append(want, &dictVals[k])
-		}
-		idx := ib.NewArray()
-		ib.Release()
-		full := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, idx, dict)
-		idx.Release()
-		dict.Release()
-		for _, off := range []int{0, 13} {
-			d := array.NewSlice(full, int64(off), int64(full.Len())).(*array.Dictionary)
-			got, err := gatherDictionary(mem, d, arrow.BinaryTypes.String)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := got.(*array.String)
-			for i := 0; i < s.Len(); i++ {
-				w := want[off+i]
-				switch {
-				case w == nil && s.IsValid(i):
-					t.Fatalf("dict %q offset %d row %d: got %q, want NULL", dictVals, off, i, s.Value(i))
-				case w != nil && (s.IsNull(i) || s.Value(i) != *w):
-					t.Fatalf("dict %q offset %d row %d: got %q, want %q", dictVals, off, i, s.Value(i), *w)
-				}
-			}
-			got.Release()
-			d.Release()
-		}
-		full.Release()
-	}
-}
-
-// TestParquetScanClosedEarly closes scans after their first batch, on
-// every read path, so that batches decoded ahead (a helped scan decodes
-// several at a time) and open row groups are released; the checked
-// allocator fails the test otherwise, and goleak catches a helper left
-// running.
-func TestParquetScanClosedEarly(t *testing.T) {
-	mem := memcheck.New(t)
-	path := filepath.Join(t.TempDir(), "fix.parquet")
-	want := writeFixFile(t, mem, path, 3000, 1100)
-	defer want.Release()
-	for _, mode := range readPaths {
-		t.Run(mode.String(), func(t *testing.T) {
-			mode.use(t)
-			n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
-				Partitions: [][]string{{path}}, Fetch: -1}
-			op, err := buildScan(newTestContext(mem, 100), n, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			if err := op.Open(ctx); err != nil {
-				t.Fatal(err)
-			}
-			b, err := op.Next(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b.NumRows() != 100 {
-				t.Errorf("first batch has %d rows, want 100", b.NumRows())
-			}
-			b.Release()
-			op.Close()
-		})
-	}
-}
-
 // TestParquetScanMemoryLimit runs scans whose task memory limit is hit
-// part-way through decoding (at several limits, so the failing allocation
-// falls in different places), on every read path: each must fail with the
-// Resources error, and the direct paths must leave nothing allocated
-// (checked allocator, goleak). The record reader (arrow-go's, the path for
-// files the direct decoder does not take) is not safe against the
-// allocator's panic: buffers it held when the limit hit stay accounted to
-// the failed task. That is known and only logged here.
+// part-way through decoding: each must fail with the Resources error and
+// leave nothing allocated (checked allocator, goleak).
 func TestParquetScanMemoryLimit(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	want := writeFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
-	for _, mode := range readPaths {
-		for _, limit := range []int64{4 << 10, 20 << 10, 60 << 10, 150 << 10} {
-			t.Run(fmt.Sprintf("%s/limit=%d", mode, limit), func(t *testing.T) {
-				mode.use(t)
-				var parent memory.Allocator = mem
-				if !mode.direct {
-					parent = memory.NewGoAllocator()
-				}
-				acct := execop.NewAccountingAllocator(parent, limit)
-				n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
-					Partitions: [][]string{{path}}, Fetch: -1}
-				bs, err := execop.CollectAll(context.Background(), newTestContext(acct, 1024), n)
-				for _, b := range bs {
-					b.Release()
-				}
-				if !qerr.Is(err, qerr.Resources) {
-					t.Fatalf("want a Resources error, got %v", err)
-				}
-				switch {
-				case acct.Current() == 0:
-				case mode.direct:
-					t.Errorf("%d bytes still accounted after the failure", acct.Current())
-				default:
-					t.Logf("record reader: %d bytes still accounted after the failure (known)", acct.Current())
-				}
-			})
-		}
-	}
-}
-
-// TestParquetScanDataPageV2 reads the conversion file written with version 2
-// data pages (levels stored apart from the compressed values) through the
-// direct path and compares with the data written.
-func TestParquetScanDataPageV2(t *testing.T) {
-	mem := memcheck.New(t)
-	path := filepath.Join(t.TempDir(), "fix-v2.parquet")
-	want := writeFixFile(t, mem, path, 3000, 1100, parquet.WithDataPageVersion(parquet.DataPageV2))
-	defer want.Release()
-	tc := newTestContext(mem, 0)
-	s := &scanOp{tc: tc, n: &physical.Scan{Table: "t", Partitions: [][]string{{path}}}, schema: fixSchema, proj: []int{0, 1, 2, 3, 4, 5, 6}}
-	src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if src.(*parquetSource).direct == nil {
-		t.Error("the direct path was not chosen")
-	}
-	src.close()
-	for _, bs := range []int{7, 1024} {
-		t.Run(fmt.Sprintf("bs%d", bs), func(t *testing.T) {
-			checkScan(t, mem, path, want, bs, []int{0, 1, 2, 3, 4, 5, 6}, nil)
+	for _, limit := range []int64{4 << 10, 60 << 10} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			acct := execop.NewAccountingAllocator(mem, limit)
+			n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
+				Partitions: [][]string{{path}}, Fetch: -1}
+			bs, err := execop.CollectAll(context.Background(), newTestContext(acct, 1024), n)
+			for _, b := range bs {
+				b.Release()
+			}
+			if !qerr.Is(err, qerr.Resources) {
+				t.Fatalf("want a Resources error, got %v", err)
+			}
+			if acct.Current() != 0 {
+				t.Errorf("%d bytes still accounted after the failure", acct.Current())
+			}
 		})
 	}
 }

@@ -151,39 +151,24 @@ func cmp3[T int64 | float64](a, b T) int {
 	return 0
 }
 
-// canSkip reports whether row group rg provably has no row where every
-// prune term holds.
-func (p *parquetSource) canSkip(rg int) bool {
-	if len(p.s.prune) == 0 {
-		return false
-	}
-	md := p.f.MetaData().RowGroup(rg)
-	if md.NumRows() == 0 {
+// canSkip reports whether a row group of rows rows provably has no row
+// where every prune term holds, given each output column's statistics.
+func (s *scanOp) canSkip(rows int64, stats func(col int) metadata.TypedStatistics) bool {
+	if rows == 0 {
 		return true
 	}
-	for _, t := range p.s.prune {
-		sf := &p.fr.Manifest.Fields[p.fields[t.col]]
-		if !sf.IsLeaf() {
+	for _, t := range s.prune {
+		st := stats(t.col)
+		if st == nil {
 			continue
 		}
-		cc, err := md.ColumnChunk(sf.ColIndex)
-		if err != nil {
-			continue
-		}
-		if ok, _ := cc.StatsSet(); !ok {
-			continue
-		}
-		st, err := cc.Statistics()
-		if err != nil || st == nil {
-			continue
-		}
-		if st.HasNullCount() && st.NullCount() == md.NumRows() {
+		if st.HasNullCount() && st.NullCount() == rows {
 			return true // all NULL: no comparison is true
 		}
 		if !st.HasMinMax() {
 			continue
 		}
-		lo, hi, ok := statBounds(st, p.s.schema.Field(t.col).Type)
+		lo, hi, ok := statBounds(st, s.schema.Field(t.col).Type)
 		if !ok {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/scan/parquet"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
@@ -212,7 +213,7 @@ func (s *scanOp) openFile(ctx context.Context, i int) (batchSource, error) {
 		if s.ranges != nil {
 			rg = s.ranges[i]
 		}
-		return openParquet(ctx, s, path, rg)
+		return s.openParquet(ctx, path, rg)
 	case physical.FormatCSV:
 		return openCSV(s, path)
 	case physical.FormatArrow:
@@ -323,4 +324,47 @@ func projectBatch(b arrow.RecordBatch, proj []int) arrow.RecordBatch {
 		fields[i] = b.Schema().Field(c)
 	}
 	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, b.NumRows())
+}
+
+// openParquet opens one Parquet file through the parquet room's reader.
+func (s *scanOp) openParquet(ctx context.Context, path string, rg physical.RowGroupRange) (batchSource, error) {
+	names := make([]string, s.schema.NumFields())
+	for i := range names {
+		names[i] = s.schema.Field(i).Name
+	}
+	opts := parquet.Options{
+		Table:         s.n.Table,
+		Columns:       names,
+		BatchRows:     s.tc.BatchRows(),
+		Mem:           s.tc.Mem,
+		OnlyPartition: len(s.n.Partitions) == 1,
+	}
+	if len(s.prune) > 0 {
+		opts.Skip = s.canSkip
+	}
+	r, err := parquet.Open(ctx, path, rg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &parquetSource{r: r, s: s}, nil
+}
+
+// parquetSource adapts a parquet.Reader to batchSource, adding its row-group
+// counts to the scan's when it closes.
+type parquetSource struct {
+	r *parquet.Reader
+	s *scanOp
+}
+
+func (p *parquetSource) next(ctx context.Context) (arrow.RecordBatch, error) { return p.r.Next(ctx) }
+
+func (p *parquetSource) close() {
+	if p.r == nil {
+		return
+	}
+	read, skipped := p.r.RowGroups()
+	p.s.rowGroupsRead += read
+	p.s.rowGroupsPruned += skipped
+	p.r.Close()
+	p.r = nil
 }

@@ -1,4 +1,4 @@
-package scan
+package parquet
 
 import (
 	"encoding/binary"
@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
+	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -38,7 +38,7 @@ const (
 // manifest so that the decoder returns the physical integers.
 //
 // Call it after the row groups to read are known (p.rgs).
-func (p *parquetSource) planFixes(uniq []int) {
+func (p *Reader) planFixes(uniq []int) {
 	p.fix = make([]colFix, len(uniq))
 	p.fixType = make([]arrow.DataType, len(uniq))
 	sch := p.f.MetaData().Schema
@@ -52,18 +52,18 @@ func (p *parquetSource) planFixes(uniq []int) {
 		var as arrow.DataType
 		switch sf.Field.Type.(type) {
 		case *arrow.Date32Type:
-			if phys == parquet.Types.Int32 {
+			if phys == pq.Types.Int32 {
 				fix, as = fixDate32, arrow.PrimitiveTypes.Int32
 			}
 		case *arrow.StringType, *arrow.BinaryType:
-			if phys == parquet.Types.ByteArray && p.dictOnly(sf.ColIndex) {
+			if phys == pq.Types.ByteArray && p.dictOnly(sf.ColIndex) {
 				fix, as = fixDict, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: sf.Field.Type}
 			}
 		case *arrow.Decimal128Type:
 			switch phys {
-			case parquet.Types.Int32:
+			case pq.Types.Int32:
 				fix, as = fixDecimal32, arrow.PrimitiveTypes.Int32
-			case parquet.Types.Int64:
+			case pq.Types.Int64:
 				fix, as = fixDecimal64, arrow.PrimitiveTypes.Int64
 			}
 		case *arrow.TimestampType, *arrow.Time32Type, *arrow.Time64Type:
@@ -87,7 +87,7 @@ func (p *parquetSource) planFixes(uniq []int) {
 // finish turns a batch of the reader (the distinct fields in file order,
 // borrowed) into the projected columns in output order with their Arrow
 // types; the result holds its own references.
-func (p *parquetSource) finish(b arrow.RecordBatch) (arrow.RecordBatch, error) {
+func (p *Reader) finish(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 	conv := make([]arrow.Array, b.NumCols())
 	defer func() {
 		for _, c := range conv {
@@ -105,7 +105,7 @@ func (p *parquetSource) finish(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 		}
 		c, err := p.convert(col, p.fix[i], p.fixType[i])
 		if err != nil {
-			return nil, qerr.Execf("exec: scan of %s: cannot decode column %q of %s: %w", p.s.n.Table, b.Schema().Field(i).Name, p.path, err)
+			return nil, qerr.Execf("exec: scan of %s: cannot decode column %q of %s: %w", p.opts.Table, b.Schema().Field(i).Name, p.path, err)
 		}
 		conv[i] = c
 	}
@@ -122,13 +122,13 @@ func (p *parquetSource) finish(b arrow.RecordBatch) (arrow.RecordBatch, error) {
 }
 
 // convert returns col (int32 or int64) as typ; the caller releases it.
-func (p *parquetSource) convert(col arrow.Array, fix colFix, typ arrow.DataType) (arrow.Array, error) {
+func (p *Reader) convert(col arrow.Array, fix colFix, typ arrow.DataType) (arrow.Array, error) {
 	d := col.Data()
 	switch fix {
 	case fixDate32:
-		nd := array.NewData(typ, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
-		defer nd.Release()
-		return array.MakeFromData(nd), nil
+		relabelled := array.NewData(typ, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
+		defer relabelled.Release()
+		return array.MakeFromData(relabelled), nil
 	case fixDict:
 		return gatherDictionary(p.alloc(), col.(*array.Dictionary), typ)
 	case fixDecimal32:
@@ -142,7 +142,7 @@ func (p *parquetSource) convert(col arrow.Array, fix colFix, typ arrow.DataType)
 	return col, nil
 }
 
-func (p *parquetSource) alloc() memory.Allocator { return p.mem }
+func (p *Reader) alloc() memory.Allocator { return p.mem }
 
 // widenDecimal builds a decimal128 array of typ from vals (the values of
 // d, offset applied), keeping d's validity bitmap and offset.
@@ -155,9 +155,9 @@ func widenDecimal[T int32 | int64](mem memory.Allocator, d arrow.ArrayData, typ 
 	for i, v := range vals {
 		out[i] = decimal128.FromI64(int64(v))
 	}
-	nd := array.NewData(typ, d.Len(), []*memory.Buffer{d.Buffers()[0], buf}, nil, d.NullN(), off)
-	defer nd.Release()
-	return array.MakeFromData(nd)
+	widened := array.NewData(typ, d.Len(), []*memory.Buffer{d.Buffers()[0], buf}, nil, d.NullN(), off)
+	defer widened.Release()
+	return array.MakeFromData(widened)
 }
 
 // dictionaryPage is the Thrift PageType of a dictionary page (the
@@ -168,7 +168,7 @@ const dictionaryPage = 2
 // row group the scan reads, is dictionary-encoded (by the footer's page
 // encoding statistics). Only then does reading dictionary indices pay:
 // the decoder turns plain pages into dictionary entries value by value.
-func (p *parquetSource) dictOnly(col int) bool {
+func (p *Reader) dictOnly(col int) bool {
 	if len(p.rgs) == 0 {
 		return false
 	}
@@ -186,7 +186,7 @@ func (p *parquetSource) dictOnly(col int) bool {
 			if e.PageType == dictionaryPage {
 				continue
 			}
-			if e.Encoding != parquet.Encodings.RLEDict && e.Encoding != parquet.Encodings.PlainDict {
+			if e.Encoding != pq.Encodings.RLEDict && e.Encoding != pq.Encodings.PlainDict {
 				return false
 			}
 		}
@@ -213,9 +213,9 @@ func gatherDictionary(mem memory.Allocator, d *array.Dictionary, typ arrow.DataT
 	}
 	idx := d.Indices().(*array.Int32).Int32Values()
 	n := len(idx)
-	nd := uint32(len(doffs) - 1)
+	dictLen := uint32(len(doffs) - 1)
 	if len(doffs) == 0 {
-		nd = 0
+		dictLen = 0
 	}
 	data := d.Data()
 	var valid []byte
@@ -232,8 +232,8 @@ func gatherDictionary(mem memory.Allocator, d *array.Dictionary, typ arrow.DataT
 	if valid == nil {
 		for i, k := range idx {
 			offs[i] = total
-			if uint32(k) >= nd {
-				return nil, errDictIndex(k, nd)
+			if uint32(k) >= dictLen {
+				return nil, errDictIndex(k, dictLen)
 			}
 			total += doffs[k+1] - doffs[k]
 		}
@@ -243,8 +243,8 @@ func gatherDictionary(mem memory.Allocator, d *array.Dictionary, typ arrow.DataT
 			if !bitutil.BitIsSet(valid, voff+i) {
 				continue
 			}
-			if uint32(k) >= nd {
-				return nil, errDictIndex(k, nd)
+			if uint32(k) >= dictLen {
+				return nil, errDictIndex(k, dictLen)
 			}
 			total += doffs[k+1] - doffs[k]
 		}

@@ -1,4 +1,4 @@
-package scan
+package parquet
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"

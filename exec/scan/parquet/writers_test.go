@@ -1,9 +1,7 @@
-package scan
+package parquet
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,13 +13,12 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/quiverdb/quiver/exec/memcheck"
-	"github.com/quiverdb/quiver/physical"
 )
 
 // tpcdsDir holds the TPC-DS SF 0.01 tables as DuckDB wrote them (Parquet
 // v1, SNAPPY, every column OPTIONAL, decimals on INT32 and INT64): files
 // from another writer than the arrow-go files the other tests make.
-const tpcdsDir = "../../testdata/tpcds/sf0.01"
+const tpcdsDir = "../../../testdata/tpcds/sf0.01"
 
 // TestParquetOtherWriters reads every DuckDB-written TPC-DS file through
 // our direct page decoder (with and without its helper goroutine) and
@@ -92,47 +89,34 @@ func fileSchema(t *testing.T, path string) *arrow.Schema {
 // picks the direct decoder.
 func directChosen(t *testing.T, mem memory.Allocator, path string, schema *arrow.Schema) bool {
 	t.Helper()
-	proj := make([]int, schema.NumFields())
-	for i := range proj {
-		proj[i] = i
-	}
-	s := &scanOp{tc: newTestContext(mem, 0), n: &physical.Scan{Table: "t", Partitions: [][]string{{path}}}, schema: schema, proj: proj}
-	src, err := openParquet(context.Background(), s, path, physical.RowGroupRange{Start: 0, End: -1})
+	r, err := Open(context.Background(), path, wholeFile, schemaOptions(mem, schema, 1024))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer src.close()
-	return src.(*parquetSource).direct != nil
+	defer r.Close()
+	return r.direct != nil
 }
 
-// scanFile reads all of path as one batch, bs rows per scan batch.
+// schemaOptions reads every column of schema, bs rows a batch.
+func schemaOptions(mem memory.Allocator, schema *arrow.Schema, bs int) Options {
+	names := make([]string, schema.NumFields())
+	for i := range names {
+		names[i] = schema.Field(i).Name
+	}
+	return Options{Table: "t", Columns: names, BatchRows: bs, Mem: mem, OnlyPartition: true}
+}
+
+// scanFile reads all of path as one batch, bs rows per batch read.
 func scanFile(t *testing.T, mem memory.Allocator, path string, schema *arrow.Schema, bs int) arrow.RecordBatch {
 	t.Helper()
-	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: schema, Partitions: [][]string{{path}}, Fetch: -1}
-	op, err := buildScan(newTestContext(mem, bs), n, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := op.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
-	var got []arrow.RecordBatch
+	got, err := readAll(path, wholeFile, schemaOptions(mem, schema, bs))
 	defer func() {
 		for _, b := range got {
 			b.Release()
 		}
 	}()
-	for {
-		b, err := op.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, b)
+	if err != nil {
+		t.Fatal(err)
 	}
 	cols := make([]arrow.Array, schema.NumFields())
 	rows := int64(0)

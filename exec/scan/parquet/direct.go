@@ -1,4 +1,4 @@
-package scan
+package parquet
 
 import (
 	"cmp"
@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
+	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/quiverdb/quiver/exec/execop"
@@ -37,20 +37,20 @@ import (
 // dictionary encodings (by the footer, for every row group to read); any
 // other file is read through the record reader as before.
 
-// parquetDirect turns the direct path on; tests turn it off to exercise
+// directEnabled turns the direct path on; tests turn it off to exercise
 // the record reader on the same files. The direct decoder reinterprets
 // PLAIN values and bit-packed runs in place (Parquet stores them little
 // endian), so it is on only where the host is little-endian too.
-var parquetDirect = littleEndian
+var directEnabled = littleEndian
 
-// parquetHelp lets a single-partition scan decode on a helper goroutine;
+// helpEnabled lets a single-partition scan decode on a helper goroutine;
 // tests turn it off to exercise both.
-var parquetHelp = true
+var helpEnabled = true
 
-// parquetValues decodes one column's values for one batch at a time. Call order
+// valueDecoder decodes one column's values for one batch at a time. Call order
 // per batch: begin, then any number of dict/plain segments (each followed
 // by spread when the segment has NULLs), then finish.
-type parquetValues interface {
+type valueDecoder interface {
 	// setDict decodes a PLAIN dictionary page of n entries.
 	setDict(data []byte, n int) error
 	// begin prepares output for n rows.
@@ -73,11 +73,11 @@ type parquetValues interface {
 	release()
 }
 
-// parquetColumn reads one leaf column chunk of a row group.
-type parquetColumn struct {
+// columnReader reads one leaf column chunk of a row group.
+type columnReader struct {
 	pr       file.PageReader
 	optional bool
-	vals     parquetValues
+	vals     valueDecoder
 	mem      memory.Allocator
 
 	left    int // rows left in the current data page
@@ -89,47 +89,47 @@ type parquetColumn struct {
 	scratch []uint32
 }
 
-// newParquetValues reports whether leaf column descr, read as Arrow type typ,
+// newValueDecoder reports whether leaf column descr, read as Arrow type typ,
 // can be decoded directly, and the decoder for it.
-func newParquetValues(descr *schema.Column, typ arrow.DataType, mem memory.Allocator) (parquetValues, bool) {
+func newValueDecoder(descr *schema.Column, typ arrow.DataType, mem memory.Allocator) (valueDecoder, bool) {
 	if descr.MaxRepetitionLevel() != 0 || descr.MaxDefinitionLevel() > 1 {
 		return nil, false
 	}
 	phys := descr.PhysicalType()
 	switch t := typ.(type) {
 	case *arrow.Int32Type, *arrow.Date32Type:
-		if phys == parquet.Types.Int32 {
-			return &parquetFixedWidth[int32]{mem: mem, typ: t, width: 4, decode: plainCopy[int32]}, true
+		if phys == pq.Types.Int32 {
+			return &fixedWidth[int32]{mem: mem, typ: t, width: 4, decode: plainCopy[int32]}, true
 		}
 	case *arrow.Int64Type:
-		if phys == parquet.Types.Int64 {
-			return &parquetFixedWidth[int64]{mem: mem, typ: t, width: 8, decode: plainCopy[int64]}, true
+		if phys == pq.Types.Int64 {
+			return &fixedWidth[int64]{mem: mem, typ: t, width: 8, decode: plainCopy[int64]}, true
 		}
 	case *arrow.TimestampType, *arrow.Time64Type:
 		// SQL's TIMESTAMP and TIME are microseconds without a time zone:
 		// other units are converted as the values are decoded.
-		if phys == parquet.Types.Int64 {
+		if phys == pq.Types.Int64 {
 			out, scale := temporalTarget(t)
-			return &parquetFixedWidth[int64]{mem: mem, typ: out, width: 8, decode: plainScaled(scale)}, true
+			return &fixedWidth[int64]{mem: mem, typ: out, width: 8, decode: plainScaled(scale)}, true
 		}
 	case *arrow.Float32Type:
-		if phys == parquet.Types.Float {
-			return &parquetFixedWidth[float32]{mem: mem, typ: t, width: 4, decode: plainCopy[float32]}, true
+		if phys == pq.Types.Float {
+			return &fixedWidth[float32]{mem: mem, typ: t, width: 4, decode: plainCopy[float32]}, true
 		}
 	case *arrow.Float64Type:
-		if phys == parquet.Types.Double {
-			return &parquetFixedWidth[float64]{mem: mem, typ: t, width: 8, decode: plainCopy[float64]}, true
+		if phys == pq.Types.Double {
+			return &fixedWidth[float64]{mem: mem, typ: t, width: 8, decode: plainCopy[float64]}, true
 		}
 	case *arrow.Decimal128Type:
 		switch phys {
-		case parquet.Types.Int32:
-			return &parquetFixedWidth[decimal128.Num]{mem: mem, typ: t, width: 4, decode: plainWiden32}, true
-		case parquet.Types.Int64:
-			return &parquetFixedWidth[decimal128.Num]{mem: mem, typ: t, width: 8, decode: plainWiden64}, true
+		case pq.Types.Int32:
+			return &fixedWidth[decimal128.Num]{mem: mem, typ: t, width: 4, decode: plainWiden32}, true
+		case pq.Types.Int64:
+			return &fixedWidth[decimal128.Num]{mem: mem, typ: t, width: 8, decode: plainWiden64}, true
 		}
 	case *arrow.StringType, *arrow.BinaryType:
-		if phys == parquet.Types.ByteArray {
-			return &parquetByteArray{mem: mem, typ: t}, true
+		if phys == pq.Types.ByteArray {
+			return &byteArray{mem: mem, typ: t}, true
 		}
 	}
 	return nil, false
@@ -137,10 +137,10 @@ func newParquetValues(descr *schema.Column, typ arrow.DataType, mem memory.Alloc
 
 // directEncodings reports whether a column chunk's encodings are all
 // ones the direct path decodes (RLE is the level encoding).
-func directEncodings(encs []parquet.Encoding) bool {
+func directEncodings(encs []pq.Encoding) bool {
 	for _, e := range encs {
 		switch e {
-		case parquet.Encodings.Plain, parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encodings.RLE:
+		case pq.Encodings.Plain, pq.Encodings.PlainDict, pq.Encodings.RLEDict, pq.Encodings.RLE:
 		default:
 			return false
 		}
@@ -152,7 +152,7 @@ func directEncodings(encs []parquet.Encoding) bool {
 //
 // An allocation over the task's memory limit panics (AccountingAllocator);
 // the buffers of the unfinished batch are released on the way out.
-func (c *parquetColumn) read(n int) (arr arrow.Array, err error) {
+func (c *columnReader) read(n int) (arr arrow.Array, err error) {
 	var validity *memory.Buffer
 	done := false
 	defer func() {
@@ -207,7 +207,7 @@ func (c *parquetColumn) read(n int) (arr arrow.Array, err error) {
 }
 
 // values decodes m present values of the current page from row at.
-func (c *parquetColumn) values(at, m int) error {
+func (c *columnReader) values(at, m int) error {
 	if m == 0 {
 		return nil
 	}
@@ -228,7 +228,7 @@ func (c *parquetColumn) values(at, m int) error {
 
 // nextPage moves to the next data page, decoding a dictionary page met on
 // the way.
-func (c *parquetColumn) nextPage() error {
+func (c *columnReader) nextPage() error {
 	for {
 		if !c.pr.Next() {
 			if err := c.pr.Err(); err != nil {
@@ -240,7 +240,7 @@ func (c *parquetColumn) nextPage() error {
 		var n int
 		switch pg := c.pr.Page().(type) {
 		case *file.DictionaryPage:
-			if e := parquet.Encoding(pg.Encoding()); e != parquet.Encodings.Plain && e != parquet.Encodings.PlainDict {
+			if e := pq.Encoding(pg.Encoding()); e != pq.Encodings.Plain && e != pq.Encodings.PlainDict {
 				return fmt.Errorf("dictionary page encoded %s", e)
 			}
 			if err := c.vals.setDict(pg.Data(), int(pg.NumValues())); err != nil {
@@ -251,7 +251,7 @@ func (c *parquetColumn) nextPage() error {
 		case *file.DataPageV1:
 			data, n = pg.Data(), int(pg.NumValues())
 			if c.optional {
-				if pg.DefinitionLevelEncoding() != parquet.Encodings.RLE {
+				if pg.DefinitionLevelEncoding() != pq.Encodings.RLE {
 					return fmt.Errorf("definition levels encoded %s", pg.DefinitionLevelEncoding())
 				}
 				if len(data) < 4 {
@@ -281,10 +281,10 @@ func (c *parquetColumn) nextPage() error {
 		default:
 			continue
 		}
-		switch e := parquet.Encoding(c.pr.Page().Encoding()); e {
-		case parquet.Encodings.Plain:
+		switch e := pq.Encoding(c.pr.Page().Encoding()); e {
+		case pq.Encodings.Plain:
 			c.dictEnc, c.data = false, data
-		case parquet.Encodings.RLEDict, parquet.Encodings.PlainDict:
+		case pq.Encodings.RLEDict, pq.Encodings.PlainDict:
 			if !c.hasDict {
 				return errors.New("dictionary-encoded page without a dictionary page")
 			}
@@ -307,16 +307,16 @@ func (c *parquetColumn) nextPage() error {
 	}
 }
 
-func (c *parquetColumn) close() {
+func (c *columnReader) close() {
 	if c.pr != nil {
 		c.pr.Close()
 		c.pr = nil
 	}
 }
 
-// parquetFixedWidth decodes a fixed-width column whose Arrow values are T, stored as
+// fixedWidth decodes a fixed-width column whose Arrow values are T, stored as
 // PLAIN values of width bytes that decode converts.
-type parquetFixedWidth[T int32 | int64 | float32 | float64 | decimal128.Num] struct {
+type fixedWidth[T int32 | int64 | float32 | float64 | decimal128.Num] struct {
 	mem    memory.Allocator
 	typ    arrow.DataType
 	width  int
@@ -326,7 +326,7 @@ type parquetFixedWidth[T int32 | int64 | float32 | float64 | decimal128.Num] str
 	out    []T
 }
 
-func (f *parquetFixedWidth[T]) setDict(data []byte, n int) error {
+func (f *fixedWidth[T]) setDict(data []byte, n int) error {
 	if n < 0 || n*f.width > len(data) {
 		return fmt.Errorf("%d entries of %d bytes in %d bytes", n, f.width, len(data))
 	}
@@ -335,7 +335,7 @@ func (f *parquetFixedWidth[T]) setDict(data []byte, n int) error {
 	return nil
 }
 
-func (f *parquetFixedWidth[T]) begin(n int) {
+func (f *fixedWidth[T]) begin(n int) {
 	var zero T
 	f.buf = execop.NewDirtyBuffer(f.mem, n*int(unsafe.Sizeof(zero)))
 	if n > 0 {
@@ -345,7 +345,7 @@ func (f *parquetFixedWidth[T]) begin(n int) {
 	}
 }
 
-func (f *parquetFixedWidth[T]) dict(idx []uint32, at int) error {
+func (f *fixedWidth[T]) dict(idx []uint32, at int) error {
 	d, out := f.dicts, f.out[at:at+len(idx)]
 	for i, k := range idx {
 		if int(k) >= len(d) {
@@ -356,7 +356,7 @@ func (f *parquetFixedWidth[T]) dict(idx []uint32, at int) error {
 	return nil
 }
 
-func (f *parquetFixedWidth[T]) plain(data []byte, at, m int) ([]byte, error) {
+func (f *fixedWidth[T]) plain(data []byte, at, m int) ([]byte, error) {
 	if m*f.width > len(data) {
 		return nil, fmt.Errorf("%d PLAIN values of %d bytes in %d bytes", m, f.width, len(data))
 	}
@@ -364,7 +364,7 @@ func (f *parquetFixedWidth[T]) plain(data []byte, at, m int) ([]byte, error) {
 	return data[m*f.width:], nil
 }
 
-func (f *parquetFixedWidth[T]) spread(valid []byte, at, k, m int) {
+func (f *fixedWidth[T]) spread(valid []byte, at, k, m int) {
 	out := f.out[at : at+k]
 	j := m - 1
 	var zero T
@@ -378,7 +378,7 @@ func (f *parquetFixedWidth[T]) spread(valid []byte, at, k, m int) {
 	}
 }
 
-func (f *parquetFixedWidth[T]) finish(n int, validity *memory.Buffer, nulls int) arrow.Array {
+func (f *fixedWidth[T]) finish(n int, validity *memory.Buffer, nulls int) arrow.Array {
 	buf := f.buf
 	f.buf, f.out = nil, nil
 	defer buf.Release()
@@ -390,14 +390,14 @@ func (f *parquetFixedWidth[T]) finish(n int, validity *memory.Buffer, nulls int)
 	return array.MakeFromData(d)
 }
 
-func (f *parquetFixedWidth[T]) abort() {
+func (f *fixedWidth[T]) abort() {
 	if f.buf != nil {
 		f.buf.Release()
 	}
 	f.buf, f.out = nil, nil
 }
 
-func (f *parquetFixedWidth[T]) release() { f.dicts = nil }
+func (f *fixedWidth[T]) release() { f.dicts = nil }
 
 // plainCopy decodes little-endian values of T's own width.
 func plainCopy[T int32 | int64 | float32 | float64](dst []T, src []byte) {
@@ -431,8 +431,8 @@ func plainWiden64(dst []decimal128.Num, src []byte) {
 	}
 }
 
-// parquetByteArray decodes a BYTE_ARRAY column into a string or binary array.
-type parquetByteArray struct {
+// byteArray decodes a BYTE_ARRAY column into a string or binary array.
+type byteArray struct {
 	mem memory.Allocator
 	typ arrow.DataType
 	// the dictionary: offsets into data, lengths, the longest entry, and
@@ -455,7 +455,7 @@ type parquetByteArray struct {
 // reaches, for the word stores of short dictionary entries.
 const bytesSlack = 32
 
-func (b *parquetByteArray) setDict(data []byte, n int) error {
+func (b *byteArray) setDict(data []byte, n int) error {
 	if n < 0 || n > len(data)/4 {
 		return fmt.Errorf("%d entries in %d bytes", n, len(data))
 	}
@@ -496,7 +496,7 @@ func (b *parquetByteArray) setDict(data []byte, n int) error {
 	return nil
 }
 
-func (b *parquetByteArray) begin(n int) {
+func (b *byteArray) begin(n int) {
 	b.offBuf = execop.NewDirtyBuffer(b.mem, 4*(n+1))
 	b.offs = arrow.Int32Traits.CastFromBytes(b.offBuf.Bytes())[:n+1]
 	b.offs[0] = 0
@@ -505,7 +505,7 @@ func (b *parquetByteArray) begin(n int) {
 }
 
 // reserve makes room for extra more value bytes and the slack.
-func (b *parquetByteArray) reserve(extra int) []byte {
+func (b *byteArray) reserve(extra int) []byte {
 	need := b.used + extra + bytesSlack
 	if need > b.valBuf.Cap() {
 		b.valBuf.Reserve(max(need, 2*b.valBuf.Cap()))
@@ -513,7 +513,7 @@ func (b *parquetByteArray) reserve(extra int) []byte {
 	return b.valBuf.Buf()
 }
 
-func (b *parquetByteArray) dict(idx []uint32, at int) error {
+func (b *byteArray) dict(idx []uint32, at int) error {
 	if b.used+len(idx)*b.dMax > math.MaxInt32 {
 		return errors.New("string column batch over 2 GiB")
 	}
@@ -569,7 +569,7 @@ func storeSlots[S [1]uint64 | [2]uint64 | [4]uint64](out []byte, used int, slots
 	return used, true
 }
 
-func (b *parquetByteArray) plain(data []byte, at, m int) ([]byte, error) {
+func (b *byteArray) plain(data []byte, at, m int) ([]byte, error) {
 	ends := b.offs[at+1 : at+1+m]
 	for i := range m {
 		if len(data) < 4 {
@@ -590,7 +590,7 @@ func (b *parquetByteArray) plain(data []byte, at, m int) ([]byte, error) {
 	return data, nil
 }
 
-func (b *parquetByteArray) spread(valid []byte, at, k, m int) {
+func (b *byteArray) spread(valid []byte, at, k, m int) {
 	offs := b.offs[at+1 : at+1+k]
 	j := m - 1
 	for r := k - 1; r >= 0; r-- {
@@ -605,7 +605,7 @@ func (b *parquetByteArray) spread(valid []byte, at, k, m int) {
 	}
 }
 
-func (b *parquetByteArray) finish(n int, validity *memory.Buffer, nulls int) arrow.Array {
+func (b *byteArray) finish(n int, validity *memory.Buffer, nulls int) arrow.Array {
 	offBuf, valBuf := b.offBuf, b.valBuf
 	b.offBuf, b.valBuf, b.offs = nil, nil, nil
 	defer offBuf.Release()
@@ -620,7 +620,7 @@ func (b *parquetByteArray) finish(n int, validity *memory.Buffer, nulls int) arr
 	return array.MakeFromData(d)
 }
 
-func (b *parquetByteArray) abort() {
+func (b *byteArray) abort() {
 	if b.offBuf != nil {
 		b.offBuf.Release()
 	}
@@ -630,16 +630,16 @@ func (b *parquetByteArray) abort() {
 	b.offBuf, b.valBuf, b.offs = nil, nil, nil
 }
 
-func (b *parquetByteArray) release() { b.dOffs, b.dData, b.dLens, b.slots = nil, nil, nil, nil }
+func (b *byteArray) release() { b.dOffs, b.dData, b.dLens, b.slots = nil, nil, nil, nil }
 
-// parquetDirectReader is the state of the direct path over one parquetSource: the
+// directReader is the state of the direct path over one Reader: the
 // row group being read and its columns (one per distinct field read).
-type parquetDirectReader struct {
-	vals     []parquetValues // per distinct field its decoder (the dictionary is replaced per row group)
-	leaf     []int           // per distinct field, its leaf column
+type directReader struct {
+	vals     []valueDecoder // per distinct field its decoder (the dictionary is replaced per row group)
+	leaf     []int          // per distinct field, its leaf column
 	optional []bool
 	names    []string
-	cols     []*parquetColumn
+	cols     []*columnReader
 	left     int64 // rows left in the current row group
 
 	// A scan that is the only partition of its table (a file of one row
@@ -648,16 +648,16 @@ type parquetDirectReader struct {
 	// batch by batch, beside the ones it decodes itself.
 	table, path string // for messages
 	helped      []bool
-	helper      *parquetDecodeHelper
+	helper      *decodeHelper
 	ready       []arrow.RecordBatch // decoded batches not yet returned
 }
 
-// parquetDecodeHelper decodes the helped columns of a run of batches on its own
+// decodeHelper decodes the helped columns of a run of batches on its own
 // goroutine. The scan sends the batches' row counts on req and reads the
 // outcome from done before touching out; both channels hold one message,
 // so neither side blocks on a send. stop closes req and waits for the
 // goroutine to end.
-type parquetDecodeHelper struct {
+type decodeHelper struct {
 	req  chan []int
 	done chan error
 	out  [][]arrow.Array // per batch of the request, per distinct field (nil where not helped)
@@ -669,8 +669,8 @@ type parquetDecodeHelper struct {
 // costly on virtual machines.
 const helpBatches = 8
 
-func startPQHelper(d *parquetDirectReader) *parquetDecodeHelper {
-	h := &parquetDecodeHelper{req: make(chan []int, 1), done: make(chan error, 1), exit: make(chan struct{})}
+func startHelper(d *directReader) *decodeHelper {
+	h := &decodeHelper{req: make(chan []int, 1), done: make(chan error, 1), exit: make(chan struct{})}
 	go func() {
 		defer close(h.exit)
 		for sizes := range h.req {
@@ -682,7 +682,7 @@ func startPQHelper(d *parquetDirectReader) *parquetDecodeHelper {
 
 // decode reads the helped columns of batches of the given sizes into
 // h.out; on error it releases what it read.
-func (h *parquetDecodeHelper) decode(d *parquetDirectReader, sizes []int) (err error) {
+func (h *decodeHelper) decode(d *directReader, sizes []int) (err error) {
 	h.out = h.out[:0]
 	defer func() {
 		if r := recover(); r != nil {
@@ -711,7 +711,7 @@ func (h *parquetDecodeHelper) decode(d *parquetDirectReader, sizes []int) (err e
 	return nil
 }
 
-func (h *parquetDecodeHelper) stop() {
+func (h *decodeHelper) stop() {
 	close(h.req)
 	<-h.exit
 	// A request the scan did not collect (it panicked while the helper
@@ -725,7 +725,7 @@ func (h *parquetDecodeHelper) stop() {
 }
 
 // decodeError reports that column i could not be decoded.
-func (d *parquetDirectReader) decodeError(i int, err error) error {
+func (d *directReader) decodeError(i int, err error) error {
 	return qerr.Execf("exec: scan of %s: cannot decode column %q of %s: %w", d.table, d.names[i], d.path, err)
 }
 
@@ -743,8 +743,8 @@ func releaseRows(rows [][]arrow.Array) {
 // planHelp marks about half of the columns' decoding work (by their
 // uncompressed bytes in the row groups to read) for a helper, when the
 // scan is its table's only partition and reads at least two columns.
-func (p *parquetSource) planHelp(d *parquetDirectReader) {
-	if !parquetHelp || len(p.s.n.Partitions) != 1 || len(d.leaf) < 2 || runtime.GOMAXPROCS(0) < 2 {
+func (p *Reader) planHelp(d *directReader) {
+	if !helpEnabled || !p.opts.OnlyPartition || len(d.leaf) < 2 || runtime.GOMAXPROCS(0) < 2 {
 		return
 	}
 	md := p.f.MetaData()
@@ -775,8 +775,8 @@ func (p *parquetSource) planHelp(d *parquetDirectReader) {
 
 // planDirect decides whether p can take the direct path and prepares it.
 // Call it after the row groups to read are known and before planFixes.
-func (p *parquetSource) planDirect() {
-	if !parquetDirect || len(p.rgs) == 0 || len(p.uniq) == 0 {
+func (p *Reader) planDirect() {
+	if !directEnabled || len(p.rgs) == 0 || len(p.uniq) == 0 {
 		return
 	}
 	md := p.f.MetaData()
@@ -784,7 +784,7 @@ func (p *parquetSource) planDirect() {
 	if err != nil {
 		return
 	}
-	d := &parquetDirectReader{table: p.s.n.Table, path: p.path}
+	d := &directReader{table: p.opts.Table, path: p.path}
 	for _, f := range p.uniq {
 		sf := &p.fr.Manifest.Fields[f]
 		if !sf.IsLeaf() || sf.Field == nil {
@@ -792,7 +792,7 @@ func (p *parquetSource) planDirect() {
 		}
 		descr := md.Schema.Column(sf.ColIndex)
 		typ := sf.Field.Type
-		vals, ok := newParquetValues(descr, typ, p.mem)
+		vals, ok := newValueDecoder(descr, typ, p.mem)
 		if !ok {
 			return
 		}
@@ -812,7 +812,7 @@ func (p *parquetSource) planDirect() {
 }
 
 // nextDirect returns the next batch of the direct path (io.EOF at the end).
-func (p *parquetSource) nextDirect(ctx context.Context) (arrow.RecordBatch, error) {
+func (p *Reader) nextDirect(ctx context.Context) (arrow.RecordBatch, error) {
 	d := p.direct
 	if len(d.ready) > 0 {
 		b := d.ready[0]
@@ -830,16 +830,16 @@ func (p *parquetSource) nextDirect(ctx context.Context) (arrow.RecordBatch, erro
 		}
 		rg := p.rgs[0]
 		p.rgs = p.rgs[1:]
-		p.s.rowGroupsRead++
+		p.rowGroupsRead++
 		rgr := p.f.RowGroup(rg)
 		d.left = rgr.NumRows()
 		for i, leaf := range d.leaf {
 			pr, err := rgr.GetColumnPageReader(leaf)
 			if err != nil {
 				p.closeDirectGroup()
-				return nil, qerr.Execf("exec: scan of %s: cannot read row group %d of %s: %w", p.s.n.Table, rg, p.path, err)
+				return nil, qerr.Execf("exec: scan of %s: cannot read row group %d of %s: %w", p.opts.Table, rg, p.path, err)
 			}
-			d.cols = append(d.cols, &parquetColumn{pr: pr, optional: d.optional[i], vals: d.vals[i], mem: p.mem})
+			d.cols = append(d.cols, &columnReader{pr: pr, optional: d.optional[i], vals: d.vals[i], mem: p.mem})
 		}
 	}
 	// The batches to decode now: one, or a run of them with a helper.
@@ -849,12 +849,12 @@ func (p *parquetSource) nextDirect(ctx context.Context) (arrow.RecordBatch, erro
 	}
 	var sizes []int
 	for left := d.left; len(sizes) < k && left > 0; {
-		n := int(min(left, int64(p.s.tc.BatchRows())))
+		n := int(min(left, int64(p.opts.BatchRows)))
 		sizes = append(sizes, n)
 		left -= int64(n)
 	}
 	if d.helped != nil && d.helper == nil {
-		d.helper = startPQHelper(d)
+		d.helper = startHelper(d)
 	}
 	if d.helper != nil {
 		d.helper.req <- sizes
@@ -916,7 +916,7 @@ decode:
 }
 
 // closeDirectGroup closes the columns of the current row group.
-func (p *parquetSource) closeDirectGroup() {
+func (p *Reader) closeDirectGroup() {
 	d := p.direct
 	for _, c := range d.cols {
 		c.close()
@@ -927,7 +927,7 @@ func (p *parquetSource) closeDirectGroup() {
 
 // closeDirect stops the helper, closes the current row group and drops
 // the dictionaries.
-func (p *parquetSource) closeDirect() {
+func (p *Reader) closeDirect() {
 	if h := p.direct.helper; h != nil {
 		h.stop()
 		p.direct.helper = nil

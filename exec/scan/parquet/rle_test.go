@@ -1,4 +1,4 @@
-package scan
+package parquet
 
 import (
 	"encoding/binary"
