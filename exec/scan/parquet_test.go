@@ -5,102 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/memcheck"
+	"github.com/quiverdb/quiver/exec/scan/parquet/parquettest"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
-
-// fixSchema has one column per conversion path of exec/scan/parquet,
-// plus a string column whose dictionary overflows (plain pages: read as
-// strings) and a plain int64.
-var fixSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	{Name: "price", Type: &arrow.Decimal128Type{Precision: 15, Scale: 2}, Nullable: true}, // INT64
-	{Name: "small", Type: &arrow.Decimal128Type{Precision: 7, Scale: 2}, Nullable: true},  // INT32
-	{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
-	{Name: "mode", Type: arrow.BinaryTypes.String, Nullable: true},    // few values: dictionary only
-	{Name: "comment", Type: arrow.BinaryTypes.String, Nullable: true}, // many: falls back to plain
-	{Name: "tag", Type: arrow.BinaryTypes.Binary, Nullable: true},     // binary dictionary
-}, nil)
-
-// writeFixFile writes rows rows of fixSchema with NULLs in every column
-// (none in the first row group's "mode", so both bitmap paths run) and
-// returns the record written.
-func writeFixFile(t *testing.T, mem memory.Allocator, path string, rows int, rgRows int64, opts ...parquet.WriterProperty) arrow.RecordBatch {
-	t.Helper()
-	r := rand.New(rand.NewPCG(7, 9))
-	b := array.NewRecordBuilder(mem, fixSchema)
-	defer b.Release()
-	modes := []string{"AIR", "MAIL", "SHIP", "", "TRUCK", "REG AIR"}
-	for i := range rows {
-		null := func(k int) bool { return r.IntN(k) == 0 }
-		b.Field(0).(*array.Int64Builder).Append(int64(i))
-		if null(17) {
-			b.Field(1).AppendNull()
-		} else {
-			b.Field(1).(*array.Decimal128Builder).Append(decimal128.FromI64(r.Int64N(1e12) - 5e11))
-		}
-		if null(13) {
-			b.Field(2).AppendNull()
-		} else {
-			b.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(r.Int64N(1e7) - 5e6))
-		}
-		if null(11) {
-			b.Field(3).AppendNull()
-		} else {
-			b.Field(3).(*array.Date32Builder).Append(arrow.Date32(r.IntN(20000)))
-		}
-		if int64(i) >= rgRows && null(5) {
-			b.Field(4).AppendNull()
-		} else {
-			b.Field(4).(*array.StringBuilder).Append(modes[r.IntN(len(modes))])
-		}
-		if null(7) {
-			b.Field(5).AppendNull()
-		} else {
-			b.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("comment %d %x", i, r.Uint64()))
-		}
-		if null(3) {
-			b.Field(6).AppendNull()
-		} else {
-			b.Field(6).(*array.BinaryBuilder).Append([]byte{byte(r.IntN(4)), 0, 1})
-		}
-	}
-	rec := b.NewRecordBatch()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(rgRows), parquet.WithStats(true),
-		parquet.WithStoreDecimalAsInteger(true), parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithDictionaryPageSizeLimit(2048), parquet.WithDataPageSize(4096), parquet.WithAllocator(mem)}, opts...)...)
-	w, err := pqarrow.NewFileWriter(fixSchema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
 
 // TestParquetScan reads a file through the scan operator (the parquet
 // room's reader on the path it chooses, then the scan's conforming and
@@ -111,7 +28,7 @@ func TestParquetScan(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	const rows, rgRows = 3000, 1100
-	want := writeFixFile(t, mem, path, rows, rgRows)
+	want := parquettest.WriteFixFile(t, mem, path, rows, rgRows)
 	defer want.Release()
 	for _, bs := range []int{1, 7, 1024, 8192} {
 		for _, proj := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {6, 4, 1, 4, 0}, {3}} {
@@ -125,7 +42,7 @@ func TestParquetScan(t *testing.T) {
 }
 
 func checkScan(t *testing.T, mem memory.Allocator, path string, want arrow.RecordBatch, bs int, proj []int, rg []physical.RowGroupRange) {
-	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema, Projection: proj,
+	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: parquettest.FixSchema, Projection: proj,
 		Partitions: [][]string{{path}}, Fetch: -1}
 	lo, hi := int64(0), want.NumRows()
 	if rg != nil {
@@ -173,7 +90,7 @@ func checkScan(t *testing.T, mem memory.Allocator, path string, want arrow.Recor
 			t.Fatal(err)
 		}
 		if !array.Equal(all, exp) {
-			t.Errorf("column %s differs from the data written", fixSchema.Field(c).Name)
+			t.Errorf("column %s differs from the data written", parquettest.FixSchema.Field(c).Name)
 		}
 		all.Release()
 		exp.Release()
@@ -186,9 +103,9 @@ func checkScan(t *testing.T, mem memory.Allocator, path string, want arrow.Recor
 func TestParquetScanKeepsBatchesAfterClose(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
-	want := writeFixFile(t, mem, path, 5000, 5000)
+	want := parquettest.WriteFixFile(t, mem, path, 5000, 5000)
 	defer want.Release()
-	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
+	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: parquettest.FixSchema,
 		Partitions: [][]string{{path}}, Fetch: -1}
 	tc := newTestContext(mem, 0)
 	op, err := buildScan(tc, n, 0)
@@ -231,9 +148,9 @@ func TestParquetScanKeepsBatchesAfterClose(t *testing.T) {
 func TestParquetScanZeroesNullSlots(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
-	want := writeFixFile(t, mem, path, 60000, 20000)
+	want := parquettest.WriteFixFile(t, mem, path, 60000, 20000)
 	want.Release()
-	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
+	n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: parquettest.FixSchema,
 		Partitions: [][]string{{path}}, Fetch: -1}
 	op, err := buildScan(newTestContext(mem, 8192), n, 0)
 	if err != nil {
@@ -338,12 +255,12 @@ func TestRecyclerZeroes(t *testing.T) {
 func TestParquetScanMemoryLimit(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
-	want := writeFixFile(t, mem, path, 3000, 1100)
+	want := parquettest.WriteFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
 	for _, limit := range []int64{4 << 10, 60 << 10} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			acct := execop.NewAccountingAllocator(mem, limit)
-			n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: fixSchema,
+			n := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: parquettest.FixSchema,
 				Partitions: [][]string{{path}}, Fetch: -1}
 			bs, err := execop.CollectAll(context.Background(), newTestContext(acct, 1024), n)
 			for _, b := range bs {

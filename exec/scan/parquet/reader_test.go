@@ -6,101 +6,20 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pq "github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/memcheck"
+	"github.com/quiverdb/quiver/exec/scan/parquet/parquettest"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
-
-// fixSchema has one column per conversion path of widen.go,
-// plus a string column whose dictionary overflows (plain pages: read as
-// strings) and a plain int64.
-var fixSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-	{Name: "price", Type: &arrow.Decimal128Type{Precision: 15, Scale: 2}, Nullable: true}, // INT64
-	{Name: "small", Type: &arrow.Decimal128Type{Precision: 7, Scale: 2}, Nullable: true},  // INT32
-	{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
-	{Name: "mode", Type: arrow.BinaryTypes.String, Nullable: true},    // few values: dictionary only
-	{Name: "comment", Type: arrow.BinaryTypes.String, Nullable: true}, // many: falls back to plain
-	{Name: "tag", Type: arrow.BinaryTypes.Binary, Nullable: true},     // binary dictionary
-}, nil)
-
-// writeFixFile writes rows rows of fixSchema with NULLs in every column
-// (none in the first row group's "mode", so both bitmap paths run) and
-// returns the record written.
-func writeFixFile(t *testing.T, mem memory.Allocator, path string, rows int, rgRows int64, opts ...pq.WriterProperty) arrow.RecordBatch {
-	t.Helper()
-	r := rand.New(rand.NewPCG(7, 9))
-	b := array.NewRecordBuilder(mem, fixSchema)
-	defer b.Release()
-	modes := []string{"AIR", "MAIL", "SHIP", "", "TRUCK", "REG AIR"}
-	for i := range rows {
-		null := func(k int) bool { return r.IntN(k) == 0 }
-		b.Field(0).(*array.Int64Builder).Append(int64(i))
-		if null(17) {
-			b.Field(1).AppendNull()
-		} else {
-			b.Field(1).(*array.Decimal128Builder).Append(decimal128.FromI64(r.Int64N(1e12) - 5e11))
-		}
-		if null(13) {
-			b.Field(2).AppendNull()
-		} else {
-			b.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(r.Int64N(1e7) - 5e6))
-		}
-		if null(11) {
-			b.Field(3).AppendNull()
-		} else {
-			b.Field(3).(*array.Date32Builder).Append(arrow.Date32(r.IntN(20000)))
-		}
-		if int64(i) >= rgRows && null(5) {
-			b.Field(4).AppendNull()
-		} else {
-			b.Field(4).(*array.StringBuilder).Append(modes[r.IntN(len(modes))])
-		}
-		if null(7) {
-			b.Field(5).AppendNull()
-		} else {
-			b.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("comment %d %x", i, r.Uint64()))
-		}
-		if null(3) {
-			b.Field(6).AppendNull()
-		} else {
-			b.Field(6).(*array.BinaryBuilder).Append([]byte{byte(r.IntN(4)), 0, 1})
-		}
-	}
-	rec := b.NewRecordBatch()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	props := pq.NewWriterProperties(append([]pq.WriterProperty{pq.WithMaxRowGroupLength(rgRows), pq.WithStats(true),
-		pq.WithStoreDecimalAsInteger(true), pq.WithCompression(compress.Codecs.Snappy),
-		pq.WithDictionaryPageSizeLimit(2048), pq.WithDataPageSize(4096), pq.WithAllocator(mem)}, opts...)...)
-	w, err := pqarrow.NewFileWriter(fixSchema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
 
 // readPath is one way a Parquet file is read: the direct decoder with or
 // without a helper goroutine, or arrow-go's record reader.
@@ -127,7 +46,7 @@ func TestReaderConversions(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
 	const rows, rgRows = 3000, 1100
-	want := writeFixFile(t, mem, path, rows, rgRows)
+	want := parquettest.WriteFixFile(t, mem, path, rows, rgRows)
 	defer want.Release()
 
 	for _, mode := range readPaths {
@@ -172,15 +91,15 @@ func TestReaderConversions(t *testing.T) {
 // wholeFile is the row-group range of a whole file.
 var wholeFile = physical.RowGroupRange{Start: 0, End: -1}
 
-// allColumns reads every column of fixSchema in order.
+// allColumns reads every column of parquettest.FixSchema in order.
 var allColumns = []int{0, 1, 2, 3, 4, 5, 6}
 
-// fixOptions reads the columns proj of fixSchema, bs rows a batch, as its
+// fixOptions reads the columns proj of parquettest.FixSchema, bs rows a batch, as its
 // table's only partition.
 func fixOptions(mem memory.Allocator, bs int, proj []int) Options {
 	names := make([]string, len(proj))
 	for i, c := range proj {
-		names[i] = fixSchema.Field(c).Name
+		names[i] = parquettest.FixSchema.Field(c).Name
 	}
 	return Options{Table: "t", Columns: names, BatchRows: bs, Mem: mem, OnlyPartition: true}
 }
@@ -245,7 +164,7 @@ func checkRead(t *testing.T, mem memory.Allocator, path string, want arrow.Recor
 			t.Fatal(err)
 		}
 		if !array.Equal(all, exp) {
-			t.Errorf("column %s differs from the data written", fixSchema.Field(c).Name)
+			t.Errorf("column %s differs from the data written", parquettest.FixSchema.Field(c).Name)
 		}
 		all.Release()
 		exp.Release()
@@ -315,7 +234,7 @@ func TestGatherDictionary(t *testing.T) {
 func TestReaderClosedEarly(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
-	want := writeFixFile(t, mem, path, 3000, 1100)
+	want := parquettest.WriteFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
 	for _, mode := range readPaths {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -349,7 +268,7 @@ func TestReaderClosedEarly(t *testing.T) {
 func TestReaderMemoryLimit(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix.parquet")
-	want := writeFixFile(t, mem, path, 3000, 1100)
+	want := parquettest.WriteFixFile(t, mem, path, 3000, 1100)
 	defer want.Release()
 	for _, mode := range readPaths {
 		for _, limit := range []int64{4 << 10, 20 << 10, 60 << 10, 150 << 10} {
@@ -385,7 +304,7 @@ func TestReaderMemoryLimit(t *testing.T) {
 func TestReaderDataPageV2(t *testing.T) {
 	mem := memcheck.New(t)
 	path := filepath.Join(t.TempDir(), "fix-v2.parquet")
-	want := writeFixFile(t, mem, path, 3000, 1100, pq.WithDataPageVersion(pq.DataPageV2))
+	want := parquettest.WriteFixFile(t, mem, path, 3000, 1100, pq.WithDataPageVersion(pq.DataPageV2))
 	defer want.Release()
 	r, err := Open(context.Background(), path, wholeFile, fixOptions(mem, 1024, allColumns))
 	if err != nil {
