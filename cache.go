@@ -390,11 +390,21 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 		stats = CacheStats{Hits: st.Hits, Misses: st.Misses, Materializations: st.Materializations, Aborts: st.Aborts, Invalidations: st.Invalidations, BytesRead: st.BytesRead,
 			Partials: st.Partials, Repairs: st.Repairs}
 	}
-	// Names come from the catalog alone: the scheduler's name of an entry
-	// is a label for its logs and events.
+	// Names come from the catalog: a cache's own, or for a segment of a
+	// memory table held on the executors the table's. The scheduler's name
+	// of an entry is a label for its logs and events, except for a global
+	// entry: the tenant's global name space is the scheduler's.
 	names := map[string]string{}
 	for _, ct := range s.cat.AllCached() {
 		names[ct.CacheID] = ct.Name
+	}
+	tables, isView := s.cat.Names()
+	for i, n := range tables {
+		if t, ok := s.cat.Table(n); ok && !isView[i] && t.OnExecutors {
+			for _, id := range t.Segments {
+				names[id] = n
+			}
+		}
 	}
 	orphans := s.orphanSet()
 	seen := map[string]bool{}
@@ -409,6 +419,9 @@ func (s *Session) listCaches(ctx context.Context) ([]CacheInfo, CacheStats, erro
 			Scope: c.Scope,
 		}
 		_, info.Global = cache.GlobalTenant(c.SessionId)
+		if info.Name == "" && info.Global {
+			info.Name = c.Name
+		}
 		if c.State == "materialized" && (c.Stale != "" || c.Check == "stale") {
 			// A snapshot entry marked stale, or one whose files changed
 			// since (a strict one is rebuilt by the next query).

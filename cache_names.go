@@ -13,7 +13,9 @@ import (
 // confirm is an orphan: SHOW CACHES leaves it out and the session removes
 // it again before its next cache statement. So the catalog never names an
 // entry the scheduler has retired, and no name is shown that the catalog
-// does not hold.
+// does not hold. Two kinds of entry are named otherwise: a memory table's
+// segments by the table (the catalog's too), and a global entry in its
+// tenant's global name space, which the scheduler holds.
 
 // forgetEntry removes the entry of id, whose name the catalog no longer
 // holds, from the scheduler; if the scheduler does not confirm it, id
