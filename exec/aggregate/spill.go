@@ -60,7 +60,7 @@ const minSpillSetGroups = 2 * spillPartitions
 
 // aggSpill is the spilling state of one hashAggregate.
 type aggSpill struct {
-	ok       bool // the aggregate can flush or spill at all
+	ok       bool   // the aggregate can flush or spill at all
 	sets     []bool // per aggregate: its spilled state is a DISTINCT set
 	hasSets  bool
 	flushing bool // Partial: emitting held groups before going on
