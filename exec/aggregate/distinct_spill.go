@@ -18,9 +18,15 @@ import (
 type setStater interface {
 	// setState returns the sets of groups [start, end) as a list of dt.
 	setState(m *kernel.ArrayMaker, dt arrow.DataType, start, end int) arrow.Array
+	// setValues is how many values groups [start, end)'s sets hold.
+	setValues(start, end int) int
 	// dropSetState frees what setState kept between calls.
 	dropSetState()
 }
+
+// spillSetValues bounds the set values one spilled batch carries, so that
+// writing sets out takes little memory beside what they hold.
+const spillSetValues = 16 << 10
 
 // setSpillType reports whether a DISTINCT aggregate over dt can spill its
 // sets: the integer-like types and the types kernel.Gather copies.
@@ -141,6 +147,13 @@ func (d *distinctIntAcc) setState(m *kernel.ArrayMaker, dt arrow.DataType, start
 	return listOf(m, dt, child, d.setOff[start:end+1])
 }
 
+func (d *distinctIntAcc) setValues(start, end int) int {
+	if d.setOff == nil {
+		d.setVals, d.setOff = d.pairsByGroup()
+	}
+	return int(d.setOff[end] - d.setOff[start])
+}
+
 func (d *distinctIntAcc) dropSetState() { d.setVals, d.setOff = nil, nil }
 
 // setState of the generic set: its table's (group id, value) keys sorted
@@ -190,6 +203,13 @@ func (d *distinctAcc) sortByGroup() {
 		d.setPerm[pos[g]] = int32(id)
 		pos[g]++
 	}
+}
+
+func (d *distinctAcc) setValues(start, end int) int {
+	if d.setOff == nil {
+		d.sortByGroup()
+	}
+	return int(d.setOff[end] - d.setOff[start])
 }
 
 func (d *distinctAcc) dropSetState() {

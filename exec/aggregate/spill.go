@@ -231,8 +231,8 @@ func (h *hashAggregate) spillGroups(ctx context.Context) error {
 	}
 	defer h.dropSetStates(h.accs) // the accumulators written, not resetGroups' new ones
 	g := len(h.n.GroupBy)
-	for start := 0; start < h.ngroups; start += h.tc.BatchRows() {
-		end := min(start+h.tc.BatchRows(), h.ngroups)
+	for start, end := 0, 0; start < h.ngroups; start = end {
+		end = h.spillEnd(start)
 		b := h.emitState(start, end)
 		err := h.writeSplit(ctx, b, g)
 		b.Release()
@@ -241,6 +241,23 @@ func (h *hashAggregate) spillGroups(ctx context.Context) error {
 		}
 	}
 	return h.resetGroups()
+}
+
+// spillEnd is where the spilled batch of groups from start ends: a batch of
+// groups, fewer when their DISTINCT sets hold more than spillSetValues
+// values (one group at least).
+func (h *hashAggregate) spillEnd(start int) int {
+	end := min(start+h.tc.BatchRows(), h.ngroups)
+	for i, acc := range h.accs {
+		if !h.sp.sets[i] {
+			continue
+		}
+		s := acc.(setStater)
+		for end > start+1 && s.setValues(start, end) > spillSetValues {
+			end = start + (end-start)/2
+		}
+	}
+	return end
 }
 
 // writeSplit appends each row of b to the file its first g columns hash
