@@ -45,9 +45,9 @@ type BenchOptions struct {
 	// AnswersOut, if set, is a directory to write each query's warm-up
 	// result to as an answer file (qNN.csv), so that another run can
 	// --verify against it where no official answers exist.
-	AnswersOut string
-	Scheduler            string // cluster address ("": embedded)
-	TargetPartitions     int    // 0: the default (GOMAXPROCS; on a cluster, its executors' cores in total)
+	AnswersOut       string
+	Scheduler        string // cluster address ("": embedded)
+	TargetPartitions int    // 0: the default (GOMAXPROCS; on a cluster, its executors' cores in total)
 	// MemoryLimit is quiver.memory_limit in bytes (0: none): operators
 	// that can spill do so under it.
 	MemoryLimit int64
