@@ -237,6 +237,9 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 		mem.peak.Store(mem.cur.Load())
 		out := ""
 		if opts.AnswersOut != "" {
+			if err := os.MkdirAll(opts.AnswersOut, 0o755); err != nil {
+				return nil, qerr.IOf("bench: answers directory: %w", err)
+			}
 			out = AnswerPath(opts.AnswersOut, q)
 		}
 		qr := runQuery(ctx, s, q, texts[q], opts.Iterations, answers[q], opts.Suite == "tpcds", out)

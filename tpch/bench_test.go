@@ -114,7 +114,7 @@ func TestRunBenchMemTable(t *testing.T) {
 // are what the official answers hold, and a second run verifies against
 // them.
 func TestRunBenchWritesAnswers(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "answers") // made by the run
 	o := benchOpts(t, 1, 13)
 	o.VerifyDir = ""
 	o.AnswersOut = dir
