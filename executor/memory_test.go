@@ -44,12 +44,12 @@ func TestExecutorMemoryLimit(t *testing.T) {
 		c.MemoryLimit = 4 << 20
 	})
 	c := executorClient(t, e)
-	// A grouping with a DISTINCT aggregate keeps every group in memory (it
-	// cannot spill): 200,000 groups do not fit in 4 MiB.
+	// A DISTINCT aggregate without GROUP BY keeps its one set in memory (a
+	// set is split only by group, so it cannot spill): 200,000 distinct
+	// values do not fit in 4 MiB.
 	groupOf := func(table string) *physical.HashAggregate {
 		a := &physical.Column{Index: 0, Name: "a", Type: arrow.PrimitiveTypes.Int64}
 		return &physical.HashAggregate{Input: exectest.MemoryScan(table, schema, 1), Mode: physical.AggSingle,
-			GroupBy: []physical.Expr{a}, GroupNames: []string{"a"},
 			Aggs: []physical.AggregateExpr{{Func: physical.AggCount, Arg: a, Distinct: true, Type: arrow.PrimitiveTypes.Int64, Name: "n"}}}
 	}
 

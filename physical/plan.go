@@ -176,7 +176,8 @@ func (f AggFunc) String() string {
 // or in two phases:
 //   - SetState (both phases): AggPartial passes each group's set of
 //     distinct values, AggFinal unites the sets and aggregates them.
-//     Only for integer-like and Date32 arguments.
+//     The planner uses it only for integer-like and Date32 arguments;
+//     a spilling aggregate re-aggregates its DISTINCT sets of any type so.
 //   - otherwise, when each value of Arg occurs in one input partition only
 //     (DisjointColumns): a partition's distinct values are then all its
 //     group's, AggPartial passes the plain state and AggFinal merges it as

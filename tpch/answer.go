@@ -36,6 +36,36 @@ func ReadAnswer(path string) ([][]string, error) {
 	return recs, nil
 }
 
+// WriteAnswer writes rows (of a result with schema) to path in the answer
+// files' format, which ReadAnswer reads. Text holding '|' or a line break
+// cannot be told apart in that format and is refused.
+func WriteAnswer(path string, schema *arrow.Schema, rows [][]string) error {
+	var b strings.Builder
+	for i, f := range schema.Fields() {
+		if i > 0 {
+			b.WriteByte('|')
+		}
+		b.WriteString(f.Name)
+	}
+	b.WriteByte('\n')
+	for _, row := range rows {
+		for i, v := range row {
+			if strings.ContainsAny(v, "|\r\n") {
+				return qerr.Planf("tpch: answer file %s: value %q holds a '|' or a line break", path, v)
+			}
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			b.WriteString(v)
+		}
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return qerr.IOf("tpch: writing answer file: %w", err)
+	}
+	return nil
+}
+
 // Render turns batches into rows of text in the answer files' format
 // (format.Column's rendering; NULL as "").
 func Render(batches []arrow.RecordBatch) [][]string {

@@ -42,8 +42,12 @@ type BenchOptions struct {
 	Mode                 string // "cold" (the default) or "cached"
 	MemTable             bool   // load the tables into memory before timing
 	VerifyDir            string // answer files qNN.csv to check each result against ("": no check)
-	Scheduler            string // cluster address ("": embedded)
-	TargetPartitions     int    // 0: the default (GOMAXPROCS; on a cluster, its executors' cores in total)
+	// AnswersOut, if set, is a directory to write each query's warm-up
+	// result to as an answer file (qNN.csv), so that another run can
+	// --verify against it where no official answers exist.
+	AnswersOut       string
+	Scheduler        string // cluster address ("": embedded)
+	TargetPartitions int    // 0: the default (GOMAXPROCS; on a cluster, its executors' cores in total)
 	// MemoryLimit is quiver.memory_limit in bytes (0: none): operators
 	// that can spill do so under it.
 	MemoryLimit int64
@@ -231,7 +235,14 @@ func RunBench(ctx context.Context, opts BenchOptions) (*BenchResult, error) {
 			return nil, err
 		}
 		mem.peak.Store(mem.cur.Load())
-		qr := runQuery(ctx, s, q, texts[q], opts.Iterations, answers[q], opts.Suite == "tpcds")
+		out := ""
+		if opts.AnswersOut != "" {
+			if err := os.MkdirAll(opts.AnswersOut, 0o755); err != nil {
+				return nil, qerr.IOf("bench: answers directory: %w", err)
+			}
+			out = AnswerPath(opts.AnswersOut, q)
+		}
+		qr := runQuery(ctx, s, q, texts[q], opts.Iterations, answers[q], opts.Suite == "tpcds", out)
 		if opts.Scheduler != "" {
 			qr.CPUCores = 0
 		}
@@ -387,10 +398,11 @@ func registerChecked(ctx context.Context, s *quiver.Session, paths map[string]st
 // runQuery runs query q (text) once to warm up (and to verify, if want is
 // set; with relabel, comparing values only, the header taken from the
 // result), then iterations times timed. Each timed run plans the SQL and
-// collects the whole result.
-func runQuery(ctx context.Context, s *quiver.Session, q int, text string, iterations int, want [][]string, relabel bool) QueryResult {
+// collects the whole result. With out set, the warm-up's result is written
+// there as an answer file.
+func runQuery(ctx context.Context, s *quiver.Session, q int, text string, iterations int, want [][]string, relabel bool, out string) QueryResult {
 	qr := QueryResult{Query: q}
-	rows, verr, err := runOnce(ctx, s, text, want, relabel)
+	rows, verr, err := runOnce(ctx, s, text, want, relabel, out)
 	if err != nil {
 		qr.Error = err.Error()
 		return qr
@@ -405,7 +417,7 @@ func runQuery(ctx context.Context, s *quiver.Session, q int, text string, iterat
 	var wall, cpu time.Duration
 	for range iterations {
 		start, cpuStart := time.Now(), processCPU()
-		n, _, err := runOnce(ctx, s, text, nil, false)
+		n, _, err := runOnce(ctx, s, text, nil, false, "")
 		d := time.Since(start)
 		wall, cpu = wall+d, cpu+processCPU()-cpuStart
 		if err != nil {
@@ -429,8 +441,9 @@ func runQuery(ctx context.Context, s *quiver.Session, q int, text string, iterat
 }
 
 // runOnce plans and runs text, returning the row count and, when want is
-// set, the comparison's outcome.
-func runOnce(ctx context.Context, s *quiver.Session, text string, want [][]string, relabel bool) (int64, error, error) {
+// set, the comparison's outcome; with out set, it writes the result there
+// as an answer file.
+func runOnce(ctx context.Context, s *quiver.Session, text string, want [][]string, relabel bool, out string) (int64, error, error) {
 	df, err := s.SQL(ctx, text)
 	if err != nil {
 		return 0, nil, err
@@ -447,6 +460,11 @@ func runOnce(ctx context.Context, s *quiver.Session, text string, want [][]strin
 	var rows int64
 	for _, b := range batches {
 		rows += b.NumRows()
+	}
+	if out != "" {
+		if err := WriteAnswer(out, df.Schema(), Render(batches)); err != nil {
+			return 0, nil, err
+		}
 	}
 	if want == nil {
 		return rows, nil, nil

@@ -110,6 +110,43 @@ func TestRunBenchMemTable(t *testing.T) {
 	}
 }
 
+// TestRunBenchWritesAnswers: one run's results written as answer files
+// are what the official answers hold, and a second run verifies against
+// them.
+func TestRunBenchWritesAnswers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "answers") // made by the run
+	o := benchOpts(t, 1, 13)
+	o.VerifyDir = ""
+	o.AnswersOut = dir
+	if _, err := RunBench(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []int{1, 13} {
+		got, err := ReadAnswer(AnswerPath(dir, q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ReadAnswer(AnswerPath(answers, q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) || len(got[0]) != len(want[0]) {
+			t.Errorf("q%d: wrote %d lines of %d fields, the answer has %d of %d", q, len(got), len(got[0]), len(want), len(want[0]))
+		}
+	}
+	o = benchOpts(t, 1, 13)
+	o.VerifyDir = dir
+	res, err := RunBench(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range res.Queries {
+		if !q.Verified {
+			t.Errorf("q%d against the written answers: %s %s", q.Query, q.Error, q.VerifyError)
+		}
+	}
+}
+
 // TestRunBenchWrongAnswer: a result that differs from its answer file fails
 // the run, and the result still says which query and why.
 func TestRunBenchWrongAnswer(t *testing.T) {

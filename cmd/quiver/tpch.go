@@ -180,6 +180,7 @@ func benchSuite(suite string, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.MemTable, "mem-table", false, "load the tables into memory before timing")
 	jsonPath := fs.String("json", "", "write the results as JSON to `FILE`")
 	fs.StringVar(&o.VerifyDir, "verify", "", "check each result against the answer files in `DIR` (qNN.csv)")
+	fs.StringVar(&o.AnswersOut, "write-answers", "", "write each result to `DIR`/qNN.csv, answer files another run can --verify against")
 	fs.StringVar(&o.Scheduler, "scheduler", "", "run on the cluster at `ADDR`")
 	fs.StringVar(&o.Exec, "exec", "standalone", "local (direct runs in this process) or standalone (in-process scheduler and executor, the default session)")
 	fs.IntVar(&o.TargetPartitions, "partitions", 0, "target partitions (default: GOMAXPROCS; with --scheduler, the cluster executors' cores in total)")

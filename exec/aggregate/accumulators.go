@@ -56,10 +56,18 @@ func newAccumulator(a physical.AggregateExpr, argType arrow.DataType, mode physi
 		return nil, err
 	}
 	if a.Distinct && a.Arg != nil && a.SetState {
-		if !distinctIntType(argType) {
+		if distinctIntType(argType) {
+			return newDistinctSetAcc(acc, argType, mode == physical.AggPartial, mem), nil
+		}
+		if mode != physical.AggFinal || !setSpillType(argType) {
 			return nil, qerr.Internalf("exec/hashagg: %s(DISTINCT ...) by sets over %s", a.Func, argType)
 		}
-		return newDistinctSetAcc(acc, argType, mode == physical.AggPartial, mem), nil
+		// Only the re-aggregation of a spilled aggregate's sets (spill.go).
+		t, err := hashtable.New([]arrow.DataType{arrow.PrimitiveTypes.Uint32, argType})
+		if err != nil {
+			return nil, err
+		}
+		return &distinctListAcc{distinctAcc: &distinctAcc{table: t, inner: acc, mem: mem}, argType: argType}, nil
 	}
 	if a.Distinct && a.Arg != nil {
 		// Partial mode: the planner guarantees that each argument value
@@ -738,9 +746,17 @@ type distinctAcc struct {
 	claimed []bool
 	groups  []uint32
 	rows    []int32
+	ngroups int // groups, from resize
+	// setState's pairs by group (distinct_spill.go), kept between calls.
+	setVals arrow.Array
+	setOff  []int32
+	setPerm []int32
 }
 
-func (d *distinctAcc) resize(n int)         { d.inner.resize(n) }
+func (d *distinctAcc) resize(n int) {
+	d.inner.resize(n)
+	d.ngroups = max(d.ngroups, n)
+}
 func (d *distinctAcc) bytesPerGroup() int64 { return d.inner.bytesPerGroup() }
 func (d *distinctAcc) update(ctx context.Context, groups []uint32, arg arrow.Array) error {
 	if allNull(arg) {

@@ -37,6 +37,9 @@ type distinctIntAcc struct {
 	vals    []int64         // scratch: the batch's values widened
 	rows    []int32         // scratch: rows with a new pair
 	grps    []uint32        // scratch: their groups
+	// setState's pairs by group (distinct_spill.go), kept between calls.
+	setVals []int64
+	setOff  []int32
 	// loaded keeps update's first-pass slot loads observable, so the
 	// compiler does not drop them as dead; its value means nothing.
 	loaded uint32

@@ -101,6 +101,11 @@ func (d *distinctSetAcc) state(m *kernel.ArrayMaker, start, end int) []arrow.Arr
 // sortPairs orders the recorded pairs by group (a counting sort, stable)
 // into sorted and off, and drops the pairs.
 func (d *distinctSetAcc) sortPairs() {
+	if !d.keep {
+		// Final mode records nothing: its sets are the dedupe's layout.
+		d.sorted, d.off = d.pairsByGroup()
+		return
+	}
 	n := max(d.ngroups, 0)
 	d.off = make([]int32, n+1)
 	for _, g := range d.pairG {

@@ -15,11 +15,13 @@
 // accounted, pass them as a list state, and sort and dedupe them per group
 // only when the final result is built.
 //
-// Under memory pressure (spill.go) a grouped aggregate without DISTINCT
-// folds its input in slices that fit, and when its groups no longer fit, a
-// Partial aggregate emits them early and starts afresh, while a Final or
-// Single one writes their partial states to hash-split spill files and
-// aggregates each file on its own at the end.
+// Under memory pressure (spill.go) a grouped aggregate folds its input in
+// slices that fit, and when its groups no longer fit, a Partial aggregate
+// emits them early and starts afresh, while a Final or Single one writes
+// their partial states to hash-split spill files and aggregates each file
+// on its own at the end. A DISTINCT aggregate's spilled state is its
+// group's set of values as a list, the state of the plan by sets, because
+// sets merge where running counts do not (distinct_spill.go).
 //
 // Invariants: an aggregate drains its whole input before its first output
 // batch, but for a Partial one flushing under memory pressure; without GROUP BY it yields exactly one row, also over empty input;

@@ -134,6 +134,9 @@ func newAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition i
 	for _, acc := range h.accs {
 		acc.resize(h.ngroups)
 	}
+	if tc.Headroom() < directDistinctRoom {
+		preferHashedDistinct(h.accs)
+	}
 	h.initSpill()
 	if input == nil {
 		if input, err = tc.Build(n.Input, partition); err != nil {
@@ -402,7 +405,16 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 			return false, err
 		}
 	}
-	return false, h.reserveTo(h.size())
+	if err := h.reserveTo(h.size()); err != nil {
+		// A generic DISTINCT set's worst case is an estimate: when the
+		// batch took more, a Final or Single aggregate spills its groups,
+		// the batch's included, which gives the memory back.
+		if h.n.Mode == physical.AggPartial || !h.canSpill() {
+			return false, err
+		}
+		return false, h.spillGroups(ctx)
+	}
+	return false, nil
 }
 
 // worstCase is what folding b (with group keys keys) can add: every row a

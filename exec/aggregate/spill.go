@@ -28,9 +28,14 @@ import (
 //     whose groups still do not fit is spilled again the same way, split
 //     by the next bits of the hash, up to spillLevels levels.
 //
-// Aggregates with DISTINCT keep every value seen, not a mergeable state,
-// and do neither: they fail at the limit as before. So do aggregates with
-// no GROUP BY, whose one group never grows.
+// A DISTINCT aggregate's state is the set of its group's values, written
+// as a list and united again by the Final re-aggregation (as in the plan
+// by sets, docs/design/distinct-sets.md). Splitting by group keeps each
+// group's set whole in one file, so a group whose set alone does not fit
+// fails at the limit, and so do aggregates with no GROUP BY: their one
+// group cannot be split. A Partial aggregate over disjoint DISTINCT values
+// does neither, as its plain states must each cover all of a group's
+// values.
 
 // errRechunk: process spilled the groups before folding its batch, or
 // could not reserve its worst case with nothing to free; the caller sizes
@@ -49,9 +54,15 @@ const spillLevels = 4
 // spill (it would free next to nothing).
 const minSpillGroups = 1024
 
+// minSpillSetGroups: an aggregate whose state holds DISTINCT sets spills
+// from this many groups on, as its groups can each hold many values.
+const minSpillSetGroups = 2 * spillPartitions
+
 // aggSpill is the spilling state of one hashAggregate.
 type aggSpill struct {
-	ok       bool // the aggregate can flush or spill at all
+	ok       bool   // the aggregate can flush or spill at all
+	sets     []bool // per aggregate: its spilled state is a DISTINCT set
+	hasSets  bool
 	flushing bool // Partial: emitting held groups before going on
 	pending  arrow.RecordBatch
 
@@ -73,13 +84,34 @@ type aggSpill struct {
 }
 
 // initSpill decides whether h can spill and prepares the plans it needs.
+// DISTINCT aggregates spill their sets (distinct_spill.go): the state of a
+// DISTINCT aggregate is each group's distinct values as a list, which the
+// Final re-aggregation unites, as in the plan by sets.
 func (h *hashAggregate) initSpill() {
 	if h.table == nil {
 		return
 	}
-	for _, a := range h.n.Aggs {
-		if a.Distinct || a.SetState {
-			return
+	aggs := make([]physical.AggregateExpr, len(h.n.Aggs))
+	h.sp.sets = make([]bool, len(h.n.Aggs))
+	for i, a := range h.n.Aggs {
+		aggs[i] = a
+		switch {
+		case a.SetState:
+			// By sets: a Partial one flushes its sets, a Final one spills
+			// them.
+			h.sp.sets[i] = h.n.Mode == physical.AggFinal
+		case a.Distinct && a.Arg != nil:
+			_, isSet := h.accs[i].(setStater)
+			if h.n.Mode != physical.AggSingle || isSet && !setSpillType(h.argTypes[i]) {
+				// A Partial aggregate over disjoint values passes plain
+				// states that must each cover a group's every value.
+				return
+			}
+			if isSet {
+				aggs[i].SetState, h.sp.sets[i] = true, true
+			} else {
+				aggs[i].Distinct = false // DISTINCT changes nothing (min, max, ...)
+			}
 		}
 	}
 	h.sp.ok = true
@@ -88,20 +120,28 @@ func (h *hashAggregate) initSpill() {
 		h.sp.stateSchema = h.n.Input.Schema()
 		h.sp.final = h.n
 	case physical.AggSingle:
-		partial := &physical.HashAggregate{Input: h.n.Input, Mode: physical.AggPartial, GroupBy: h.n.GroupBy, GroupNames: h.n.GroupNames, Aggs: h.n.Aggs}
+		partial := &physical.HashAggregate{Input: h.n.Input, Mode: physical.AggPartial, GroupBy: h.n.GroupBy, GroupNames: h.n.GroupNames, Aggs: aggs}
 		h.sp.stateSchema = partial.Schema()
 		groups := make([]physical.Expr, len(h.n.GroupBy))
 		for i := range groups {
 			groups[i] = &physical.Column{Index: i, Name: h.n.GroupNames[i], Type: h.sp.stateSchema.Field(i).Type}
 		}
-		h.sp.final = &physical.HashAggregate{Input: partial, Mode: physical.AggFinal, GroupBy: groups, GroupNames: h.n.GroupNames, Aggs: h.n.Aggs}
+		h.sp.final = &physical.HashAggregate{Input: partial, Mode: physical.AggFinal, GroupBy: groups, GroupNames: h.n.GroupNames, Aggs: aggs}
+	}
+	for _, set := range h.sp.sets {
+		h.sp.hasSets = h.sp.hasSets || set
 	}
 }
 
 // underPressure reports whether folding a batch that can add worst bytes
 // should wait for the groups held to be flushed or spilled.
 func (h *hashAggregate) underPressure(worst int64) bool {
-	return h.sp.ok && h.ngroups >= minSpillGroups && h.tc.Headroom() < worst+h.size()
+	return h.canSpill() && h.tc.Headroom() < worst+h.size()
+}
+
+// canSpill reports whether h holds groups enough to flush or spill.
+func (h *hashAggregate) canSpill() bool {
+	return h.sp.ok && (h.ngroups >= minSpillGroups || h.sp.hasSets && h.ngroups >= minSpillSetGroups)
 }
 
 // chunkRows is how many rows of b to fold at once: all of them unless a
@@ -170,6 +210,7 @@ func (h *hashAggregate) resetGroups() error {
 			return err
 		}
 	}
+	preferHashedDistinct(accs) // under pressure, as the keys
 	h.table, h.accs, h.ngroups, h.emitted = t, accs, 0, 0
 	h.probe = hashtable.Probe{}
 	return h.reserveTo(h.size())
@@ -188,9 +229,10 @@ func (h *hashAggregate) spillGroups(ctx context.Context) error {
 		}
 		h.sp.rows = make([][]int32, spillPartitions)
 	}
+	defer h.dropSetStates(h.accs) // the accumulators written, not resetGroups' new ones
 	g := len(h.n.GroupBy)
-	for start := 0; start < h.ngroups; start += h.tc.BatchRows() {
-		end := min(start+h.tc.BatchRows(), h.ngroups)
+	for start, end := 0, 0; start < h.ngroups; start = end {
+		end = h.spillEnd(start)
 		b := h.emitState(start, end)
 		err := h.writeSplit(ctx, b, g)
 		b.Release()
@@ -199,6 +241,23 @@ func (h *hashAggregate) spillGroups(ctx context.Context) error {
 		}
 	}
 	return h.resetGroups()
+}
+
+// spillEnd is where the spilled batch of groups from start ends: a batch of
+// groups, fewer when their DISTINCT sets hold more than spillSetValues
+// values (one group at least).
+func (h *hashAggregate) spillEnd(start int) int {
+	end := min(start+h.tc.BatchRows(), h.ngroups)
+	for i, acc := range h.accs {
+		if !h.sp.sets[i] {
+			continue
+		}
+		s := acc.(setStater)
+		for end > start+1 && s.setValues(start, end) > spillSetValues {
+			end = start + (end-start)/2
+		}
+	}
+	return end
 }
 
 // writeSplit appends each row of b to the file its first g columns hash
@@ -242,11 +301,25 @@ func (h *hashAggregate) emitState(start, end int) arrow.RecordBatch {
 	for _, k := range h.table.Keys {
 		cols = append(cols, k.Build(&h.m, start, end))
 	}
-	for _, acc := range h.accs {
+	for i, acc := range h.accs {
+		if h.sp.sets[i] {
+			dt := h.sp.stateSchema.Field(len(cols)).Type.(*arrow.ListType).Elem()
+			cols = append(cols, acc.(setStater).setState(&h.m, dt, start, end))
+			continue
+		}
 		cols = append(cols, acc.state(&h.m, start, end)...)
 	}
 	defer kernel.ReleaseArrays(cols)
 	return array.NewRecordBatch(h.sp.stateSchema, cols, int64(end-start))
+}
+
+// dropSetStates frees what the DISTINCT sets' setState kept.
+func (h *hashAggregate) dropSetStates(accs []accumulator) {
+	for i, acc := range accs {
+		if h.sp.sets[i] {
+			acc.(setStater).dropSetState()
+		}
+	}
 }
 
 // startSpilled writes the groups still held and starts re-aggregating the
