@@ -1,9 +1,6 @@
 package quiver_test
 
 import (
-	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/quiverdb/quiver"
@@ -18,7 +15,6 @@ import (
 // group showing one of its intervals through an any_value.
 func TestExplainCollectGolden(t *testing.T) {
 	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	ctx := context.Background()
 	for name, q := range map[string]string{
 		"collect_array_agg": `SELECT n_regionkey, array_agg(n_name ORDER BY n_nationkey DESC) FILTER (WHERE n_nationkey > 3),
   string_agg(DISTINCT n_name, ', ' ORDER BY n_name) FROM nation GROUP BY n_regionkey`,
@@ -26,17 +22,6 @@ func TestExplainCollectGolden(t *testing.T) {
 		"interval_keys": `SELECT a.i, count(*), count(DISTINCT b.i) FROM (SELECT n_regionkey * INTERVAL '1' DAY AS i FROM nation) a
   JOIN (SELECT r_regionkey * INTERVAL '24' HOUR AS i FROM region) b ON a.i = b.i GROUP BY a.i`,
 	} {
-		t.Run(name, func(t *testing.T) {
-			df, err := s.SQL(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := df.Explain(ctx, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = strings.ReplaceAll(got, filepath.Join("tpch", "sf0.01")+string(filepath.Separator), "")
-			golden(t, filepath.Join("testdata", "explain", name+".golden"), got)
-		})
+		t.Run(name, func(t *testing.T) { explainGolden(t, s, name, q) })
 	}
 }

@@ -1,9 +1,6 @@
 package quiver_test
 
 import (
-	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/quiverdb/quiver"
@@ -20,7 +17,6 @@ import (
 // ROW_NUMBER() window and a filter.
 func TestExplainGroupingGolden(t *testing.T) {
 	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	ctx := context.Background()
 	for name, q := range map[string]string{
 		"grouping_rollup": `SELECT n_regionkey, n_name, count(*), sum(n_nationkey), grouping(n_regionkey, n_name) AS g
 FROM nation GROUP BY ROLLUP(n_regionkey, n_name) HAVING grouping(n_name) = 1 ORDER BY g, n_regionkey`,
@@ -30,17 +26,6 @@ FROM nation JOIN region ON n_regionkey = r_regionkey GROUP BY CUBE(r_name, n_reg
 FROM orders GROUP BY GROUPING SETS ((o_orderstatus), (o_orderpriority), (o_orderstatus, o_orderpriority))`,
 		"grouping_distinct_on": `SELECT DISTINCT ON (n_regionkey) n_regionkey, n_name FROM nation ORDER BY n_regionkey, n_name DESC`,
 	} {
-		t.Run(name, func(t *testing.T) {
-			df, err := s.SQL(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := df.Explain(ctx, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = strings.ReplaceAll(got, filepath.Join("tpch", "sf0.01")+string(filepath.Separator), "")
-			golden(t, filepath.Join("testdata", "explain", name+".golden"), got)
-		})
+		t.Run(name, func(t *testing.T) { explainGolden(t, s, name, q) })
 	}
 }

@@ -1,9 +1,6 @@
 package quiver_test
 
 import (
-	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/quiverdb/quiver"
@@ -17,7 +14,6 @@ import (
 // the ALL set operations are one window partitioned by every column.
 func TestExplainRecursiveGolden(t *testing.T) {
 	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	ctx := context.Background()
 	for name, q := range map[string]string{
 		"recursive_union": `WITH RECURSIVE reach(k) AS (
   SELECT 0
@@ -28,17 +24,6 @@ SELECT count(*) FROM reach`,
 		"intersect_all":       `SELECT n_regionkey FROM nation INTERSECT ALL SELECT r_regionkey FROM region`,
 		"except_all":          `SELECT n_regionkey, n_name FROM nation EXCEPT ALL SELECT r_regionkey, r_name FROM region`,
 	} {
-		t.Run(name, func(t *testing.T) {
-			df, err := s.SQL(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := df.Explain(ctx, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = strings.ReplaceAll(got, filepath.Join("tpch", "sf0.01")+string(filepath.Separator), "")
-			golden(t, filepath.Join("testdata", "explain", name+".golden"), got)
-		})
+		t.Run(name, func(t *testing.T) { explainGolden(t, s, name, q) })
 	}
 }

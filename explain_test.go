@@ -16,7 +16,6 @@ import (
 // -rewrite regenerates them.
 func TestExplainGolden(t *testing.T) {
 	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	ctx := context.Background()
 	for q := 1; q <= 22; q++ {
 		name := fmt.Sprintf("q%02d", q)
 		t.Run(name, func(t *testing.T) {
@@ -24,19 +23,26 @@ func TestExplainGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			df, err := s.SQL(ctx, string(text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := df.Explain(ctx, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Paths differ between machines; keep only the file names.
-			got = strings.ReplaceAll(got, filepath.Join("tpch", "sf0.01")+string(filepath.Separator), "")
-			golden(t, filepath.Join("testdata", "explain", name+".golden"), got)
+			explainGolden(t, s, name, string(text))
 		})
 	}
+}
+
+// explainGolden compares EXPLAIN of q on s with testdata/explain/NAME.golden.
+func explainGolden(t *testing.T, s *quiver.Session, name, q string) {
+	t.Helper()
+	ctx := context.Background()
+	df, err := s.SQL(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := df.Explain(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Paths differ between machines; keep only the file names.
+	got = strings.ReplaceAll(got, filepath.Join("tpch", "sf0.01")+string(filepath.Separator), "")
+	golden(t, filepath.Join("testdata", "explain", name+".golden"), got)
 }
 
 // golden compares got with the file at path, or rewrites the file with -rewrite.

@@ -1,9 +1,6 @@
 package quiver_test
 
 import (
-	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/quiverdb/quiver"
@@ -18,7 +15,6 @@ import (
 // filter on the PARTITION BY column goes below the window, others not.
 func TestExplainWindowGolden(t *testing.T) {
 	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	ctx := context.Background()
 	for name, q := range map[string]string{
 		"window_shared": `SELECT n_regionkey, n_name,
   row_number() OVER (PARTITION BY n_regionkey ORDER BY n_name) AS rn,
@@ -39,17 +35,6 @@ WHERE moving > 20`,
   SELECT n_regionkey, n_name, rank() OVER (PARTITION BY n_regionkey ORDER BY n_name) AS r FROM nation) AS x
 WHERE n_regionkey = 1 AND r <= 2 AND n_name <> 'PERU'`,
 	} {
-		t.Run(name, func(t *testing.T) {
-			df, err := s.SQL(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := df.Explain(ctx, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = strings.ReplaceAll(got, filepath.Join("tpch", "sf0.01")+string(filepath.Separator), "")
-			golden(t, filepath.Join("testdata", "explain", name+".golden"), got)
-		})
+		t.Run(name, func(t *testing.T) { explainGolden(t, s, name, q) })
 	}
 }
