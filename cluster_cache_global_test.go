@@ -3,14 +3,11 @@ package quiver_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/quiverdb/quiver"
-	"github.com/quiverdb/quiver/auth"
 )
 
 // TestClusterGlobalCache: with real processes and two tenants' tokens, a
@@ -20,31 +17,12 @@ import (
 // reads it as a hit; the other tenant neither sees nor removes it and
 // builds its own copy; UNCACHE TABLE of its name removes it.
 func TestClusterGlobalCache(t *testing.T) {
-	const (
-		clusterSecret = "cluster-secret-0123456789"
-		aliceSecret   = "alice-secret-0123456789"
-		bobSecret     = "bob-secret-0123456789"
-	)
-	tokens := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(tokens, []byte(clusterSecret+"\n"+aliceSecret+" alice\n"+bobSecret+" bob\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := writeTenantTokens(t)
 	state := t.TempDir()
 	schedArgs := []string{"--auth-token-file", tokens, "--state-dir", state, "--heartbeat-timeout", "2s"}
 	c := startCluster(t, 0, schedArgs...)
-	dir := t.TempDir()
-	c.workDirs = append(c.workDirs, dir)
-	ex := startProc(t, "executor-0", quiverBinary(t), "executor", "--scheduler", c.addr, "--bind", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		"--work-dir", dir, "--vcores", "2", "--heartbeat", "200ms", "--auth-token-file", tokens)
-	c.executors = append(c.executors, ex)
-	waitFor(t, "the executor to register", func() bool { return strings.Contains(ex.output(), "listening on") })
-	as := func(secret string) *quiver.Session {
-		tok, err := auth.New(secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.connect(t, quiver.WithAuthToken(tok))
-	}
+	c.addTokenExecutor(t, tokens)
+	as := func(secret string) *quiver.Session { return c.connectAs(t, secret) }
 	stats := func(s *quiver.Session) quiver.CacheStats {
 		st, err := s.CacheStats(context.Background())
 		if err != nil {
@@ -158,28 +136,10 @@ func TestClusterGlobalCache(t *testing.T) {
 // of the name wins over it, the other tenant finds no such table, and
 // EXPLAIN of a lazy declaration of the same query says it would share it.
 func TestClusterGlobalCacheByName(t *testing.T) {
-	const (
-		aliceSecret = "alice-secret-0123456789"
-		bobSecret   = "bob-secret-0123456789"
-	)
-	tokens := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(tokens, []byte("cluster-secret-0123456789\n"+aliceSecret+" alice\n"+bobSecret+" bob\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := writeTenantTokens(t)
 	c := startCluster(t, 0, "--auth-token-file", tokens)
-	dir := t.TempDir()
-	c.workDirs = append(c.workDirs, dir)
-	ex := startProc(t, "executor-0", quiverBinary(t), "executor", "--scheduler", c.addr, "--bind", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		"--work-dir", dir, "--vcores", "2", "--heartbeat", "200ms", "--auth-token-file", tokens)
-	c.executors = append(c.executors, ex)
-	waitFor(t, "the executor to register", func() bool { return strings.Contains(ex.output(), "listening on") })
-	as := func(secret string) *quiver.Session {
-		tok, err := auth.New(secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.connect(t, quiver.WithAuthToken(tok))
-	}
+	c.addTokenExecutor(t, tokens)
+	as := func(secret string) *quiver.Session { return c.connectAs(t, secret) }
 	ctx := context.Background()
 	const q = "SELECT count(*), sum(l_quantity) FROM recent"
 

@@ -2,15 +2,12 @@ package quiver_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/quiverdb/quiver"
-	"github.com/quiverdb/quiver/auth"
 )
 
 // TestClusterMemoryTables: on a scheduler and two executor processes, memory
@@ -211,30 +208,14 @@ func TestClusterMemoryTableLost(t *testing.T) {
 // TestClusterMemoryTableTenants: a memory table one tenant's session wrote
 // is not visible to a session opened with another tenant's token.
 func TestClusterMemoryTableTenants(t *testing.T) {
-	tokens := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(tokens, []byte("cluster-secret-0123456789\nalice-secret-0123456789 alice\nbob-secret-0123456789 bob\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := writeTenantTokens(t)
 	c := startCluster(t, 0, "--auth-token-file", tokens)
 	for range 2 {
-		c.executors = append(c.executors, startProc(t, "executor", quiverBinary(t), "executor",
-			"--scheduler", c.addr, "--bind", "127.0.0.1:0", "--work-dir", t.TempDir(), "--vcores", "2", "--heartbeat", "200ms", "--auth-token-file", tokens))
+		c.addTokenExecutor(t, tokens)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	open := func(secret string) *quiver.Session {
-		tok, err := auth.New(secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := quiver.Connect(ctx, c.addr, quiver.WithAuthToken(tok))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	alice, bob := open("alice-secret-0123456789"), open("bob-secret-0123456789")
+	alice, bob := c.connectAs(t, aliceSecret), c.connectAs(t, bobSecret)
 	sqlRows(t, alice, "CREATE TABLE secrets (k BIGINT)")
 	sqlRows(t, alice, "INSERT INTO secrets VALUES (41), (42)")
 	if got := sqlRows(t, alice, "SELECT sum(k) FROM secrets"); got[0][0] != "83" {
