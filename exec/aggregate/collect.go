@@ -1,8 +1,6 @@
 package aggregate
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -421,83 +419,10 @@ func dataSize(d arrow.ArrayData) int64 {
 }
 
 // compareFunc returns a three-way comparison of two non-NULL rows of a, in
-// the order SQL sorts them (NaN above every other float, as PostgreSQL).
+// the order SQL sorts them.
 func compareFunc(a arrow.Array) (func(i, j int) int, error) {
-	switch a := a.(type) {
-	case *array.Int8:
-		return cmpOrdered(a.Int8Values()), nil
-	case *array.Int16:
-		return cmpOrdered(a.Int16Values()), nil
-	case *array.Int32:
-		return cmpOrdered(a.Int32Values()), nil
-	case *array.Int64:
-		return cmpOrdered(a.Int64Values()), nil
-	case *array.Uint8:
-		return cmpOrdered(a.Uint8Values()), nil
-	case *array.Uint16:
-		return cmpOrdered(a.Uint16Values()), nil
-	case *array.Uint32:
-		return cmpOrdered(a.Uint32Values()), nil
-	case *array.Uint64:
-		return cmpOrdered(a.Uint64Values()), nil
-	case *array.Float32:
-		return cmpFloats(a.Float32Values()), nil
-	case *array.Float64:
-		return cmpFloats(a.Float64Values()), nil
-	case *array.Date32:
-		return cmpOrdered(a.Date32Values()), nil
-	case *array.Date64:
-		return cmpOrdered(a.Date64Values()), nil
-	case *array.Timestamp:
-		return cmpOrdered(a.TimestampValues()), nil
-	case *array.Time32:
-		return cmpOrdered(a.Time32Values()), nil
-	case *array.Time64:
-		return cmpOrdered(a.Time64Values()), nil
-	case *array.Duration:
-		return cmpOrdered(a.DurationValues()), nil
-	case *array.Decimal128:
-		vs := a.Values()
-		return func(i, j int) int { return vs[i].Cmp(vs[j]) }, nil
-	case *array.Boolean:
-		return func(i, j int) int {
-			x, y := a.Value(i), a.Value(j)
-			switch {
-			case x == y:
-				return 0
-			case y:
-				return -1
-			}
-			return 1
-		}, nil
-	case *array.String:
-		return func(i, j int) int { return cmp.Compare(a.Value(i), a.Value(j)) }, nil
-	case *array.LargeString:
-		return func(i, j int) int { return cmp.Compare(a.Value(i), a.Value(j)) }, nil
-	case *array.Binary:
-		return func(i, j int) int { return bytes.Compare(a.Value(i), a.Value(j)) }, nil
-	case *array.Null:
-		return func(int, int) int { return 0 }, nil
+	if c, ok := kernel.RowComparator(a); ok {
+		return c, nil
 	}
 	return nil, qerr.NotImplementedf("exec/hashagg: ordering an aggregate's rows by %s is not supported", a.DataType())
-}
-
-func cmpOrdered[T cmp.Ordered](vs []T) func(i, j int) int {
-	return func(i, j int) int { return cmp.Compare(vs[i], vs[j]) }
-}
-
-func cmpFloats[T float32 | float64](vs []T) func(i, j int) int {
-	return func(i, j int) int {
-		x, y := vs[i], vs[j]
-		xn, yn := x != x, y != y
-		switch {
-		case xn && yn:
-			return 0
-		case xn:
-			return 1
-		case yn:
-			return -1
-		}
-		return cmp.Compare(x, y)
-	}
 }

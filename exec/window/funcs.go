@@ -1,8 +1,6 @@
 package window
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -449,58 +447,8 @@ func extremes(arg arrow.Array, isMax bool, l *layout, start, end []int32) ([]int
 
 // rowComparator orders two rows of a by value (neither NULL), typed once.
 func rowComparator(a arrow.Array) (func(i, j int) int, error) {
-	d := a.Data()
-	switch a.DataType().ID() {
-	case arrow.INT8:
-		return ordered(arrow.GetValues[int8](d, 1)), nil
-	case arrow.INT16:
-		return ordered(arrow.GetValues[int16](d, 1)), nil
-	case arrow.INT32, arrow.DATE32:
-		return ordered(arrow.GetValues[int32](d, 1)), nil
-	case arrow.INT64, arrow.TIMESTAMP, arrow.DATE64:
-		return ordered(arrow.GetValues[int64](d, 1)), nil
-	case arrow.UINT8:
-		return ordered(arrow.GetValues[uint8](d, 1)), nil
-	case arrow.UINT16:
-		return ordered(arrow.GetValues[uint16](d, 1)), nil
-	case arrow.UINT32:
-		return ordered(arrow.GetValues[uint32](d, 1)), nil
-	case arrow.UINT64:
-		return ordered(arrow.GetValues[uint64](d, 1)), nil
-	case arrow.FLOAT32:
-		return ordered(arrow.GetValues[float32](d, 1)), nil
-	case arrow.FLOAT64:
-		return ordered(arrow.GetValues[float64](d, 1)), nil
-	case arrow.DECIMAL128:
-		vals := a.(*array.Decimal128).Values()
-		return func(i, j int) int { return vals[i].Cmp(vals[j]) }, nil
-	case arrow.STRING:
-		s := a.(*array.String)
-		return func(i, j int) int { return cmp.Compare(s.Value(i), s.Value(j)) }, nil
-	case arrow.LARGE_STRING:
-		s := a.(*array.LargeString)
-		return func(i, j int) int { return cmp.Compare(s.Value(i), s.Value(j)) }, nil
-	case arrow.BINARY:
-		s := a.(*array.Binary)
-		return func(i, j int) int { return bytes.Compare(s.Value(i), s.Value(j)) }, nil
-	case arrow.BOOL:
-		s := a.(*array.Boolean)
-		return func(i, j int) int {
-			x, y := s.Value(i), s.Value(j)
-			switch {
-			case x == y:
-				return 0
-			case y:
-				return -1
-			}
-			return 1
-		}, nil
-	case arrow.NULL:
-		return func(int, int) int { return 0 }, nil
+	if c, ok := kernel.RowComparator(a); ok {
+		return c, nil
 	}
 	return nil, qerr.NotImplementedf("exec: window min/max over %s is not supported", a.DataType())
-}
-
-func ordered[T cmp.Ordered](vals []T) func(i, j int) int {
-	return func(i, j int) int { return cmp.Compare(vals[i], vals[j]) }
 }
