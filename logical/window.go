@@ -2,10 +2,12 @@ package logical
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // WindowFunc is the function a WindowExpr computes.
@@ -73,10 +75,15 @@ const (
 
 // FrameBound is one end of a frame; Offset (≥ 0) is for Preceding and
 // Following: rows, peer groups, or (RANGE) the distance in the ORDER BY
-// key's units (days for a DATE key).
+// key's units (days for a DATE key). A RANGE offset may also be a
+// decimal fraction, Offset × 10^-Scale (over a DOUBLE or DECIMAL key), or
+// an interval (IsInterval, over a DATE or TIMESTAMP key).
 type FrameBound struct {
-	Kind   BoundKind
-	Offset int64
+	Kind       BoundKind
+	Offset     int64
+	Scale      int32
+	IsInterval bool
+	Interval   arrow.MonthDayNanoInterval
 }
 
 func (b FrameBound) String() string {
@@ -84,13 +91,28 @@ func (b FrameBound) String() string {
 	case UnboundedPreceding:
 		return "UNBOUNDED PRECEDING"
 	case Preceding:
-		return fmt.Sprintf("%d PRECEDING", b.Offset)
+		return b.OffsetString() + " PRECEDING"
 	case CurrentRow:
 		return "CURRENT ROW"
 	case Following:
-		return fmt.Sprintf("%d FOLLOWING", b.Offset)
+		return b.OffsetString() + " FOLLOWING"
 	}
 	return "UNBOUNDED FOLLOWING"
+}
+
+// OffsetString is the offset as SQL: 3, 1.5 or INTERVAL '1 mon'.
+func (b FrameBound) OffsetString() string {
+	if b.IsInterval {
+		return "INTERVAL '" + temporal.FormatInterval(b.Interval) + "'"
+	}
+	s := strconv.FormatInt(b.Offset, 10)
+	if b.Scale <= 0 {
+		return s
+	}
+	for int32(len(s)) <= b.Scale {
+		s = "0" + s
+	}
+	return s[:int32(len(s))-b.Scale] + "." + s[int32(len(s))-b.Scale:]
 }
 
 // WindowFrame is the rows of a partition a window function sees for one
@@ -116,8 +138,9 @@ func DefaultFrame(ordered bool) WindowFrame {
 
 // CheckFrame validates f for a window ordered by orderBy: the start may not
 // be UNBOUNDED FOLLOWING nor the end UNBOUNDED PRECEDING, the start may not
-// come after the end by kind, offsets are ≥ 0, and a RANGE frame with an
-// offset needs exactly one ORDER BY key of a numeric or date type.
+// come after the end by kind, offsets are ≥ 0, ROWS and GROUPS offsets are
+// whole numbers, and a RANGE frame with an offset needs exactly one ORDER
+// BY key whose type the offset can be added to (see checkRangeOffset).
 func CheckFrame(f WindowFrame, orderBy []SortKey, s *Schema) error {
 	if f.Start.Kind == UnboundedFollowing {
 		return qerr.Planf("a window frame cannot start at UNBOUNDED FOLLOWING")
@@ -128,21 +151,59 @@ func CheckFrame(f WindowFrame, orderBy []SortKey, s *Schema) error {
 	if f.Start.Kind > f.End.Kind {
 		return qerr.Planf("window frame %s starts after it ends", f)
 	}
-	if f.Start.Offset < 0 || f.End.Offset < 0 {
+	if f.Start.Offset < 0 || f.End.Offset < 0 || f.Start.Scale < 0 || f.End.Scale < 0 {
 		return qerr.Planf("window frame offsets must not be negative (%s)", f)
 	}
 	offset := f.Start.Kind == Preceding || f.Start.Kind == Following || f.End.Kind == Preceding || f.End.Kind == Following
-	if f.Unit == FrameRange && offset {
-		if len(orderBy) != 1 {
-			return qerr.Planf("RANGE with an offset needs exactly one ORDER BY key, got %d", len(orderBy))
+	if !offset {
+		return nil
+	}
+	if f.Unit != FrameRange {
+		for _, b := range []FrameBound{f.Start, f.End} {
+			if b.Scale != 0 || b.IsInterval {
+				return qerr.Planf("a %s frame offset counts %s and must be a non-negative integer, not %s", f.Unit, map[FrameUnit]string{FrameRows: "rows", FrameGroups: "peer groups"}[f.Unit], b.OffsetString())
+			}
 		}
-		t, _, err := orderBy[0].Expr.DataType(s)
-		if err != nil {
-			return err
+		return nil
+	}
+	if len(orderBy) != 1 {
+		return qerr.Planf("RANGE with an offset needs exactly one ORDER BY key, got %d", len(orderBy))
+	}
+	t, _, err := orderBy[0].Expr.DataType(s)
+	if err != nil {
+		return err
+	}
+	for _, b := range []FrameBound{f.Start, f.End} {
+		if b.Kind == Preceding || b.Kind == Following {
+			if err := checkRangeOffset(b, t); err != nil {
+				return err
+			}
 		}
-		if !IsNumeric(t) && t.ID() != arrow.DATE32 {
-			return qerr.Planf("RANGE with an offset needs a numeric or date ORDER BY key, not %s", TypeString(t))
+	}
+	return nil
+}
+
+// checkRangeOffset checks that a RANGE offset can be added to an ORDER BY
+// key of type t, as PostgreSQL allows: an interval to a DATE or TIMESTAMP,
+// a fraction to a DOUBLE or DECIMAL, a whole number to any number (and,
+// as days, to a DATE); intervals must not be negative.
+func checkRangeOffset(b FrameBound, t arrow.DataType) error {
+	switch {
+	case b.IsInterval:
+		if t.ID() != arrow.DATE32 && t.ID() != arrow.TIMESTAMP {
+			return qerr.Planf("RANGE offset %s needs a DATE or TIMESTAMP ORDER BY key, not %s", b.OffsetString(), TypeString(t))
 		}
+		if temporal.CompareIntervals(b.Interval, arrow.MonthDayNanoInterval{}) < 0 {
+			return qerr.Planf("window frame offsets must not be negative (%s)", b.OffsetString())
+		}
+	case t.ID() == arrow.TIMESTAMP:
+		return qerr.Planf("RANGE over a TIMESTAMP ORDER BY key needs an INTERVAL offset (INTERVAL '1 day' PRECEDING), not %s", b.OffsetString())
+	case b.Scale > 0:
+		if classOf(t) != classFloat && classOf(t) != classDecimal {
+			return qerr.Planf("RANGE offset %s is not a whole number, which a %s ORDER BY key needs (fractions need a DOUBLE or DECIMAL key)", b.OffsetString(), TypeString(t))
+		}
+	case !IsNumeric(t) && t.ID() != arrow.DATE32:
+		return qerr.Planf("RANGE with an offset needs a numeric, date or timestamp ORDER BY key, not %s", TypeString(t))
 	}
 	return nil
 }

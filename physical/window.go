@@ -2,9 +2,11 @@ package physical
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // WindowFunc mirrors logical.WindowFunc.
@@ -52,10 +54,14 @@ const (
 	UnboundedFollowing
 )
 
-// FrameBound is one end of a frame; Offset for Preceding and Following.
+// FrameBound is one end of a frame; Offset for Preceding and Following,
+// with Scale and IsInterval/Interval as in logical.FrameBound.
 type FrameBound struct {
-	Kind   BoundKind
-	Offset int64
+	Kind       BoundKind
+	Offset     int64
+	Scale      int32
+	IsInterval bool
+	Interval   arrow.MonthDayNanoInterval
 }
 
 // WindowFrame is a window function's frame, both ends inclusive.
@@ -69,13 +75,28 @@ func (b FrameBound) String() string {
 	case UnboundedPreceding:
 		return "UNBOUNDED PRECEDING"
 	case Preceding:
-		return fmt.Sprintf("%d PRECEDING", b.Offset)
+		return b.offsetString() + " PRECEDING"
 	case CurrentRow:
 		return "CURRENT ROW"
 	case Following:
-		return fmt.Sprintf("%d FOLLOWING", b.Offset)
+		return b.offsetString() + " FOLLOWING"
 	}
 	return "UNBOUNDED FOLLOWING"
+}
+
+// offsetString writes the offset as logical.FrameBound.OffsetString does.
+func (b FrameBound) offsetString() string {
+	if b.IsInterval {
+		return "INTERVAL '" + temporal.FormatInterval(b.Interval) + "'"
+	}
+	s := strconv.FormatInt(b.Offset, 10)
+	if b.Scale <= 0 {
+		return s
+	}
+	for int32(len(s)) <= b.Scale {
+		s = "0" + s
+	}
+	return s[:int32(len(s))-b.Scale] + "." + s[int32(len(s))-b.Scale:]
 }
 
 func (f WindowFrame) String() string {

@@ -6209,12 +6209,18 @@ func (x *LogicalCache) GetName() string {
 
 // WindowFrame is logical.WindowFrame and physical.WindowFrame.
 type WindowFrame struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Unit          int32                  `protobuf:"varint,1,opt,name=unit,proto3" json:"unit,omitempty"`                            // FrameUnit
-	StartKind     int32                  `protobuf:"varint,2,opt,name=start_kind,json=startKind,proto3" json:"start_kind,omitempty"` // BoundKind
-	StartOffset   int64                  `protobuf:"varint,3,opt,name=start_offset,json=startOffset,proto3" json:"start_offset,omitempty"`
-	EndKind       int32                  `protobuf:"varint,4,opt,name=end_kind,json=endKind,proto3" json:"end_kind,omitempty"`
-	EndOffset     int64                  `protobuf:"varint,5,opt,name=end_offset,json=endOffset,proto3" json:"end_offset,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Unit        int32                  `protobuf:"varint,1,opt,name=unit,proto3" json:"unit,omitempty"`                            // FrameUnit
+	StartKind   int32                  `protobuf:"varint,2,opt,name=start_kind,json=startKind,proto3" json:"start_kind,omitempty"` // BoundKind
+	StartOffset int64                  `protobuf:"varint,3,opt,name=start_offset,json=startOffset,proto3" json:"start_offset,omitempty"`
+	EndKind     int32                  `protobuf:"varint,4,opt,name=end_kind,json=endKind,proto3" json:"end_kind,omitempty"`
+	EndOffset   int64                  `protobuf:"varint,5,opt,name=end_offset,json=endOffset,proto3" json:"end_offset,omitempty"`
+	// A RANGE offset's decimal places (offset × 10^-scale) or, when set,
+	// the interval it is instead (logical.FrameBound).
+	StartScale    int32          `protobuf:"varint,6,opt,name=start_scale,json=startScale,proto3" json:"start_scale,omitempty"`
+	StartInterval *IntervalValue `protobuf:"bytes,7,opt,name=start_interval,json=startInterval,proto3" json:"start_interval,omitempty"`
+	EndScale      int32          `protobuf:"varint,8,opt,name=end_scale,json=endScale,proto3" json:"end_scale,omitempty"`
+	EndInterval   *IntervalValue `protobuf:"bytes,9,opt,name=end_interval,json=endInterval,proto3" json:"end_interval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6282,6 +6288,34 @@ func (x *WindowFrame) GetEndOffset() int64 {
 		return x.EndOffset
 	}
 	return 0
+}
+
+func (x *WindowFrame) GetStartScale() int32 {
+	if x != nil {
+		return x.StartScale
+	}
+	return 0
+}
+
+func (x *WindowFrame) GetStartInterval() *IntervalValue {
+	if x != nil {
+		return x.StartInterval
+	}
+	return nil
+}
+
+func (x *WindowFrame) GetEndScale() int32 {
+	if x != nil {
+		return x.EndScale
+	}
+	return 0
+}
+
+func (x *WindowFrame) GetEndInterval() *IntervalValue {
+	if x != nil {
+		return x.EndInterval
+	}
+	return nil
 }
 
 type LogicalWindowExpr struct {
@@ -7501,7 +7535,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x04name\x18\x05 \x01(\tR\x04name\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9d\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdb\x02\n" +
 	"\vWindowFrame\x12\x12\n" +
 	"\x04unit\x18\x01 \x01(\x05R\x04unit\x12\x1d\n" +
 	"\n" +
@@ -7509,7 +7543,12 @@ const file_plan_proto_rawDesc = "" +
 	"\fstart_offset\x18\x03 \x01(\x03R\vstartOffset\x12\x19\n" +
 	"\bend_kind\x18\x04 \x01(\x05R\aendKind\x12\x1d\n" +
 	"\n" +
-	"end_offset\x18\x05 \x01(\x03R\tendOffset\"\xc7\x02\n" +
+	"end_offset\x18\x05 \x01(\x03R\tendOffset\x12\x1f\n" +
+	"\vstart_scale\x18\x06 \x01(\x05R\n" +
+	"startScale\x12@\n" +
+	"\x0estart_interval\x18\a \x01(\v2\x19.quiver.rpc.IntervalValueR\rstartInterval\x12\x1b\n" +
+	"\tend_scale\x18\b \x01(\x05R\bendScale\x12<\n" +
+	"\fend_interval\x18\t \x01(\v2\x19.quiver.rpc.IntervalValueR\vendInterval\"\xc7\x02\n" +
 	"\x11LogicalWindowExpr\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
 	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12+\n" +
@@ -7866,35 +7905,37 @@ var file_plan_proto_depIdxs = []int32{
 	62,  // 186: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
 	62,  // 187: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
 	93,  // 188: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	45,  // 189: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	45,  // 190: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	60,  // 191: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	79,  // 192: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	62,  // 193: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 194: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 195: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	79,  // 196: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 197: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 198: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 199: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 200: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	82,  // 201: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	62,  // 202: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
-	62,  // 203: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
-	61,  // 204: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
-	16,  // 205: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 206: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
-	62,  // 207: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 208: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
-	88,  // 209: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	16,  // 210: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 211: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
-	88,  // 212: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	213, // [213:213] is the sub-list for method output_type
-	213, // [213:213] is the sub-list for method input_type
-	213, // [213:213] is the sub-list for extension type_name
-	213, // [213:213] is the sub-list for extension extendee
-	0,   // [0:213] is the sub-list for field type_name
+	2,   // 189: quiver.rpc.WindowFrame.start_interval:type_name -> quiver.rpc.IntervalValue
+	2,   // 190: quiver.rpc.WindowFrame.end_interval:type_name -> quiver.rpc.IntervalValue
+	45,  // 191: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 192: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	60,  // 193: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	79,  // 194: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	62,  // 195: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 196: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 197: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	79,  // 198: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 199: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 200: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 201: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 202: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	82,  // 203: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	62,  // 204: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
+	62,  // 205: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
+	61,  // 206: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
+	16,  // 207: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 208: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
+	62,  // 209: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 210: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
+	88,  // 211: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	16,  // 212: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 213: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
+	88,  // 214: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	215, // [215:215] is the sub-list for method output_type
+	215, // [215:215] is the sub-list for method input_type
+	215, // [215:215] is the sub-list for extension type_name
+	215, // [215:215] is the sub-list for extension extendee
+	0,   // [0:215] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }

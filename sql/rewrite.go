@@ -188,6 +188,8 @@ func prepass(text string, toks []token, extra ...edit) (*rewritten, error) {
 			edits = append(edits, edit{t.Off, toks[last].End, ", " + fnExclude + "(" + strings.Join(quoted, ", ") + ")"})
 		case t.is("OVER") && pun(i-1, ")"):
 			edits = append(edits, windowCountDistinctEdits(toks, i, matching)...)
+		case t.is("INTERVAL") && !pun(i-1, "."):
+			edits = append(edits, frameIntervalEdits(toks, i)...)
 		case t.is("FILTER") && pun(i+1, "(") && word(i+2, "WHERE") && pun(i-1, ")"):
 			es, err := filterClause(text, toks, i, matching)
 			if err != nil {

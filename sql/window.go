@@ -1,14 +1,17 @@
 package sql
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // Window functions: a call `f(...) OVER (...)` in the select list or ORDER
@@ -84,6 +87,18 @@ func qualifyEdits(toks []token, q int) ([]edit, error) {
 		out = append(out, edit{closeAt, closeAt, ")"})
 	}
 	return out, nil
+}
+
+// frameIntervalEdits rewrites a frame offset INTERVAL 'text' at toks[i],
+// followed by PRECEDING or FOLLOWING, which TiDB reads only with a unit
+// word, into INTERVAL quiver_cast('text', 'interval') DAY: the lowering
+// takes the interval the cast folds to and ignores the unit.
+func frameIntervalEdits(toks []token, i int) []edit {
+	if i+2 >= len(toks) || toks[i+1].Kind != tokString || !(toks[i+2].is("PRECEDING") || toks[i+2].is("FOLLOWING")) {
+		return nil
+	}
+	s := toks[i+1]
+	return []edit{{s.Off, s.End, fnCast + "('" + strings.ReplaceAll(s.value(), "'", "''") + "', 'interval') DAY"}}
 }
 
 // windowArgs is the clause name window arguments are lowered under, so a
@@ -361,40 +376,73 @@ func (b *builder) frameBound(fb *ast.FrameBound, ctx *exprCtx) (logical.FrameBou
 	case fb.UnBounded:
 		return logical.FrameBound{Kind: logical.UnboundedFollowing}, nil
 	}
-	kind := logical.Following
+	out := logical.FrameBound{Kind: logical.Following}
 	if fb.Type == ast.Preceding {
-		kind = logical.Preceding
+		out.Kind = logical.Preceding
 	}
-	if fb.Unit != ast.TimeUnitInvalid && fb.Unit != ast.TimeUnitDay {
-		return logical.FrameBound{}, qerr.NotImplementedf("sql: a window frame offset in %s is not supported (days are)", fb.Unit)
-	}
-	var v *test_driver.ValueExpr
-	switch x := fb.Expr.(type) {
-	case *test_driver.ValueExpr:
-		v = x
-	}
-	if v == nil {
-		e, err := b.expr(fb.Expr, ctx)
-		if err != nil {
-			return logical.FrameBound{}, err
-		}
-		return logical.FrameBound{}, qerr.Planf("a window frame offset must be a non-negative integer constant, not %s", e)
-	}
-	e, err := literal(v)
+	e, err := b.expr(fb.Expr, ctx)
 	if err != nil {
-		return logical.FrameBound{}, err
+		return out, err
 	}
-	l, _ := e.(*logical.Literal)
-	off, ok := l.Value.(int64)
-	if s, isStr := l.Value.(string); isStr && fb.Unit == ast.TimeUnitDay {
-		// INTERVAL '3' DAY
-		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		off, ok = n, err == nil
+	l, ok := e.(*logical.Literal)
+	if !ok || l.Value == nil {
+		return out, qerr.Planf("a window frame offset must be a non-negative constant, not %s", e)
 	}
-	if !ok || off < 0 {
-		return logical.FrameBound{}, qerr.Planf("a window frame offset must be a non-negative integer constant, not %s", l)
+	if l.Type.ID() == arrow.INTERVAL_MONTH_DAY_NANO {
+		// INTERVAL '1 month' (the pre-pass's cast; TiDB's unit is a stand-in).
+		out.IsInterval, out.Interval = true, l.Value.(arrow.MonthDayNanoInterval)
+		return out, nil
 	}
-	return logical.FrameBound{Kind: kind, Offset: off}, nil
+	if fb.Unit != ast.TimeUnitInvalid {
+		// INTERVAL '3' DAY, INTERVAL 2 HOUR.
+		text := fmt.Sprint(l.Value)
+		switch v := l.Value.(type) {
+		case string:
+			text = v
+		case decimal128.Num:
+			text = v.ToString(l.Type.(*arrow.Decimal128Type).Scale)
+		}
+		text += " " + fb.Unit.String()
+		iv, ok := temporal.ParseInterval(text)
+		if !ok {
+			return out, qerr.Planf("invalid interval in a window frame: INTERVAL %s %s", l, fb.Unit)
+		}
+		out.IsInterval, out.Interval = true, iv
+		return out, nil
+	}
+	switch v := l.Value.(type) {
+	case int64:
+		out.Offset = v
+	case decimal128.Num:
+		if !v.FitsInPrecision(18) {
+			return out, qerr.Planf("window frame offset %s is too large", l)
+		}
+		out.Offset, out.Scale = int64(v.LowBits()), l.Type.(*arrow.Decimal128Type).Scale
+		if v.Sign() < 0 {
+			out.Offset = -int64(v.Abs().LowBits())
+		}
+	case float64:
+		// A float literal (1e-3): its shortest decimal form.
+		s := strconv.FormatFloat(v, 'f', -1, 64)
+		whole, frac, _ := strings.Cut(s, ".")
+		n, err := strconv.ParseInt(whole+frac, 10, 64)
+		if err != nil || len(frac) > 18 {
+			return out, qerr.Planf("window frame offset %s has too many digits", l)
+		}
+		out.Offset, out.Scale = n, int32(len(frac))
+	default:
+		return out, qerr.Planf("a window frame offset must be a non-negative number or an INTERVAL, not %s", l)
+	}
+	if out.Offset < 0 {
+		return out, qerr.Planf("window frame offsets must not be negative, not %s", l)
+	}
+	// 2.50 is 25 tenths: the fewest decimal places, so that a whole
+	// number is an integer offset.
+	for out.Scale > 0 && out.Offset%10 == 0 {
+		out.Offset /= 10
+		out.Scale--
+	}
+	return out, nil
 }
 
 // hasWindow reports whether e calls a window function.

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
@@ -17,11 +16,9 @@ type layout struct {
 	parts      []int32 // first row of each partition, then n
 	groupOf    []int32 // per row: its peer group
 	groupStart []int32 // first row of each peer group, then n
-	// The ORDER BY key of a RANGE frame with offsets, as float64 (nil
-	// when not needed); keyValid is nil when it has no NULLs.
-	key      []float64
-	keyValid []bool
-	desc     bool
+	// key is the ORDER BY key of RANGE frames with offsets (nil when
+	// no frame has one).
+	key *rangeKey
 }
 
 // layout finds partitions and peer groups by comparing neighbouring rows.
@@ -60,79 +57,39 @@ func (w *windowOp) layout(ctx context.Context, all arrow.RecordBatch) (*layout, 
 		l.groupOf[r] = int32(len(l.groupStart) - 1)
 	}
 	l.groupStart = append(l.groupStart, int32(n))
-	if needsRangeKey(w.n.Funcs) {
-		l.key, l.keyValid = floatKey(oArrs[0])
-		l.desc = !w.n.OrderBy[0].Asc
+	if need, micros := needsRangeKey(w.n.Funcs); need {
+		if l.key, err = newRangeKey(oArrs[0], !w.n.OrderBy[0].Asc, micros); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
 }
 
-func needsRangeKey(fs []physical.WindowFuncExpr) bool {
+// needsRangeKey reports whether a function has a RANGE frame with an
+// offset, and whether one of those offsets is an interval.
+func needsRangeKey(fs []physical.WindowFuncExpr) (need, micros bool) {
 	for _, f := range fs {
-		if f.Frame.Unit == physical.FrameRange && (isOffset(f.Frame.Start) || isOffset(f.Frame.End)) {
-			return true
+		if f.Frame.Unit != physical.FrameRange {
+			continue
+		}
+		for _, b := range []physical.FrameBound{f.Frame.Start, f.Frame.End} {
+			if isOffset(b) {
+				need = true
+				micros = micros || b.IsInterval
+			}
 		}
 	}
-	return false
+	return need, micros
 }
 
 // rangeKind reports whether a RANGE offset can be measured on values of dt.
 func rangeKind(dt arrow.DataType) (arrow.Type, bool) {
 	switch dt.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.DATE32:
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.DATE32, arrow.TIMESTAMP:
 		return dt.ID(), true
 	}
 	return 0, false
-}
-
-// floatKey converts a RANGE key column to float64 (days for dates, the
-// value for decimals) once, so offsets compare in the key's own units.
-func floatKey(a arrow.Array) ([]float64, []bool) {
-	n := a.Len()
-	out := make([]float64, n)
-	var valid []bool
-	if a.NullN() > 0 {
-		valid = make([]bool, n)
-		for i := range valid {
-			valid[i] = a.IsValid(i)
-		}
-	}
-	d := a.Data()
-	switch a.DataType().ID() {
-	case arrow.INT8:
-		convert(out, arrow.GetValues[int8](d, 1))
-	case arrow.INT16:
-		convert(out, arrow.GetValues[int16](d, 1))
-	case arrow.INT32, arrow.DATE32:
-		convert(out, arrow.GetValues[int32](d, 1))
-	case arrow.INT64:
-		convert(out, arrow.GetValues[int64](d, 1))
-	case arrow.UINT8:
-		convert(out, arrow.GetValues[uint8](d, 1))
-	case arrow.UINT16:
-		convert(out, arrow.GetValues[uint16](d, 1))
-	case arrow.UINT32:
-		convert(out, arrow.GetValues[uint32](d, 1))
-	case arrow.UINT64:
-		convert(out, arrow.GetValues[uint64](d, 1))
-	case arrow.FLOAT32:
-		convert(out, arrow.GetValues[float32](d, 1))
-	case arrow.FLOAT64:
-		copy(out, arrow.GetValues[float64](d, 1))
-	case arrow.DECIMAL128:
-		scale := a.DataType().(*arrow.Decimal128Type).Scale
-		for i, v := range a.(*array.Decimal128).Values() {
-			out[i] = v.ToFloat64(scale)
-		}
-	}
-	return out, valid
-}
-
-func convert[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32](dst []float64, src []T) {
-	for i, v := range src {
-		dst[i] = float64(v)
-	}
 }
 
 // frame returns, per row, its frame as the half-open rows [start, end),
@@ -156,10 +113,8 @@ func (l *layout) frame(fr physical.WindowFrame) (start, end []int32) {
 			}
 		case physical.FrameRange:
 			a, b := l.nonNull(ps, pe)
-			for r := ps; r < pe; r++ {
-				start[r] = l.rangeBound(fr.Start, r, ps, pe, a, b, false)
-				end[r] = l.rangeBound(fr.End, r, ps, pe, a, b, true)
-			}
+			l.rangeBounds(fr.Start, ps, pe, a, b, false, start)
+			l.rangeBounds(fr.End, ps, pe, a, b, true, end)
 		}
 		for r := ps; r < pe; r++ {
 			end[r] = max(end[r], start[r])
@@ -216,78 +171,6 @@ func (l *layout) groupsBound(b physical.FrameBound, r, ps, pe, gps, gpe int32, i
 		return pe
 	}
 	return l.groupStart[g]
-}
-
-// nonNull is the rows [a, b) of partition [ps, pe) whose RANGE key is not
-// NULL (the NULLs sort together at one end).
-func (l *layout) nonNull(ps, pe int32) (int32, int32) {
-	if l.key == nil || l.keyValid == nil {
-		return ps, pe
-	}
-	a, b := ps, pe
-	for a < b && !l.keyValid[a] {
-		a++
-	}
-	for b > a && !l.keyValid[b-1] {
-		b--
-	}
-	return a, b
-}
-
-// rangeBound is a RANGE bound of row r. Offsets measure the ORDER BY key
-// among the partition's non-NULL rows [a, b); a row with a NULL key has
-// its NULL peers as the offset bounds' rows.
-func (l *layout) rangeBound(bd physical.FrameBound, r, ps, pe, a, b int32, isEnd bool) int32 {
-	g := l.groupOf[r]
-	switch bd.Kind {
-	case physical.UnboundedPreceding:
-		return ps
-	case physical.UnboundedFollowing:
-		return pe
-	case physical.CurrentRow:
-		if isEnd {
-			return l.groupStart[g+1]
-		}
-		return l.groupStart[g]
-	}
-	if l.keyValid != nil && !l.keyValid[r] {
-		if isEnd {
-			return l.groupStart[g+1]
-		}
-		return l.groupStart[g]
-	}
-	off := float64(bd.Offset)
-	if bd.Kind == physical.Preceding {
-		off = -off
-	}
-	if l.desc {
-		off = -off
-	}
-	v := l.key[r] + off
-	// In sort order, the frame starts at the first row not before v and
-	// ends before the first row after v.
-	before := func(x float64) bool {
-		if l.desc {
-			return x > v
-		}
-		return x < v
-	}
-	notAfter := func(x float64) bool {
-		if l.desc {
-			return x >= v
-		}
-		return x <= v
-	}
-	lo, hi := a, b
-	for lo < hi {
-		m := int32(uint32(lo+hi) >> 1)
-		if (isEnd && notAfter(l.key[m])) || (!isEnd && before(l.key[m])) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
 }
 
 // isValid reports whether row i is not NULL under kernel.ValidBits' bitmap

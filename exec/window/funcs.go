@@ -2,6 +2,7 @@ package window
 
 import (
 	"context"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -295,17 +296,37 @@ func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *l
 		return nil, qerr.NotImplementedf("exec: window %s over %s is not supported", f.Agg, arg.DataType())
 	}
 	acc := make([]float64, l.n)
+	// NaN and the infinities are counted apart from the finite running
+	// sum, which they would otherwise poison for every later frame.
 	var run float64
+	var nan, pinf, ninf int64
 	slide(l, start, end, func(i int32, sign int) {
-		if isValid(bits, boff, int(i)) {
-			run += float64(sign) * fl[i]
+		if !isValid(bits, boff, int(i)) {
+			return
+		}
+		switch v := fl[i]; {
+		case math.IsNaN(v):
+			nan += int64(sign)
+		case math.IsInf(v, 1):
+			pinf += int64(sign)
+		case math.IsInf(v, -1):
+			ninf += int64(sign)
+		default:
+			run += float64(sign) * v
 		}
 	}, func(r int32, c int64) {
 		acc[r], cnt[r], valid[r] = run, c, c > 0
-		if c == 0 {
+		switch {
+		case c == 0:
 			acc[r] = 0
+		case nan > 0 || (pinf > 0 && ninf > 0):
+			acc[r] = math.NaN()
+		case pinf > 0:
+			acc[r] = math.Inf(1)
+		case ninf > 0:
+			acc[r] = math.Inf(-1)
 		}
-	}, func() { run = 0 }, bits, boff)
+	}, func() { run, nan, pinf, ninf = 0, 0, 0, 0 }, bits, boff)
 	if avg {
 		for r := range acc {
 			if valid[r] {

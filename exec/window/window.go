@@ -37,10 +37,11 @@ type windowOp struct {
 
 // scratchPerRow bounds the Go memory the computation holds per row at
 // once, reserved before it starts: peer groups and partition starts (12
-// bytes), a RANGE key as float64 with validity (9), and one function's
-// frame bounds (8), running state and counts (up to 25), widened input
-// values (8) and source rows (4).
-const scratchPerRow = 72
+// bytes), a RANGE key as 8-byte values (twice for a DATE key under an
+// interval offset) with validity (17), and one function's frame bounds
+// (8), running state and counts (up to 25), widened input values (8) and
+// source rows (4).
+const scratchPerRow = 80
 
 // NewWindow builds the operator for partition of n.
 func NewWindow(tc *execop.TaskContext, n *physical.Window, partition int) (execop.Operator, error) {
@@ -122,8 +123,42 @@ func checkFunc(f physical.WindowFuncExpr, orderBy []physical.SortKey) error {
 		if len(orderBy) != 1 {
 			return qerr.Internalf("exec: a RANGE offset needs one ORDER BY key")
 		}
-		if _, ok := rangeKind(orderBy[0].Expr.DataType()); !ok {
-			return qerr.NotImplementedf("exec: RANGE offsets over %s are not supported", orderBy[0].Expr.DataType())
+		kt := orderBy[0].Expr.DataType()
+		if _, ok := rangeKind(kt); !ok {
+			return qerr.NotImplementedf("exec: RANGE offsets over %s are not supported", kt)
+		}
+		for _, b := range []physical.FrameBound{fr.Start, fr.End} {
+			if err := checkRangeOffset(b, kt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkRangeOffset refuses an offset the key cannot take: an interval but
+// over a DATE or TIMESTAMP, a plain number over a TIMESTAMP, a fraction
+// but over a float or DECIMAL, or a DECIMAL offset of more than 38 digits
+// at the key's scale.
+func checkRangeOffset(b physical.FrameBound, kt arrow.DataType) error {
+	if !isOffset(b) {
+		return nil
+	}
+	id := kt.ID()
+	switch {
+	case b.Offset < 0 || b.Scale < 0:
+		return qerr.Internalf("exec: negative RANGE offset %s", b)
+	case b.IsInterval:
+		if id != arrow.DATE32 && id != arrow.TIMESTAMP {
+			return qerr.Internalf("exec: interval RANGE offset over %s", kt)
+		}
+	case id == arrow.TIMESTAMP:
+		return qerr.Internalf("exec: RANGE offset %s over a timestamp", b)
+	case b.Scale > 0 && id != arrow.FLOAT32 && id != arrow.FLOAT64 && id != arrow.DECIMAL128:
+		return qerr.Internalf("exec: fractional RANGE offset %s over %s", b, kt)
+	case id == arrow.DECIMAL128:
+		if _, ok := scaledOffset(b, kt.(*arrow.Decimal128Type).Scale); !ok {
+			return qerr.Execf("exec: RANGE offset %s is too large for %s", b, kt)
 		}
 	}
 	return nil

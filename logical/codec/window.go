@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
@@ -11,7 +12,26 @@ func encodeFrame(f logical.WindowFrame) *rpc.WindowFrame {
 		Unit:      int32(f.Unit),
 		StartKind: int32(f.Start.Kind), StartOffset: f.Start.Offset,
 		EndKind: int32(f.End.Kind), EndOffset: f.End.Offset,
+		StartScale: f.Start.Scale, StartInterval: encodeFrameInterval(f.Start),
+		EndScale: f.End.Scale, EndInterval: encodeFrameInterval(f.End),
 	}
+}
+
+// encodeFrameInterval is b's interval offset, nil when it has none.
+func encodeFrameInterval(b logical.FrameBound) *rpc.IntervalValue {
+	if !b.IsInterval {
+		return nil
+	}
+	return &rpc.IntervalValue{Months: b.Interval.Months, Days: b.Interval.Days, Nanoseconds: b.Interval.Nanoseconds}
+}
+
+func decodeFrameBound(kind int32, off int64, scale int32, iv *rpc.IntervalValue) logical.FrameBound {
+	b := logical.FrameBound{Kind: logical.BoundKind(kind), Offset: off, Scale: scale}
+	if iv != nil {
+		b.IsInterval = true
+		b.Interval = arrow.MonthDayNanoInterval{Months: iv.Months, Days: iv.Days, Nanoseconds: iv.Nanoseconds}
+	}
+	return b
 }
 
 func decodeFrame(m *rpc.WindowFrame) (logical.WindowFrame, error) {
@@ -25,8 +45,8 @@ func decodeFrame(m *rpc.WindowFrame) (logical.WindowFrame, error) {
 	}
 	return logical.WindowFrame{
 		Unit:  logical.FrameUnit(m.Unit),
-		Start: logical.FrameBound{Kind: logical.BoundKind(m.StartKind), Offset: m.StartOffset},
-		End:   logical.FrameBound{Kind: logical.BoundKind(m.EndKind), Offset: m.EndOffset},
+		Start: decodeFrameBound(m.StartKind, m.StartOffset, m.StartScale, m.StartInterval),
+		End:   decodeFrameBound(m.EndKind, m.EndOffset, m.EndScale, m.EndInterval),
 	}, nil
 }
 

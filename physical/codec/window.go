@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
@@ -37,6 +38,8 @@ func encodeWindow(n *physical.Window) (*rpc.PhysicalPlan, error) {
 				Unit:      int32(f.Frame.Unit),
 				StartKind: int32(f.Frame.Start.Kind), StartOffset: f.Frame.Start.Offset,
 				EndKind: int32(f.Frame.End.Kind), EndOffset: f.Frame.End.Offset,
+				StartScale: f.Frame.Start.Scale, StartInterval: encodeFrameInterval(f.Frame.Start),
+				EndScale: f.Frame.End.Scale, EndInterval: encodeFrameInterval(f.Frame.End),
 			},
 		})
 	}
@@ -75,7 +78,7 @@ func decodeWindow(n *rpc.PhysicalWindow) (physical.Plan, error) {
 		if fr.Unit < int32(physical.FrameRows) || fr.Unit > int32(physical.FrameGroups) ||
 			fr.StartKind < int32(physical.UnboundedPreceding) || fr.StartKind > int32(physical.UnboundedFollowing) ||
 			fr.EndKind < int32(physical.UnboundedPreceding) || fr.EndKind > int32(physical.UnboundedFollowing) ||
-			fr.StartOffset < 0 || fr.EndOffset < 0 {
+			fr.StartOffset < 0 || fr.EndOffset < 0 || fr.StartScale < 0 || fr.EndScale < 0 {
 			return nil, qerr.Internalf("codec: bad window frame")
 		}
 		// DISTINCT counts each value once per partition: only an
@@ -97,10 +100,27 @@ func decodeWindow(n *rpc.PhysicalWindow) (physical.Plan, error) {
 			IgnoreNulls: fm.IgnoreNulls, Distinct: fm.Distinct,
 			Frame: physical.WindowFrame{
 				Unit:  physical.FrameUnit(fr.Unit),
-				Start: physical.FrameBound{Kind: physical.BoundKind(fr.StartKind), Offset: fr.StartOffset},
-				End:   physical.FrameBound{Kind: physical.BoundKind(fr.EndKind), Offset: fr.EndOffset},
+				Start: decodeFrameBound(fr.StartKind, fr.StartOffset, fr.StartScale, fr.StartInterval),
+				End:   decodeFrameBound(fr.EndKind, fr.EndOffset, fr.EndScale, fr.EndInterval),
 			},
 		})
 	}
 	return out, nil
+}
+
+// encodeFrameInterval is b's interval offset, nil when it has none.
+func encodeFrameInterval(b physical.FrameBound) *rpc.IntervalValue {
+	if !b.IsInterval {
+		return nil
+	}
+	return &rpc.IntervalValue{Months: b.Interval.Months, Days: b.Interval.Days, Nanoseconds: b.Interval.Nanoseconds}
+}
+
+func decodeFrameBound(kind int32, off int64, scale int32, iv *rpc.IntervalValue) physical.FrameBound {
+	b := physical.FrameBound{Kind: physical.BoundKind(kind), Offset: off, Scale: scale}
+	if iv != nil {
+		b.IsInterval = true
+		b.Interval = arrow.MonthDayNanoInterval{Months: iv.Months, Days: iv.Days, Nanoseconds: iv.Nanoseconds}
+	}
+	return b
 }

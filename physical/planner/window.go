@@ -172,8 +172,8 @@ func windowFunc(w *logical.WindowExpr, is *logical.Schema, f logical.Field, name
 		Args: args,
 		Frame: physical.WindowFrame{
 			Unit:  physical.FrameUnit(w.Frame.Unit),
-			Start: physical.FrameBound{Kind: physical.BoundKind(w.Frame.Start.Kind), Offset: w.Frame.Start.Offset},
-			End:   physical.FrameBound{Kind: physical.BoundKind(w.Frame.End.Kind), Offset: w.Frame.End.Offset},
+			Start: physicalBound(w.Frame.Start),
+			End:   physicalBound(w.Frame.End),
 		},
 		Type: f.Type,
 		Name: name,
@@ -181,4 +181,8 @@ func windowFunc(w *logical.WindowExpr, is *logical.Schema, f logical.Field, name
 		IgnoreNulls: w.IgnoreNulls,
 		Distinct:    w.Distinct,
 	}, nil
+}
+
+func physicalBound(b logical.FrameBound) physical.FrameBound {
+	return physical.FrameBound{Kind: physical.BoundKind(b.Kind), Offset: b.Offset, Scale: b.Scale, IsInterval: b.IsInterval, Interval: b.Interval}
 }
