@@ -27,6 +27,8 @@ func TestWindowRoundTrip(t *testing.T) {
 			sum(n_nationkey) OVER (PARTITION BY n_regionkey), count(*) OVER (), avg(n_nationkey) OVER (ORDER BY n_name ROWS UNBOUNDED PRECEDING),
 			min(n_name) OVER (PARTITION BY n_regionkey ORDER BY n_nationkey), max(n_nationkey) OVER (ORDER BY n_nationkey DESC RANGE BETWEEN 3 FOLLOWING AND 5 FOLLOWING) FROM nation`,
 		`SELECT o_orderpriority, rank() OVER (ORDER BY sum(o_totalprice) DESC) FROM orders GROUP BY o_orderpriority`,
+		`SELECT count(*) OVER (ORDER BY o_orderdate RANGE BETWEEN INTERVAL '1 month 2 hours' PRECEDING AND INTERVAL '3' DAY FOLLOWING),
+			sum(o_totalprice) OVER (ORDER BY o_totalprice DESC RANGE BETWEEN 1.5 PRECEDING AND 0.025 FOLLOWING) FROM orders`,
 	} {
 		raw, err := sql.NewPlanner(cat).PlanQuery(q)
 		if err != nil {

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/quiverdb/quiver/logical/optimizer"
@@ -65,5 +66,27 @@ func TestWindowRoundTrip(t *testing.T) {
 				t.Fatal("decoded a bad window")
 			}
 		})
+	}
+}
+
+// RANGE offsets that are intervals or fractions travel whole (the plan's
+// text shows them, and roundTrip compares it).
+func TestWindowRangeOffsetRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	lp, err := sql.NewPlanner(tpchCatalog(t)).PlanQuery(`SELECT
+		count(*) OVER (ORDER BY o_orderdate RANGE BETWEEN INTERVAL '1 month 2 hours' PRECEDING AND INTERVAL '3' DAY FOLLOWING),
+		sum(o_totalprice) OVER (ORDER BY o_totalprice DESC RANGE BETWEEN 1.5 PRECEDING AND 0.025 FOLLOWING) FROM orders`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := planner.New(planner.Config{TargetPartitions: 2}).Plan(ctx, lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := physical.Indent(roundTrip(t, pp))
+	for _, want := range []string{"INTERVAL '1 mon 02:00:00' PRECEDING AND INTERVAL '3 days' FOLLOWING", "1.5 PRECEDING AND 0.025 FOLLOWING"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("plan lacks %q:\n%s", want, text)
+		}
 	}
 }
