@@ -72,6 +72,10 @@ func TestDataFrameOperations(t *testing.T) {
 				"SELECT n_regionkey, sum(n_nationkey) * 2, sum(n_nationkey) / count(*) AS avg, max(n_name) FROM nation GROUP BY n_regionkey ORDER BY 1"},
 			{"ArrayAgg", ordered(nation.Filter(quiver.Col("n_nationkey").Lt(quiver.Lit(6))).Aggregate([]quiver.Expr{quiver.Col("n_nationkey")}, []quiver.Expr{quiver.ArrayAgg(quiver.Col("n_name")).As("l")}), "n_nationkey"),
 				"SELECT n_nationkey, array_agg(n_name) AS l FROM nation WHERE n_nationkey < 6 GROUP BY n_nationkey ORDER BY 1"},
+			{"ArrayAgg OrderBy", ordered(nation.Aggregate([]quiver.Expr{quiver.Col("n_regionkey")}, []quiver.Expr{
+				quiver.ArrayAgg(quiver.Col("n_name")).OrderBy(quiver.Col("n_nationkey").Desc()).As("l"),
+				quiver.StringAgg(quiver.Col("n_name"), quiver.Lit("|")).As("s").OrderBy(quiver.Col("n_name").Asc())}), "n_regionkey"),
+				"SELECT n_regionkey, array_agg(n_name ORDER BY n_nationkey DESC) AS l, string_agg(n_name, '|' ORDER BY n_name) AS s FROM nation GROUP BY n_regionkey ORDER BY 1"},
 			{"Col(*)", ordered(region.Select(quiver.Col("*"), quiver.Col("r_regionkey").Add(1).As("next")), "r_regionkey"),
 				"SELECT *, r_regionkey + 1 AS next FROM region ORDER BY 1"},
 			{"Head", nation.Sort(quiver.Col("n_nationkey").Desc()).Head(3).Select(quiver.Col("n_nationkey")),
@@ -122,6 +126,7 @@ func TestDataFrameOperations(t *testing.T) {
 			{nation.JoinOn(region, quiver.InnerJoin, []string{"n_regionkey"}, nil), "planning error: JoinOn: want as many right columns"},
 			{nation.Select(quiver.Col("x.*")), `planning error: Select: x.* matches no columns`},
 			{nation.Aggregate(nil, []quiver.Expr{quiver.Col("n_name").Add(1)}), "planning error: Aggregate:"},
+			{nation.Aggregate(nil, []quiver.Expr{quiver.Sum(quiver.Col("n_nationkey")).OrderBy(quiver.Col("n_name").Asc())}), "planning error: Aggregate: OrderBy applies to array_agg and string_agg"},
 		} {
 			err := c.df.Err()
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Count(err.Error(), "planning error") != 1 {

@@ -3,6 +3,7 @@ package quiver_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -79,5 +80,23 @@ func TestDataFrameWindows(t *testing.T) {
 				t.Errorf("got %v, want an error starting %q", err, c.want)
 			}
 		}
+	}
+}
+
+// ArrayAgg(...).OrderBy collects in the given order: region's names by
+// descending key, and string_agg's by descending name.
+func TestDataFrameArrayAggOrderBy(t *testing.T) {
+	s := newTPCHSession(t)
+	region, err := s.Table(context.Background(), "region")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := dfRows(t, region.Aggregate(nil, []quiver.Expr{
+		quiver.ArrayAgg(quiver.Col("r_name")).OrderBy(quiver.Col("r_regionkey").Desc()),
+		quiver.StringAgg(quiver.Col("r_name"), quiver.Lit(",")).OrderBy(quiver.Col("r_name").Desc()),
+	}))
+	want := [][]string{{"[MIDDLE EAST, EUROPE, ASIA, AMERICA, AFRICA]", "MIDDLE EAST,EUROPE,ASIA,AMERICA,AFRICA"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }

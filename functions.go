@@ -66,3 +66,44 @@ func (x Expr) TryCast(t arrow.DataType) Expr {
 	}
 	return Expr{e: &logical.ScalarFunc{Name: "try_cast", Args: []logical.Expr{x.e, &logical.Literal{Type: t}}}}
 }
+
+// OrderBy orders the values array_agg or string_agg collects, as SQL's
+// ORDER BY inside the call: ArrayAgg(Col("name")).OrderBy(Col("id").Desc())
+// is array_agg(name ORDER BY id DESC). Without it the order is not set.
+// On any other expression it is an error, reported by the DataFrame
+// method that uses the result.
+func (x Expr) OrderBy(keys ...SortKey) Expr {
+	if x.err != nil {
+		return x
+	}
+	e, name := x.e, ""
+	if al, ok := e.(*logical.Alias); ok {
+		e, name = al.Expr, al.Name
+	}
+	a, ok := e.(*logical.AggExpr)
+	if !ok || (a.Func != logical.AggArrayAgg && a.Func != logical.AggStringAgg) {
+		return Expr{err: qerr.Planf("OrderBy applies to array_agg and string_agg, not %s", x)}
+	}
+	if len(a.Order) > 0 {
+		return Expr{err: qerr.Planf("OrderBy: %s is already ordered", x)}
+	}
+	if len(keys) == 0 {
+		return x
+	}
+	n := *a
+	n.Args = append([]logical.Expr(nil), a.Args[:a.NumArgs()]...)
+	for _, k := range keys {
+		if k.expr.err != nil {
+			return k.expr
+		}
+		n.Args = append(n.Args, k.expr.e)
+		n.Order = append(n.Order, logical.AggOrder{Desc: !k.asc, NullsFirst: k.nullsFirst})
+	}
+	if a.Filter {
+		n.Args = append(n.Args, a.Args[len(a.Args)-1])
+	}
+	if name != "" {
+		return Expr{e: &logical.Alias{Expr: &n, Name: name}}
+	}
+	return Expr{e: &n}
+}
