@@ -230,6 +230,9 @@ type WindowExpr struct {
 	// partition) aggregates each distinct non-NULL value once.
 	IgnoreNulls bool
 	Distinct    bool
+	// Order is ORDER BY inside array_agg or string_agg, one entry per
+	// key: the last len(Order) Args are the keys.
+	Order []AggOrder
 }
 
 func (*WindowExpr) isExpr() {}
@@ -252,7 +255,26 @@ func (w *WindowExpr) String() string {
 	if w.Func == WinAggregate && len(w.Args) == 0 {
 		b.WriteByte('*')
 	}
-	writeList(&b, w.Args)
+	n := len(w.Args) - len(w.Order)
+	writeList(&b, w.Args[:n])
+	for i, o := range w.Order {
+		if i == 0 {
+			b.WriteString(" ORDER BY ")
+		} else {
+			b.WriteString(", ")
+		}
+		writeExpr(&b, w.Args[n+i])
+		if o.Desc {
+			b.WriteString(" DESC")
+		}
+		if o.NullsFirst != o.Desc { // PostgreSQL's default is NULLS FIRST for DESC only
+			if o.NullsFirst {
+				b.WriteString(" NULLS FIRST")
+			} else {
+				b.WriteString(" NULLS LAST")
+			}
+		}
+	}
 	b.WriteByte(')')
 	if w.IgnoreNulls {
 		b.WriteString(" IGNORE NULLS")
@@ -365,9 +387,17 @@ func (w *WindowExpr) arity() error {
 	switch w.Func {
 	case WinAggregate:
 		lo, hi = 1, 1
-		if w.Agg == AggCount {
+		switch w.Agg {
+		case AggCount:
 			lo = 0
+		case AggStringAgg:
+			lo, hi = 2, 2
 		}
+		if len(w.Order) > 0 && w.Agg != AggArrayAgg && w.Agg != AggStringAgg {
+			return qerr.Planf("ORDER BY inside a window function applies to array_agg and string_agg, not %s", w.Name())
+		}
+		lo += len(w.Order)
+		hi += len(w.Order)
 	case WinNtile, WinFirstValue, WinLastValue:
 		lo, hi = 1, 1
 	case WinLag, WinLead:
@@ -394,6 +424,21 @@ func (w *WindowExpr) check(s *Schema) error {
 	case WinAggregate:
 		switch w.Agg {
 		case AggCount, AggSum, AggAvg, AggMin, AggMax:
+		case AggArrayAgg, AggStringAgg:
+			if w.Distinct {
+				return qerr.NotImplementedf("window %s(DISTINCT ...) is not supported", w.Name())
+			}
+			n := len(w.Args) - len(w.Order)
+			for _, k := range w.Args[n:] {
+				t, _, err := k.DataType(s)
+				if err != nil {
+					return err
+				}
+				switch t.ID() {
+				case arrow.LIST, arrow.STRUCT, arrow.MAP:
+					return qerr.Planf("function %s cannot order by %s", w.Name(), TypeString(t))
+				}
+			}
 		default:
 			return qerr.NotImplementedf("window function %s is not supported", w.Name())
 		}
@@ -432,9 +477,16 @@ func (c *coercer) window(w *WindowExpr) (Expr, error) {
 	n := w.WithChildren(ch).(*WindowExpr)
 	switch w.Func {
 	case WinAggregate:
-		if len(n.Args) == 1 {
+		switch {
+		case w.Agg == AggStringAgg && len(n.Args) >= 2:
+			if !IsString(ts[1]) && ts[1].ID() != arrow.NULL {
+				return nil, qerr.Planf("function %s needs a text separator, not %s", w.Agg, TypeString(ts[1]))
+			}
+			n.Args[0], n.Args[1] = toString(n.Args[0], ts[0]), CastTo(n.Args[1], String)
+		case len(n.Args) >= 1:
 			t := ts[0]
-			if w.Agg != AggCount && w.Agg != AggMin && w.Agg != AggMax && !IsNumeric(t) && t.ID() != arrow.NULL {
+			numeric := w.Agg != AggCount && w.Agg != AggMin && w.Agg != AggMax && w.Agg != AggArrayAgg
+			if numeric && !IsNumeric(t) && t.ID() != arrow.NULL {
 				return nil, qerr.Planf("function %s needs a numeric argument, not %s", w.Agg, TypeString(t))
 			}
 			if t.ID() == arrow.NULL && w.Agg != AggCount {

@@ -113,9 +113,12 @@ type WindowFuncExpr struct {
 	Frame WindowFrame
 	Type  arrow.DataType
 	Name  string
-	// IgnoreNulls and Distinct as in logical.WindowExpr.
+	// IgnoreNulls, Distinct and Order (array_agg's and string_agg's
+	// ORDER BY: the last len(Order) Args are its keys) as in
+	// logical.WindowExpr.
 	IgnoreNulls bool
 	Distinct    bool
+	Order       []AggOrder
 }
 
 func (f WindowFuncExpr) String() string {
@@ -123,7 +126,23 @@ func (f WindowFuncExpr) String() string {
 	if f.Func == WinAggregate {
 		name = f.Agg.String()
 	}
-	args := exprList(f.Args)
+	n := len(f.Args) - len(f.Order)
+	args := exprList(f.Args[:n])
+	for i, o := range f.Order {
+		sep := ", "
+		if i == 0 {
+			sep = " ORDER BY "
+		}
+		args += sep + f.Args[n+i].String()
+		if o.Desc {
+			args += " DESC"
+		}
+		if o.NullsFirst {
+			args += " NULLS FIRST"
+		} else {
+			args += " NULLS LAST"
+		}
+	}
 	if f.Func == WinAggregate && len(f.Args) == 0 {
 		args = "*"
 	}

@@ -6319,17 +6319,19 @@ func (x *WindowFrame) GetEndInterval() *IntervalValue {
 }
 
 type LogicalWindowExpr struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Func          int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // logical.WindowFunc
-	Agg           int32                  `protobuf:"varint,2,opt,name=agg,proto3" json:"agg,omitempty"`   // logical.AggFunc, for WinAggregate
-	Args          []*LogicalExpr         `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
-	PartitionBy   []*LogicalExpr         `protobuf:"bytes,4,rep,name=partition_by,json=partitionBy,proto3" json:"partition_by,omitempty"`
-	OrderBy       []*LogicalSortKey      `protobuf:"bytes,5,rep,name=order_by,json=orderBy,proto3" json:"order_by,omitempty"`
-	Frame         *WindowFrame           `protobuf:"bytes,6,opt,name=frame,proto3" json:"frame,omitempty"`
-	IgnoreNulls   bool                   `protobuf:"varint,7,opt,name=ignore_nulls,json=ignoreNulls,proto3" json:"ignore_nulls,omitempty"`
-	Distinct      bool                   `protobuf:"varint,8,opt,name=distinct,proto3" json:"distinct,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Func            int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // logical.WindowFunc
+	Agg             int32                  `protobuf:"varint,2,opt,name=agg,proto3" json:"agg,omitempty"`   // logical.AggFunc, for WinAggregate
+	Args            []*LogicalExpr         `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
+	PartitionBy     []*LogicalExpr         `protobuf:"bytes,4,rep,name=partition_by,json=partitionBy,proto3" json:"partition_by,omitempty"`
+	OrderBy         []*LogicalSortKey      `protobuf:"bytes,5,rep,name=order_by,json=orderBy,proto3" json:"order_by,omitempty"`
+	Frame           *WindowFrame           `protobuf:"bytes,6,opt,name=frame,proto3" json:"frame,omitempty"`
+	IgnoreNulls     bool                   `protobuf:"varint,7,opt,name=ignore_nulls,json=ignoreNulls,proto3" json:"ignore_nulls,omitempty"`
+	Distinct        bool                   `protobuf:"varint,8,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	OrderDesc       []bool                 `protobuf:"varint,9,rep,packed,name=order_desc,json=orderDesc,proto3" json:"order_desc,omitempty"` // logical.WindowExpr.Order, one per sort key
+	OrderNullsFirst []bool                 `protobuf:"varint,10,rep,packed,name=order_nulls_first,json=orderNullsFirst,proto3" json:"order_nulls_first,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *LogicalWindowExpr) Reset() {
@@ -6418,6 +6420,20 @@ func (x *LogicalWindowExpr) GetDistinct() bool {
 	return false
 }
 
+func (x *LogicalWindowExpr) GetOrderDesc() []bool {
+	if x != nil {
+		return x.OrderDesc
+	}
+	return nil
+}
+
+func (x *LogicalWindowExpr) GetOrderNullsFirst() []bool {
+	if x != nil {
+		return x.OrderNullsFirst
+	}
+	return nil
+}
+
 type LogicalWindow struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
@@ -6471,17 +6487,19 @@ func (x *LogicalWindow) GetExprs() []*LogicalExpr {
 }
 
 type PhysicalWindowFunc struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Func          int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // physical.WindowFunc
-	Agg           int32                  `protobuf:"varint,2,opt,name=agg,proto3" json:"agg,omitempty"`   // physical.AggFunc, for WinAggregate
-	Args          []*PhysicalExpr        `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
-	Frame         *WindowFrame           `protobuf:"bytes,4,opt,name=frame,proto3" json:"frame,omitempty"`
-	Type          *ArrowType             `protobuf:"bytes,5,opt,name=type,proto3" json:"type,omitempty"`
-	Name          string                 `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
-	IgnoreNulls   bool                   `protobuf:"varint,7,opt,name=ignore_nulls,json=ignoreNulls,proto3" json:"ignore_nulls,omitempty"`
-	Distinct      bool                   `protobuf:"varint,8,opt,name=distinct,proto3" json:"distinct,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Func            int32                  `protobuf:"varint,1,opt,name=func,proto3" json:"func,omitempty"` // physical.WindowFunc
+	Agg             int32                  `protobuf:"varint,2,opt,name=agg,proto3" json:"agg,omitempty"`   // physical.AggFunc, for WinAggregate
+	Args            []*PhysicalExpr        `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
+	Frame           *WindowFrame           `protobuf:"bytes,4,opt,name=frame,proto3" json:"frame,omitempty"`
+	Type            *ArrowType             `protobuf:"bytes,5,opt,name=type,proto3" json:"type,omitempty"`
+	Name            string                 `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	IgnoreNulls     bool                   `protobuf:"varint,7,opt,name=ignore_nulls,json=ignoreNulls,proto3" json:"ignore_nulls,omitempty"`
+	Distinct        bool                   `protobuf:"varint,8,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	OrderDesc       []bool                 `protobuf:"varint,9,rep,packed,name=order_desc,json=orderDesc,proto3" json:"order_desc,omitempty"` // physical.WindowFuncExpr.Order, one per sort key
+	OrderNullsFirst []bool                 `protobuf:"varint,10,rep,packed,name=order_nulls_first,json=orderNullsFirst,proto3" json:"order_nulls_first,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PhysicalWindowFunc) Reset() {
@@ -6568,6 +6586,20 @@ func (x *PhysicalWindowFunc) GetDistinct() bool {
 		return x.Distinct
 	}
 	return false
+}
+
+func (x *PhysicalWindowFunc) GetOrderDesc() []bool {
+	if x != nil {
+		return x.OrderDesc
+	}
+	return nil
+}
+
+func (x *PhysicalWindowFunc) GetOrderNullsFirst() []bool {
+	if x != nil {
+		return x.OrderNullsFirst
+	}
+	return nil
 }
 
 type PhysicalWindow struct {
@@ -7548,7 +7580,7 @@ const file_plan_proto_rawDesc = "" +
 	"startScale\x12@\n" +
 	"\x0estart_interval\x18\a \x01(\v2\x19.quiver.rpc.IntervalValueR\rstartInterval\x12\x1b\n" +
 	"\tend_scale\x18\b \x01(\x05R\bendScale\x12<\n" +
-	"\fend_interval\x18\t \x01(\v2\x19.quiver.rpc.IntervalValueR\vendInterval\"\xc7\x02\n" +
+	"\fend_interval\x18\t \x01(\v2\x19.quiver.rpc.IntervalValueR\vendInterval\"\x92\x03\n" +
 	"\x11LogicalWindowExpr\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
 	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12+\n" +
@@ -7557,10 +7589,14 @@ const file_plan_proto_rawDesc = "" +
 	"\border_by\x18\x05 \x03(\v2\x1a.quiver.rpc.LogicalSortKeyR\aorderBy\x12-\n" +
 	"\x05frame\x18\x06 \x01(\v2\x17.quiver.rpc.WindowFrameR\x05frame\x12!\n" +
 	"\fignore_nulls\x18\a \x01(\bR\vignoreNulls\x12\x1a\n" +
-	"\bdistinct\x18\b \x01(\bR\bdistinct\"m\n" +
+	"\bdistinct\x18\b \x01(\bR\bdistinct\x12\x1d\n" +
+	"\n" +
+	"order_desc\x18\t \x03(\bR\torderDesc\x12*\n" +
+	"\x11order_nulls_first\x18\n" +
+	" \x03(\bR\x0forderNullsFirst\"m\n" +
 	"\rLogicalWindow\x12-\n" +
 	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12-\n" +
-	"\x05exprs\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x05exprs\"\x95\x02\n" +
+	"\x05exprs\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x05exprs\"\xe0\x02\n" +
 	"\x12PhysicalWindowFunc\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
 	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12,\n" +
@@ -7569,7 +7605,11 @@ const file_plan_proto_rawDesc = "" +
 	"\x04type\x18\x05 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x12\n" +
 	"\x04name\x18\x06 \x01(\tR\x04name\x12!\n" +
 	"\fignore_nulls\x18\a \x01(\bR\vignoreNulls\x12\x1a\n" +
-	"\bdistinct\x18\b \x01(\bR\bdistinct\"\xeb\x01\n" +
+	"\bdistinct\x18\b \x01(\bR\bdistinct\x12\x1d\n" +
+	"\n" +
+	"order_desc\x18\t \x03(\bR\torderDesc\x12*\n" +
+	"\x11order_nulls_first\x18\n" +
+	" \x03(\bR\x0forderNullsFirst\"\xeb\x01\n" +
 	"\x0ePhysicalWindow\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12;\n" +
 	"\fpartition_by\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\vpartitionBy\x126\n" +

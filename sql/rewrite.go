@@ -688,7 +688,7 @@ func collectingAgg(toks []token, i int, matching func(int) int, consumed map[int
 		after = matching(closeAt+2) + 1
 	}
 	if after < len(toks) && toks[after].is("OVER") {
-		return nil, qerr.NotImplementedf("sql: line %d, column %d: %s as a window function is not supported", t.Line, t.Col, strings.ToLower(t.Text))
+		return windowCollectEdits(toks, i, closeAt, flags, keys, filter, es, consumed)
 	}
 	if flags == "" && keys == "" && filter == "" {
 		return nil, nil // a plain call

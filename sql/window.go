@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/quiverdb/quiver/functions"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/qerr"
@@ -99,6 +100,66 @@ func frameIntervalEdits(toks []token, i int) []edit {
 	}
 	s := toks[i+1]
 	return []edit{{s.Off, s.End, fnCast + "('" + strings.ReplaceAll(s.value(), "'", "''") + "', 'interval') DAY"}}
+}
+
+// windowCollectEdits rewrites array_agg or string_agg at toks[i], with
+// its argument list closing at closeAt and OVER after it, into
+// max(quiver_agg('name', '|keys|', args..., keys...)) OVER: TiDB parses
+// OVER only after its own aggregates, and the lowering (windowCollect)
+// takes the wrapper back off. es are collectingAgg's edits of the ORDER
+// BY inside; DISTINCT and FILTER are refused.
+func windowCollectEdits(toks []token, i, closeAt int, flags, keys, filter string, es []edit, consumed map[int]bool) ([]edit, error) {
+	t, open := toks[i], i+1
+	name := strings.ToLower(t.Text)
+	switch {
+	case flags != "":
+		return nil, qerr.NotImplementedf("sql: line %d, column %d: %s(DISTINCT ...) as a window function is not supported", t.Line, t.Col, name)
+	case filter != "":
+		return nil, qerr.NotImplementedf("sql: line %d, column %d: FILTER on %s as a window function is not supported", t.Line, t.Col, name)
+	case open+1 == closeAt:
+		return nil, qerr.At(t.Line, t.Col, "%s needs an argument", t.Text)
+	}
+	consumed[i], consumed[open] = true, true
+	return append(es,
+		edit{t.Off, t.End, "max(" + fnCollectAgg},
+		edit{toks[open].Off, toks[open].End, "('" + name + "', '|" + keys + "|', "},
+		edit{toks[closeAt].End, toks[closeAt].End, ")"}), nil
+}
+
+// windowCollect recognises the pre-pass's max(quiver_agg('name',
+// '|keys|', args..., keys...)) (windowCollectEdits) and returns the
+// aggregate's name, its arguments and sort keys (keys last), and the
+// keys' directions.
+func windowCollect(n *ast.WindowFuncExpr) (string, []ast.ExprNode, []logical.AggOrder, bool, error) {
+	if !strings.EqualFold(n.Name, "max") || len(n.Args) != 1 {
+		return "", nil, nil, false, nil
+	}
+	f, ok := n.Args[0].(*ast.FuncCallExpr)
+	if !ok || !strings.EqualFold(f.FnName.L, fnCollectAgg) {
+		return "", nil, nil, false, nil
+	}
+	str := func(e ast.ExprNode) (string, bool) {
+		v, ok := e.(*test_driver.ValueExpr)
+		if !ok {
+			return "", false
+		}
+		s, ok := v.GetValue().(string)
+		return s, ok
+	}
+	if len(f.Args) < 3 {
+		return "", nil, nil, false, qerr.Internalf("sql: malformed window %s", fnCollectAgg)
+	}
+	name, ok1 := str(f.Args[0])
+	flags, ok2 := str(f.Args[1])
+	parts := strings.Split(flags, "|")
+	if !ok1 || !ok2 || len(parts) != 3 || len(parts[1])%2 != 0 {
+		return "", nil, nil, false, qerr.Internalf("sql: malformed window %s", fnCollectAgg)
+	}
+	var order []logical.AggOrder
+	for k := 0; k < len(parts[1]); k += 2 {
+		order = append(order, logical.AggOrder{Desc: parts[1][k] == 'd', NullsFirst: parts[1][k+1] == 'f'})
+	}
+	return name, f.Args[2:], order, true, nil
 }
 
 // windowArgs is the clause name window arguments are lowered under, so a
@@ -250,6 +311,13 @@ func (b *builder) window(n *ast.WindowFuncExpr, ctx *exprCtx) (logical.Expr, err
 	if n.Spec.Name.L != "" || n.Spec.Ref.L != "" {
 		return nil, qerr.Planf("window %q is not defined", n.Spec.Name.O+n.Spec.Ref.O)
 	}
+	cname, cargs, aggOrder, collect, err := windowCollect(n)
+	if err != nil {
+		return nil, err
+	}
+	if collect {
+		name, n.Args = cname, cargs
+	}
 	if args, marked := windowDistinctArgs(n.Args); marked {
 		if len(args) != 1 {
 			return nil, qerr.NotImplementedf("sql: window %s(DISTINCT ...) over %d columns is not supported (one is)", name, len(args))
@@ -257,7 +325,7 @@ func (b *builder) window(n *ast.WindowFuncExpr, ctx *exprCtx) (logical.Expr, err
 		n.Args, n.Distinct = args, true
 	}
 	if f, ok := functions.Lookup(name); ok {
-		if _, err := f.Match(len(n.Args)); err != nil {
+		if _, err := f.Match(len(n.Args) - len(aggOrder)); err != nil {
 			return nil, err
 		}
 	}
@@ -272,7 +340,7 @@ func (b *builder) window(n *ast.WindowFuncExpr, ctx *exprCtx) (logical.Expr, err
 		}
 		args = append(args, e)
 	}
-	w := &logical.WindowExpr{IgnoreNulls: n.IgnoreNull, Distinct: n.Distinct}
+	w := &logical.WindowExpr{IgnoreNulls: n.IgnoreNull, Distinct: n.Distinct, Order: aggOrder}
 	if fn, ok := logical.ParseWindowFunc(name); ok {
 		w.Func = fn
 	} else if agg, ok := logical.ParseAggFunc(name); ok {

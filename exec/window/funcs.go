@@ -67,6 +67,8 @@ func (w *windowOp) function(ctx context.Context, l *layout, f physical.WindowFun
 	// Aggregates.
 	start, end := l.frame(f.Frame)
 	switch f.Agg {
+	case physical.AggArrayAgg, physical.AggStringAgg:
+		return w.collect(ctx, l, f, argArrs, start, end)
 	case physical.AggMin, physical.AggMax:
 		idx, err := extremes(argArrs[0], f.Agg == physical.AggMax, l, start, end)
 		if err != nil {

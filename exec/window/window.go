@@ -88,12 +88,26 @@ func checkFunc(f physical.WindowFuncExpr, orderBy []physical.SortKey) error {
 	}
 	switch f.Func {
 	case physical.WinAggregate:
+		lo, hi := 1, 1
 		switch f.Agg {
-		case physical.AggCount, physical.AggSum, physical.AggAvg, physical.AggMin, physical.AggMax:
+		case physical.AggCount:
+			lo = 0
+		case physical.AggSum, physical.AggAvg, physical.AggMin, physical.AggMax:
+		case physical.AggArrayAgg, physical.AggStringAgg:
+			if f.Agg == physical.AggStringAgg {
+				lo, hi = 2, 2
+			}
+			if f.Distinct {
+				return qerr.NotImplementedf("exec: window %s(DISTINCT ...) is not supported", f.Agg)
+			}
+			lo, hi = lo+len(f.Order), hi+len(f.Order)
 		default:
 			return qerr.NotImplementedf("exec: window aggregate %s is not supported", f.Agg)
 		}
-		if len(f.Args) > 1 || (len(f.Args) == 0 && f.Agg != physical.AggCount) {
+		if len(f.Order) > 0 && f.Agg != physical.AggArrayAgg && f.Agg != physical.AggStringAgg {
+			return qerr.Internalf("exec: window %s with ORDER BY keys", f.Agg)
+		}
+		if len(f.Args) < lo || len(f.Args) > hi {
 			return qerr.Internalf("exec: window %s with %d arguments", f.Agg, len(f.Args))
 		}
 	default:
@@ -173,6 +187,16 @@ func resultType(f physical.WindowFuncExpr) arrow.DataType {
 		return arrow.PrimitiveTypes.Float64
 	case physical.WinAggregate:
 		switch f.Agg {
+		case physical.AggStringAgg:
+			if f.Args[0].DataType().ID() != arrow.STRING || f.Args[1].DataType().ID() != arrow.STRING {
+				return nil
+			}
+			return arrow.BinaryTypes.String
+		case physical.AggArrayAgg:
+			if lt, ok := f.Type.(*arrow.ListType); ok && arrow.TypeEqual(lt.Elem(), f.Args[0].DataType()) {
+				return f.Type
+			}
+			return nil
 		case physical.AggCount:
 			return arrow.PrimitiveTypes.Int64
 		case physical.AggAvg:

@@ -63,10 +63,15 @@ func encodeWindowExpr(w *logical.WindowExpr) (*rpc.LogicalExpr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rpc.LogicalExpr{Kind: &rpc.LogicalExpr_Window{Window: &rpc.LogicalWindowExpr{
+	m := &rpc.LogicalWindowExpr{
 		Func: int32(w.Func), Agg: int32(w.Agg), Args: args, PartitionBy: part, OrderBy: order, Frame: encodeFrame(w.Frame),
 		IgnoreNulls: w.IgnoreNulls, Distinct: w.Distinct,
-	}}}, nil
+	}
+	for _, o := range w.Order {
+		m.OrderDesc = append(m.OrderDesc, o.Desc)
+		m.OrderNullsFirst = append(m.OrderNullsFirst, o.NullsFirst)
+	}
+	return &rpc.LogicalExpr{Kind: &rpc.LogicalExpr_Window{Window: m}}, nil
 }
 
 func decodeWindowExpr(m *rpc.LogicalWindowExpr) (logical.Expr, error) {
@@ -76,8 +81,15 @@ func decodeWindowExpr(m *rpc.LogicalWindowExpr) (logical.Expr, error) {
 	if m.Func < int32(logical.WinAggregate) || m.Func > int32(logical.WinNthValue) {
 		return nil, qerr.Internalf("codec: unknown window function %d", m.Func)
 	}
-	if m.Agg < int32(logical.AggCount) || m.Agg > int32(logical.AggStddevPop) {
+	if m.Agg < int32(logical.AggCount) || m.Agg > int32(logical.AggLast) {
 		return nil, qerr.Internalf("codec: unknown aggregate function %d", m.Agg)
+	}
+	if len(m.OrderDesc) != len(m.OrderNullsFirst) || len(m.OrderDesc) > len(m.Args) {
+		return nil, qerr.Internalf("codec: window function with %d sort directions, %d NULL orders and %d arguments", len(m.OrderDesc), len(m.OrderNullsFirst), len(m.Args))
+	}
+	var aggOrder []logical.AggOrder
+	for i, d := range m.OrderDesc {
+		aggOrder = append(aggOrder, logical.AggOrder{Desc: d, NullsFirst: m.OrderNullsFirst[i]})
 	}
 	args, err := decodeExprs(m.Args)
 	if err != nil {
@@ -96,7 +108,7 @@ func decodeWindowExpr(m *rpc.LogicalWindowExpr) (logical.Expr, error) {
 		return nil, err
 	}
 	return &logical.WindowExpr{Func: logical.WindowFunc(m.Func), Agg: logical.AggFunc(m.Agg), Args: args, PartitionBy: part, OrderBy: order, Frame: frame,
-		IgnoreNulls: m.IgnoreNulls, Distinct: m.Distinct}, nil
+		IgnoreNulls: m.IgnoreNulls, Distinct: m.Distinct, Order: aggOrder}, nil
 }
 
 func encodeWindow(n *logical.Window) (*rpc.LogicalPlan, error) {

@@ -31,9 +31,13 @@ func encodeWindow(n *physical.Window) (*rpc.PhysicalPlan, error) {
 		if err != nil {
 			return nil, err
 		}
+		var desc, nullsFirst []bool
+		for _, o := range f.Order {
+			desc, nullsFirst = append(desc, o.Desc), append(nullsFirst, o.NullsFirst)
+		}
 		m.Funcs = append(m.Funcs, &rpc.PhysicalWindowFunc{
 			Func: int32(f.Func), Agg: int32(f.Agg), Args: args, Type: t, Name: f.Name,
-			IgnoreNulls: f.IgnoreNulls, Distinct: f.Distinct,
+			IgnoreNulls: f.IgnoreNulls, Distinct: f.Distinct, OrderDesc: desc, OrderNullsFirst: nullsFirst,
 			Frame: &rpc.WindowFrame{
 				Unit:      int32(f.Frame.Unit),
 				StartKind: int32(f.Frame.Start.Kind), StartOffset: f.Frame.Start.Offset,
@@ -71,8 +75,15 @@ func decodeWindow(n *rpc.PhysicalWindow) (physical.Plan, error) {
 		if fm.Func < int32(physical.WinAggregate) || fm.Func > int32(physical.WinNthValue) {
 			return nil, qerr.Internalf("codec: unknown window function %d", fm.Func)
 		}
-		if fm.Agg < int32(physical.AggCount) || fm.Agg > int32(physical.AggStddevPop) {
+		if fm.Agg < int32(physical.AggCount) || fm.Agg > int32(physical.AggLast) {
 			return nil, qerr.Internalf("codec: unknown aggregate function %d", fm.Agg)
+		}
+		if len(fm.OrderDesc) != len(fm.OrderNullsFirst) || len(fm.OrderDesc) > len(fm.Args) {
+			return nil, qerr.Internalf("codec: window function with %d sort directions, %d NULL orders and %d arguments", len(fm.OrderDesc), len(fm.OrderNullsFirst), len(fm.Args))
+		}
+		var aggOrder []physical.AggOrder
+		for i, d := range fm.OrderDesc {
+			aggOrder = append(aggOrder, physical.AggOrder{Desc: d, NullsFirst: fm.OrderNullsFirst[i]})
 		}
 		fr := fm.Frame
 		if fr.Unit < int32(physical.FrameRows) || fr.Unit > int32(physical.FrameGroups) ||
@@ -97,7 +108,7 @@ func decodeWindow(n *rpc.PhysicalWindow) (physical.Plan, error) {
 		}
 		out.Funcs = append(out.Funcs, physical.WindowFuncExpr{
 			Func: physical.WindowFunc(fm.Func), Agg: physical.AggFunc(fm.Agg), Args: args, Type: t, Name: fm.Name,
-			IgnoreNulls: fm.IgnoreNulls, Distinct: fm.Distinct,
+			IgnoreNulls: fm.IgnoreNulls, Distinct: fm.Distinct, Order: aggOrder,
 			Frame: physical.WindowFrame{
 				Unit:  physical.FrameUnit(fr.Unit),
 				Start: decodeFrameBound(fr.StartKind, fr.StartOffset, fr.StartScale, fr.StartInterval),

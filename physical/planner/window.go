@@ -166,6 +166,10 @@ func windowFunc(w *logical.WindowExpr, is *logical.Schema, f logical.Field, name
 	if err != nil {
 		return physical.WindowFuncExpr{}, err
 	}
+	var order []physical.AggOrder
+	for _, o := range w.Order {
+		order = append(order, physical.AggOrder{Desc: o.Desc, NullsFirst: o.NullsFirst})
+	}
 	return physical.WindowFuncExpr{
 		Func: physical.WindowFunc(w.Func),
 		Agg:  physical.AggFunc(w.Agg),
@@ -180,6 +184,7 @@ func windowFunc(w *logical.WindowExpr, is *logical.Schema, f logical.Field, name
 
 		IgnoreNulls: w.IgnoreNulls,
 		Distinct:    w.Distinct,
+		Order:       order,
 	}, nil
 }
 
