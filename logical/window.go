@@ -482,7 +482,7 @@ func (c *coercer) window(w *WindowExpr) (Expr, error) {
 			if !IsString(ts[1]) && ts[1].ID() != arrow.NULL {
 				return nil, qerr.Planf("function %s needs a text separator, not %s", w.Agg, TypeString(ts[1]))
 			}
-			n.Args[0], n.Args[1] = toString(n.Args[0], ts[0]), CastTo(n.Args[1], String)
+			n.Args[0], n.Args[1] = toString(n.Args[0], ts[0]), toString(n.Args[1], ts[1])
 		case len(n.Args) >= 1:
 			t := ts[0]
 			numeric := w.Agg != AggCount && w.Agg != AggMin && w.Agg != AggMax && w.Agg != AggArrayAgg
