@@ -118,7 +118,9 @@ func TestWindowArrayAggRandom(t *testing.T) {
 func TestWindowStringAgg(t *testing.T) {
 	str := arrow.BinaryTypes.String
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: i64}, {Name: "s", Type: str, Nullable: true}, {Name: "sep", Type: str, Nullable: true}}, nil)
-	c := func(i int) physical.Expr { return &physical.Column{Index: i, Name: sc.Field(i).Name, Type: sc.Field(i).Type} }
+	c := func(i int) physical.Expr {
+		return &physical.Column{Index: i, Name: sc.Field(i).Name, Type: sc.Field(i).Type}
+	}
 	rows := `[
 		{"id": 1, "s": "a", "sep": "+"},
 		{"id": 2, "s": "b", "sep": "-"},
