@@ -85,8 +85,9 @@ func frameBound(off int64) logical.FrameBound {
 }
 
 // Over computes x, a window function (RowNumber, Rank, Lag, ...) or an
-// aggregate (Sum, Count, Min, Max, Avg), over the window w: one value per
-// row, the rows kept. Use the result in Select or WithColumn.
+// aggregate (Sum, Count, Min, Max, Avg, ArrayAgg and StringAgg, with their
+// OrderBy), over the window w: one value per row, the rows kept. Use the
+// result in Select or WithColumn.
 func (x Expr) Over(w WindowSpec) Expr {
 	if x.err != nil {
 		return x
@@ -104,7 +105,10 @@ func (x Expr) Over(w WindowSpec) Expr {
 		if e.Distinct {
 			return Expr{err: qerr.NotImplementedf("Over: %s: DISTINCT aggregates are not supported over a window", e)}
 		}
-		win = logical.WindowExpr{Func: logical.WinAggregate, Agg: e.Func, Args: e.Args}
+		if e.Filter {
+			return Expr{err: qerr.NotImplementedf("Over: %s: FILTER is not supported over a window", e)}
+		}
+		win = logical.WindowExpr{Func: logical.WinAggregate, Agg: e.Func, Args: e.Args, Order: e.Order}
 	default:
 		return Expr{err: qerr.Planf("Over: %s is neither a window function nor an aggregate", x.e)}
 	}
