@@ -10,9 +10,13 @@
 // with those columns appended, in batches of the task's batch size.
 //
 // Invariants: frames are computed as half-open row ranges whose ends never
-// move backwards within a partition, so aggregates over frames run in one
-// pass (sum, count and avg by adding and removing rows, min and max with a
-// monotonic deque) whatever the frame; value functions (LAG, LEAD,
+// move backwards within a partition (RANGE offsets, whether numbers,
+// fractions or intervals added to the key per row, are found by
+// forward-only cursors, as PostgreSQL's are), so aggregates over frames
+// run in one pass (sum, count and avg by adding and removing rows, min and
+// max with a monotonic deque) whatever the frame; array_agg and
+// string_agg gather each frame's rows, in window order or sorted by their
+// own ORDER BY through ranks computed once per partition; value functions (LAG, LEAD,
 // FIRST_VALUE, LAST_VALUE, NTH_VALUE, MIN, MAX) pick a source row per
 // output row and gather the column once; with IGNORE NULLS they pick among
 // the argument's non-NULL rows (a list of them and a per-row count), and
