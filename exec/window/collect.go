@@ -3,6 +3,7 @@ package window
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -34,6 +35,9 @@ func (w *windowOp) collect(ctx context.Context, l *layout, f physical.WindowFunc
 	total := int64(0)
 	for r := range l.n {
 		total += int64(end[r] - start[r])
+	}
+	if total > math.MaxInt32 {
+		return nil, qerr.Execf("exec: window %s would collect %d values, more than a list column holds (2^31 - 1); narrow the frame", f.Agg, total)
 	}
 	if err := w.grow(total * 4); err != nil {
 		return nil, err
@@ -208,6 +212,9 @@ func (w *windowOp) stringAgg(v, sep arrow.Array, idx, offs []int32) (arrow.Array
 			first = false
 			size += int64(len(vs.Value(int(i))))
 		}
+	}
+	if size > math.MaxInt32 {
+		return nil, qerr.Execf("exec: window string_agg would build %d bytes, more than a string column holds (2^31 - 1); narrow the frame", size)
 	}
 	if err := w.grow(size + int64(n)*9); err != nil {
 		return nil, err
