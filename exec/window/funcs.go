@@ -298,9 +298,11 @@ func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *l
 		return nil, qerr.NotImplementedf("exec: window %s over %s is not supported", f.Agg, arg.DataType())
 	}
 	acc := make([]float64, l.n)
-	// NaN and the infinities are counted apart from the finite running
-	// sum, which they would otherwise poison for every later frame.
-	var run float64
+	// NaN and the infinities are counted apart from the finite values; the
+	// finite sum of each frame is read from a tree of partial sums, not
+	// kept running, where removing a large value that absorbed small ones
+	// would lose them (1e20 + 1 - 1e20 is 0).
+	tree := newSumTree(fl, bits, boff)
 	var nan, pinf, ninf int64
 	slide(l, start, end, func(i int32, sign int) {
 		if !isValid(bits, boff, int(i)) {
@@ -313,22 +315,21 @@ func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *l
 			pinf += int64(sign)
 		case math.IsInf(v, -1):
 			ninf += int64(sign)
-		default:
-			run += float64(sign) * v
 		}
 	}, func(r int32, c int64) {
-		acc[r], cnt[r], valid[r] = run, c, c > 0
+		cnt[r], valid[r] = c, c > 0
 		switch {
 		case c == 0:
-			acc[r] = 0
 		case nan > 0 || (pinf > 0 && ninf > 0):
 			acc[r] = math.NaN()
 		case pinf > 0:
 			acc[r] = math.Inf(1)
 		case ninf > 0:
 			acc[r] = math.Inf(-1)
+		default:
+			acc[r] = tree.sum(start[r], end[r])
 		}
-	}, func() { run, nan, pinf, ninf = 0, 0, 0, 0 }, bits, boff)
+	}, func() { nan, pinf, ninf = 0, 0, 0 }, bits, boff)
 	if avg {
 		for r := range acc {
 			if valid[r] {
@@ -337,6 +338,44 @@ func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *l
 		}
 	}
 	return kernel.MakeFixed(m, arrow.PrimitiveTypes.Float64, acc, valid), nil
+}
+
+// sumTree holds the finite non-NULL values (0 for the others) at its
+// leaves and every node's sum above them, so that the sum of any row range
+// adds O(log n) partial sums of disjoint rows.
+type sumTree struct {
+	m    int
+	node []float64
+}
+
+func newSumTree(fl []float64, bits []byte, boff int) sumTree {
+	m := len(fl)
+	t := sumTree{m: m, node: make([]float64, 2*m)}
+	for i, v := range fl {
+		if isValid(bits, boff, i) && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			t.node[m+i] = v
+		}
+	}
+	for i := m - 1; i > 0; i-- {
+		t.node[i] = t.node[2*i] + t.node[2*i+1]
+	}
+	return t
+}
+
+// sum is the sum of rows [lo, hi).
+func (t sumTree) sum(lo, hi int32) float64 {
+	var left, right float64
+	for l, r := int(lo)+t.m, int(hi)+t.m; l < r; l, r = l>>1, r>>1 {
+		if l&1 == 1 {
+			left += t.node[l]
+			l++
+		}
+		if r&1 == 1 {
+			r--
+			right = t.node[r] + right
+		}
+	}
+	return left + right
 }
 
 // slide walks each partition's rows with the frame [cur, end) moving

@@ -39,9 +39,9 @@ type windowOp struct {
 // once, reserved before it starts: peer groups and partition starts (12
 // bytes), a RANGE key as 8-byte values (twice for a DATE key under an
 // interval offset) with validity (17), and one function's frame bounds
-// (8), running state and counts (up to 25), widened input values (8) and
-// source rows (4).
-const scratchPerRow = 80
+// (8), running state and counts (up to 25), widened input values (8), a
+// float sum tree (16) and source rows (4).
+const scratchPerRow = 96
 
 // NewWindow builds the operator for partition of n.
 func NewWindow(tc *execop.TaskContext, n *physical.Window, partition int) (execop.Operator, error) {
