@@ -13,8 +13,9 @@
 // move backwards within a partition (RANGE offsets, whether numbers,
 // fractions or intervals added to the key per row, are found by
 // forward-only cursors, as PostgreSQL's are), so aggregates over frames
-// run in one pass (sum, count and avg by adding and removing rows, min and
-// max with a monotonic deque) whatever the frame; array_agg and
+// run in one pass whatever the frame (count, and sum and avg of integers
+// and decimals, by adding and removing rows; of floats from a tree of
+// partial sums; min and max with a monotonic deque); array_agg and
 // string_agg gather each frame's rows, in window order or sorted by their
 // own ORDER BY through ranks computed once per partition; value functions (LAG, LEAD,
 // FIRST_VALUE, LAST_VALUE, NTH_VALUE, MIN, MAX) pick a source row per
