@@ -189,6 +189,8 @@ func CheckFrame(f WindowFrame, orderBy []SortKey, s *Schema) error {
 // as days, to a DATE); intervals must not be negative.
 func checkRangeOffset(b FrameBound, t arrow.DataType) error {
 	switch {
+	case !IsNumeric(t) && t.ID() != arrow.DATE32 && t.ID() != arrow.TIMESTAMP:
+		return qerr.Planf("RANGE with an offset needs a numeric, date or timestamp ORDER BY key, not %s", TypeString(t))
 	case b.IsInterval:
 		if t.ID() != arrow.DATE32 && t.ID() != arrow.TIMESTAMP {
 			return qerr.Planf("RANGE offset %s needs a DATE or TIMESTAMP ORDER BY key, not %s", b.OffsetString(), TypeString(t))
@@ -202,8 +204,6 @@ func checkRangeOffset(b FrameBound, t arrow.DataType) error {
 		if classOf(t) != classFloat && classOf(t) != classDecimal {
 			return qerr.Planf("RANGE offset %s is not a whole number, which a %s ORDER BY key needs (fractions need a DOUBLE or DECIMAL key)", b.OffsetString(), TypeString(t))
 		}
-	case !IsNumeric(t) && t.ID() != arrow.DATE32:
-		return qerr.Planf("RANGE with an offset needs a numeric, date or timestamp ORDER BY key, not %s", TypeString(t))
 	}
 	return nil
 }

@@ -8,3 +8,7 @@ SELECT n_name FROM nation WHERE rank() OVER (ORDER BY n_name) = 1;
 SELECT sum(n_nationkey) OVER (ORDER BY n_name, n_regionkey RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM nation;
 SELECT n_name, rank() OVER w AS r FROM nation WHERE n_nationkey > 2 QUALIFY r <= 2 AND count(*) OVER () > 3 WINDOW w AS (PARTITION BY n_regionkey ORDER BY n_name);
 SELECT n_name FROM nation QUALIFY;
+SELECT count(*) OVER (ORDER BY o_orderdate RANGE BETWEEN INTERVAL '1 month' PRECEDING AND INTERVAL '3' DAY FOLLOWING), avg(o_totalprice) OVER (ORDER BY o_totalprice DESC RANGE BETWEEN 1.5 PRECEDING AND 0.25 FOLLOWING) FROM orders;
+SELECT sum(n_nationkey) OVER (ORDER BY n_name RANGE BETWEEN 1.5 PRECEDING AND CURRENT ROW) FROM nation;
+SELECT n_name, array_agg(n_nationkey ORDER BY n_name DESC) OVER (PARTITION BY n_regionkey ORDER BY n_nationkey ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), string_agg(n_name, ',') OVER (PARTITION BY n_regionkey) FROM nation;
+SELECT array_agg(DISTINCT n_name) OVER () FROM nation;
