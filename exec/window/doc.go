@@ -14,7 +14,8 @@
 // fractions or intervals added to the key per row, are found by
 // forward-only cursors, as PostgreSQL's are), so aggregates over frames
 // run in one pass whatever the frame (count, and sum and avg of integers
-// and decimals, by adding and removing rows; of floats from a tree of
+// and decimals, by adding and removing rows; of floats by adding while the
+// frame only grows and from a tree of
 // partial sums; min and max with a monotonic deque); array_agg and
 // string_agg gather each frame's rows, in window order or sorted by their
 // own ORDER BY through ranks computed once per partition; value functions (LAG, LEAD,

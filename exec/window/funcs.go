@@ -298,12 +298,16 @@ func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *l
 		return nil, qerr.NotImplementedf("exec: window %s over %s is not supported", f.Agg, arg.DataType())
 	}
 	acc := make([]float64, l.n)
-	// NaN and the infinities are counted apart from the finite values; the
-	// finite sum of each frame is read from a tree of partial sums, not
-	// kept running, where removing a large value that absorbed small ones
-	// would lose them (1e20 + 1 - 1e20 is 0).
-	tree := newSumTree(fl, bits, boff)
+	// NaN and the infinities are counted apart from the finite values. A
+	// frame that only grows (a running frame) keeps its finite sum running,
+	// one addition per row; once rows leave the frame, each frame's finite
+	// sum is read from a tree of partial sums instead, because removing a
+	// large value that absorbed small ones would lose them (1e20 + 1 - 1e20
+	// is 0).
+	var tree sumTree
+	var run float64
 	var nan, pinf, ninf int64
+	shrunk := false
 	slide(l, start, end, func(i int32, sign int) {
 		if !isValid(bits, boff, int(i)) {
 			return
@@ -315,6 +319,10 @@ func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *l
 			pinf += int64(sign)
 		case math.IsInf(v, -1):
 			ninf += int64(sign)
+		case sign > 0:
+			run += v
+		default:
+			shrunk = true
 		}
 	}, func(r int32, c int64) {
 		cnt[r], valid[r] = c, c > 0
@@ -326,10 +334,15 @@ func sums(m *kernel.ArrayMaker, f physical.WindowFuncExpr, arg arrow.Array, l *l
 			acc[r] = math.Inf(1)
 		case ninf > 0:
 			acc[r] = math.Inf(-1)
+		case !shrunk:
+			acc[r] = run
 		default:
+			if tree.node == nil {
+				tree = newSumTree(fl, bits, boff)
+			}
 			acc[r] = tree.sum(start[r], end[r])
 		}
-	}, func() { nan, pinf, ninf = 0, 0, 0 }, bits, boff)
+	}, func() { nan, pinf, ninf, run, shrunk = 0, 0, 0, 0, false }, bits, boff)
 	if avg {
 		for r := range acc {
 			if valid[r] {
