@@ -33,6 +33,7 @@ type collectAcc struct {
 	own      int               // own arguments: 1, or 2 for string_agg
 	chunks   []*array.Struct
 	refs     [][]uint64 // per group: chunk<<32 | row
+	nrows    int        // references in refs
 	bytes    int64
 }
 
@@ -85,6 +86,7 @@ func (c *collectAcc) keep(ctx context.Context, st *array.Struct, idx []int32, gs
 		size += int64(cap(c.refs[g])-before) * 8
 	}
 	c.bytes += size
+	c.nrows += len(gs)
 	return nil
 }
 
