@@ -175,7 +175,7 @@ func TestDistinctAggregateSpillsByValue(t *testing.T) {
 	}
 	in, want := valueSpillData(40000, 1, 0, false, false, 2)
 	inputs := []exectest.Input{{Name: "t", Schema: spillSchema, Rows: in, Partitions: 2}}
-	exectest.Run(t, exectest.Case{Name: "by-sets", Inputs: inputs, Want: want, MemoryLimit: 1 << 20,
+	exectest.Run(t, exectest.Case{Name: "by-sets", Inputs: inputs, Want: want, MemoryLimit: 2 << 20,
 		Plan: func(s []physical.Plan) physical.Plan { f, _ := valueBySets(s[0]); return f }})
 }
 
