@@ -209,7 +209,7 @@ func (h *hashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
 
 // emitNext emits the next batch of groups.
 func (h *hashAggregate) emitNext() arrow.RecordBatch {
-	end := min(h.emitted+h.tc.BatchRows(), h.ngroups)
+	end := h.emitEnd(h.emitted) // spill.go
 	b := h.emit(h.emitted, end)
 	h.emitted = end
 	return b

@@ -332,6 +332,21 @@ func (h *hashAggregate) spillEnd(start int) int {
 	return end
 }
 
+// emitEnd is where the emitted batch of groups from start ends: a batch
+// of groups, fewer when collecting aggregates' lists (which the batch
+// copies, as states or results) hold more than spillSetValues values.
+func (h *hashAggregate) emitEnd(start int) int {
+	end := min(start+h.tc.BatchRows(), h.ngroups)
+	for _, acc := range h.accs {
+		if c, ok := acc.(*collectAcc); ok {
+			for end > start+1 && c.setValues(start, end) > spillSetValues {
+				end = start + (end-start)/2
+			}
+		}
+	}
+	return end
+}
+
 // writeSplit appends each row of b to the file its first g columns hash
 // to. The exchange before a Final aggregate split its input by the same
 // hash modulo the partition count, so the file is chosen by the hash's

@@ -93,6 +93,12 @@ func Gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 func gatherList(mem memory.Allocator, arr *array.List, idx []int32) (arrow.Array, bool) {
 	n := len(idx)
 	ob := execop.NewDirtyBuffer(mem, (n+1)*4)
+	defer func() {
+		if r := recover(); r != nil { // a memory limit in the child's gather
+			ob.Release()
+			panic(r)
+		}
+	}()
 	offs := arrow.Int32Traits.CastFromBytes(ob.Bytes())[:n+1]
 	var childIdx []int32
 	offs[0] = 0
