@@ -1,15 +1,14 @@
 package quiver_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/quiverdb/quiver"
-	"github.com/quiverdb/quiver/qerr"
 )
 
 // spillSortQuery sorts every lineitem row by a string key: about 60,000
@@ -225,32 +224,71 @@ func TestDistinctAggregateSpillsThroughSQL(t *testing.T) {
 	}
 }
 
-// TestDistinctAggregateAtTheLimit: without GROUP BY a DISTINCT aggregate's
-// one set cannot be split, so under a limit too small for it the query
-// fails with a resources error naming the limit, the session answers the
-// next query, and with room the answer is the unlimited one.
-func TestDistinctAggregateAtTheLimit(t *testing.T) {
-	const q = `SELECT count(DISTINCT l_comment) AS c, count(*) AS n FROM lineitem`
+// spillFewGroupsQueries hold DISTINCT sets too few groups to split by
+// key: no GROUP BY at all, and three return flags each holding a third of
+// lineitem's comments; plain aggregates run beside them.
+var spillFewGroupsQueries = []string{
+	`SELECT count(DISTINCT l_comment) AS c, count(*) AS n, sum(DISTINCT l_partkey) AS p, avg(DISTINCT l_suppkey) AS s,
+sum(l_quantity) AS q FROM lineitem`,
+	`SELECT l_returnflag, count(DISTINCT l_comment) AS c, count(*) AS n, avg(DISTINCT l_partkey) AS p,
+max(l_shipdate) AS d FROM lineitem GROUP BY l_returnflag ORDER BY l_returnflag`,
+}
+
+// spillCollectQuery keeps every lineitem comment in its supplier's list:
+// a collecting aggregate's state, several megabytes.
+const spillCollectQuery = `SELECT l_suppkey, array_agg(l_comment ORDER BY l_comment, l_orderkey) AS a,
+string_agg(DISTINCT l_shipmode, ',') AS m, count(*) AS n FROM lineitem GROUP BY l_suppkey ORDER BY l_suppkey`
+
+// spillFewGroupsLimit is far below what the sets of spillFewGroupsQueries
+// and the lists of spillCollectQuery take.
+const spillFewGroupsLimit = "12MB"
+
+// TestFewGroupsSpillThroughSQL: DISTINCT sets of too few groups to split
+// by key (no GROUP BY, three giant groups) spill split by value, and a
+// grouped array_agg and DISTINCT string_agg spill their lists; under a
+// limit far below what they hold they give the unlimited answers, locally
+// and on the standalone cluster, and EXPLAIN ANALYZE shows the
+// aggregate's spilled bytes.
+func TestFewGroupsSpillThroughSQL(t *testing.T) {
+	queries := append(slices.Clone(spillFewGroupsQueries), spillCollectQuery)
 	ref := newTPCHSession(t, quiver.WithLocalExecution(), quiver.WithTargetPartitions(1))
-	want := sqlRows(t, ref, q)
+	var want [][][]string
+	for _, q := range queries {
+		want = append(want, sqlRows(t, ref, q))
+	}
+	if len(want[0]) != 1 || len(want[1]) != 3 || len(want[2]) < 100 {
+		t.Fatalf("reference has %d, %d and %d rows", len(want[0]), len(want[1]), len(want[2]))
+	}
 	for _, tc := range []struct {
-		name string
-		opts []quiver.Option
+		name  string
+		opts  []quiver.Option
+		limit string
 	}{
-		{"local", []quiver.Option{quiver.WithLocalExecution(), quiver.WithTargetPartitions(1)}},
-		{"standalone", []quiver.Option{quiver.WithTargetPartitions(2)}},
+		{"local", []quiver.Option{quiver.WithLocalExecution(), quiver.WithTargetPartitions(1)}, spillFewGroupsLimit},
+		// A task of the cluster's first stage holds a scan, a partial
+		// aggregate and the shuffle's output beside each other.
+		{"standalone", []quiver.Option{quiver.WithTargetPartitions(2)}, "24MB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTPCHSession(t, tc.opts...)
-			sqlRows(t, s, "SET quiver.memory_limit = '1MB'")
-			_, _, err := runQuery(context.Background(), s, q)
-			if !qerr.Is(err, qerr.Resources) || !strings.Contains(err.Error(), "memory limit") {
-				t.Fatalf("want a resources error naming the memory limit, got %v", err)
-			}
-			sqlRows(t, s, "SET quiver.memory_limit = '64MB'")
-			if got := sqlRows(t, s, q); fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("got %v, want %v", got, want)
+			sqlRows(t, s, "SET quiver.memory_limit = '"+tc.limit+"'")
+			for i, q := range queries {
+				if got := sqlRows(t, s, q); fmt.Sprint(got) != fmt.Sprint(want[i]) {
+					t.Fatalf("query %d: got %d rows, want %d; first difference at %d", i, len(got), len(want[i]), firstDiff(got, want[i]))
+				}
 			}
 		})
+	}
+	s := newTPCHSession(t, quiver.WithLocalExecution(), quiver.WithTargetPartitions(1))
+	sqlRows(t, s, "SET quiver.memory_limit = '"+spillFewGroupsLimit+"'")
+	for i, q := range queries {
+		plan := fmt.Sprint(sqlRows(t, s, "EXPLAIN ANALYZE "+q))
+		spilled := false
+		for _, line := range strings.Split(plan, "\n") {
+			spilled = spilled || strings.Contains(line, "HashAggregateExec") && strings.Contains(line, "spilled=")
+		}
+		if !spilled {
+			t.Errorf("query %d: EXPLAIN ANALYZE shows no aggregate spill under %s:\n%s", i, spillFewGroupsLimit, plan)
+		}
 	}
 }

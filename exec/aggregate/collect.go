@@ -33,6 +33,7 @@ type collectAcc struct {
 	own      int               // own arguments: 1, or 2 for string_agg
 	chunks   []*array.Struct
 	refs     [][]uint64 // per group: chunk<<32 | row
+	nrows    int        // references in refs
 	bytes    int64
 }
 
@@ -58,6 +59,16 @@ func newCollectAcc(a physical.AggregateExpr) (*collectAcc, error) {
 func (c *collectAcc) resize(n int)         { c.refs = kernel.GrowSlice(c.refs, n) }
 func (c *collectAcc) bytesPerGroup() int64 { return 24 }
 func (c *collectAcc) memSize() int64       { return c.bytes }
+
+// worstCase bounds the bytes n more rows can add: a reference each and
+// twice the average row kept so far.
+func (c *collectAcc) worstCase(n int) int64 {
+	per := int64(64)
+	if c.nrows > 0 {
+		per += 2 * c.bytes / int64(c.nrows)
+	}
+	return int64(n) * per
+}
 
 // keep copies rows idx of st's first rowType fields and adds them to
 // groups gs (one per index).
@@ -85,6 +96,7 @@ func (c *collectAcc) keep(ctx context.Context, st *array.Struct, idx []int32, gs
 		size += int64(cap(c.refs[g])-before) * 8
 	}
 	c.bytes += size
+	c.nrows += len(gs)
 	return nil
 }
 
@@ -135,15 +147,17 @@ func (c *collectAcc) merge(ctx context.Context, groups []uint32, state []arrow.A
 	if !ok || !arrow.TypeEqual(st.DataType(), c.rowType) {
 		return qerr.Internalf("exec/hashagg: %s: partial rows of %s", c.fn, l.ListValues().DataType())
 	}
-	offs := l.Offsets()
 	var idx []int32
 	var gs []uint32
 	for i, g := range groups {
 		if l.IsNull(i) {
 			continue
 		}
-		for r := offs[i]; r < offs[i+1]; r++ {
-			idx = append(idx, r)
+		// ValueOffsets, not Offsets: l may be a slice (a batch folded in
+		// parts), whose Offsets start at the buffer's first entry.
+		lo, hi := l.ValueOffsets(i)
+		for r := lo; r < hi; r++ {
+			idx = append(idx, int32(r))
 			gs = append(gs, g)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/exec/memcheck"
 	"github.com/quiverdb/quiver/physical"
@@ -154,5 +155,50 @@ func TestCollectAgainstReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCollectMergesSlicedState: a final array_agg merging a slice of a
+// partial state (a batch folded in parts under a memory limit) takes each
+// row's own list, not the lists of the rows before the slice.
+func TestCollectMergesSlicedState(t *testing.T) {
+	i64 := arrow.PrimitiveTypes.Int64
+	mem := memcheck.New(t)
+	m := &kernel.ArrayMaker{Mem: mem}
+	a := physical.AggregateExpr{Func: physical.AggArrayAgg, Type: arrow.ListOf(i64), Name: "a",
+		Arg: &physical.ScalarFunc{Name: physical.PairFunc, Type: physical.RowType(i64)}}
+	part, err := newAccumulator(a, a.Arg.DataType(), physical.AggPartial, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part.resize(3)
+	vb := array.NewInt64Builder(mem)
+	vb.AppendValues([]int64{10, 11, 20, 30, 31, 32}, nil)
+	vals := vb.NewArray()
+	vb.Release()
+	d := array.NewData(physical.RowType(i64), 6, []*memory.Buffer{nil}, []arrow.ArrayData{vals.Data()}, 0, 0)
+	rows := array.NewStructData(d)
+	d.Release()
+	vals.Release()
+	if err := part.update(context.Background(), []uint32{0, 0, 1, 2, 2, 2}, rows); err != nil {
+		t.Fatal(err)
+	}
+	rows.Release()
+	state := part.state(m, 0, 3)
+	defer kernel.ReleaseArrays(state)
+	sliced := array.NewSlice(state[0], 1, 3) // groups 1 and 2
+	defer sliced.Release()
+	final, err := newAccumulator(a, a.Arg.DataType(), physical.AggFinal, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final.resize(2)
+	if err := final.merge(context.Background(), []uint32{0, 1}, []arrow.Array{sliced}); err != nil {
+		t.Fatal(err)
+	}
+	out := final.final(m, 0, 2)
+	defer out.Release()
+	if got, want := fmt.Sprint(out), "[[20] [30 31 32]]"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
 	}
 }

@@ -11,15 +11,32 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
+// listHolder is an accumulator whose state is a list per group (a
+// DISTINCT set, a collecting aggregate's rows): what it holds is counted
+// in values, and a spilled batch is sized by them.
+type listHolder interface {
+	// heldValues is how many values all groups hold (cheap).
+	heldValues() int
+	// setValues is how many values groups [start, end) hold.
+	setValues(start, end int) int
+}
+
 // setStater is a DISTINCT accumulator that can give each group's distinct
 // values as a list, the by-sets state (physical.AggregateExpr.SetState):
 // a spilling aggregate writes that state for its DISTINCT aggregates and
-// merges it again in Final mode (spill.go).
+// merges it again in Final mode (spill.go), or splits it by value
+// (value_spill.go).
 type setStater interface {
+	listHolder
 	// setState returns the sets of groups [start, end) as a list of dt.
 	setState(m *kernel.ArrayMaker, dt arrow.DataType, start, end int) arrow.Array
-	// setValues is how many values groups [start, end)'s sets hold.
-	setValues(start, end int) int
+	// setOffsets orders the values by group: group g's are at positions
+	// [off[g], off[g+1]) of that order.
+	setOffsets() []int32
+	// setSlice returns the values at positions [lo, hi) of that order.
+	setSlice(m *kernel.ArrayMaker, dt arrow.DataType, lo, hi int) arrow.Array
+	// innerAcc is the aggregate over each group's distinct values.
+	innerAcc() accumulator
 	// dropSetState frees what setState kept between calls.
 	dropSetState()
 }

@@ -211,10 +211,11 @@ func TestDistinctAggregateSpillsCounted(t *testing.T) {
 	}
 }
 
-// TestDistinctAggregateCannotSpill: without GROUP BY the one group's set
-// cannot be split, so a DISTINCT aggregate whose set passes the limit
-// fails with a resources error naming it, holding nothing after.
-func TestDistinctAggregateCannotSpill(t *testing.T) {
+// TestCollectAggregateCannotSpill: without GROUP BY a collecting
+// aggregate's one list of rows cannot be split (its order and DISTINCT
+// need every row at once), so past the limit it fails with a resources
+// error naming it, holding nothing after.
+func TestCollectAggregateCannotSpill(t *testing.T) {
 	in, _ := distinctSpillData(30000, 10, 4, true)
 	mem := exectest.Allocator(t)
 	rec, _, err := array.RecordFromJSON(mem, spillSchema, strings.NewReader(in))
@@ -228,10 +229,9 @@ func TestDistinctAggregateCannotSpill(t *testing.T) {
 	tctx.MemoryTables = tables.Lookup
 	tctx.WorkDir = t.TempDir()
 	s := &physical.Column{Index: 2, Name: "s", Type: str}
-	v := &physical.Column{Index: 1, Name: "v", Type: i64}
 	plan := &physical.HashAggregate{Input: exectest.MemoryScan("t", spillSchema, 1), Mode: physical.AggSingle, Aggs: []physical.AggregateExpr{
-		{Func: physical.AggCount, Arg: v, Distinct: true, Type: i64, Name: "dv"},
-		{Func: physical.AggCount, Arg: s, Distinct: true, Type: i64, Name: "ds"},
+		{Func: physical.AggArrayAgg, Type: arrow.ListOf(str), Name: "as",
+			Arg: &physical.ScalarFunc{Name: physical.PairFunc, Args: []physical.Expr{s}, Type: physical.RowType(str)}},
 	}}
 	ctx := context.Background()
 	op, err := exec.Execute(ctx, tctx, plan)

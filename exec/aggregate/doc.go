@@ -21,7 +21,21 @@
 // their partial states to hash-split spill files and aggregates each file
 // on its own at the end. A DISTINCT aggregate's spilled state is its
 // group's set of values as a list, the state of the plan by sets, because
-// sets merge where running counts do not (distinct_spill.go).
+// sets merge where running counts do not (distinct_spill.go); a collecting
+// aggregate's is its group's rows, which merge as they are.
+//
+// When the groups are too few for a split by key to free anything (no
+// GROUP BY, or one group's set above the limit), the sets are split by a
+// hash of their values instead (value_spill.go): each file then holds all
+// of its values' occurrences, so its distinct values are final, and its
+// re-aggregation yields the inner aggregates' plain states (a count, a
+// sum) over them, which a second aggregate merges across the files as it
+// merges any partial states. This keeps the existing files, levels and
+// metrics, and costs a second aggregation only when it is needed; the
+// rewrite into a GROUP BY over (group, value) would pay that second
+// aggregation on every query. A collecting aggregate's one list without
+// GROUP BY cannot be split (its order and DISTINCT need every row) and
+// still fails at the limit.
 //
 // Invariants: an aggregate drains its whole input before its first output
 // batch, but for a Partial one flushing under memory pressure; without GROUP BY it yields exactly one row, also over empty input;

@@ -209,7 +209,7 @@ func (h *hashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
 
 // emitNext emits the next batch of groups.
 func (h *hashAggregate) emitNext() arrow.RecordBatch {
-	end := min(h.emitted+h.tc.BatchRows(), h.ngroups)
+	end := h.emitEnd(h.emitted) // spill.go
 	b := h.emit(h.emitted, end)
 	h.emitted = end
 	return b
@@ -284,6 +284,9 @@ func (h *hashAggregate) processChunk(ctx context.Context, b arrow.RecordBatch, o
 		part = whole.NewSlice(0, rows)
 		whole.Release()
 	}
+	if h.bigSetRow(part) {
+		return rows, false, h.processPieces(ctx, part) // value_spill.go
+	}
 	flush, err = h.process(ctx, part)
 	return rows, flush, err
 }
@@ -353,7 +356,7 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 	if err := h.reserveTo(h.size() + worst); err != nil {
 		// Other operators of the task took the memory: spill or flush
 		// what is held, if anything, and try once more.
-		if !h.sp.ok || h.ngroups == 0 {
+		if !h.sp.ok || h.holdsNothing() {
 			if n > 1 {
 				// Nothing held to free: fold the batch in smaller slices.
 				h.sp.maxChunk = int64(n / 2)
@@ -455,6 +458,9 @@ func (h *hashAggregate) readsStates() bool {
 
 // emit builds the output batch of groups [start, end).
 func (h *hashAggregate) emit(start, end int) arrow.RecordBatch {
+	if h.sp.innerOut {
+		return h.emitInner(start, end) // a file split by value (value_spill.go)
+	}
 	schema := h.n.Schema()
 	cols := make([]arrow.Array, 0, schema.NumFields())
 	if h.table != nil {

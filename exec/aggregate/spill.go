@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/exec/spill"
@@ -30,10 +31,12 @@ import (
 //
 // A DISTINCT aggregate's state is the set of its group's values, written
 // as a list and united again by the Final re-aggregation (as in the plan
-// by sets, docs/design/distinct-sets.md). Splitting by group keeps each
-// group's set whole in one file, so a group whose set alone does not fit
-// fails at the limit, and so do aggregates with no GROUP BY: their one
-// group cannot be split. A Partial aggregate over disjoint DISTINCT values
+// by sets, docs/design/distinct-sets.md); a collecting aggregate's state
+// is its group's rows as a list, which merges as it is. Splitting by group
+// keeps each group's set whole in one file. When the groups are too few
+// for that to free anything (no GROUP BY, or one group's set larger than
+// the limit), the sets are split by a hash of their values instead
+// (value_spill.go). A Partial aggregate over disjoint DISTINCT values
 // does neither, as its plain states must each cover all of a group's
 // values.
 
@@ -54,16 +57,32 @@ const spillLevels = 4
 // spill (it would free next to nothing).
 const minSpillGroups = 1024
 
-// minSpillSetGroups: an aggregate whose state holds DISTINCT sets spills
-// from this many groups on, as its groups can each hold many values.
+// minSpillSetGroups: an aggregate whose state holds lists (DISTINCT sets,
+// collected rows) spills from this many groups on, as its groups can each
+// hold many values.
 const minSpillSetGroups = 2 * spillPartitions
+
+// minSpillSetValues: with fewer groups, an aggregate whose sets hold this
+// many values splits them by value (value_spill.go), or a Partial one
+// flushes them.
+const minSpillSetValues = 256
 
 // aggSpill is the spilling state of one hashAggregate.
 type aggSpill struct {
 	ok       bool   // the aggregate can flush or spill at all
 	sets     []bool // per aggregate: its spilled state is a DISTINCT set
+	lists    []bool // per aggregate: its state is a list per group (a set, or collected rows)
 	hasSets  bool
-	flushing bool // Partial: emitting held groups before going on
+	hasLists bool
+	// byValue: the files split the sets by value, not the groups by key
+	// (value_spill.go), decided at the first spill.
+	byValue bool
+	// innerOut: the aggregate re-aggregates a file split by value and
+	// emits, for its sets, the inner aggregates' plain states over the
+	// file's values (value_spill.go).
+	innerOut bool
+	inner    *valueMerge // the plans of a split by value, made when first needed
+	flushing bool        // Partial: emitting held groups before going on
 	pending  arrow.RecordBatch
 
 	stateSchema *arrow.Schema           // group keys then each aggregate's state
@@ -88,18 +107,21 @@ type aggSpill struct {
 // DISTINCT aggregate is each group's distinct values as a list, which the
 // Final re-aggregation unites, as in the plan by sets.
 func (h *hashAggregate) initSpill() {
-	if h.table == nil {
-		return
-	}
 	aggs := make([]physical.AggregateExpr, len(h.n.Aggs))
 	h.sp.sets = make([]bool, len(h.n.Aggs))
+	h.sp.lists = make([]bool, len(h.n.Aggs))
 	for i, a := range h.n.Aggs {
 		aggs[i] = a
 		switch {
+		case a.Collects():
+			// Every row is kept: the list merges as it is, and the
+			// final phase applies DISTINCT and ORDER BY.
+			h.sp.lists[i] = true
 		case a.SetState:
 			// By sets: a Partial one flushes its sets, a Final one spills
 			// them.
 			h.sp.sets[i] = h.n.Mode == physical.AggFinal
+			h.sp.lists[i] = true
 		case a.Distinct && a.Arg != nil:
 			_, isSet := h.accs[i].(setStater)
 			if h.n.Mode != physical.AggSingle || isSet && !setSpillType(h.argTypes[i]) {
@@ -108,11 +130,20 @@ func (h *hashAggregate) initSpill() {
 				return
 			}
 			if isSet {
-				aggs[i].SetState, h.sp.sets[i] = true, true
+				aggs[i].SetState, h.sp.sets[i], h.sp.lists[i] = true, true, true
 			} else {
 				aggs[i].Distinct = false // DISTINCT changes nothing (min, max, ...)
 			}
 		}
+	}
+	for i := range h.sp.sets {
+		h.sp.hasSets = h.sp.hasSets || h.sp.sets[i]
+		h.sp.hasLists = h.sp.hasLists || h.sp.lists[i]
+	}
+	if h.table == nil && !h.sp.hasSets && (h.n.Mode != physical.AggPartial || !h.sp.hasLists) {
+		// One group: only its sets can be split (by value), or a Partial
+		// one's lists flushed.
+		return
 	}
 	h.sp.ok = true
 	switch h.n.Mode {
@@ -128,9 +159,6 @@ func (h *hashAggregate) initSpill() {
 		}
 		h.sp.final = &physical.HashAggregate{Input: partial, Mode: physical.AggFinal, GroupBy: groups, GroupNames: h.n.GroupNames, Aggs: aggs}
 	}
-	for _, set := range h.sp.sets {
-		h.sp.hasSets = h.sp.hasSets || set
-	}
 }
 
 // underPressure reports whether folding a batch that can add worst bytes
@@ -139,9 +167,32 @@ func (h *hashAggregate) underPressure(worst int64) bool {
 	return h.canSpill() && h.tc.Headroom() < worst+h.size()
 }
 
-// canSpill reports whether h holds groups enough to flush or spill.
+// canSpill reports whether h holds groups enough to flush or spill, or
+// sets large enough to split by value.
 func (h *hashAggregate) canSpill() bool {
-	return h.sp.ok && (h.ngroups >= minSpillGroups || h.sp.hasSets && h.ngroups >= minSpillSetGroups)
+	if !h.sp.ok {
+		return false
+	}
+	if h.ngroups >= minSpillGroups || h.sp.hasLists && h.ngroups >= minSpillSetGroups {
+		return true
+	}
+	return (h.sp.hasSets || h.n.Mode == physical.AggPartial) && h.heldValues() >= minSpillSetValues
+}
+
+// heldValues is how many values the aggregates' lists hold.
+func (h *hashAggregate) heldValues() int {
+	n := 0
+	for i, acc := range h.accs {
+		if h.sp.lists[i] {
+			n += acc.(listHolder).heldValues()
+		}
+	}
+	return n
+}
+
+// holdsNothing says whether spilling or flushing would free nothing.
+func (h *hashAggregate) holdsNothing() bool {
+	return h.ngroups == 0 || h.table == nil && h.heldValues() == 0
 }
 
 // chunkRows is how many rows of b to fold at once: all of them unless a
@@ -195,23 +246,30 @@ func (h *hashAggregate) fitRows(ctx context.Context, b arrow.RecordBatch) (int64
 
 // resetGroups drops every group and starts a new table and accumulators.
 func (h *hashAggregate) resetGroups() error {
-	t, err := hashtable.New(h.types)
-	if err != nil {
-		return err
+	var t *hashtable.Table
+	ngroups := 1 // without GROUP BY, the one group
+	if h.table != nil {
+		var err error
+		if t, err = hashtable.New(h.types); err != nil {
+			return err
+		}
+		// Under memory pressure an integer key takes hashed slots: the
+		// direct layout's worst case reserves a window of pages ahead,
+		// far above what a batch adds, and chunkRows would cut every
+		// batch into slivers to fit it in the little room left.
+		t.PreferHashed()
+		ngroups = 0
 	}
-	// Under memory pressure an integer key takes hashed slots: the direct
-	// layout's worst case reserves a window of pages ahead, far above what
-	// a batch adds, and chunkRows would cut every batch into slivers to
-	// fit it in the little room left.
-	t.PreferHashed()
 	accs := make([]accumulator, len(h.accs))
 	for i, a := range h.n.Aggs {
+		var err error
 		if accs[i], err = newAccumulator(a, h.argTypes[i], h.n.Mode, h.tc.Mem); err != nil {
 			return err
 		}
+		accs[i].resize(ngroups)
 	}
 	preferHashedDistinct(accs) // under pressure, as the keys
-	h.table, h.accs, h.ngroups, h.emitted = t, accs, 0, 0
+	h.table, h.accs, h.ngroups, h.emitted = t, accs, ngroups, 0
 	h.probe = hashtable.Probe{}
 	return h.reserveTo(h.size())
 }
@@ -219,6 +277,31 @@ func (h *hashAggregate) resetGroups() error {
 // spillGroups writes the partial states of every group held to the spill
 // files, each group to the file its keys hash to, and starts afresh.
 func (h *hashAggregate) spillGroups(ctx context.Context) error {
+	if h.sp.files == nil && h.sp.hasSets && h.ngroups < minSpillSetGroups {
+		h.sp.byValue = true // too few groups to split (value_spill.go)
+	}
+	if err := h.createSpillFiles(); err != nil {
+		return err
+	}
+	if h.sp.byValue {
+		return h.spillValues(ctx)
+	}
+	defer h.dropSetStates(h.accs) // the accumulators written, not resetGroups' new ones
+	g := len(h.n.GroupBy)
+	for start, end := 0, 0; start < h.ngroups; start = end {
+		end = h.spillEnd(start)
+		b := h.emitState(start, end, true)
+		err := h.writeSplit(ctx, b, g)
+		b.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return h.resetGroups()
+}
+
+// createSpillFiles makes the spill files at the first spill.
+func (h *hashAggregate) createSpillFiles() error {
 	if h.sp.files == nil {
 		for range spillPartitions {
 			f, err := spill.Create(h.tc, h.n, h.sp.stateSchema, "aggregate")
@@ -229,32 +312,36 @@ func (h *hashAggregate) spillGroups(ctx context.Context) error {
 		}
 		h.sp.rows = make([][]int32, spillPartitions)
 	}
-	defer h.dropSetStates(h.accs) // the accumulators written, not resetGroups' new ones
-	g := len(h.n.GroupBy)
-	for start, end := 0, 0; start < h.ngroups; start = end {
-		end = h.spillEnd(start)
-		b := h.emitState(start, end)
-		err := h.writeSplit(ctx, b, g)
-		b.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return h.resetGroups()
+	return nil
 }
 
 // spillEnd is where the spilled batch of groups from start ends: a batch of
-// groups, fewer when their DISTINCT sets hold more than spillSetValues
-// values (one group at least).
+// groups, fewer when their lists hold more than spillSetValues values (one
+// group at least).
 func (h *hashAggregate) spillEnd(start int) int {
 	end := min(start+h.tc.BatchRows(), h.ngroups)
 	for i, acc := range h.accs {
-		if !h.sp.sets[i] {
+		if !h.sp.lists[i] {
 			continue
 		}
-		s := acc.(setStater)
+		s := acc.(listHolder)
 		for end > start+1 && s.setValues(start, end) > spillSetValues {
 			end = start + (end-start)/2
+		}
+	}
+	return end
+}
+
+// emitEnd is where the emitted batch of groups from start ends: a batch
+// of groups, fewer when collecting aggregates' lists (which the batch
+// copies, as states or results) hold more than spillSetValues values.
+func (h *hashAggregate) emitEnd(start int) int {
+	end := min(start+h.tc.BatchRows(), h.ngroups)
+	for _, acc := range h.accs {
+		if c, ok := acc.(*collectAcc); ok {
+			for end > start+1 && c.setValues(start, end) > spillSetValues {
+				end = start + (end-start)/2
+			}
 		}
 	}
 	return end
@@ -295,16 +382,23 @@ func (h *hashAggregate) writeSplit(ctx context.Context, b arrow.RecordBatch, g i
 }
 
 // emitState builds the partial states of groups [start, end): the keys
-// then each aggregate's StateFields.
-func (h *hashAggregate) emitState(start, end int) arrow.RecordBatch {
+// then each aggregate's StateFields; without sets, empty lists stand for
+// the DISTINCT sets.
+func (h *hashAggregate) emitState(start, end int, sets bool) arrow.RecordBatch {
 	cols := make([]arrow.Array, 0, h.sp.stateSchema.NumFields())
-	for _, k := range h.table.Keys {
-		cols = append(cols, k.Build(&h.m, start, end))
+	if h.table != nil {
+		for _, k := range h.table.Keys {
+			cols = append(cols, k.Build(&h.m, start, end))
+		}
 	}
 	for i, acc := range h.accs {
 		if h.sp.sets[i] {
 			dt := h.sp.stateSchema.Field(len(cols)).Type.(*arrow.ListType).Elem()
-			cols = append(cols, acc.(setStater).setState(&h.m, dt, start, end))
+			if sets {
+				cols = append(cols, acc.(setStater).setState(&h.m, dt, start, end))
+			} else {
+				cols = append(cols, emptyLists(&h.m, dt, end-start))
+			}
 			continue
 		}
 		cols = append(cols, acc.state(&h.m, start, end)...)
@@ -338,6 +432,9 @@ func (h *hashAggregate) startSpilled(ctx context.Context) error {
 	// The in-memory state is gone; give back what it reserved.
 	h.table, h.accs = nil, nil
 	h.reserveTo(0)
+	if h.sp.byValue {
+		return h.startValueMerge(ctx)
+	}
 	return h.nextSpilled(ctx)
 }
 
@@ -361,25 +458,38 @@ func (h *hashAggregate) nextSpilled(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		sub, err := newHashAggregate(h.tc, h.sp.final, 0, spill.NewSource(read))
+		sub, err := h.openSpilled(ctx, h.sp.final, spill.NewSource(read), h.sp.level+1, h.sp.innerOut, false)
 		if err != nil {
-			return err
-		}
-		// A file that does not fit spills again, split by the hash's next
-		// bits; past the last level it fails at the limit.
-		if sub.table != nil {
-			sub.table.PreferHashed() // the file holds one hash partition of the keys
-		}
-		sub.sp.level = h.sp.level + 1
-		sub.sp.ok = sub.sp.ok && sub.sp.level < spillLevels
-		if err := sub.Open(ctx); err != nil {
-			sub.Close()
 			return err
 		}
 		h.sp.sub = sub
 		return nil
 	}
 	return nil
+}
+
+// openSpilled builds and opens the aggregate n over input, at the given
+// level of splitting, emitting inner states when innerOut is set (and
+// with mergeStates reading states in Partial mode).
+func (h *hashAggregate) openSpilled(ctx context.Context, n *physical.HashAggregate, input execop.Operator, level int, innerOut, mergeStates bool) (*hashAggregate, error) {
+	sub, err := newAggregate(h.tc, n, 0, input, mergeStates)
+	if err != nil {
+		input.Close()
+		return nil, err
+	}
+	// A file that does not fit spills again, split by the hash's next
+	// bits; past the last level it fails at the limit.
+	if sub.table != nil {
+		sub.table.PreferHashed() // the file holds one hash partition of the keys
+	}
+	sub.sp.level = level
+	sub.sp.ok = sub.sp.ok && level < spillLevels
+	sub.sp.innerOut = innerOut
+	if err := sub.Open(ctx); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	return sub, nil
 }
 
 // closeSpill ends any re-aggregation and removes the spill files.

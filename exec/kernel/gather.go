@@ -51,6 +51,8 @@ func Gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 		bufs = gatherBytes[int64](mem, arr, idx)
 	case arrow.LIST:
 		return gatherList(mem, arr.(*array.List), idx)
+	case arrow.STRUCT:
+		return gatherStruct(mem, arr.(*array.Struct), idx)
 	case arrow.DICTIONARY, arrow.EXTENSION, arrow.NULL:
 		return nil, false
 	default:
@@ -91,6 +93,12 @@ func Gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 func gatherList(mem memory.Allocator, arr *array.List, idx []int32) (arrow.Array, bool) {
 	n := len(idx)
 	ob := execop.NewDirtyBuffer(mem, (n+1)*4)
+	defer func() {
+		if r := recover(); r != nil { // a memory limit in the child's gather
+			ob.Release()
+			panic(r)
+		}
+	}()
 	offs := arrow.Int32Traits.CastFromBytes(ob.Bytes())[:n+1]
 	var childIdx []int32
 	offs[0] = 0
@@ -124,6 +132,35 @@ func gatherList(mem memory.Allocator, arr *array.List, idx []int32) (arrow.Array
 			b.Release()
 		}
 	}
+	return array.MakeFromData(data), true
+}
+
+// gatherStruct gathers a struct array: each field's rows in turn (the
+// collected rows of array_agg and string_agg).
+func gatherStruct(mem memory.Allocator, arr *array.Struct, idx []int32) (arrow.Array, bool) {
+	kids := make([]arrow.ArrayData, 0, arr.NumField())
+	defer func() {
+		for _, k := range kids {
+			k.Release()
+		}
+	}()
+	for i := range arr.NumField() {
+		f, ok := Gather(mem, arr.Field(i), idx)
+		if !ok {
+			return nil, false
+		}
+		kids = append(kids, f.Data())
+		f.Data().Retain()
+		f.Release()
+	}
+	bufs := []*memory.Buffer{nil}
+	nulls := 0
+	if arr.NullN() > 0 {
+		bufs[0], nulls = gatherValidity(mem, arr, idx)
+	}
+	data := array.NewData(arr.DataType(), len(idx), bufs, kids, nulls, 0)
+	defer data.Release()
+	releaseBuffers(bufs)
 	return array.MakeFromData(data), true
 }
 

@@ -27,6 +27,9 @@ func TestGatherMatchesTake(t *testing.T) {
 		arrow.FixedWidthTypes.Date32, &arrow.Decimal128Type{Precision: 15, Scale: 2},
 		arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString, arrow.BinaryTypes.Binary,
 		arrow.ListOf(arrow.PrimitiveTypes.Int32),
+		// Collected rows: a struct, and lists of them (array_agg's state).
+		arrow.StructOf(arrow.Field{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}, arrow.Field{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true}),
+		arrow.ListOf(arrow.StructOf(arrow.Field{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}, arrow.Field{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true})),
 	}
 	for _, dt := range types {
 		for _, nulls := range []bool{false, true} {
@@ -75,6 +78,18 @@ func rowText(i, l int) string {
 	return strings.Repeat(fmt.Sprintf("%d,", i), l+1)[:l]
 }
 
+// appendRow appends row i of a (string, int64) struct, its string NULL
+// every fifth row.
+func appendRow(b *array.StructBuilder, i int) {
+	b.Append(true)
+	if sb := b.FieldBuilder(0).(*array.StringBuilder); i%5 == 0 {
+		sb.AppendNull()
+	} else {
+		sb.Append(rowText(i, i%9))
+	}
+	b.FieldBuilder(1).(*array.Int64Builder).Append(int64(i))
+}
+
 // testColumn makes n rows of dt with about one NULL in nullOneIn rows (0:
 // none); values follow the row number (decimals scaled by decMul) so that
 // gathers of different rows differ.
@@ -111,10 +126,18 @@ func testColumn(mem memory.Allocator, rng *rand.Rand, dt arrow.DataType, n, null
 			bb.Append([]byte(rowText(i, i%19)))
 		case *array.ListBuilder:
 			bb.Append(true) // i%4 values, from i
-			vb := bb.ValueBuilder().(*array.Int32Builder)
-			for k := range i % 4 {
-				vb.Append(int32(i + k))
+			switch vb := bb.ValueBuilder().(type) {
+			case *array.Int32Builder:
+				for k := range i % 4 {
+					vb.Append(int32(i + k))
+				}
+			case *array.StructBuilder:
+				for k := range i % 4 {
+					appendRow(vb, i+k)
+				}
 			}
+		case *array.StructBuilder:
+			appendRow(bb, i)
 		}
 	}
 	return b.NewArray()
