@@ -23,6 +23,10 @@ import (
 // grouped on ids is decided at the first batch, by whether it has codes,
 // while the table is empty.
 
+// dictCodes finds a batch array's file dictionary codes (a variable for
+// tests that give arrays codes without a file).
+var dictCodes = filemap.DictCodes
+
 // dictRows counts the rows grouped on file dictionary codes (DictKeyRows).
 var dictRows atomic.Int64
 
@@ -84,7 +88,7 @@ func (d *dictKeys) decide(keys []arrow.Array, types []arrow.DataType) bool {
 		if !d.cand[i] {
 			continue
 		}
-		if _, _, ok := filemap.DictCodes(k); ok {
+		if _, _, ok := dictCodes(k); ok {
 			d.on[i], any = true, true
 			d.keys[i] = &dictKey{}
 			types[i] = arrow.PrimitiveTypes.Int32
@@ -106,7 +110,7 @@ func (d *dictKeys) encode(keys []arrow.Array) {
 		buf := kernel.GrowSlice(d.scratch[i][:0], off+n)
 		d.scratch[i] = buf
 		dk := d.keys[i]
-		dict, codes, ok := filemap.DictCodes(k)
+		dict, codes, ok := dictCodes(k)
 		if ok && dk.base == nil && dk.ids == nil {
 			dk.base = dict
 			dk.values = dict.Values[:len(dict.Values):len(dict.Values)] // an append copies
