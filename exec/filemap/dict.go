@@ -56,6 +56,9 @@ func (c *dictColumn) build(limit int) {
 	ids := map[string]int32{}
 	d := &Dict{}
 	codes := make([][]int32, len(c.arrays))
+	// Rows often repeat the row before (the columns a join copied from one
+	// order or customer to its lines): those skip the map.
+	prev, prevID, havePrev := "", int32(0), false
 	for bi, a := range c.arrays {
 		cs := make([]int32, a.Len())
 		for r := range cs {
@@ -63,6 +66,10 @@ func (c *dictColumn) build(limit int) {
 				continue // NULL rows are known by the array's validity
 			}
 			v := a.Value(r)
+			if havePrev && v == prev {
+				cs[r] = prevID
+				continue
+			}
 			id, ok := ids[v]
 			if !ok {
 				if len(d.Values) >= limit {
@@ -74,6 +81,7 @@ func (c *dictColumn) build(limit int) {
 				d.Values = append(d.Values, v)
 			}
 			cs[r] = id
+			prev, prevID, havePrev = v, id, true
 		}
 		codes[bi] = cs
 	}
