@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -560,10 +558,6 @@ func markCaches(plan string, states map[string]*rpc.CacheInfo) string {
 	return strings.Join(lines, "\n")
 }
 
-// missingTableRE matches the planner's error for an unknown name
-// (`table "x" not found`, the name quoted as Go quotes it).
-var missingTableRE = regexp.MustCompile(`table ("(?:[^"\\]|\\.)*") not found$`)
-
 // planGlobalCache plans src again when planning it failed with planErr
 // because a name is unknown and the session's tenant has a global cache of
 // that name (each unknown name in turn, up to maxGlobalRefs): the session's
@@ -577,14 +571,11 @@ func (s *Session) planGlobalCache(ctx context.Context, src sql.Source, planErr e
 	var refs []*logical.Cache
 	err := planErr
 	for len(refs) < maxGlobalRefs {
-		m := missingTableRE.FindStringSubmatch(err.Error())
-		if m == nil {
+		var unknown *sql.UnknownTableError
+		if !errors.As(err, &unknown) {
 			return nil, planErr
 		}
-		name, uerr := strconv.Unquote(m[1])
-		if uerr != nil {
-			return nil, planErr
-		}
+		name := unknown.Name
 		ref, ok := s.globalCacheRef(ctx, name)
 		if !ok {
 			return nil, planErr

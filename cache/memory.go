@@ -444,7 +444,7 @@ func (m *Memory) SetContentKey(k Key, jobID, contentKey string) error {
 }
 
 // FindContent implements State.
-func (m *Memory) FindContent(contentKey string) (Entry, bool) {
+func (m *Memory) FindContent(contentKey string, skip Key) (Entry, bool) {
 	if contentKey == "" {
 		return Entry{}, false
 	}
@@ -452,7 +452,7 @@ func (m *Memory) FindContent(contentKey string) (Entry, bool) {
 	defer m.mu.Unlock()
 	var best *entry
 	for _, e := range m.entries {
-		if e.ContentKey != contentKey || e.Partial() {
+		if e.ContentKey != contentKey || e.Partial() || e.Key == skip {
 			continue // a partial entry is repaired by its holder, not shared
 		}
 		switch {

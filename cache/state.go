@@ -369,9 +369,10 @@ type State interface {
 	// SetContentKey records the content key of jobID's Pending claim on k.
 	// Not owning the claim is ErrStale.
 	SetContentKey(k Key, jobID, contentKey string) error
-	// FindContent returns an entry holding contentKey, a materialized one
-	// first (the least recently created), else a pending one.
-	FindContent(contentKey string) (Entry, bool)
+	// FindContent returns an entry other than skip holding contentKey, a
+	// materialized one first (the least recently created), else a pending
+	// one; the zero Key skips nothing.
+	FindContent(contentKey string, skip Key) (Entry, bool)
 	// Attach registers absent k as materialized over the data of
 	// materialized from (same job, stage and files: one copy, a reference
 	// per holder), with its own name, options and counters, and returns

@@ -294,7 +294,7 @@ func (c *core) resolveCache(j *job, n *logical.Cache, key cache.Key) (*physical.
 		}
 		srcs := c.sourcesOf(j, n)
 		ck := tenantContentKey(j.tenant, contentKey(n, srcs))
-		if f, ok := c.caches.FindContent(ck); ok {
+		if f, ok := c.caches.FindContent(ck, cache.Key{}); ok {
 			switch {
 			case f.State == cache.Materialized && c.holdersDead(f) && c.reloadedAwaitingHolders(f):
 				// As for a hit: another entry's data (a global entry, say)

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/logical"
@@ -162,7 +163,8 @@ type explainShares struct {
 }
 
 // explainShared decides, as resolveCache does for a query, what becomes of
-// each Cache node of plan that has no entry of its own: one whose content
+// each Cache node of plan that has no entry of its own, or one the query
+// would drop (ownEntryDropped) before looking for its content: one whose content
 // key (with files' fingerprints) is materialized on live executors over
 // unchanged sources is a hit on that data, one whose content is being built
 // is pending, and one whose data awaits its executors' registration after a
@@ -193,8 +195,13 @@ func (c *core) explainShared(sessionID string, vals settings.Values, plan logica
 			walk(n.Input)
 			return
 		}
-		if _, ok := c.caches.Lookup(k); ok {
-			return // its own entry, marked from the session's list
+		own := ""
+		if e, ok := c.caches.Lookup(k); ok {
+			why, dropped := c.ownEntryDropped(e, n, files)
+			if !dropped {
+				return // its own entry, marked from the session's list
+			}
+			own = " (its own entry dropped: " + why + ")"
 		}
 		opts, err := entryOptions(n, vals)
 		if err != nil {
@@ -203,16 +210,18 @@ func (c *core) explainShared(sessionID string, vals settings.Values, plan logica
 		scope, _ := cache.Scope(opts)
 		srcs := lineageOf(files, n)
 		info := &rpc.CacheInfo{SessionId: sessionID, CacheId: n.CacheID, Name: n.Name, Scope: scope}
-		f, found := c.caches.FindContent(tenantContentKey(tenant, contentKey(n, srcs)))
+		// The query looks for the content after dropping the node's own
+		// entry, so that entry is never what it finds.
+		f, found := c.caches.FindContent(tenantContentKey(tenant, contentKey(n, srcs)), k)
 		switch {
 		case !found:
 		case f.State == cache.Materialized && c.holdersDead(f) && c.reloadedAwaitingHolders(f):
-			info.Check, info.Reason = outcomePending, sharedReason(f)+", once its executors register again"
+			info.Check, info.Reason = outcomePending, sharedReason(f)+", once its executors register again"+own
 		case f.State == cache.Materialized && !c.holdersDead(f) && len(cache.Changed(f.Sources, srcs)) == 0:
-			info.Check, info.Reason = outcomeHit, sharedReason(f)
+			info.Check, info.Reason = outcomeHit, sharedReason(f)+own
 			out.hits[k] = f
 		case f.State == cache.Pending:
-			info.Check, info.Reason = outcomePending, sharedReason(f)+", being built"
+			info.Check, info.Reason = outcomePending, sharedReason(f)+", being built"+own
 		}
 		if info.Check == "" {
 			walk(n.Input) // a miss: its build job resolves what it holds
@@ -222,4 +231,29 @@ func (c *core) explainShared(sessionID string, vals settings.Values, plan logica
 	}
 	walk(plan)
 	return out
+}
+
+// ownEntryDropped reports whether a query resolving n would drop e, n's own
+// entry, and then look for n's content elsewhere, as resolveCache does with
+// an entry whose executors are lost or a strict one whose sources changed
+// (files holds the sources' fingerprints now); why says which.
+func (c *core) ownEntryDropped(e cache.Entry, n *logical.Cache, files map[string]cache.Source) (why string, dropped bool) {
+	if e.State != cache.Materialized || cache.IsTable(e.Options) || isTableRead(n) {
+		return "", false
+	}
+	if c.holdersDead(e) {
+		if c.reloadedAwaitingHolders(e) {
+			return "", false
+		}
+		return "executor " + strings.Join(c.deadHolders(e), ", ") + " lost", true
+	}
+	if changed := cache.Changed(e.Sources, lineageOf(files, n)); len(changed) > 0 {
+		if cons, _ := cache.Consistency(e.Options); cons != cache.ConsistencySnapshot {
+			return cache.StaleReason(changed), true
+		}
+	}
+	if e.Partial() && e.Stale != "" {
+		return e.Stale, true // a stale snapshot's lost partitions are rebuilt whole
+	}
+	return "", false
 }

@@ -93,3 +93,62 @@ func TestExplainSharedContent(t *testing.T) {
 		t.Fatalf("after the file changed: %s", m)
 	}
 }
+
+// TestExplainSharedAfterOwnDropped: a node whose own entry the query would
+// drop (a strict entry whose file changed) is marked by what the query then
+// does — attach to another session's entry built over the file as it is now
+// — and the query does attach to that entry's data.
+func TestExplainSharedAfterOwnDropped(t *testing.T) {
+	h := cacheHarness(t, Config{})
+	h.send(evCreateSession{id: "s2", reply: make(chan struct{}, 1)})
+	path := filepath.Join(t.TempDir(), "a.csv")
+	if err := os.WriteFile(path, []byte("v\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	node := func(session, id string) *logical.Cache {
+		return &logical.Cache{CacheID: id, SessionID: session, Input: fileScan(path), Name: "same"}
+	}
+	stat := func(job string) {
+		t.Helper()
+		acts := ofType[actStat](h.acts)
+		a := acts[len(acts)-1]
+		h.send(evStatted{jobID: job, gen: a.gen, files: statFiles(a.paths)})
+	}
+	h.submitPlan("q1", node("s", "c1"), nil)
+	stat("q1")
+	h.drive(h.builder(key("c1")))
+	h.drive("q1")
+
+	if err := os.WriteFile(path, []byte("v\n1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reply := make(chan error, 1)
+	h.send(evSubmit{jobID: "q2", session: "s2", plan: node("s2", "c2"), reply: reply})
+	if err := <-reply; err != nil {
+		t.Fatal(err)
+	}
+	stat("q2")
+	b2 := h.builder(cache.Key{SessionID: "s2", CacheID: "c2"})
+	h.drive(b2)
+	h.drive("q2")
+
+	x := h.c.explainShared("s", settings.Values{}, node("s", "c1"), statFiles([]string{path}))
+	if len(x.infos) != 1 || x.infos[0].Check != outcomeHit || x.infos[0].Reason != "shared with same (its own entry dropped: f changed)" {
+		t.Fatalf("EXPLAIN marks: %+v", x.infos)
+	}
+	if e, ok := x.hits[key("c1")]; !ok || e.JobID != b2 {
+		t.Fatalf("EXPLAIN's hit %+v %v, want c2's data (built by %s)", e, ok, b2)
+	}
+	if e, ok := h.c.caches.Lookup(key("c1")); !ok || e.State != cache.Materialized || e.JobID == b2 {
+		t.Fatalf("EXPLAIN changed c1's entry: %+v %v", e, ok)
+	}
+
+	h.submitPlan("q3", node("s", "c1"), nil)
+	stat("q3")
+	if ev := h.eventOf("q3", key("c1")); ev.reason != "shared with same" {
+		t.Fatalf("the query's event: %+v", ev)
+	}
+	if e, ok := h.c.caches.Lookup(key("c1")); !ok || e.JobID != b2 {
+		t.Fatalf("after the query c1 is %+v %v, want attached to c2's data", e, ok)
+	}
+}

@@ -169,7 +169,9 @@ func (b *builder) relocate(err error, text string, base int) error {
 		return err
 	}
 	off := base + lineColOffset(text, e.Line, e.Column)
-	return b.atOff(off, "%s", e.Msg)
+	located := b.atOff(off, "%s", e.Msg).(*qerr.Error)
+	located.Err = e.Err // the cause stays reachable with errors.Is and As
+	return located
 }
 
 // lineColOffset is the byte offset of 1-based (line, col) in text.

@@ -543,7 +543,21 @@ func (b *builder) tableRef(tn *ast.TableName, alias string) (logical.Plan, error
 		}
 		return logical.NewScan(t, alias), nil
 	}
-	return nil, qerr.Planf("table %q not found", name)
+	return nil, unknownTable(name)
+}
+
+// UnknownTableError is the cause of the planning error for a name in FROM
+// that is no table, view, CTE or cached name of the catalog; callers find it
+// with errors.As, whatever the error's position or wrapping.
+type UnknownTableError struct {
+	Name string // as written in the statement
+}
+
+func (e *UnknownTableError) Error() string { return fmt.Sprintf("table %q not found", e.Name) }
+
+// unknownTable is the planning error for name, its message the cause's.
+func unknownTable(name string) error {
+	return qerr.Planf("%w", &UnknownTableError{Name: name})
 }
 
 func (b *builder) join(j *ast.Join, outer *scope) (logical.Plan, error) {

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,5 +265,36 @@ func TestOrderByKeys(t *testing.T) {
 		if _, err := p.Plan(Source{Text: q, Line: 1, Col: 1}); err == nil || !strings.Contains(err.Error(), "not in select list") {
 			t.Errorf("%s: want a position error, got %v", q, err)
 		}
+	}
+}
+
+// TestUnknownTableError: the planning error for an unknown name in FROM
+// carries an *UnknownTableError naming it, wherever the name is and however
+// the planner located the error, relocation into a script included.
+func TestUnknownTableError(t *testing.T) {
+	p := NewPlanner(tpchCatalog(t))
+	for _, q := range []string{
+		"SELECT * FROM nope",
+		"EXPLAIN SELECT * FROM nope",
+		"SELECT * FROM (SELECT * FROM nope) x",
+		"WITH a AS (SELECT * FROM nope) SELECT * FROM a",
+		"SELECT * FROM nation WHERE n_nationkey IN (SELECT x FROM nope)",
+		"SELECT * FROM nation JOIN nope USING (n_nationkey)",
+	} {
+		_, err := p.Plan(Source{Text: q, Line: 3, Col: 2})
+		var u *UnknownTableError
+		if !errors.As(err, &u) || u.Name != "nope" || !qerr.Is(err, qerr.Plan) {
+			t.Errorf("%q: %v (cause %+v), want a planning error caused by table nope", q, err, u)
+		}
+	}
+	if _, err := p.Plan(Source{Text: "SELECT nope FROM nation", Line: 1, Col: 1}); errors.As(err, new(*UnknownTableError)) {
+		t.Errorf("an unknown column: %v is an unknown table", err)
+	}
+	b := &builder{p: p, src: Source{Text: "SELECT 1;\nSELECT * FROM nope", Line: 4, Col: 1}}
+	err := b.relocate(qerr.At(1, 15, "%w", &UnknownTableError{Name: "nope"}), "SELECT * FROM nope", 10)
+	var u *UnknownTableError
+	var qe *qerr.Error
+	if !errors.As(err, &u) || u.Name != "nope" || !errors.As(err, &qe) || qe.Line != 5 || qe.Column != 15 {
+		t.Fatalf("relocated: %v (cause %+v), want table nope at line 5, column 15", err, u)
 	}
 }

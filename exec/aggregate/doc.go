@@ -10,6 +10,10 @@
 // aggregates (a handful of groups, as in TPC-H Q1) update per-group lanes in
 // registers instead of scattering by id.
 //
+// A Partial aggregate grouping by a string column read straight from a
+// decoded cache file groups on the file's dictionary codes, as Int32 ids,
+// and turns them into strings only for its output groups (dict_keys.go).
+//
 // Collecting aggregates (array_agg; string_agg ordered, DISTINCT or
 // filtered: collect.go) keep each group's rows, copied to the Go heap and
 // accounted, pass them as a list state, and sort and dedupe them per group

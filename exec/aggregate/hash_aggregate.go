@@ -49,6 +49,10 @@ type hashAggregate struct {
 	// (rollup.go).
 	mergeStates bool
 
+	// dk groups string keys on file dictionary codes (dict_keys.go); nil
+	// when no key can be.
+	dk *dictKeys
+
 	consumed bool
 	emitted  int
 	closed   bool
@@ -136,6 +140,9 @@ func newAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition i
 	}
 	if tc.Headroom() < directDistinctRoom {
 		preferHashedDistinct(h.accs)
+	}
+	if h.table != nil {
+		h.dk = newDictKeys(n, mergeStates)
 	}
 	h.initSpill()
 	if input == nil {
@@ -297,6 +304,9 @@ func (h *hashAggregate) size() int64 {
 	if h.table != nil {
 		n += h.table.MemSize()
 	}
+	if h.dk != nil && h.dk.decided {
+		n += h.dk.memSize()
+	}
 	for _, a := range h.accs {
 		if l, ok := a.(layoutSizer); ok {
 			n += l.memSize()
@@ -334,7 +344,7 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 	if n == 0 {
 		return false, nil
 	}
-	keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
+	keys, err := h.evalKeys(ctx, b)
 	if err != nil {
 		return false, err
 	}
@@ -420,6 +430,31 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 	return false, nil
 }
 
+// evalKeys evaluates b's group keys as the table takes them: the keys
+// grouped on dictionary codes as Int32 ids (dict_keys.go), decided at the
+// first batch while the table is still empty.
+func (h *hashAggregate) evalKeys(ctx context.Context, b arrow.RecordBatch) ([]arrow.Array, error) {
+	keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
+	if err != nil || h.dk == nil {
+		return keys, err
+	}
+	if !h.dk.decided {
+		types := append([]arrow.DataType(nil), h.types...)
+		if h.table.Len() != 0 || !h.dk.decide(keys, types) {
+			h.dk = nil
+			return keys, nil
+		}
+		t, err := hashtable.New(types)
+		if err != nil {
+			kernel.ReleaseArrays(keys)
+			return nil, err
+		}
+		h.table, h.types = t, types
+	}
+	h.dk.encode(keys)
+	return keys, nil
+}
+
 // worstCase is what folding b (with group keys keys) can add: every row a
 // new group.
 func (h *hashAggregate) worstCase(keys []arrow.Array, b arrow.RecordBatch) int64 {
@@ -466,6 +501,9 @@ func (h *hashAggregate) emit(start, end int) arrow.RecordBatch {
 	if h.table != nil {
 		for _, k := range h.table.Keys {
 			cols = append(cols, k.Build(&h.m, start, end))
+		}
+		if h.dk != nil && h.dk.decided {
+			h.dk.decode(h.tc.Mem, cols)
 		}
 	}
 	for _, acc := range h.accs {

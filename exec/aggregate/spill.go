@@ -221,7 +221,7 @@ func (h *hashAggregate) fitRows(ctx context.Context, b arrow.RecordBatch) (int64
 	if n <= 1 || room > math.MaxInt64/4 || 4*n*perRow < room {
 		return n, nil
 	}
-	keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
+	keys, err := h.evalKeys(ctx, b)
 	if err != nil {
 		return 0, err
 	}

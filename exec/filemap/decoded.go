@@ -26,12 +26,15 @@ type DecodedFile struct {
 	Schema  *arrow.Schema
 	Batches []arrow.RecordBatch
 	refs    atomic.Int64
+	// dictKeys are the string arrays registered for DictCodes (dict.go).
+	dictKeys []arrow.ArrayData
 }
 
 func (d *DecodedFile) retain() { d.refs.Add(1) }
 
 func (d *DecodedFile) Release() {
 	if d.refs.Add(-1) == 0 {
+		unregisterDicts(d)
 		releaseBatches(d.Batches)
 		d.Batches = nil
 	}
@@ -58,6 +61,7 @@ func (m *mapping) Decoded() (*DecodedFile, error) {
 			return nil, nil
 		}
 		d.refs.Store(1) // the registry's
+		registerDicts(d)
 		m.dec = d
 	}
 	m.dec.retain()

@@ -7,7 +7,9 @@
 // afresh; a mapping is unmapped only after its last reader released it;
 // Forget(dir) must be called before a stage directory is removed, which drops
 // the mappings and the decoded batches of every file under it. A
-// DecodedFile's batches are views over the mapping and live as long as it.
+// DecodedFile's batches are views over the mapping and live as long as it;
+// so do the dictionary codes of its string columns (DictCodes, dict.go),
+// found by the identity of a decoded array and built on first request.
 //
 // filemap imports nothing of exec: exec's TaskContext holds a *FileMaps.
 package filemap

@@ -1,0 +1,85 @@
+package quiver_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quiverdb/quiver"
+	"github.com/quiverdb/quiver/exec/aggregate"
+	"github.com/quiverdb/quiver/exec/filemap"
+)
+
+// TestCacheDictionaryKeys: group-bys over a cached string column give the
+// answers of the same queries over its source, whether the cache files'
+// dictionaries fit the limit (the partial aggregates group on codes), one
+// file's column crosses the limit while its dictionary is built (that file
+// is read as strings, the other on codes) or every file's does (no codes);
+// with NULL keys, two keys, a second string key, and a filter before the
+// group-by (whose output has no codes, so its aggregate groups on strings).
+func TestCacheDictionaryKeys(t *testing.T) {
+	dir := t.TempDir()
+	// few.csv: three values and NULLs; many.csv: three, then forty more.
+	var few, many strings.Builder
+	few.WriteString("k,g,s,v\n")
+	many.WriteString("k,g,s,v\n")
+	vals := []string{"alpha-long-name", "beta-long-name", "gamma"}
+	for i := range 3000 {
+		k := vals[i%3]
+		if i%17 == 0 {
+			k = ""
+		}
+		fmt.Fprintf(&few, "%s,%d,%s,%d\n", k, i%3, vals[(i/7)%3], i)
+		if i >= 1500 {
+			k = fmt.Sprintf("value-%02d", i%40)
+		}
+		fmt.Fprintf(&many, "%s,%d,%s,%d\n", k, i%4, vals[(i/5)%3], i)
+	}
+	for name, text := range map[string]string{"few.csv": few.String(), "many.csv": many.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
+	sqlRows(t, s, "CREATE EXTERNAL TABLE src (k VARCHAR, g BIGINT, s VARCHAR, v BIGINT) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	queries := []string{
+		"SELECT k, count(*), sum(v) FROM %s GROUP BY k ORDER BY k NULLS FIRST",
+		"SELECT k, g, count(*), min(v) FROM %s GROUP BY k, g ORDER BY k NULLS FIRST, g",
+		"SELECT s, k, max(v) FROM %s GROUP BY s, k ORDER BY s, k NULLS FIRST",
+		"SELECT k, count(*) FROM %s WHERE v %% 2 = 0 GROUP BY k ORDER BY k NULLS FIRST",
+		"SELECT g, k, count(*) FROM %s WHERE k <> 'gamma' GROUP BY g, k ORDER BY g, k",
+	}
+	want := make([]string, len(queries))
+	for i, q := range queries {
+		want[i] = fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, "src")))
+	}
+	// Each file is one partition of the cache, read by one partial
+	// aggregate: coded says how many rows each query groups on codes (the
+	// filtered ones none: a filter's output has no codes).
+	for _, c := range []struct {
+		name  string
+		limit int
+		coded []int64
+	}{
+		{"fits", filemap.DefaultDictLimit, []int64{6000, 6000, 12000, 0, 0}},
+		{"one file crosses", 10, []int64{3000, 3000, 9000, 0, 0}},
+		{"every file crosses", 2, []int64{0, 0, 0, 0, 0}},
+	} {
+		restore := filemap.SetDictLimit(c.limit)
+		sqlRows(t, s, "CACHE TABLE c AS SELECT * FROM src")
+		for i, q := range queries {
+			before := aggregate.DictKeyRows()
+			got := fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, "c")))
+			if got != want[i] {
+				t.Errorf("%s: %s: got %s, want %s", c.name, fmt.Sprintf(q, "c"), got, want[i])
+			}
+			if coded := aggregate.DictKeyRows() - before; coded != c.coded[i] {
+				t.Errorf("%s: %s: %d rows grouped on codes, want %d", c.name, fmt.Sprintf(q, "c"), coded, c.coded[i])
+			}
+		}
+		sqlRows(t, s, "UNCACHE TABLE c")
+		restore()
+	}
+}
