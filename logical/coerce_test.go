@@ -49,6 +49,8 @@ func TestCoerce(t *testing.T) {
 		{"like needs strings", &Like{Expr: c("i32"), Pattern: Lit("a%")}, "", nil},
 		{"in list widens items", &InList{Expr: c("i32"), List: []Expr{Lit(1), Lit(2)}}, "t.i32 IN (1, 2)", Bool},
 		{"in list decimal rescales", &InList{Expr: c("d"), List: []Expr{dec, Lit(1)}}, "t.d IN (0.06, 1.00)", Bool},
+		{"in list of midnights stays on the date", &InList{Expr: c("dt"), List: []Expr{&Literal{Type: Timestamp, Value: arrow.Timestamp(86400e6)}}}, "t.dt IN (DATE '1970-01-02')", Bool},
+		{"in list with a time of day compares timestamps", &InList{Expr: c("dt"), List: []Expr{&Literal{Type: Timestamp, Value: arrow.Timestamp(86400e6 + 1)}}}, "CAST(t.dt AS Timestamp) IN (TIMESTAMP '1970-01-02 00:00:00.000001')", Bool},
 		{"in list of strings vs int", &InList{Expr: c("i32"), List: []Expr{Lit("x")}}, "", nil},
 		{"case branches widen", &Case{Whens: []When{{Cond: c("b"), Then: c("d")}}, Else: Lit(0)}, "CASE WHEN t.b THEN t.d ELSE 0.00 END", Decimal(15, 2)},
 		{"case with operand", &Case{Operand: c("i32"), Whens: []When{{Cond: Lit(1), Then: Lit("one")}}}, "CASE t.i32 WHEN 1 THEN 'one' END", String},

@@ -171,6 +171,18 @@ func foldTemporal(l *Literal, t arrow.DataType) (*Literal, bool) {
 	return nil, false
 }
 
+// keepsTime reports whether converting constant l to t loses no time of
+// day: a timestamp becomes a date exactly only at midnight (CAST truncates,
+// but "d IN (TIMESTAMP '2000-01-01 12:00:00')" must not match 2000-01-01).
+func keepsTime(l *Literal, t arrow.DataType) bool {
+	v, ok := l.Value.(arrow.Timestamp)
+	if !ok || t.ID() != arrow.DATE32 {
+		return true
+	}
+	_, tod := temporal.SplitTimestamp(int64(v))
+	return tod == 0
+}
+
 // TemporalLiteralString renders a timestamp, time or interval constant
 // as SQL text (TIMESTAMP '2024-01-02 03:04:05'); ok is false for other values.
 func TemporalLiteralString(v any) (string, bool) {

@@ -113,6 +113,15 @@ func evalDateExpr(t *testing.T, e logical.Expr, day *int64) string {
 		return fmt.Sprint(e.Value.(bool))
 	case *logical.IsNull:
 		return fmt.Sprint((day == nil) != e.Negated)
+	case *logical.InList:
+		if day == nil {
+			return "NULL"
+		}
+		found := false
+		for _, it := range e.List {
+			found = found || int64(it.(*logical.Literal).Value.(arrow.Date32)) == *day
+		}
+		return fmt.Sprint(found != e.Negated)
 	case *logical.Binary:
 		switch e.Op {
 		case logical.OpAnd, logical.OpOr:
@@ -160,6 +169,56 @@ func showDay(day *int64) string {
 	return string(temporal.AppendDate(nil, int32(*day)))
 }
 
+// TestDateTimestampInEquivalent checks the IN-list rewrite against the
+// list it replaces, with midnights, other times, none of either, negated.
+func TestDateTimestampInEquivalent(t *testing.T) {
+	s := scan(tblDates, "dates").Schema()
+	lists := [][]string{
+		{"2000-02-29 00:00:00", "2000-03-01 00:00:00"},
+		{"2000-02-29 00:00:00", "2000-02-29 12:00:00"},
+		{"2000-02-29 12:00:00", "2000-03-01 00:00:01"},
+		{"1969-12-31 00:00:00", "1969-12-31 06:00:00"},
+	}
+	for _, items := range lists {
+		var list []logical.Expr
+		var cs []int64
+		for _, it := range items {
+			l := tsLit(it)
+			list = append(list, l)
+			cs = append(cs, int64(l.Value.(arrow.Timestamp)))
+		}
+		base := temporal.FloorDiv(cs[0], temporal.MicrosPerDay)
+		for _, column := range []string{"dates.d", "dates.n"} {
+			for _, negated := range []bool{false, true} {
+				x := &logical.InList{Expr: asTimestamp(col(column)), List: list, Negated: negated}
+				got := dateTimestampIn(x, s)
+				if hasCast(got) {
+					t.Fatalf("%s → %s still casts the date", x, got)
+				}
+				for k := base - 2; k <= base+2; k++ {
+					found := false
+					for _, c := range cs {
+						found = found || k*temporal.MicrosPerDay == c
+					}
+					want := fmt.Sprint(found != negated)
+					if have := evalDateExpr(t, got, &k); have != want {
+						t.Errorf("%s → %s at %s: got %s, want %s", x, got, showDay(&k), have, want)
+					}
+				}
+				if column == "dates.d" {
+					if have := evalDateExpr(t, got, nil); have != "NULL" {
+						t.Errorf("%s → %s at NULL: got %s", x, got, have)
+					}
+				}
+			}
+		}
+	}
+	withNull := &logical.InList{Expr: asTimestamp(col("dates.d")), List: []logical.Expr{tsLit("2000-01-01 00:00:00"), &logical.Literal{Type: logical.Timestamp}}}
+	if got := dateTimestampIn(withNull, s); got != logical.Expr(withNull) {
+		t.Errorf("a list with NULL rewritten to %s", got)
+	}
+}
+
 // TestDateTimestampCompareLeavesOthers: only a date cast to TIMESTAMP
 // beside a TIMESTAMP constant is rewritten.
 func TestDateTimestampCompareLeavesOthers(t *testing.T) {
@@ -204,6 +263,11 @@ func TestSimplifyDateRange(t *testing.T) {
 				eq(asTimestamp(col("dates.n")), tsLit("2000-01-01 12:00:00")),
 				bin(logical.OpNotEq, asTimestamp(col("dates.d")), tsLit("2000-01-01 12:00:00")),
 				eq(asTimestamp(col("dates.d")), tsLit("2000-01-01 00:00:00")))
+		}},
+		{"in lists", func() logical.Plan {
+			return filter(scan(tblDates, "dates"), bin(logical.OpOr,
+				&logical.InList{Expr: asTimestamp(col("dates.d")), List: []logical.Expr{tsLit("2000-01-01 00:00:00"), tsLit("2000-01-02 06:00:00"), bin(logical.OpAdd, date("2000-01-31"), interval(1, 0))}},
+				&logical.InList{Expr: asTimestamp(col("dates.d")), List: []logical.Expr{tsLit("2000-01-02 06:00:00")}, Negated: true}))
 		}},
 	})
 }

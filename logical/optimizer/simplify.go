@@ -153,7 +153,7 @@ func simplifyNode(x logical.Expr, s *logical.Schema, keys *logical.ExprKeys) log
 	case *logical.InList:
 		l, ok := asLit(x.Expr)
 		if !ok {
-			return x
+			return dateTimestampIn(x, s)
 		}
 		sawNull := l.Value == nil
 		for _, it := range x.List {
