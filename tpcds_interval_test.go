@@ -48,7 +48,8 @@ func mustDate(t *testing.T, s string) time.Time {
 // templates' form, where the upper bound is a TIMESTAMP (date + interval),
 // against DuckDB's answers, and checks that every range still reaches the
 // date_dim scan as a filter on the DATE column (so row groups are pruned
-// by it) with no cast of d_date left in the plan.
+// by it) with no cast of d_date left in the plan: the plan is the very
+// plan of the query with date bounds.
 func TestTPCDSIntervalBounds(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	ctx := context.Background()
@@ -87,6 +88,19 @@ func TestTPCDSIntervalBounds(t *testing.T) {
 			}
 			if !scanLine.MatchString(plan) || !parquetLine.MatchString(plan) {
 				t.Errorf("no DATE range pushed into the date_dim scan:\n%s", plan)
+			}
+			// Costs nothing: the plan is the one of DuckDB's text, whose
+			// bounds are dates.
+			orig, err := s.SQL(ctx, string(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			origPlan, err := orig.Explain(ctx, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan != origPlan {
+				t.Errorf("the plan differs from the one with date bounds:\n%s\nwith date bounds:\n%s", plan, origPlan)
 			}
 			got, schema, err := runQuery(ctx, s, sql)
 			if err != nil {
