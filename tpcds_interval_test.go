@@ -118,3 +118,48 @@ func TestTPCDSIntervalBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestIntervalBoundInJoinCondition: a range with an interval bound in an
+// outer join's ON clause reaches the date_dim scan before it is simplified;
+// the scan's filters are simplified too, so the plan and the answer are
+// those of date bounds.
+func TestIntervalBoundInJoinCondition(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	ctx := context.Background()
+	s, err := quiver.NewSession(ctx, quiver.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		mem.AssertSize(t, 0)
+	})
+	createTPCDSTables(t, ctx, s)
+	const q = "SELECT count(*), count(d_date), min(d_date), max(d_date) FROM web_sales LEFT JOIN date_dim ON ws_sold_date_sk = d_date_sk AND d_date BETWEEN '2002-02-01' AND %s"
+	withInterval := fmt.Sprintf(q, "(cast('2002-02-01' AS date) + INTERVAL 60 DAY)")
+	withDate := fmt.Sprintf(q, "'2002-04-02'")
+	var plans, answers [2]string
+	for i, sql := range []string{withInterval, withDate} {
+		df, err := s.SQL(ctx, sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plans[i], err = df.Explain(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		rows, _, err := runQuery(ctx, s, sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers[i] = fmt.Sprint(rows)
+	}
+	if strings.Contains(plans[0], "CAST(") {
+		t.Errorf("a cast of d_date is left in the plan:\n%s", plans[0])
+	}
+	if plans[0] != plans[1] {
+		t.Errorf("plan with an interval bound:\n%s\nwith a date bound:\n%s", plans[0], plans[1])
+	}
+	if answers[0] != answers[1] || strings.Contains(answers[0], "NULL") {
+		t.Errorf("answers differ or match no date: %s vs %s", answers[0], answers[1])
+	}
+}

@@ -264,6 +264,12 @@ func TestSimplifyDateRange(t *testing.T) {
 				bin(logical.OpNotEq, asTimestamp(col("dates.d")), tsLit("2000-01-01 12:00:00")),
 				eq(asTimestamp(col("dates.d")), tsLit("2000-01-01 00:00:00")))
 		}},
+		{"filters pushed into a scan before and after simplifying", func() logical.Plan {
+			bound := bin(logical.OpLtEq, asTimestamp(col("dates.d")), tsLit("2000-04-01 00:00:00"))
+			return scan(tblDates, "dates").WithProjection([]int{1}).WithFilters([]logical.Expr{
+				bin(logical.OpGtEq, col("dates.d"), date("2000-02-01")), bound,
+				bin(logical.OpLtEq, col("dates.d"), date("2000-04-01"))})
+		}},
 		{"in lists", func() logical.Plan {
 			return filter(scan(tblDates, "dates"), bin(logical.OpOr,
 				&logical.InList{Expr: asTimestamp(col("dates.d")), List: []logical.Expr{tsLit("2000-01-01 00:00:00"), tsLit("2000-01-02 06:00:00"), bin(logical.OpAdd, date("2000-01-31"), interval(1, 0))}},

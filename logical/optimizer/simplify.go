@@ -47,6 +47,9 @@ func (SimplifyExpressions) Rewrite(ctx context.Context, p logical.Plan) (logical
 			inSchema = ch[0].Schema()
 		} else if len(ch) == 2 {
 			inSchema = nil // join expressions span two schemas; skip cast elimination there
+		} else if sc, ok := n.(*logical.Scan); ok {
+			// A scan's filters read the whole table, not only its projection.
+			inSchema = logical.NewScan(sc.Table, sc.Qualifier).Schema()
 		}
 		changed := false
 		out := make([]logical.Expr, len(exprs))
@@ -68,12 +71,32 @@ func (SimplifyExpressions) Rewrite(ctx context.Context, p logical.Plan) (logical
 		if !changed {
 			return n, false, nil
 		}
+		if _, ok := n.(*logical.Scan); ok {
+			out = dedupeFilters(out)
+		}
 		np, err := n.WithExprs(out)
 		if err != nil {
 			return nil, false, err
 		}
 		return np, true, nil
 	})
+}
+
+// dedupeFilters drops the scan filters that simplified to true or to
+// another filter of the list (a filter pushed before and after a
+// simplification, such as a date range bound).
+func dedupeFilters(fs []logical.Expr) []logical.Expr {
+	seen := map[string]bool{}
+	out := fs[:0:0]
+	for _, f := range fs {
+		k := f.String()
+		if seen[k] || isBoolLit(f, true) {
+			continue
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	return out
 }
 
 // simplifyExpr simplifies e bottom-up. s, when not nil, is the schema e is
