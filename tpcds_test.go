@@ -55,22 +55,7 @@ func runTPCDS(t *testing.T, opts []quiver.Option) {
 		s.Close()
 		mem.AssertSize(t, 0)
 	})
-	schema, err := os.ReadFile(filepath.Join("testdata", "tpcds", "schema.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := filepath.Abs(filepath.Join("testdata", "tpcds", "sf0.01"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range strings.Split(strings.ReplaceAll(string(schema), "{DIR}", dir), "\n") {
-		if !strings.HasPrefix(st, "CREATE") {
-			continue // comments
-		}
-		if _, err := s.SQL(ctx, st); err != nil {
-			t.Fatalf("%s: %v", strings.TrimSpace(st), err)
-		}
-	}
+	createTPCDSTables(t, ctx, s)
 	for q := 1; q <= 99; q++ {
 		t.Run(fmt.Sprintf("q%02d", q), func(t *testing.T) {
 			text, err := os.ReadFile(filepath.Join("testdata", "tpcds", "queries", fmt.Sprintf("q%02d.sql", q)))
@@ -102,6 +87,27 @@ func runTPCDS(t *testing.T, opts []quiver.Option) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// createTPCDSTables registers the SF 0.01 TPC-DS tables of testdata/tpcds.
+func createTPCDSTables(t *testing.T, ctx context.Context, s *quiver.Session) {
+	t.Helper()
+	schema, err := os.ReadFile(filepath.Join("testdata", "tpcds", "schema.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "tpcds", "sf0.01"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range strings.Split(strings.ReplaceAll(string(schema), "{DIR}", dir), "\n") {
+		if !strings.HasPrefix(st, "CREATE") {
+			continue // comments
+		}
+		if _, err := s.SQL(ctx, st); err != nil {
+			t.Fatalf("%s: %v", strings.TrimSpace(st), err)
+		}
 	}
 }
 

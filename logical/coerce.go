@@ -585,7 +585,7 @@ func unifyAll(op string, es []Expr, ts []arrow.DataType, anchored bool) ([]Expr,
 		exact := true
 		for i, e := range es {
 			if l, ok := e.(*Literal); ok && !arrow.TypeEqual(ts[i], cols) {
-				if _, ok := foldLiteral(l, cols); !ok {
+				if _, ok := foldLiteral(l, cols); !ok || !keepsTime(l, cols) {
 					exact = false
 					break
 				}

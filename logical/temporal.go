@@ -18,7 +18,7 @@ func IsTemporal(t arrow.DataType) bool {
 
 // temporalArithmetic is the result type of the operators on timestamps,
 // times and intervals (dates with intervals and integers are typed by
-// ArithmeticType itself):
+// ArithmeticType itself; date ± interval is a timestamp there):
 //
 //	timestamp ± interval → timestamp     timestamp - timestamp → interval
 //	time ± interval → time               time - time → interval
@@ -51,7 +51,7 @@ func temporalArithmetic(op BinaryOp, l, r arrow.DataType) (arrow.DataType, bool)
 
 // temporalOperands reports whether l op r is arithmetic on a timestamp, a
 // time, or an interval with something other than a date (date ± interval
-// keeps its own rule: the result is a date).
+// keeps its own rule, which reads the date as its midnight).
 func temporalOperands(lt, rt arrow.DataType) bool {
 	lid, rid := lt.ID(), rt.ID()
 	if lid == arrow.TIMESTAMP || rid == arrow.TIMESTAMP || lid == arrow.TIME64 || rid == arrow.TIME64 {
@@ -169,6 +169,18 @@ func foldTemporal(l *Literal, t arrow.DataType) (*Literal, bool) {
 		}
 	}
 	return nil, false
+}
+
+// keepsTime reports whether converting constant l to t loses no time of
+// day: a timestamp becomes a date exactly only at midnight (CAST truncates,
+// but "d IN (TIMESTAMP '2000-01-01 12:00:00')" must not match 2000-01-01).
+func keepsTime(l *Literal, t arrow.DataType) bool {
+	v, ok := l.Value.(arrow.Timestamp)
+	if !ok || t.ID() != arrow.DATE32 {
+		return true
+	}
+	_, tod := temporal.SplitTimestamp(int64(v))
+	return tod == 0
 }
 
 // TemporalLiteralString renders a timestamp, time or interval constant

@@ -164,7 +164,9 @@ func CommonNumeric(l, r arrow.DataType) (arrow.DataType, bool) {
 
 // ArithmeticType returns the result type of l op r for + - * / %, where l and r
 // are already coerced (both the same integer type, both Float64, or both
-// decimals of any precision and scale), or a date with an interval or a date.
+// decimals of any precision and scale), or a date with an interval, an
+// integer or a date. A date ± an interval is a timestamp (PostgreSQL,
+// DuckDB): the interval may carry hours; a date ± an integer stays a date.
 //
 // Decimal rules (SQL / DataFusion): + and - give scale max(s1,s2) and precision
 // max(p1-s1, p2-s2) + max(s1,s2) + 1; * gives (p1+p2, s1+s2); / gives Float64
@@ -177,7 +179,7 @@ func ArithmeticType(op BinaryOp, l, r arrow.DataType) (arrow.DataType, error) {
 	if l.ID() == arrow.DATE32 {
 		switch {
 		case r.ID() == arrow.INTERVAL_MONTH_DAY_NANO && (op == OpAdd || op == OpSub):
-			return Date, nil
+			return Timestamp, nil
 		case r.ID() == arrow.DATE32 && op == OpSub:
 			return Int64, nil
 		case IsInteger(r) && (op == OpAdd || op == OpSub):
@@ -185,7 +187,7 @@ func ArithmeticType(op BinaryOp, l, r arrow.DataType) (arrow.DataType, error) {
 		}
 	}
 	if l.ID() == arrow.INTERVAL_MONTH_DAY_NANO && r.ID() == arrow.DATE32 && op == OpAdd {
-		return Date, nil
+		return Timestamp, nil
 	}
 	if l.ID() == arrow.NULL {
 		return r, nil

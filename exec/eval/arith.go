@@ -26,7 +26,7 @@ const (
 	arDecimal
 	arDecDiv   // decimal / decimal with a decimal result (exact, slow path)
 	arDateDays // date ± integer days
-	arDateIvl  // date ± interval
+	arDateIvl  // date ± interval → timestamp
 	arDateDiff // date - date → days
 	arAllNull  // an operand is the NULL type
 )
@@ -64,6 +64,8 @@ func compileArith(e *physical.Binary) (node, error) {
 	case lt.ID() == arrow.NULL || rt.ID() == arrow.NULL || out.ID() == arrow.NULL:
 		an.kind = arAllNull
 		return an, operands(nil, nil)
+	case (lt.ID() == arrow.DATE32 && rt.ID() == arrow.INTERVAL_MONTH_DAY_NANO || lt.ID() == arrow.INTERVAL_MONTH_DAY_NANO && rt.ID() == arrow.DATE32) && out.ID() != arrow.TIMESTAMP:
+		return nil, qerr.Internalf("eval: %s: date %s interval must be typed timestamp, not %s", e, e.Op, out)
 	case lt.ID() == arrow.INTERVAL_MONTH_DAY_NANO && rt.ID() == arrow.DATE32 && e.Op == physical.OpAdd:
 		// interval + date == date + interval
 		an.kind = arDateIvl
@@ -589,6 +591,9 @@ func dateVals(arr arrow.Array, o operand) ([]int32, int) {
 	return values[int32](arr), -1
 }
 
+// dateInterval is date ± interval as a timestamp: the date's midnight
+// with the months added first (clamped to the month's end), then the days
+// and the time.
 func (a *arithNode) dateInterval(mem memory.Allocator, la, ra arrow.Array, n int, valid *memory.Buffer) (arrow.Array, error) {
 	x, xm := dateVals(la, a.l)
 	var y []arrow.MonthDayNanoInterval
@@ -602,24 +607,22 @@ func (a *arithNode) dateInterval(mem memory.Allocator, la, ra arrow.Array, n int
 	if a.op == physical.OpSub {
 		sign = -1
 	}
-	buf, out := newFixed[int32](mem, n)
+	buf, out := newFixed[int64](mem, n)
 	defer buf.Release()
 	if ym == 0 && y[0].Months == 0 {
-		days := sign * (int64(y[0].Days) + y[0].Nanoseconds/nanosPerDay)
+		step := sign * (int64(y[0].Days)*temporal.MicrosPerDay + y[0].Nanoseconds/temporal.NanosPerMicro)
 		for i := range out {
-			out[i] = int32(int64(x[i&xm]) + days)
+			out[i] = int64(x[i&xm])*temporal.MicrosPerDay + step
 		}
 	} else {
 		for i := range out {
 			iv := y[i&ym]
-			d := temporal.AddMonths(x[i&xm], int(sign)*int(iv.Months))
-			out[i] = int32(int64(d) + sign*(int64(iv.Days)+iv.Nanoseconds/nanosPerDay))
+			d := int64(temporal.AddMonths(x[i&xm], int(sign)*int(iv.Months)))
+			out[i] = d*temporal.MicrosPerDay + sign*(int64(iv.Days)*temporal.MicrosPerDay+iv.Nanoseconds/temporal.NanosPerMicro)
 		}
 	}
 	return makeArray(a.typ, n, valid, buf), nil
 }
-
-const nanosPerDay = 86400 * 1e9
 
 // negNode is arithmetic negation.
 type negNode struct {

@@ -65,10 +65,12 @@ func TestEvalTable(t *testing.T) {
 		{"negative decimal", &physical.Negative{Expr: cD}, "-1.25|-2.50|NULL|3.75|0.00"},
 		{"null arithmetic", bin(physical.OpAdd, cI, lit(tNull, nil), tI64), "NULL|NULL|NULL|NULL|NULL"},
 		// dates
-		{"date + 1 month clamps", bin(physical.OpAdd, cDt, lit(tIvl, ivl(1, 0)), tDate), "1994-02-28|1995-07-15|NULL|2000-03-29|1970-02-01"},
-		{"date - 1 year", bin(physical.OpSub, cDt, lit(tIvl, ivl(12, 0)), tDate), "1993-01-31|1994-06-15|NULL|1999-02-28|1969-01-01"},
-		{"date + 90 days", bin(physical.OpAdd, cDt, lit(tIvl, ivl(0, 90)), tDate), "1994-05-01|1995-09-13|NULL|2000-05-29|1970-04-01"},
-		{"interval + date", bin(physical.OpAdd, lit(tIvl, ivl(1, 1)), cDt, tDate), "1994-03-01|1995-07-16|NULL|2000-03-30|1970-02-02"},
+		{"date + 1 month clamps", bin(physical.OpAdd, cDt, lit(tIvl, ivl(1, 0)), tTs), "1994-02-28 00:00:00|1995-07-15 00:00:00|NULL|2000-03-29 00:00:00|1970-02-01 00:00:00"},
+		{"date - 1 year", bin(physical.OpSub, cDt, lit(tIvl, ivl(12, 0)), tTs), "1993-01-31 00:00:00|1994-06-15 00:00:00|NULL|1999-02-28 00:00:00|1969-01-01 00:00:00"},
+		{"date + 90 days", bin(physical.OpAdd, cDt, lit(tIvl, ivl(0, 90)), tTs), "1994-05-01 00:00:00|1995-09-13 00:00:00|NULL|2000-05-29 00:00:00|1970-04-01 00:00:00"},
+		{"interval + date", bin(physical.OpAdd, lit(tIvl, ivl(1, 1)), cDt, tTs), "1994-03-01 00:00:00|1995-07-16 00:00:00|NULL|2000-03-30 00:00:00|1970-02-02 00:00:00"},
+		{"date + 3 hours keeps them", bin(physical.OpAdd, cDt, lit(tIvl, arrow.MonthDayNanoInterval{Nanoseconds: 3 * 3600e9}), tTs), "1994-01-31 03:00:00|1995-06-15 03:00:00|NULL|2000-02-29 03:00:00|1970-01-01 03:00:00"},
+		{"date - 1 month 90 minutes", bin(physical.OpSub, cDt, lit(tIvl, arrow.MonthDayNanoInterval{Months: 1, Nanoseconds: 90 * 60e9}), tTs), "1993-12-30 22:30:00|1995-05-14 22:30:00|NULL|2000-01-28 22:30:00|1969-11-30 22:30:00"},
 		{"date - int days", bin(physical.OpSub, cDt, lit(tI64, int64(1)), tDate), "1994-01-30|1995-06-14|NULL|2000-02-28|1969-12-31"},
 		{"date - date", bin(physical.OpSub, cDt, lit(tDate, arrow.Date32(date("1994-01-01"))), tI64), "30|530|NULL|2250|-8766"},
 		// boolean logic
@@ -300,12 +302,12 @@ func TestEvalSelection(t *testing.T) {
 func TestScalarValueAndLiteral(t *testing.T) {
 	mem := checkedMem(t)
 	ctx := context.Background()
-	a, err := ScalarValue(ctx, mem, bin(physical.OpSub, lit(tDate, arrow.Date32(date("1998-12-01"))), lit(tIvl, ivl(0, 90)), tDate))
+	a, err := ScalarValue(ctx, mem, bin(physical.OpSub, lit(tDate, arrow.Date32(date("1998-12-01"))), lit(tIvl, ivl(0, 90)), tTs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Release()
-	if got := showArray(a); got != "1998-09-02" {
+	if got := showArray(a); got != "1998-09-02 00:00:00" {
 		t.Fatalf("got %s", got)
 	}
 	if _, err := ScalarValue(ctx, mem, cI); err == nil {

@@ -41,6 +41,7 @@ var (
 	tDate = arrow.FixedWidthTypes.Date32
 	tBool = arrow.FixedWidthTypes.Boolean
 	tIvl  = arrow.FixedWidthTypes.MonthDayNanoInterval
+	tTs   = &arrow.TimestampType{Unit: arrow.Microsecond}
 	tNull = arrow.Null
 )
 
@@ -100,6 +101,8 @@ func rowValue(a arrow.Array, i int) any {
 		return a.Value(i)
 	case *array.Date32:
 		return int32(a.Value(i))
+	case *array.Timestamp:
+		return a.Value(i)
 	}
 	return nil
 }
@@ -114,6 +117,8 @@ func show(dt arrow.DataType, v any) string {
 		return string(appendDecimal(nil, v, dt.(*arrow.Decimal128Type).Scale))
 	case int32:
 		return string(temporal.AppendDate(nil, v))
+	case arrow.Timestamp:
+		return temporal.FormatTimestamp(int64(v))
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	case int64:

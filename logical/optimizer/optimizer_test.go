@@ -60,7 +60,7 @@ func TestDefaultOptimizer(t *testing.T) {
 	sub := filter(scan(tblW, "w"), eq(col("w.k"), outer("u", "x", logical.Int64)))
 	where := logical.And(
 		eq(col("t.a"), col("u.k")),
-		bin(logical.OpGt, col("t.d"), bin(logical.OpSub, date("1998-12-01"), interval(0, 90))),
+		bin(logical.OpGt, &logical.Cast{Expr: col("t.d"), Type: logical.Timestamp}, bin(logical.OpSub, date("1998-12-01"), interval(0, 90))),
 		&logical.Exists{Plan: sub})
 	p := filter(cross(scan(tblT, "t"), scan(tblU, "u")), where)
 	agg := aggregate(p, []logical.Expr{col("u.y")},

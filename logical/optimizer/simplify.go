@@ -3,8 +3,8 @@ package optimizer
 // simplify_expressions folds expressions whose leaves are literals and
 // applies boolean identities, node by node:
 //
-//	Filter: l_shipdate <= DATE '1998-12-01' - INTERVAL '0 months 90 days 0 ns'
-//	→ Filter: l_shipdate <= DATE '1998-09-02'
+//	Filter: CAST(l_shipdate AS TIMESTAMP) <= DATE '1998-12-01' - INTERVAL '90 days'
+//	→ Filter: l_shipdate <= DATE '1998-09-02'    (date_compare.go)
 //	Projection: 0.06 + 0.01            → Projection: 0.07 AS "0.06 + 0.01"
 //	x AND true → x, x OR false → x, NOT NOT x → x, false AND x → false
 //	CAST(x AS T) where x is already T → x
@@ -26,6 +26,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/quiverdb/quiver/logical"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // SimplifyExpressions is the constant-folding and simplification rule.
@@ -46,6 +47,9 @@ func (SimplifyExpressions) Rewrite(ctx context.Context, p logical.Plan) (logical
 			inSchema = ch[0].Schema()
 		} else if len(ch) == 2 {
 			inSchema = nil // join expressions span two schemas; skip cast elimination there
+		} else if sc, ok := n.(*logical.Scan); ok {
+			// A scan's filters read the whole table, not only its projection.
+			inSchema = logical.NewScan(sc.Table, sc.Qualifier).Schema()
 		}
 		changed := false
 		out := make([]logical.Expr, len(exprs))
@@ -67,12 +71,32 @@ func (SimplifyExpressions) Rewrite(ctx context.Context, p logical.Plan) (logical
 		if !changed {
 			return n, false, nil
 		}
+		if _, ok := n.(*logical.Scan); ok {
+			out = dedupeFilters(out)
+		}
 		np, err := n.WithExprs(out)
 		if err != nil {
 			return nil, false, err
 		}
 		return np, true, nil
 	})
+}
+
+// dedupeFilters drops the scan filters that simplified to true or to
+// another filter of the list (a filter pushed before and after a
+// simplification, such as a date range bound).
+func dedupeFilters(fs []logical.Expr) []logical.Expr {
+	seen := map[string]bool{}
+	out := fs[:0:0]
+	for _, f := range fs {
+		k := f.String()
+		if seen[k] || isBoolLit(f, true) {
+			continue
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	return out
 }
 
 // simplifyExpr simplifies e bottom-up. s, when not nil, is the schema e is
@@ -110,7 +134,11 @@ func nullOf(t arrow.DataType) *logical.Literal { return &logical.Literal{Type: t
 func simplifyNode(x logical.Expr, s *logical.Schema, keys *logical.ExprKeys) logical.Expr {
 	switch x := x.(type) {
 	case *logical.Binary:
-		return simplifyBinary(x, keys)
+		n := simplifyBinary(x, keys)
+		if b, ok := n.(*logical.Binary); ok {
+			return dateTimestampCompare(b, s)
+		}
+		return n
 	case *logical.Not:
 		if l, ok := asLit(x.Expr); ok {
 			if l.Value == nil {
@@ -148,7 +176,7 @@ func simplifyNode(x logical.Expr, s *logical.Schema, keys *logical.ExprKeys) log
 	case *logical.InList:
 		l, ok := asLit(x.Expr)
 		if !ok {
-			return x
+			return dateTimestampIn(x, s)
 		}
 		sawNull := l.Value == nil
 		for _, it := range x.List {
@@ -334,15 +362,7 @@ func foldArith(op logical.BinaryOp, l, r *logical.Literal, rt arrow.DataType) (l
 	case arrow.Date32:
 		switch rv := r.Value.(type) {
 		case arrow.MonthDayNanoInterval:
-			if rv.Nanoseconds != 0 {
-				return nil, false
-			}
-			switch op {
-			case logical.OpAdd:
-				return logical.Lit(addInterval(lv, rv.Months, rv.Days)), true
-			case logical.OpSub:
-				return logical.Lit(addInterval(lv, -rv.Months, -rv.Days)), true
-			}
+			return addIntervalLit(int64(lv)*temporal.MicrosPerDay, rv, op)
 		case int64:
 			switch op {
 			case logical.OpAdd:
@@ -355,12 +375,36 @@ func foldArith(op logical.BinaryOp, l, r *logical.Literal, rt arrow.DataType) (l
 				return &logical.Literal{Type: rt, Value: int64(lv) - int64(rv)}, true
 			}
 		}
+	case arrow.Timestamp:
+		if rv, ok := r.Value.(arrow.MonthDayNanoInterval); ok {
+			return addIntervalLit(int64(lv), rv, op)
+		}
 	case arrow.MonthDayNanoInterval:
-		if d, ok := r.Value.(arrow.Date32); ok && op == logical.OpAdd && lv.Nanoseconds == 0 {
-			return logical.Lit(addInterval(d, lv.Months, lv.Days)), true
+		if op != logical.OpAdd {
+			return nil, false
+		}
+		switch rv := r.Value.(type) {
+		case arrow.Date32:
+			return addIntervalLit(int64(rv)*temporal.MicrosPerDay, lv, op)
+		case arrow.Timestamp:
+			return addIntervalLit(int64(rv), lv, op)
 		}
 	}
 	return nil, false
+}
+
+// addIntervalLit folds a timestamp (a date as its midnight) ± an interval
+// into a timestamp constant, with the kernel's calendar arithmetic.
+func addIntervalLit(us int64, iv arrow.MonthDayNanoInterval, op logical.BinaryOp) (logical.Expr, bool) {
+	sign := 1
+	switch op {
+	case logical.OpAdd:
+	case logical.OpSub:
+		sign = -1
+	default:
+		return nil, false
+	}
+	return &logical.Literal{Type: logical.Timestamp, Value: arrow.Timestamp(temporal.AddToTimestamp(us, iv, sign))}, true
 }
 
 // intArith folds integer arithmetic; it refuses division by zero and overflow.
@@ -453,24 +497,6 @@ func decimalArith(op logical.BinaryOp, a decimal128.Num, at *arrow.Decimal128Typ
 	return &logical.Literal{Type: dt, Value: decimal128.FromBigInt(res)}, true
 }
 
-// addInterval adds months then days to d; when the month step lands past the
-// end of the month the day is clamped to the month's last day (PostgreSQL).
-func addInterval(d arrow.Date32, months, days int32) arrow.Date32 {
-	t := d.ToTime()
-	y, m, day := t.Date()
-	total := int(y)*12 + int(m) - 1 + int(months)
-	ny, nm := total/12, time.Month(total%12+1)
-	if total < 0 && total%12 != 0 {
-		ny, nm = (total-11)/12, time.Month((total%12+12)%12+1)
-	}
-	last := time.Date(ny, nm+1, 0, 0, 0, 0, 0, time.UTC).Day()
-	if day > last {
-		day = last
-	}
-	nt := time.Date(ny, nm, day, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(days))
-	return arrow.Date32FromTime(nt)
-}
-
 func negateLit(l *logical.Literal) (*logical.Literal, bool) {
 	switch v := l.Value.(type) {
 	case nil:
@@ -531,6 +557,10 @@ func compareLits(l, r *logical.Literal) (int, bool) {
 	case arrow.Date32:
 		if rv, ok := r.Value.(arrow.Date32); ok {
 			return cmp3(lv, rv), true
+		}
+	case arrow.Timestamp:
+		if rv, ok := r.Value.(arrow.Timestamp); ok {
+			return cmp3(int64(lv), int64(rv)), true
 		}
 	case decimal128.Num:
 		if rv, ok := r.Value.(decimal128.Num); ok {
@@ -624,8 +654,13 @@ func castLit(l *logical.Literal, t arrow.DataType) (*logical.Literal, bool) {
 			}
 		}
 	case arrow.Date32:
-		if t.ID() == arrow.STRING {
+		switch t.ID() {
+		case arrow.STRING:
 			return logical.Lit(v.FormattedString()), true
+		case arrow.TIMESTAMP:
+			if t.(*arrow.TimestampType).TimeZone == "" {
+				return &logical.Literal{Type: t, Value: arrow.Timestamp(int64(v) * temporal.MicrosPerDay)}, true
+			}
 		}
 	case bool:
 		if t.ID() == arrow.STRING {
