@@ -86,7 +86,8 @@ func newAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition i
 		for i, g := range n.GroupBy {
 			types[i] = g.DataType()
 		}
-		if h.table, err = hashtable.New(types); err != nil {
+		st := physical.StatsOf(n.Input)
+		if h.table, err = hashtable.NewWithStats(types, physical.ExprStats(st, n.GroupBy), st.Rows); err != nil {
 			return nil, err
 		}
 		h.types = types
@@ -478,6 +479,9 @@ func (h *hashAggregate) Close() error {
 		return nil
 	}
 	h.closed = true
+	if m := h.tc.NodeMetrics(h.n); m != nil && h.table != nil {
+		m.AddTables(h.table.Figures())
+	}
 	spillErr := h.closeSpill()
 	h.tc.Shrink(h.reserved)
 	h.reserved = 0

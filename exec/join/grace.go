@@ -294,7 +294,7 @@ func byPartition(batches []arrow.RecordBatch, parts []int) {
 // into its Resources error, so that the caller can go to disk instead.
 func (j *joinOp) buildInMemory(ctx context.Context, batches []arrow.RecordBatch, spread bool) (jb *joinBuild, err error) {
 	defer recoverLimit(&err, j.what)
-	return buildJoinSide(ctx, j.tc, j.leftSc, batches, j.leftKeys, j.what, spread)
+	return buildJoinSide(ctx, j.tc, j.leftSc, batches, j.leftKeys, j.keyStats, j.what, spread)
 }
 
 // startGrace splits held (taken over) and the rest of next into build
