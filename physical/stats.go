@@ -217,7 +217,7 @@ func valuesStats(v *Values) PlanStats {
 		if len(v.Rows) == 0 {
 			acc = ColumnStats{}
 		}
-		if acc.Bounded && acc.Lo > acc.Hi { // only NULLs
+		if !acc.Bounded || acc.Lo > acc.Hi { // unbounded, or only NULLs
 			acc.Lo, acc.Hi = 0, 0
 		}
 		st.Cols[c] = acc

@@ -1,0 +1,62 @@
+package physical
+
+import (
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// TestStatsOf: filters and exchanges keep a scan's statistics, plain
+// columns keep them through projections and aggregates while computed
+// ones lose them, an outer join's padded side may hold NULLs, a union
+// widens the bounds, and VALUES bounds its literals.
+func TestStatsOf(t *testing.T) {
+	i64, str := arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: i64}, {Name: "s", Type: str}}, nil)
+	k := ColumnStats{Bounded: true, Lo: 1, Hi: 9, NoNulls: true, Distinct: 9}
+	s := ColumnStats{LongestAtLeast: 12}
+	scan := &Scan{Table: "t", Format: FormatParquet, FileSchema: schema, Partitions: [][]string{{"f"}}, Fetch: -1,
+		Stats: &PlanStats{Rows: 100, Cols: []ColumnStats{k, s}}}
+	colK := &Column{Index: 0, Name: "k", Type: i64}
+	colS := &Column{Index: 1, Name: "s", Type: str}
+	filter := &Filter{Input: &Repartition{Input: scan, N: 2}, Predicate: &Binary{Op: OpGt, Left: colK, Right: &Literal{Type: i64, Value: int64(3)}, Type: arrow.FixedWidthTypes.Boolean}}
+	proj := &Projection{Input: filter, Exprs: []Expr{colS, &Binary{Op: OpAdd, Left: colK, Right: colK, Type: i64}, colK}, Names: []string{"s", "k2", "k"}}
+	st := StatsOf(proj)
+	if st.Rows != 100 || st.Cols[0] != s || st.Cols[1] != (ColumnStats{}) || st.Cols[2] != k {
+		t.Errorf("projection over a filter: %+v", st)
+	}
+	agg := &HashAggregate{Input: scan, Mode: AggSingle, GroupBy: []Expr{colK}, GroupNames: []string{"k"}}
+	if st := StatsOf(agg); st.Cols[0] != k || st.Rows != 100 {
+		t.Errorf("aggregate: %+v", st)
+	}
+	for _, c := range []struct {
+		typ        JoinType
+		left, rght bool // NoNulls kept
+	}{{InnerJoin, true, true}, {LeftJoin, true, false}, {RightJoin, false, true}, {FullJoin, false, false}} {
+		j := &HashJoin{Left: scan, Right: scan, Type: c.typ, On: []JoinOn{{Left: colK, Right: colK}}}
+		st := StatsOf(j)
+		if len(st.Cols) != 4 || !st.Cols[0].Bounded || !st.Cols[2].Bounded || st.Cols[0].NoNulls != c.left || st.Cols[2].NoNulls != c.rght || st.Rows != -1 {
+			t.Errorf("%s join: %+v", c.typ, st)
+		}
+	}
+	other := &Scan{Table: "u", Format: FormatParquet, FileSchema: schema, Partitions: [][]string{{"g"}}, Fetch: -1,
+		Stats: &PlanStats{Rows: 5, Cols: []ColumnStats{{Bounded: true, Lo: -4, Hi: 2, NoNulls: true, Distinct: 7}, {}}}}
+	if st := StatsOf(&Union{Inputs: []Plan{scan, other}}); st.Rows != 105 || st.Cols[0] != (ColumnStats{Bounded: true, Lo: -4, Hi: 9, NoNulls: true, Distinct: 16}) || st.Cols[1] != s {
+		t.Errorf("union: %+v", st)
+	}
+	if st := StatsOf(&Limit{Input: scan, Fetch: 7}); st.Rows != 7 {
+		t.Errorf("limit: %+v", st)
+	}
+	noStats := &Scan{Table: "t", Format: FormatCSV, FileSchema: schema, Partitions: [][]string{{"f"}}, Fetch: -1}
+	if st := StatsOf(noStats); st.Rows != -1 || st.Cols[0] != (ColumnStats{}) {
+		t.Errorf("scan without statistics: %+v", st)
+	}
+
+	lit := func(v any) *Literal { return &Literal{Type: i64, Value: v} }
+	slit := func(v string) *Literal { return &Literal{Type: str, Value: v} }
+	vals := &Values{OutSchema: schema, Rows: [][]*Literal{{lit(int64(5)), slit("ab")}, {lit(nil), slit("abcdefghij")}, {lit(int64(-2)), slit("")}}}
+	st = StatsOf(vals)
+	if st.Rows != 3 || st.Cols[0] != (ColumnStats{Bounded: true, Lo: -2, Hi: 5, Distinct: 3}) || st.Cols[1] != (ColumnStats{NoNulls: true, LongestAtLeast: 10, Distinct: 3}) {
+		t.Errorf("values: %+v", st)
+	}
+}
