@@ -140,6 +140,21 @@ func StatsOf(p Plan) PlanStats {
 	return unknownStats(p.Schema().NumFields())
 }
 
+// KeyStats is what input guarantees of keys (expressions over it) and
+// the rows one of its partitions may hold: the whole input's bound, but a
+// hash repartition's share (rows / N) when input spreads the keys over N
+// partitions, where each partition's table holds a share of them spread
+// over the whole range (only the layouts' memory policy reads this row
+// figure, so a share is as good as a bound).
+func KeyStats(input Plan, keys []Expr) ([]ColumnStats, int64) {
+	st := StatsOf(input)
+	rows := st.Rows
+	if r, ok := input.(*Repartition); ok && len(r.Keys) > 0 && r.N > 1 && rows > 0 {
+		rows = (rows + int64(r.N) - 1) / int64(r.N)
+	}
+	return ExprStats(st, keys), rows
+}
+
 // ExprStats is what in (the stats of exprs' input) says of each of exprs:
 // a plain column's stats, a literal's, nothing for anything computed.
 func ExprStats(in PlanStats, exprs []Expr) []ColumnStats {

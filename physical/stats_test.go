@@ -60,3 +60,23 @@ func TestStatsOf(t *testing.T) {
 		t.Errorf("values: %+v", st)
 	}
 }
+
+// TestKeyStats: a hash repartition's partitions each hold a share of the
+// rows; other inputs the whole bound.
+func TestKeyStats(t *testing.T) {
+	i64 := arrow.PrimitiveTypes.Int64
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: i64}}, nil)
+	k := ColumnStats{Bounded: true, Lo: 1, Hi: 9, NoNulls: true}
+	scan := &Scan{Table: "t", Format: FormatParquet, FileSchema: schema, Partitions: [][]string{{"f"}}, Fetch: -1,
+		Stats: &PlanStats{Rows: 100, Cols: []ColumnStats{k}}}
+	col := &Column{Index: 0, Name: "k", Type: i64}
+	for _, c := range []struct {
+		in   Plan
+		rows int64
+	}{{scan, 100}, {&Repartition{Input: scan, N: 3}, 100}, {&Repartition{Input: scan, Keys: []Expr{col}, N: 3}, 34}} {
+		cols, rows := KeyStats(c.in, []Expr{col})
+		if rows != c.rows || len(cols) != 1 || cols[0] != k {
+			t.Errorf("%s: %v %d, want %d rows", c.in, cols, rows, c.rows)
+		}
+	}
+}

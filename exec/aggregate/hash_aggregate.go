@@ -86,8 +86,8 @@ func newAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition i
 		for i, g := range n.GroupBy {
 			types[i] = g.DataType()
 		}
-		st := physical.StatsOf(n.Input)
-		if h.table, err = hashtable.NewWithStats(types, physical.ExprStats(st, n.GroupBy), st.Rows); err != nil {
+		stats, rows := physical.KeyStats(n.Input, n.GroupBy)
+		if h.table, err = hashtable.NewWithStats(types, stats, rows); err != nil {
 			return nil, err
 		}
 		h.types = types

@@ -131,8 +131,7 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 		return nil, j.failClose(err)
 	}
 	left, leftSc := n.Left, n.Left.Schema()
-	ls := physical.StatsOf(left)
-	j.keyStats = keyStats{cols: physical.ExprStats(ls, lk), rows: ls.Rows}
+	j.keyStats.cols, j.keyStats.rows = physical.KeyStats(left, lk)
 	if n.Mode == physical.CollectLeft {
 		j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
 		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
