@@ -134,6 +134,11 @@ func TestLayoutFromStats(t *testing.T) {
 		// starts packed and leaves at the first batch.
 		{name: "long strings: generic", keys: []fpCol{{"s", str}, {"a", i32}}, rows: 3000, layout: "generic", typeLayout: "packed", typeChanges: true,
 			key: func(i int) []any { return []any{fmt.Sprintf("Customer#%09d", i%40), int32(i % 3)} }},
+		// Names of 30 bytes and more: too long for a key record too, so
+		// the generic layout starts without records; without statistics
+		// the table starts packed, turns generic and drops its records.
+		{name: "strings past a record: generic", keys: []fpCol{{"s", str}, {"a", i32}}, rows: 3000, layout: "generic", typeLayout: "packed", typeChanges: true,
+			key: func(i int) []any { return []any{fmt.Sprintf("Customer#%09d, Street %09d", i%40, i%40), int32(i % 3)} }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { lsRun(t, c) })

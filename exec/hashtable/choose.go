@@ -12,7 +12,8 @@ import (
 // the layout is chosen once from them and never has to change: direct when
 // the window is small for the number of keys there can be, packed when the
 // columns' exact ranges fit 63 bits together, hashed integers or generic
-// otherwise. Without such statistics the key types choose, and the data may
+// otherwise, generic without records when a string is known too long for
+// one. Without such statistics the key types choose, and the data may
 // move the table on (direct → hashed, packed → generic): that one-way
 // switch is only the safety net for missing statistics.
 
@@ -40,8 +41,26 @@ func (t *Table) choose(stats []physical.ColumnStats, rows int64) {
 		}
 		t.layout, t.first = &packedInts{ints: newDirectInts()}, physical.LayoutPacked
 	default:
-		t.layout, t.first = newGeneric(types), physical.LayoutGeneric
+		g, by := genericFor(types, stats)
+		t.layout, t.first, t.byStats = g, physical.LayoutGeneric, by
 	}
+}
+
+// genericFor is the generic layout for keys of types, without records from
+// the start when stats (nil: none) show a string too long for one (the
+// records would end at the first batch); by reports that stats decided.
+func genericFor(types []arrow.DataType, stats []physical.ColumnStats) (*generic, bool) {
+	g := newGeneric(types)
+	if g.rec == nil || len(stats) != len(types) {
+		return g, false
+	}
+	for _, s := range stats {
+		if s.LongestAtLeast > recordStringBytes {
+			g.rec = nil
+			return g, true
+		}
+	}
+	return g, false
 }
 
 // keyBound is an upper bound of the distinct keys of a column spanning
@@ -96,7 +115,8 @@ func intLayoutFor(lo, hi, keys int64) (layout, physical.HashLayout) {
 func packedFor(types []arrow.DataType, stats []physical.ColumnStats, rows int64) (layout, physical.HashLayout, bool) {
 	for i, dt := range types {
 		if dt.ID() == arrow.STRING && stats[i].LongestAtLeast > maxCodeLen {
-			return newGeneric(types), physical.LayoutGeneric, true // a value has no code
+			g, _ := genericFor(types, stats) // a value has no code
+			return g, physical.LayoutGeneric, true
 		}
 	}
 	fields := make([]packField, len(types))
@@ -118,7 +138,8 @@ func packedFor(types []arrow.DataType, stats []physical.ColumnStats, rows int64)
 		}
 	}
 	if total > maxPackedBits {
-		return newGeneric(types), physical.LayoutGeneric, true
+		g, _ := genericFor(types, stats)
+		return g, physical.LayoutGeneric, true
 	}
 	shift := total
 	var top uint64 // the largest packed key

@@ -45,11 +45,16 @@ func TestChooseFromStats(t *testing.T) {
 		{"long string", []arrow.DataType{str, i32}, []physical.ColumnStats{{LongestAtLeast: 8}, bounded(0, 3)}, -1, physical.LayoutGeneric, true},
 		{"short strings", []arrow.DataType{str, i32}, []physical.ColumnStats{{LongestAtLeast: 7}, bounded(0, 3)}, -1, physical.LayoutPacked, false},
 		{"float", []arrow.DataType{f64}, []physical.ColumnStats{{NoNulls: true}}, -1, physical.LayoutGeneric, false},
+		{"string past a record", []arrow.DataType{arrow.FixedWidthTypes.Boolean, str}, []physical.ColumnStats{{}, {LongestAtLeast: 25}}, -1, physical.LayoutGeneric, true},
+		{"string within a record", []arrow.DataType{arrow.FixedWidthTypes.Boolean, str}, []physical.ColumnStats{{}, {LongestAtLeast: 24}}, -1, physical.LayoutGeneric, false},
 	}
 	for _, c := range cases {
 		tbl, err := NewWithStats(c.types, c.stats, c.rows)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if c.name == "string past a record" && tbl.records() != nil || c.name == "string within a record" && tbl.records() == nil {
+			t.Errorf("%s: records %v", c.name, tbl.records() != nil)
 		}
 		f := tbl.Figures()
 		if f.Started[c.want] != 1 || (f.ByStats == 1) != c.byStats || f.Changes != 0 {
