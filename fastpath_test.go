@@ -152,17 +152,22 @@ func fpRegisterNoStats(t *testing.T, s *quiver.Session, name string, cols []fpCo
 var fpTablesRE = regexp.MustCompile(`hash_tables=\[([^\]]*)\]`)
 
 // fpTables is the hash-table figures (physical.TableFigures) of the first
-// line of q's EXPLAIN ANALYZE that contains node, as name → count.
+// line of q's EXPLAIN ANALYZE that contains node and has them, as name →
+// count.
 func fpTables(t *testing.T, s *quiver.Session, q, node string) map[string]int {
 	t.Helper()
 	rows := sqlRows(t, s, "EXPLAIN ANALYZE "+q)
-	for _, line := range strings.Split(rows[0][1], "\n") {
+	var text strings.Builder
+	for _, r := range rows { // one plan locally, a stage's per row on a cluster
+		text.WriteString(strings.Join(r, "\n") + "\n")
+	}
+	for _, line := range strings.Split(text.String(), "\n") {
 		if !strings.Contains(line, node) {
 			continue
 		}
 		m := fpTablesRE.FindStringSubmatch(line)
 		if m == nil {
-			break
+			continue
 		}
 		out := map[string]int{}
 		for _, kv := range strings.Split(m[1], ", ") {
@@ -171,7 +176,7 @@ func fpTables(t *testing.T, s *quiver.Session, q, node string) map[string]int {
 		}
 		return out
 	}
-	t.Fatalf("EXPLAIN ANALYZE %s: no %q line with hash_tables:\n%s", q, node, rows[0][1])
+	t.Fatalf("EXPLAIN ANALYZE %s: no %q line with hash_tables:\n%s", q, node, text.String())
 	return nil
 }
 

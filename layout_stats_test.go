@@ -153,3 +153,23 @@ func TestLayoutFromValues(t *testing.T) {
 	fpSame(t, q, sqlRows(t, s, q), [][]string{{"3", "2"}, {"70000", "1"}, {"100000", "1"}})
 	lsCheckTables(t, q, fpTables(t, s, q, "HashAggregateExec"), "direct")
 }
+
+// TestLayoutFromStatsStandalone: on the standalone cluster the scan's
+// statistics travel to the executor with the plan, and the task metrics
+// bring the tables' figures back to EXPLAIN ANALYZE.
+func TestLayoutFromStatsStandalone(t *testing.T) {
+	s, err := quiver.NewSession(t.Context(), quiver.WithTargetPartitions(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sqlRows(t, s, "SET quiver.batch_size = 128")
+	c := lsCase{keys: []fpCol{{"k", arrow.PrimitiveTypes.Int64}}, rows: 3000,
+		key: func(i int) []any { return []any{int64(1_000_000 + (i*7%300)*2000)} }}
+	rows := lsRegister(t, s, c)
+	q := "SELECT k, count(*), count(v), sum(v), min(i), max(i) FROM t GROUP BY k"
+	fpSame(t, q, sqlRows(t, s, q), fpGroupCount(rows, []int{2}, 1, 0))
+	lsCheckTables(t, "GROUP BY on the standalone cluster", fpTables(t, s, q, "HashAggregateExec"), "direct")
+	jq := "SELECT count(*) FROM t a JOIN (SELECT k FROM t WHERE i < 700) b ON a.k = b.k"
+	lsCheckTables(t, "join on the standalone cluster", fpTables(t, s, jq, "HashJoinExec"), "direct")
+}
