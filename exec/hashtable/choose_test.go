@@ -147,3 +147,24 @@ func TestStatsLayoutNeverChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestStatsDirectWorstCase: a direct table whose statistics allow a wide
+// window reserves for a few rows no more than the pages they can touch,
+// so a one-row batch fits a small memory limit.
+func TestStatsDirectWorstCase(t *testing.T) {
+	i64 := arrow.PrimitiveTypes.Int64
+	tbl, err := NewWithStats([]arrow.DataType{i64}, []physical.ColumnStats{bounded(0, 6_000_000)}, 6_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := tbl.Figures(); f.Started[physical.LayoutDirect] != 1 || f.ByStats != 1 {
+		t.Fatalf("figures %+v, want direct by statistics", f)
+	}
+	plain, _ := New([]arrow.DataType{i64})
+	if got, want := tbl.WorstCase([]arrow.Array{nil}, 1), plain.WorstCase([]arrow.Array{nil}, 1); got != want {
+		t.Errorf("one row: worst case %d, want the type-chosen table's %d", got, want)
+	}
+	if got := tbl.WorstCase([]arrow.Array{nil}, 8192); got < 4*6_000_000 {
+		t.Errorf("8192 rows: worst case %d, below the window's %d bytes", got, 4*6_000_000)
+	}
+}
