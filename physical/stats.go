@@ -50,7 +50,8 @@ func unknownStats(n int) PlanStats { return PlanStats{Rows: -1, Cols: make([]Col
 // StatsOf computes what p knows of its output before running, bottom-up:
 // scans carry their table's statistics (Scan.Stats), VALUES
 // its literals'; filters, sorts, limits and exchanges keep them (a filter's
-// bounds still hold for the rows it keeps); projections and aggregates keep
+// bounds still hold for the rows it keeps, and its comparisons of a
+// column with a literal narrow them); projections and aggregates keep
 // them for plain columns and lose them for computed ones; a join keeps each
 // side's (a side an outer join pads may then hold NULLs). Anything else
 // knows nothing.
@@ -76,7 +77,9 @@ func StatsOf(p Plan) PlanStats {
 		}
 		return st
 	case *Filter:
-		return StatsOf(n.Input)
+		st := StatsOf(n.Input)
+		narrow(st.Cols, n.Predicate)
+		return st
 	case *Sort:
 		st := StatsOf(n.Input)
 		if n.Fetch >= 0 {
@@ -301,4 +304,88 @@ func addRows(a, b int64) int64 {
 		return -1
 	}
 	return a + b
+}
+
+// narrow tightens cols (a copy the caller owns) by the conjuncts of pred of
+// the form `column op literal` (or `literal op column`) over a signed
+// integer-like column and a literal of its very type: the rows a filter
+// keeps satisfy them, so their values lie within, and none is NULL.
+func narrow(cols []ColumnStats, pred Expr) {
+	b, ok := pred.(*Binary)
+	if !ok {
+		return
+	}
+	if b.Op == OpAnd {
+		narrow(cols, b.Left)
+		narrow(cols, b.Right)
+		return
+	}
+	op := b.Op
+	col, cok := b.Left.(*Column)
+	lit, lok := b.Right.(*Literal)
+	if !cok || !lok {
+		col, cok = b.Right.(*Column)
+		lit, lok = b.Left.(*Literal)
+		switch op {
+		case OpLt:
+			op = OpGt
+		case OpLtEq:
+			op = OpGtEq
+		case OpGt:
+			op = OpLt
+		case OpGtEq:
+			op = OpLtEq
+		}
+	}
+	if !cok || !lok || col.Index < 0 || col.Index >= len(cols) || lit.Value == nil || !signedIntLike(col.Type) || !arrow.TypeEqual(col.Type, lit.Type) {
+		return
+	}
+	ls := literalStats(lit)
+	if !ls.Bounded {
+		return
+	}
+	v := ls.Lo
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	switch op {
+	case OpEq:
+		lo, hi = v, v
+	case OpLt:
+		if v == math.MinInt64 {
+			return
+		}
+		hi = v - 1
+	case OpLtEq:
+		hi = v
+	case OpGt:
+		if v == math.MaxInt64 {
+			return
+		}
+		lo = v + 1
+	case OpGtEq:
+		lo = v
+	default:
+		return
+	}
+	c := &cols[col.Index]
+	c.NoNulls = true // a comparison with NULL keeps no row
+	switch {
+	case c.Bounded:
+		c.Lo, c.Hi = max(c.Lo, lo), min(c.Hi, hi)
+	case op == OpEq:
+		c.Bounded, c.Lo, c.Hi = true, lo, hi
+	default:
+		return // half a range bounds nothing a layout can use
+	}
+	if c.Lo > c.Hi { // no row passes
+		c.Lo, c.Hi = 0, 0
+	}
+}
+
+// signedIntLike reports whether dt's values order as their int64 value.
+func signedIntLike(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.DATE32, arrow.DATE64:
+		return true
+	}
+	return false
 }

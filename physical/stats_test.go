@@ -22,7 +22,9 @@ func TestStatsOf(t *testing.T) {
 	filter := &Filter{Input: &Repartition{Input: scan, N: 2}, Predicate: &Binary{Op: OpGt, Left: colK, Right: &Literal{Type: i64, Value: int64(3)}, Type: arrow.FixedWidthTypes.Boolean}}
 	proj := &Projection{Input: filter, Exprs: []Expr{colS, &Binary{Op: OpAdd, Left: colK, Right: colK, Type: i64}, colK}, Names: []string{"s", "k2", "k"}}
 	st := StatsOf(proj)
-	if st.Rows != 100 || st.Cols[0] != s || st.Cols[1] != (ColumnStats{}) || st.Cols[2] != k {
+	narrowed := k
+	narrowed.Lo = 4 // k > 3
+	if st.Rows != 100 || st.Cols[0] != s || st.Cols[1] != (ColumnStats{}) || st.Cols[2] != narrowed {
 		t.Errorf("projection over a filter: %+v", st)
 	}
 	agg := &HashAggregate{Input: scan, Mode: AggSingle, GroupBy: []Expr{colK}, GroupNames: []string{"k"}}
@@ -78,5 +80,48 @@ func TestKeyStats(t *testing.T) {
 		if rows != c.rows || len(cols) != 1 || cols[0] != k {
 			t.Errorf("%s: %v %d, want %d rows", c.in, cols, rows, c.rows)
 		}
+	}
+}
+
+// TestFilterNarrows: comparisons of a signed integer column with a
+// literal of its type narrow a filter's bounds and rule out NULLs; half a
+// range does not bound an unbounded column, and other comparisons change
+// nothing.
+func TestFilterNarrows(t *testing.T) {
+	i64, u64, d32 := arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint64, arrow.FixedWidthTypes.Date32
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: i64}, {Name: "u", Type: u64}, {Name: "d", Type: d32}}, nil)
+	scan := &Scan{Table: "t", Format: FormatParquet, FileSchema: schema, Partitions: [][]string{{"f"}}, Fetch: -1,
+		Stats: &PlanStats{Rows: 100, Cols: []ColumnStats{{Bounded: true, Lo: 1, Hi: 1000}, {Bounded: true, Lo: 0, Hi: 9}, {}}}}
+	k := &Column{Index: 0, Name: "k", Type: i64}
+	u := &Column{Index: 1, Name: "u", Type: u64}
+	d := &Column{Index: 2, Name: "d", Type: d32}
+	cmp := func(op BinaryOp, l, r Expr) Expr { return &Binary{Op: op, Left: l, Right: r, Type: arrow.FixedWidthTypes.Boolean} }
+	and := func(a, b Expr) Expr { return cmp(OpAnd, a, b) }
+	i := func(v int64) *Literal { return &Literal{Type: i64, Value: v} }
+	cases := []struct {
+		name string
+		pred Expr
+		want []ColumnStats
+	}{
+		{"k > 10 and 500 >= k", and(cmp(OpGt, k, i(10)), cmp(OpGtEq, i(500), k)),
+			[]ColumnStats{{Bounded: true, Lo: 11, Hi: 500, NoNulls: true}, {Bounded: true, Hi: 9}, {}}},
+		{"k < 0", cmp(OpLt, k, i(0)), []ColumnStats{{Bounded: true, NoNulls: true}, {Bounded: true, Hi: 9}, {}}},
+		{"d = date", cmp(OpEq, d, &Literal{Type: d32, Value: arrow.Date32(9000)}),
+			[]ColumnStats{{Bounded: true, Lo: 1, Hi: 1000}, {Bounded: true, Hi: 9}, {Bounded: true, Lo: 9000, Hi: 9000, NoNulls: true}}},
+		{"d < date", cmp(OpLt, d, &Literal{Type: d32, Value: arrow.Date32(9000)}),
+			[]ColumnStats{{Bounded: true, Lo: 1, Hi: 1000}, {Bounded: true, Hi: 9}, {NoNulls: true}}},
+		{"unsigned", cmp(OpLt, u, &Literal{Type: u64, Value: uint64(5)}), []ColumnStats{{Bounded: true, Lo: 1, Hi: 1000}, {Bounded: true, Hi: 9}, {}}},
+		{"k = k", cmp(OpEq, k, k), []ColumnStats{{Bounded: true, Lo: 1, Hi: 1000}, {Bounded: true, Hi: 9}, {}}},
+	}
+	for _, c := range cases {
+		st := StatsOf(&Filter{Input: scan, Predicate: c.pred})
+		for j, w := range c.want {
+			if st.Cols[j] != w {
+				t.Errorf("%s: column %d %+v, want %+v", c.name, j, st.Cols[j], w)
+			}
+		}
+	}
+	if scan.Stats.Cols[0] != (ColumnStats{Bounded: true, Lo: 1, Hi: 1000}) {
+		t.Errorf("the scan's statistics changed: %+v", scan.Stats.Cols[0])
 	}
 }
