@@ -95,7 +95,9 @@ func TestFilterNarrows(t *testing.T) {
 	k := &Column{Index: 0, Name: "k", Type: i64}
 	u := &Column{Index: 1, Name: "u", Type: u64}
 	d := &Column{Index: 2, Name: "d", Type: d32}
-	cmp := func(op BinaryOp, l, r Expr) Expr { return &Binary{Op: op, Left: l, Right: r, Type: arrow.FixedWidthTypes.Boolean} }
+	cmp := func(op BinaryOp, l, r Expr) Expr {
+		return &Binary{Op: op, Left: l, Right: r, Type: arrow.FixedWidthTypes.Boolean}
+	}
 	and := func(a, b Expr) Expr { return cmp(OpAnd, a, b) }
 	i := func(v int64) *Literal { return &Literal{Type: i64, Value: v} }
 	cases := []struct {
