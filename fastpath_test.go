@@ -10,14 +10,18 @@ package quiver_test
 //
 // The sessions run locally (WithLocalExecution), with one target partition
 // and a small quiver.batch_size: a memory table registered with
-// RegisterRecords is one partition, so the aggregate runs in Single mode
-// over one hash table that sees the batches in the order the rows were
-// generated, and "mid-query" is a known batch. EXPLAIN ANALYZE's
-// output_batches of the scan shows that the rows really arrived in several
-// batches. The hash-table, DISTINCT and few-group layouts keep no metric
-// and print nothing in EXPLAIN, so whether a layout was in use is not
-// observable from outside; those tests rely on the data's shape, whose
-// arithmetic against the switch conditions is spelled out in each comment.
+// RegisterRecords, or an Arrow IPC file, is one partition, so the
+// aggregate runs in Single mode over one hash table that sees the batches
+// in the order the rows were generated, and "mid-query" is a known batch.
+// EXPLAIN ANALYZE's output_batches of the scan shows that the rows really
+// arrived in several batches. The hash tables' layout switches are
+// crossed over Arrow IPC files, which give no value ranges (with them the
+// layout would be chosen once from the statistics, see
+// TestLayoutFromStats), and EXPLAIN ANALYZE's hash_tables figures show
+// the switch. The DISTINCT and few-group layouts keep no metric and print
+// nothing in EXPLAIN, so whether one was in use is not observable from
+// outside; those tests rely on the data's shape, whose arithmetic against
+// the switch conditions is spelled out in each comment.
 
 import (
 	"cmp"
@@ -37,6 +41,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -105,6 +110,74 @@ func fpRegister(t *testing.T, s *quiver.Session, name string, cols []fpCol, rows
 	if err := s.RegisterRecords(name, schema, batches); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// fpRegisterNoStats registers rows as table name read from an Arrow IPC
+// file of batches of chunk rows (one partition, batches in order): a
+// source whose metadata holds no value ranges, so the hash tables' first
+// layout is chosen by the key types and the data's switches are the
+// safety net's (exec/hashtable/choose.go).
+func fpRegisterNoStats(t *testing.T, s *quiver.Session, name string, cols []fpCol, rows [][]any, chunk int) {
+	t.Helper()
+	schema, batches := fpBatches(t, cols, rows, chunk)
+	defer release(batches)
+	path := filepath.Join(t.TempDir(), name+".arrow")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := w.Write(b); err != nil {
+			w.Close()
+			f.Close()
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sqlRows(t, s, fmt.Sprintf("CREATE EXTERNAL TABLE %s STORED AS ARROW LOCATION '%s'", name, path))
+}
+
+// fpTablesRE is an EXPLAIN ANALYZE line's hash-table figures.
+var fpTablesRE = regexp.MustCompile(`hash_tables=\[([^\]]*)\]`)
+
+// fpTables is the hash-table figures (physical.TableFigures) of the first
+// line of q's EXPLAIN ANALYZE that contains node and has them, as name →
+// count.
+func fpTables(t *testing.T, s *quiver.Session, q, node string) map[string]int {
+	t.Helper()
+	rows := sqlRows(t, s, "EXPLAIN ANALYZE "+q)
+	var text strings.Builder
+	for _, r := range rows { // one plan locally, a stage's per row on a cluster
+		text.WriteString(strings.Join(r, "\n") + "\n")
+	}
+	for _, line := range strings.Split(text.String(), "\n") {
+		if !strings.Contains(line, node) {
+			continue
+		}
+		m := fpTablesRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		out := map[string]int{}
+		for _, kv := range strings.Split(m[1], ", ") {
+			k, v, _ := strings.Cut(kv, "=")
+			out[k], _ = strconv.Atoi(v)
+		}
+		return out
+	}
+	t.Fatalf("EXPLAIN ANALYZE %s: no %q line with hash_tables:\n%s", q, node, text.String())
+	return nil
 }
 
 func fpAppend(t *testing.T, b array.Builder, v any) {
@@ -379,7 +452,7 @@ func fpRunGrouping(t *testing.T, c fpGroupingCase) {
 		}
 		rows[i] = append([]any{int64(i), v}, c.key(i)...)
 	}
-	fpRegister(t, s, "t", cols, rows, 100)
+	fpRegisterNoStats(t, s, "t", cols, rows, 100)
 	var names []string
 	keyCols := make([]int, len(c.keys))
 	for k, kc := range c.keys {
@@ -393,8 +466,13 @@ func fpRunGrouping(t *testing.T, c fpGroupingCase) {
 	}
 	// The switch falls after the first batches: the table was built in
 	// the fast layout from several batches before the data crossed.
-	if n := fpScanBatches(t, s, q, "MemoryScan: t"); n < c.rows/batch || c.switchAt < 2*batch || c.switchAt >= c.rows-batch {
+	if n := fpScanBatches(t, s, q, "ArrowScan: t"); n < c.rows/batch || c.switchAt < 2*batch || c.switchAt >= c.rows-batch {
 		t.Fatalf("scan gave %d batches for %d rows switching at row %d: the switch is not mid-query", n, c.rows, c.switchAt)
+	}
+	// Without statistics the types chose the layout, and the data moved
+	// the table on.
+	if f := fpTables(t, s, q, "HashAggregateExec"); f["by_stats"] != 0 || f["layout_changes"] < 1 {
+		t.Fatalf("the aggregate's hash table: %v, want a layout chosen by the key types that changed", f)
 	}
 	want := fpGroupCount(rows, keyCols, 1, 0)
 	fpSame(t, q, sqlRows(t, s, q), want)

@@ -17,6 +17,11 @@ import (
 type KeyRange struct {
 	Lo, Hi int64
 	Known  bool
+	// LongestAtLeast, of a string column, is the length of the longer of
+	// the rows' smallest and largest value (so some value is at least
+	// that long), NULLs or not; 0 when unknown. The hash tables read it to
+	// skip a layout for short strings that could not hold these keys.
+	LongestAtLeast int
 }
 
 // EmptyRange is the range of no rows: known, and the identity of Union.
@@ -24,10 +29,11 @@ var EmptyRange = KeyRange{Lo: math.MaxInt64, Hi: math.MinInt64, Known: true}
 
 // Union is the range covering the rows of r and o; unknown if either is.
 func (r KeyRange) Union(o KeyRange) KeyRange {
+	long := max(r.LongestAtLeast, o.LongestAtLeast)
 	if !r.Known || !o.Known {
-		return KeyRange{}
+		return KeyRange{LongestAtLeast: long}
 	}
-	return KeyRange{Lo: min(r.Lo, o.Lo), Hi: max(r.Hi, o.Hi), Known: true}
+	return KeyRange{Lo: min(r.Lo, o.Lo), Hi: max(r.Hi, o.Hi), Known: true, LongestAtLeast: long}
 }
 
 // Disjoint reports whether every range is known and no two non-empty
@@ -92,7 +98,13 @@ func chunkRange(rmd *metadata.RowGroupMetaData, c int) KeyRange {
 		return KeyRange{}
 	}
 	st, err := cc.Statistics()
-	if err != nil || st == nil || !st.HasMinMax() || !st.HasNullCount() || st.NullCount() != 0 {
+	if err != nil || st == nil || !st.HasMinMax() {
+		return KeyRange{}
+	}
+	if s, ok := st.(*metadata.ByteArrayStatistics); ok {
+		return KeyRange{LongestAtLeast: max(len(s.Min()), len(s.Max()))}
+	}
+	if !st.HasNullCount() || st.NullCount() != 0 {
 		return KeyRange{}
 	}
 	var r KeyRange

@@ -65,6 +65,10 @@ type Scan struct {
 	// whose values never occur in two partitions, as the planner found from
 	// the partitions' value ranges (see DisjointColumns); nil: none known.
 	Disjoint []int
+	// Stats is what the planner knew of the scanned rows (one entry per
+	// output column), from the table's footers or memory partitions; nil:
+	// nothing. Only the hash tables' layout choice reads it.
+	Stats *PlanStats
 }
 
 // RowGroupRange is the row groups [Start, End) of one Parquet file.

@@ -2000,7 +2000,10 @@ type PhysicalScan struct {
 	// Per partition, one row-group range per file (empty: whole files).
 	RowGroups []*RowGroupRanges `protobuf:"bytes,10,rep,name=row_groups,json=rowGroups,proto3" json:"row_groups,omitempty"`
 	// Output columns whose values never occur in two partitions.
-	Disjoint      []int32 `protobuf:"varint,11,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"`
+	Disjoint []int32 `protobuf:"varint,11,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"`
+	// What the planner knew of the scanned rows (physical.PlanStats);
+	// absent: nothing.
+	Stats         *ScanStats `protobuf:"bytes,12,opt,name=stats,proto3" json:"stats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2112,6 +2115,152 @@ func (x *PhysicalScan) GetDisjoint() []int32 {
 	return nil
 }
 
+func (x *PhysicalScan) GetStats() *ScanStats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
+// ScanStats is physical.PlanStats: an upper bound of the rows (-1:
+// unknown) and one ColumnStats per output column.
+type ScanStats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rows          int64                  `protobuf:"varint,1,opt,name=rows,proto3" json:"rows,omitempty"`
+	Cols          []*ColumnStats         `protobuf:"bytes,2,rep,name=cols,proto3" json:"cols,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanStats) Reset() {
+	*x = ScanStats{}
+	mi := &file_plan_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanStats) ProtoMessage() {}
+
+func (x *ScanStats) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanStats.ProtoReflect.Descriptor instead.
+func (*ScanStats) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ScanStats) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *ScanStats) GetCols() []*ColumnStats {
+	if x != nil {
+		return x.Cols
+	}
+	return nil
+}
+
+// ColumnStats is physical.ColumnStats.
+type ColumnStats struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Bounded        bool                   `protobuf:"varint,1,opt,name=bounded,proto3" json:"bounded,omitempty"`
+	Lo             int64                  `protobuf:"varint,2,opt,name=lo,proto3" json:"lo,omitempty"`
+	Hi             int64                  `protobuf:"varint,3,opt,name=hi,proto3" json:"hi,omitempty"`
+	NoNulls        bool                   `protobuf:"varint,4,opt,name=no_nulls,json=noNulls,proto3" json:"no_nulls,omitempty"`
+	LongestAtLeast int64                  `protobuf:"varint,5,opt,name=longest_at_least,json=longestAtLeast,proto3" json:"longest_at_least,omitempty"`
+	Distinct       int64                  `protobuf:"varint,6,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ColumnStats) Reset() {
+	*x = ColumnStats{}
+	mi := &file_plan_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ColumnStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ColumnStats) ProtoMessage() {}
+
+func (x *ColumnStats) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ColumnStats.ProtoReflect.Descriptor instead.
+func (*ColumnStats) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ColumnStats) GetBounded() bool {
+	if x != nil {
+		return x.Bounded
+	}
+	return false
+}
+
+func (x *ColumnStats) GetLo() int64 {
+	if x != nil {
+		return x.Lo
+	}
+	return 0
+}
+
+func (x *ColumnStats) GetHi() int64 {
+	if x != nil {
+		return x.Hi
+	}
+	return 0
+}
+
+func (x *ColumnStats) GetNoNulls() bool {
+	if x != nil {
+		return x.NoNulls
+	}
+	return false
+}
+
+func (x *ColumnStats) GetLongestAtLeast() int64 {
+	if x != nil {
+		return x.LongestAtLeast
+	}
+	return 0
+}
+
+func (x *ColumnStats) GetDistinct() int64 {
+	if x != nil {
+		return x.Distinct
+	}
+	return 0
+}
+
 // RowGroupRange is the row groups [start, end) of one Parquet file.
 type RowGroupRange struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2123,7 +2272,7 @@ type RowGroupRange struct {
 
 func (x *RowGroupRange) Reset() {
 	*x = RowGroupRange{}
-	mi := &file_plan_proto_msgTypes[22]
+	mi := &file_plan_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2135,7 +2284,7 @@ func (x *RowGroupRange) String() string {
 func (*RowGroupRange) ProtoMessage() {}
 
 func (x *RowGroupRange) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[22]
+	mi := &file_plan_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2148,7 +2297,7 @@ func (x *RowGroupRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupRange.ProtoReflect.Descriptor instead.
 func (*RowGroupRange) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{22}
+	return file_plan_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RowGroupRange) GetStart() int32 {
@@ -2174,7 +2323,7 @@ type RowGroupRanges struct {
 
 func (x *RowGroupRanges) Reset() {
 	*x = RowGroupRanges{}
-	mi := &file_plan_proto_msgTypes[23]
+	mi := &file_plan_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2335,7 @@ func (x *RowGroupRanges) String() string {
 func (*RowGroupRanges) ProtoMessage() {}
 
 func (x *RowGroupRanges) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[23]
+	mi := &file_plan_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2348,7 @@ func (x *RowGroupRanges) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupRanges.ProtoReflect.Descriptor instead.
 func (*RowGroupRanges) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{23}
+	return file_plan_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RowGroupRanges) GetRanges() []*RowGroupRange {
@@ -2219,7 +2368,7 @@ type PhysicalFilter struct {
 
 func (x *PhysicalFilter) Reset() {
 	*x = PhysicalFilter{}
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2380,7 @@ func (x *PhysicalFilter) String() string {
 func (*PhysicalFilter) ProtoMessage() {}
 
 func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2393,7 @@ func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalFilter.ProtoReflect.Descriptor instead.
 func (*PhysicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{24}
+	return file_plan_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PhysicalFilter) GetInput() *PhysicalPlan {
@@ -2272,7 +2421,7 @@ type PhysicalProjection struct {
 
 func (x *PhysicalProjection) Reset() {
 	*x = PhysicalProjection{}
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2433,7 @@ func (x *PhysicalProjection) String() string {
 func (*PhysicalProjection) ProtoMessage() {}
 
 func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2446,7 @@ func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalProjection.ProtoReflect.Descriptor instead.
 func (*PhysicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{25}
+	return file_plan_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PhysicalProjection) GetInput() *PhysicalPlan {
@@ -2338,7 +2487,7 @@ type PhysicalAggregateExpr struct {
 
 func (x *PhysicalAggregateExpr) Reset() {
 	*x = PhysicalAggregateExpr{}
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2499,7 @@ func (x *PhysicalAggregateExpr) String() string {
 func (*PhysicalAggregateExpr) ProtoMessage() {}
 
 func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2512,7 @@ func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalAggregateExpr.ProtoReflect.Descriptor instead.
 func (*PhysicalAggregateExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{26}
+	return file_plan_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PhysicalAggregateExpr) GetFunc() int32 {
@@ -2442,7 +2591,7 @@ type PhysicalHashAggregate struct {
 
 func (x *PhysicalHashAggregate) Reset() {
 	*x = PhysicalHashAggregate{}
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2454,7 +2603,7 @@ func (x *PhysicalHashAggregate) String() string {
 func (*PhysicalHashAggregate) ProtoMessage() {}
 
 func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2467,7 +2616,7 @@ func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashAggregate.ProtoReflect.Descriptor instead.
 func (*PhysicalHashAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{27}
+	return file_plan_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PhysicalHashAggregate) GetInput() *PhysicalPlan {
@@ -2515,7 +2664,7 @@ type PhysicalJoinOn struct {
 
 func (x *PhysicalJoinOn) Reset() {
 	*x = PhysicalJoinOn{}
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2527,7 +2676,7 @@ func (x *PhysicalJoinOn) String() string {
 func (*PhysicalJoinOn) ProtoMessage() {}
 
 func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2540,7 +2689,7 @@ func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalJoinOn.ProtoReflect.Descriptor instead.
 func (*PhysicalJoinOn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{28}
+	return file_plan_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PhysicalJoinOn) GetLeft() *PhysicalExpr {
@@ -2573,7 +2722,7 @@ type PhysicalHashJoin struct {
 
 func (x *PhysicalHashJoin) Reset() {
 	*x = PhysicalHashJoin{}
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2585,7 +2734,7 @@ func (x *PhysicalHashJoin) String() string {
 func (*PhysicalHashJoin) ProtoMessage() {}
 
 func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2598,7 +2747,7 @@ func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalHashJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{29}
+	return file_plan_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PhysicalHashJoin) GetLeft() *PhysicalPlan {
@@ -2670,7 +2819,7 @@ type PhysicalNestedLoopJoin struct {
 
 func (x *PhysicalNestedLoopJoin) Reset() {
 	*x = PhysicalNestedLoopJoin{}
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2682,7 +2831,7 @@ func (x *PhysicalNestedLoopJoin) String() string {
 func (*PhysicalNestedLoopJoin) ProtoMessage() {}
 
 func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2695,7 +2844,7 @@ func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalNestedLoopJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalNestedLoopJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{30}
+	return file_plan_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PhysicalNestedLoopJoin) GetLeft() *PhysicalPlan {
@@ -2745,7 +2894,7 @@ type PhysicalSort struct {
 
 func (x *PhysicalSort) Reset() {
 	*x = PhysicalSort{}
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2757,7 +2906,7 @@ func (x *PhysicalSort) String() string {
 func (*PhysicalSort) ProtoMessage() {}
 
 func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2770,7 +2919,7 @@ func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSort.ProtoReflect.Descriptor instead.
 func (*PhysicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{31}
+	return file_plan_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PhysicalSort) GetInput() *PhysicalPlan {
@@ -2812,7 +2961,7 @@ type PhysicalSortPreservingMerge struct {
 
 func (x *PhysicalSortPreservingMerge) Reset() {
 	*x = PhysicalSortPreservingMerge{}
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2824,7 +2973,7 @@ func (x *PhysicalSortPreservingMerge) String() string {
 func (*PhysicalSortPreservingMerge) ProtoMessage() {}
 
 func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2837,7 +2986,7 @@ func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSortPreservingMerge.ProtoReflect.Descriptor instead.
 func (*PhysicalSortPreservingMerge) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{32}
+	return file_plan_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PhysicalSortPreservingMerge) GetInput() *PhysicalPlan {
@@ -2872,7 +3021,7 @@ type PhysicalLimit struct {
 
 func (x *PhysicalLimit) Reset() {
 	*x = PhysicalLimit{}
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2884,7 +3033,7 @@ func (x *PhysicalLimit) String() string {
 func (*PhysicalLimit) ProtoMessage() {}
 
 func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2897,7 +3046,7 @@ func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{33}
+	return file_plan_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PhysicalLimit) GetInput() *PhysicalPlan {
@@ -2931,7 +3080,7 @@ type PhysicalLocalLimit struct {
 
 func (x *PhysicalLocalLimit) Reset() {
 	*x = PhysicalLocalLimit{}
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2943,7 +3092,7 @@ func (x *PhysicalLocalLimit) String() string {
 func (*PhysicalLocalLimit) ProtoMessage() {}
 
 func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2956,7 +3105,7 @@ func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLocalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLocalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{34}
+	return file_plan_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PhysicalLocalLimit) GetInput() *PhysicalPlan {
@@ -2982,7 +3131,7 @@ type PhysicalUnion struct {
 
 func (x *PhysicalUnion) Reset() {
 	*x = PhysicalUnion{}
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2994,7 +3143,7 @@ func (x *PhysicalUnion) String() string {
 func (*PhysicalUnion) ProtoMessage() {}
 
 func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3007,7 +3156,7 @@ func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnion.ProtoReflect.Descriptor instead.
 func (*PhysicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{35}
+	return file_plan_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PhysicalUnion) GetInputs() []*PhysicalPlan {
@@ -3027,7 +3176,7 @@ type PhysicalValues struct {
 
 func (x *PhysicalValues) Reset() {
 	*x = PhysicalValues{}
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3039,7 +3188,7 @@ func (x *PhysicalValues) String() string {
 func (*PhysicalValues) ProtoMessage() {}
 
 func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3052,7 +3201,7 @@ func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalValues.ProtoReflect.Descriptor instead.
 func (*PhysicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{36}
+	return file_plan_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PhysicalValues) GetSchema() []byte {
@@ -3079,7 +3228,7 @@ type PhysicalEmpty struct {
 
 func (x *PhysicalEmpty) Reset() {
 	*x = PhysicalEmpty{}
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3091,7 +3240,7 @@ func (x *PhysicalEmpty) String() string {
 func (*PhysicalEmpty) ProtoMessage() {}
 
 func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3104,7 +3253,7 @@ func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalEmpty.ProtoReflect.Descriptor instead.
 func (*PhysicalEmpty) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{37}
+	return file_plan_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PhysicalEmpty) GetSchema() []byte {
@@ -3132,7 +3281,7 @@ type PhysicalRepartition struct {
 
 func (x *PhysicalRepartition) Reset() {
 	*x = PhysicalRepartition{}
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3144,7 +3293,7 @@ func (x *PhysicalRepartition) String() string {
 func (*PhysicalRepartition) ProtoMessage() {}
 
 func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3157,7 +3306,7 @@ func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRepartition.ProtoReflect.Descriptor instead.
 func (*PhysicalRepartition) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{38}
+	return file_plan_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PhysicalRepartition) GetInput() *PhysicalPlan {
@@ -3190,7 +3339,7 @@ type PhysicalCoalesce struct {
 
 func (x *PhysicalCoalesce) Reset() {
 	*x = PhysicalCoalesce{}
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +3351,7 @@ func (x *PhysicalCoalesce) String() string {
 func (*PhysicalCoalesce) ProtoMessage() {}
 
 func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +3364,7 @@ func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCoalesce.ProtoReflect.Descriptor instead.
 func (*PhysicalCoalesce) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{39}
+	return file_plan_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PhysicalCoalesce) GetInput() *PhysicalPlan {
@@ -3240,7 +3389,7 @@ type PhysicalShuffleWriter struct {
 
 func (x *PhysicalShuffleWriter) Reset() {
 	*x = PhysicalShuffleWriter{}
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3252,7 +3401,7 @@ func (x *PhysicalShuffleWriter) String() string {
 func (*PhysicalShuffleWriter) ProtoMessage() {}
 
 func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3265,7 +3414,7 @@ func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleWriter.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleWriter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{40}
+	return file_plan_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PhysicalShuffleWriter) GetInput() *PhysicalPlan {
@@ -3328,7 +3477,7 @@ type PhysicalUnresolvedShuffle struct {
 
 func (x *PhysicalUnresolvedShuffle) Reset() {
 	*x = PhysicalUnresolvedShuffle{}
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3340,7 +3489,7 @@ func (x *PhysicalUnresolvedShuffle) String() string {
 func (*PhysicalUnresolvedShuffle) ProtoMessage() {}
 
 func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3353,7 +3502,7 @@ func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnresolvedShuffle.ProtoReflect.Descriptor instead.
 func (*PhysicalUnresolvedShuffle) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{41}
+	return file_plan_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PhysicalUnresolvedShuffle) GetStageId() int32 {
@@ -3389,7 +3538,7 @@ type PhysicalShuffleReader struct {
 
 func (x *PhysicalShuffleReader) Reset() {
 	*x = PhysicalShuffleReader{}
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3401,7 +3550,7 @@ func (x *PhysicalShuffleReader) String() string {
 func (*PhysicalShuffleReader) ProtoMessage() {}
 
 func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3414,7 +3563,7 @@ func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleReader.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{42}
+	return file_plan_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PhysicalShuffleReader) GetStageId() int32 {
@@ -3448,7 +3597,7 @@ type CacheKey struct {
 
 func (x *CacheKey) Reset() {
 	*x = CacheKey{}
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3460,7 +3609,7 @@ func (x *CacheKey) String() string {
 func (*CacheKey) ProtoMessage() {}
 
 func (x *CacheKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3473,7 +3622,7 @@ func (x *CacheKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheKey.ProtoReflect.Descriptor instead.
 func (*CacheKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{43}
+	return file_plan_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CacheKey) GetSessionId() string {
@@ -3503,7 +3652,7 @@ type PhysicalCacheReader struct {
 
 func (x *PhysicalCacheReader) Reset() {
 	*x = PhysicalCacheReader{}
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3515,7 +3664,7 @@ func (x *PhysicalCacheReader) String() string {
 func (*PhysicalCacheReader) ProtoMessage() {}
 
 func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3528,7 +3677,7 @@ func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCacheReader.ProtoReflect.Descriptor instead.
 func (*PhysicalCacheReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{44}
+	return file_plan_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PhysicalCacheReader) GetKey() *CacheKey {
@@ -3595,7 +3744,7 @@ type LogicalExpr struct {
 
 func (x *LogicalExpr) Reset() {
 	*x = LogicalExpr{}
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3607,7 +3756,7 @@ func (x *LogicalExpr) String() string {
 func (*LogicalExpr) ProtoMessage() {}
 
 func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3620,7 +3769,7 @@ func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpr.ProtoReflect.Descriptor instead.
 func (*LogicalExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{45}
+	return file_plan_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LogicalExpr) GetKind() isLogicalExpr_Kind {
@@ -3914,7 +4063,7 @@ type LogicalColumn struct {
 
 func (x *LogicalColumn) Reset() {
 	*x = LogicalColumn{}
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3926,7 +4075,7 @@ func (x *LogicalColumn) String() string {
 func (*LogicalColumn) ProtoMessage() {}
 
 func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3939,7 +4088,7 @@ func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalColumn.ProtoReflect.Descriptor instead.
 func (*LogicalColumn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{46}
+	return file_plan_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LogicalColumn) GetQualifier() string {
@@ -3968,7 +4117,7 @@ type LogicalOuterRef struct {
 
 func (x *LogicalOuterRef) Reset() {
 	*x = LogicalOuterRef{}
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3980,7 +4129,7 @@ func (x *LogicalOuterRef) String() string {
 func (*LogicalOuterRef) ProtoMessage() {}
 
 func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3993,7 +4142,7 @@ func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalOuterRef.ProtoReflect.Descriptor instead.
 func (*LogicalOuterRef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{47}
+	return file_plan_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LogicalOuterRef) GetQualifier() string {
@@ -4034,7 +4183,7 @@ type LogicalAlias struct {
 
 func (x *LogicalAlias) Reset() {
 	*x = LogicalAlias{}
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4046,7 +4195,7 @@ func (x *LogicalAlias) String() string {
 func (*LogicalAlias) ProtoMessage() {}
 
 func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4059,7 +4208,7 @@ func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAlias.ProtoReflect.Descriptor instead.
 func (*LogicalAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{48}
+	return file_plan_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LogicalAlias) GetExpr() *LogicalExpr {
@@ -4087,7 +4236,7 @@ type LogicalBinary struct {
 
 func (x *LogicalBinary) Reset() {
 	*x = LogicalBinary{}
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4099,7 +4248,7 @@ func (x *LogicalBinary) String() string {
 func (*LogicalBinary) ProtoMessage() {}
 
 func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4112,7 +4261,7 @@ func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalBinary.ProtoReflect.Descriptor instead.
 func (*LogicalBinary) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{49}
+	return file_plan_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LogicalBinary) GetOp() int32 {
@@ -4146,7 +4295,7 @@ type LogicalIsNull struct {
 
 func (x *LogicalIsNull) Reset() {
 	*x = LogicalIsNull{}
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4158,7 +4307,7 @@ func (x *LogicalIsNull) String() string {
 func (*LogicalIsNull) ProtoMessage() {}
 
 func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4171,7 +4320,7 @@ func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalIsNull.ProtoReflect.Descriptor instead.
 func (*LogicalIsNull) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{50}
+	return file_plan_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LogicalIsNull) GetExpr() *LogicalExpr {
@@ -4198,7 +4347,7 @@ type LogicalCast struct {
 
 func (x *LogicalCast) Reset() {
 	*x = LogicalCast{}
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4210,7 +4359,7 @@ func (x *LogicalCast) String() string {
 func (*LogicalCast) ProtoMessage() {}
 
 func (x *LogicalCast) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4223,7 +4372,7 @@ func (x *LogicalCast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCast.ProtoReflect.Descriptor instead.
 func (*LogicalCast) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{51}
+	return file_plan_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LogicalCast) GetExpr() *LogicalExpr {
@@ -4250,7 +4399,7 @@ type LogicalWhen struct {
 
 func (x *LogicalWhen) Reset() {
 	*x = LogicalWhen{}
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4262,7 +4411,7 @@ func (x *LogicalWhen) String() string {
 func (*LogicalWhen) ProtoMessage() {}
 
 func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4275,7 +4424,7 @@ func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWhen.ProtoReflect.Descriptor instead.
 func (*LogicalWhen) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{52}
+	return file_plan_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LogicalWhen) GetCond() *LogicalExpr {
@@ -4303,7 +4452,7 @@ type LogicalCase struct {
 
 func (x *LogicalCase) Reset() {
 	*x = LogicalCase{}
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4315,7 +4464,7 @@ func (x *LogicalCase) String() string {
 func (*LogicalCase) ProtoMessage() {}
 
 func (x *LogicalCase) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4328,7 +4477,7 @@ func (x *LogicalCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCase.ProtoReflect.Descriptor instead.
 func (*LogicalCase) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{53}
+	return file_plan_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *LogicalCase) GetOperand() *LogicalExpr {
@@ -4364,7 +4513,7 @@ type LogicalLike struct {
 
 func (x *LogicalLike) Reset() {
 	*x = LogicalLike{}
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4376,7 +4525,7 @@ func (x *LogicalLike) String() string {
 func (*LogicalLike) ProtoMessage() {}
 
 func (x *LogicalLike) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4389,7 +4538,7 @@ func (x *LogicalLike) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLike.ProtoReflect.Descriptor instead.
 func (*LogicalLike) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{54}
+	return file_plan_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *LogicalLike) GetExpr() *LogicalExpr {
@@ -4431,7 +4580,7 @@ type LogicalInList struct {
 
 func (x *LogicalInList) Reset() {
 	*x = LogicalInList{}
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4443,7 +4592,7 @@ func (x *LogicalInList) String() string {
 func (*LogicalInList) ProtoMessage() {}
 
 func (x *LogicalInList) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4456,7 +4605,7 @@ func (x *LogicalInList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInList.ProtoReflect.Descriptor instead.
 func (*LogicalInList) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{55}
+	return file_plan_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *LogicalInList) GetExpr() *LogicalExpr {
@@ -4490,7 +4639,7 @@ type LogicalScalarFunc struct {
 
 func (x *LogicalScalarFunc) Reset() {
 	*x = LogicalScalarFunc{}
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4502,7 +4651,7 @@ func (x *LogicalScalarFunc) String() string {
 func (*LogicalScalarFunc) ProtoMessage() {}
 
 func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4515,7 +4664,7 @@ func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScalarFunc.ProtoReflect.Descriptor instead.
 func (*LogicalScalarFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{56}
+	return file_plan_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LogicalScalarFunc) GetName() string {
@@ -4546,7 +4695,7 @@ type LogicalAggExpr struct {
 
 func (x *LogicalAggExpr) Reset() {
 	*x = LogicalAggExpr{}
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4558,7 +4707,7 @@ func (x *LogicalAggExpr) String() string {
 func (*LogicalAggExpr) ProtoMessage() {}
 
 func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4571,7 +4720,7 @@ func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggExpr.ProtoReflect.Descriptor instead.
 func (*LogicalAggExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{57}
+	return file_plan_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *LogicalAggExpr) GetFunc() int32 {
@@ -4626,7 +4775,7 @@ type LogicalExists struct {
 
 func (x *LogicalExists) Reset() {
 	*x = LogicalExists{}
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4638,7 +4787,7 @@ func (x *LogicalExists) String() string {
 func (*LogicalExists) ProtoMessage() {}
 
 func (x *LogicalExists) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4651,7 +4800,7 @@ func (x *LogicalExists) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExists.ProtoReflect.Descriptor instead.
 func (*LogicalExists) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{58}
+	return file_plan_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LogicalExists) GetPlan() *LogicalPlan {
@@ -4679,7 +4828,7 @@ type LogicalInSubquery struct {
 
 func (x *LogicalInSubquery) Reset() {
 	*x = LogicalInSubquery{}
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4691,7 +4840,7 @@ func (x *LogicalInSubquery) String() string {
 func (*LogicalInSubquery) ProtoMessage() {}
 
 func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4704,7 +4853,7 @@ func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInSubquery.ProtoReflect.Descriptor instead.
 func (*LogicalInSubquery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{59}
+	return file_plan_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LogicalInSubquery) GetExpr() *LogicalExpr {
@@ -4739,7 +4888,7 @@ type LogicalSortKey struct {
 
 func (x *LogicalSortKey) Reset() {
 	*x = LogicalSortKey{}
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4751,7 +4900,7 @@ func (x *LogicalSortKey) String() string {
 func (*LogicalSortKey) ProtoMessage() {}
 
 func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4764,7 +4913,7 @@ func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSortKey.ProtoReflect.Descriptor instead.
 func (*LogicalSortKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{60}
+	return file_plan_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *LogicalSortKey) GetExpr() *LogicalExpr {
@@ -4800,7 +4949,7 @@ type LogicalField struct {
 
 func (x *LogicalField) Reset() {
 	*x = LogicalField{}
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4812,7 +4961,7 @@ func (x *LogicalField) String() string {
 func (*LogicalField) ProtoMessage() {}
 
 func (x *LogicalField) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4825,7 +4974,7 @@ func (x *LogicalField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalField.ProtoReflect.Descriptor instead.
 func (*LogicalField) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{61}
+	return file_plan_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *LogicalField) GetQualifier() string {
@@ -4884,7 +5033,7 @@ type LogicalPlan struct {
 
 func (x *LogicalPlan) Reset() {
 	*x = LogicalPlan{}
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4896,7 +5045,7 @@ func (x *LogicalPlan) String() string {
 func (*LogicalPlan) ProtoMessage() {}
 
 func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4909,7 +5058,7 @@ func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalPlan.ProtoReflect.Descriptor instead.
 func (*LogicalPlan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{62}
+	return file_plan_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *LogicalPlan) GetNode() isLogicalPlan_Node {
@@ -5191,7 +5340,7 @@ type LogicalWrite struct {
 
 func (x *LogicalWrite) Reset() {
 	*x = LogicalWrite{}
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5203,7 +5352,7 @@ func (x *LogicalWrite) String() string {
 func (*LogicalWrite) ProtoMessage() {}
 
 func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5216,7 +5365,7 @@ func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWrite.ProtoReflect.Descriptor instead.
 func (*LogicalWrite) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{63}
+	return file_plan_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LogicalWrite) GetInput() *LogicalPlan {
@@ -5277,7 +5426,7 @@ type TableDef struct {
 
 func (x *TableDef) Reset() {
 	*x = TableDef{}
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5289,7 +5438,7 @@ func (x *TableDef) String() string {
 func (*TableDef) ProtoMessage() {}
 
 func (x *TableDef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5302,7 +5451,7 @@ func (x *TableDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableDef.ProtoReflect.Descriptor instead.
 func (*TableDef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{64}
+	return file_plan_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *TableDef) GetName() string {
@@ -5389,7 +5538,7 @@ type LogicalScan struct {
 
 func (x *LogicalScan) Reset() {
 	*x = LogicalScan{}
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5401,7 +5550,7 @@ func (x *LogicalScan) String() string {
 func (*LogicalScan) ProtoMessage() {}
 
 func (x *LogicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5414,7 +5563,7 @@ func (x *LogicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScan.ProtoReflect.Descriptor instead.
 func (*LogicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{65}
+	return file_plan_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LogicalScan) GetTable() *TableDef {
@@ -5469,7 +5618,7 @@ type LogicalFilter struct {
 
 func (x *LogicalFilter) Reset() {
 	*x = LogicalFilter{}
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5481,7 +5630,7 @@ func (x *LogicalFilter) String() string {
 func (*LogicalFilter) ProtoMessage() {}
 
 func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5494,7 +5643,7 @@ func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalFilter.ProtoReflect.Descriptor instead.
 func (*LogicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{66}
+	return file_plan_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LogicalFilter) GetInput() *LogicalPlan {
@@ -5521,7 +5670,7 @@ type LogicalProjection struct {
 
 func (x *LogicalProjection) Reset() {
 	*x = LogicalProjection{}
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5533,7 +5682,7 @@ func (x *LogicalProjection) String() string {
 func (*LogicalProjection) ProtoMessage() {}
 
 func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5546,7 +5695,7 @@ func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalProjection.ProtoReflect.Descriptor instead.
 func (*LogicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{67}
+	return file_plan_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LogicalProjection) GetInput() *LogicalPlan {
@@ -5574,7 +5723,7 @@ type LogicalAggregate struct {
 
 func (x *LogicalAggregate) Reset() {
 	*x = LogicalAggregate{}
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5586,7 +5735,7 @@ func (x *LogicalAggregate) String() string {
 func (*LogicalAggregate) ProtoMessage() {}
 
 func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5599,7 +5748,7 @@ func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggregate.ProtoReflect.Descriptor instead.
 func (*LogicalAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{68}
+	return file_plan_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogicalAggregate) GetInput() *LogicalPlan {
@@ -5633,7 +5782,7 @@ type LogicalEquiPair struct {
 
 func (x *LogicalEquiPair) Reset() {
 	*x = LogicalEquiPair{}
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5645,7 +5794,7 @@ func (x *LogicalEquiPair) String() string {
 func (*LogicalEquiPair) ProtoMessage() {}
 
 func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5658,7 +5807,7 @@ func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEquiPair.ProtoReflect.Descriptor instead.
 func (*LogicalEquiPair) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{69}
+	return file_plan_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LogicalEquiPair) GetLeft() *LogicalExpr {
@@ -5690,7 +5839,7 @@ type LogicalJoin struct {
 
 func (x *LogicalJoin) Reset() {
 	*x = LogicalJoin{}
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5702,7 +5851,7 @@ func (x *LogicalJoin) String() string {
 func (*LogicalJoin) ProtoMessage() {}
 
 func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5715,7 +5864,7 @@ func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalJoin.ProtoReflect.Descriptor instead.
 func (*LogicalJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{70}
+	return file_plan_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LogicalJoin) GetLeft() *LogicalPlan {
@@ -5778,7 +5927,7 @@ type LogicalSort struct {
 
 func (x *LogicalSort) Reset() {
 	*x = LogicalSort{}
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5790,7 +5939,7 @@ func (x *LogicalSort) String() string {
 func (*LogicalSort) ProtoMessage() {}
 
 func (x *LogicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5803,7 +5952,7 @@ func (x *LogicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSort.ProtoReflect.Descriptor instead.
 func (*LogicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{71}
+	return file_plan_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LogicalSort) GetInput() *LogicalPlan {
@@ -5838,7 +5987,7 @@ type LogicalLimit struct {
 
 func (x *LogicalLimit) Reset() {
 	*x = LogicalLimit{}
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5850,7 +5999,7 @@ func (x *LogicalLimit) String() string {
 func (*LogicalLimit) ProtoMessage() {}
 
 func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5863,7 +6012,7 @@ func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLimit.ProtoReflect.Descriptor instead.
 func (*LogicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{72}
+	return file_plan_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LogicalLimit) GetInput() *LogicalPlan {
@@ -5896,7 +6045,7 @@ type LogicalUnion struct {
 
 func (x *LogicalUnion) Reset() {
 	*x = LogicalUnion{}
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5908,7 +6057,7 @@ func (x *LogicalUnion) String() string {
 func (*LogicalUnion) ProtoMessage() {}
 
 func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5921,7 +6070,7 @@ func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalUnion.ProtoReflect.Descriptor instead.
 func (*LogicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{73}
+	return file_plan_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LogicalUnion) GetInputs() []*LogicalPlan {
@@ -5940,7 +6089,7 @@ type LogicalExprRow struct {
 
 func (x *LogicalExprRow) Reset() {
 	*x = LogicalExprRow{}
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5952,7 +6101,7 @@ func (x *LogicalExprRow) String() string {
 func (*LogicalExprRow) ProtoMessage() {}
 
 func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5965,7 +6114,7 @@ func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExprRow.ProtoReflect.Descriptor instead.
 func (*LogicalExprRow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{74}
+	return file_plan_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *LogicalExprRow) GetValues() []*LogicalExpr {
@@ -5985,7 +6134,7 @@ type LogicalValues struct {
 
 func (x *LogicalValues) Reset() {
 	*x = LogicalValues{}
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5997,7 +6146,7 @@ func (x *LogicalValues) String() string {
 func (*LogicalValues) ProtoMessage() {}
 
 func (x *LogicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6010,7 +6159,7 @@ func (x *LogicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalValues.ProtoReflect.Descriptor instead.
 func (*LogicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{75}
+	return file_plan_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LogicalValues) GetSchema() []*LogicalField {
@@ -6037,7 +6186,7 @@ type LogicalEmptyRelation struct {
 
 func (x *LogicalEmptyRelation) Reset() {
 	*x = LogicalEmptyRelation{}
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6049,7 +6198,7 @@ func (x *LogicalEmptyRelation) String() string {
 func (*LogicalEmptyRelation) ProtoMessage() {}
 
 func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6062,7 +6211,7 @@ func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEmptyRelation.ProtoReflect.Descriptor instead.
 func (*LogicalEmptyRelation) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{76}
+	return file_plan_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LogicalEmptyRelation) GetProduceOneRow() bool {
@@ -6089,7 +6238,7 @@ type LogicalSubqueryAlias struct {
 
 func (x *LogicalSubqueryAlias) Reset() {
 	*x = LogicalSubqueryAlias{}
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6101,7 +6250,7 @@ func (x *LogicalSubqueryAlias) String() string {
 func (*LogicalSubqueryAlias) ProtoMessage() {}
 
 func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6114,7 +6263,7 @@ func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSubqueryAlias.ProtoReflect.Descriptor instead.
 func (*LogicalSubqueryAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{77}
+	return file_plan_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *LogicalSubqueryAlias) GetInput() *LogicalPlan {
@@ -6144,7 +6293,7 @@ type LogicalCache struct {
 
 func (x *LogicalCache) Reset() {
 	*x = LogicalCache{}
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6156,7 +6305,7 @@ func (x *LogicalCache) String() string {
 func (*LogicalCache) ProtoMessage() {}
 
 func (x *LogicalCache) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6169,7 +6318,7 @@ func (x *LogicalCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCache.ProtoReflect.Descriptor instead.
 func (*LogicalCache) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{78}
+	return file_plan_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *LogicalCache) GetCacheId() string {
@@ -6227,7 +6376,7 @@ type WindowFrame struct {
 
 func (x *WindowFrame) Reset() {
 	*x = WindowFrame{}
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6239,7 +6388,7 @@ func (x *WindowFrame) String() string {
 func (*WindowFrame) ProtoMessage() {}
 
 func (x *WindowFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6252,7 +6401,7 @@ func (x *WindowFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowFrame.ProtoReflect.Descriptor instead.
 func (*WindowFrame) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{79}
+	return file_plan_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *WindowFrame) GetUnit() int32 {
@@ -6336,7 +6485,7 @@ type LogicalWindowExpr struct {
 
 func (x *LogicalWindowExpr) Reset() {
 	*x = LogicalWindowExpr{}
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6348,7 +6497,7 @@ func (x *LogicalWindowExpr) String() string {
 func (*LogicalWindowExpr) ProtoMessage() {}
 
 func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6361,7 +6510,7 @@ func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindowExpr.ProtoReflect.Descriptor instead.
 func (*LogicalWindowExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{80}
+	return file_plan_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *LogicalWindowExpr) GetFunc() int32 {
@@ -6444,7 +6593,7 @@ type LogicalWindow struct {
 
 func (x *LogicalWindow) Reset() {
 	*x = LogicalWindow{}
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6456,7 +6605,7 @@ func (x *LogicalWindow) String() string {
 func (*LogicalWindow) ProtoMessage() {}
 
 func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6469,7 +6618,7 @@ func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindow.ProtoReflect.Descriptor instead.
 func (*LogicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{81}
+	return file_plan_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *LogicalWindow) GetInput() *LogicalPlan {
@@ -6504,7 +6653,7 @@ type PhysicalWindowFunc struct {
 
 func (x *PhysicalWindowFunc) Reset() {
 	*x = PhysicalWindowFunc{}
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6516,7 +6665,7 @@ func (x *PhysicalWindowFunc) String() string {
 func (*PhysicalWindowFunc) ProtoMessage() {}
 
 func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6529,7 +6678,7 @@ func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindowFunc.ProtoReflect.Descriptor instead.
 func (*PhysicalWindowFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{82}
+	return file_plan_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *PhysicalWindowFunc) GetFunc() int32 {
@@ -6614,7 +6763,7 @@ type PhysicalWindow struct {
 
 func (x *PhysicalWindow) Reset() {
 	*x = PhysicalWindow{}
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6626,7 +6775,7 @@ func (x *PhysicalWindow) String() string {
 func (*PhysicalWindow) ProtoMessage() {}
 
 func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6639,7 +6788,7 @@ func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindow.ProtoReflect.Descriptor instead.
 func (*PhysicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{83}
+	return file_plan_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *PhysicalWindow) GetInput() *PhysicalPlan {
@@ -6683,7 +6832,7 @@ type LogicalRecursiveQuery struct {
 
 func (x *LogicalRecursiveQuery) Reset() {
 	*x = LogicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6695,7 +6844,7 @@ func (x *LogicalRecursiveQuery) String() string {
 func (*LogicalRecursiveQuery) ProtoMessage() {}
 
 func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6708,7 +6857,7 @@ func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*LogicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{84}
+	return file_plan_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *LogicalRecursiveQuery) GetName() string {
@@ -6749,7 +6898,7 @@ type LogicalWorkTable struct {
 
 func (x *LogicalWorkTable) Reset() {
 	*x = LogicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6761,7 +6910,7 @@ func (x *LogicalWorkTable) String() string {
 func (*LogicalWorkTable) ProtoMessage() {}
 
 func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6774,7 +6923,7 @@ func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWorkTable.ProtoReflect.Descriptor instead.
 func (*LogicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{85}
+	return file_plan_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *LogicalWorkTable) GetName() string {
@@ -6806,7 +6955,7 @@ type PhysicalRecursiveQuery struct {
 
 func (x *PhysicalRecursiveQuery) Reset() {
 	*x = PhysicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6818,7 +6967,7 @@ func (x *PhysicalRecursiveQuery) String() string {
 func (*PhysicalRecursiveQuery) ProtoMessage() {}
 
 func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6831,7 +6980,7 @@ func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*PhysicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{86}
+	return file_plan_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *PhysicalRecursiveQuery) GetName() string {
@@ -6886,7 +7035,7 @@ type PhysicalWorkTable struct {
 
 func (x *PhysicalWorkTable) Reset() {
 	*x = PhysicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6898,7 +7047,7 @@ func (x *PhysicalWorkTable) String() string {
 func (*PhysicalWorkTable) ProtoMessage() {}
 
 func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6911,7 +7060,7 @@ func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWorkTable.ProtoReflect.Descriptor instead.
 func (*PhysicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{87}
+	return file_plan_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *PhysicalWorkTable) GetName() string {
@@ -6938,7 +7087,7 @@ type GroupingSet struct {
 
 func (x *GroupingSet) Reset() {
 	*x = GroupingSet{}
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6950,7 +7099,7 @@ func (x *GroupingSet) String() string {
 func (*GroupingSet) ProtoMessage() {}
 
 func (x *GroupingSet) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6963,7 +7112,7 @@ func (x *GroupingSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupingSet.ProtoReflect.Descriptor instead.
 func (*GroupingSet) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{88}
+	return file_plan_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GroupingSet) GetKeys() []int32 {
@@ -6984,7 +7133,7 @@ type LogicalExpand struct {
 
 func (x *LogicalExpand) Reset() {
 	*x = LogicalExpand{}
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6996,7 +7145,7 @@ func (x *LogicalExpand) String() string {
 func (*LogicalExpand) ProtoMessage() {}
 
 func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7009,7 +7158,7 @@ func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpand.ProtoReflect.Descriptor instead.
 func (*LogicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{89}
+	return file_plan_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *LogicalExpand) GetInput() *LogicalPlan {
@@ -7045,7 +7194,7 @@ type PhysicalExpand struct {
 
 func (x *PhysicalExpand) Reset() {
 	*x = PhysicalExpand{}
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7057,7 +7206,7 @@ func (x *PhysicalExpand) String() string {
 func (*PhysicalExpand) ProtoMessage() {}
 
 func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7070,7 +7219,7 @@ func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalExpand.ProtoReflect.Descriptor instead.
 func (*PhysicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{90}
+	return file_plan_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *PhysicalExpand) GetInput() *PhysicalPlan {
@@ -7244,7 +7393,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x06single\x18\x04 \x01(\bR\x06single\x12\x1c\n" +
 	"\toverwrite\x18\x05 \x01(\bR\toverwrite\" \n" +
 	"\bFileList\x12\x14\n" +
-	"\x05files\x18\x01 \x03(\tR\x05files\"\xfc\x03\n" +
+	"\x05files\x18\x01 \x03(\tR\x05files\"\xa9\x04\n" +
 	"\fPhysicalScan\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x1f\n" +
@@ -7263,10 +7412,21 @@ const file_plan_proto_rawDesc = "" +
 	"\n" +
 	"row_groups\x18\n" +
 	" \x03(\v2\x1a.quiver.rpc.RowGroupRangesR\trowGroups\x12\x1a\n" +
-	"\bdisjoint\x18\v \x03(\x05R\bdisjoint\x1a:\n" +
+	"\bdisjoint\x18\v \x03(\x05R\bdisjoint\x12+\n" +
+	"\x05stats\x18\f \x01(\v2\x15.quiver.rpc.ScanStatsR\x05stats\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"7\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"L\n" +
+	"\tScanStats\x12\x12\n" +
+	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12+\n" +
+	"\x04cols\x18\x02 \x03(\v2\x17.quiver.rpc.ColumnStatsR\x04cols\"\xa8\x01\n" +
+	"\vColumnStats\x12\x18\n" +
+	"\abounded\x18\x01 \x01(\bR\abounded\x12\x0e\n" +
+	"\x02lo\x18\x02 \x01(\x03R\x02lo\x12\x0e\n" +
+	"\x02hi\x18\x03 \x01(\x03R\x02hi\x12\x19\n" +
+	"\bno_nulls\x18\x04 \x01(\bR\anoNulls\x12(\n" +
+	"\x10longest_at_least\x18\x05 \x01(\x03R\x0elongestAtLeast\x12\x1a\n" +
+	"\bdistinct\x18\x06 \x01(\x03R\bdistinct\"7\n" +
 	"\rRowGroupRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x05R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x05R\x03end\"C\n" +
@@ -7657,7 +7817,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 94)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -7681,79 +7841,81 @@ var file_plan_proto_goTypes = []any{
 	(*PhysicalFileCommit)(nil),          // 19: quiver.rpc.PhysicalFileCommit
 	(*FileList)(nil),                    // 20: quiver.rpc.FileList
 	(*PhysicalScan)(nil),                // 21: quiver.rpc.PhysicalScan
-	(*RowGroupRange)(nil),               // 22: quiver.rpc.RowGroupRange
-	(*RowGroupRanges)(nil),              // 23: quiver.rpc.RowGroupRanges
-	(*PhysicalFilter)(nil),              // 24: quiver.rpc.PhysicalFilter
-	(*PhysicalProjection)(nil),          // 25: quiver.rpc.PhysicalProjection
-	(*PhysicalAggregateExpr)(nil),       // 26: quiver.rpc.PhysicalAggregateExpr
-	(*PhysicalHashAggregate)(nil),       // 27: quiver.rpc.PhysicalHashAggregate
-	(*PhysicalJoinOn)(nil),              // 28: quiver.rpc.PhysicalJoinOn
-	(*PhysicalHashJoin)(nil),            // 29: quiver.rpc.PhysicalHashJoin
-	(*PhysicalNestedLoopJoin)(nil),      // 30: quiver.rpc.PhysicalNestedLoopJoin
-	(*PhysicalSort)(nil),                // 31: quiver.rpc.PhysicalSort
-	(*PhysicalSortPreservingMerge)(nil), // 32: quiver.rpc.PhysicalSortPreservingMerge
-	(*PhysicalLimit)(nil),               // 33: quiver.rpc.PhysicalLimit
-	(*PhysicalLocalLimit)(nil),          // 34: quiver.rpc.PhysicalLocalLimit
-	(*PhysicalUnion)(nil),               // 35: quiver.rpc.PhysicalUnion
-	(*PhysicalValues)(nil),              // 36: quiver.rpc.PhysicalValues
-	(*PhysicalEmpty)(nil),               // 37: quiver.rpc.PhysicalEmpty
-	(*PhysicalRepartition)(nil),         // 38: quiver.rpc.PhysicalRepartition
-	(*PhysicalCoalesce)(nil),            // 39: quiver.rpc.PhysicalCoalesce
-	(*PhysicalShuffleWriter)(nil),       // 40: quiver.rpc.PhysicalShuffleWriter
-	(*PhysicalUnresolvedShuffle)(nil),   // 41: quiver.rpc.PhysicalUnresolvedShuffle
-	(*PhysicalShuffleReader)(nil),       // 42: quiver.rpc.PhysicalShuffleReader
-	(*CacheKey)(nil),                    // 43: quiver.rpc.CacheKey
-	(*PhysicalCacheReader)(nil),         // 44: quiver.rpc.PhysicalCacheReader
-	(*LogicalExpr)(nil),                 // 45: quiver.rpc.LogicalExpr
-	(*LogicalColumn)(nil),               // 46: quiver.rpc.LogicalColumn
-	(*LogicalOuterRef)(nil),             // 47: quiver.rpc.LogicalOuterRef
-	(*LogicalAlias)(nil),                // 48: quiver.rpc.LogicalAlias
-	(*LogicalBinary)(nil),               // 49: quiver.rpc.LogicalBinary
-	(*LogicalIsNull)(nil),               // 50: quiver.rpc.LogicalIsNull
-	(*LogicalCast)(nil),                 // 51: quiver.rpc.LogicalCast
-	(*LogicalWhen)(nil),                 // 52: quiver.rpc.LogicalWhen
-	(*LogicalCase)(nil),                 // 53: quiver.rpc.LogicalCase
-	(*LogicalLike)(nil),                 // 54: quiver.rpc.LogicalLike
-	(*LogicalInList)(nil),               // 55: quiver.rpc.LogicalInList
-	(*LogicalScalarFunc)(nil),           // 56: quiver.rpc.LogicalScalarFunc
-	(*LogicalAggExpr)(nil),              // 57: quiver.rpc.LogicalAggExpr
-	(*LogicalExists)(nil),               // 58: quiver.rpc.LogicalExists
-	(*LogicalInSubquery)(nil),           // 59: quiver.rpc.LogicalInSubquery
-	(*LogicalSortKey)(nil),              // 60: quiver.rpc.LogicalSortKey
-	(*LogicalField)(nil),                // 61: quiver.rpc.LogicalField
-	(*LogicalPlan)(nil),                 // 62: quiver.rpc.LogicalPlan
-	(*LogicalWrite)(nil),                // 63: quiver.rpc.LogicalWrite
-	(*TableDef)(nil),                    // 64: quiver.rpc.TableDef
-	(*LogicalScan)(nil),                 // 65: quiver.rpc.LogicalScan
-	(*LogicalFilter)(nil),               // 66: quiver.rpc.LogicalFilter
-	(*LogicalProjection)(nil),           // 67: quiver.rpc.LogicalProjection
-	(*LogicalAggregate)(nil),            // 68: quiver.rpc.LogicalAggregate
-	(*LogicalEquiPair)(nil),             // 69: quiver.rpc.LogicalEquiPair
-	(*LogicalJoin)(nil),                 // 70: quiver.rpc.LogicalJoin
-	(*LogicalSort)(nil),                 // 71: quiver.rpc.LogicalSort
-	(*LogicalLimit)(nil),                // 72: quiver.rpc.LogicalLimit
-	(*LogicalUnion)(nil),                // 73: quiver.rpc.LogicalUnion
-	(*LogicalExprRow)(nil),              // 74: quiver.rpc.LogicalExprRow
-	(*LogicalValues)(nil),               // 75: quiver.rpc.LogicalValues
-	(*LogicalEmptyRelation)(nil),        // 76: quiver.rpc.LogicalEmptyRelation
-	(*LogicalSubqueryAlias)(nil),        // 77: quiver.rpc.LogicalSubqueryAlias
-	(*LogicalCache)(nil),                // 78: quiver.rpc.LogicalCache
-	(*WindowFrame)(nil),                 // 79: quiver.rpc.WindowFrame
-	(*LogicalWindowExpr)(nil),           // 80: quiver.rpc.LogicalWindowExpr
-	(*LogicalWindow)(nil),               // 81: quiver.rpc.LogicalWindow
-	(*PhysicalWindowFunc)(nil),          // 82: quiver.rpc.PhysicalWindowFunc
-	(*PhysicalWindow)(nil),              // 83: quiver.rpc.PhysicalWindow
-	(*LogicalRecursiveQuery)(nil),       // 84: quiver.rpc.LogicalRecursiveQuery
-	(*LogicalWorkTable)(nil),            // 85: quiver.rpc.LogicalWorkTable
-	(*PhysicalRecursiveQuery)(nil),      // 86: quiver.rpc.PhysicalRecursiveQuery
-	(*PhysicalWorkTable)(nil),           // 87: quiver.rpc.PhysicalWorkTable
-	(*GroupingSet)(nil),                 // 88: quiver.rpc.GroupingSet
-	(*LogicalExpand)(nil),               // 89: quiver.rpc.LogicalExpand
-	(*PhysicalExpand)(nil),              // 90: quiver.rpc.PhysicalExpand
-	nil,                                 // 91: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 92: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 93: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 94: quiver.rpc.PartitionLocations
+	(*ScanStats)(nil),                   // 22: quiver.rpc.ScanStats
+	(*ColumnStats)(nil),                 // 23: quiver.rpc.ColumnStats
+	(*RowGroupRange)(nil),               // 24: quiver.rpc.RowGroupRange
+	(*RowGroupRanges)(nil),              // 25: quiver.rpc.RowGroupRanges
+	(*PhysicalFilter)(nil),              // 26: quiver.rpc.PhysicalFilter
+	(*PhysicalProjection)(nil),          // 27: quiver.rpc.PhysicalProjection
+	(*PhysicalAggregateExpr)(nil),       // 28: quiver.rpc.PhysicalAggregateExpr
+	(*PhysicalHashAggregate)(nil),       // 29: quiver.rpc.PhysicalHashAggregate
+	(*PhysicalJoinOn)(nil),              // 30: quiver.rpc.PhysicalJoinOn
+	(*PhysicalHashJoin)(nil),            // 31: quiver.rpc.PhysicalHashJoin
+	(*PhysicalNestedLoopJoin)(nil),      // 32: quiver.rpc.PhysicalNestedLoopJoin
+	(*PhysicalSort)(nil),                // 33: quiver.rpc.PhysicalSort
+	(*PhysicalSortPreservingMerge)(nil), // 34: quiver.rpc.PhysicalSortPreservingMerge
+	(*PhysicalLimit)(nil),               // 35: quiver.rpc.PhysicalLimit
+	(*PhysicalLocalLimit)(nil),          // 36: quiver.rpc.PhysicalLocalLimit
+	(*PhysicalUnion)(nil),               // 37: quiver.rpc.PhysicalUnion
+	(*PhysicalValues)(nil),              // 38: quiver.rpc.PhysicalValues
+	(*PhysicalEmpty)(nil),               // 39: quiver.rpc.PhysicalEmpty
+	(*PhysicalRepartition)(nil),         // 40: quiver.rpc.PhysicalRepartition
+	(*PhysicalCoalesce)(nil),            // 41: quiver.rpc.PhysicalCoalesce
+	(*PhysicalShuffleWriter)(nil),       // 42: quiver.rpc.PhysicalShuffleWriter
+	(*PhysicalUnresolvedShuffle)(nil),   // 43: quiver.rpc.PhysicalUnresolvedShuffle
+	(*PhysicalShuffleReader)(nil),       // 44: quiver.rpc.PhysicalShuffleReader
+	(*CacheKey)(nil),                    // 45: quiver.rpc.CacheKey
+	(*PhysicalCacheReader)(nil),         // 46: quiver.rpc.PhysicalCacheReader
+	(*LogicalExpr)(nil),                 // 47: quiver.rpc.LogicalExpr
+	(*LogicalColumn)(nil),               // 48: quiver.rpc.LogicalColumn
+	(*LogicalOuterRef)(nil),             // 49: quiver.rpc.LogicalOuterRef
+	(*LogicalAlias)(nil),                // 50: quiver.rpc.LogicalAlias
+	(*LogicalBinary)(nil),               // 51: quiver.rpc.LogicalBinary
+	(*LogicalIsNull)(nil),               // 52: quiver.rpc.LogicalIsNull
+	(*LogicalCast)(nil),                 // 53: quiver.rpc.LogicalCast
+	(*LogicalWhen)(nil),                 // 54: quiver.rpc.LogicalWhen
+	(*LogicalCase)(nil),                 // 55: quiver.rpc.LogicalCase
+	(*LogicalLike)(nil),                 // 56: quiver.rpc.LogicalLike
+	(*LogicalInList)(nil),               // 57: quiver.rpc.LogicalInList
+	(*LogicalScalarFunc)(nil),           // 58: quiver.rpc.LogicalScalarFunc
+	(*LogicalAggExpr)(nil),              // 59: quiver.rpc.LogicalAggExpr
+	(*LogicalExists)(nil),               // 60: quiver.rpc.LogicalExists
+	(*LogicalInSubquery)(nil),           // 61: quiver.rpc.LogicalInSubquery
+	(*LogicalSortKey)(nil),              // 62: quiver.rpc.LogicalSortKey
+	(*LogicalField)(nil),                // 63: quiver.rpc.LogicalField
+	(*LogicalPlan)(nil),                 // 64: quiver.rpc.LogicalPlan
+	(*LogicalWrite)(nil),                // 65: quiver.rpc.LogicalWrite
+	(*TableDef)(nil),                    // 66: quiver.rpc.TableDef
+	(*LogicalScan)(nil),                 // 67: quiver.rpc.LogicalScan
+	(*LogicalFilter)(nil),               // 68: quiver.rpc.LogicalFilter
+	(*LogicalProjection)(nil),           // 69: quiver.rpc.LogicalProjection
+	(*LogicalAggregate)(nil),            // 70: quiver.rpc.LogicalAggregate
+	(*LogicalEquiPair)(nil),             // 71: quiver.rpc.LogicalEquiPair
+	(*LogicalJoin)(nil),                 // 72: quiver.rpc.LogicalJoin
+	(*LogicalSort)(nil),                 // 73: quiver.rpc.LogicalSort
+	(*LogicalLimit)(nil),                // 74: quiver.rpc.LogicalLimit
+	(*LogicalUnion)(nil),                // 75: quiver.rpc.LogicalUnion
+	(*LogicalExprRow)(nil),              // 76: quiver.rpc.LogicalExprRow
+	(*LogicalValues)(nil),               // 77: quiver.rpc.LogicalValues
+	(*LogicalEmptyRelation)(nil),        // 78: quiver.rpc.LogicalEmptyRelation
+	(*LogicalSubqueryAlias)(nil),        // 79: quiver.rpc.LogicalSubqueryAlias
+	(*LogicalCache)(nil),                // 80: quiver.rpc.LogicalCache
+	(*WindowFrame)(nil),                 // 81: quiver.rpc.WindowFrame
+	(*LogicalWindowExpr)(nil),           // 82: quiver.rpc.LogicalWindowExpr
+	(*LogicalWindow)(nil),               // 83: quiver.rpc.LogicalWindow
+	(*PhysicalWindowFunc)(nil),          // 84: quiver.rpc.PhysicalWindowFunc
+	(*PhysicalWindow)(nil),              // 85: quiver.rpc.PhysicalWindow
+	(*LogicalRecursiveQuery)(nil),       // 86: quiver.rpc.LogicalRecursiveQuery
+	(*LogicalWorkTable)(nil),            // 87: quiver.rpc.LogicalWorkTable
+	(*PhysicalRecursiveQuery)(nil),      // 88: quiver.rpc.PhysicalRecursiveQuery
+	(*PhysicalWorkTable)(nil),           // 89: quiver.rpc.PhysicalWorkTable
+	(*GroupingSet)(nil),                 // 90: quiver.rpc.GroupingSet
+	(*LogicalExpand)(nil),               // 91: quiver.rpc.LogicalExpand
+	(*PhysicalExpand)(nil),              // 92: quiver.rpc.PhysicalExpand
+	nil,                                 // 93: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 94: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 95: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 96: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -7792,190 +7954,192 @@ var file_plan_proto_depIdxs = []int32{
 	0,   // 33: quiver.rpc.PhysicalScalarFunc.type:type_name -> quiver.rpc.ArrowType
 	5,   // 34: quiver.rpc.PhysicalSortKey.expr:type_name -> quiver.rpc.PhysicalExpr
 	21,  // 35: quiver.rpc.PhysicalPlan.scan:type_name -> quiver.rpc.PhysicalScan
-	24,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
-	25,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
-	27,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
-	29,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
-	30,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
-	31,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
-	32,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
-	33,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
-	34,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
-	35,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
-	36,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
-	37,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
-	38,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
-	39,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
-	40,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
-	41,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
-	42,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
-	44,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
-	83,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
+	26,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
+	27,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
+	29,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
+	31,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
+	32,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
+	33,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
+	34,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
+	35,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
+	36,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
+	37,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
+	38,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
+	39,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
+	40,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
+	41,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
+	42,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
+	43,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
+	44,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
+	46,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
+	85,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
 	18,  // 55: quiver.rpc.PhysicalPlan.file_sink:type_name -> quiver.rpc.PhysicalFileSink
 	19,  // 56: quiver.rpc.PhysicalPlan.file_commit:type_name -> quiver.rpc.PhysicalFileCommit
-	86,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
-	87,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
-	90,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
+	88,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
+	89,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
+	92,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
 	16,  // 60: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
 	17,  // 61: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
 	16,  // 62: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
 	20,  // 63: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	91,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	93,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
 	5,   // 65: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	23,  // 66: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
-	22,  // 67: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
-	16,  // 68: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 69: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 70: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 71: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 72: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
-	0,   // 73: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
-	16,  // 74: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 75: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	26,  // 76: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
-	5,   // 77: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
-	5,   // 78: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 79: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 80: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	28,  // 81: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
-	5,   // 82: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 83: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 84: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 85: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 86: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 87: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 88: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 89: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 90: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 91: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 92: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 93: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 94: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 95: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 96: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 97: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 98: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	94,  // 99: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	43,  // 100: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	94,  // 101: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	46,  // 102: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	47,  // 103: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 104: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	48,  // 105: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	49,  // 106: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	45,  // 107: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	45,  // 108: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	50,  // 109: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	51,  // 110: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	53,  // 111: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	54,  // 112: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	55,  // 113: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	56,  // 114: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	57,  // 115: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	62,  // 116: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	58,  // 117: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	59,  // 118: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	80,  // 119: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
-	0,   // 120: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	45,  // 121: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 122: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	45,  // 123: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	45,  // 124: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 125: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 126: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	45,  // 127: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	45,  // 128: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	45,  // 129: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	52,  // 130: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	45,  // 131: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	45,  // 132: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 133: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	45,  // 134: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	45,  // 135: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	45,  // 136: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	45,  // 137: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	62,  // 138: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	45,  // 139: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	62,  // 140: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	45,  // 141: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 142: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	65,  // 143: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	66,  // 144: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	67,  // 145: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	68,  // 146: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	70,  // 147: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	71,  // 148: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	72,  // 149: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	73,  // 150: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	75,  // 151: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	76,  // 152: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	77,  // 153: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	78,  // 154: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	81,  // 155: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	63,  // 156: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
-	84,  // 157: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
-	85,  // 158: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
-	89,  // 159: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
-	62,  // 160: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
-	17,  // 161: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
-	92,  // 162: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	64,  // 163: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	45,  // 164: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	62,  // 165: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 166: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	62,  // 167: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 168: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	62,  // 169: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 170: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	45,  // 171: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	45,  // 172: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	45,  // 173: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	62,  // 174: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	62,  // 175: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	69,  // 176: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	45,  // 177: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	62,  // 178: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	60,  // 179: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	62,  // 180: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 181: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	45,  // 182: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	61,  // 183: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	74,  // 184: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	61,  // 185: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	62,  // 186: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 187: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	93,  // 188: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	2,   // 189: quiver.rpc.WindowFrame.start_interval:type_name -> quiver.rpc.IntervalValue
-	2,   // 190: quiver.rpc.WindowFrame.end_interval:type_name -> quiver.rpc.IntervalValue
-	45,  // 191: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	45,  // 192: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	60,  // 193: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	79,  // 194: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	62,  // 195: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 196: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 197: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	79,  // 198: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 199: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 200: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 201: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 202: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	82,  // 203: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	62,  // 204: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
-	62,  // 205: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
-	61,  // 206: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
-	16,  // 207: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 208: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
-	62,  // 209: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 210: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
-	88,  // 211: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	16,  // 212: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 213: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
-	88,  // 214: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	215, // [215:215] is the sub-list for method output_type
-	215, // [215:215] is the sub-list for method input_type
-	215, // [215:215] is the sub-list for extension type_name
-	215, // [215:215] is the sub-list for extension extendee
-	0,   // [0:215] is the sub-list for field type_name
+	25,  // 66: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	22,  // 67: quiver.rpc.PhysicalScan.stats:type_name -> quiver.rpc.ScanStats
+	23,  // 68: quiver.rpc.ScanStats.cols:type_name -> quiver.rpc.ColumnStats
+	24,  // 69: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	16,  // 70: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 71: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 72: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 73: quiver.rpc.PhysicalProjection.exprs:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 74: quiver.rpc.PhysicalAggregateExpr.arg:type_name -> quiver.rpc.PhysicalExpr
+	0,   // 75: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
+	16,  // 76: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 77: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
+	28,  // 78: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	5,   // 79: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
+	5,   // 80: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 81: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 82: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	30,  // 83: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	5,   // 84: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 85: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 86: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 87: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 88: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 89: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 90: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 91: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 92: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 93: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 94: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 95: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 96: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 97: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 98: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 99: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 100: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	96,  // 101: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	45,  // 102: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	96,  // 103: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	48,  // 104: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	49,  // 105: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 106: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	50,  // 107: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	51,  // 108: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	47,  // 109: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	47,  // 110: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	52,  // 111: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	53,  // 112: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	55,  // 113: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	56,  // 114: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	57,  // 115: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	58,  // 116: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	59,  // 117: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	64,  // 118: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	60,  // 119: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	61,  // 120: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	82,  // 121: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 122: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	47,  // 123: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	47,  // 124: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	47,  // 125: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	47,  // 126: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	47,  // 127: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 128: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	47,  // 129: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	47,  // 130: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	47,  // 131: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	54,  // 132: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	47,  // 133: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	47,  // 134: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	47,  // 135: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	47,  // 136: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	47,  // 137: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	47,  // 138: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	47,  // 139: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	64,  // 140: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	47,  // 141: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	64,  // 142: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	47,  // 143: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 144: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	67,  // 145: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	68,  // 146: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	69,  // 147: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	70,  // 148: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	72,  // 149: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	73,  // 150: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	74,  // 151: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	75,  // 152: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	77,  // 153: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	78,  // 154: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	79,  // 155: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	80,  // 156: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	83,  // 157: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	65,  // 158: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
+	86,  // 159: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
+	87,  // 160: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
+	91,  // 161: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
+	64,  // 162: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
+	17,  // 163: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
+	94,  // 164: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	66,  // 165: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	47,  // 166: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	64,  // 167: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 168: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	64,  // 169: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 170: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	64,  // 171: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 172: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	47,  // 173: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	47,  // 174: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	47,  // 175: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	64,  // 176: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	64,  // 177: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	71,  // 178: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	47,  // 179: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	64,  // 180: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 181: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	64,  // 182: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	64,  // 183: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	47,  // 184: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	63,  // 185: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	76,  // 186: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	63,  // 187: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	64,  // 188: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	64,  // 189: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	95,  // 190: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	2,   // 191: quiver.rpc.WindowFrame.start_interval:type_name -> quiver.rpc.IntervalValue
+	2,   // 192: quiver.rpc.WindowFrame.end_interval:type_name -> quiver.rpc.IntervalValue
+	47,  // 193: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	47,  // 194: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	62,  // 195: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	81,  // 196: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	64,  // 197: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 198: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 199: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	81,  // 200: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 201: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 202: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 203: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 204: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	84,  // 205: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	64,  // 206: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
+	64,  // 207: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
+	63,  // 208: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
+	16,  // 209: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 210: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
+	64,  // 211: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 212: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
+	90,  // 213: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	16,  // 214: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 215: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
+	90,  // 216: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	217, // [217:217] is the sub-list for method output_type
+	217, // [217:217] is the sub-list for method input_type
+	217, // [217:217] is the sub-list for extension type_name
+	217, // [217:217] is the sub-list for extension extendee
+	0,   // [0:217] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -8034,7 +8198,7 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_WorkTable)(nil),
 		(*PhysicalPlan_Expand)(nil),
 	}
-	file_plan_proto_msgTypes[45].OneofWrappers = []any{
+	file_plan_proto_msgTypes[47].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
 		(*LogicalExpr_OuterRef)(nil),
 		(*LogicalExpr_Literal)(nil),
@@ -8054,7 +8218,7 @@ func file_plan_proto_init() {
 		(*LogicalExpr_InSubquery)(nil),
 		(*LogicalExpr_Window)(nil),
 	}
-	file_plan_proto_msgTypes[62].OneofWrappers = []any{
+	file_plan_proto_msgTypes[64].OneofWrappers = []any{
 		(*LogicalPlan_Scan)(nil),
 		(*LogicalPlan_Filter)(nil),
 		(*LogicalPlan_Projection)(nil),
@@ -8079,7 +8243,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   94,
+			NumMessages:   96,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

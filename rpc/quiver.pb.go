@@ -2499,8 +2499,14 @@ type OperatorMetrics struct {
 	OutputBatches int64                  `protobuf:"varint,3,opt,name=output_batches,json=outputBatches,proto3" json:"output_batches,omitempty"`
 	ElapsedNanos  int64                  `protobuf:"varint,4,opt,name=elapsed_nanos,json=elapsedNanos,proto3" json:"elapsed_nanos,omitempty"`
 	SpilledBytes  int64                  `protobuf:"varint,5,opt,name=spilled_bytes,json=spilledBytes,proto3" json:"spilled_bytes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The node's hash tables (physical.TableFigures): how many started in
+	// each layout (direct, hashed, packed, generic), how many of them the
+	// keys' statistics chose, and their layout changes.
+	HashTablesStarted []int64 `protobuf:"varint,6,rep,packed,name=hash_tables_started,json=hashTablesStarted,proto3" json:"hash_tables_started,omitempty"`
+	HashTablesByStats int64   `protobuf:"varint,7,opt,name=hash_tables_by_stats,json=hashTablesByStats,proto3" json:"hash_tables_by_stats,omitempty"`
+	HashLayoutChanges int64   `protobuf:"varint,8,opt,name=hash_layout_changes,json=hashLayoutChanges,proto3" json:"hash_layout_changes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *OperatorMetrics) Reset() {
@@ -2564,6 +2570,27 @@ func (x *OperatorMetrics) GetElapsedNanos() int64 {
 func (x *OperatorMetrics) GetSpilledBytes() int64 {
 	if x != nil {
 		return x.SpilledBytes
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetHashTablesStarted() []int64 {
+	if x != nil {
+		return x.HashTablesStarted
+	}
+	return nil
+}
+
+func (x *OperatorMetrics) GetHashTablesByStats() int64 {
+	if x != nil {
+		return x.HashTablesByStats
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetHashLayoutChanges() int64 {
+	if x != nil {
+		return x.HashLayoutChanges
 	}
 	return 0
 }
@@ -3130,14 +3157,17 @@ const file_quiver_proto_rawDesc = "" +
 	"error_kind\x18\x05 \x01(\x05R\terrorKind\x12=\n" +
 	"\rfetch_failure\x18\x06 \x01(\v2\x18.quiver.rpc.FetchFailureR\ffetchFailure\x12;\n" +
 	"\tlocations\x18\a \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\x125\n" +
-	"\ametrics\x18\b \x03(\v2\x1b.quiver.rpc.OperatorMetricsR\ametrics\"\xb7\x01\n" +
+	"\ametrics\x18\b \x03(\v2\x1b.quiver.rpc.OperatorMetricsR\ametrics\"\xc8\x02\n" +
 	"\x0fOperatorMetrics\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\x05R\x04node\x12\x1f\n" +
 	"\voutput_rows\x18\x02 \x01(\x03R\n" +
 	"outputRows\x12%\n" +
 	"\x0eoutput_batches\x18\x03 \x01(\x03R\routputBatches\x12#\n" +
 	"\relapsed_nanos\x18\x04 \x01(\x03R\felapsedNanos\x12#\n" +
-	"\rspilled_bytes\x18\x05 \x01(\x03R\fspilledBytes\"n\n" +
+	"\rspilled_bytes\x18\x05 \x01(\x03R\fspilledBytes\x12.\n" +
+	"\x13hash_tables_started\x18\x06 \x03(\x03R\x11hashTablesStarted\x12/\n" +
+	"\x14hash_tables_by_stats\x18\a \x01(\x03R\x11hashTablesByStats\x12.\n" +
+	"\x13hash_layout_changes\x18\b \x01(\x03R\x11hashLayoutChanges\"n\n" +
 	"\x17UpdateTaskStatusRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x122\n" +

@@ -44,6 +44,7 @@ func stageAnalyze(s *stage) (string, []OperatorInfo) {
 			f.OutputBatches += m.GetOutputBatches()
 			f.Elapsed += time.Duration(m.GetElapsedNanos())
 			f.SpilledBytes += m.GetSpilledBytes()
+			f.Tables.Add(tableFigures(m))
 			ran[i], reported = true, true
 		}
 	}
@@ -86,4 +87,22 @@ func analyzeStages(j *job) []*rpc.StageAnalyze {
 		out = append(out, &rpc.StageAnalyze{StageId: int32(id), Final: id == j.final, Tasks: int32(tasks), Plan: text})
 	}
 	return out
+}
+
+// tableFigures are an entry's hash-table figures; none when malformed (a
+// layout the scheduler does not know, or a negative count).
+func tableFigures(m *rpc.OperatorMetrics) physical.TableFigures {
+	var f physical.TableFigures
+	started := m.GetHashTablesStarted()
+	if len(started) > len(f.Started) || m.GetHashTablesByStats() < 0 || m.GetHashLayoutChanges() < 0 {
+		return physical.TableFigures{}
+	}
+	for i, n := range started {
+		if n < 0 {
+			return physical.TableFigures{}
+		}
+		f.Started[i] = n
+	}
+	f.ByStats, f.Changes = m.GetHashTablesByStats(), m.GetHashLayoutChanges()
+	return f
 }

@@ -90,7 +90,8 @@ func newAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition i
 		for i, g := range n.GroupBy {
 			types[i] = g.DataType()
 		}
-		if h.table, err = hashtable.New(types); err != nil {
+		stats, rows := physical.KeyStats(n.Input, n.GroupBy)
+		if h.table, err = hashtable.NewWithStats(types, stats, rows); err != nil {
 			return nil, err
 		}
 		h.types = types
@@ -522,6 +523,9 @@ func (h *hashAggregate) Close() error {
 		return nil
 	}
 	h.closed = true
+	if m := h.tc.NodeMetrics(h.n); m != nil && h.table != nil {
+		m.AddTables(h.table.Figures())
+	}
 	spillErr := h.closeSpill()
 	h.tc.Shrink(h.reserved)
 	h.reserved = 0

@@ -27,6 +27,23 @@ type NodeMetrics struct {
 	// SpilledBytes are the bytes the node wrote to spill files because
 	// its state did not fit in memory.
 	SpilledBytes atomic.Int64
+	// The node's hash tables (physical.TableFigures), under mu.
+	mu     sync.Mutex
+	tables physical.TableFigures
+}
+
+// AddTables counts hash tables the node made.
+func (m *NodeMetrics) AddTables(f physical.TableFigures) {
+	m.mu.Lock()
+	m.tables.Add(f)
+	m.mu.Unlock()
+}
+
+// Tables are the node's hash-table figures so far.
+func (m *NodeMetrics) Tables() physical.TableFigures {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tables
 }
 
 func (m *Metrics) node(p physical.Plan) *NodeMetrics {
@@ -78,7 +95,7 @@ func (tc *TaskContext) Figures(p physical.Plan) physical.OperatorFigures {
 		return physical.OperatorFigures{}
 	}
 	return physical.OperatorFigures{OutputRows: nm.OutputRows.Load(), OutputBatches: nm.OutputBatches.Load(),
-		Elapsed: time.Duration(nm.ElapsedNanos.Load()), SpilledBytes: nm.SpilledBytes.Load()}
+		Elapsed: time.Duration(nm.ElapsedNanos.Load()), SpilledBytes: nm.SpilledBytes.Load(), Tables: nm.Tables()}
 }
 
 // Instrument wraps op for p: the wrapper turns a memory-limit panic inside

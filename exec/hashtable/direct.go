@@ -44,6 +44,9 @@ type directInts struct {
 	lo     int64
 	used   int    // pages allocated (not zeroPage)
 	nullID uint32 // id of the NULL key, NoID while none
+	// allow is how many values the pages may hold whatever the key count:
+	// the window the keys' statistics guarantee (choose.go), 0 without.
+	allow uint64
 }
 
 func newDirectInts() *directInts { return &directInts{nullID: NoID} }
@@ -54,10 +57,15 @@ func (d *directInts) lookup(t *Table, p *Probe, cols []arrow.Array, n int, sel [
 
 func (d *directInts) memSize() int64 { return int64(d.used)*pageSize*4 + int64(len(d.pages))*8 }
 
-// worstCase counts both new direct pages and the move to hashed slots.
+// worstCase counts both new direct pages and the move to hashed slots;
+// within a window the statistics allow, the n rows add at most n pages.
 func (d *directInts) worstCase(t *Table, _ []arrow.Array, n int) int64 {
 	need := t.n + n
-	return 4*int64(directLimit(need)) + 16*int64(SlotsFor(need))
+	pages := directLimit(need)
+	if free := d.allow - min(d.allow, uint64(d.used)*pageSize); free > pages {
+		pages = max(pages, min(free, uint64(n)*pageSize))
+	}
+	return 4*int64(pages) + 16*int64(SlotsFor(need))
 }
 
 // directPage holds id+1 of each of pageSize consecutive key values; 0 = absent.
@@ -177,7 +185,7 @@ func coverDirect[T intLike](d *directInts, keys int, vals []T, arr arrow.Array, 
 		mark[pi] = true
 		fresh++
 	}
-	if uint64(d.used+fresh)*pageSize > directLimit(keys+rows) {
+	if uint64(d.used+fresh)*pageSize > max(directLimit(keys+rows), d.allow) {
 		return false
 	}
 	pages := d.pages

@@ -9,13 +9,20 @@
 // packedInts (packed.go: several integer-like or short string keys packed
 // into one int64 that then uses one of the two integer layouts) and generic
 // (generic.go: tagged slots, with keys kept as fixed-width records while they
-// fit, records.go, and checked vector-at-a-time). The key types choose the
-// first layout. The repeat pass and the loads ahead live in the layouts that
-// use them; per-row work never leaves a layout's typed loops.
+// fit, records.go, and checked vector-at-a-time). The layout is chosen
+// once, when the table is made (choose.go): from the keys' statistics
+// (physical.ColumnStats, which the planner carries from Parquet footers,
+// memory tables and VALUES) where they bound the keys exactly, else from
+// the key types. The repeat pass and the loads ahead live in the layouts
+// that use them; per-row work never leaves a layout's typed loops.
 //
-// Invariants: layout changes go one way only (direct → hashed, packed →
-// generic, records → columns), each at most once per table and without
-// changing any id already handed out; a NULL key is one key with its own id;
+// Invariants: a layout chosen from exact statistics never changes while
+// the keys keep within them; the layout changes (direct → hashed, packed
+// re-packs and → generic, records → columns) are only the safety net for
+// keys without such statistics (or outside wrong ones): they go one way,
+// each at most once per table (re-packs at least double the fields),
+// never change an id already handed out, and are counted for EXPLAIN
+// ANALYZE (Figures); a NULL key is one key with its own id;
 // ids are dense, in first-seen order. A Table is not safe for concurrent
 // mutation; concurrent Find calls on a table no one mutates are safe only
 // with separate probe scratch.

@@ -221,6 +221,7 @@ func (p *Probe) resolveRepeats(n int, out []uint32) {
 // HashColumns and the slots rebuilt, ids unchanged.
 func (g *generic) dropRecords(t *Table) {
 	g.rec = nil
+	t.changes++
 	g.hashes = g.hashes[:t.n]
 	if t.n > 0 {
 		stored := t.storedKeys()

@@ -106,6 +106,7 @@ func lookupIntsIn[T intLike](t *Table, cur *layout, p *Probe, vals []T, arr arro
 			return
 		}
 		*cur = d.toHashed(SlotsFor(t.n + rows))
+		t.changes++
 	}
 	h := (*cur).(*hashedInts)
 	if insert {

@@ -447,6 +447,7 @@ func (pk *packedInts) repack(t *Table, p *Probe, cols []arrow.Array, n int, sel 
 	}
 	pk.fields = fields
 	pk.repacks++
+	t.changes++
 	// Reinsert the stored keys in id order into an empty integer layout:
 	// they are distinct, so they get their old ids back.
 	keys := make([]int64, t.n)
@@ -465,6 +466,7 @@ func (pk *packedInts) repack(t *Table, p *Probe, cols []arrow.Array, n int, sel 
 func (t *Table) toGeneric(p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32) {
 	g := t.storedGeneric()
 	t.layout = g
+	t.changes++
 	g.lookup(t, p, cols, n, sel, out, true)
 }
 

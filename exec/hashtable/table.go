@@ -5,6 +5,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 )
 
@@ -23,9 +24,10 @@ import (
 //   - generic (generic.go): anything else, in tagged slots, with the keys
 //     also kept as fixed-width records (records.go) while they fit.
 //
-// The key types choose the first layout; the data may then move a table to
-// a more general one (direct → hashed, packed → generic), once and for good,
-// with every id kept. A layout is called once per batch; the per-row work
+// The keys' statistics, where they bound the keys exactly, choose the
+// layout once (choose.go); else the key types choose the first layout and
+// the data may then move a table to a more general one (direct → hashed,
+// packed → generic), once and for good, with every id kept. A layout is called once per batch; the per-row work
 // stays inside its typed loops.
 //
 // Not safe for concurrent mutation; concurrent find calls on a table no one
@@ -35,6 +37,10 @@ type Table struct {
 	types  []arrow.DataType // the key columns' types
 	n      int              // ids handed out
 	layout layout
+	// How the layout was chosen (choose.go) and how often it changed since.
+	first   physical.HashLayout
+	byStats bool
+	changes int
 }
 
 // layout is where a Table keeps its ids. Its methods are called once per
@@ -63,6 +69,14 @@ const initialShift = 64 - 4
 // New returns an empty table for keys of the given types, in the layout
 // the types call for.
 func New(types []arrow.DataType) (*Table, error) {
+	return NewWithStats(types, nil, -1)
+}
+
+// NewWithStats returns an empty table for keys of the given types whose
+// layout is chosen once from what stats (one per key column; nil: nothing)
+// guarantee of the keys and rows (an upper bound of the rows it will see;
+// -1: unknown); see choose.go.
+func NewWithStats(types []arrow.DataType, stats []physical.ColumnStats, rows int64) (*Table, error) {
 	t := &Table{types: types}
 	for _, dt := range types {
 		k, err := newKeyColumn(dt)
@@ -71,15 +85,20 @@ func New(types []arrow.DataType) (*Table, error) {
 		}
 		t.Keys = append(t.Keys, k)
 	}
-	switch {
-	case len(types) == 1 && isIntLike(types[0]):
-		t.layout = newDirectInts() // empty until the first insert
-	case packable(types):
-		t.layout = &packedInts{ints: newDirectInts()} // fields chosen at the first insert
-	default:
-		t.layout = newGeneric(types)
-	}
+	t.choose(stats, rows)
 	return t, nil
+}
+
+// Figures are the table's EXPLAIN ANALYZE figures: the layout it started
+// in, whether statistics chose it, and the layout changes since.
+func (t *Table) Figures() physical.TableFigures {
+	var f physical.TableFigures
+	f.Started[t.first] = 1
+	if t.byStats {
+		f.ByStats = 1
+	}
+	f.Changes = int64(t.changes)
+	return f
 }
 
 // PreferHashed makes an empty table over one integer key use hashed slots
@@ -91,6 +110,7 @@ func New(types []arrow.DataType) (*Table, error) {
 func (t *Table) PreferHashed() {
 	if d, ok := t.layout.(*directInts); ok && t.n == 0 {
 		t.layout = d.toHashed(InitialSlots)
+		t.first, t.byStats = physical.LayoutHashed, false
 	}
 }
 

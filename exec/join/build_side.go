@@ -149,12 +149,19 @@ func (s *joinShared) drop(tc *execop.TaskContext) {
 	}
 }
 
+// keyStats is what the plan guarantees of the build side's keys (one entry
+// per key; nil: nothing) and an upper bound of its rows (-1: unknown).
+type keyStats struct {
+	cols []physical.ColumnStats
+	rows int64
+}
+
 // buildJoinSide concatenates batches (of schema) into a joinBuild and, with
 // keys, indexes them. It takes over the batches' references.
 // spread says the keys are one hash partition of a key column (a grace
 // join's), spread thin over their range: integer keys then go to hashed
 // slots at once.
-func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Schema, batches []arrow.RecordBatch, keys []kernel.ExprRunner, what string, spread bool) (_ *joinBuild, err error) {
+func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Schema, batches []arrow.RecordBatch, keys []kernel.ExprRunner, stats keyStats, what string, spread bool) (_ *joinBuild, err error) {
 	defer execop.ReleaseAll(batches)
 	jb := &joinBuild{}
 	defer func() {
@@ -215,7 +222,7 @@ func buildJoinSide(ctx context.Context, tc *execop.TaskContext, schema *arrow.Sc
 	for i, k := range keys {
 		types[i] = k.Type
 	}
-	if jb.table, err = hashtable.New(types); err != nil {
+	if jb.table, err = hashtable.NewWithStats(types, stats.cols, stats.rows); err != nil {
 		return nil, err
 	}
 	if spread {

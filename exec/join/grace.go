@@ -143,7 +143,7 @@ func (gs *graceSpill) remake(ctx context.Context, p, rows int) (*joinBuild, erro
 		}
 		bs = append(bs, b)
 	}
-	jb, err := gs.op.buildInMemory(ctx, bs, true)
+	jb, err := gs.op.recordTables(gs.op.buildInMemory(ctx, bs, true))
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 		jb, err = nil, qerr.Resourcesf("exec/%s: build side too large for the room left", j.what)
 	}
 	if err == nil || !qerr.Is(err, qerr.Resources) {
-		return jb, err
+		return j.recordTables(jb, err)
 	}
 	h := held
 	held = nil
@@ -294,7 +294,7 @@ func byPartition(batches []arrow.RecordBatch, parts []int) {
 // into its Resources error, so that the caller can go to disk instead.
 func (j *joinOp) buildInMemory(ctx context.Context, batches []arrow.RecordBatch, spread bool) (jb *joinBuild, err error) {
 	defer recoverLimit(&err, j.what)
-	return buildJoinSide(ctx, j.tc, j.leftSc, batches, j.leftKeys, j.what, spread)
+	return buildJoinSide(ctx, j.tc, j.leftSc, batches, j.leftKeys, j.keyStats, j.what, spread)
 }
 
 // startGrace splits held (taken over) and the rest of next into build

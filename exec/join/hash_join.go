@@ -50,6 +50,7 @@ type joinOp struct {
 	right     execop.Operator
 	leftKeys  []kernel.ExprRunner
 	rightKeys []kernel.ExprRunner
+	keyStats  keyStats // of the left (build) keys
 	filter    *joinFilter
 	fLeft     []int // filter columns of the left side (build column indices)
 	fRight    []int // filter columns of the right side (probe column indices)
@@ -130,6 +131,7 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 		return nil, j.failClose(err)
 	}
 	left, leftSc := n.Left, n.Left.Schema()
+	j.keyStats.cols, j.keyStats.rows = physical.KeyStats(left, lk)
 	if n.Mode == physical.CollectLeft {
 		j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
 		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
@@ -140,7 +142,7 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 			if err != nil {
 				return nil, err
 			}
-			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what, false)
+			return j.recordTables(buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.keyStats, j.what, false))
 		}
 	} else {
 		if left.OutputPartitions() != n.Right.OutputPartitions() {
@@ -155,10 +157,21 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 			if err != nil {
 				return nil, err
 			}
-			return buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.what, false)
+			return j.recordTables(buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.keyStats, j.what, false))
 		}
 	}
 	return j, nil
+}
+
+// recordTables counts a built side's hash table in the node's EXPLAIN
+// ANALYZE figures.
+func (j *joinOp) recordTables(jb *joinBuild, err error) (*joinBuild, error) {
+	if err == nil && jb.table != nil {
+		if m := j.tc.NodeMetrics(j.node); m != nil {
+			m.AddTables(jb.table.Figures())
+		}
+	}
+	return jb, err
 }
 
 // newJoinOp sets up what hash and nested-loop joins share and builds the

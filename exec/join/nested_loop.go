@@ -35,7 +35,7 @@ func NewNestedLoopJoin(tc *execop.TaskContext, n *physical.NestedLoopJoin, parti
 		if err != nil {
 			return nil, err
 		}
-		return buildJoinSide(ctx, tc, leftSc, bs, nil, j.what, false)
+		return buildJoinSide(ctx, tc, leftSc, bs, nil, keyStats{}, j.what, false)
 	}
 	return j, nil
 }

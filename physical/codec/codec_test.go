@@ -384,3 +384,34 @@ func FuzzDecode(f *testing.F) {
 		_ = physical.Indent(p)
 	})
 }
+
+// TestScanStatsRoundTrip: a scan's statistics travel with it (the
+// executors' hash tables choose their layouts from them), and statistics
+// that do not fit the scan are refused.
+func TestScanStatsRoundTrip(t *testing.T) {
+	s := testSchema()
+	st := &physical.PlanStats{Rows: 1000, Cols: []physical.ColumnStats{
+		{Bounded: true, Lo: -3, Hi: 1 << 40, NoNulls: true, Distinct: 77}, {LongestAtLeast: 12}}}
+	scan := &physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: s, Projection: []int{1, 2},
+		Partitions: [][]string{{"a"}}, Fetch: -1, Stats: st}
+	got := roundTrip(t, scan).(*physical.Scan)
+	if got.Stats == nil || got.Stats.Rows != 1000 || len(got.Stats.Cols) != 2 || got.Stats.Cols[0] != st.Cols[0] || got.Stats.Cols[1] != st.Cols[1] {
+		t.Fatalf("statistics %+v, want %+v", got.Stats, st)
+	}
+	if got := roundTrip(t, &physical.Scan{Table: "t", Format: physical.FormatCSV, FileSchema: s, Partitions: [][]string{{"a"}}, Fetch: -1}).(*physical.Scan); got.Stats != nil {
+		t.Fatalf("statistics %+v from none", got.Stats)
+	}
+	for name, bad := range map[string]*physical.PlanStats{
+		"too few columns": {Rows: 1, Cols: st.Cols[:1]},
+		"reversed bounds": {Rows: 1, Cols: []physical.ColumnStats{{Bounded: true, Lo: 2, Hi: 1}, {}}},
+		"negative rows":   {Rows: -2, Cols: st.Cols},
+	} {
+		b, err := Encode(&physical.Scan{Table: "t", Format: physical.FormatParquet, FileSchema: s, Projection: []int{1, 2}, Partitions: [][]string{{"a"}}, Fetch: -1, Stats: bad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(b); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"math"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/quiverdb/quiver/arrowpb"
@@ -179,6 +181,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 			m.Partitions = append(m.Partitions, &rpc.FileList{Files: files})
 		}
 		m.Disjoint = int32s(n.Disjoint)
+		m.Stats = encodeScanStats(n.Stats)
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_Scan{Scan: m}}, nil
 	case *physical.Filter:
 		in, err := encodePlan(n.Input)
@@ -787,7 +790,42 @@ func decodeScan(n *rpc.PhysicalScan) (physical.Plan, error) {
 	if s.Predicate, err = decodeOptExpr(n.Predicate, width(s)); err != nil {
 		return nil, err
 	}
+	if s.Stats, err = decodeScanStats(n.Stats, s); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+func encodeScanStats(st *physical.PlanStats) *rpc.ScanStats {
+	if st == nil {
+		return nil
+	}
+	m := &rpc.ScanStats{Rows: st.Rows}
+	for _, c := range st.Cols {
+		m.Cols = append(m.Cols, &rpc.ColumnStats{Bounded: c.Bounded, Lo: c.Lo, Hi: c.Hi, NoNulls: c.NoNulls,
+			LongestAtLeast: int64(c.LongestAtLeast), Distinct: c.Distinct})
+	}
+	return m
+}
+
+// decodeScanStats checks the statistics fit the scan: one per output
+// column, bounds in order, nothing negative.
+func decodeScanStats(m *rpc.ScanStats, s *physical.Scan) (*physical.PlanStats, error) {
+	if m == nil {
+		return nil, nil
+	}
+	if len(m.Cols) != s.Schema().NumFields() || m.Rows < -1 {
+		return nil, qerr.Internalf("codec: scan of %q has statistics of %d columns and %d rows for %d columns", s.Table, len(m.Cols), m.Rows, s.Schema().NumFields())
+	}
+	st := &physical.PlanStats{Rows: m.Rows, Cols: make([]physical.ColumnStats, len(m.Cols))}
+	for i, c := range m.Cols {
+		if c == nil || (c.Bounded && c.Lo > c.Hi) || c.LongestAtLeast < 0 || c.LongestAtLeast > math.MaxInt32 || c.Distinct < 0 {
+			return nil, qerr.Internalf("codec: scan of %q has malformed statistics for column %d", s.Table, i)
+		}
+		st.Cols[i] = physical.ColumnStats{Bounded: c.Bounded, Lo: c.Lo, Hi: c.Hi, NoNulls: c.NoNulls,
+			LongestAtLeast: int(c.LongestAtLeast), Distinct: c.Distinct}
+	}
+	return st, nil
 }
 
 func decodeAggregate(n *rpc.PhysicalHashAggregate) (physical.Plan, error) {

@@ -195,6 +195,7 @@ func (pl *Planner) scan(n *logical.Scan) (physical.Plan, error) {
 	}
 	out.Predicate = andAll(preds)
 	out.Disjoint = disjointColumns(t, rgRanges, out)
+	out.Stats = scanStats(t, rgRows, rgRanges, out)
 	var plan physical.Plan = out
 	if out.OutputPartitions() < pl.cfg.TargetPartitions && t.Format != catalog.Memory {
 		// A scan yields one partition per file; spread its batches so the
@@ -268,6 +269,81 @@ func disjointColumns(t *catalog.Table, rgRanges [][][]catalog.KeyRange, s *physi
 		if catalog.Disjoint(ranges) {
 			out = append(out, j)
 		}
+	}
+	return out
+}
+
+// scanStats is what the table's metadata guarantees of the scan's output
+// columns (physical.ColumnStats): each column's range over every row group
+// or memory partition, the bound of its distinct values, and the rows;
+// nil when the metadata knows no range at all.
+func scanStats(t *catalog.Table, rgRows [][]int64, rgRanges [][][]catalog.KeyRange, s *physical.Scan) *physical.PlanStats {
+	fields := t.Schema.NumFields()
+	whole := make([]catalog.KeyRange, fields)
+	for c := range whole {
+		whole[c] = catalog.EmptyRange
+	}
+	rows := t.Rows
+	switch {
+	case t.Format == catalog.Memory && len(t.PartitionRanges) > 0:
+		for _, pr := range t.PartitionRanges {
+			for c := range whole {
+				if c < len(pr) {
+					whole[c] = whole[c].Union(pr[c])
+				} else {
+					whole[c] = catalog.KeyRange{}
+				}
+			}
+		}
+	case t.Format == catalog.Parquet && len(rgRanges) == len(t.Files) && len(rgRows) == len(t.Files):
+		rows = 0
+		for i, rgs := range rgRanges {
+			for _, n := range rgRows[i] {
+				rows += n
+			}
+			if rgs == nil || len(rgs) != len(rgRows[i]) {
+				for c := range whole {
+					whole[c] = catalog.KeyRange{}
+				}
+				continue
+			}
+			for _, rg := range rgs {
+				for c := range whole {
+					if c < len(rg) {
+						whole[c] = whole[c].Union(rg[c])
+					} else {
+						whole[c] = catalog.KeyRange{}
+					}
+				}
+			}
+		}
+	default:
+		return nil
+	}
+	out := &physical.PlanStats{Rows: rows, Cols: make([]physical.ColumnStats, s.Schema().NumFields())}
+	if rows < 0 {
+		out.Rows = -1
+	}
+	for j := range out.Cols {
+		c := j
+		if s.Projection != nil {
+			c = s.Projection[j]
+		}
+		if c >= fields {
+			continue // a hive partition column: constant per file, not in the footers
+		}
+		r := whole[c]
+		cs := physical.ColumnStats{LongestAtLeast: r.LongestAtLeast}
+		if r.Known {
+			cs.Bounded, cs.NoNulls, cs.Lo, cs.Hi = true, true, r.Lo, r.Hi
+			if r.Lo > r.Hi { // no rows
+				cs.Lo, cs.Hi = 0, 0
+			}
+		}
+		if c < len(t.Distinct) && t.Distinct[c] > 0 {
+			cs.Distinct = t.Distinct[c]
+		}
+		out.Cols[j] = cs
 	}
 	return out
 }
