@@ -4877,6 +4877,7 @@ type LogicalPlan struct {
 	//	*LogicalPlan_RecursiveQuery
 	//	*LogicalPlan_WorkTable
 	//	*LogicalPlan_Expand
+	//	*LogicalPlan_CteRef
 	Node          isLogicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5072,6 +5073,15 @@ func (x *LogicalPlan) GetExpand() *LogicalExpand {
 	return nil
 }
 
+func (x *LogicalPlan) GetCteRef() *LogicalCTERef {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_CteRef); ok {
+			return x.CteRef
+		}
+	}
+	return nil
+}
+
 type isLogicalPlan_Node interface {
 	isLogicalPlan_Node()
 }
@@ -5144,6 +5154,10 @@ type LogicalPlan_Expand struct {
 	Expand *LogicalExpand `protobuf:"bytes,52,opt,name=expand,proto3,oneof"`
 }
 
+type LogicalPlan_CteRef struct {
+	CteRef *LogicalCTERef `protobuf:"bytes,53,opt,name=cte_ref,json=cteRef,proto3,oneof"`
+}
+
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Filter) isLogicalPlan_Node() {}
@@ -5178,6 +5192,78 @@ func (*LogicalPlan_WorkTable) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Expand) isLogicalPlan_Node() {}
 
+func (*LogicalPlan_CteRef) isLogicalPlan_Node() {}
+
+// LogicalCTERef is logical.CTERef: one reference to a WITH query read more
+// than once; every reference carries the query's plan and the same id.
+type LogicalCTERef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Input         *LogicalPlan           `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	Filtered      bool                   `protobuf:"varint,4,opt,name=filtered,proto3" json:"filtered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalCTERef) Reset() {
+	*x = LogicalCTERef{}
+	mi := &file_plan_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalCTERef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalCTERef) ProtoMessage() {}
+
+func (x *LogicalCTERef) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalCTERef.ProtoReflect.Descriptor instead.
+func (*LogicalCTERef) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *LogicalCTERef) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *LogicalCTERef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LogicalCTERef) GetInput() *LogicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *LogicalCTERef) GetFiltered() bool {
+	if x != nil {
+		return x.Filtered
+	}
+	return false
+}
+
 type LogicalWrite struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
@@ -5191,7 +5277,7 @@ type LogicalWrite struct {
 
 func (x *LogicalWrite) Reset() {
 	*x = LogicalWrite{}
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5203,7 +5289,7 @@ func (x *LogicalWrite) String() string {
 func (*LogicalWrite) ProtoMessage() {}
 
 func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5216,7 +5302,7 @@ func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWrite.ProtoReflect.Descriptor instead.
 func (*LogicalWrite) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{63}
+	return file_plan_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *LogicalWrite) GetInput() *LogicalPlan {
@@ -5277,7 +5363,7 @@ type TableDef struct {
 
 func (x *TableDef) Reset() {
 	*x = TableDef{}
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5289,7 +5375,7 @@ func (x *TableDef) String() string {
 func (*TableDef) ProtoMessage() {}
 
 func (x *TableDef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5302,7 +5388,7 @@ func (x *TableDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableDef.ProtoReflect.Descriptor instead.
 func (*TableDef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{64}
+	return file_plan_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *TableDef) GetName() string {
@@ -5389,7 +5475,7 @@ type LogicalScan struct {
 
 func (x *LogicalScan) Reset() {
 	*x = LogicalScan{}
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5401,7 +5487,7 @@ func (x *LogicalScan) String() string {
 func (*LogicalScan) ProtoMessage() {}
 
 func (x *LogicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5414,7 +5500,7 @@ func (x *LogicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScan.ProtoReflect.Descriptor instead.
 func (*LogicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{65}
+	return file_plan_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LogicalScan) GetTable() *TableDef {
@@ -5469,7 +5555,7 @@ type LogicalFilter struct {
 
 func (x *LogicalFilter) Reset() {
 	*x = LogicalFilter{}
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5481,7 +5567,7 @@ func (x *LogicalFilter) String() string {
 func (*LogicalFilter) ProtoMessage() {}
 
 func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5494,7 +5580,7 @@ func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalFilter.ProtoReflect.Descriptor instead.
 func (*LogicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{66}
+	return file_plan_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LogicalFilter) GetInput() *LogicalPlan {
@@ -5521,7 +5607,7 @@ type LogicalProjection struct {
 
 func (x *LogicalProjection) Reset() {
 	*x = LogicalProjection{}
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5533,7 +5619,7 @@ func (x *LogicalProjection) String() string {
 func (*LogicalProjection) ProtoMessage() {}
 
 func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5546,7 +5632,7 @@ func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalProjection.ProtoReflect.Descriptor instead.
 func (*LogicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{67}
+	return file_plan_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LogicalProjection) GetInput() *LogicalPlan {
@@ -5574,7 +5660,7 @@ type LogicalAggregate struct {
 
 func (x *LogicalAggregate) Reset() {
 	*x = LogicalAggregate{}
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5586,7 +5672,7 @@ func (x *LogicalAggregate) String() string {
 func (*LogicalAggregate) ProtoMessage() {}
 
 func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5599,7 +5685,7 @@ func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggregate.ProtoReflect.Descriptor instead.
 func (*LogicalAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{68}
+	return file_plan_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LogicalAggregate) GetInput() *LogicalPlan {
@@ -5633,7 +5719,7 @@ type LogicalEquiPair struct {
 
 func (x *LogicalEquiPair) Reset() {
 	*x = LogicalEquiPair{}
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5645,7 +5731,7 @@ func (x *LogicalEquiPair) String() string {
 func (*LogicalEquiPair) ProtoMessage() {}
 
 func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5658,7 +5744,7 @@ func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEquiPair.ProtoReflect.Descriptor instead.
 func (*LogicalEquiPair) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{69}
+	return file_plan_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogicalEquiPair) GetLeft() *LogicalExpr {
@@ -5690,7 +5776,7 @@ type LogicalJoin struct {
 
 func (x *LogicalJoin) Reset() {
 	*x = LogicalJoin{}
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5702,7 +5788,7 @@ func (x *LogicalJoin) String() string {
 func (*LogicalJoin) ProtoMessage() {}
 
 func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5715,7 +5801,7 @@ func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalJoin.ProtoReflect.Descriptor instead.
 func (*LogicalJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{70}
+	return file_plan_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LogicalJoin) GetLeft() *LogicalPlan {
@@ -5778,7 +5864,7 @@ type LogicalSort struct {
 
 func (x *LogicalSort) Reset() {
 	*x = LogicalSort{}
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5790,7 +5876,7 @@ func (x *LogicalSort) String() string {
 func (*LogicalSort) ProtoMessage() {}
 
 func (x *LogicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5803,7 +5889,7 @@ func (x *LogicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSort.ProtoReflect.Descriptor instead.
 func (*LogicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{71}
+	return file_plan_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LogicalSort) GetInput() *LogicalPlan {
@@ -5838,7 +5924,7 @@ type LogicalLimit struct {
 
 func (x *LogicalLimit) Reset() {
 	*x = LogicalLimit{}
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5850,7 +5936,7 @@ func (x *LogicalLimit) String() string {
 func (*LogicalLimit) ProtoMessage() {}
 
 func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5863,7 +5949,7 @@ func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLimit.ProtoReflect.Descriptor instead.
 func (*LogicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{72}
+	return file_plan_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LogicalLimit) GetInput() *LogicalPlan {
@@ -5896,7 +5982,7 @@ type LogicalUnion struct {
 
 func (x *LogicalUnion) Reset() {
 	*x = LogicalUnion{}
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5908,7 +5994,7 @@ func (x *LogicalUnion) String() string {
 func (*LogicalUnion) ProtoMessage() {}
 
 func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5921,7 +6007,7 @@ func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalUnion.ProtoReflect.Descriptor instead.
 func (*LogicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{73}
+	return file_plan_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LogicalUnion) GetInputs() []*LogicalPlan {
@@ -5940,7 +6026,7 @@ type LogicalExprRow struct {
 
 func (x *LogicalExprRow) Reset() {
 	*x = LogicalExprRow{}
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5952,7 +6038,7 @@ func (x *LogicalExprRow) String() string {
 func (*LogicalExprRow) ProtoMessage() {}
 
 func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5965,7 +6051,7 @@ func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExprRow.ProtoReflect.Descriptor instead.
 func (*LogicalExprRow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{74}
+	return file_plan_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LogicalExprRow) GetValues() []*LogicalExpr {
@@ -5985,7 +6071,7 @@ type LogicalValues struct {
 
 func (x *LogicalValues) Reset() {
 	*x = LogicalValues{}
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5997,7 +6083,7 @@ func (x *LogicalValues) String() string {
 func (*LogicalValues) ProtoMessage() {}
 
 func (x *LogicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6010,7 +6096,7 @@ func (x *LogicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalValues.ProtoReflect.Descriptor instead.
 func (*LogicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{75}
+	return file_plan_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *LogicalValues) GetSchema() []*LogicalField {
@@ -6037,7 +6123,7 @@ type LogicalEmptyRelation struct {
 
 func (x *LogicalEmptyRelation) Reset() {
 	*x = LogicalEmptyRelation{}
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6049,7 +6135,7 @@ func (x *LogicalEmptyRelation) String() string {
 func (*LogicalEmptyRelation) ProtoMessage() {}
 
 func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6062,7 +6148,7 @@ func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEmptyRelation.ProtoReflect.Descriptor instead.
 func (*LogicalEmptyRelation) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{76}
+	return file_plan_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LogicalEmptyRelation) GetProduceOneRow() bool {
@@ -6089,7 +6175,7 @@ type LogicalSubqueryAlias struct {
 
 func (x *LogicalSubqueryAlias) Reset() {
 	*x = LogicalSubqueryAlias{}
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6101,7 +6187,7 @@ func (x *LogicalSubqueryAlias) String() string {
 func (*LogicalSubqueryAlias) ProtoMessage() {}
 
 func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6114,7 +6200,7 @@ func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSubqueryAlias.ProtoReflect.Descriptor instead.
 func (*LogicalSubqueryAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{77}
+	return file_plan_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LogicalSubqueryAlias) GetInput() *LogicalPlan {
@@ -6144,7 +6230,7 @@ type LogicalCache struct {
 
 func (x *LogicalCache) Reset() {
 	*x = LogicalCache{}
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6156,7 +6242,7 @@ func (x *LogicalCache) String() string {
 func (*LogicalCache) ProtoMessage() {}
 
 func (x *LogicalCache) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6169,7 +6255,7 @@ func (x *LogicalCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCache.ProtoReflect.Descriptor instead.
 func (*LogicalCache) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{78}
+	return file_plan_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *LogicalCache) GetCacheId() string {
@@ -6221,7 +6307,7 @@ type WindowFrame struct {
 
 func (x *WindowFrame) Reset() {
 	*x = WindowFrame{}
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6233,7 +6319,7 @@ func (x *WindowFrame) String() string {
 func (*WindowFrame) ProtoMessage() {}
 
 func (x *WindowFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6246,7 +6332,7 @@ func (x *WindowFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowFrame.ProtoReflect.Descriptor instead.
 func (*WindowFrame) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{79}
+	return file_plan_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *WindowFrame) GetUnit() int32 {
@@ -6300,7 +6386,7 @@ type LogicalWindowExpr struct {
 
 func (x *LogicalWindowExpr) Reset() {
 	*x = LogicalWindowExpr{}
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6312,7 +6398,7 @@ func (x *LogicalWindowExpr) String() string {
 func (*LogicalWindowExpr) ProtoMessage() {}
 
 func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6325,7 +6411,7 @@ func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindowExpr.ProtoReflect.Descriptor instead.
 func (*LogicalWindowExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{80}
+	return file_plan_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *LogicalWindowExpr) GetFunc() int32 {
@@ -6394,7 +6480,7 @@ type LogicalWindow struct {
 
 func (x *LogicalWindow) Reset() {
 	*x = LogicalWindow{}
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6406,7 +6492,7 @@ func (x *LogicalWindow) String() string {
 func (*LogicalWindow) ProtoMessage() {}
 
 func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6419,7 +6505,7 @@ func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindow.ProtoReflect.Descriptor instead.
 func (*LogicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{81}
+	return file_plan_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *LogicalWindow) GetInput() *LogicalPlan {
@@ -6452,7 +6538,7 @@ type PhysicalWindowFunc struct {
 
 func (x *PhysicalWindowFunc) Reset() {
 	*x = PhysicalWindowFunc{}
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6464,7 +6550,7 @@ func (x *PhysicalWindowFunc) String() string {
 func (*PhysicalWindowFunc) ProtoMessage() {}
 
 func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6477,7 +6563,7 @@ func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindowFunc.ProtoReflect.Descriptor instead.
 func (*PhysicalWindowFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{82}
+	return file_plan_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *PhysicalWindowFunc) GetFunc() int32 {
@@ -6548,7 +6634,7 @@ type PhysicalWindow struct {
 
 func (x *PhysicalWindow) Reset() {
 	*x = PhysicalWindow{}
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6560,7 +6646,7 @@ func (x *PhysicalWindow) String() string {
 func (*PhysicalWindow) ProtoMessage() {}
 
 func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6573,7 +6659,7 @@ func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindow.ProtoReflect.Descriptor instead.
 func (*PhysicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{83}
+	return file_plan_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *PhysicalWindow) GetInput() *PhysicalPlan {
@@ -6617,7 +6703,7 @@ type LogicalRecursiveQuery struct {
 
 func (x *LogicalRecursiveQuery) Reset() {
 	*x = LogicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6629,7 +6715,7 @@ func (x *LogicalRecursiveQuery) String() string {
 func (*LogicalRecursiveQuery) ProtoMessage() {}
 
 func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6642,7 +6728,7 @@ func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*LogicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{84}
+	return file_plan_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *LogicalRecursiveQuery) GetName() string {
@@ -6683,7 +6769,7 @@ type LogicalWorkTable struct {
 
 func (x *LogicalWorkTable) Reset() {
 	*x = LogicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6695,7 +6781,7 @@ func (x *LogicalWorkTable) String() string {
 func (*LogicalWorkTable) ProtoMessage() {}
 
 func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6708,7 +6794,7 @@ func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWorkTable.ProtoReflect.Descriptor instead.
 func (*LogicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{85}
+	return file_plan_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *LogicalWorkTable) GetName() string {
@@ -6740,7 +6826,7 @@ type PhysicalRecursiveQuery struct {
 
 func (x *PhysicalRecursiveQuery) Reset() {
 	*x = PhysicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6752,7 +6838,7 @@ func (x *PhysicalRecursiveQuery) String() string {
 func (*PhysicalRecursiveQuery) ProtoMessage() {}
 
 func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6765,7 +6851,7 @@ func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*PhysicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{86}
+	return file_plan_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *PhysicalRecursiveQuery) GetName() string {
@@ -6820,7 +6906,7 @@ type PhysicalWorkTable struct {
 
 func (x *PhysicalWorkTable) Reset() {
 	*x = PhysicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6832,7 +6918,7 @@ func (x *PhysicalWorkTable) String() string {
 func (*PhysicalWorkTable) ProtoMessage() {}
 
 func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6845,7 +6931,7 @@ func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWorkTable.ProtoReflect.Descriptor instead.
 func (*PhysicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{87}
+	return file_plan_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *PhysicalWorkTable) GetName() string {
@@ -6872,7 +6958,7 @@ type GroupingSet struct {
 
 func (x *GroupingSet) Reset() {
 	*x = GroupingSet{}
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6884,7 +6970,7 @@ func (x *GroupingSet) String() string {
 func (*GroupingSet) ProtoMessage() {}
 
 func (x *GroupingSet) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6897,7 +6983,7 @@ func (x *GroupingSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupingSet.ProtoReflect.Descriptor instead.
 func (*GroupingSet) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{88}
+	return file_plan_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GroupingSet) GetKeys() []int32 {
@@ -6918,7 +7004,7 @@ type LogicalExpand struct {
 
 func (x *LogicalExpand) Reset() {
 	*x = LogicalExpand{}
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6930,7 +7016,7 @@ func (x *LogicalExpand) String() string {
 func (*LogicalExpand) ProtoMessage() {}
 
 func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6943,7 +7029,7 @@ func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpand.ProtoReflect.Descriptor instead.
 func (*LogicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{89}
+	return file_plan_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *LogicalExpand) GetInput() *LogicalPlan {
@@ -6979,7 +7065,7 @@ type PhysicalExpand struct {
 
 func (x *PhysicalExpand) Reset() {
 	*x = PhysicalExpand{}
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6991,7 +7077,7 @@ func (x *PhysicalExpand) String() string {
 func (*PhysicalExpand) ProtoMessage() {}
 
 func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7004,7 +7090,7 @@ func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalExpand.ProtoReflect.Descriptor instead.
 func (*PhysicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{90}
+	return file_plan_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *PhysicalExpand) GetInput() *PhysicalPlan {
@@ -7395,7 +7481,7 @@ const file_plan_proto_rawDesc = "" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
 	"\x04type\x18\x03 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x1a\n" +
-	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xe0\a\n" +
+	"\bnullable\x18\x04 \x01(\bR\bnullable\"\x96\b\n" +
 	"\vLogicalPlan\x12-\n" +
 	"\x04scan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalScanH\x00R\x04scan\x123\n" +
 	"\x06filter\x18\x02 \x01(\v2\x19.quiver.rpc.LogicalFilterH\x00R\x06filter\x12?\n" +
@@ -7417,8 +7503,14 @@ const file_plan_proto_rawDesc = "" +
 	"\x0frecursive_query\x182 \x01(\v2!.quiver.rpc.LogicalRecursiveQueryH\x00R\x0erecursiveQuery\x12=\n" +
 	"\n" +
 	"work_table\x183 \x01(\v2\x1c.quiver.rpc.LogicalWorkTableH\x00R\tworkTable\x123\n" +
-	"\x06expand\x184 \x01(\v2\x19.quiver.rpc.LogicalExpandH\x00R\x06expandB\x06\n" +
-	"\x04node\"\xbe\x01\n" +
+	"\x06expand\x184 \x01(\v2\x19.quiver.rpc.LogicalExpandH\x00R\x06expand\x124\n" +
+	"\acte_ref\x185 \x01(\v2\x19.quiver.rpc.LogicalCTERefH\x00R\x06cteRefB\x06\n" +
+	"\x04node\"~\n" +
+	"\rLogicalCTERef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12-\n" +
+	"\x05input\x18\x03 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12\x1a\n" +
+	"\bfiltered\x18\x04 \x01(\bR\bfiltered\"\xbe\x01\n" +
 	"\fLogicalWrite\x12-\n" +
 	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x18\n" +
@@ -7578,7 +7670,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 94)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 95)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -7643,38 +7735,39 @@ var file_plan_proto_goTypes = []any{
 	(*LogicalSortKey)(nil),              // 60: quiver.rpc.LogicalSortKey
 	(*LogicalField)(nil),                // 61: quiver.rpc.LogicalField
 	(*LogicalPlan)(nil),                 // 62: quiver.rpc.LogicalPlan
-	(*LogicalWrite)(nil),                // 63: quiver.rpc.LogicalWrite
-	(*TableDef)(nil),                    // 64: quiver.rpc.TableDef
-	(*LogicalScan)(nil),                 // 65: quiver.rpc.LogicalScan
-	(*LogicalFilter)(nil),               // 66: quiver.rpc.LogicalFilter
-	(*LogicalProjection)(nil),           // 67: quiver.rpc.LogicalProjection
-	(*LogicalAggregate)(nil),            // 68: quiver.rpc.LogicalAggregate
-	(*LogicalEquiPair)(nil),             // 69: quiver.rpc.LogicalEquiPair
-	(*LogicalJoin)(nil),                 // 70: quiver.rpc.LogicalJoin
-	(*LogicalSort)(nil),                 // 71: quiver.rpc.LogicalSort
-	(*LogicalLimit)(nil),                // 72: quiver.rpc.LogicalLimit
-	(*LogicalUnion)(nil),                // 73: quiver.rpc.LogicalUnion
-	(*LogicalExprRow)(nil),              // 74: quiver.rpc.LogicalExprRow
-	(*LogicalValues)(nil),               // 75: quiver.rpc.LogicalValues
-	(*LogicalEmptyRelation)(nil),        // 76: quiver.rpc.LogicalEmptyRelation
-	(*LogicalSubqueryAlias)(nil),        // 77: quiver.rpc.LogicalSubqueryAlias
-	(*LogicalCache)(nil),                // 78: quiver.rpc.LogicalCache
-	(*WindowFrame)(nil),                 // 79: quiver.rpc.WindowFrame
-	(*LogicalWindowExpr)(nil),           // 80: quiver.rpc.LogicalWindowExpr
-	(*LogicalWindow)(nil),               // 81: quiver.rpc.LogicalWindow
-	(*PhysicalWindowFunc)(nil),          // 82: quiver.rpc.PhysicalWindowFunc
-	(*PhysicalWindow)(nil),              // 83: quiver.rpc.PhysicalWindow
-	(*LogicalRecursiveQuery)(nil),       // 84: quiver.rpc.LogicalRecursiveQuery
-	(*LogicalWorkTable)(nil),            // 85: quiver.rpc.LogicalWorkTable
-	(*PhysicalRecursiveQuery)(nil),      // 86: quiver.rpc.PhysicalRecursiveQuery
-	(*PhysicalWorkTable)(nil),           // 87: quiver.rpc.PhysicalWorkTable
-	(*GroupingSet)(nil),                 // 88: quiver.rpc.GroupingSet
-	(*LogicalExpand)(nil),               // 89: quiver.rpc.LogicalExpand
-	(*PhysicalExpand)(nil),              // 90: quiver.rpc.PhysicalExpand
-	nil,                                 // 91: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 92: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 93: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 94: quiver.rpc.PartitionLocations
+	(*LogicalCTERef)(nil),               // 63: quiver.rpc.LogicalCTERef
+	(*LogicalWrite)(nil),                // 64: quiver.rpc.LogicalWrite
+	(*TableDef)(nil),                    // 65: quiver.rpc.TableDef
+	(*LogicalScan)(nil),                 // 66: quiver.rpc.LogicalScan
+	(*LogicalFilter)(nil),               // 67: quiver.rpc.LogicalFilter
+	(*LogicalProjection)(nil),           // 68: quiver.rpc.LogicalProjection
+	(*LogicalAggregate)(nil),            // 69: quiver.rpc.LogicalAggregate
+	(*LogicalEquiPair)(nil),             // 70: quiver.rpc.LogicalEquiPair
+	(*LogicalJoin)(nil),                 // 71: quiver.rpc.LogicalJoin
+	(*LogicalSort)(nil),                 // 72: quiver.rpc.LogicalSort
+	(*LogicalLimit)(nil),                // 73: quiver.rpc.LogicalLimit
+	(*LogicalUnion)(nil),                // 74: quiver.rpc.LogicalUnion
+	(*LogicalExprRow)(nil),              // 75: quiver.rpc.LogicalExprRow
+	(*LogicalValues)(nil),               // 76: quiver.rpc.LogicalValues
+	(*LogicalEmptyRelation)(nil),        // 77: quiver.rpc.LogicalEmptyRelation
+	(*LogicalSubqueryAlias)(nil),        // 78: quiver.rpc.LogicalSubqueryAlias
+	(*LogicalCache)(nil),                // 79: quiver.rpc.LogicalCache
+	(*WindowFrame)(nil),                 // 80: quiver.rpc.WindowFrame
+	(*LogicalWindowExpr)(nil),           // 81: quiver.rpc.LogicalWindowExpr
+	(*LogicalWindow)(nil),               // 82: quiver.rpc.LogicalWindow
+	(*PhysicalWindowFunc)(nil),          // 83: quiver.rpc.PhysicalWindowFunc
+	(*PhysicalWindow)(nil),              // 84: quiver.rpc.PhysicalWindow
+	(*LogicalRecursiveQuery)(nil),       // 85: quiver.rpc.LogicalRecursiveQuery
+	(*LogicalWorkTable)(nil),            // 86: quiver.rpc.LogicalWorkTable
+	(*PhysicalRecursiveQuery)(nil),      // 87: quiver.rpc.PhysicalRecursiveQuery
+	(*PhysicalWorkTable)(nil),           // 88: quiver.rpc.PhysicalWorkTable
+	(*GroupingSet)(nil),                 // 89: quiver.rpc.GroupingSet
+	(*LogicalExpand)(nil),               // 90: quiver.rpc.LogicalExpand
+	(*PhysicalExpand)(nil),              // 91: quiver.rpc.PhysicalExpand
+	nil,                                 // 92: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 93: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 94: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 95: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -7731,17 +7824,17 @@ var file_plan_proto_depIdxs = []int32{
 	41,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
 	42,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
 	44,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
-	83,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
+	84,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
 	18,  // 55: quiver.rpc.PhysicalPlan.file_sink:type_name -> quiver.rpc.PhysicalFileSink
 	19,  // 56: quiver.rpc.PhysicalPlan.file_commit:type_name -> quiver.rpc.PhysicalFileCommit
-	86,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
-	87,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
-	90,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
+	87,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
+	88,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
+	91,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
 	16,  // 60: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
 	17,  // 61: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
 	16,  // 62: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
 	20,  // 63: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	91,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	92,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
 	5,   // 65: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
 	23,  // 66: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
 	22,  // 67: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
@@ -7776,9 +7869,9 @@ var file_plan_proto_depIdxs = []int32{
 	16,  // 96: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
 	16,  // 97: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
 	5,   // 98: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	94,  // 99: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	95,  // 99: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
 	43,  // 100: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	94,  // 101: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	95,  // 101: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
 	46,  // 102: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
 	47,  // 103: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
 	3,   // 104: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
@@ -7796,7 +7889,7 @@ var file_plan_proto_depIdxs = []int32{
 	62,  // 116: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
 	58,  // 117: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
 	59,  // 118: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	80,  // 119: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	81,  // 119: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
 	0,   // 120: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
 	45,  // 121: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
 	45,  // 122: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
@@ -7820,81 +7913,83 @@ var file_plan_proto_depIdxs = []int32{
 	62,  // 140: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
 	45,  // 141: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
 	0,   // 142: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	65,  // 143: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	66,  // 144: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	67,  // 145: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	68,  // 146: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	70,  // 147: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	71,  // 148: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	72,  // 149: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	73,  // 150: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	75,  // 151: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	76,  // 152: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	77,  // 153: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	78,  // 154: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	81,  // 155: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	63,  // 156: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
-	84,  // 157: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
-	85,  // 158: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
-	89,  // 159: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
-	62,  // 160: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
-	17,  // 161: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
-	92,  // 162: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	64,  // 163: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	45,  // 164: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	62,  // 165: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 166: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	62,  // 167: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 168: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	62,  // 169: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 170: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	45,  // 171: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	45,  // 172: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	45,  // 173: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	62,  // 174: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	62,  // 175: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	69,  // 176: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	45,  // 177: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	62,  // 178: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	60,  // 179: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	62,  // 180: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 181: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	45,  // 182: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	61,  // 183: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	74,  // 184: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	61,  // 185: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	62,  // 186: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 187: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	93,  // 188: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	45,  // 189: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	45,  // 190: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	60,  // 191: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	79,  // 192: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	62,  // 193: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 194: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 195: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	79,  // 196: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 197: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 198: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 199: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 200: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	82,  // 201: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	62,  // 202: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
-	62,  // 203: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
-	61,  // 204: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
-	16,  // 205: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 206: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
-	62,  // 207: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
-	45,  // 208: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
-	88,  // 209: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	16,  // 210: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 211: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
-	88,  // 212: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	213, // [213:213] is the sub-list for method output_type
-	213, // [213:213] is the sub-list for method input_type
-	213, // [213:213] is the sub-list for extension type_name
-	213, // [213:213] is the sub-list for extension extendee
-	0,   // [0:213] is the sub-list for field type_name
+	66,  // 143: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	67,  // 144: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	68,  // 145: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	69,  // 146: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	71,  // 147: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	72,  // 148: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	73,  // 149: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	74,  // 150: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	76,  // 151: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	77,  // 152: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	78,  // 153: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	79,  // 154: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	82,  // 155: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	64,  // 156: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
+	85,  // 157: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
+	86,  // 158: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
+	90,  // 159: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
+	63,  // 160: quiver.rpc.LogicalPlan.cte_ref:type_name -> quiver.rpc.LogicalCTERef
+	62,  // 161: quiver.rpc.LogicalCTERef.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 162: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
+	17,  // 163: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
+	93,  // 164: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	65,  // 165: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	45,  // 166: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	62,  // 167: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 168: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	62,  // 169: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 170: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	62,  // 171: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 172: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	45,  // 173: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	45,  // 174: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	45,  // 175: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	62,  // 176: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	62,  // 177: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	70,  // 178: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	45,  // 179: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	62,  // 180: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	60,  // 181: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	62,  // 182: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 183: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	45,  // 184: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	61,  // 185: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	75,  // 186: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	61,  // 187: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	62,  // 188: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 189: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	94,  // 190: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	45,  // 191: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	45,  // 192: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	60,  // 193: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	80,  // 194: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	62,  // 195: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 196: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 197: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	80,  // 198: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 199: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 200: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 201: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 202: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	83,  // 203: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	62,  // 204: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
+	62,  // 205: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
+	61,  // 206: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
+	16,  // 207: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 208: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
+	62,  // 209: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
+	45,  // 210: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
+	89,  // 211: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	16,  // 212: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 213: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
+	89,  // 214: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	215, // [215:215] is the sub-list for method output_type
+	215, // [215:215] is the sub-list for method input_type
+	215, // [215:215] is the sub-list for extension type_name
+	215, // [215:215] is the sub-list for extension extendee
+	0,   // [0:215] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -7991,6 +8086,7 @@ func file_plan_proto_init() {
 		(*LogicalPlan_RecursiveQuery)(nil),
 		(*LogicalPlan_WorkTable)(nil),
 		(*LogicalPlan_Expand)(nil),
+		(*LogicalPlan_CteRef)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -7998,7 +8094,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   94,
+			NumMessages:   95,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

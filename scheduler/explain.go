@@ -97,7 +97,7 @@ func (h *service) ExplainQuery(ctx context.Context, req *rpc.ExplainQueryRequest
 		hits[k] = e
 	}
 	list.infos = append(list.infos, shared.infos...)
-	pp, err := planner.New(planner.Config{TargetPartitions: choices.targetPartitions, MaxRecursionDepth: maxRecursion(vals), Caches: hits}).Plan(ctx, plan)
+	pp, err := planner.New(planner.Config{TargetPartitions: choices.targetPartitions, MaxRecursionDepth: maxRecursion(vals), Caches: hits, ShareCTEs: true}).Plan(ctx, plan)
 	if err != nil {
 		return nil, grpcErr(err)
 	}
