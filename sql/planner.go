@@ -148,7 +148,7 @@ type builder struct {
 	// cteSeq numbers the statement's WITH queries (cte.go), shared with
 	// the child builders of views.
 	cteSeq *int
-	nextN int // counter for synthesised derived-table aliases
+	nextN  int // counter for synthesised derived-table aliases
 	// colAliases are the pre-pass's column lists of aliased FROM items.
 	colAliases map[string][]string
 	files      map[string]*fileSource // file sources in FROM, by placeholder name (files.go)
