@@ -12,7 +12,10 @@ package optimizer
 //	                                     CTERef: y id=1 ...
 //
 // Each reference keeps its own filter above; the OR only drops rows no
-// reference reads, and push_down_filter then moves it into the plan. It must
+// reference reads, and push_down_filter then moves it into the plan. Beside
+// the OR go, per column that every filter restricts alone, the OR of those
+// restrictions (y.a = 1 OR y.a = 2 above, were the filters y.a = 1 AND
+// y.n > 5 and y.a = 2), which can go where the whole OR cannot. It must
 // NOT push when a reference does not filter (the OR would keep every row),
 // when a filter has a subquery or an outer reference, or into a CTE it has
 // pushed into already (logical.CTERef.Filtered), and it gives every
@@ -83,15 +86,7 @@ func (PushDownCTEFilter) Rewrite(_ context.Context, p logical.Plan) (logical.Pla
 		if st.closed || st.n < 2 {
 			continue
 		}
-		var or logical.Expr
-		for _, e := range dedupe(st.preds) {
-			if or == nil {
-				or = e
-			} else {
-				or = &logical.Binary{Op: logical.OpOr, Left: or, Right: e}
-			}
-		}
-		push[id] = or
+		push[id] = orFilters(dedupe(st.preds))
 	}
 	if len(push) == 0 {
 		return p, false, nil
@@ -109,6 +104,63 @@ func (PushDownCTEFilter) Rewrite(_ context.Context, p logical.Plan) (logical.Pla
 		out.Input, out.Filtered = f, true
 		return &out, true, nil
 	})
+}
+
+// orFilters is the OR of preds and, for each column that every pred
+// restricts on its own, the OR of those restrictions: implied by the first,
+// but a conjunct over one column, which push_down_filter can take where the
+// whole OR cannot go (below an aggregate grouped by that column, say).
+func orFilters(preds []logical.Expr) logical.Expr {
+	if len(preds) == 1 {
+		return preds[0]
+	}
+	or := func(es []logical.Expr) logical.Expr {
+		out := es[0]
+		for _, e := range es[1:] {
+			out = &logical.Binary{Op: logical.OpOr, Left: out, Right: e}
+		}
+		return out
+	}
+	// per[i][column] is the AND of pred i's conjuncts over that column alone.
+	per := make([]map[string][]logical.Expr, len(preds))
+	var order []string
+	for i, p := range preds {
+		per[i] = map[string][]logical.Expr{}
+		for _, c := range logical.SplitAnd(p) {
+			cols := logical.ColumnsOf(c)
+			if len(cols) == 0 {
+				continue
+			}
+			k := cols[0].String()
+			one := true
+			for _, col := range cols[1:] {
+				one = one && col.String() == k
+			}
+			if !one {
+				continue
+			}
+			if i == 0 && per[0][k] == nil {
+				order = append(order, k)
+			}
+			per[i][k] = append(per[i][k], c)
+		}
+	}
+	out := []logical.Expr{or(preds)}
+	for _, k := range order {
+		var alts []logical.Expr
+		for i := range preds {
+			cs := per[i][k]
+			if cs == nil {
+				alts = nil
+				break
+			}
+			alts = append(alts, logical.And(cs...))
+		}
+		if alts != nil {
+			out = append(out, or(dedupe(alts)))
+		}
+	}
+	return logical.And(out...)
 }
 
 // subqueryCTEs lists the shared CTEs referenced in e's subqueries.
