@@ -732,6 +732,15 @@ func (c *core) rollback(j *job, p *stage, lost func(*task) bool, why string) {
 	c.onStageRetry(j, p, len(redo), why)
 	if p.state == stageSuccessful {
 		p.state = stageRunning
+		// An input of p rolled back while p was done (a shared stage that
+		// another reader still needed) holds no output p's re-run tasks
+		// could read: p waits for it and re-resolves.
+		for _, in := range p.inputs {
+			if j.stages[in].state != stageSuccessful {
+				p.resolved = unresolvePlan(p.resolved, in)
+				p.state = stageUnresolved
+			}
+		}
 	}
 	c.dirty[j.id] = true
 	for _, cid := range p.consumers {
