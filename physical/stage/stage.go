@@ -212,13 +212,13 @@ func whole(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 	refs := sharedRefs(p)
 	var out []*Stage
 	ctes := map[int]*physical.UnresolvedShuffle{}
-	writer := func(in physical.Plan) *Stage {
+	writer := func(in physical.Plan, comp physical.Compression) *Stage {
 		n := 0
 		if in.OutputPartitions() == 1 {
 			n = 1
 		}
 		id := len(out) + 1
-		w := &physical.ShuffleWriter{Input: in, JobID: jobID, StageID: id, N: n, Compression: opts.Compression}
+		w := &physical.ShuffleWriter{Input: in, JobID: jobID, StageID: id, N: n, Compression: comp}
 		st := &Stage{ID: id, Plan: w, Inputs: Inputs(in), Whole: true}
 		out = append(out, st)
 		return st
@@ -235,7 +235,10 @@ func whole(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 				return u
 			}
 			in := lift(c.Input)
-			st := writer(in)
+			// Uncompressed: each reference reads them back, on the job's
+			// one executor as a rule, where compressing and decompressing
+			// cost more CPU than the disk they save.
+			st := writer(in, physical.CompressNone)
 			u := &physical.UnresolvedShuffle{StageID: st.ID, OutSchema: in.Schema(), Partitions: st.Plan.OutputN()}
 			ctes[c.ID] = u
 			return u
@@ -255,7 +258,7 @@ func whole(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 		}
 		return p.WithChildren(nc)
 	}
-	final := writer(lift(p))
+	final := writer(lift(p), opts.Compression)
 	final.Final = true
 	final.Plan.Pinned = opts.PinFinal
 	return &Graph{JobID: jobID, Stages: out}, nil

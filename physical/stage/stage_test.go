@@ -186,6 +186,9 @@ func TestTPCHWholeStages(t *testing.T) {
 				if !s.Whole || s.Tasks() != 1 || s.Final != (s == g.Final()) || s.Plan.Pinned != (s.Final && q == 1) {
 					t.Errorf("stage %+v", s)
 				}
+				if !s.Final && s.Plan.Compression != physical.CompressNone {
+					t.Errorf("shared CTE stage %d writes %s files, want none: its readers are on its executor", s.ID, s.Plan.Compression)
+				}
 			}
 			s := g.Final()
 			if shared == 0 && (s.ID != 1 || len(s.Inputs) != 0 || s.Plan.Input != pp) {
