@@ -104,6 +104,8 @@ func Estimate(p Plan) Stats {
 		return Estimate(n.Input)
 	case *Cache:
 		return Estimate(n.Input)
+	case *CTERef:
+		return Estimate(n.Input)
 	case *Expand:
 		in := Estimate(n.Input)
 		d := append(append([]float64(nil), in.Distinct...), make([]float64, len(n.Keys))...)
@@ -394,6 +396,8 @@ func columnDomain(p Plan, i int) float64 {
 	case *SubqueryAlias:
 		return columnDomain(n.Input, i)
 	case *Cache:
+		return columnDomain(n.Input, i)
+	case *CTERef:
 		return columnDomain(n.Input, i)
 	case *Projection:
 		return keyDomain(n.Input, n.List[i])

@@ -1,7 +1,6 @@
 package logical
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -122,18 +121,11 @@ func ColumnsOf(e Expr) []*Column {
 //	01)Projection: a
 //	02)--Filter: a > 1
 //	03)----TableScan: t
+//
+// A shared CTE's input shows under its first reference only.
 func Indent(p Plan) string {
 	var b strings.Builder
-	n := 0
-	var walk func(Plan, int)
-	walk = func(p Plan, depth int) {
-		n++
-		fmt.Fprintf(&b, "%02d)%s%s\n", n, strings.Repeat("--", depth), p.String())
-		for _, c := range p.Children() {
-			walk(c, depth+1)
-		}
-	}
-	walk(p, 0)
+	indentCTE(&b, p)
 	return b.String()
 }
 

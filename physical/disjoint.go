@@ -26,6 +26,8 @@ func DisjointColumns(p Plan) []int {
 		return n.Disjoint
 	case *Filter:
 		return DisjointColumns(n.Input)
+	case *SharedCTE:
+		return DisjointColumns(n.Input) // its stage's writer keeps partitions
 	case *LocalLimit:
 		return DisjointColumns(n.Input)
 	case *Sort:

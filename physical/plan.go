@@ -784,9 +784,21 @@ func Indent(p Plan) string {
 	var b strings.Builder
 	n := 0
 	var walk func(Plan, int)
+	seen := map[int]bool{}
 	walk = func(p Plan, depth int) {
 		n++
-		fmt.Fprintf(&b, "%02d)%s%s\n", n, strings.Repeat("--", depth), p.String())
+		line := p.String()
+		c, isCTE := p.(*SharedCTE)
+		if isCTE && seen[c.ID] {
+			line = c.refString()
+		}
+		fmt.Fprintf(&b, "%02d)%s%s\n", n, strings.Repeat("--", depth), line)
+		if isCTE {
+			if seen[c.ID] {
+				return
+			}
+			seen[c.ID] = true
+		}
 		for _, c := range p.Children() {
 			walk(c, depth+1)
 		}

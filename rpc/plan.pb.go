@@ -5026,6 +5026,7 @@ type LogicalPlan struct {
 	//	*LogicalPlan_RecursiveQuery
 	//	*LogicalPlan_WorkTable
 	//	*LogicalPlan_Expand
+	//	*LogicalPlan_CteRef
 	Node          isLogicalPlan_Node `protobuf_oneof:"node"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5221,6 +5222,15 @@ func (x *LogicalPlan) GetExpand() *LogicalExpand {
 	return nil
 }
 
+func (x *LogicalPlan) GetCteRef() *LogicalCTERef {
+	if x != nil {
+		if x, ok := x.Node.(*LogicalPlan_CteRef); ok {
+			return x.CteRef
+		}
+	}
+	return nil
+}
+
 type isLogicalPlan_Node interface {
 	isLogicalPlan_Node()
 }
@@ -5293,6 +5303,10 @@ type LogicalPlan_Expand struct {
 	Expand *LogicalExpand `protobuf:"bytes,52,opt,name=expand,proto3,oneof"`
 }
 
+type LogicalPlan_CteRef struct {
+	CteRef *LogicalCTERef `protobuf:"bytes,53,opt,name=cte_ref,json=cteRef,proto3,oneof"`
+}
+
 func (*LogicalPlan_Scan) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Filter) isLogicalPlan_Node() {}
@@ -5327,6 +5341,78 @@ func (*LogicalPlan_WorkTable) isLogicalPlan_Node() {}
 
 func (*LogicalPlan_Expand) isLogicalPlan_Node() {}
 
+func (*LogicalPlan_CteRef) isLogicalPlan_Node() {}
+
+// LogicalCTERef is logical.CTERef: one reference to a WITH query read more
+// than once; every reference carries the query's plan and the same id.
+type LogicalCTERef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Input         *LogicalPlan           `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	Filtered      bool                   `protobuf:"varint,4,opt,name=filtered,proto3" json:"filtered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalCTERef) Reset() {
+	*x = LogicalCTERef{}
+	mi := &file_plan_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalCTERef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalCTERef) ProtoMessage() {}
+
+func (x *LogicalCTERef) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalCTERef.ProtoReflect.Descriptor instead.
+func (*LogicalCTERef) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *LogicalCTERef) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *LogicalCTERef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LogicalCTERef) GetInput() *LogicalPlan {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *LogicalCTERef) GetFiltered() bool {
+	if x != nil {
+		return x.Filtered
+	}
+	return false
+}
+
 type LogicalWrite struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
@@ -5340,7 +5426,7 @@ type LogicalWrite struct {
 
 func (x *LogicalWrite) Reset() {
 	*x = LogicalWrite{}
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5352,7 +5438,7 @@ func (x *LogicalWrite) String() string {
 func (*LogicalWrite) ProtoMessage() {}
 
 func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5365,7 +5451,7 @@ func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWrite.ProtoReflect.Descriptor instead.
 func (*LogicalWrite) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{65}
+	return file_plan_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LogicalWrite) GetInput() *LogicalPlan {
@@ -5426,7 +5512,7 @@ type TableDef struct {
 
 func (x *TableDef) Reset() {
 	*x = TableDef{}
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5438,7 +5524,7 @@ func (x *TableDef) String() string {
 func (*TableDef) ProtoMessage() {}
 
 func (x *TableDef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5451,7 +5537,7 @@ func (x *TableDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableDef.ProtoReflect.Descriptor instead.
 func (*TableDef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{66}
+	return file_plan_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *TableDef) GetName() string {
@@ -5538,7 +5624,7 @@ type LogicalScan struct {
 
 func (x *LogicalScan) Reset() {
 	*x = LogicalScan{}
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5550,7 +5636,7 @@ func (x *LogicalScan) String() string {
 func (*LogicalScan) ProtoMessage() {}
 
 func (x *LogicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5563,7 +5649,7 @@ func (x *LogicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScan.ProtoReflect.Descriptor instead.
 func (*LogicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{67}
+	return file_plan_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LogicalScan) GetTable() *TableDef {
@@ -5618,7 +5704,7 @@ type LogicalFilter struct {
 
 func (x *LogicalFilter) Reset() {
 	*x = LogicalFilter{}
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5630,7 +5716,7 @@ func (x *LogicalFilter) String() string {
 func (*LogicalFilter) ProtoMessage() {}
 
 func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5643,7 +5729,7 @@ func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalFilter.ProtoReflect.Descriptor instead.
 func (*LogicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{68}
+	return file_plan_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LogicalFilter) GetInput() *LogicalPlan {
@@ -5670,7 +5756,7 @@ type LogicalProjection struct {
 
 func (x *LogicalProjection) Reset() {
 	*x = LogicalProjection{}
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5682,7 +5768,7 @@ func (x *LogicalProjection) String() string {
 func (*LogicalProjection) ProtoMessage() {}
 
 func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5695,7 +5781,7 @@ func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalProjection.ProtoReflect.Descriptor instead.
 func (*LogicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{69}
+	return file_plan_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogicalProjection) GetInput() *LogicalPlan {
@@ -5723,7 +5809,7 @@ type LogicalAggregate struct {
 
 func (x *LogicalAggregate) Reset() {
 	*x = LogicalAggregate{}
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5735,7 +5821,7 @@ func (x *LogicalAggregate) String() string {
 func (*LogicalAggregate) ProtoMessage() {}
 
 func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5748,7 +5834,7 @@ func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggregate.ProtoReflect.Descriptor instead.
 func (*LogicalAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{70}
+	return file_plan_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LogicalAggregate) GetInput() *LogicalPlan {
@@ -5782,7 +5868,7 @@ type LogicalEquiPair struct {
 
 func (x *LogicalEquiPair) Reset() {
 	*x = LogicalEquiPair{}
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5794,7 +5880,7 @@ func (x *LogicalEquiPair) String() string {
 func (*LogicalEquiPair) ProtoMessage() {}
 
 func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5807,7 +5893,7 @@ func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEquiPair.ProtoReflect.Descriptor instead.
 func (*LogicalEquiPair) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{71}
+	return file_plan_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LogicalEquiPair) GetLeft() *LogicalExpr {
@@ -5839,7 +5925,7 @@ type LogicalJoin struct {
 
 func (x *LogicalJoin) Reset() {
 	*x = LogicalJoin{}
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5851,7 +5937,7 @@ func (x *LogicalJoin) String() string {
 func (*LogicalJoin) ProtoMessage() {}
 
 func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5864,7 +5950,7 @@ func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalJoin.ProtoReflect.Descriptor instead.
 func (*LogicalJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{72}
+	return file_plan_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LogicalJoin) GetLeft() *LogicalPlan {
@@ -5927,7 +6013,7 @@ type LogicalSort struct {
 
 func (x *LogicalSort) Reset() {
 	*x = LogicalSort{}
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5939,7 +6025,7 @@ func (x *LogicalSort) String() string {
 func (*LogicalSort) ProtoMessage() {}
 
 func (x *LogicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5952,7 +6038,7 @@ func (x *LogicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSort.ProtoReflect.Descriptor instead.
 func (*LogicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{73}
+	return file_plan_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LogicalSort) GetInput() *LogicalPlan {
@@ -5987,7 +6073,7 @@ type LogicalLimit struct {
 
 func (x *LogicalLimit) Reset() {
 	*x = LogicalLimit{}
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5999,7 +6085,7 @@ func (x *LogicalLimit) String() string {
 func (*LogicalLimit) ProtoMessage() {}
 
 func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6012,7 +6098,7 @@ func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLimit.ProtoReflect.Descriptor instead.
 func (*LogicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{74}
+	return file_plan_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LogicalLimit) GetInput() *LogicalPlan {
@@ -6045,7 +6131,7 @@ type LogicalUnion struct {
 
 func (x *LogicalUnion) Reset() {
 	*x = LogicalUnion{}
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6057,7 +6143,7 @@ func (x *LogicalUnion) String() string {
 func (*LogicalUnion) ProtoMessage() {}
 
 func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6070,7 +6156,7 @@ func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalUnion.ProtoReflect.Descriptor instead.
 func (*LogicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{75}
+	return file_plan_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *LogicalUnion) GetInputs() []*LogicalPlan {
@@ -6089,7 +6175,7 @@ type LogicalExprRow struct {
 
 func (x *LogicalExprRow) Reset() {
 	*x = LogicalExprRow{}
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6101,7 +6187,7 @@ func (x *LogicalExprRow) String() string {
 func (*LogicalExprRow) ProtoMessage() {}
 
 func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6114,7 +6200,7 @@ func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExprRow.ProtoReflect.Descriptor instead.
 func (*LogicalExprRow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{76}
+	return file_plan_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LogicalExprRow) GetValues() []*LogicalExpr {
@@ -6134,7 +6220,7 @@ type LogicalValues struct {
 
 func (x *LogicalValues) Reset() {
 	*x = LogicalValues{}
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6146,7 +6232,7 @@ func (x *LogicalValues) String() string {
 func (*LogicalValues) ProtoMessage() {}
 
 func (x *LogicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6159,7 +6245,7 @@ func (x *LogicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalValues.ProtoReflect.Descriptor instead.
 func (*LogicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{77}
+	return file_plan_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LogicalValues) GetSchema() []*LogicalField {
@@ -6186,7 +6272,7 @@ type LogicalEmptyRelation struct {
 
 func (x *LogicalEmptyRelation) Reset() {
 	*x = LogicalEmptyRelation{}
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6198,7 +6284,7 @@ func (x *LogicalEmptyRelation) String() string {
 func (*LogicalEmptyRelation) ProtoMessage() {}
 
 func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6211,7 +6297,7 @@ func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEmptyRelation.ProtoReflect.Descriptor instead.
 func (*LogicalEmptyRelation) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{78}
+	return file_plan_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *LogicalEmptyRelation) GetProduceOneRow() bool {
@@ -6238,7 +6324,7 @@ type LogicalSubqueryAlias struct {
 
 func (x *LogicalSubqueryAlias) Reset() {
 	*x = LogicalSubqueryAlias{}
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6250,7 +6336,7 @@ func (x *LogicalSubqueryAlias) String() string {
 func (*LogicalSubqueryAlias) ProtoMessage() {}
 
 func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6263,7 +6349,7 @@ func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSubqueryAlias.ProtoReflect.Descriptor instead.
 func (*LogicalSubqueryAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{79}
+	return file_plan_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *LogicalSubqueryAlias) GetInput() *LogicalPlan {
@@ -6293,7 +6379,7 @@ type LogicalCache struct {
 
 func (x *LogicalCache) Reset() {
 	*x = LogicalCache{}
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6305,7 +6391,7 @@ func (x *LogicalCache) String() string {
 func (*LogicalCache) ProtoMessage() {}
 
 func (x *LogicalCache) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6318,7 +6404,7 @@ func (x *LogicalCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCache.ProtoReflect.Descriptor instead.
 func (*LogicalCache) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{80}
+	return file_plan_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *LogicalCache) GetCacheId() string {
@@ -6376,7 +6462,7 @@ type WindowFrame struct {
 
 func (x *WindowFrame) Reset() {
 	*x = WindowFrame{}
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6388,7 +6474,7 @@ func (x *WindowFrame) String() string {
 func (*WindowFrame) ProtoMessage() {}
 
 func (x *WindowFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6401,7 +6487,7 @@ func (x *WindowFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowFrame.ProtoReflect.Descriptor instead.
 func (*WindowFrame) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{81}
+	return file_plan_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *WindowFrame) GetUnit() int32 {
@@ -6485,7 +6571,7 @@ type LogicalWindowExpr struct {
 
 func (x *LogicalWindowExpr) Reset() {
 	*x = LogicalWindowExpr{}
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6497,7 +6583,7 @@ func (x *LogicalWindowExpr) String() string {
 func (*LogicalWindowExpr) ProtoMessage() {}
 
 func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6510,7 +6596,7 @@ func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindowExpr.ProtoReflect.Descriptor instead.
 func (*LogicalWindowExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{82}
+	return file_plan_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *LogicalWindowExpr) GetFunc() int32 {
@@ -6593,7 +6679,7 @@ type LogicalWindow struct {
 
 func (x *LogicalWindow) Reset() {
 	*x = LogicalWindow{}
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6605,7 +6691,7 @@ func (x *LogicalWindow) String() string {
 func (*LogicalWindow) ProtoMessage() {}
 
 func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6618,7 +6704,7 @@ func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindow.ProtoReflect.Descriptor instead.
 func (*LogicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{83}
+	return file_plan_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *LogicalWindow) GetInput() *LogicalPlan {
@@ -6653,7 +6739,7 @@ type PhysicalWindowFunc struct {
 
 func (x *PhysicalWindowFunc) Reset() {
 	*x = PhysicalWindowFunc{}
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6665,7 +6751,7 @@ func (x *PhysicalWindowFunc) String() string {
 func (*PhysicalWindowFunc) ProtoMessage() {}
 
 func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6678,7 +6764,7 @@ func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindowFunc.ProtoReflect.Descriptor instead.
 func (*PhysicalWindowFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{84}
+	return file_plan_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *PhysicalWindowFunc) GetFunc() int32 {
@@ -6763,7 +6849,7 @@ type PhysicalWindow struct {
 
 func (x *PhysicalWindow) Reset() {
 	*x = PhysicalWindow{}
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6775,7 +6861,7 @@ func (x *PhysicalWindow) String() string {
 func (*PhysicalWindow) ProtoMessage() {}
 
 func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6788,7 +6874,7 @@ func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindow.ProtoReflect.Descriptor instead.
 func (*PhysicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{85}
+	return file_plan_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *PhysicalWindow) GetInput() *PhysicalPlan {
@@ -6832,7 +6918,7 @@ type LogicalRecursiveQuery struct {
 
 func (x *LogicalRecursiveQuery) Reset() {
 	*x = LogicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6844,7 +6930,7 @@ func (x *LogicalRecursiveQuery) String() string {
 func (*LogicalRecursiveQuery) ProtoMessage() {}
 
 func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6857,7 +6943,7 @@ func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*LogicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{86}
+	return file_plan_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *LogicalRecursiveQuery) GetName() string {
@@ -6898,7 +6984,7 @@ type LogicalWorkTable struct {
 
 func (x *LogicalWorkTable) Reset() {
 	*x = LogicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6910,7 +6996,7 @@ func (x *LogicalWorkTable) String() string {
 func (*LogicalWorkTable) ProtoMessage() {}
 
 func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6923,7 +7009,7 @@ func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWorkTable.ProtoReflect.Descriptor instead.
 func (*LogicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{87}
+	return file_plan_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *LogicalWorkTable) GetName() string {
@@ -6955,7 +7041,7 @@ type PhysicalRecursiveQuery struct {
 
 func (x *PhysicalRecursiveQuery) Reset() {
 	*x = PhysicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6967,7 +7053,7 @@ func (x *PhysicalRecursiveQuery) String() string {
 func (*PhysicalRecursiveQuery) ProtoMessage() {}
 
 func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6980,7 +7066,7 @@ func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*PhysicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{88}
+	return file_plan_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *PhysicalRecursiveQuery) GetName() string {
@@ -7035,7 +7121,7 @@ type PhysicalWorkTable struct {
 
 func (x *PhysicalWorkTable) Reset() {
 	*x = PhysicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7047,7 +7133,7 @@ func (x *PhysicalWorkTable) String() string {
 func (*PhysicalWorkTable) ProtoMessage() {}
 
 func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7060,7 +7146,7 @@ func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWorkTable.ProtoReflect.Descriptor instead.
 func (*PhysicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{89}
+	return file_plan_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *PhysicalWorkTable) GetName() string {
@@ -7087,7 +7173,7 @@ type GroupingSet struct {
 
 func (x *GroupingSet) Reset() {
 	*x = GroupingSet{}
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7099,7 +7185,7 @@ func (x *GroupingSet) String() string {
 func (*GroupingSet) ProtoMessage() {}
 
 func (x *GroupingSet) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7112,7 +7198,7 @@ func (x *GroupingSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupingSet.ProtoReflect.Descriptor instead.
 func (*GroupingSet) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{90}
+	return file_plan_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GroupingSet) GetKeys() []int32 {
@@ -7133,7 +7219,7 @@ type LogicalExpand struct {
 
 func (x *LogicalExpand) Reset() {
 	*x = LogicalExpand{}
-	mi := &file_plan_proto_msgTypes[91]
+	mi := &file_plan_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7145,7 +7231,7 @@ func (x *LogicalExpand) String() string {
 func (*LogicalExpand) ProtoMessage() {}
 
 func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[91]
+	mi := &file_plan_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7158,7 +7244,7 @@ func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpand.ProtoReflect.Descriptor instead.
 func (*LogicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{91}
+	return file_plan_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *LogicalExpand) GetInput() *LogicalPlan {
@@ -7194,7 +7280,7 @@ type PhysicalExpand struct {
 
 func (x *PhysicalExpand) Reset() {
 	*x = PhysicalExpand{}
-	mi := &file_plan_proto_msgTypes[92]
+	mi := &file_plan_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7206,7 +7292,7 @@ func (x *PhysicalExpand) String() string {
 func (*PhysicalExpand) ProtoMessage() {}
 
 func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[92]
+	mi := &file_plan_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7219,7 +7305,7 @@ func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalExpand.ProtoReflect.Descriptor instead.
 func (*PhysicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{92}
+	return file_plan_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *PhysicalExpand) GetInput() *PhysicalPlan {
@@ -7621,7 +7707,7 @@ const file_plan_proto_rawDesc = "" +
 	"\tqualifier\x18\x01 \x01(\tR\tqualifier\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12)\n" +
 	"\x04type\x18\x03 \x01(\v2\x15.quiver.rpc.ArrowTypeR\x04type\x12\x1a\n" +
-	"\bnullable\x18\x04 \x01(\bR\bnullable\"\xe0\a\n" +
+	"\bnullable\x18\x04 \x01(\bR\bnullable\"\x96\b\n" +
 	"\vLogicalPlan\x12-\n" +
 	"\x04scan\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalScanH\x00R\x04scan\x123\n" +
 	"\x06filter\x18\x02 \x01(\v2\x19.quiver.rpc.LogicalFilterH\x00R\x06filter\x12?\n" +
@@ -7643,8 +7729,14 @@ const file_plan_proto_rawDesc = "" +
 	"\x0frecursive_query\x182 \x01(\v2!.quiver.rpc.LogicalRecursiveQueryH\x00R\x0erecursiveQuery\x12=\n" +
 	"\n" +
 	"work_table\x183 \x01(\v2\x1c.quiver.rpc.LogicalWorkTableH\x00R\tworkTable\x123\n" +
-	"\x06expand\x184 \x01(\v2\x19.quiver.rpc.LogicalExpandH\x00R\x06expandB\x06\n" +
-	"\x04node\"\xbe\x01\n" +
+	"\x06expand\x184 \x01(\v2\x19.quiver.rpc.LogicalExpandH\x00R\x06expand\x124\n" +
+	"\acte_ref\x185 \x01(\v2\x19.quiver.rpc.LogicalCTERefH\x00R\x06cteRefB\x06\n" +
+	"\x04node\"~\n" +
+	"\rLogicalCTERef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12-\n" +
+	"\x05input\x18\x03 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12\x1a\n" +
+	"\bfiltered\x18\x04 \x01(\bR\bfiltered\"\xbe\x01\n" +
 	"\fLogicalWrite\x12-\n" +
 	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x18\n" +
@@ -7817,7 +7909,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 97)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -7884,38 +7976,39 @@ var file_plan_proto_goTypes = []any{
 	(*LogicalSortKey)(nil),              // 62: quiver.rpc.LogicalSortKey
 	(*LogicalField)(nil),                // 63: quiver.rpc.LogicalField
 	(*LogicalPlan)(nil),                 // 64: quiver.rpc.LogicalPlan
-	(*LogicalWrite)(nil),                // 65: quiver.rpc.LogicalWrite
-	(*TableDef)(nil),                    // 66: quiver.rpc.TableDef
-	(*LogicalScan)(nil),                 // 67: quiver.rpc.LogicalScan
-	(*LogicalFilter)(nil),               // 68: quiver.rpc.LogicalFilter
-	(*LogicalProjection)(nil),           // 69: quiver.rpc.LogicalProjection
-	(*LogicalAggregate)(nil),            // 70: quiver.rpc.LogicalAggregate
-	(*LogicalEquiPair)(nil),             // 71: quiver.rpc.LogicalEquiPair
-	(*LogicalJoin)(nil),                 // 72: quiver.rpc.LogicalJoin
-	(*LogicalSort)(nil),                 // 73: quiver.rpc.LogicalSort
-	(*LogicalLimit)(nil),                // 74: quiver.rpc.LogicalLimit
-	(*LogicalUnion)(nil),                // 75: quiver.rpc.LogicalUnion
-	(*LogicalExprRow)(nil),              // 76: quiver.rpc.LogicalExprRow
-	(*LogicalValues)(nil),               // 77: quiver.rpc.LogicalValues
-	(*LogicalEmptyRelation)(nil),        // 78: quiver.rpc.LogicalEmptyRelation
-	(*LogicalSubqueryAlias)(nil),        // 79: quiver.rpc.LogicalSubqueryAlias
-	(*LogicalCache)(nil),                // 80: quiver.rpc.LogicalCache
-	(*WindowFrame)(nil),                 // 81: quiver.rpc.WindowFrame
-	(*LogicalWindowExpr)(nil),           // 82: quiver.rpc.LogicalWindowExpr
-	(*LogicalWindow)(nil),               // 83: quiver.rpc.LogicalWindow
-	(*PhysicalWindowFunc)(nil),          // 84: quiver.rpc.PhysicalWindowFunc
-	(*PhysicalWindow)(nil),              // 85: quiver.rpc.PhysicalWindow
-	(*LogicalRecursiveQuery)(nil),       // 86: quiver.rpc.LogicalRecursiveQuery
-	(*LogicalWorkTable)(nil),            // 87: quiver.rpc.LogicalWorkTable
-	(*PhysicalRecursiveQuery)(nil),      // 88: quiver.rpc.PhysicalRecursiveQuery
-	(*PhysicalWorkTable)(nil),           // 89: quiver.rpc.PhysicalWorkTable
-	(*GroupingSet)(nil),                 // 90: quiver.rpc.GroupingSet
-	(*LogicalExpand)(nil),               // 91: quiver.rpc.LogicalExpand
-	(*PhysicalExpand)(nil),              // 92: quiver.rpc.PhysicalExpand
-	nil,                                 // 93: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 94: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 95: quiver.rpc.LogicalCache.OptionsEntry
-	(*PartitionLocations)(nil),          // 96: quiver.rpc.PartitionLocations
+	(*LogicalCTERef)(nil),               // 65: quiver.rpc.LogicalCTERef
+	(*LogicalWrite)(nil),                // 66: quiver.rpc.LogicalWrite
+	(*TableDef)(nil),                    // 67: quiver.rpc.TableDef
+	(*LogicalScan)(nil),                 // 68: quiver.rpc.LogicalScan
+	(*LogicalFilter)(nil),               // 69: quiver.rpc.LogicalFilter
+	(*LogicalProjection)(nil),           // 70: quiver.rpc.LogicalProjection
+	(*LogicalAggregate)(nil),            // 71: quiver.rpc.LogicalAggregate
+	(*LogicalEquiPair)(nil),             // 72: quiver.rpc.LogicalEquiPair
+	(*LogicalJoin)(nil),                 // 73: quiver.rpc.LogicalJoin
+	(*LogicalSort)(nil),                 // 74: quiver.rpc.LogicalSort
+	(*LogicalLimit)(nil),                // 75: quiver.rpc.LogicalLimit
+	(*LogicalUnion)(nil),                // 76: quiver.rpc.LogicalUnion
+	(*LogicalExprRow)(nil),              // 77: quiver.rpc.LogicalExprRow
+	(*LogicalValues)(nil),               // 78: quiver.rpc.LogicalValues
+	(*LogicalEmptyRelation)(nil),        // 79: quiver.rpc.LogicalEmptyRelation
+	(*LogicalSubqueryAlias)(nil),        // 80: quiver.rpc.LogicalSubqueryAlias
+	(*LogicalCache)(nil),                // 81: quiver.rpc.LogicalCache
+	(*WindowFrame)(nil),                 // 82: quiver.rpc.WindowFrame
+	(*LogicalWindowExpr)(nil),           // 83: quiver.rpc.LogicalWindowExpr
+	(*LogicalWindow)(nil),               // 84: quiver.rpc.LogicalWindow
+	(*PhysicalWindowFunc)(nil),          // 85: quiver.rpc.PhysicalWindowFunc
+	(*PhysicalWindow)(nil),              // 86: quiver.rpc.PhysicalWindow
+	(*LogicalRecursiveQuery)(nil),       // 87: quiver.rpc.LogicalRecursiveQuery
+	(*LogicalWorkTable)(nil),            // 88: quiver.rpc.LogicalWorkTable
+	(*PhysicalRecursiveQuery)(nil),      // 89: quiver.rpc.PhysicalRecursiveQuery
+	(*PhysicalWorkTable)(nil),           // 90: quiver.rpc.PhysicalWorkTable
+	(*GroupingSet)(nil),                 // 91: quiver.rpc.GroupingSet
+	(*LogicalExpand)(nil),               // 92: quiver.rpc.LogicalExpand
+	(*PhysicalExpand)(nil),              // 93: quiver.rpc.PhysicalExpand
+	nil,                                 // 94: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 95: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 96: quiver.rpc.LogicalCache.OptionsEntry
+	(*PartitionLocations)(nil),          // 97: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -7972,17 +8065,17 @@ var file_plan_proto_depIdxs = []int32{
 	43,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
 	44,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
 	46,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
-	85,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
+	86,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
 	18,  // 55: quiver.rpc.PhysicalPlan.file_sink:type_name -> quiver.rpc.PhysicalFileSink
 	19,  // 56: quiver.rpc.PhysicalPlan.file_commit:type_name -> quiver.rpc.PhysicalFileCommit
-	88,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
-	89,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
-	92,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
+	89,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
+	90,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
+	93,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
 	16,  // 60: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
 	17,  // 61: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
 	16,  // 62: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
 	20,  // 63: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	93,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	94,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
 	5,   // 65: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
 	25,  // 66: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
 	22,  // 67: quiver.rpc.PhysicalScan.stats:type_name -> quiver.rpc.ScanStats
@@ -8019,9 +8112,9 @@ var file_plan_proto_depIdxs = []int32{
 	16,  // 98: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
 	16,  // 99: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
 	5,   // 100: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	96,  // 101: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	97,  // 101: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
 	45,  // 102: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	96,  // 103: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	97,  // 103: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
 	48,  // 104: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
 	49,  // 105: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
 	3,   // 106: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
@@ -8039,7 +8132,7 @@ var file_plan_proto_depIdxs = []int32{
 	64,  // 118: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
 	60,  // 119: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
 	61,  // 120: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	82,  // 121: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	83,  // 121: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
 	0,   // 122: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
 	47,  // 123: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
 	47,  // 124: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
@@ -8063,83 +8156,85 @@ var file_plan_proto_depIdxs = []int32{
 	64,  // 142: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
 	47,  // 143: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
 	0,   // 144: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	67,  // 145: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	68,  // 146: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	69,  // 147: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	70,  // 148: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	72,  // 149: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	73,  // 150: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	74,  // 151: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	75,  // 152: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	77,  // 153: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	78,  // 154: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	79,  // 155: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	80,  // 156: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	83,  // 157: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	65,  // 158: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
-	86,  // 159: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
-	87,  // 160: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
-	91,  // 161: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
-	64,  // 162: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
-	17,  // 163: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
-	94,  // 164: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	66,  // 165: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	47,  // 166: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	64,  // 167: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 168: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	64,  // 169: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 170: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	64,  // 171: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 172: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	47,  // 173: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	47,  // 174: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	47,  // 175: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	64,  // 176: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	64,  // 177: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	71,  // 178: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	47,  // 179: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	64,  // 180: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 181: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	64,  // 182: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	64,  // 183: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	47,  // 184: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	63,  // 185: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	76,  // 186: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	63,  // 187: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	64,  // 188: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	64,  // 189: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	95,  // 190: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	2,   // 191: quiver.rpc.WindowFrame.start_interval:type_name -> quiver.rpc.IntervalValue
-	2,   // 192: quiver.rpc.WindowFrame.end_interval:type_name -> quiver.rpc.IntervalValue
-	47,  // 193: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	47,  // 194: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	62,  // 195: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	81,  // 196: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	64,  // 197: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 198: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 199: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	81,  // 200: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 201: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 202: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 203: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 204: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	84,  // 205: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	64,  // 206: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
-	64,  // 207: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
-	63,  // 208: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
-	16,  // 209: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 210: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
-	64,  // 211: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 212: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
-	90,  // 213: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	16,  // 214: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 215: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
-	90,  // 216: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	217, // [217:217] is the sub-list for method output_type
-	217, // [217:217] is the sub-list for method input_type
-	217, // [217:217] is the sub-list for extension type_name
-	217, // [217:217] is the sub-list for extension extendee
-	0,   // [0:217] is the sub-list for field type_name
+	68,  // 145: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	69,  // 146: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	70,  // 147: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	71,  // 148: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	73,  // 149: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	74,  // 150: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	75,  // 151: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	76,  // 152: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	78,  // 153: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	79,  // 154: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	80,  // 155: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	81,  // 156: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	84,  // 157: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	66,  // 158: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
+	87,  // 159: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
+	88,  // 160: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
+	92,  // 161: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
+	65,  // 162: quiver.rpc.LogicalPlan.cte_ref:type_name -> quiver.rpc.LogicalCTERef
+	64,  // 163: quiver.rpc.LogicalCTERef.input:type_name -> quiver.rpc.LogicalPlan
+	64,  // 164: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
+	17,  // 165: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
+	95,  // 166: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	67,  // 167: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	47,  // 168: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	64,  // 169: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 170: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	64,  // 171: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 172: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	64,  // 173: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 174: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	47,  // 175: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	47,  // 176: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	47,  // 177: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	64,  // 178: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	64,  // 179: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	72,  // 180: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	47,  // 181: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	64,  // 182: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 183: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	64,  // 184: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	64,  // 185: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	47,  // 186: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	63,  // 187: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	77,  // 188: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	63,  // 189: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	64,  // 190: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	64,  // 191: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	96,  // 192: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	2,   // 193: quiver.rpc.WindowFrame.start_interval:type_name -> quiver.rpc.IntervalValue
+	2,   // 194: quiver.rpc.WindowFrame.end_interval:type_name -> quiver.rpc.IntervalValue
+	47,  // 195: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	47,  // 196: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	62,  // 197: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	82,  // 198: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	64,  // 199: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 200: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 201: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	82,  // 202: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 203: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 204: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 205: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 206: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	85,  // 207: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	64,  // 208: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
+	64,  // 209: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
+	63,  // 210: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
+	16,  // 211: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 212: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
+	64,  // 213: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 214: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
+	91,  // 215: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	16,  // 216: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 217: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
+	91,  // 218: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	219, // [219:219] is the sub-list for method output_type
+	219, // [219:219] is the sub-list for method input_type
+	219, // [219:219] is the sub-list for extension type_name
+	219, // [219:219] is the sub-list for extension extendee
+	0,   // [0:219] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -8236,6 +8331,7 @@ func file_plan_proto_init() {
 		(*LogicalPlan_RecursiveQuery)(nil),
 		(*LogicalPlan_WorkTable)(nil),
 		(*LogicalPlan_Expand)(nil),
+		(*LogicalPlan_CteRef)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -8243,7 +8339,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   96,
+			NumMessages:   97,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

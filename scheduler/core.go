@@ -322,10 +322,12 @@ const (
 	ExchangeShuffle = settings.ExchangeShuffle
 )
 
-// inMemory reports whether a job planned now in mode runs as one whole
-// stage: in auto mode, when exactly one executor is alive. The job can
-// still run anywhere (a whole stage reads no shuffle files), so an
-// executor registering or lost later does not invalidate the choice.
+// inMemory reports whether a job planned now in mode runs as whole stages
+// (one, and one more per shared CTE): in auto mode, when exactly one
+// executor is alive. The job can still run anywhere (a whole stage reads
+// at most the files of the job's other whole stages, over Flight when they
+// are elsewhere), so an executor registering or lost later does not
+// invalidate the choice.
 func (c *core) inMemory(mode string) bool {
 	return mode == ExchangeAuto && len(c.executors) == 1
 }
@@ -364,8 +366,8 @@ func (c *core) planned(e evPlanned) {
 			c.failJob(j, qerr.Internalf("scheduler: job %s: stage %d is duplicated or has no plan", j.id, ps.ID))
 			return
 		}
-		if ps.Whole && len(e.stages) != 1 {
-			c.failJob(j, qerr.Internalf("scheduler: job %s: whole stage %d is not the job's only stage", j.id, ps.ID))
+		if ps.Whole != e.stages[0].Whole {
+			c.failJob(j, qerr.Internalf("scheduler: job %s: stage %d is whole but stage %d is not, or the other way round", j.id, ps.ID, e.stages[0].ID))
 			return
 		}
 		j.stages[ps.ID] = &stage{id: ps.ID, plan: ps.Plan, inputs: ps.Inputs, final: ps.Final, whole: ps.Whole}
@@ -730,6 +732,15 @@ func (c *core) rollback(j *job, p *stage, lost func(*task) bool, why string) {
 	c.onStageRetry(j, p, len(redo), why)
 	if p.state == stageSuccessful {
 		p.state = stageRunning
+		// An input of p rolled back while p was done (a shared stage that
+		// another reader still needed) holds no output p's re-run tasks
+		// could read: p waits for it and re-resolves.
+		for _, in := range p.inputs {
+			if j.stages[in].state != stageSuccessful {
+				p.resolved = unresolvePlan(p.resolved, in)
+				p.state = stageUnresolved
+			}
+		}
 	}
 	c.dirty[j.id] = true
 	for _, cid := range p.consumers {

@@ -98,7 +98,7 @@ func (h *service) ExplainQuery(ctx context.Context, req *rpc.ExplainQueryRequest
 		hits[k] = e
 	}
 	list.infos = append(list.infos, shared.infos...)
-	pp, err := planner.New(planner.Config{TargetPartitions: choices.targetPartitions, MaxRecursionDepth: maxRecursion(vals), Caches: hits}).Plan(ctx, plan)
+	pp, err := planner.New(planner.Config{TargetPartitions: choices.targetPartitions, MaxRecursionDepth: maxRecursion(vals), Caches: hits, ShareCTEs: true}).Plan(ctx, plan)
 	if err != nil {
 		return nil, grpcErr(err)
 	}
@@ -108,7 +108,7 @@ func (h *service) ExplainQuery(ctx context.Context, req *rpc.ExplainQueryRequest
 	}
 	return &rpc.ExplainQueryResponse{
 		PhysicalPlan:    physical.Indent(pp),
-		DistributedPlan: choices.how + "\n" + g.String(),
+		DistributedPlan: choices.describe(len(g.Stages)) + "\n" + g.String(),
 		Caches:          list.infos,
 		Removed:         list.removed,
 	}, nil
@@ -120,6 +120,16 @@ type explainChoices struct {
 	compression      physical.Compression
 	inMemory         bool
 	how              string // the choice of cut, in words
+}
+
+// describe is how, for a graph of n stages: in memory, more than one stage
+// means shared CTEs, each computed in a whole stage of its own.
+func (ch explainChoices) describe(n int) string {
+	if !ch.inMemory || n == 1 {
+		return ch.how
+	}
+	return strings.Replace(ch.how, "one whole stage run as one task",
+		fmt.Sprintf("%d whole stages (one per shared CTE, then the query), each run as one task", n), 1)
 }
 
 func (c *core) explainChoices(vals settings.Values) explainChoices {

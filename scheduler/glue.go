@@ -24,7 +24,7 @@ import (
 
 // planJob plans a job's logical plan into stages; it runs outside the loop.
 func planJob(ctx context.Context, a actPlan) evPlanned {
-	cfg := planner.Config{TargetPartitions: a.targetPartitions, MaxRecursionDepth: a.maxRecursion}
+	cfg := planner.Config{TargetPartitions: a.targetPartitions, MaxRecursionDepth: a.maxRecursion, ShareCTEs: true}
 	if len(a.caches) > 0 {
 		cfg.Caches = cacheResolver(a.caches)
 	}

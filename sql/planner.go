@@ -144,8 +144,11 @@ type builder struct {
 	noPos bool // src is a view's text: errors carry no script position
 	depth int  // parser nesting level
 	views []string
-	ctes  []map[string]logical.Plan
-	nextN int // counter for synthesised derived-table aliases
+	ctes  []map[string]cteDef
+	// cteSeq numbers the statement's WITH queries (cte.go), shared with
+	// the child builders of views.
+	cteSeq *int
+	nextN  int // counter for synthesised derived-table aliases
 	// colAliases are the pre-pass's column lists of aliased FROM items.
 	colAliases map[string][]string
 	files      map[string]*fileSource // file sources in FROM, by placeholder name (files.go)
@@ -860,7 +863,7 @@ func (b *builder) planView(v *catalog.View) (logical.Plan, error) {
 	if len(b.views) >= maxViewDepth {
 		return nil, qerr.Planf("views nested deeper than %d", maxViewDepth)
 	}
-	child := &builder{p: b.p, src: Source{Text: v.SQL, Line: 1, Col: 1}, noPos: true, depth: b.depth + 1,
+	child := &builder{p: b.p, src: Source{Text: v.SQL, Line: 1, Col: 1}, noPos: true, depth: b.depth + 1, cteSeq: b.cteCounter(),
 		views: append(append([]string(nil), b.views...), v.Name)}
 	lp, err := child.query(v.SQL, 0)
 	if err != nil {

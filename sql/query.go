@@ -29,7 +29,7 @@ func (b *builder) resultSet(n ast.Node, outer *scope) (logical.Plan, error) {
 	case *ast.SelectStmt:
 		return b.selectStmt(n, outer)
 	case *ast.SetOprStmt:
-		pop, err := b.with(n.With, outer)
+		pop, ids, err := b.with(n.With, outer)
 		if err != nil {
 			return nil, err
 		}
@@ -38,7 +38,10 @@ func (b *builder) resultSet(n ast.Node, outer *scope) (logical.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return b.orderLimitOutput(lp, n.OrderBy, n.Limit)
+		if lp, err = b.orderLimitOutput(lp, n.OrderBy, n.Limit); err != nil {
+			return nil, err
+		}
+		return shareCTEs(lp, ids)
 	case *ast.SetOprSelectList:
 		return b.setOprList(n, outer)
 	case *ast.SubqueryExpr:
@@ -48,11 +51,13 @@ func (b *builder) resultSet(n ast.Node, outer *scope) (logical.Plan, error) {
 }
 
 // with plans the CTEs of a WITH clause and makes them visible until pop.
-func (b *builder) with(w *ast.WithClause, outer *scope) (pop func(), err error) {
+// ids are the WITH queries' ids, for shareCTEs once the query that the
+// clause belongs to is planned.
+func (b *builder) with(w *ast.WithClause, outer *scope) (pop func(), ids []int, err error) {
 	if w == nil {
-		return func() {}, nil
+		return func() {}, nil, nil
 	}
-	m := map[string]logical.Plan{}
+	m := map[string]cteDef{}
 	b.ctes = append(b.ctes, m)
 	pop = func() { b.ctes = b.ctes[:len(b.ctes)-1] }
 	for _, cte := range w.CTEs {
@@ -60,25 +65,27 @@ func (b *builder) with(w *ast.WithClause, outer *scope) (pop func(), err error) 
 			lp, err := b.recursiveCTE(cte, outer)
 			if err != nil {
 				pop()
-				return nil, err
+				return nil, nil, err
 			}
-			m[cte.Name.L] = lp
+			m[cte.Name.L] = cteDef{name: cte.Name.O, plan: lp}
 			continue
 		}
 		lp, err := b.resultSet(cte.Query.Query, outer)
 		if err != nil {
 			pop()
-			return nil, err
+			return nil, nil, err
 		}
 		if len(cte.ColNameList) > 0 {
 			if lp, err = renameColumns(lp, cte.ColNameList, cte.Name.O); err != nil {
 				pop()
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		m[cte.Name.L] = lp
+		id := b.newCTEID()
+		ids = append(ids, id)
+		m[cte.Name.L] = cteDef{id: id, name: cte.Name.O, plan: lp}
 	}
-	return pop, nil
+	return pop, ids, nil
 }
 
 // renameColumns projects lp's columns under new names.
@@ -112,11 +119,20 @@ func renameColumns(lp logical.Plan, names []ast.CIStr, rel string) (logical.Plan
 }
 
 func (b *builder) setOprList(l *ast.SetOprSelectList, outer *scope) (logical.Plan, error) {
-	pop, err := b.with(l.With, outer)
+	pop, ids, err := b.with(l.With, outer)
 	if err != nil {
 		return nil, err
 	}
 	defer pop()
+	lp, err := b.setOprTerms(l, outer)
+	if err != nil {
+		return nil, err
+	}
+	return shareCTEs(lp, ids)
+}
+
+// setOprTerms combines the terms of a set operation list.
+func (b *builder) setOprTerms(l *ast.SetOprSelectList, outer *scope) (logical.Plan, error) {
 	// INTERSECT binds tighter than UNION and EXCEPT (the parser lists them
 	// flat): the first pass folds each run of INTERSECTs into one term, the
 	// second combines the terms left to right.
@@ -513,8 +529,15 @@ func (b *builder) tableRef(tn *ast.TableName, alias string) (logical.Plan, error
 		alias = name
 	}
 	for i := len(b.ctes) - 1; i >= 0; i-- {
-		if lp, ok := b.ctes[i][tn.Name.L]; ok {
-			return logical.NewSubqueryAlias(lp, alias), nil
+		if d, ok := b.ctes[i][tn.Name.L]; ok {
+			if d.id == 0 { // recursive: never shared
+				return logical.NewSubqueryAlias(d.plan, alias), nil
+			}
+			r, err := logical.NewCTERef(d.id, d.name, d.plan)
+			if err != nil {
+				return nil, err
+			}
+			return logical.NewSubqueryAlias(r, alias), nil
 		}
 	}
 	b.p.noteRef(name)

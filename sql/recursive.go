@@ -68,7 +68,7 @@ func (b *builder) recursiveCTE(cte *ast.CommonTableExpression, outer *scope) (lo
 		wfs[i].Nullable = true
 	}
 	work := logical.NewWorkTable(name, &logical.Schema{Fields: wfs})
-	b.ctes = append(b.ctes, map[string]logical.Plan{cte.Name.L: work})
+	b.ctes = append(b.ctes, map[string]cteDef{cte.Name.L: {name: cte.Name.O, plan: work}})
 	rec, err := b.resultSet(last, outer)
 	b.ctes = b.ctes[:len(b.ctes)-1]
 	if err != nil {

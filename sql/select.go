@@ -29,11 +29,20 @@ func (it selectItem) output() logical.Expr {
 // GROUP BY/aggregates, HAVING, window functions, QUALIFY, the select list,
 // DISTINCT, ORDER BY, LIMIT.
 func (b *builder) selectStmt(s *ast.SelectStmt, outer *scope) (logical.Plan, error) {
-	pop, err := b.with(s.With, outer)
+	pop, ids, err := b.with(s.With, outer)
 	if err != nil {
 		return nil, err
 	}
 	defer pop()
+	lp, err := b.selectBody(s, outer)
+	if err != nil {
+		return nil, err
+	}
+	return shareCTEs(lp, ids)
+}
+
+// selectBody lowers a SELECT (or VALUES) once its WITH queries are visible.
+func (b *builder) selectBody(s *ast.SelectStmt, outer *scope) (logical.Plan, error) {
 	switch s.Kind {
 	case ast.SelectStmtKindValues:
 		lp, err := b.values(s.Lists, outer)

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"math"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/quiverdb/quiver/arrowpb"
 	"github.com/quiverdb/quiver/catalog"
@@ -305,6 +307,12 @@ func encodePlan(p logical.Plan) (*rpc.LogicalPlan, error) {
 		}
 		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Cache{Cache: &rpc.LogicalCache{
 			CacheId: n.CacheID, SessionId: n.SessionID, Input: in, Options: n.Options, Name: n.Name}}}, nil
+	case *logical.CTERef:
+		in, err := encodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_CteRef{CteRef: &rpc.LogicalCTERef{Id: int64(n.ID), Name: n.Name, Input: in, Filtered: n.Filtered}}}, nil
 	case *logical.Window:
 		return encodeWindow(n)
 	case *logical.Write:
@@ -504,6 +512,24 @@ func decodePlan(m *rpc.LogicalPlan) (logical.Plan, error) {
 			return nil, err
 		}
 		return &logical.Cache{CacheID: n.CacheId, SessionID: n.SessionId, Input: in, Options: n.Options, Name: n.Name}, nil
+	case *rpc.LogicalPlan_CteRef:
+		n := k.CteRef
+		if n == nil {
+			break
+		}
+		if n.Id < 1 || n.Id > math.MaxInt32 {
+			return nil, qerr.Internalf("codec: CTE %q: id %d out of range", n.Name, n.Id)
+		}
+		in, err := decodePlan(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		r, err := logical.NewCTERef(int(n.Id), n.Name, in)
+		if err != nil {
+			return nil, err
+		}
+		r.Filtered = n.Filtered
+		return r, nil
 	case *rpc.LogicalPlan_Window:
 		return decodeWindow(k.Window)
 	case *rpc.LogicalPlan_Write:

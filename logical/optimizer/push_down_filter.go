@@ -26,7 +26,9 @@ package optimizer
 // into Scan.Filters as a pruning hint; the Filter stays above the scan.
 //
 // It must NOT move a conjunct with a subquery or outer reference, anything
-// into a Cache's input from outside (the input is optimized as its own tree),
+// into a Cache's or a shared CTE's input from outside (the input is optimized
+// as its own tree; push_down_cte_filter moves what every reference of a CTE
+// filters),
 // past a Limit or a Sort with a fetch, into the null-supplying side of an
 // outer join from above (a key condition's copy is no move: the original
 // stays on the preserved side), or change the conditions of a null-aware
@@ -303,7 +305,7 @@ func pushFilters(p logical.Plan, preds []logical.Expr) (logical.Plan, error) {
 		}
 		return withFilter(np, append(down, keep...))
 	}
-	// Limit, Sort with fetch, global Aggregate, Cache, Values, EmptyRelation:
+	// Limit, Sort with fetch, global Aggregate, Cache, CTERef, Values, EmptyRelation:
 	// nothing passes; children are optimized on their own.
 	np, err := pushChildren(p)
 	if err != nil {

@@ -13,9 +13,10 @@ package optimizer
 // joined input only the columns the join and its parents use. Because columns are referenced by name, a
 // node may keep more columns than needed; parents still resolve theirs. The
 // root's schema never changes. It must NOT shrink a Union's inputs (they must
-// stay aligned), or push requirements into a Cache's input from outside (the
-// input is pruned as its own tree, keeping all its columns); the columns
-// needed of a Cache are selected by a Projection right above it instead.
+// stay aligned), or push requirements into a Cache's or a shared CTE's input
+// from outside (the input is pruned as its own tree, keeping all its
+// columns); the columns needed of either are selected by a Projection right
+// above it instead.
 
 import (
 	"context"
@@ -121,7 +122,7 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 			list = n.List[:1]
 		}
 		inNeed := need(n.Input.Schema(), nil, list...)
-		if _, ok := n.Input.(*logical.Cache); ok && onlyColumns(n.List) {
+		if isBarrier(n.Input) && onlyColumns(n.List) {
 			// Already the column selection cacheColumns puts above a
 			// cache (or one like it): wrapping again would never end.
 			inNeed = allCols(n.Input)
@@ -234,8 +235,8 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 			return nil, err
 		}
 		return logical.NewExpand(in, n.Keys, n.Sets)
-	case *logical.Cache:
-		in, err := prune(n.Input, allCols(n.Input))
+	case *logical.Cache, *logical.CTERef:
+		in, err := prune(p.Children()[0], allCols(p.Children()[0]))
 		if err != nil {
 			return nil, err
 		}
@@ -322,6 +323,16 @@ func cacheColumns(c logical.Plan, needed []bool) (logical.Plan, error) {
 		list = append(list, &logical.Column{Qualifier: s.Field(0).Qualifier, Name: s.Field(0).Name})
 	}
 	return logical.NewProjection(c, list)
+}
+
+// isBarrier reports whether p is a node whose input is pruned as its own
+// tree: a Cache, or a shared CTE, whose every reference needs the same plan.
+func isBarrier(p logical.Plan) bool {
+	switch p.(type) {
+	case *logical.Cache, *logical.CTERef:
+		return true
+	}
+	return false
 }
 
 // onlyColumns reports whether every expression is a plain column reference.

@@ -28,6 +28,11 @@ type Config struct {
 	// MaxRecursionDepth bounds the runs of a WITH RECURSIVE query's
 	// recursive term (physical.RecursiveQuery.MaxDepth; ≤ 0: no limit).
 	MaxRecursionDepth int64
+	// ShareCTEs plans the references to a shared WITH query
+	// (logical.CTERef) as one physical.SharedCTE, which only the stage
+	// cutter may run; without it (the local engine) every reference
+	// computes its input again.
+	ShareCTEs bool
 	// Caches, if set, lowers Cache nodes that are materialized (hits) to
 	// CacheReaders; a Cache node it does not resolve runs its input.
 	Caches CacheResolver
@@ -49,7 +54,14 @@ const (
 
 // Planner turns optimized logical plans into physical plans.
 type Planner struct {
-	cfg Config
+	cfg  Config
+	ctes map[int]sharedCTE // with ShareCTEs: each CTE's planned node
+}
+
+// sharedCTE is a planned shared CTE and the logical plan it was planned from.
+type sharedCTE struct {
+	node *physical.SharedCTE
+	key  string // logical.Indent of the CTE's input
 }
 
 // New returns a planner with cfg (zero fields take defaults).
@@ -103,6 +115,8 @@ func (pl *Planner) Plan(ctx context.Context, p logical.Plan) (physical.Plan, err
 			}
 		}
 		return pl.Plan(ctx, n.Input)
+	case *logical.CTERef:
+		return pl.cteRef(ctx, n)
 	case *logical.Aggregate:
 		return pl.aggregate(ctx, n)
 	case *logical.Join:

@@ -14,6 +14,7 @@ import (
 func (pl *Planner) recursive(ctx context.Context, n *logical.RecursiveQuery) (physical.Plan, error) {
 	sub := &Planner{cfg: pl.cfg}
 	sub.cfg.TargetPartitions = 1
+	sub.cfg.ShareCTEs = false // nothing inside is cut into stages
 	static, err := sub.Plan(ctx, n.Static)
 	if err != nil {
 		return nil, err

@@ -11,11 +11,15 @@
 // are independent: no task relies on another building a sibling partition.
 // See Split for the rules.
 //
+// A physical.SharedCTE read from several places is computed once, as a
+// stage that every reading stage reads.
+//
 // A job that runs on one executor may instead be split with
 // Options.InMemory into one Whole stage: the plan keeps its in-memory
 // exchanges and runs as a single task of all its partitions, as the
 // single-node engine runs it; only the final writer's files (the result,
-// or a cache's pinned partitions) go to disk.
+// or a cache's pinned partitions) go to disk, and those of a Whole stage
+// of its own per shared CTE, which the final stage reads.
 //
 // stage imports physical and qerr only.
 package stage

@@ -259,10 +259,11 @@ func compareAnswer(schema *arrow.Schema, batches []arrow.RecordBatch, answer str
 	return nil
 }
 
-// TestTPCHWholeStage runs the 22 TPC-H queries as the single whole stage of
-// Options.InMemory, the way an executor runs it: every partition of the
-// stage in its own goroutine, sharing one TaskContext (not SinglePartition),
-// then reads the result files back.
+// TestTPCHWholeStage runs the 22 TPC-H queries as the whole stages of
+// Options.InMemory (one, or one more per shared CTE: q15), the way an
+// executor runs each: every partition of the stage in its own goroutine,
+// sharing one TaskContext (not SinglePartition), then reads the result
+// files back.
 func TestTPCHWholeStage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the 22 TPC-H queries")
@@ -278,30 +279,17 @@ func TestTPCHWholeStage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			out := map[int][][]physical.PartitionLocation{}
+			for _, s := range g.Stages {
+				var plan physical.Plan = s.Plan
+				for _, in := range s.Inputs {
+					plan = stage.Resolve(plan, in, out[in])
+				}
+				out[s.ID] = c.runWhole(t, plan.(*physical.ShuffleWriter))
+			}
 			w := g.Final().Plan
-			tc := exec.NewTaskContext(mem, 0)
-			tc.WorkDir = c.dirs["e0"]
-			tc.ExecutorID = "e0"
-			tc.Fetcher = c
-			n := w.OutputPartitions()
-			parts := make([][]physical.PartitionLocation, n)
-			errs := make([]error, n)
-			var wg sync.WaitGroup
-			for p := range n {
-				wg.Go(func() { parts[p], errs[p] = runPartition(tc, w, p) })
-			}
-			wg.Wait()
-			locs := make([][]physical.PartitionLocation, w.OutputN())
-			for p := range n {
-				if errs[p] != nil {
-					t.Fatalf("partition %d: %v", p, errs[p])
-				}
-				for _, l := range parts[p] {
-					l.Executor.ID = "e0"
-					locs[l.OutputPartition] = append(locs[l.OutputPartition], l)
-				}
-			}
-			rd := &physical.ShuffleReader{StageID: 1, OutSchema: w.Input.Schema(), Locations: locs}
+			locs := out[w.StageID]
+			rd := &physical.ShuffleReader{StageID: w.StageID, OutSchema: w.Input.Schema(), Locations: locs}
 			var res []arrow.RecordBatch
 			for p := range rd.OutputPartitions() {
 				res = append(res, c.drain(t, c.task("client"), rd, p)...)
@@ -324,6 +312,35 @@ func TestTPCHWholeStage(t *testing.T) {
 
 // runPartition runs map partition p of w in tc (from any goroutine) and
 // returns its locations (without executor).
+// runWhole runs whole stage w as an executor does: every partition in its
+// own goroutine, sharing one TaskContext; it returns the stage's locations.
+func (c *cluster) runWhole(t *testing.T, w *physical.ShuffleWriter) [][]physical.PartitionLocation {
+	t.Helper()
+	tc := exec.NewTaskContext(c.mem, 0)
+	tc.WorkDir = c.dirs["e0"]
+	tc.ExecutorID = "e0"
+	tc.Fetcher = c
+	n := w.OutputPartitions()
+	parts := make([][]physical.PartitionLocation, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for p := range n {
+		wg.Go(func() { parts[p], errs[p] = runPartition(tc, w, p) })
+	}
+	wg.Wait()
+	locs := make([][]physical.PartitionLocation, w.OutputN())
+	for p := range n {
+		if errs[p] != nil {
+			t.Fatalf("stage %d partition %d: %v", w.StageID, p, errs[p])
+		}
+		for _, l := range parts[p] {
+			l.Executor.ID = "e0"
+			locs[l.OutputPartition] = append(locs[l.OutputPartition], l)
+		}
+	}
+	return locs
+}
+
 func runPartition(tc *execop.TaskContext, w *physical.ShuffleWriter, p int) (locs []physical.PartitionLocation, err error) {
 	ctx := context.Background()
 	op, err := exec.Build(tc, w, p)

@@ -23,7 +23,8 @@ type Stage struct {
 	// Final marks the job's last stage: its output partitions are the
 	// query's result partitions.
 	Final bool
-	// Whole marks the single stage of a job split with Options.InMemory:
+	// Whole marks a stage of a job split with Options.InMemory (the job's
+	// one stage, or one per shared CTE and the final one reading them):
 	// its plan keeps the in-memory exchanges (Repartition, Coalesce,
 	// SortPreservingMerge, CollectLeft build sides shared by every probe
 	// partition), so it runs as ONE task that builds all of the plan's
@@ -134,7 +135,12 @@ type Options struct {
 //   - the probe (right) side of such a join is cut to one partition (single
 //     writer) when it has more than one: exec shares the build side and the
 //     left-side results (unmatched, semi, anti, mark rows) among all probe
-//     partitions of one TaskContext, which in a task holds only one of them.
+//     partitions of one TaskContext, which in a task holds only one of them;
+//   - a SharedCTE read from two places or more is computed once: its input
+//     ends a stage (passthrough, so its partitions and their partitioning
+//     stay; an input that is itself cut is that stage), which every place
+//     reads through an UnresolvedShuffle of that one stage; a SharedCTE
+//     read once is its input.
 //
 // The final stage ends in a passthrough writer whose output partitions are
 // the result partitions, or a single writer if the plan has one partition
@@ -143,9 +149,11 @@ type Options struct {
 // When the plan's root is itself a cut without keys (a Coalesce), the stage
 // it cuts off is the final stage. Stage ids are 1-based in dependency order.
 //
-// With opts.InMemory nothing is cut: the graph is one Whole stage (id 1,
-// final) whose writer's input is p unchanged, round-robin repartitions
-// included, since its partitions all run in one task and share exchanges.
+// With opts.InMemory nothing else is cut: the graph is one Whole stage per
+// SharedCTE read twice or more, then the final Whole stage, whose writer's
+// input is p with those CTEs read through UnresolvedShuffles and otherwise
+// unchanged, round-robin repartitions included, since its partitions all
+// run in one task and share exchanges.
 func Split(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 	if !physical.ValidJobID(jobID) {
 		return nil, qerr.Internalf("stage: job id %q: want %s", jobID, physical.JobIDSyntax)
@@ -161,14 +169,15 @@ func Split(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 	if opts.InMemory {
 		return whole(jobID, p, opts)
 	}
-	s := &splitter{jobID: jobID, opts: opts}
+	s := &splitter{jobID: jobID, opts: opts, refs: sharedRefs(p), ctes: map[int]*physical.UnresolvedShuffle{}, shared: map[int]bool{}}
 	root, err := s.visit(p)
 	if err != nil {
 		return nil, err
 	}
 	var final *Stage
 	if u, ok := root.(*physical.UnresolvedShuffle); ok {
-		if st := s.stages[u.StageID-1]; len(st.Plan.Keys) == 0 && u.StageID == len(s.stages) {
+		// (not a shared CTE's stage, which other stages read too).
+		if st := s.stages[u.StageID-1]; len(st.Plan.Keys) == 0 && u.StageID == len(s.stages) && !s.shared[u.StageID] {
 			final = st // the root was a keyless cut: that stage's output is the result
 		}
 	}
@@ -200,18 +209,92 @@ func whole(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 	if bad != nil {
 		return nil, qerr.Internalf("stage: split of job %s: the plan already contains %s", jobID, bad)
 	}
-	n := 0
-	if p.OutputPartitions() == 1 {
-		n = 1
+	refs := sharedRefs(p)
+	var out []*Stage
+	ctes := map[int]*physical.UnresolvedShuffle{}
+	writer := func(in physical.Plan, comp physical.Compression) *Stage {
+		n := 0
+		if in.OutputPartitions() == 1 {
+			n = 1
+		}
+		id := len(out) + 1
+		w := &physical.ShuffleWriter{Input: in, JobID: jobID, StageID: id, N: n, Compression: comp}
+		st := &Stage{ID: id, Plan: w, Inputs: Inputs(in), Whole: true}
+		out = append(out, st)
+		return st
 	}
-	w := &physical.ShuffleWriter{Input: p, JobID: jobID, StageID: 1, N: n, Compression: opts.Compression, Pinned: opts.PinFinal}
-	return &Graph{JobID: jobID, Stages: []*Stage{{ID: 1, Plan: w, Final: true, Whole: true}}}, nil
+	// lift replaces each SharedCTE read twice or more by the output of a
+	// whole stage of its own, its input first.
+	var lift func(physical.Plan) physical.Plan
+	lift = func(p physical.Plan) physical.Plan {
+		if c, ok := p.(*physical.SharedCTE); ok {
+			if refs[c.ID] < 2 {
+				return lift(c.Input)
+			}
+			if u, ok := ctes[c.ID]; ok {
+				return u
+			}
+			in := lift(c.Input)
+			// Uncompressed: each reference reads them back, on the job's
+			// one executor as a rule, where compressing and decompressing
+			// cost more CPU than the disk they save.
+			st := writer(in, physical.CompressNone)
+			u := &physical.UnresolvedShuffle{StageID: st.ID, OutSchema: in.Schema(), Partitions: st.Plan.OutputN()}
+			ctes[c.ID] = u
+			return u
+		}
+		cs := p.Children()
+		if len(cs) == 0 {
+			return p
+		}
+		nc := make([]physical.Plan, len(cs))
+		changed := false
+		for i, c := range cs {
+			nc[i] = lift(c)
+			changed = changed || nc[i] != c
+		}
+		if !changed {
+			return p
+		}
+		return p.WithChildren(nc)
+	}
+	final := writer(lift(p), opts.Compression)
+	final.Final = true
+	final.Plan.Pinned = opts.PinFinal
+	return &Graph{JobID: jobID, Stages: out}, nil
 }
 
 type splitter struct {
 	jobID  string
 	opts   Options
 	stages []*Stage
+	refs   map[int]int                         // sharedRefs of the plan
+	ctes   map[int]*physical.UnresolvedShuffle // what a shared CTE's readers read
+	shared map[int]bool                        // the stages shared CTEs end
+}
+
+// sharedRefs counts the places that read each SharedCTE of p, as the cut
+// computes them: the readers inside a shared CTE's input count once,
+// however many places read that CTE.
+func sharedRefs(p physical.Plan) map[int]int {
+	out := map[int]int{}
+	var walk func(physical.Plan)
+	walk = func(p physical.Plan) {
+		if c, ok := p.(*physical.SharedCTE); ok {
+			out[c.ID]++
+			if out[c.ID] > 1 {
+				return
+			}
+		}
+		if _, ok := p.(*physical.RecursiveQuery); ok {
+			return // never cut inside
+		}
+		for _, c := range p.Children() {
+			walk(c)
+		}
+	}
+	walk(p)
+	return out
 }
 
 // cut ends a stage at in with a writer of keys into n partitions (n == 0:
@@ -275,6 +358,23 @@ func (s *splitter) visit(p physical.Plan) (physical.Plan, error) {
 			return nil, err
 		}
 		return n.WithChildren([]physical.Plan{l, r}), nil
+	case *physical.SharedCTE:
+		if s.refs[n.ID] < 2 {
+			return s.visit(n.Input)
+		}
+		if u, ok := s.ctes[n.ID]; ok {
+			return u, nil
+		}
+		in, err := s.visit(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		u, ok := in.(*physical.UnresolvedShuffle)
+		if !ok {
+			u = s.cut(in, nil, 0)
+		}
+		s.ctes[n.ID], s.shared[u.StageID] = u, true
+		return u, nil
 	case *physical.RecursiveQuery:
 		// Its operator builds both terms, in memory, in the task that
 		// runs it, iteration after iteration: nothing inside is cut.

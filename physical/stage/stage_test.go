@@ -38,7 +38,8 @@ func tpchCatalog(t testing.TB) *catalog.Catalog {
 	return cat
 }
 
-// tpchPlan returns the physical plan of TPC-H query q at 2 partitions.
+// tpchPlan returns the physical plan of TPC-H query q at 2 partitions, as
+// the scheduler plans it (shared CTEs too).
 func tpchPlan(t testing.TB, cat *catalog.Catalog, q int) physical.Plan {
 	t.Helper()
 	text, err := os.ReadFile(filepath.Join(tpchDir, "queries", fmt.Sprintf("q%02d.sql", q)))
@@ -53,7 +54,7 @@ func tpchPlan(t testing.TB, cat *catalog.Catalog, q int) physical.Plan {
 	if lp, err = optimizer.New().Optimize(ctx, lp, nil); err != nil {
 		t.Fatalf("q%02d: optimize: %v", q, err)
 	}
-	pp, err := planner.New(planner.Config{TargetPartitions: 2}).Plan(ctx, lp)
+	pp, err := planner.New(planner.Config{TargetPartitions: 2, ShareCTEs: true}).Plan(ctx, lp)
 	if err != nil {
 		t.Fatalf("q%02d: physical plan: %v", q, err)
 	}
@@ -167,7 +168,7 @@ func checkGraph(t *testing.T, g *stage.Graph, p physical.Plan) {
 
 // TestTPCHWholeStages compares the in-memory (Options.InMemory) graphs of
 // the 22 TPC-H queries with testdata/memory/qNN.golden: one whole final
-// stage over the unchanged plan.
+// stage over the unchanged plan, after one whole stage per shared CTE (q15).
 func TestTPCHWholeStages(t *testing.T) {
 	cat := tpchCatalog(t)
 	for q := 1; q <= 22; q++ {
@@ -177,15 +178,24 @@ func TestTPCHWholeStages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(g.Stages) != 1 {
-				t.Fatalf("%d stages, want 1", len(g.Stages))
+			shared := sharedCTEs(pp)
+			if len(g.Stages) != 1+shared {
+				t.Fatalf("%d stages, want 1 and one per shared CTE (%d)", len(g.Stages), shared)
+			}
+			for _, s := range g.Stages {
+				if !s.Whole || s.Tasks() != 1 || s.Final != (s == g.Final()) || s.Plan.Pinned != (s.Final && q == 1) {
+					t.Errorf("stage %+v", s)
+				}
+				if !s.Final && s.Plan.Compression != physical.CompressNone {
+					t.Errorf("shared CTE stage %d writes %s files, want none: its readers are on its executor", s.ID, s.Plan.Compression)
+				}
 			}
 			s := g.Final()
-			if s.ID != 1 || !s.Final || !s.Whole || s.Tasks() != 1 || len(s.Inputs) != 0 || s.Plan.Pinned != (q == 1) {
-				t.Errorf("stage %+v", s)
+			if shared == 0 && (s.ID != 1 || len(s.Inputs) != 0 || s.Plan.Input != pp) {
+				t.Errorf("stage %+v: want the plan itself", s)
 			}
-			if s.Plan.Input != pp || len(s.Plan.Keys) != 0 || s.Plan.OutputN() != pp.OutputPartitions() || s.Plan.Compression != physical.CompressLZ4 {
-				t.Errorf("writer %s over %d partitions, outputs %d; want the plan itself, passthrough or single", s.Plan, pp.OutputPartitions(), s.Plan.OutputN())
+			if len(s.Plan.Keys) != 0 || s.Plan.OutputN() != pp.OutputPartitions() || s.Plan.Compression != physical.CompressLZ4 {
+				t.Errorf("writer %s over %d partitions, outputs %d; want passthrough or single", s.Plan, pp.OutputPartitions(), s.Plan.OutputN())
 			}
 			got := g.String()
 			path := filepath.Join("testdata", "memory", fmt.Sprintf("q%02d.golden", q))
@@ -224,4 +234,20 @@ func TestWholeRejectsStagedPlans(t *testing.T) {
 	if _, err := stage.Split("job3", tpchPlan(t, cat, 1), stage.Options{InMemory: true, Compression: "gzip"}); err == nil {
 		t.Fatal("in-memory split accepted a bad compression")
 	}
+}
+
+// sharedCTEs counts the distinct SharedCTE nodes of p.
+func sharedCTEs(p physical.Plan) int {
+	ids := map[int]bool{}
+	var walk func(physical.Plan)
+	walk = func(p physical.Plan) {
+		if c, ok := p.(*physical.SharedCTE); ok {
+			ids[c.ID] = true
+		}
+		for _, ch := range p.Children() {
+			walk(ch)
+		}
+	}
+	walk(p)
+	return len(ids)
 }
