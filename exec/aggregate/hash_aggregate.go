@@ -198,6 +198,7 @@ func (h *hashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				continue
 			}
 			h.consumed = true
+			h.doneSpilling()
 			if len(h.sp.files) > 0 {
 				if err := h.startSpilled(ctx); err != nil {
 					return nil, err
@@ -334,6 +335,9 @@ func (h *hashAggregate) reserveTo(want int64) error {
 		h.tc.Shrink(h.reserved - want)
 	}
 	h.reserved = want
+	if h.sp.mem != nil {
+		h.sp.mem.SetHeld(want)
+	}
 	return nil
 }
 

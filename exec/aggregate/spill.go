@@ -15,8 +15,10 @@ import (
 )
 
 // Memory pressure. Before each input batch the aggregate compares what the
-// batch can add plus what emitting its groups will take with the headroom
-// under the task's and the executor's limits; when it would not fit:
+// batch can add plus what emitting its groups will take with the room left
+// in its fair share of the task's and the executor's limits (an
+// execop.Spiller: an aggregate that can flush or spill is a spillable
+// consumer while it reads its input); when it would not fit:
 //
 //   - a Partial aggregate emits the partial states of the groups it holds,
 //     starts afresh and goes on: the Final phase merges states whatever
@@ -100,6 +102,9 @@ type aggSpill struct {
 	// (other operators of the task took the memory) with nothing held to
 	// free, so the slice is halved until it fits or is one row.
 	maxChunk int64
+	// mem is the aggregate's registration as a spillable consumer (when ok),
+	// told what it holds at every reservation.
+	mem *execop.Spiller
 }
 
 // initSpill decides whether h can spill and prepares the plans it needs.
@@ -146,6 +151,7 @@ func (h *hashAggregate) initSpill() {
 		return
 	}
 	h.sp.ok = true
+	h.sp.mem = h.tc.NewSpiller()
 	switch h.n.Mode {
 	case physical.AggFinal:
 		h.sp.stateSchema = h.n.Input.Schema()
@@ -164,7 +170,16 @@ func (h *hashAggregate) initSpill() {
 // underPressure reports whether folding a batch that can add worst bytes
 // should wait for the groups held to be flushed or spilled.
 func (h *hashAggregate) underPressure(worst int64) bool {
-	return h.canSpill() && h.tc.Headroom() < worst+h.size()
+	return h.canSpill() && h.room() < worst+h.size()
+}
+
+// room is how much more the aggregate may take: what is left of its share
+// when it can spill, else the headroom under the limits.
+func (h *hashAggregate) room() int64 {
+	if h.sp.mem == nil {
+		return h.tc.Headroom()
+	}
+	return h.sp.mem.Room()
 }
 
 // canSpill reports whether h holds groups enough to flush or spill, or
@@ -211,7 +226,7 @@ func (h *hashAggregate) chunkRows(ctx context.Context, b arrow.RecordBatch) (int
 // fitRows is chunkRows before the cap a failed reservation set.
 func (h *hashAggregate) fitRows(ctx context.Context, b arrow.RecordBatch) (int64, error) {
 	n := b.NumRows()
-	room := h.tc.Headroom()
+	room := h.room()
 	// Without a limit, or with room for many times what recent batches'
 	// rows could add, fold it whole without evaluating the keys twice.
 	perRow := h.sp.worstPerRow
@@ -484,6 +499,9 @@ func (h *hashAggregate) openSpilled(ctx context.Context, n *physical.HashAggrega
 	}
 	sub.sp.level = level
 	sub.sp.ok = sub.sp.ok && level < spillLevels
+	if !sub.sp.ok {
+		sub.doneSpilling() // what cannot spill takes no spiller's share
+	}
 	sub.sp.innerOut = innerOut
 	if err := sub.Open(ctx); err != nil {
 		sub.Close()
@@ -492,8 +510,17 @@ func (h *hashAggregate) openSpilled(ctx context.Context, n *physical.HashAggrega
 	return sub, nil
 }
 
+// doneSpilling deregisters the aggregate as a spillable consumer: past its
+// input, the groups it emits from count as unspillable.
+func (h *hashAggregate) doneSpilling() {
+	if h.sp.mem != nil {
+		h.sp.mem.Close()
+	}
+}
+
 // closeSpill ends any re-aggregation and removes the spill files.
 func (h *hashAggregate) closeSpill() error {
+	h.doneSpilling()
 	if h.sp.pending != nil {
 		h.sp.pending.Release()
 		h.sp.pending = nil

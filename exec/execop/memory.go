@@ -37,6 +37,10 @@ type AccountingAllocator struct {
 	// scope names the limit in errors: "" for a query's
 	// quiver.memory_limit, or the executor's.
 	scope string
+	// spillers and spillHeld are the spillable consumers registered with
+	// this count (spill.go) and the bytes they report holding.
+	spillers  atomic.Int64
+	spillHeld atomic.Int64
 }
 
 // NewAccountingAllocator returns an allocator over parent (DefaultAllocator

@@ -18,10 +18,11 @@ import (
 )
 
 // Grace hash join. Under a memory limit a hash join collects its build
-// side batch by batch and watches the headroom. When the rows held, their
-// concatenated copy and the hash table would not fit in about half of what
-// is left (or building the table fails at the limit anyway), it stops and
-// goes to disk:
+// side batch by batch as a spillable consumer (an execop.Spiller) and
+// watches the room left in its fair share of the limits. When the rows
+// held, their concatenated copy and the hash table would not fit in about
+// half of it (or building the table fails at the limit anyway), it stops
+// and goes to disk:
 //
 //	build rows held + the rest of the left input ──split by key hash──► L0..L15
 //	the whole right input                         ──split by key hash──► R0..R15
@@ -65,8 +66,9 @@ const (
 	graceMaxDepth = 4
 	// graceMul spreads the hash's bits before a level's nibble is taken.
 	graceMul = 0xC2B2AE3D27D4EB4F
-	// graceFactor: spill once the headroom is below this many times what
-	// building the table in memory would take, leaving the rest to probing.
+	// graceFactor: spill once the room left in the build's share is below
+	// this many times what building the table in memory would take,
+	// leaving the rest to probing.
 	graceFactor = 2
 	// graceMinBytes: a build side smaller than this is not spilled on the
 	// headroom estimate (it fails at the limit only if building it does).
@@ -215,10 +217,10 @@ func hashableKey(t arrow.DataType) bool {
 // limited reports whether a memory limit applies to the task.
 func limited(tc *execop.TaskContext) bool { return tc.Headroom() < math.MaxInt64/4 }
 
-// mustGrace reports whether a build side of bytes in rows rows, held now,
-// should go to disk rather than be indexed in memory.
-func (j *joinOp) mustGrace(bytes, rows int64) bool {
-	return bytes >= graceMinBytes && j.tc.Headroom() < graceFactor*(bytes+graceRowBytes*rows)
+// mustGrace reports whether a build side of bytes in rows rows, held now
+// (and reported to mem), should go to disk rather than be indexed in memory.
+func mustGrace(mem *execop.Spiller, bytes, rows int64) bool {
+	return bytes >= graceMinBytes && mem.Room() < graceFactor*(bytes+graceRowBytes*rows)
 }
 
 // collectBuild reads the build side from next (io.EOF at its end) and
@@ -232,6 +234,10 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 	var held []arrow.RecordBatch
 	var parts []int
 	defer func() { execop.ReleaseAll(held) }()
+	// The build side is spillable while it is collected; once indexed in
+	// memory or split to disk it is not.
+	mem := j.tc.NewSpiller()
+	defer mem.Close()
 	var bytes, rows int64
 	for {
 		b, err := next(ctx)
@@ -247,7 +253,9 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 		}
 		bytes += spill.Bytes(b)
 		rows += b.NumRows()
-		if j.mustGrace(bytes, rows) {
+		mem.SetHeld(bytes)
+		if mustGrace(mem, bytes, rows) {
+			mem.Close()
 			h := held
 			held = nil
 			return j.startGrace(ctx, h, next)
@@ -260,13 +268,23 @@ func (j *joinOp) collectBuild(ctx context.Context, next func(context.Context) (a
 		b.Retain() // buildJoinSide releases one reference; held keeps one for a retry on disk
 	}
 	jb, err := j.buildInMemory(ctx, held, j.depth > 0)
-	if err == nil && bytes >= graceMinBytes && j.tc.Headroom() < jb.bytes+bytes {
+	if err == nil {
+		// The held batches, their concatenated copy (of more than one) and
+		// the table.
+		copied := bytes
+		if len(held) == 1 {
+			copied = 0
+		}
+		mem.SetHeld(bytes + copied + jb.bytes)
+	}
+	if err == nil && bytes >= graceMinBytes && mem.Room() < jb.bytes+bytes {
 		// It fit, but took more than it left for the rest of the query
 		// (a hash table's layout can take far more than the per-row
 		// estimate above): the rule of graceFactor, with the real size.
 		jb.release(j.tc)
 		jb, err = nil, qerr.Resourcesf("exec/%s: build side too large for the room left", j.what)
 	}
+	mem.Close()
 	if err == nil || !qerr.Is(err, qerr.Resources) {
 		return j.recordTables(jb, err)
 	}

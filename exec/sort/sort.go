@@ -44,7 +44,10 @@ type sortOp struct {
 	// A full sort that spilled: its runs on disk, then their merge.
 	runs   []*spill.File
 	merger *Merger
-	data   arrow.RecordBatch // sorted rows come from here, through perm
+	// mem registers a full sort as a spillable consumer while it reads its
+	// input (spill.go).
+	mem  *execop.Spiller
+	data arrow.RecordBatch // sorted rows come from here, through perm
 	// With Fetch > 0, after a compaction that left Fetch rows: the key
 	// arrays of data (released at the next compaction and by Close) and
 	// typed access to them; the worst kept row is the last one.
@@ -67,7 +70,7 @@ func NewSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Op
 	if err != nil {
 		return nil, err
 	}
-	return &sortOp{tc: tc, n: n, schema: n.Schema(), input: input, keys: keys, spec: NewSortSpec(n.Keys)}, nil
+	return &sortOp{tc: tc, n: n, schema: n.Schema(), input: input, keys: keys, spec: NewSortSpec(n.Keys), mem: tc.NewSpiller()}, nil
 }
 
 // buildInput returns the operator for partition of input when partitions
@@ -159,6 +162,8 @@ func (s *sortOp) consume(ctx context.Context) error {
 			}
 		}
 	}
+	// Past its input the sort cannot spill: what it holds is unspillable.
+	s.mem.Close()
 	if err := s.input.Close(); err != nil {
 		return err
 	}
@@ -299,6 +304,7 @@ func (s *sortOp) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.mem.Close()
 	runsErr := s.closeRuns()
 	execop.ReleaseAll(s.buf)
 	s.buf = nil

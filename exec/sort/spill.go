@@ -8,19 +8,21 @@ import (
 )
 
 // External sort: when the batches a full sort buffers, plus the copy and
-// index array sorting them needs, would not fit in what is left under the
-// task's or the executor's memory limit, the buffered rows are sorted and
-// written to a spill file (an Arrow IPC stream: dictionary-encoded columns
-// may change dictionaries between batches) as one sorted run, and their
-// memory is released. At the end of the input the rest is spilled too and
+// index array sorting them needs, would not fit in the sort's fair share of
+// the task's and the executor's memory limits (an execop.Spiller: the sort
+// is a spillable consumer while it reads its input), the buffered rows are
+// sorted and written to a spill file (an Arrow IPC stream:
+// dictionary-encoded columns may change dictionaries between batches) as
+// one sorted run, and their memory is released. At the end of the input the rest is spilled too and
 // the runs are merged (Merger), one batch of each in memory at a time.
 // Runs are merged in the order they were written, so the sort stays
 // stable. The files are spill.Files (under the work dir) and are
 // removed by Close, whatever happened.
 
-// spillFactor: spill once the headroom under the memory limits is below
-// this many times what sorting the buffered rows in memory would take,
-// leaving the rest to the operators feeding the sort.
+// spillFactor: spill once the room left in the sort's share is below this
+// many times what sorting the buffered rows in memory would take, leaving
+// the rest of the share for the batches the spill writes and the merge
+// reads.
 const spillFactor = 2
 
 // minSpillBytes: a run is not written for less than this, so that a
@@ -34,7 +36,8 @@ func (s *sortOp) mustSpill() bool {
 		return false
 	}
 	need := s.bufBytes + 4*s.bufRows // the sorted copy and the permutation
-	return s.tc.Headroom() < spillFactor*need
+	s.mem.SetHeld(s.bufBytes)
+	return s.mem.Room() < spillFactor*need
 }
 
 // spill sorts the buffered rows and writes them as a new run.
@@ -70,6 +73,7 @@ func (s *sortOp) spill(ctx context.Context) error {
 	s.perm = nil
 	s.tc.Shrink(s.reserved)
 	s.reserved = 0
+	s.mem.SetHeld(0)
 	return nil
 }
 
