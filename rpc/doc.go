@@ -13,4 +13,7 @@ package rpc
 // (an executor that ignored it would run only partition 0 of a whole stage).
 // 3: signed Flight tickets (PartitionLocation.ticket, the registration's
 // ticket_key): an older executor or client cannot read or present them.
-const ProtocolVersion = 3
+// 4: window frames with interval and fractional RANGE offsets (an older
+// executor would read them as integer offsets and answer wrongly) and the
+// shared WITH query node (LogicalPlan.cte_ref).
+const ProtocolVersion = 4
