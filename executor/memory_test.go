@@ -44,13 +44,14 @@ func TestExecutorMemoryLimit(t *testing.T) {
 		c.MemoryLimit = 4 << 20
 	})
 	c := executorClient(t, e)
-	// A DISTINCT aggregate without GROUP BY keeps its one set in memory (a
-	// set is split only by group, so it cannot spill): 200,000 distinct
-	// values do not fit in 4 MiB.
+	// array_agg without GROUP BY keeps its one list of rows in memory (its
+	// ORDER BY and DISTINCT would need every row at once, so it cannot
+	// spill): 200,000 rows do not fit in 4 MiB.
 	groupOf := func(table string) *physical.HashAggregate {
 		a := &physical.Column{Index: 0, Name: "a", Type: arrow.PrimitiveTypes.Int64}
 		return &physical.HashAggregate{Input: exectest.MemoryScan(table, schema, 1), Mode: physical.AggSingle,
-			Aggs: []physical.AggregateExpr{{Func: physical.AggCount, Arg: a, Distinct: true, Type: arrow.PrimitiveTypes.Int64, Name: "n"}}}
+			Aggs: []physical.AggregateExpr{{Func: physical.AggArrayAgg, Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Name: "as",
+				Arg: &physical.ScalarFunc{Name: physical.PairFunc, Args: []physical.Expr{a}, Type: physical.RowType(arrow.PrimitiveTypes.Int64)}}}}
 	}
 
 	launch(t, c, &physical.ShuffleWriter{Input: groupOf("big"), JobID: "big", StageID: 1}, 0, nil)
