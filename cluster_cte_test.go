@@ -57,28 +57,5 @@ func TestClusterKillExecutorReadingSharedCTE(t *testing.T) {
 	c := startCluster(t, 2, "--rest", rest, "--heartbeat-timeout", "1s", "--policy", "round_robin")
 	s := c.connect(t, quiver.WithTargetPartitions(4))
 	res := runAsync(t, s, sharedCTEQuery)
-	var victim string
-	job := waitJob(t, rest, func(j jobInfo) bool {
-		var detail jobInfo
-		if j.State != "running" || getJSON(t, "http://"+rest+"/api/job/"+j.ID, &detail) != nil {
-			return false
-		}
-		victim = sharedHolder(detail)
-		return victim != ""
-	})
-	c.executorByID(t, victim).kill()
-	r := <-res
-	if r.err != nil {
-		t.Fatalf("query failed after an executor was killed: %v", r.err)
-	}
-	if fmt.Sprint(r.rows) != fmt.Sprint(want) {
-		t.Fatalf("got %v, want %v", r.rows, want)
-	}
-	var detail jobInfo
-	if err := getJSON(t, "http://"+rest+"/api/job/"+job.ID, &detail); err != nil {
-		t.Fatal(err)
-	}
-	if !reran(detail) {
-		t.Errorf("no lost work re-ran: %+v", detail)
-	}
+	killHolderDuringQuery(t, c, rest, res, want, sharedHolder)
 }

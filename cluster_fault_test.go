@@ -230,30 +230,7 @@ func TestClusterKillExecutorBetweenStages(t *testing.T) {
 	// whichever executors the stages landed on: the lost output must be
 	// fetched again and recomputed. The queries got fast enough that killing
 	// a fixed executor often hit one holding nothing still needed.
-	var victim string
-	job := waitJob(t, rest, func(j jobInfo) bool {
-		var detail jobInfo
-		if j.State != "running" || getJSON(t, "http://"+rest+"/api/job/"+j.ID, &detail) != nil {
-			return false
-		}
-		victim = finishedOutputHolder(detail)
-		return victim != ""
-	})
-	c.executorByID(t, victim).kill()
-	r := <-res
-	if r.err != nil {
-		t.Fatalf("query failed: %v", r.err)
-	}
-	if fmt.Sprint(r.rows) != fmt.Sprint(want) {
-		t.Fatalf("got %v, want %v", r.rows, want)
-	}
-	var detail jobInfo
-	if err := getJSON(t, "http://"+rest+"/api/job/"+job.ID, &detail); err != nil {
-		t.Fatal(err)
-	}
-	if !reran(detail) {
-		t.Errorf("no lost work re-ran: %+v", detail)
-	}
+	killHolderDuringQuery(t, c, rest, res, want, finishedOutputHolder)
 }
 
 // TestClusterAllExecutorsLost drops every executor: the job fails with a
@@ -406,4 +383,35 @@ func resultHolder(t *testing.T, j jobInfo) string {
 		return e
 	}
 	return ""
+}
+
+// killHolderDuringQuery waits until the running job has an executor that
+// holder picks from its detail, kills it with SIGKILL, and checks that the
+// query res still answers want and that lost work re-ran.
+func killHolderDuringQuery(t *testing.T, c *testCluster, rest string, res <-chan result, want [][]string, holder func(jobInfo) string) {
+	t.Helper()
+	var victim string
+	job := waitJob(t, rest, func(j jobInfo) bool {
+		var detail jobInfo
+		if j.State != "running" || getJSON(t, "http://"+rest+"/api/job/"+j.ID, &detail) != nil {
+			return false
+		}
+		victim = holder(detail)
+		return victim != ""
+	})
+	c.executorByID(t, victim).kill()
+	r := <-res
+	if r.err != nil {
+		t.Fatalf("query failed: %v", r.err)
+	}
+	if fmt.Sprint(r.rows) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", r.rows, want)
+	}
+	var detail jobInfo
+	if err := getJSON(t, "http://"+rest+"/api/job/"+job.ID, &detail); err != nil {
+		t.Fatal(err)
+	}
+	if !reran(detail) {
+		t.Errorf("no lost work re-ran: %+v", detail)
+	}
 }
