@@ -2,10 +2,10 @@ package logical
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/temporal"
 )
@@ -105,14 +105,7 @@ func (b FrameBound) OffsetString() string {
 	if b.IsInterval {
 		return "INTERVAL '" + temporal.FormatInterval(b.Interval) + "'"
 	}
-	s := strconv.FormatInt(b.Offset, 10)
-	if b.Scale <= 0 {
-		return s
-	}
-	for int32(len(s)) <= b.Scale {
-		s = "0" + s
-	}
-	return s[:int32(len(s))-b.Scale] + "." + s[int32(len(s))-b.Scale:]
+	return decimal128.FromI64(b.Offset).ToString(max(b.Scale, 0))
 }
 
 // WindowFrame is the rows of a partition a window function sees for one

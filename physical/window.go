@@ -2,10 +2,10 @@ package physical
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/quiverdb/quiver/temporal"
 )
 
@@ -89,14 +89,7 @@ func (b FrameBound) offsetString() string {
 	if b.IsInterval {
 		return "INTERVAL '" + temporal.FormatInterval(b.Interval) + "'"
 	}
-	s := strconv.FormatInt(b.Offset, 10)
-	if b.Scale <= 0 {
-		return s
-	}
-	for int32(len(s)) <= b.Scale {
-		s = "0" + s
-	}
-	return s[:int32(len(s))-b.Scale] + "." + s[int32(len(s))-b.Scale:]
+	return decimal128.FromI64(b.Offset).ToString(max(b.Scale, 0))
 }
 
 func (f WindowFrame) String() string {
