@@ -1,7 +1,6 @@
 package aggregate_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -10,9 +9,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/quiverdb/quiver/exec"
-	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 )
@@ -103,16 +99,6 @@ func collectSpillData(rows, groups int, seed uint64) (string, string) {
 	return in.String(), out.String()
 }
 
-func collectSingle(in physical.Plan) *physical.HashAggregate {
-	return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: collectSpillAggs()}
-}
-
-func collectTwoPhase(in physical.Plan) (final, partial *physical.HashAggregate) {
-	partial = &physical.HashAggregate{Input: in, Mode: physical.AggPartial, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: collectSpillAggs()}
-	mid := &physical.Repartition{Input: partial, Keys: []physical.Expr{kCol}, N: 2}
-	return &physical.HashAggregate{Input: mid, Mode: physical.AggFinal, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: collectSpillAggs()}, partial
-}
-
 // TestCollectAggregateSpills: grouped array_agg (ordered) and DISTINCT
 // string_agg over a hundred groups, whose kept rows take several times
 // the memory limit, give the same lists and texts as counted in Go, single
@@ -122,9 +108,11 @@ func TestCollectAggregateSpills(t *testing.T) {
 	in, want := collectSpillData(20000, 100, 1)
 	inputs := []exectest.Input{{Name: "t", Schema: spillSchema, Rows: in, Partitions: 2}}
 	exectest.Run(t, exectest.Case{Name: "single", Inputs: inputs, Want: want, MemoryLimit: 1 << 20,
-		Plan: func(s []physical.Plan) physical.Plan { return collectSingle(&physical.Coalesce{Input: s[0]}) }})
+		Plan: func(s []physical.Plan) physical.Plan {
+			return single(&physical.Coalesce{Input: s[0]}, collectSpillAggs())
+		}})
 	exectest.Run(t, exectest.Case{Name: "two-phase", Inputs: inputs, Want: want, MemoryLimit: 4 << 20,
-		Plan: func(s []physical.Plan) physical.Plan { f, _ := collectTwoPhase(s[0]); return f }})
+		Plan: func(s []physical.Plan) physical.Plan { f, _ := twoPhase(s[0], collectSpillAggs()); return f }})
 }
 
 // TestCollectAggregateSpillsCounted: under the limit the single collecting
@@ -132,25 +120,7 @@ func TestCollectAggregateSpills(t *testing.T) {
 func TestCollectAggregateSpillsCounted(t *testing.T) {
 	in, want := collectSpillData(40000, 100, 2)
 	for _, limit := range []int64{0, 1 << 20} {
-		mem := exectest.Allocator(t)
-		rec, _, err := array.RecordFromJSON(mem, spillSchema, strings.NewReader(in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts := exectest.Split(rec, []int{4000, 9000, 15000, 22000})
-		rec.Release()
-		tables := exectest.Tables{"t": {parts}}
-		defer tables.Release()
-		tctx := exec.NewTaskContext(execop.NewAccountingAllocator(mem, limit), 4096)
-		tctx.MemoryTables = tables.Lookup
-		tctx.WorkDir = t.TempDir()
-		tctx.EnableMetrics()
-		plan := collectSingle(exectest.MemoryScan("t", spillSchema, 1))
-		got := exectest.Collect(t, context.Background(), tctx, plan)
-		exectest.Compare(t, got, exectest.RowsFromJSON(t, mem, plan.Schema(), want), exectest.Unordered)
-		spilled := tctx.NodeMetrics(plan).SpilledBytes.Load()
-		if spilled > 0 && limit == 0 || spilled == 0 && limit > 0 {
-			t.Errorf("collecting aggregate: spilled %d bytes under limit %d", spilled, limit)
-		}
+		tctx, plan := runCounted(t, in, want, 1, limit, func(s physical.Plan) physical.Plan { return single(s, collectSpillAggs()) })
+		checkSpilled(t, tctx, plan.(*physical.HashAggregate), nil, limit, nil)
 	}
 }

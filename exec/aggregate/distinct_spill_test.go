@@ -124,16 +124,10 @@ func distinctSpillData(rows, groups int, seed uint64, withStrings bool) (string,
 	return in.String(), out.String()
 }
 
-func distinctSingle(in physical.Plan) *physical.HashAggregate {
-	return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: distinctSpillAggs(false)}
-}
-
 // distinctBySets is the two-phase plan by sets: a partial aggregate per
 // input partition passing sets, an exchange by k, a final one uniting them.
 func distinctBySets(in physical.Plan) (final, partial *physical.HashAggregate) {
-	partial = &physical.HashAggregate{Input: in, Mode: physical.AggPartial, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: distinctSpillAggs(true)}
-	mid := &physical.Repartition{Input: partial, Keys: []physical.Expr{kCol}, N: 2}
-	return &physical.HashAggregate{Input: mid, Mode: physical.AggFinal, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: distinctSpillAggs(true)}, partial
+	return twoPhase(in, distinctSpillAggs(true))
 }
 
 // TestDistinctAggregateSpills: DISTINCT aggregates (over integers, wide
@@ -145,7 +139,9 @@ func TestDistinctAggregateSpills(t *testing.T) {
 	in, want := distinctSpillData(20000, 3000, 1, true)
 	inputs := []exectest.Input{{Name: "t", Schema: spillSchema, Rows: in, Partitions: 2}}
 	exectest.Run(t, exectest.Case{Name: "single", Inputs: inputs, Want: want, MemoryLimit: 1 << 20,
-		Plan: func(s []physical.Plan) physical.Plan { return distinctSingle(&physical.Coalesce{Input: s[0]}) }})
+		Plan: func(s []physical.Plan) physical.Plan {
+			return single(&physical.Coalesce{Input: s[0]}, distinctSpillAggs(false))
+		}})
 	in, want = distinctSpillData(30000, 4000, 2, false)
 	inputs = []exectest.Input{{Name: "t", Schema: spillSchema, Rows: in, Partitions: 2}}
 	exectest.Run(t, exectest.Case{Name: "by-sets", Inputs: inputs, Want: want, MemoryLimit: 4 << 20,
@@ -158,54 +154,26 @@ func TestDistinctAggregateSpills(t *testing.T) {
 // flushes early; without a limit neither happens.
 func TestDistinctAggregateSpillsCounted(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		limit   int64
-		strs    bool
-		mk      func(physical.Plan) (physical.Plan, *physical.HashAggregate)
-		flushes bool
+		name  string
+		limit int64
+		strs  bool
+		mk    func(physical.Plan) (top, inner *physical.HashAggregate)
 	}{
-		{"single", 1 << 20, true, func(s physical.Plan) (physical.Plan, *physical.HashAggregate) {
-			a := distinctSingle(&physical.Coalesce{Input: s})
-			return a, a
-		}, false},
-		{"by-sets", 4 << 20, false, func(s physical.Plan) (physical.Plan, *physical.HashAggregate) {
-			f, p := distinctBySets(s)
-			return f, p
-		}, true},
+		{"single", 1 << 20, true, func(s physical.Plan) (top, inner *physical.HashAggregate) {
+			return single(&physical.Coalesce{Input: s}, distinctSpillAggs(false)), nil
+		}},
+		{"by-sets", 4 << 20, false, distinctBySets},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, want := distinctSpillData(30000, 4000, 3, tc.strs)
 			var unlimitedRows int64
 			for _, limit := range []int64{0, tc.limit} {
-				mem := exectest.Allocator(t)
-				rec, _, err := array.RecordFromJSON(mem, spillSchema, strings.NewReader(in))
-				if err != nil {
-					t.Fatal(err)
-				}
-				parts := exectest.Split(rec, []int{4000, 9000, 15000, 22000})
-				rec.Release()
-				tables := exectest.Tables{"t": {parts[:2], parts[2:]}}
-				defer tables.Release()
-				tctx := exec.NewTaskContext(execop.NewAccountingAllocator(mem, limit), 4096)
-				tctx.MemoryTables = tables.Lookup
-				tctx.WorkDir = t.TempDir()
-				tctx.EnableMetrics()
-				plan, inner := tc.mk(exectest.MemoryScan("t", spillSchema, 2))
-				got := exectest.Collect(t, context.Background(), tctx, plan)
-				exectest.Compare(t, got, exectest.RowsFromJSON(t, mem, plan.Schema(), want), exectest.Unordered)
-				top := plan.(*physical.HashAggregate)
-				spilled := tctx.NodeMetrics(top).SpilledBytes.Load()
-				if spilled > 0 && limit == 0 || spilled == 0 && limit > 0 && top.Mode == physical.AggSingle {
-					t.Errorf("%s aggregate: spilled %d bytes under limit %d", top.Mode, spilled, limit)
-				}
-				if tc.flushes {
-					out := tctx.NodeMetrics(inner).OutputRows.Load()
-					if limit == 0 {
-						unlimitedRows = out
-					} else if out <= unlimitedRows {
-						t.Errorf("partial aggregate by sets emitted %d rows under limit %d, as many as the %d without: it never flushed", out, limit, unlimitedRows)
-					}
-				}
+				var top, inner *physical.HashAggregate
+				tctx, _ := runCounted(t, in, want, 2, limit, func(s physical.Plan) physical.Plan {
+					top, inner = tc.mk(s)
+					return top
+				})
+				checkSpilled(t, tctx, top, inner, limit, &unlimitedRows)
 			}
 		})
 	}

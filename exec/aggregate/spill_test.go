@@ -109,16 +109,70 @@ func spillData(rows, groups int, seed uint64) (string, string) {
 	return in.String(), out.String()
 }
 
-func single(in physical.Plan) *physical.HashAggregate {
-	return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: spillAggs()}
+// single is one aggregate of aggs by k over all of in.
+func single(in physical.Plan, aggs []physical.AggregateExpr) *physical.HashAggregate {
+	return &physical.HashAggregate{Input: in, Mode: physical.AggSingle, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: aggs}
 }
 
-// twoPhase is a partial aggregate per input partition, an exchange by k,
-// and a final aggregate per output partition.
-func twoPhase(in physical.Plan) (final, partial *physical.HashAggregate) {
-	partial = &physical.HashAggregate{Input: in, Mode: physical.AggPartial, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: spillAggs()}
+// twoPhase is a partial aggregate of aggs by k per input partition, an
+// exchange by k, and a final aggregate per output partition.
+func twoPhase(in physical.Plan, aggs []physical.AggregateExpr) (final, partial *physical.HashAggregate) {
+	partial = &physical.HashAggregate{Input: in, Mode: physical.AggPartial, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: aggs}
 	mid := &physical.Repartition{Input: partial, Keys: []physical.Expr{kCol}, N: 2}
-	return &physical.HashAggregate{Input: mid, Mode: physical.AggFinal, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: spillAggs()}, partial
+	return &physical.HashAggregate{Input: mid, Mode: physical.AggFinal, GroupBy: []physical.Expr{kCol}, GroupNames: []string{"k"}, Aggs: aggs}, partial
+}
+
+// runCounted runs the plan mk builds over a memory scan of the rows in
+// (JSON, cut into four batches over the given number of partitions) under
+// limit (0: none) with metrics on, checks its answer against want, and
+// returns the task context for the plan's metrics.
+func runCounted(t *testing.T, in, want string, partitions int, limit int64, mk func(scan physical.Plan) physical.Plan) (*execop.TaskContext, physical.Plan) {
+	t.Helper()
+	mem := exectest.Allocator(t)
+	rec, _, err := array.RecordFromJSON(mem, spillSchema, strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := exectest.Split(rec, []int{4000, 9000, 15000, 22000})
+	rec.Release()
+	tables := exectest.Tables{"t": {parts}}
+	if partitions == 2 {
+		tables = exectest.Tables{"t": {parts[:2], parts[2:]}}
+	}
+	t.Cleanup(tables.Release)
+	tctx := exec.NewTaskContext(execop.NewAccountingAllocator(mem, limit), 4096)
+	tctx.MemoryTables = tables.Lookup
+	tctx.WorkDir = t.TempDir()
+	tctx.EnableMetrics()
+	plan := mk(exectest.MemoryScan("t", spillSchema, partitions))
+	got := exectest.Collect(t, context.Background(), tctx, plan)
+	exectest.Compare(t, got, exectest.RowsFromJSON(t, mem, plan.Schema(), want), exectest.Unordered)
+	return tctx, plan
+}
+
+// checkSpilled fails when the top aggregate spilled without a limit, or
+// a single-phase one did not spill under one. A final aggregate shares its
+// limit with the partial ones running beside it, and whether it still
+// needs to spill once they have flushed depends on how the partitions
+// interleave, so only "not without a limit" holds for it. When inner is a
+// partial aggregate, it must emit more rows under the limit than the
+// unlimitedRows it emitted without one (it flushed early); a run without
+// a limit records them.
+func checkSpilled(t *testing.T, tctx *execop.TaskContext, top, inner *physical.HashAggregate, limit int64, unlimitedRows *int64) {
+	t.Helper()
+	spilled := tctx.NodeMetrics(top).SpilledBytes.Load()
+	if spilled > 0 && limit == 0 || spilled == 0 && limit > 0 && top.Mode == physical.AggSingle {
+		t.Errorf("%s aggregate: spilled %d bytes under limit %d", top.Mode, spilled, limit)
+	}
+	if inner == nil || inner.Mode != physical.AggPartial {
+		return
+	}
+	out := tctx.NodeMetrics(inner).OutputRows.Load()
+	if limit == 0 {
+		*unlimitedRows = out
+	} else if out <= *unlimitedRows {
+		t.Errorf("partial aggregate emitted %d rows under limit %d, as many as the %d without: it never flushed", out, limit, *unlimitedRows)
+	}
 }
 
 // TestAggregateSpills: under a memory limit well below what its groups
@@ -129,13 +183,13 @@ func TestAggregateSpills(t *testing.T) {
 	in, want := spillData(15000, 6000, 1)
 	inputs := []exectest.Input{{Name: "t", Schema: spillSchema, Rows: in, Partitions: 2}}
 	exectest.Run(t, exectest.Case{Name: "single", Inputs: inputs, Want: want, MemoryLimit: 1 << 20,
-		Plan: func(s []physical.Plan) physical.Plan { return single(&physical.Coalesce{Input: s[0]}) }})
+		Plan: func(s []physical.Plan) physical.Plan { return single(&physical.Coalesce{Input: s[0]}, spillAggs()) }})
 	// Two phases run four aggregates in one task, each needing room of its
 	// own: more groups under a larger limit.
 	in, want = spillData(30000, 12000, 1)
 	inputs = []exectest.Input{{Name: "t", Schema: spillSchema, Rows: in, Partitions: 2}}
 	exectest.Run(t, exectest.Case{Name: "two-phase", Inputs: inputs, Want: want, MemoryLimit: 4 << 20,
-		Plan: func(s []physical.Plan) physical.Plan { f, _ := twoPhase(s[0]); return f }})
+		Plan: func(s []physical.Plan) physical.Plan { f, _ := twoPhase(s[0], spillAggs()); return f }})
 }
 
 // TestAggregateSpillsCounted: at that limit the single aggregate really
@@ -147,51 +201,17 @@ func TestAggregateSpillsCounted(t *testing.T) {
 	var partialRows int64 // the partial aggregate's output without a limit
 	for _, limit := range []int64{0, 4 << 20} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			mem := exectest.Allocator(t)
-			rec, _, err := array.RecordFromJSON(mem, spillSchema, strings.NewReader(in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			parts := exectest.Split(rec, []int{4000, 9000, 15000, 22000})
-			rec.Release()
-			tables := exectest.Tables{"t": {parts[:2], parts[2:]}}
-			defer tables.Release()
-			for _, mk := range []func(physical.Plan) (physical.Plan, *physical.HashAggregate){
-				func(s physical.Plan) (physical.Plan, *physical.HashAggregate) {
-					a := single(&physical.Coalesce{Input: s})
-					return a, a
-				},
-				func(s physical.Plan) (physical.Plan, *physical.HashAggregate) {
-					f, p := twoPhase(s)
-					return f, p
-				},
-			} {
-				tc := exec.NewTaskContext(execop.NewAccountingAllocator(mem, limit), 4096)
-				tc.MemoryTables = tables.Lookup
-				tc.WorkDir = t.TempDir()
-				tc.EnableMetrics()
-				plan, inner := mk(exectest.MemoryScan("t", spillSchema, 2))
-				got := exectest.Collect(t, context.Background(), tc, plan)
-				exectest.Compare(t, got, exectest.RowsFromJSON(t, mem, plan.Schema(), want), exectest.Unordered)
-				top := plan.(*physical.HashAggregate)
-				spilled := tc.NodeMetrics(top).SpilledBytes.Load()
-				// A single aggregate is the only one under its limit: it
-				// must spill. A final one shares the limit with the partial
-				// ones running beside it, and whether it still needs to
-				// spill once they have flushed depends on how the
-				// partitions interleave; it must not spill without a limit.
-				if spilled > 0 && limit == 0 || spilled == 0 && limit > 0 && top.Mode == physical.AggSingle {
-					t.Errorf("%s aggregate: spilled %d bytes under limit %d", top.Mode, spilled, limit)
-				}
-				if inner.Mode == physical.AggPartial {
-					out := tc.NodeMetrics(inner).OutputRows.Load()
-					if limit == 0 {
-						partialRows = out
-					} else if out <= partialRows {
-						t.Errorf("partial aggregate emitted %d rows under limit %d, as many as the %d without: it never flushed", out, limit, partialRows)
-					}
-				}
-			}
+			var top, inner *physical.HashAggregate
+			tctx, _ := runCounted(t, in, want, 2, limit, func(s physical.Plan) physical.Plan {
+				top = single(&physical.Coalesce{Input: s}, spillAggs())
+				return top
+			})
+			checkSpilled(t, tctx, top, nil, limit, nil)
+			tctx, _ = runCounted(t, in, want, 2, limit, func(s physical.Plan) physical.Plan {
+				top, inner = twoPhase(s, spillAggs())
+				return top
+			})
+			checkSpilled(t, tctx, top, inner, limit, &partialRows)
 		})
 	}
 }

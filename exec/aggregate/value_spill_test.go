@@ -1,7 +1,6 @@
 package aggregate_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -9,9 +8,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/quiverdb/quiver/exec"
-	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/exectest"
 	"github.com/quiverdb/quiver/physical"
 )
@@ -185,25 +181,7 @@ func TestDistinctAggregateSpillsByValue(t *testing.T) {
 func TestDistinctAggregateSpillsByValueCounted(t *testing.T) {
 	in, want := valueSpillData(40000, 1, 0, false, true, 3)
 	for _, limit := range []int64{0, 1 << 20} {
-		mem := exectest.Allocator(t)
-		rec, _, err := array.RecordFromJSON(mem, spillSchema, strings.NewReader(in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts := exectest.Split(rec, []int{4000, 9000, 15000, 22000})
-		rec.Release()
-		tables := exectest.Tables{"t": {parts}}
-		defer tables.Release()
-		tctx := exec.NewTaskContext(execop.NewAccountingAllocator(mem, limit), 4096)
-		tctx.MemoryTables = tables.Lookup
-		tctx.WorkDir = t.TempDir()
-		tctx.EnableMetrics()
-		plan := valueSingle(exectest.MemoryScan("t", spillSchema, 1), false)
-		got := exectest.Collect(t, context.Background(), tctx, plan)
-		exectest.Compare(t, got, exectest.RowsFromJSON(t, mem, plan.Schema(), want), exectest.Unordered)
-		spilled := tctx.NodeMetrics(plan).SpilledBytes.Load()
-		if spilled > 0 && limit == 0 || spilled == 0 && limit > 0 {
-			t.Errorf("aggregate without GROUP BY: spilled %d bytes under limit %d", spilled, limit)
-		}
+		tctx, plan := runCounted(t, in, want, 1, limit, func(s physical.Plan) physical.Plan { return valueSingle(s, false) })
+		checkSpilled(t, tctx, plan.(*physical.HashAggregate), nil, limit, nil)
 	}
 }
