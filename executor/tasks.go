@@ -13,6 +13,7 @@ import (
 	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/physical/codec"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 	"golang.org/x/sync/errgroup"
@@ -286,8 +287,18 @@ func (e *Executor) appendLocations(locs []*rpc.PartitionLocation, b arrow.Record
 		}
 		cols[i] = c
 	}
+	var colStats *array.Binary
+	if idx := b.Schema().FieldIndices("col_stats"); len(idx) == 1 {
+		colStats, _ = b.Column(idx[0]).(*array.Binary)
+	}
 	meta := e.rpcMeta()
 	for r := range int(b.NumRows()) {
+		var st []*rpc.ColumnStats
+		if colStats != nil && colStats.IsValid(r) {
+			if cols, ok := physical.DecodeColumnStats(colStats.Value(r)); ok {
+				st = codec.EncodeColumnStats(cols)
+			}
+		}
 		locs = append(locs, &rpc.PartitionLocation{
 			JobId:           w.JobID,
 			StageId:         int32(w.StageID),
@@ -297,6 +308,7 @@ func (e *Executor) appendLocations(locs []*rpc.PartitionLocation, b arrow.Record
 			Rows:            cols[1].Value(r),
 			Batches:         cols[2].Value(r),
 			Bytes:           cols[3].Value(r),
+			ColStats:        st,
 		})
 	}
 	return locs, nil

@@ -108,9 +108,20 @@ func locationsFromRPC(ls []*rpc.PartitionLocation) []physical.PartitionLocation 
 			MapPartition: int(l.GetMapPartition()),
 			Executor:     physical.ExecutorMeta{ID: e.GetId(), Host: e.GetHost(), FlightPort: int(e.GetFlightPort())},
 			Rows:         l.GetRows(), Batches: l.GetBatches(), Bytes: l.GetBytes(),
+			Stats:        colStats(l.GetColStats()),
 		})
 	}
 	return out
+}
+
+// colStats are a task's reported column statistics of a file; malformed
+// ones are dropped (the entry then knows nothing of its columns).
+func colStats(ms []*rpc.ColumnStats) []physical.ColumnStats {
+	st, err := codec.DecodeColumnStats(ms)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // locationsToRPC converts locations for a JobStatus; executors still known
