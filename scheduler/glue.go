@@ -108,7 +108,7 @@ func locationsFromRPC(ls []*rpc.PartitionLocation) []physical.PartitionLocation 
 			MapPartition: int(l.GetMapPartition()),
 			Executor:     physical.ExecutorMeta{ID: e.GetId(), Host: e.GetHost(), FlightPort: int(e.GetFlightPort())},
 			Rows:         l.GetRows(), Batches: l.GetBatches(), Bytes: l.GetBytes(),
-			Stats:        colStats(l.GetColStats()),
+			Stats: colStats(l.GetColStats()),
 		})
 	}
 	return out
