@@ -204,7 +204,8 @@ func operatorMetrics(tc *execop.TaskContext, w physical.Plan) []*rpc.OperatorMet
 		f := tc.Figures(n)
 		out = append(out, &rpc.OperatorMetrics{Node: int32(i), OutputRows: f.OutputRows, OutputBatches: f.OutputBatches,
 			ElapsedNanos: int64(f.Elapsed), SpilledBytes: f.SpilledBytes,
-			HashTablesStarted: f.Tables.Started[:], HashTablesByStats: f.Tables.ByStats, HashLayoutChanges: f.Tables.Changes})
+			HashTablesStarted: f.Tables.Started[:], HashTablesByStats: f.Tables.ByStats, HashLayoutChanges: f.Tables.Changes,
+			BatchesSkipped: f.BatchesSkipped})
 	})
 	return out
 }

@@ -2600,8 +2600,10 @@ type OperatorMetrics struct {
 	HashTablesStarted []int64 `protobuf:"varint,6,rep,packed,name=hash_tables_started,json=hashTablesStarted,proto3" json:"hash_tables_started,omitempty"`
 	HashTablesByStats int64   `protobuf:"varint,7,opt,name=hash_tables_by_stats,json=hashTablesByStats,proto3" json:"hash_tables_by_stats,omitempty"`
 	HashLayoutChanges int64   `protobuf:"varint,8,opt,name=hash_layout_changes,json=hashLayoutChanges,proto3" json:"hash_layout_changes,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// A cache read's batches skipped by their zone maps.
+	BatchesSkipped int64 `protobuf:"varint,9,opt,name=batches_skipped,json=batchesSkipped,proto3" json:"batches_skipped,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *OperatorMetrics) Reset() {
@@ -2686,6 +2688,13 @@ func (x *OperatorMetrics) GetHashTablesByStats() int64 {
 func (x *OperatorMetrics) GetHashLayoutChanges() int64 {
 	if x != nil {
 		return x.HashLayoutChanges
+	}
+	return 0
+}
+
+func (x *OperatorMetrics) GetBatchesSkipped() int64 {
+	if x != nil {
+		return x.BatchesSkipped
 	}
 	return 0
 }
@@ -3261,7 +3270,7 @@ const file_quiver_proto_rawDesc = "" +
 	"error_kind\x18\x05 \x01(\x05R\terrorKind\x12=\n" +
 	"\rfetch_failure\x18\x06 \x01(\v2\x18.quiver.rpc.FetchFailureR\ffetchFailure\x12;\n" +
 	"\tlocations\x18\a \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\x125\n" +
-	"\ametrics\x18\b \x03(\v2\x1b.quiver.rpc.OperatorMetricsR\ametrics\"\xc8\x02\n" +
+	"\ametrics\x18\b \x03(\v2\x1b.quiver.rpc.OperatorMetricsR\ametrics\"\xf1\x02\n" +
 	"\x0fOperatorMetrics\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\x05R\x04node\x12\x1f\n" +
 	"\voutput_rows\x18\x02 \x01(\x03R\n" +
@@ -3271,7 +3280,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\rspilled_bytes\x18\x05 \x01(\x03R\fspilledBytes\x12.\n" +
 	"\x13hash_tables_started\x18\x06 \x03(\x03R\x11hashTablesStarted\x12/\n" +
 	"\x14hash_tables_by_stats\x18\a \x01(\x03R\x11hashTablesByStats\x12.\n" +
-	"\x13hash_layout_changes\x18\b \x01(\x03R\x11hashLayoutChanges\"n\n" +
+	"\x13hash_layout_changes\x18\b \x01(\x03R\x11hashLayoutChanges\x12'\n" +
+	"\x0fbatches_skipped\x18\t \x01(\x03R\x0ebatchesSkipped\"n\n" +
 	"\x17UpdateTaskStatusRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x122\n" +

@@ -471,20 +471,221 @@ func decodeZones(b []byte) (kinds []zoneKind, zones [][]zone, err error) {
 	return kinds, zones, nil
 }
 
-// readZones reads the sidecar of the data file at path; nil when there is
-// none or it does not decode (the batches are then all read).
-func readZones(path string, ncols int) [][]zone {
+// readZones reads the sidecar of the data file at path; nil zones when
+// there is none or it does not decode (the batches are then all read).
+func readZones(path string, ncols int) ([]zoneKind, [][]zone) {
 	b, err := os.ReadFile(path + ZonesSuffix)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	kinds, zones, err := decodeZones(b)
 	if err != nil || len(kinds) != ncols {
-		return nil
+		return nil, nil
 	}
-	return zones
+	return kinds, zones
 }
 
 // unsafeBytes views s's bytes without copying; the caller never writes
 // them and clones what it keeps.
 func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// zoneTerm is one conjunct of a cache read's pruning hint
+// (physical.CacheReader.Predicate) a zone can rule out: col op lits[0], col
+// IN lits, or col IS NULL.
+type zoneTerm struct {
+	col    int
+	op     physical.BinaryOp // OpEq..OpGtEq; OpEq with several lits is IN
+	isNull bool
+	ints   []int64
+	strs   []string
+}
+
+// zoneTerms extracts the conjuncts of pred (an AND tree) that zones of
+// schema's columns can decide; the rest are ignored, which only means
+// fewer skips.
+func zoneTerms(pred physical.Expr, schema *arrow.Schema) []zoneTerm {
+	var out []zoneTerm
+	var walk func(physical.Expr)
+	walk = func(e physical.Expr) {
+		switch e := e.(type) {
+		case *physical.Binary:
+			if e.Op == physical.OpAnd {
+				walk(e.Left)
+				walk(e.Right)
+				return
+			}
+			col, cok := e.Left.(*physical.Column)
+			lit, lok := e.Right.(*physical.Literal)
+			op := e.Op
+			if !cok || !lok {
+				col, cok = e.Right.(*physical.Column)
+				lit, lok = e.Left.(*physical.Literal)
+				op = flipOp(op)
+			}
+			if !cok || !lok || op < 0 || col.Index < 0 || col.Index >= schema.NumFields() {
+				return
+			}
+			t := zoneTerm{col: col.Index, op: op}
+			if t.addLit(kindOf(schema.Field(col.Index).Type), lit) {
+				out = append(out, t)
+			}
+		case *physical.InList:
+			col, ok := e.Expr.(*physical.Column)
+			if e.Negated || !ok || col.Index < 0 || col.Index >= schema.NumFields() || len(e.List) == 0 {
+				return
+			}
+			t := zoneTerm{col: col.Index, op: physical.OpEq}
+			k := kindOf(schema.Field(col.Index).Type)
+			for _, x := range e.List {
+				lit, ok := x.(*physical.Literal)
+				if !ok || !t.addLit(k, lit) {
+					return
+				}
+			}
+			out = append(out, t)
+		case *physical.IsNull:
+			col, ok := e.Expr.(*physical.Column)
+			if !e.Negated && ok && col.Index >= 0 && col.Index < schema.NumFields() {
+				out = append(out, zoneTerm{col: col.Index, isNull: true})
+			}
+		}
+	}
+	walk(pred)
+	return out
+}
+
+// addLit adds lit's value to t when it is a non-NULL value comparable with
+// a column of kind k.
+func (t *zoneTerm) addLit(k zoneKind, lit *physical.Literal) bool {
+	switch k {
+	case zoneInt:
+		var v int64
+		switch x := lit.Value.(type) {
+		case int8:
+			v = int64(x)
+		case int16:
+			v = int64(x)
+		case int32:
+			v = int64(x)
+		case int64:
+			v = x
+		case uint8:
+			v = int64(x)
+		case uint16:
+			v = int64(x)
+		case uint32:
+			v = int64(x)
+		case arrow.Date32:
+			v = int64(x)
+		case arrow.Date64:
+			v = int64(x)
+		case arrow.Timestamp:
+			v = int64(x)
+		default:
+			return false
+		}
+		t.ints = append(t.ints, v)
+		return true
+	case zoneString:
+		s, ok := lit.Value.(string)
+		if ok {
+			t.strs = append(t.strs, s)
+		}
+		return ok
+	}
+	return false
+}
+
+// flipOp turns `lit op col` into `col op' lit`; -1 for no comparison.
+func flipOp(op physical.BinaryOp) physical.BinaryOp {
+	switch op {
+	case physical.OpEq:
+		return physical.OpEq
+	case physical.OpLt:
+		return physical.OpGt
+	case physical.OpLtEq:
+		return physical.OpGtEq
+	case physical.OpGt:
+		return physical.OpLt
+	case physical.OpGtEq:
+		return physical.OpLtEq
+	}
+	return -1
+}
+
+// skip reports whether no row of a batch with zones zs can satisfy every
+// term: a comparison is never true of NULL, so a batch without values
+// rules out every comparison.
+func skip(terms []zoneTerm, kinds []zoneKind, zs []zone) bool {
+	for _, t := range terms {
+		if t.col >= len(zs) {
+			continue
+		}
+		z := zs[t.col]
+		if t.isNull {
+			if z.Nulls == 0 {
+				return true
+			}
+			continue
+		}
+		if !z.Has {
+			if kinds[t.col] != zoneNone {
+				return true
+			}
+			continue
+		}
+		if kinds[t.col] == zoneInt && !anyInt(t, z) || kinds[t.col] == zoneString && !anyString(t, z) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyInt reports whether some value in [z.Lo, z.Hi] may satisfy t.
+func anyInt(t zoneTerm, z zone) bool {
+	for _, v := range t.ints {
+		switch t.op {
+		case physical.OpEq:
+			if v >= z.Lo && v <= z.Hi {
+				return true
+			}
+		case physical.OpLt:
+			return z.Lo < v
+		case physical.OpLtEq:
+			return z.Lo <= v
+		case physical.OpGt:
+			return z.Hi > v
+		case physical.OpGtEq:
+			return z.Hi >= v
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// anyString reports whether some value between z's bounds may satisfy t;
+// an unknown upper bound rules nothing out from above.
+func anyString(t zoneTerm, z zone) bool {
+	lo := string(z.SLo)
+	hi := string(z.SHi)
+	for _, v := range t.strs {
+		switch t.op {
+		case physical.OpEq:
+			if v >= lo && (!z.HiOK || v <= hi) {
+				return true
+			}
+		case physical.OpLt:
+			return lo < v
+		case physical.OpLtEq:
+			return lo <= v
+		case physical.OpGt:
+			return !z.HiOK || hi > v
+		case physical.OpGtEq:
+			return !z.HiOK || hi >= v
+		default:
+			return true
+		}
+	}
+	return false
+}
