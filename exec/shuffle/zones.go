@@ -299,6 +299,9 @@ func minMax[T intLike](a arrow.Array, vals []T, z *zone) {
 			}
 		}
 	}
+	if !has {
+		lo, hi = 0, 0
+	}
 	z.Has, z.Lo, z.Hi = has, lo, hi
 }
 
@@ -522,7 +525,7 @@ func zoneTerms(pred physical.Expr, schema *arrow.Schema) []zoneTerm {
 				lit, lok = e.Left.(*physical.Literal)
 				op = flipOp(op)
 			}
-			if !cok || !lok || op < 0 || col.Index < 0 || col.Index >= schema.NumFields() {
+			if !cok || !lok || flipOp(op) < 0 || col.Index < 0 || col.Index >= schema.NumFields() {
 				return
 			}
 			t := zoneTerm{col: col.Index, op: op}
