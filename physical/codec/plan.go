@@ -98,7 +98,7 @@ func DecodeColumnStats(ms []*rpc.ColumnStats) ([]physical.ColumnStats, error) {
 	}
 	out := make([]physical.ColumnStats, len(ms))
 	for i, c := range ms {
-		if c == nil || (c.Bounded && c.Lo > c.Hi && !(c.Lo == 0 && c.Hi == 0)) || c.LongestAtLeast < 0 || c.LongestAtLeast > math.MaxInt32 || c.Distinct < 0 {
+		if c == nil || (c.Bounded && c.Lo > c.Hi) || c.LongestAtLeast < 0 || c.LongestAtLeast > math.MaxInt32 || c.Distinct < 0 {
 			return nil, qerr.Internalf("codec: malformed statistics for column %d", i)
 		}
 		out[i] = physical.ColumnStats{Bounded: c.Bounded, Lo: c.Lo, Hi: c.Hi, NoNulls: c.NoNulls,
