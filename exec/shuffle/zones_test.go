@@ -164,7 +164,7 @@ func TestZonesCollectAndSkip(t *testing.T) {
 func TestIntSetBound(t *testing.T) {
 	var s intSet
 	for v := range int64(distinctLimit) {
-		if !s.add(v*1_000_003 - math.MaxInt32) || !s.add(v*1_000_003-math.MaxInt32) {
+		if !s.add(v*1_000_003-math.MaxInt32) || !s.add(v*1_000_003-math.MaxInt32) {
 			t.Fatalf("value %d refused", v)
 		}
 	}
