@@ -529,7 +529,7 @@ func zoneTerms(pred physical.Expr, schema *arrow.Schema) []zoneTerm {
 				return
 			}
 			t := zoneTerm{col: col.Index, op: op}
-			if t.addLit(kindOf(schema.Field(col.Index).Type), lit) {
+			if t.addLit(schema.Field(col.Index).Type, lit) {
 				out = append(out, t)
 			}
 		case *physical.InList:
@@ -538,10 +538,9 @@ func zoneTerms(pred physical.Expr, schema *arrow.Schema) []zoneTerm {
 				return
 			}
 			t := zoneTerm{col: col.Index, op: physical.OpEq}
-			k := kindOf(schema.Field(col.Index).Type)
 			for _, x := range e.List {
 				lit, ok := x.(*physical.Literal)
-				if !ok || !t.addLit(k, lit) {
+				if !ok || !t.addLit(schema.Field(col.Index).Type, lit) {
 					return
 				}
 			}
@@ -558,10 +557,17 @@ func zoneTerms(pred physical.Expr, schema *arrow.Schema) []zoneTerm {
 }
 
 // addLit adds lit's value to t when it is a non-NULL value comparable with
-// a column of kind k.
-func (t *zoneTerm) addLit(k zoneKind, lit *physical.Literal) bool {
-	switch k {
+// a column of type dt: any integer with an integer column, a date, time or
+// timestamp only of the column's very type (units differ).
+func (t *zoneTerm) addLit(dt arrow.DataType, lit *physical.Literal) bool {
+	switch kindOf(dt) {
 	case zoneInt:
+		switch dt.ID() {
+		case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP, arrow.TIME32, arrow.TIME64:
+			if lit.Type == nil || !arrow.TypeEqual(lit.Type, dt) {
+				return false
+			}
+		}
 		var v int64
 		switch x := lit.Value.(type) {
 		case int8:
@@ -583,6 +589,10 @@ func (t *zoneTerm) addLit(k zoneKind, lit *physical.Literal) bool {
 		case arrow.Date64:
 			v = int64(x)
 		case arrow.Timestamp:
+			v = int64(x)
+		case arrow.Time32:
+			v = int64(x)
+		case arrow.Time64:
 			v = int64(x)
 		default:
 			return false

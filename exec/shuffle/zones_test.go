@@ -175,3 +175,23 @@ func TestIntSetBound(t *testing.T) {
 		t.Fatal("a value past the limit was taken")
 	}
 }
+
+// TestZoneTermsTemporal: a date or timestamp literal is a term only of a
+// column of its very type (a timestamp's unit decides what its number
+// means).
+func TestZoneTermsTemporal(t *testing.T) {
+	ms, us := &arrow.TimestampType{Unit: arrow.Millisecond}, &arrow.TimestampType{Unit: arrow.Microsecond}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "d", Type: arrow.FixedWidthTypes.Date32}, {Name: "ts", Type: ms}}, nil)
+	cmp := func(c int, dt arrow.DataType, lit *physical.Literal) physical.Expr {
+		return &physical.Binary{Op: physical.OpLt, Left: &physical.Column{Index: c, Type: dt}, Right: lit, Type: arrow.FixedWidthTypes.Boolean}
+	}
+	if n := len(zoneTerms(cmp(0, arrow.FixedWidthTypes.Date32, &physical.Literal{Type: arrow.FixedWidthTypes.Date32, Value: arrow.Date32(7)}), schema)); n != 1 {
+		t.Fatalf("date < date: %d terms", n)
+	}
+	if n := len(zoneTerms(cmp(1, ms, &physical.Literal{Type: ms, Value: arrow.Timestamp(7)}), schema)); n != 1 {
+		t.Fatalf("ts(ms) < ts(ms): %d terms", n)
+	}
+	if n := len(zoneTerms(cmp(1, ms, &physical.Literal{Type: us, Value: arrow.Timestamp(7)}), schema)); n != 0 {
+		t.Fatalf("ts(ms) < ts(us): %d terms, want none", n)
+	}
+}
