@@ -373,7 +373,7 @@ func (w *shuffleWriteOp) commit() error {
 		// in place always has its zones (a missing sidecar only means no
 		// skipping).
 		zp := sf.final + ZonesSuffix
-		if err := os.WriteFile(zp, encodeZones(sf.stats.kinds(), sf.stats.zones), 0o644); err != nil {
+		if err := os.WriteFile(zp, encodeZones(sf.cw.n, sf.stats.kinds(), sf.stats.zones), 0o644); err != nil {
 			return qerr.IOf("exec: shuffle write of job %s stage %d: cannot write %s: %w", w.n.JobID, w.n.StageID, zp, err)
 		}
 		w.renamed = append(w.renamed, zp)

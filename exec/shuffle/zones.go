@@ -354,10 +354,13 @@ func roundUp(p []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// encodeZones is the sidecar's bytes: a magic, the column kinds, then per
-// batch per column a flags byte, the NULL count and the bounds.
-func encodeZones(kinds []zoneKind, zones [][]zone) []byte {
+// encodeZones is the sidecar's bytes: a magic, the data file's size (a
+// sidecar that does not match its data file is not used), the column
+// kinds, then per batch per column a flags byte, the NULL count and the
+// bounds.
+func encodeZones(dataBytes int64, kinds []zoneKind, zones [][]zone) []byte {
 	out := append([]byte(nil), zonesMagic...)
+	out = binary.AppendUvarint(out, uint64(dataBytes))
 	out = binary.AppendUvarint(out, uint64(len(kinds)))
 	for _, k := range kinds {
 		out = append(out, byte(k))
@@ -397,9 +400,9 @@ var zonesMagic = []byte("QZM1")
 var errBadZones = errors.New("not a zone-map sidecar")
 
 // decodeZones reverses encodeZones.
-func decodeZones(b []byte) (kinds []zoneKind, zones [][]zone, err error) {
+func decodeZones(b []byte) (dataBytes int64, kinds []zoneKind, zones [][]zone, err error) {
 	if !bytes.HasPrefix(b, zonesMagic) {
-		return nil, nil, errBadZones
+		return 0, nil, nil, errBadZones
 	}
 	b = b[len(zonesMagic):]
 	uv := func() uint64 {
@@ -430,9 +433,14 @@ func decodeZones(b []byte) (kinds []zoneKind, zones [][]zone, err error) {
 		b = b[n:]
 		return v
 	}
+	db := uv()
+	if err != nil || db > math.MaxInt64 {
+		return 0, nil, nil, errBadZones
+	}
+	dataBytes = int64(db)
 	nc := uv()
 	if err != nil || nc > uint64(len(b)) {
-		return nil, nil, errBadZones
+		return 0, nil, nil, errBadZones
 	}
 	kinds = make([]zoneKind, nc)
 	for i := range kinds {
@@ -441,14 +449,14 @@ func decodeZones(b []byte) (kinds []zoneKind, zones [][]zone, err error) {
 	b = b[nc:]
 	nb := uv()
 	if err != nil || nb > uint64(len(b)) {
-		return nil, nil, errBadZones
+		return 0, nil, nil, errBadZones
 	}
 	zones = make([][]zone, nb)
 	for j := range zones {
 		zs := make([]zone, nc)
 		for i := range zs {
 			if len(b) == 0 {
-				return nil, nil, errBadZones
+				return 0, nil, nil, errBadZones
 			}
 			z := &zs[i]
 			z.Has, z.HiOK = b[0]&1 != 0, b[0]&2 != 0
@@ -463,15 +471,15 @@ func decodeZones(b []byte) (kinds []zoneKind, zones [][]zone, err error) {
 				}
 			}
 			if err != nil {
-				return nil, nil, err
+				return 0, nil, nil, err
 			}
 		}
 		zones[j] = zs
 	}
 	if len(b) != 0 {
-		return nil, nil, errBadZones
+		return 0, nil, nil, errBadZones
 	}
-	return kinds, zones, nil
+	return dataBytes, kinds, zones, nil
 }
 
 // readZones reads the sidecar of the data file at path; nil zones when
@@ -481,9 +489,12 @@ func readZones(path string, ncols int) ([]zoneKind, [][]zone) {
 	if err != nil {
 		return nil, nil
 	}
-	kinds, zones, err := decodeZones(b)
+	size, kinds, zones, err := decodeZones(b)
 	if err != nil || len(kinds) != ncols {
 		return nil, nil
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != size {
+		return nil, nil // not this data file's
 	}
 	return kinds, zones
 }

@@ -3,6 +3,8 @@ package shuffle
 import (
 	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -92,8 +94,8 @@ func TestZonesCollectAndSkip(t *testing.T) {
 		t.Fatalf("string zone %+v", s)
 	}
 
-	kinds, zones, err := decodeZones(encodeZones(sc.kinds(), sc.zones))
-	if err != nil || !reflect.DeepEqual(kinds, []zoneKind{zoneInt, zoneString, zoneNone}) || len(zones) != 2 {
+	size, kinds, zones, err := decodeZones(encodeZones(12345, sc.kinds(), sc.zones))
+	if err != nil || size != 12345 || !reflect.DeepEqual(kinds, []zoneKind{zoneInt, zoneString, zoneNone}) || len(zones) != 2 {
 		t.Fatalf("decode: %v %v %d", err, kinds, len(zones))
 	}
 	for j := range zones {
@@ -104,7 +106,7 @@ func TestZonesCollectAndSkip(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := decodeZones([]byte("QZM1\x05")); err == nil {
+	if _, _, _, err := decodeZones([]byte("QZM1\x05\x05")); err == nil {
 		t.Fatal("a truncated sidecar decoded")
 	}
 
@@ -193,5 +195,29 @@ func TestZoneTermsTemporal(t *testing.T) {
 	}
 	if n := len(zoneTerms(cmp(1, ms, &physical.Literal{Type: us, Value: arrow.Timestamp(7)}), schema)); n != 0 {
 		t.Fatalf("ts(ms) < ts(us): %d terms, want none", n)
+	}
+}
+
+// TestReadZonesChecksItsFile: a sidecar is used only beside the data file
+// it was written for (its size), and a missing one means no zones.
+func TestReadZonesChecksItsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data-0.arrow")
+	if err := os.WriteFile(path, make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, z := readZones(path, 1); z != nil {
+		t.Fatal("zones without a sidecar")
+	}
+	zs := [][]zone{{{Has: true, Lo: 1, Hi: 2}}}
+	for size, want := range map[int64]bool{100: true, 101: false} {
+		if err := os.WriteFile(path+ZonesSuffix, encodeZones(size, []zoneKind{zoneInt}, zs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, z := readZones(path, 1); (z != nil) != want {
+			t.Errorf("sidecar for %d bytes beside 100: zones %v", size, z)
+		}
+		if _, z := readZones(path, 2); z != nil {
+			t.Errorf("zones of 1 column for a schema of 2")
+		}
 	}
 }
