@@ -33,12 +33,12 @@ func csSession(t *testing.T, partitions, batch int, opts ...quiver.Option) *quiv
 func sprintf(f string, a ...any) string { return fmt.Sprintf(f, a...) }
 
 // csRows registers table u (an Arrow IPC file: no statistics) of n rows
-// (i, v, k, s): v NULL every 11th row, k 300 values in a row, s a name in
-// the order of i, NULL every 17th row.
+// (i, v, k, s, d): v NULL every 11th row, k 300 values in a row, s a name
+// in the order of i, NULL every 17th row, d a date rising with i.
 func csRows(t *testing.T, s *quiver.Session, n int) [][]any {
 	t.Helper()
 	i64 := arrow.PrimitiveTypes.Int64
-	cols := []fpCol{{"i", i64}, {"v", i64}, {"k", i64}, {"s", arrow.BinaryTypes.String}}
+	cols := []fpCol{{"i", i64}, {"v", i64}, {"k", i64}, {"s", arrow.BinaryTypes.String}, {"d", arrow.FixedWidthTypes.Date32}}
 	rows := make([][]any, n)
 	for i := range rows {
 		var v any = int64(i%13 - 6)
@@ -49,7 +49,7 @@ func csRows(t *testing.T, s *quiver.Session, n int) [][]any {
 		if i%17 == 0 {
 			name = nil
 		}
-		rows[i] = []any{int64(i), v, int64(1_000_000 + i*7%300), name}
+		rows[i] = []any{int64(i), v, int64(1_000_000 + i*7%300), name, arrow.Date32(10_000 + i/10)}
 	}
 	fpRegisterNoStats(t, s, "u", cols, rows, 500)
 	return rows
@@ -114,6 +114,7 @@ func TestCacheZoneMaps(t *testing.T) {
 		"s = 'customer-name-001234'", "s >= 'customer-name-002900'", "s < 'customer-name-000050'",
 		"s BETWEEN 'customer-name-001000' AND 'customer-name-001010'", "s IS NULL AND i > 2900",
 		"i = -5", "i > 1000 OR i < 5", "v = 3",
+		"d = DATE '1997-05-20'", "d BETWEEN DATE '1997-06-01' AND DATE '1997-06-03'", "d < DATE '1997-05-20'",
 	}
 	for _, batch := range []int{64, 128, 500} {
 		t.Run(sprintf("batch=%d", batch), func(t *testing.T) {
@@ -121,7 +122,7 @@ func TestCacheZoneMaps(t *testing.T) {
 			csRows(t, s, 3000)
 			sqlRows(t, s, "CACHE TABLE c AS SELECT * FROM u")
 			for _, f := range filters {
-				q := "SELECT i, v, k, s FROM %s WHERE " + f
+				q := "SELECT i, v, k, s, d FROM %s WHERE " + f
 				fpSame(t, f, sqlRows(t, s, sprintf(q, "c")), sqlRows(t, s, sprintf(q, "u")))
 			}
 			// A narrow range of i reads few of the about 3000/batch batches
@@ -129,6 +130,9 @@ func TestCacheZoneMaps(t *testing.T) {
 			skipped := csSkipped(t, s, "SELECT count(*) FROM c WHERE i BETWEEN 1000 AND 1010")
 			if total := 3000 / batch; skipped < total*2/3 {
 				t.Errorf("i BETWEEN 1000 AND 1010 skipped %d of %d batches", skipped, total)
+			}
+			if n := csSkipped(t, s, "SELECT count(*) FROM c WHERE d = DATE '1997-06-01'"); n < (3000/batch)*2/3 {
+				t.Errorf("d = DATE '1997-06-01' skipped %d batches of about %d", n, 3000/batch)
 			}
 			if n := csSkipped(t, s, "SELECT count(*) FROM c WHERE i > 1000 OR i < 5"); n != 0 {
 				t.Errorf("an OR skipped %d batches", n)
