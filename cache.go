@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
 	"sort"
 	"strings"
 	"time"
@@ -125,6 +126,30 @@ func validateCacheOptions(name string, opts map[string]string) error {
 	return nil
 }
 
+// checkSortBy checks that the sort_by option (cache.SortByOption), if
+// any, names columns of schema, the cache's.
+func checkSortBy(what string, opts map[string]string, schema *arrow.Schema) error {
+	for k, v := range opts {
+		if !strings.EqualFold(k, cache.SortByOption) {
+			continue
+		}
+		cols, err := cache.SortBy(map[string]string{cache.SortByOption: v})
+		if err != nil {
+			return qerr.Planf("%s: %w", what, err)
+		}
+		names := make([]string, schema.NumFields())
+		for i, f := range schema.Fields() {
+			names[i] = f.Name
+		}
+		for _, c := range cols {
+			if _, err := cache.SortColumnIndex(c.Name, names); err != nil {
+				return qerr.Planf("%s: %w", what, err)
+			}
+		}
+	}
+	return nil
+}
+
 func (s *Session) needScheduler(what string) error {
 	if s.remote == nil {
 		return qerr.NotImplementedf("%s: the dataset cache lives on the scheduler, and this session runs locally (WithLocalExecution)", what)
@@ -168,6 +193,12 @@ func (s *Session) cacheTable(ctx context.Context, st *sql.CacheTable) (*DataFram
 		} else {
 			return nil, qerr.Planf("CACHE TABLE: table %q not found", st.Name)
 		}
+	}
+	if err := checkSortBy("CACHE TABLE "+st.Name, st.Options, input.Schema().Arrow()); err != nil {
+		if ownsView {
+			s.cat.DropView(st.Name, true)
+		}
+		return nil, err
 	}
 	node := &logical.Cache{CacheID: uuid.NewString(), SessionID: s.id, Input: input, Options: st.Options, Name: st.Name}
 	undo := func() {

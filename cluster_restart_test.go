@@ -88,4 +88,9 @@ func TestClusterSchedulerRestartMidQuery(t *testing.T) {
 	if !after.Created.Equal(before.Created) || after.Hits != before.Hits+1 {
 		t.Errorf("the entry was rebuilt: before %+v, after %+v", before, after)
 	}
+	// The entry's column statistics came back from the state directory
+	// with it: a GROUP BY over it chooses its tables by them.
+	if f := fpTables(t, s, "SELECT l_orderkey, count(*) FROM recent GROUP BY l_orderkey", "HashAggregateExec"); f["by_stats"] < 1 {
+		t.Errorf("GROUP BY over the reloaded cache: hash tables %v, want them chosen by the cache's statistics", f)
+	}
 }

@@ -252,5 +252,8 @@ func (df *DataFrame) CacheWithOptions(opts map[string]string) *DataFrame {
 	if err := validateCacheOptions("(DataFrame)", opts); err != nil {
 		return df.fail("Cache", err)
 	}
+	if err := checkSortBy("(DataFrame) cache", opts, df.plan.Schema().Arrow()); err != nil {
+		return df.fail("Cache", err)
+	}
 	return df.derive(&logical.Cache{CacheID: uuid.NewString(), SessionID: df.s.id, Input: df.plan, Options: maps.Clone(opts)}, nil)
 }

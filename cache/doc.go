@@ -24,7 +24,7 @@
 // SetSources while Pending and compared by the scheduler on every hit
 // (Changed), and a stale mark (MarkStale) for an entry kept with
 // consistency 'snapshot' after its sources changed. Options lists the entry
-// options (ttl, consistency, scope) with their checks; an entry of scope
+// options (ttl, consistency, scope, sort_by) with their checks; an entry of scope
 // 'global' is kept after its session closes under its tenant's global name
 // space (GlobalSession), which the scheduler manages. A reader count names the
 // build it was taken on (Release), so a reader of a removed entry never

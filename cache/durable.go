@@ -101,6 +101,34 @@ type fileLocation struct {
 	Rows            int64  `json:"rows"`
 	Batches         int64  `json:"batches"`
 	Bytes           int64  `json:"bytes"`
+	// Stats: the file's column statistics (physical.PartitionLocation.Stats).
+	Stats []colStats `json:"col_stats,omitempty"`
+}
+
+// colStats is physical.ColumnStats with stable JSON names.
+type colStats struct {
+	Bounded        bool  `json:"bounded,omitempty"`
+	Lo             int64 `json:"lo,omitempty"`
+	Hi             int64 `json:"hi,omitempty"`
+	NoNulls        bool  `json:"no_nulls,omitempty"`
+	LongestAtLeast int   `json:"longest_at_least,omitempty"`
+	Distinct       int64 `json:"distinct,omitempty"`
+}
+
+func toColStats(cs []physical.ColumnStats) []colStats {
+	var out []colStats
+	for _, c := range cs {
+		out = append(out, colStats(c))
+	}
+	return out
+}
+
+func fromColStats(cs []colStats) []physical.ColumnStats {
+	var out []physical.ColumnStats
+	for _, c := range cs {
+		out = append(out, physical.ColumnStats(c))
+	}
+	return out
 }
 
 // NewDurable opens (creating it if needed) the registry kept in dir,
@@ -180,7 +208,7 @@ func (fe fileEntry) entry() (Entry, error) {
 			locs[i][j] = physical.PartitionLocation{
 				JobID: l.JobID, StageID: l.StageID, OutputPartition: l.OutputPartition, MapPartition: l.MapPartition,
 				Executor: physical.ExecutorMeta{ID: l.ExecutorID, Host: l.Host, FlightPort: l.FlightPort},
-				Rows:     l.Rows, Batches: l.Batches, Bytes: l.Bytes,
+				Rows:     l.Rows, Batches: l.Batches, Bytes: l.Bytes, Stats: fromColStats(l.Stats),
 			}
 		}
 	}
@@ -342,7 +370,7 @@ func encodeEntry(e Entry) ([]byte, error) {
 			fe.Locations[i][j] = fileLocation{
 				JobID: l.JobID, StageID: l.StageID, OutputPartition: l.OutputPartition, MapPartition: l.MapPartition,
 				ExecutorID: l.Executor.ID, Host: l.Executor.Host, FlightPort: l.Executor.FlightPort,
-				Rows: l.Rows, Batches: l.Batches, Bytes: l.Bytes,
+				Rows: l.Rows, Batches: l.Batches, Bytes: l.Bytes, Stats: toColStats(l.Stats),
 			}
 		}
 	}

@@ -25,6 +25,8 @@ func locs(job string, stage int, executors ...string) [][]physical.PartitionLoca
 			JobID: job, StageID: stage, OutputPartition: p, MapPartition: 0,
 			Executor: physical.ExecutorMeta{ID: ex, Host: "127.0.0.1", FlightPort: 50050 + p},
 			Rows:     10, Batches: 1, Bytes: 100,
+			// what the pinned writer saw: the durable store keeps it
+			Stats: []physical.ColumnStats{{Bounded: true, Lo: -3, Hi: int64(p) + 7, NoNulls: true, Distinct: 9}, {LongestAtLeast: 12}},
 		}}
 	}
 	return out

@@ -111,6 +111,10 @@ var Options = map[string]func(map[string]string) error{
 		return err
 	},
 	TableOption: checkTableOption,
+	SortByOption: func(o map[string]string) error {
+		_, err := SortBy(o)
+		return err
+	},
 }
 
 // OptionNames lists Options' keys, sorted, for error messages.

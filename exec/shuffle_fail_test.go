@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"reflect"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -65,7 +66,7 @@ func TestShuffleReaderRemote(t *testing.T) {
 	f.err = qerr.IOf("flight: connection refused")
 	_, err := readPartition(t, tc, rd, 0)
 	var fe *execop.FetchError
-	if !errors.As(err, &fe) || fe.Location != locsA[0][0] || !errors.Is(err, f.err) {
+	if !errors.As(err, &fe) || !reflect.DeepEqual(fe.Location, locsA[0][0]) || !errors.Is(err, f.err) {
 		t.Fatalf("got %v, want a FetchError for %s", err, locsA[0][0])
 	}
 
@@ -114,7 +115,7 @@ func TestShuffleReaderFetchErrors(t *testing.T) {
 			}
 			_, err := readPartition(t, tc, rd, 0)
 			var fe *execop.FetchError
-			if !errors.As(err, &fe) || fe.Location != c.loc {
+			if !errors.As(err, &fe) || !reflect.DeepEqual(fe.Location, c.loc) {
 				t.Fatalf("got %v, want a FetchError for %s", err, c.loc)
 			}
 		})

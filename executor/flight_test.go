@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,7 +167,7 @@ func TestFlightMissingFileIsFetchError(t *testing.T) {
 	}
 	_, err = drainOp(t, context.Background(), op)
 	var fe *execop.FetchError
-	if !errors.As(err, &fe) || fe.Location != loc {
+	if !errors.As(err, &fe) || !reflect.DeepEqual(fe.Location, loc) {
 		t.Fatalf("want a FetchError for %v, got %v", loc, err)
 	}
 	if status.Code(fe.Err) != codes.NotFound {

@@ -13,6 +13,7 @@ import (
 	"github.com/quiverdb/quiver/exec"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/physical/codec"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/rpc"
 	"golang.org/x/sync/errgroup"
@@ -203,7 +204,8 @@ func operatorMetrics(tc *execop.TaskContext, w physical.Plan) []*rpc.OperatorMet
 		f := tc.Figures(n)
 		out = append(out, &rpc.OperatorMetrics{Node: int32(i), OutputRows: f.OutputRows, OutputBatches: f.OutputBatches,
 			ElapsedNanos: int64(f.Elapsed), SpilledBytes: f.SpilledBytes,
-			HashTablesStarted: f.Tables.Started[:], HashTablesByStats: f.Tables.ByStats, HashLayoutChanges: f.Tables.Changes})
+			HashTablesStarted: f.Tables.Started[:], HashTablesByStats: f.Tables.ByStats, HashLayoutChanges: f.Tables.Changes,
+			BatchesSkipped: f.BatchesSkipped})
 	})
 	return out
 }
@@ -286,8 +288,18 @@ func (e *Executor) appendLocations(locs []*rpc.PartitionLocation, b arrow.Record
 		}
 		cols[i] = c
 	}
+	var colStats *array.Binary
+	if idx := b.Schema().FieldIndices("col_stats"); len(idx) == 1 {
+		colStats, _ = b.Column(idx[0]).(*array.Binary)
+	}
 	meta := e.rpcMeta()
 	for r := range int(b.NumRows()) {
+		var st []*rpc.ColumnStats
+		if colStats != nil && colStats.IsValid(r) {
+			if cols, ok := physical.DecodeColumnStats(colStats.Value(r)); ok {
+				st = codec.EncodeColumnStats(cols)
+			}
+		}
 		locs = append(locs, &rpc.PartitionLocation{
 			JobId:           w.JobID,
 			StageId:         int32(w.StageID),
@@ -297,6 +309,7 @@ func (e *Executor) appendLocations(locs []*rpc.PartitionLocation, b arrow.Record
 			Rows:            cols[1].Value(r),
 			Batches:         cols[2].Value(r),
 			Bytes:           cols[3].Value(r),
+			ColStats:        st,
 		})
 	}
 	return locs, nil

@@ -15,6 +15,8 @@ type OperatorFigures struct {
 	Elapsed       time.Duration
 	SpilledBytes  int64
 	Tables        TableFigures
+	// BatchesSkipped are a cache read's batches its zone maps ruled out.
+	BatchesSkipped int64
 }
 
 // HashLayout is a hash table's layout (exec/hashtable): where it keeps the
@@ -87,6 +89,9 @@ func IndentAnalyze(p Plan, figures func(i int, n Plan) OperatorFigures) string {
 		spill := ""
 		if f.SpilledBytes > 0 {
 			spill = ", spilled=" + FormatBytes(f.SpilledBytes)
+		}
+		if f.BatchesSkipped > 0 {
+			spill += fmt.Sprintf(", batches_skipped=%d", f.BatchesSkipped)
 		}
 		if t := f.Tables.String(); t != "" {
 			spill += ", " + t

@@ -33,6 +33,9 @@ type PartitionLocation struct {
 	// auth), which a reader on another executor or a client presents to
 	// fetch it; "" where the scheduler has not signed one yet.
 	Ticket string
+	// Stats is what the pinned (cache) writer saw of the file's rows, one
+	// entry per column; nil: unknown (ordinary shuffle files).
+	Stats []ColumnStats
 }
 
 func (l PartitionLocation) String() string {
@@ -117,6 +120,9 @@ var ShuffleWriteStatsSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "rows", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "batches", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "bytes", Type: arrow.PrimitiveTypes.Int64},
+	// col_stats: EncodeColumnStats of what a pinned writer saw of the
+	// file's rows; NULL for ordinary shuffle files.
+	{Name: "col_stats", Type: arrow.BinaryTypes.Binary, Nullable: true},
 }, nil)
 
 // UnresolvedShuffle stands for the output of stage StageID until that stage
@@ -157,6 +163,10 @@ type CacheReader struct {
 	// partitions: DisjointColumns of the plan that built the entry, whose
 	// output partitions are the cache's.
 	Disjoint []int
+	// Predicate, when set, is a filter over the output that the reader's
+	// consumer applies anyway: a hint that lets the reader skip batches
+	// whose zone maps show no row can satisfy it (never a filter itself).
+	Predicate Expr
 }
 
 func (*ShuffleWriter) isPlan()     {}

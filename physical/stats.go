@@ -1,6 +1,7 @@
 package physical
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -67,6 +68,8 @@ func StatsOf(p Plan) PlanStats {
 			st.Rows = capRows(st.Rows, n.Fetch*int64(n.OutputPartitions()))
 		}
 		return st
+	case *CacheReader:
+		return cacheStats(n)
 	case *Values:
 		return valuesStats(n)
 	case *Empty:
@@ -388,4 +391,105 @@ func signedIntLike(dt arrow.DataType) bool {
 		return true
 	}
 	return false
+}
+
+// cacheStats is what a cache entry's writer recorded of its files
+// (PartitionLocation.Stats): the rows summed, and each column's stats over
+// the non-empty files (a file without stats leaves the columns unknown).
+func cacheStats(c *CacheReader) PlanStats {
+	st := unknownStats(c.OutSchema.NumFields())
+	var rows int64
+	var cols []ColumnStats
+	known := true
+	for _, part := range c.Locations {
+		for _, l := range part {
+			rows += l.Rows
+			if l.Rows == 0 {
+				continue
+			}
+			if len(l.Stats) != len(st.Cols) {
+				known = false
+				continue
+			}
+			if cols == nil {
+				cols = append([]ColumnStats(nil), l.Stats...)
+				continue
+			}
+			for i := range cols {
+				cols[i] = cols[i].Union(l.Stats[i])
+			}
+		}
+	}
+	st.Rows = rows
+	switch {
+	case !known:
+	case cols == nil: // no rows at all
+		for i := range st.Cols {
+			st.Cols[i] = ColumnStats{NoNulls: true}
+		}
+	default:
+		copy(st.Cols, cols)
+	}
+	return st
+}
+
+// EncodeColumnStats is the compact form of cols a shuffle writer's stats
+// batch carries (ShuffleWriteStatsSchema's col_stats): per column a flags
+// byte and varints.
+func EncodeColumnStats(cols []ColumnStats) []byte {
+	out := binary.AppendUvarint(nil, uint64(len(cols)))
+	for _, c := range cols {
+		var flags byte
+		if c.Bounded {
+			flags |= 1
+		}
+		if c.NoNulls {
+			flags |= 2
+		}
+		out = append(out, flags)
+		out = binary.AppendVarint(out, c.Lo)
+		out = binary.AppendVarint(out, c.Hi)
+		out = binary.AppendUvarint(out, uint64(max(c.LongestAtLeast, 0)))
+		out = binary.AppendUvarint(out, uint64(max(c.Distinct, 0)))
+	}
+	return out
+}
+
+// DecodeColumnStats reverses EncodeColumnStats; ok is false for bytes it
+// did not make.
+func DecodeColumnStats(b []byte) (cols []ColumnStats, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, false
+	}
+	b = b[k:]
+	cols = make([]ColumnStats, n)
+	for i := range cols {
+		if len(b) == 0 {
+			return nil, false
+		}
+		c := &cols[i]
+		c.Bounded, c.NoNulls = b[0]&1 != 0, b[0]&2 != 0
+		b = b[1:]
+		var vals [4]uint64
+		for j := range vals {
+			var k int
+			if j < 2 {
+				var v int64
+				v, k = binary.Varint(b)
+				vals[j] = uint64(v)
+			} else {
+				vals[j], k = binary.Uvarint(b)
+			}
+			if k <= 0 {
+				return nil, false
+			}
+			b = b[k:]
+		}
+		if vals[2] > math.MaxInt32 || vals[3] > math.MaxInt64 {
+			return nil, false
+		}
+		c.Lo, c.Hi, c.LongestAtLeast, c.Distinct = int64(vals[0]), int64(vals[1]), int(vals[2]), int64(vals[3])
+	}
+	return cols, len(b) == 0
 }

@@ -1,6 +1,7 @@
 package physical
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -125,5 +126,39 @@ func TestFilterNarrows(t *testing.T) {
 	}
 	if scan.Stats.Cols[0] != (ColumnStats{Bounded: true, Lo: 1, Hi: 1000}) {
 		t.Errorf("the scan's statistics changed: %+v", scan.Stats.Cols[0])
+	}
+}
+
+// TestCacheReaderStats: a cache read's statistics are its files' together;
+// empty files add nothing, and one file without statistics leaves the
+// columns unknown (the rows stay summed).
+func TestCacheReaderStats(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	loc := func(rows int64, st ...ColumnStats) PartitionLocation {
+		return PartitionLocation{JobID: "j", Rows: rows, Stats: st}
+	}
+	a := []ColumnStats{{Bounded: true, Lo: 3, Hi: 9, NoNulls: true, Distinct: 4}, {LongestAtLeast: 5}}
+	b := []ColumnStats{{Bounded: true, Lo: -2, Hi: 4, Distinct: 6}, {NoNulls: true, LongestAtLeast: 8}}
+	empty := []ColumnStats{{Bounded: true}, {NoNulls: true}}
+	c := &CacheReader{OutSchema: schema, Locations: [][]PartitionLocation{{loc(10, a...)}, {loc(0, empty...), loc(7, b...)}}}
+	st := StatsOf(c)
+	want := []ColumnStats{{Bounded: true, Lo: -2, Hi: 9, Distinct: 10}, {LongestAtLeast: 8}}
+	if st.Rows != 17 || !reflect.DeepEqual(st.Cols, want) {
+		t.Fatalf("stats %+v, want 17 rows and %+v", st, want)
+	}
+	c.Locations = append(c.Locations, []PartitionLocation{loc(3)})
+	if st := StatsOf(c); st.Rows != 20 || st.Cols[0] != (ColumnStats{}) || st.Cols[1] != (ColumnStats{}) {
+		t.Fatalf("with a file without statistics: %+v", st)
+	}
+	c.Locations = [][]PartitionLocation{{loc(0, empty...)}}
+	if st := StatsOf(c); st.Rows != 0 || st.Cols[0] != (ColumnStats{NoNulls: true}) {
+		t.Fatalf("no rows: %+v", st)
+	}
+	cols, ok := DecodeColumnStats(EncodeColumnStats(append(a, b...)))
+	if !ok || !reflect.DeepEqual(cols, append(a, b...)) {
+		t.Fatalf("encoded statistics came back as %+v, %v", cols, ok)
+	}
+	if _, ok := DecodeColumnStats([]byte{2, 1}); ok {
+		t.Fatal("truncated statistics decoded")
 	}
 }

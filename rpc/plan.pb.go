@@ -2176,91 +2176,6 @@ func (x *ScanStats) GetCols() []*ColumnStats {
 	return nil
 }
 
-// ColumnStats is physical.ColumnStats.
-type ColumnStats struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	Bounded        bool                   `protobuf:"varint,1,opt,name=bounded,proto3" json:"bounded,omitempty"`
-	Lo             int64                  `protobuf:"varint,2,opt,name=lo,proto3" json:"lo,omitempty"`
-	Hi             int64                  `protobuf:"varint,3,opt,name=hi,proto3" json:"hi,omitempty"`
-	NoNulls        bool                   `protobuf:"varint,4,opt,name=no_nulls,json=noNulls,proto3" json:"no_nulls,omitempty"`
-	LongestAtLeast int64                  `protobuf:"varint,5,opt,name=longest_at_least,json=longestAtLeast,proto3" json:"longest_at_least,omitempty"`
-	Distinct       int64                  `protobuf:"varint,6,opt,name=distinct,proto3" json:"distinct,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
-}
-
-func (x *ColumnStats) Reset() {
-	*x = ColumnStats{}
-	mi := &file_plan_proto_msgTypes[23]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ColumnStats) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ColumnStats) ProtoMessage() {}
-
-func (x *ColumnStats) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[23]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ColumnStats.ProtoReflect.Descriptor instead.
-func (*ColumnStats) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{23}
-}
-
-func (x *ColumnStats) GetBounded() bool {
-	if x != nil {
-		return x.Bounded
-	}
-	return false
-}
-
-func (x *ColumnStats) GetLo() int64 {
-	if x != nil {
-		return x.Lo
-	}
-	return 0
-}
-
-func (x *ColumnStats) GetHi() int64 {
-	if x != nil {
-		return x.Hi
-	}
-	return 0
-}
-
-func (x *ColumnStats) GetNoNulls() bool {
-	if x != nil {
-		return x.NoNulls
-	}
-	return false
-}
-
-func (x *ColumnStats) GetLongestAtLeast() int64 {
-	if x != nil {
-		return x.LongestAtLeast
-	}
-	return 0
-}
-
-func (x *ColumnStats) GetDistinct() int64 {
-	if x != nil {
-		return x.Distinct
-	}
-	return 0
-}
-
 // RowGroupRange is the row groups [start, end) of one Parquet file.
 type RowGroupRange struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2272,7 +2187,7 @@ type RowGroupRange struct {
 
 func (x *RowGroupRange) Reset() {
 	*x = RowGroupRange{}
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2199,7 @@ func (x *RowGroupRange) String() string {
 func (*RowGroupRange) ProtoMessage() {}
 
 func (x *RowGroupRange) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[24]
+	mi := &file_plan_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2212,7 @@ func (x *RowGroupRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupRange.ProtoReflect.Descriptor instead.
 func (*RowGroupRange) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{24}
+	return file_plan_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RowGroupRange) GetStart() int32 {
@@ -2323,7 +2238,7 @@ type RowGroupRanges struct {
 
 func (x *RowGroupRanges) Reset() {
 	*x = RowGroupRanges{}
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2335,7 +2250,7 @@ func (x *RowGroupRanges) String() string {
 func (*RowGroupRanges) ProtoMessage() {}
 
 func (x *RowGroupRanges) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[25]
+	mi := &file_plan_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2348,7 +2263,7 @@ func (x *RowGroupRanges) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RowGroupRanges.ProtoReflect.Descriptor instead.
 func (*RowGroupRanges) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{25}
+	return file_plan_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RowGroupRanges) GetRanges() []*RowGroupRange {
@@ -2368,7 +2283,7 @@ type PhysicalFilter struct {
 
 func (x *PhysicalFilter) Reset() {
 	*x = PhysicalFilter{}
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2380,7 +2295,7 @@ func (x *PhysicalFilter) String() string {
 func (*PhysicalFilter) ProtoMessage() {}
 
 func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[26]
+	mi := &file_plan_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2393,7 +2308,7 @@ func (x *PhysicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalFilter.ProtoReflect.Descriptor instead.
 func (*PhysicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{26}
+	return file_plan_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PhysicalFilter) GetInput() *PhysicalPlan {
@@ -2421,7 +2336,7 @@ type PhysicalProjection struct {
 
 func (x *PhysicalProjection) Reset() {
 	*x = PhysicalProjection{}
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2433,7 +2348,7 @@ func (x *PhysicalProjection) String() string {
 func (*PhysicalProjection) ProtoMessage() {}
 
 func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[27]
+	mi := &file_plan_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2446,7 +2361,7 @@ func (x *PhysicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalProjection.ProtoReflect.Descriptor instead.
 func (*PhysicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{27}
+	return file_plan_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PhysicalProjection) GetInput() *PhysicalPlan {
@@ -2487,7 +2402,7 @@ type PhysicalAggregateExpr struct {
 
 func (x *PhysicalAggregateExpr) Reset() {
 	*x = PhysicalAggregateExpr{}
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2499,7 +2414,7 @@ func (x *PhysicalAggregateExpr) String() string {
 func (*PhysicalAggregateExpr) ProtoMessage() {}
 
 func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[28]
+	mi := &file_plan_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +2427,7 @@ func (x *PhysicalAggregateExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalAggregateExpr.ProtoReflect.Descriptor instead.
 func (*PhysicalAggregateExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{28}
+	return file_plan_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PhysicalAggregateExpr) GetFunc() int32 {
@@ -2591,7 +2506,7 @@ type PhysicalHashAggregate struct {
 
 func (x *PhysicalHashAggregate) Reset() {
 	*x = PhysicalHashAggregate{}
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2603,7 +2518,7 @@ func (x *PhysicalHashAggregate) String() string {
 func (*PhysicalHashAggregate) ProtoMessage() {}
 
 func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[29]
+	mi := &file_plan_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2616,7 +2531,7 @@ func (x *PhysicalHashAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashAggregate.ProtoReflect.Descriptor instead.
 func (*PhysicalHashAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{29}
+	return file_plan_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PhysicalHashAggregate) GetInput() *PhysicalPlan {
@@ -2664,7 +2579,7 @@ type PhysicalJoinOn struct {
 
 func (x *PhysicalJoinOn) Reset() {
 	*x = PhysicalJoinOn{}
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2676,7 +2591,7 @@ func (x *PhysicalJoinOn) String() string {
 func (*PhysicalJoinOn) ProtoMessage() {}
 
 func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[30]
+	mi := &file_plan_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2689,7 +2604,7 @@ func (x *PhysicalJoinOn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalJoinOn.ProtoReflect.Descriptor instead.
 func (*PhysicalJoinOn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{30}
+	return file_plan_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PhysicalJoinOn) GetLeft() *PhysicalExpr {
@@ -2722,7 +2637,7 @@ type PhysicalHashJoin struct {
 
 func (x *PhysicalHashJoin) Reset() {
 	*x = PhysicalHashJoin{}
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2649,7 @@ func (x *PhysicalHashJoin) String() string {
 func (*PhysicalHashJoin) ProtoMessage() {}
 
 func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[31]
+	mi := &file_plan_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +2662,7 @@ func (x *PhysicalHashJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalHashJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalHashJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{31}
+	return file_plan_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PhysicalHashJoin) GetLeft() *PhysicalPlan {
@@ -2819,7 +2734,7 @@ type PhysicalNestedLoopJoin struct {
 
 func (x *PhysicalNestedLoopJoin) Reset() {
 	*x = PhysicalNestedLoopJoin{}
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +2746,7 @@ func (x *PhysicalNestedLoopJoin) String() string {
 func (*PhysicalNestedLoopJoin) ProtoMessage() {}
 
 func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[32]
+	mi := &file_plan_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +2759,7 @@ func (x *PhysicalNestedLoopJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalNestedLoopJoin.ProtoReflect.Descriptor instead.
 func (*PhysicalNestedLoopJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{32}
+	return file_plan_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PhysicalNestedLoopJoin) GetLeft() *PhysicalPlan {
@@ -2894,7 +2809,7 @@ type PhysicalSort struct {
 
 func (x *PhysicalSort) Reset() {
 	*x = PhysicalSort{}
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2906,7 +2821,7 @@ func (x *PhysicalSort) String() string {
 func (*PhysicalSort) ProtoMessage() {}
 
 func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2919,7 +2834,7 @@ func (x *PhysicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSort.ProtoReflect.Descriptor instead.
 func (*PhysicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{33}
+	return file_plan_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PhysicalSort) GetInput() *PhysicalPlan {
@@ -2961,7 +2876,7 @@ type PhysicalSortPreservingMerge struct {
 
 func (x *PhysicalSortPreservingMerge) Reset() {
 	*x = PhysicalSortPreservingMerge{}
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2973,7 +2888,7 @@ func (x *PhysicalSortPreservingMerge) String() string {
 func (*PhysicalSortPreservingMerge) ProtoMessage() {}
 
 func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2986,7 +2901,7 @@ func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSortPreservingMerge.ProtoReflect.Descriptor instead.
 func (*PhysicalSortPreservingMerge) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{34}
+	return file_plan_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PhysicalSortPreservingMerge) GetInput() *PhysicalPlan {
@@ -3021,7 +2936,7 @@ type PhysicalLimit struct {
 
 func (x *PhysicalLimit) Reset() {
 	*x = PhysicalLimit{}
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3033,7 +2948,7 @@ func (x *PhysicalLimit) String() string {
 func (*PhysicalLimit) ProtoMessage() {}
 
 func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3046,7 +2961,7 @@ func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{35}
+	return file_plan_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PhysicalLimit) GetInput() *PhysicalPlan {
@@ -3080,7 +2995,7 @@ type PhysicalLocalLimit struct {
 
 func (x *PhysicalLocalLimit) Reset() {
 	*x = PhysicalLocalLimit{}
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3092,7 +3007,7 @@ func (x *PhysicalLocalLimit) String() string {
 func (*PhysicalLocalLimit) ProtoMessage() {}
 
 func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3105,7 +3020,7 @@ func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLocalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLocalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{36}
+	return file_plan_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PhysicalLocalLimit) GetInput() *PhysicalPlan {
@@ -3131,7 +3046,7 @@ type PhysicalUnion struct {
 
 func (x *PhysicalUnion) Reset() {
 	*x = PhysicalUnion{}
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3143,7 +3058,7 @@ func (x *PhysicalUnion) String() string {
 func (*PhysicalUnion) ProtoMessage() {}
 
 func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3156,7 +3071,7 @@ func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnion.ProtoReflect.Descriptor instead.
 func (*PhysicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{37}
+	return file_plan_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PhysicalUnion) GetInputs() []*PhysicalPlan {
@@ -3176,7 +3091,7 @@ type PhysicalValues struct {
 
 func (x *PhysicalValues) Reset() {
 	*x = PhysicalValues{}
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3188,7 +3103,7 @@ func (x *PhysicalValues) String() string {
 func (*PhysicalValues) ProtoMessage() {}
 
 func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3201,7 +3116,7 @@ func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalValues.ProtoReflect.Descriptor instead.
 func (*PhysicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{38}
+	return file_plan_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PhysicalValues) GetSchema() []byte {
@@ -3228,7 +3143,7 @@ type PhysicalEmpty struct {
 
 func (x *PhysicalEmpty) Reset() {
 	*x = PhysicalEmpty{}
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3240,7 +3155,7 @@ func (x *PhysicalEmpty) String() string {
 func (*PhysicalEmpty) ProtoMessage() {}
 
 func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3253,7 +3168,7 @@ func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalEmpty.ProtoReflect.Descriptor instead.
 func (*PhysicalEmpty) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{39}
+	return file_plan_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PhysicalEmpty) GetSchema() []byte {
@@ -3281,7 +3196,7 @@ type PhysicalRepartition struct {
 
 func (x *PhysicalRepartition) Reset() {
 	*x = PhysicalRepartition{}
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3293,7 +3208,7 @@ func (x *PhysicalRepartition) String() string {
 func (*PhysicalRepartition) ProtoMessage() {}
 
 func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3306,7 +3221,7 @@ func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRepartition.ProtoReflect.Descriptor instead.
 func (*PhysicalRepartition) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{40}
+	return file_plan_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PhysicalRepartition) GetInput() *PhysicalPlan {
@@ -3339,7 +3254,7 @@ type PhysicalCoalesce struct {
 
 func (x *PhysicalCoalesce) Reset() {
 	*x = PhysicalCoalesce{}
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3351,7 +3266,7 @@ func (x *PhysicalCoalesce) String() string {
 func (*PhysicalCoalesce) ProtoMessage() {}
 
 func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3364,7 +3279,7 @@ func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCoalesce.ProtoReflect.Descriptor instead.
 func (*PhysicalCoalesce) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{41}
+	return file_plan_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PhysicalCoalesce) GetInput() *PhysicalPlan {
@@ -3389,7 +3304,7 @@ type PhysicalShuffleWriter struct {
 
 func (x *PhysicalShuffleWriter) Reset() {
 	*x = PhysicalShuffleWriter{}
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3401,7 +3316,7 @@ func (x *PhysicalShuffleWriter) String() string {
 func (*PhysicalShuffleWriter) ProtoMessage() {}
 
 func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3414,7 +3329,7 @@ func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleWriter.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleWriter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{42}
+	return file_plan_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PhysicalShuffleWriter) GetInput() *PhysicalPlan {
@@ -3477,7 +3392,7 @@ type PhysicalUnresolvedShuffle struct {
 
 func (x *PhysicalUnresolvedShuffle) Reset() {
 	*x = PhysicalUnresolvedShuffle{}
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3489,7 +3404,7 @@ func (x *PhysicalUnresolvedShuffle) String() string {
 func (*PhysicalUnresolvedShuffle) ProtoMessage() {}
 
 func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3502,7 +3417,7 @@ func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnresolvedShuffle.ProtoReflect.Descriptor instead.
 func (*PhysicalUnresolvedShuffle) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{43}
+	return file_plan_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PhysicalUnresolvedShuffle) GetStageId() int32 {
@@ -3538,7 +3453,7 @@ type PhysicalShuffleReader struct {
 
 func (x *PhysicalShuffleReader) Reset() {
 	*x = PhysicalShuffleReader{}
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3550,7 +3465,7 @@ func (x *PhysicalShuffleReader) String() string {
 func (*PhysicalShuffleReader) ProtoMessage() {}
 
 func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3563,7 +3478,7 @@ func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleReader.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{44}
+	return file_plan_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PhysicalShuffleReader) GetStageId() int32 {
@@ -3597,7 +3512,7 @@ type CacheKey struct {
 
 func (x *CacheKey) Reset() {
 	*x = CacheKey{}
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3609,7 +3524,7 @@ func (x *CacheKey) String() string {
 func (*CacheKey) ProtoMessage() {}
 
 func (x *CacheKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3622,7 +3537,7 @@ func (x *CacheKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheKey.ProtoReflect.Descriptor instead.
 func (*CacheKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{45}
+	return file_plan_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CacheKey) GetSessionId() string {
@@ -3646,13 +3561,14 @@ type PhysicalCacheReader struct {
 	Schema        []byte                 `protobuf:"bytes,3,opt,name=schema,proto3" json:"schema,omitempty"` // Arrow IPC schema
 	Locations     []*PartitionLocations  `protobuf:"bytes,4,rep,name=locations,proto3" json:"locations,omitempty"`
 	Disjoint      []int32                `protobuf:"varint,5,rep,packed,name=disjoint,proto3" json:"disjoint,omitempty"` // CacheReader.Disjoint
+	Predicate     *PhysicalExpr          `protobuf:"bytes,6,opt,name=predicate,proto3" json:"predicate,omitempty"`       // CacheReader.Predicate: a zone-map pruning hint
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PhysicalCacheReader) Reset() {
 	*x = PhysicalCacheReader{}
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3664,7 +3580,7 @@ func (x *PhysicalCacheReader) String() string {
 func (*PhysicalCacheReader) ProtoMessage() {}
 
 func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3677,7 +3593,7 @@ func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCacheReader.ProtoReflect.Descriptor instead.
 func (*PhysicalCacheReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{46}
+	return file_plan_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PhysicalCacheReader) GetKey() *CacheKey {
@@ -3715,6 +3631,13 @@ func (x *PhysicalCacheReader) GetDisjoint() []int32 {
 	return nil
 }
 
+func (x *PhysicalCacheReader) GetPredicate() *PhysicalExpr {
+	if x != nil {
+		return x.Predicate
+	}
+	return nil
+}
+
 type LogicalExpr struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Kind:
@@ -3744,7 +3667,7 @@ type LogicalExpr struct {
 
 func (x *LogicalExpr) Reset() {
 	*x = LogicalExpr{}
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3756,7 +3679,7 @@ func (x *LogicalExpr) String() string {
 func (*LogicalExpr) ProtoMessage() {}
 
 func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3769,7 +3692,7 @@ func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpr.ProtoReflect.Descriptor instead.
 func (*LogicalExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{47}
+	return file_plan_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LogicalExpr) GetKind() isLogicalExpr_Kind {
@@ -4063,7 +3986,7 @@ type LogicalColumn struct {
 
 func (x *LogicalColumn) Reset() {
 	*x = LogicalColumn{}
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4075,7 +3998,7 @@ func (x *LogicalColumn) String() string {
 func (*LogicalColumn) ProtoMessage() {}
 
 func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4088,7 +4011,7 @@ func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalColumn.ProtoReflect.Descriptor instead.
 func (*LogicalColumn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{48}
+	return file_plan_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LogicalColumn) GetQualifier() string {
@@ -4117,7 +4040,7 @@ type LogicalOuterRef struct {
 
 func (x *LogicalOuterRef) Reset() {
 	*x = LogicalOuterRef{}
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4129,7 +4052,7 @@ func (x *LogicalOuterRef) String() string {
 func (*LogicalOuterRef) ProtoMessage() {}
 
 func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4142,7 +4065,7 @@ func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalOuterRef.ProtoReflect.Descriptor instead.
 func (*LogicalOuterRef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{49}
+	return file_plan_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LogicalOuterRef) GetQualifier() string {
@@ -4183,7 +4106,7 @@ type LogicalAlias struct {
 
 func (x *LogicalAlias) Reset() {
 	*x = LogicalAlias{}
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4195,7 +4118,7 @@ func (x *LogicalAlias) String() string {
 func (*LogicalAlias) ProtoMessage() {}
 
 func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4208,7 +4131,7 @@ func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAlias.ProtoReflect.Descriptor instead.
 func (*LogicalAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{50}
+	return file_plan_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LogicalAlias) GetExpr() *LogicalExpr {
@@ -4236,7 +4159,7 @@ type LogicalBinary struct {
 
 func (x *LogicalBinary) Reset() {
 	*x = LogicalBinary{}
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4248,7 +4171,7 @@ func (x *LogicalBinary) String() string {
 func (*LogicalBinary) ProtoMessage() {}
 
 func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4261,7 +4184,7 @@ func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalBinary.ProtoReflect.Descriptor instead.
 func (*LogicalBinary) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{51}
+	return file_plan_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LogicalBinary) GetOp() int32 {
@@ -4295,7 +4218,7 @@ type LogicalIsNull struct {
 
 func (x *LogicalIsNull) Reset() {
 	*x = LogicalIsNull{}
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4307,7 +4230,7 @@ func (x *LogicalIsNull) String() string {
 func (*LogicalIsNull) ProtoMessage() {}
 
 func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4320,7 +4243,7 @@ func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalIsNull.ProtoReflect.Descriptor instead.
 func (*LogicalIsNull) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{52}
+	return file_plan_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LogicalIsNull) GetExpr() *LogicalExpr {
@@ -4347,7 +4270,7 @@ type LogicalCast struct {
 
 func (x *LogicalCast) Reset() {
 	*x = LogicalCast{}
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4359,7 +4282,7 @@ func (x *LogicalCast) String() string {
 func (*LogicalCast) ProtoMessage() {}
 
 func (x *LogicalCast) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4372,7 +4295,7 @@ func (x *LogicalCast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCast.ProtoReflect.Descriptor instead.
 func (*LogicalCast) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{53}
+	return file_plan_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LogicalCast) GetExpr() *LogicalExpr {
@@ -4399,7 +4322,7 @@ type LogicalWhen struct {
 
 func (x *LogicalWhen) Reset() {
 	*x = LogicalWhen{}
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4411,7 +4334,7 @@ func (x *LogicalWhen) String() string {
 func (*LogicalWhen) ProtoMessage() {}
 
 func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4424,7 +4347,7 @@ func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWhen.ProtoReflect.Descriptor instead.
 func (*LogicalWhen) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{54}
+	return file_plan_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LogicalWhen) GetCond() *LogicalExpr {
@@ -4452,7 +4375,7 @@ type LogicalCase struct {
 
 func (x *LogicalCase) Reset() {
 	*x = LogicalCase{}
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4464,7 +4387,7 @@ func (x *LogicalCase) String() string {
 func (*LogicalCase) ProtoMessage() {}
 
 func (x *LogicalCase) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4477,7 +4400,7 @@ func (x *LogicalCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCase.ProtoReflect.Descriptor instead.
 func (*LogicalCase) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{55}
+	return file_plan_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LogicalCase) GetOperand() *LogicalExpr {
@@ -4513,7 +4436,7 @@ type LogicalLike struct {
 
 func (x *LogicalLike) Reset() {
 	*x = LogicalLike{}
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4525,7 +4448,7 @@ func (x *LogicalLike) String() string {
 func (*LogicalLike) ProtoMessage() {}
 
 func (x *LogicalLike) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4538,7 +4461,7 @@ func (x *LogicalLike) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLike.ProtoReflect.Descriptor instead.
 func (*LogicalLike) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{56}
+	return file_plan_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *LogicalLike) GetExpr() *LogicalExpr {
@@ -4580,7 +4503,7 @@ type LogicalInList struct {
 
 func (x *LogicalInList) Reset() {
 	*x = LogicalInList{}
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4592,7 +4515,7 @@ func (x *LogicalInList) String() string {
 func (*LogicalInList) ProtoMessage() {}
 
 func (x *LogicalInList) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4605,7 +4528,7 @@ func (x *LogicalInList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInList.ProtoReflect.Descriptor instead.
 func (*LogicalInList) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{57}
+	return file_plan_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *LogicalInList) GetExpr() *LogicalExpr {
@@ -4639,7 +4562,7 @@ type LogicalScalarFunc struct {
 
 func (x *LogicalScalarFunc) Reset() {
 	*x = LogicalScalarFunc{}
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4651,7 +4574,7 @@ func (x *LogicalScalarFunc) String() string {
 func (*LogicalScalarFunc) ProtoMessage() {}
 
 func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4664,7 +4587,7 @@ func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScalarFunc.ProtoReflect.Descriptor instead.
 func (*LogicalScalarFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{58}
+	return file_plan_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *LogicalScalarFunc) GetName() string {
@@ -4695,7 +4618,7 @@ type LogicalAggExpr struct {
 
 func (x *LogicalAggExpr) Reset() {
 	*x = LogicalAggExpr{}
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4707,7 +4630,7 @@ func (x *LogicalAggExpr) String() string {
 func (*LogicalAggExpr) ProtoMessage() {}
 
 func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4720,7 +4643,7 @@ func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggExpr.ProtoReflect.Descriptor instead.
 func (*LogicalAggExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{59}
+	return file_plan_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LogicalAggExpr) GetFunc() int32 {
@@ -4775,7 +4698,7 @@ type LogicalExists struct {
 
 func (x *LogicalExists) Reset() {
 	*x = LogicalExists{}
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4787,7 +4710,7 @@ func (x *LogicalExists) String() string {
 func (*LogicalExists) ProtoMessage() {}
 
 func (x *LogicalExists) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4800,7 +4723,7 @@ func (x *LogicalExists) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExists.ProtoReflect.Descriptor instead.
 func (*LogicalExists) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{60}
+	return file_plan_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *LogicalExists) GetPlan() *LogicalPlan {
@@ -4828,7 +4751,7 @@ type LogicalInSubquery struct {
 
 func (x *LogicalInSubquery) Reset() {
 	*x = LogicalInSubquery{}
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4840,7 +4763,7 @@ func (x *LogicalInSubquery) String() string {
 func (*LogicalInSubquery) ProtoMessage() {}
 
 func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4853,7 +4776,7 @@ func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInSubquery.ProtoReflect.Descriptor instead.
 func (*LogicalInSubquery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{61}
+	return file_plan_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LogicalInSubquery) GetExpr() *LogicalExpr {
@@ -4888,7 +4811,7 @@ type LogicalSortKey struct {
 
 func (x *LogicalSortKey) Reset() {
 	*x = LogicalSortKey{}
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4900,7 +4823,7 @@ func (x *LogicalSortKey) String() string {
 func (*LogicalSortKey) ProtoMessage() {}
 
 func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4913,7 +4836,7 @@ func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSortKey.ProtoReflect.Descriptor instead.
 func (*LogicalSortKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{62}
+	return file_plan_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LogicalSortKey) GetExpr() *LogicalExpr {
@@ -4949,7 +4872,7 @@ type LogicalField struct {
 
 func (x *LogicalField) Reset() {
 	*x = LogicalField{}
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4961,7 +4884,7 @@ func (x *LogicalField) String() string {
 func (*LogicalField) ProtoMessage() {}
 
 func (x *LogicalField) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4974,7 +4897,7 @@ func (x *LogicalField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalField.ProtoReflect.Descriptor instead.
 func (*LogicalField) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{63}
+	return file_plan_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *LogicalField) GetQualifier() string {
@@ -5034,7 +4957,7 @@ type LogicalPlan struct {
 
 func (x *LogicalPlan) Reset() {
 	*x = LogicalPlan{}
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5046,7 +4969,7 @@ func (x *LogicalPlan) String() string {
 func (*LogicalPlan) ProtoMessage() {}
 
 func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5059,7 +4982,7 @@ func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalPlan.ProtoReflect.Descriptor instead.
 func (*LogicalPlan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{64}
+	return file_plan_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *LogicalPlan) GetNode() isLogicalPlan_Node {
@@ -5357,7 +5280,7 @@ type LogicalCTERef struct {
 
 func (x *LogicalCTERef) Reset() {
 	*x = LogicalCTERef{}
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5369,7 +5292,7 @@ func (x *LogicalCTERef) String() string {
 func (*LogicalCTERef) ProtoMessage() {}
 
 func (x *LogicalCTERef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5382,7 +5305,7 @@ func (x *LogicalCTERef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCTERef.ProtoReflect.Descriptor instead.
 func (*LogicalCTERef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{65}
+	return file_plan_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *LogicalCTERef) GetId() int64 {
@@ -5426,7 +5349,7 @@ type LogicalWrite struct {
 
 func (x *LogicalWrite) Reset() {
 	*x = LogicalWrite{}
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5438,7 +5361,7 @@ func (x *LogicalWrite) String() string {
 func (*LogicalWrite) ProtoMessage() {}
 
 func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5451,7 +5374,7 @@ func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWrite.ProtoReflect.Descriptor instead.
 func (*LogicalWrite) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{66}
+	return file_plan_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LogicalWrite) GetInput() *LogicalPlan {
@@ -5512,7 +5435,7 @@ type TableDef struct {
 
 func (x *TableDef) Reset() {
 	*x = TableDef{}
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5524,7 +5447,7 @@ func (x *TableDef) String() string {
 func (*TableDef) ProtoMessage() {}
 
 func (x *TableDef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5537,7 +5460,7 @@ func (x *TableDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableDef.ProtoReflect.Descriptor instead.
 func (*TableDef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{67}
+	return file_plan_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *TableDef) GetName() string {
@@ -5624,7 +5547,7 @@ type LogicalScan struct {
 
 func (x *LogicalScan) Reset() {
 	*x = LogicalScan{}
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5636,7 +5559,7 @@ func (x *LogicalScan) String() string {
 func (*LogicalScan) ProtoMessage() {}
 
 func (x *LogicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5649,7 +5572,7 @@ func (x *LogicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScan.ProtoReflect.Descriptor instead.
 func (*LogicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{68}
+	return file_plan_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LogicalScan) GetTable() *TableDef {
@@ -5704,7 +5627,7 @@ type LogicalFilter struct {
 
 func (x *LogicalFilter) Reset() {
 	*x = LogicalFilter{}
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5716,7 +5639,7 @@ func (x *LogicalFilter) String() string {
 func (*LogicalFilter) ProtoMessage() {}
 
 func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5729,7 +5652,7 @@ func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalFilter.ProtoReflect.Descriptor instead.
 func (*LogicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{69}
+	return file_plan_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LogicalFilter) GetInput() *LogicalPlan {
@@ -5756,7 +5679,7 @@ type LogicalProjection struct {
 
 func (x *LogicalProjection) Reset() {
 	*x = LogicalProjection{}
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5768,7 +5691,7 @@ func (x *LogicalProjection) String() string {
 func (*LogicalProjection) ProtoMessage() {}
 
 func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5781,7 +5704,7 @@ func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalProjection.ProtoReflect.Descriptor instead.
 func (*LogicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{70}
+	return file_plan_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LogicalProjection) GetInput() *LogicalPlan {
@@ -5809,7 +5732,7 @@ type LogicalAggregate struct {
 
 func (x *LogicalAggregate) Reset() {
 	*x = LogicalAggregate{}
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5821,7 +5744,7 @@ func (x *LogicalAggregate) String() string {
 func (*LogicalAggregate) ProtoMessage() {}
 
 func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5834,7 +5757,7 @@ func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggregate.ProtoReflect.Descriptor instead.
 func (*LogicalAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{71}
+	return file_plan_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogicalAggregate) GetInput() *LogicalPlan {
@@ -5868,7 +5791,7 @@ type LogicalEquiPair struct {
 
 func (x *LogicalEquiPair) Reset() {
 	*x = LogicalEquiPair{}
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5880,7 +5803,7 @@ func (x *LogicalEquiPair) String() string {
 func (*LogicalEquiPair) ProtoMessage() {}
 
 func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5893,7 +5816,7 @@ func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEquiPair.ProtoReflect.Descriptor instead.
 func (*LogicalEquiPair) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{72}
+	return file_plan_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LogicalEquiPair) GetLeft() *LogicalExpr {
@@ -5925,7 +5848,7 @@ type LogicalJoin struct {
 
 func (x *LogicalJoin) Reset() {
 	*x = LogicalJoin{}
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5937,7 +5860,7 @@ func (x *LogicalJoin) String() string {
 func (*LogicalJoin) ProtoMessage() {}
 
 func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5950,7 +5873,7 @@ func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalJoin.ProtoReflect.Descriptor instead.
 func (*LogicalJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{73}
+	return file_plan_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LogicalJoin) GetLeft() *LogicalPlan {
@@ -6013,7 +5936,7 @@ type LogicalSort struct {
 
 func (x *LogicalSort) Reset() {
 	*x = LogicalSort{}
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6025,7 +5948,7 @@ func (x *LogicalSort) String() string {
 func (*LogicalSort) ProtoMessage() {}
 
 func (x *LogicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6038,7 +5961,7 @@ func (x *LogicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSort.ProtoReflect.Descriptor instead.
 func (*LogicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{74}
+	return file_plan_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LogicalSort) GetInput() *LogicalPlan {
@@ -6073,7 +5996,7 @@ type LogicalLimit struct {
 
 func (x *LogicalLimit) Reset() {
 	*x = LogicalLimit{}
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6085,7 +6008,7 @@ func (x *LogicalLimit) String() string {
 func (*LogicalLimit) ProtoMessage() {}
 
 func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6098,7 +6021,7 @@ func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLimit.ProtoReflect.Descriptor instead.
 func (*LogicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{75}
+	return file_plan_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LogicalLimit) GetInput() *LogicalPlan {
@@ -6131,7 +6054,7 @@ type LogicalUnion struct {
 
 func (x *LogicalUnion) Reset() {
 	*x = LogicalUnion{}
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6143,7 +6066,7 @@ func (x *LogicalUnion) String() string {
 func (*LogicalUnion) ProtoMessage() {}
 
 func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6156,7 +6079,7 @@ func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalUnion.ProtoReflect.Descriptor instead.
 func (*LogicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{76}
+	return file_plan_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LogicalUnion) GetInputs() []*LogicalPlan {
@@ -6175,7 +6098,7 @@ type LogicalExprRow struct {
 
 func (x *LogicalExprRow) Reset() {
 	*x = LogicalExprRow{}
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6187,7 +6110,7 @@ func (x *LogicalExprRow) String() string {
 func (*LogicalExprRow) ProtoMessage() {}
 
 func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6200,7 +6123,7 @@ func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExprRow.ProtoReflect.Descriptor instead.
 func (*LogicalExprRow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{77}
+	return file_plan_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *LogicalExprRow) GetValues() []*LogicalExpr {
@@ -6220,7 +6143,7 @@ type LogicalValues struct {
 
 func (x *LogicalValues) Reset() {
 	*x = LogicalValues{}
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6232,7 +6155,7 @@ func (x *LogicalValues) String() string {
 func (*LogicalValues) ProtoMessage() {}
 
 func (x *LogicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6245,7 +6168,7 @@ func (x *LogicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalValues.ProtoReflect.Descriptor instead.
 func (*LogicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{78}
+	return file_plan_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LogicalValues) GetSchema() []*LogicalField {
@@ -6272,7 +6195,7 @@ type LogicalEmptyRelation struct {
 
 func (x *LogicalEmptyRelation) Reset() {
 	*x = LogicalEmptyRelation{}
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6284,7 +6207,7 @@ func (x *LogicalEmptyRelation) String() string {
 func (*LogicalEmptyRelation) ProtoMessage() {}
 
 func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6297,7 +6220,7 @@ func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEmptyRelation.ProtoReflect.Descriptor instead.
 func (*LogicalEmptyRelation) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{79}
+	return file_plan_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LogicalEmptyRelation) GetProduceOneRow() bool {
@@ -6324,7 +6247,7 @@ type LogicalSubqueryAlias struct {
 
 func (x *LogicalSubqueryAlias) Reset() {
 	*x = LogicalSubqueryAlias{}
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6336,7 +6259,7 @@ func (x *LogicalSubqueryAlias) String() string {
 func (*LogicalSubqueryAlias) ProtoMessage() {}
 
 func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6349,7 +6272,7 @@ func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSubqueryAlias.ProtoReflect.Descriptor instead.
 func (*LogicalSubqueryAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{80}
+	return file_plan_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *LogicalSubqueryAlias) GetInput() *LogicalPlan {
@@ -6379,7 +6302,7 @@ type LogicalCache struct {
 
 func (x *LogicalCache) Reset() {
 	*x = LogicalCache{}
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6391,7 +6314,7 @@ func (x *LogicalCache) String() string {
 func (*LogicalCache) ProtoMessage() {}
 
 func (x *LogicalCache) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6404,7 +6327,7 @@ func (x *LogicalCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCache.ProtoReflect.Descriptor instead.
 func (*LogicalCache) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{81}
+	return file_plan_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *LogicalCache) GetCacheId() string {
@@ -6462,7 +6385,7 @@ type WindowFrame struct {
 
 func (x *WindowFrame) Reset() {
 	*x = WindowFrame{}
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6474,7 +6397,7 @@ func (x *WindowFrame) String() string {
 func (*WindowFrame) ProtoMessage() {}
 
 func (x *WindowFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6487,7 +6410,7 @@ func (x *WindowFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowFrame.ProtoReflect.Descriptor instead.
 func (*WindowFrame) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{82}
+	return file_plan_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *WindowFrame) GetUnit() int32 {
@@ -6571,7 +6494,7 @@ type LogicalWindowExpr struct {
 
 func (x *LogicalWindowExpr) Reset() {
 	*x = LogicalWindowExpr{}
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6583,7 +6506,7 @@ func (x *LogicalWindowExpr) String() string {
 func (*LogicalWindowExpr) ProtoMessage() {}
 
 func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6596,7 +6519,7 @@ func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindowExpr.ProtoReflect.Descriptor instead.
 func (*LogicalWindowExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{83}
+	return file_plan_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *LogicalWindowExpr) GetFunc() int32 {
@@ -6679,7 +6602,7 @@ type LogicalWindow struct {
 
 func (x *LogicalWindow) Reset() {
 	*x = LogicalWindow{}
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6691,7 +6614,7 @@ func (x *LogicalWindow) String() string {
 func (*LogicalWindow) ProtoMessage() {}
 
 func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6704,7 +6627,7 @@ func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindow.ProtoReflect.Descriptor instead.
 func (*LogicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{84}
+	return file_plan_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *LogicalWindow) GetInput() *LogicalPlan {
@@ -6739,7 +6662,7 @@ type PhysicalWindowFunc struct {
 
 func (x *PhysicalWindowFunc) Reset() {
 	*x = PhysicalWindowFunc{}
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6751,7 +6674,7 @@ func (x *PhysicalWindowFunc) String() string {
 func (*PhysicalWindowFunc) ProtoMessage() {}
 
 func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6764,7 +6687,7 @@ func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindowFunc.ProtoReflect.Descriptor instead.
 func (*PhysicalWindowFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{85}
+	return file_plan_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *PhysicalWindowFunc) GetFunc() int32 {
@@ -6849,7 +6772,7 @@ type PhysicalWindow struct {
 
 func (x *PhysicalWindow) Reset() {
 	*x = PhysicalWindow{}
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6861,7 +6784,7 @@ func (x *PhysicalWindow) String() string {
 func (*PhysicalWindow) ProtoMessage() {}
 
 func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6874,7 +6797,7 @@ func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindow.ProtoReflect.Descriptor instead.
 func (*PhysicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{86}
+	return file_plan_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *PhysicalWindow) GetInput() *PhysicalPlan {
@@ -6918,7 +6841,7 @@ type LogicalRecursiveQuery struct {
 
 func (x *LogicalRecursiveQuery) Reset() {
 	*x = LogicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6930,7 +6853,7 @@ func (x *LogicalRecursiveQuery) String() string {
 func (*LogicalRecursiveQuery) ProtoMessage() {}
 
 func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6943,7 +6866,7 @@ func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*LogicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{87}
+	return file_plan_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *LogicalRecursiveQuery) GetName() string {
@@ -6984,7 +6907,7 @@ type LogicalWorkTable struct {
 
 func (x *LogicalWorkTable) Reset() {
 	*x = LogicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6996,7 +6919,7 @@ func (x *LogicalWorkTable) String() string {
 func (*LogicalWorkTable) ProtoMessage() {}
 
 func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7009,7 +6932,7 @@ func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWorkTable.ProtoReflect.Descriptor instead.
 func (*LogicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{88}
+	return file_plan_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *LogicalWorkTable) GetName() string {
@@ -7041,7 +6964,7 @@ type PhysicalRecursiveQuery struct {
 
 func (x *PhysicalRecursiveQuery) Reset() {
 	*x = PhysicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7053,7 +6976,7 @@ func (x *PhysicalRecursiveQuery) String() string {
 func (*PhysicalRecursiveQuery) ProtoMessage() {}
 
 func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7066,7 +6989,7 @@ func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*PhysicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{89}
+	return file_plan_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *PhysicalRecursiveQuery) GetName() string {
@@ -7121,7 +7044,7 @@ type PhysicalWorkTable struct {
 
 func (x *PhysicalWorkTable) Reset() {
 	*x = PhysicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7133,7 +7056,7 @@ func (x *PhysicalWorkTable) String() string {
 func (*PhysicalWorkTable) ProtoMessage() {}
 
 func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7146,7 +7069,7 @@ func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWorkTable.ProtoReflect.Descriptor instead.
 func (*PhysicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{90}
+	return file_plan_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *PhysicalWorkTable) GetName() string {
@@ -7173,7 +7096,7 @@ type GroupingSet struct {
 
 func (x *GroupingSet) Reset() {
 	*x = GroupingSet{}
-	mi := &file_plan_proto_msgTypes[91]
+	mi := &file_plan_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7185,7 +7108,7 @@ func (x *GroupingSet) String() string {
 func (*GroupingSet) ProtoMessage() {}
 
 func (x *GroupingSet) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[91]
+	mi := &file_plan_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7198,7 +7121,7 @@ func (x *GroupingSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupingSet.ProtoReflect.Descriptor instead.
 func (*GroupingSet) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{91}
+	return file_plan_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GroupingSet) GetKeys() []int32 {
@@ -7219,7 +7142,7 @@ type LogicalExpand struct {
 
 func (x *LogicalExpand) Reset() {
 	*x = LogicalExpand{}
-	mi := &file_plan_proto_msgTypes[92]
+	mi := &file_plan_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7231,7 +7154,7 @@ func (x *LogicalExpand) String() string {
 func (*LogicalExpand) ProtoMessage() {}
 
 func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[92]
+	mi := &file_plan_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7244,7 +7167,7 @@ func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpand.ProtoReflect.Descriptor instead.
 func (*LogicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{92}
+	return file_plan_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *LogicalExpand) GetInput() *LogicalPlan {
@@ -7280,7 +7203,7 @@ type PhysicalExpand struct {
 
 func (x *PhysicalExpand) Reset() {
 	*x = PhysicalExpand{}
-	mi := &file_plan_proto_msgTypes[93]
+	mi := &file_plan_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7292,7 +7215,7 @@ func (x *PhysicalExpand) String() string {
 func (*PhysicalExpand) ProtoMessage() {}
 
 func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[93]
+	mi := &file_plan_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7305,7 +7228,7 @@ func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalExpand.ProtoReflect.Descriptor instead.
 func (*PhysicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{93}
+	return file_plan_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *PhysicalExpand) GetInput() *PhysicalPlan {
@@ -7505,14 +7428,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"L\n" +
 	"\tScanStats\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12+\n" +
-	"\x04cols\x18\x02 \x03(\v2\x17.quiver.rpc.ColumnStatsR\x04cols\"\xa8\x01\n" +
-	"\vColumnStats\x12\x18\n" +
-	"\abounded\x18\x01 \x01(\bR\abounded\x12\x0e\n" +
-	"\x02lo\x18\x02 \x01(\x03R\x02lo\x12\x0e\n" +
-	"\x02hi\x18\x03 \x01(\x03R\x02hi\x12\x19\n" +
-	"\bno_nulls\x18\x04 \x01(\bR\anoNulls\x12(\n" +
-	"\x10longest_at_least\x18\x05 \x01(\x03R\x0elongestAtLeast\x12\x1a\n" +
-	"\bdistinct\x18\x06 \x01(\x03R\bdistinct\"7\n" +
+	"\x04cols\x18\x02 \x03(\v2\x17.quiver.rpc.ColumnStatsR\x04cols\"7\n" +
 	"\rRowGroupRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x05R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x05R\x03end\"C\n" +
@@ -7613,13 +7529,14 @@ const file_plan_proto_rawDesc = "" +
 	"\bCacheKey\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
-	"\bcache_id\x18\x02 \x01(\tR\acacheId\"\xc3\x01\n" +
+	"\bcache_id\x18\x02 \x01(\tR\acacheId\"\xfb\x01\n" +
 	"\x13PhysicalCacheReader\x12&\n" +
 	"\x03key\x18\x01 \x01(\v2\x14.quiver.rpc.CacheKeyR\x03key\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x03 \x01(\fR\x06schema\x12<\n" +
 	"\tlocations\x18\x04 \x03(\v2\x1e.quiver.rpc.PartitionLocationsR\tlocations\x12\x1a\n" +
-	"\bdisjoint\x18\x05 \x03(\x05R\bdisjoint\"\xe1\a\n" +
+	"\bdisjoint\x18\x05 \x03(\x05R\bdisjoint\x126\n" +
+	"\tpredicate\x18\x06 \x01(\v2\x18.quiver.rpc.PhysicalExprR\tpredicate\"\xe1\a\n" +
 	"\vLogicalExpr\x123\n" +
 	"\x06column\x18\x01 \x01(\v2\x19.quiver.rpc.LogicalColumnH\x00R\x06column\x12:\n" +
 	"\touter_ref\x18\x02 \x01(\v2\x1b.quiver.rpc.LogicalOuterRefH\x00R\bouterRef\x12/\n" +
@@ -7909,7 +7826,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 97)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -7934,80 +7851,80 @@ var file_plan_proto_goTypes = []any{
 	(*FileList)(nil),                    // 20: quiver.rpc.FileList
 	(*PhysicalScan)(nil),                // 21: quiver.rpc.PhysicalScan
 	(*ScanStats)(nil),                   // 22: quiver.rpc.ScanStats
-	(*ColumnStats)(nil),                 // 23: quiver.rpc.ColumnStats
-	(*RowGroupRange)(nil),               // 24: quiver.rpc.RowGroupRange
-	(*RowGroupRanges)(nil),              // 25: quiver.rpc.RowGroupRanges
-	(*PhysicalFilter)(nil),              // 26: quiver.rpc.PhysicalFilter
-	(*PhysicalProjection)(nil),          // 27: quiver.rpc.PhysicalProjection
-	(*PhysicalAggregateExpr)(nil),       // 28: quiver.rpc.PhysicalAggregateExpr
-	(*PhysicalHashAggregate)(nil),       // 29: quiver.rpc.PhysicalHashAggregate
-	(*PhysicalJoinOn)(nil),              // 30: quiver.rpc.PhysicalJoinOn
-	(*PhysicalHashJoin)(nil),            // 31: quiver.rpc.PhysicalHashJoin
-	(*PhysicalNestedLoopJoin)(nil),      // 32: quiver.rpc.PhysicalNestedLoopJoin
-	(*PhysicalSort)(nil),                // 33: quiver.rpc.PhysicalSort
-	(*PhysicalSortPreservingMerge)(nil), // 34: quiver.rpc.PhysicalSortPreservingMerge
-	(*PhysicalLimit)(nil),               // 35: quiver.rpc.PhysicalLimit
-	(*PhysicalLocalLimit)(nil),          // 36: quiver.rpc.PhysicalLocalLimit
-	(*PhysicalUnion)(nil),               // 37: quiver.rpc.PhysicalUnion
-	(*PhysicalValues)(nil),              // 38: quiver.rpc.PhysicalValues
-	(*PhysicalEmpty)(nil),               // 39: quiver.rpc.PhysicalEmpty
-	(*PhysicalRepartition)(nil),         // 40: quiver.rpc.PhysicalRepartition
-	(*PhysicalCoalesce)(nil),            // 41: quiver.rpc.PhysicalCoalesce
-	(*PhysicalShuffleWriter)(nil),       // 42: quiver.rpc.PhysicalShuffleWriter
-	(*PhysicalUnresolvedShuffle)(nil),   // 43: quiver.rpc.PhysicalUnresolvedShuffle
-	(*PhysicalShuffleReader)(nil),       // 44: quiver.rpc.PhysicalShuffleReader
-	(*CacheKey)(nil),                    // 45: quiver.rpc.CacheKey
-	(*PhysicalCacheReader)(nil),         // 46: quiver.rpc.PhysicalCacheReader
-	(*LogicalExpr)(nil),                 // 47: quiver.rpc.LogicalExpr
-	(*LogicalColumn)(nil),               // 48: quiver.rpc.LogicalColumn
-	(*LogicalOuterRef)(nil),             // 49: quiver.rpc.LogicalOuterRef
-	(*LogicalAlias)(nil),                // 50: quiver.rpc.LogicalAlias
-	(*LogicalBinary)(nil),               // 51: quiver.rpc.LogicalBinary
-	(*LogicalIsNull)(nil),               // 52: quiver.rpc.LogicalIsNull
-	(*LogicalCast)(nil),                 // 53: quiver.rpc.LogicalCast
-	(*LogicalWhen)(nil),                 // 54: quiver.rpc.LogicalWhen
-	(*LogicalCase)(nil),                 // 55: quiver.rpc.LogicalCase
-	(*LogicalLike)(nil),                 // 56: quiver.rpc.LogicalLike
-	(*LogicalInList)(nil),               // 57: quiver.rpc.LogicalInList
-	(*LogicalScalarFunc)(nil),           // 58: quiver.rpc.LogicalScalarFunc
-	(*LogicalAggExpr)(nil),              // 59: quiver.rpc.LogicalAggExpr
-	(*LogicalExists)(nil),               // 60: quiver.rpc.LogicalExists
-	(*LogicalInSubquery)(nil),           // 61: quiver.rpc.LogicalInSubquery
-	(*LogicalSortKey)(nil),              // 62: quiver.rpc.LogicalSortKey
-	(*LogicalField)(nil),                // 63: quiver.rpc.LogicalField
-	(*LogicalPlan)(nil),                 // 64: quiver.rpc.LogicalPlan
-	(*LogicalCTERef)(nil),               // 65: quiver.rpc.LogicalCTERef
-	(*LogicalWrite)(nil),                // 66: quiver.rpc.LogicalWrite
-	(*TableDef)(nil),                    // 67: quiver.rpc.TableDef
-	(*LogicalScan)(nil),                 // 68: quiver.rpc.LogicalScan
-	(*LogicalFilter)(nil),               // 69: quiver.rpc.LogicalFilter
-	(*LogicalProjection)(nil),           // 70: quiver.rpc.LogicalProjection
-	(*LogicalAggregate)(nil),            // 71: quiver.rpc.LogicalAggregate
-	(*LogicalEquiPair)(nil),             // 72: quiver.rpc.LogicalEquiPair
-	(*LogicalJoin)(nil),                 // 73: quiver.rpc.LogicalJoin
-	(*LogicalSort)(nil),                 // 74: quiver.rpc.LogicalSort
-	(*LogicalLimit)(nil),                // 75: quiver.rpc.LogicalLimit
-	(*LogicalUnion)(nil),                // 76: quiver.rpc.LogicalUnion
-	(*LogicalExprRow)(nil),              // 77: quiver.rpc.LogicalExprRow
-	(*LogicalValues)(nil),               // 78: quiver.rpc.LogicalValues
-	(*LogicalEmptyRelation)(nil),        // 79: quiver.rpc.LogicalEmptyRelation
-	(*LogicalSubqueryAlias)(nil),        // 80: quiver.rpc.LogicalSubqueryAlias
-	(*LogicalCache)(nil),                // 81: quiver.rpc.LogicalCache
-	(*WindowFrame)(nil),                 // 82: quiver.rpc.WindowFrame
-	(*LogicalWindowExpr)(nil),           // 83: quiver.rpc.LogicalWindowExpr
-	(*LogicalWindow)(nil),               // 84: quiver.rpc.LogicalWindow
-	(*PhysicalWindowFunc)(nil),          // 85: quiver.rpc.PhysicalWindowFunc
-	(*PhysicalWindow)(nil),              // 86: quiver.rpc.PhysicalWindow
-	(*LogicalRecursiveQuery)(nil),       // 87: quiver.rpc.LogicalRecursiveQuery
-	(*LogicalWorkTable)(nil),            // 88: quiver.rpc.LogicalWorkTable
-	(*PhysicalRecursiveQuery)(nil),      // 89: quiver.rpc.PhysicalRecursiveQuery
-	(*PhysicalWorkTable)(nil),           // 90: quiver.rpc.PhysicalWorkTable
-	(*GroupingSet)(nil),                 // 91: quiver.rpc.GroupingSet
-	(*LogicalExpand)(nil),               // 92: quiver.rpc.LogicalExpand
-	(*PhysicalExpand)(nil),              // 93: quiver.rpc.PhysicalExpand
-	nil,                                 // 94: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 95: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 96: quiver.rpc.LogicalCache.OptionsEntry
+	(*RowGroupRange)(nil),               // 23: quiver.rpc.RowGroupRange
+	(*RowGroupRanges)(nil),              // 24: quiver.rpc.RowGroupRanges
+	(*PhysicalFilter)(nil),              // 25: quiver.rpc.PhysicalFilter
+	(*PhysicalProjection)(nil),          // 26: quiver.rpc.PhysicalProjection
+	(*PhysicalAggregateExpr)(nil),       // 27: quiver.rpc.PhysicalAggregateExpr
+	(*PhysicalHashAggregate)(nil),       // 28: quiver.rpc.PhysicalHashAggregate
+	(*PhysicalJoinOn)(nil),              // 29: quiver.rpc.PhysicalJoinOn
+	(*PhysicalHashJoin)(nil),            // 30: quiver.rpc.PhysicalHashJoin
+	(*PhysicalNestedLoopJoin)(nil),      // 31: quiver.rpc.PhysicalNestedLoopJoin
+	(*PhysicalSort)(nil),                // 32: quiver.rpc.PhysicalSort
+	(*PhysicalSortPreservingMerge)(nil), // 33: quiver.rpc.PhysicalSortPreservingMerge
+	(*PhysicalLimit)(nil),               // 34: quiver.rpc.PhysicalLimit
+	(*PhysicalLocalLimit)(nil),          // 35: quiver.rpc.PhysicalLocalLimit
+	(*PhysicalUnion)(nil),               // 36: quiver.rpc.PhysicalUnion
+	(*PhysicalValues)(nil),              // 37: quiver.rpc.PhysicalValues
+	(*PhysicalEmpty)(nil),               // 38: quiver.rpc.PhysicalEmpty
+	(*PhysicalRepartition)(nil),         // 39: quiver.rpc.PhysicalRepartition
+	(*PhysicalCoalesce)(nil),            // 40: quiver.rpc.PhysicalCoalesce
+	(*PhysicalShuffleWriter)(nil),       // 41: quiver.rpc.PhysicalShuffleWriter
+	(*PhysicalUnresolvedShuffle)(nil),   // 42: quiver.rpc.PhysicalUnresolvedShuffle
+	(*PhysicalShuffleReader)(nil),       // 43: quiver.rpc.PhysicalShuffleReader
+	(*CacheKey)(nil),                    // 44: quiver.rpc.CacheKey
+	(*PhysicalCacheReader)(nil),         // 45: quiver.rpc.PhysicalCacheReader
+	(*LogicalExpr)(nil),                 // 46: quiver.rpc.LogicalExpr
+	(*LogicalColumn)(nil),               // 47: quiver.rpc.LogicalColumn
+	(*LogicalOuterRef)(nil),             // 48: quiver.rpc.LogicalOuterRef
+	(*LogicalAlias)(nil),                // 49: quiver.rpc.LogicalAlias
+	(*LogicalBinary)(nil),               // 50: quiver.rpc.LogicalBinary
+	(*LogicalIsNull)(nil),               // 51: quiver.rpc.LogicalIsNull
+	(*LogicalCast)(nil),                 // 52: quiver.rpc.LogicalCast
+	(*LogicalWhen)(nil),                 // 53: quiver.rpc.LogicalWhen
+	(*LogicalCase)(nil),                 // 54: quiver.rpc.LogicalCase
+	(*LogicalLike)(nil),                 // 55: quiver.rpc.LogicalLike
+	(*LogicalInList)(nil),               // 56: quiver.rpc.LogicalInList
+	(*LogicalScalarFunc)(nil),           // 57: quiver.rpc.LogicalScalarFunc
+	(*LogicalAggExpr)(nil),              // 58: quiver.rpc.LogicalAggExpr
+	(*LogicalExists)(nil),               // 59: quiver.rpc.LogicalExists
+	(*LogicalInSubquery)(nil),           // 60: quiver.rpc.LogicalInSubquery
+	(*LogicalSortKey)(nil),              // 61: quiver.rpc.LogicalSortKey
+	(*LogicalField)(nil),                // 62: quiver.rpc.LogicalField
+	(*LogicalPlan)(nil),                 // 63: quiver.rpc.LogicalPlan
+	(*LogicalCTERef)(nil),               // 64: quiver.rpc.LogicalCTERef
+	(*LogicalWrite)(nil),                // 65: quiver.rpc.LogicalWrite
+	(*TableDef)(nil),                    // 66: quiver.rpc.TableDef
+	(*LogicalScan)(nil),                 // 67: quiver.rpc.LogicalScan
+	(*LogicalFilter)(nil),               // 68: quiver.rpc.LogicalFilter
+	(*LogicalProjection)(nil),           // 69: quiver.rpc.LogicalProjection
+	(*LogicalAggregate)(nil),            // 70: quiver.rpc.LogicalAggregate
+	(*LogicalEquiPair)(nil),             // 71: quiver.rpc.LogicalEquiPair
+	(*LogicalJoin)(nil),                 // 72: quiver.rpc.LogicalJoin
+	(*LogicalSort)(nil),                 // 73: quiver.rpc.LogicalSort
+	(*LogicalLimit)(nil),                // 74: quiver.rpc.LogicalLimit
+	(*LogicalUnion)(nil),                // 75: quiver.rpc.LogicalUnion
+	(*LogicalExprRow)(nil),              // 76: quiver.rpc.LogicalExprRow
+	(*LogicalValues)(nil),               // 77: quiver.rpc.LogicalValues
+	(*LogicalEmptyRelation)(nil),        // 78: quiver.rpc.LogicalEmptyRelation
+	(*LogicalSubqueryAlias)(nil),        // 79: quiver.rpc.LogicalSubqueryAlias
+	(*LogicalCache)(nil),                // 80: quiver.rpc.LogicalCache
+	(*WindowFrame)(nil),                 // 81: quiver.rpc.WindowFrame
+	(*LogicalWindowExpr)(nil),           // 82: quiver.rpc.LogicalWindowExpr
+	(*LogicalWindow)(nil),               // 83: quiver.rpc.LogicalWindow
+	(*PhysicalWindowFunc)(nil),          // 84: quiver.rpc.PhysicalWindowFunc
+	(*PhysicalWindow)(nil),              // 85: quiver.rpc.PhysicalWindow
+	(*LogicalRecursiveQuery)(nil),       // 86: quiver.rpc.LogicalRecursiveQuery
+	(*LogicalWorkTable)(nil),            // 87: quiver.rpc.LogicalWorkTable
+	(*PhysicalRecursiveQuery)(nil),      // 88: quiver.rpc.PhysicalRecursiveQuery
+	(*PhysicalWorkTable)(nil),           // 89: quiver.rpc.PhysicalWorkTable
+	(*GroupingSet)(nil),                 // 90: quiver.rpc.GroupingSet
+	(*LogicalExpand)(nil),               // 91: quiver.rpc.LogicalExpand
+	(*PhysicalExpand)(nil),              // 92: quiver.rpc.PhysicalExpand
+	nil,                                 // 93: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 94: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 95: quiver.rpc.LogicalCache.OptionsEntry
+	(*ColumnStats)(nil),                 // 96: quiver.rpc.ColumnStats
 	(*PartitionLocations)(nil),          // 97: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
@@ -8047,40 +7964,40 @@ var file_plan_proto_depIdxs = []int32{
 	0,   // 33: quiver.rpc.PhysicalScalarFunc.type:type_name -> quiver.rpc.ArrowType
 	5,   // 34: quiver.rpc.PhysicalSortKey.expr:type_name -> quiver.rpc.PhysicalExpr
 	21,  // 35: quiver.rpc.PhysicalPlan.scan:type_name -> quiver.rpc.PhysicalScan
-	26,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
-	27,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
-	29,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
-	31,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
-	32,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
-	33,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
-	34,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
-	35,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
-	36,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
-	37,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
-	38,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
-	39,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
-	40,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
-	41,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
-	42,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
-	43,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
-	44,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
-	46,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
-	86,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
+	25,  // 36: quiver.rpc.PhysicalPlan.filter:type_name -> quiver.rpc.PhysicalFilter
+	26,  // 37: quiver.rpc.PhysicalPlan.projection:type_name -> quiver.rpc.PhysicalProjection
+	28,  // 38: quiver.rpc.PhysicalPlan.hash_aggregate:type_name -> quiver.rpc.PhysicalHashAggregate
+	30,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
+	31,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
+	32,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
+	33,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
+	34,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
+	35,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
+	36,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
+	37,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
+	38,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
+	39,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
+	40,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
+	41,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
+	42,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
+	43,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
+	45,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
+	85,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
 	18,  // 55: quiver.rpc.PhysicalPlan.file_sink:type_name -> quiver.rpc.PhysicalFileSink
 	19,  // 56: quiver.rpc.PhysicalPlan.file_commit:type_name -> quiver.rpc.PhysicalFileCommit
-	89,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
-	90,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
-	93,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
+	88,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
+	89,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
+	92,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
 	16,  // 60: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
 	17,  // 61: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
 	16,  // 62: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
 	20,  // 63: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	94,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	93,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
 	5,   // 65: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
-	25,  // 66: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
+	24,  // 66: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
 	22,  // 67: quiver.rpc.PhysicalScan.stats:type_name -> quiver.rpc.ScanStats
-	23,  // 68: quiver.rpc.ScanStats.cols:type_name -> quiver.rpc.ColumnStats
-	24,  // 69: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
+	96,  // 68: quiver.rpc.ScanStats.cols:type_name -> quiver.rpc.ColumnStats
+	23,  // 69: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
 	16,  // 70: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
 	5,   // 71: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
 	16,  // 72: quiver.rpc.PhysicalProjection.input:type_name -> quiver.rpc.PhysicalPlan
@@ -8089,12 +8006,12 @@ var file_plan_proto_depIdxs = []int32{
 	0,   // 75: quiver.rpc.PhysicalAggregateExpr.type:type_name -> quiver.rpc.ArrowType
 	16,  // 76: quiver.rpc.PhysicalHashAggregate.input:type_name -> quiver.rpc.PhysicalPlan
 	5,   // 77: quiver.rpc.PhysicalHashAggregate.group_by:type_name -> quiver.rpc.PhysicalExpr
-	28,  // 78: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
+	27,  // 78: quiver.rpc.PhysicalHashAggregate.aggs:type_name -> quiver.rpc.PhysicalAggregateExpr
 	5,   // 79: quiver.rpc.PhysicalJoinOn.left:type_name -> quiver.rpc.PhysicalExpr
 	5,   // 80: quiver.rpc.PhysicalJoinOn.right:type_name -> quiver.rpc.PhysicalExpr
 	16,  // 81: quiver.rpc.PhysicalHashJoin.left:type_name -> quiver.rpc.PhysicalPlan
 	16,  // 82: quiver.rpc.PhysicalHashJoin.right:type_name -> quiver.rpc.PhysicalPlan
-	30,  // 83: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
+	29,  // 83: quiver.rpc.PhysicalHashJoin.on:type_name -> quiver.rpc.PhysicalJoinOn
 	5,   // 84: quiver.rpc.PhysicalHashJoin.filter:type_name -> quiver.rpc.PhysicalExpr
 	16,  // 85: quiver.rpc.PhysicalNestedLoopJoin.left:type_name -> quiver.rpc.PhysicalPlan
 	16,  // 86: quiver.rpc.PhysicalNestedLoopJoin.right:type_name -> quiver.rpc.PhysicalPlan
@@ -8113,128 +8030,129 @@ var file_plan_proto_depIdxs = []int32{
 	16,  // 99: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
 	5,   // 100: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
 	97,  // 101: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	45,  // 102: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	44,  // 102: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
 	97,  // 103: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	48,  // 104: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	49,  // 105: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 106: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	50,  // 107: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	51,  // 108: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	47,  // 109: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	47,  // 110: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	52,  // 111: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	53,  // 112: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	55,  // 113: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	56,  // 114: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	57,  // 115: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	58,  // 116: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	59,  // 117: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	64,  // 118: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	60,  // 119: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	61,  // 120: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	83,  // 121: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
-	0,   // 122: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	47,  // 123: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	47,  // 124: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	47,  // 125: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	47,  // 126: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	47,  // 127: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 128: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	47,  // 129: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	47,  // 130: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	47,  // 131: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	54,  // 132: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	47,  // 133: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	47,  // 134: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	47,  // 135: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	47,  // 136: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	47,  // 137: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	47,  // 138: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	47,  // 139: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	64,  // 140: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	47,  // 141: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	64,  // 142: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	47,  // 143: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 144: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	68,  // 145: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	69,  // 146: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	70,  // 147: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	71,  // 148: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	73,  // 149: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	74,  // 150: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	75,  // 151: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	76,  // 152: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	78,  // 153: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	79,  // 154: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	80,  // 155: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	81,  // 156: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	84,  // 157: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	66,  // 158: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
-	87,  // 159: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
-	88,  // 160: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
-	92,  // 161: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
-	65,  // 162: quiver.rpc.LogicalPlan.cte_ref:type_name -> quiver.rpc.LogicalCTERef
-	64,  // 163: quiver.rpc.LogicalCTERef.input:type_name -> quiver.rpc.LogicalPlan
-	64,  // 164: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
-	17,  // 165: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
-	95,  // 166: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	67,  // 167: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	47,  // 168: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	64,  // 169: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 170: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	64,  // 171: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 172: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	64,  // 173: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 174: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	47,  // 175: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	47,  // 176: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	47,  // 177: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	64,  // 178: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	64,  // 179: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	72,  // 180: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	47,  // 181: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	64,  // 182: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	62,  // 183: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	64,  // 184: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	64,  // 185: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	47,  // 186: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	63,  // 187: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	77,  // 188: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	63,  // 189: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	64,  // 190: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	64,  // 191: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	96,  // 192: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	2,   // 193: quiver.rpc.WindowFrame.start_interval:type_name -> quiver.rpc.IntervalValue
-	2,   // 194: quiver.rpc.WindowFrame.end_interval:type_name -> quiver.rpc.IntervalValue
-	47,  // 195: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	47,  // 196: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	62,  // 197: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	82,  // 198: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	64,  // 199: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 200: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 201: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	82,  // 202: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 203: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 204: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 205: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 206: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	85,  // 207: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	64,  // 208: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
-	64,  // 209: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
-	63,  // 210: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
-	16,  // 211: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 212: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
-	64,  // 213: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
-	47,  // 214: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
-	91,  // 215: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	16,  // 216: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 217: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
-	91,  // 218: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	219, // [219:219] is the sub-list for method output_type
-	219, // [219:219] is the sub-list for method input_type
-	219, // [219:219] is the sub-list for extension type_name
-	219, // [219:219] is the sub-list for extension extendee
-	0,   // [0:219] is the sub-list for field type_name
+	5,   // 104: quiver.rpc.PhysicalCacheReader.predicate:type_name -> quiver.rpc.PhysicalExpr
+	47,  // 105: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	48,  // 106: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 107: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	49,  // 108: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	50,  // 109: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	46,  // 110: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	46,  // 111: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	51,  // 112: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	52,  // 113: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	54,  // 114: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	55,  // 115: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	56,  // 116: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	57,  // 117: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	58,  // 118: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	63,  // 119: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	59,  // 120: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	60,  // 121: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	82,  // 122: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 123: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	46,  // 124: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	46,  // 125: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	46,  // 126: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	46,  // 127: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	46,  // 128: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 129: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	46,  // 130: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	46,  // 131: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	46,  // 132: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	53,  // 133: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	46,  // 134: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	46,  // 135: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	46,  // 136: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	46,  // 137: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	46,  // 138: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	46,  // 139: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	46,  // 140: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	63,  // 141: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	46,  // 142: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	63,  // 143: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	46,  // 144: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 145: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	67,  // 146: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	68,  // 147: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	69,  // 148: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	70,  // 149: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	72,  // 150: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	73,  // 151: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	74,  // 152: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	75,  // 153: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	77,  // 154: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	78,  // 155: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	79,  // 156: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	80,  // 157: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	83,  // 158: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	65,  // 159: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
+	86,  // 160: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
+	87,  // 161: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
+	91,  // 162: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
+	64,  // 163: quiver.rpc.LogicalPlan.cte_ref:type_name -> quiver.rpc.LogicalCTERef
+	63,  // 164: quiver.rpc.LogicalCTERef.input:type_name -> quiver.rpc.LogicalPlan
+	63,  // 165: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
+	17,  // 166: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
+	94,  // 167: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	66,  // 168: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	46,  // 169: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	63,  // 170: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	46,  // 171: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	63,  // 172: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	46,  // 173: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	63,  // 174: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	46,  // 175: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	46,  // 176: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	46,  // 177: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	46,  // 178: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	63,  // 179: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	63,  // 180: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	71,  // 181: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	46,  // 182: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	63,  // 183: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	61,  // 184: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	63,  // 185: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	63,  // 186: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	46,  // 187: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	62,  // 188: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	76,  // 189: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	62,  // 190: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	63,  // 191: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	63,  // 192: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	95,  // 193: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	2,   // 194: quiver.rpc.WindowFrame.start_interval:type_name -> quiver.rpc.IntervalValue
+	2,   // 195: quiver.rpc.WindowFrame.end_interval:type_name -> quiver.rpc.IntervalValue
+	46,  // 196: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	46,  // 197: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	61,  // 198: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	81,  // 199: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	63,  // 200: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	46,  // 201: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 202: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	81,  // 203: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 204: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 205: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 206: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 207: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	84,  // 208: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	63,  // 209: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
+	63,  // 210: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
+	62,  // 211: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
+	16,  // 212: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 213: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
+	63,  // 214: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
+	46,  // 215: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
+	90,  // 216: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	16,  // 217: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 218: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
+	90,  // 219: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	220, // [220:220] is the sub-list for method output_type
+	220, // [220:220] is the sub-list for method input_type
+	220, // [220:220] is the sub-list for extension type_name
+	220, // [220:220] is the sub-list for extension extendee
+	0,   // [0:220] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -8293,7 +8211,7 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_WorkTable)(nil),
 		(*PhysicalPlan_Expand)(nil),
 	}
-	file_plan_proto_msgTypes[47].OneofWrappers = []any{
+	file_plan_proto_msgTypes[46].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
 		(*LogicalExpr_OuterRef)(nil),
 		(*LogicalExpr_Literal)(nil),
@@ -8313,7 +8231,7 @@ func file_plan_proto_init() {
 		(*LogicalExpr_InSubquery)(nil),
 		(*LogicalExpr_Window)(nil),
 	}
-	file_plan_proto_msgTypes[64].OneofWrappers = []any{
+	file_plan_proto_msgTypes[63].OneofWrappers = []any{
 		(*LogicalPlan_Scan)(nil),
 		(*LogicalPlan_Filter)(nil),
 		(*LogicalPlan_Projection)(nil),
@@ -8339,7 +8257,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   97,
+			NumMessages:   96,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

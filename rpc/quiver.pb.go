@@ -227,7 +227,10 @@ type PartitionLocation struct {
 	// A Flight ticket for this file signed by the scheduler (package auth):
 	// set on the locations it sends in task plans and job results; an
 	// executor serves a DoGet only for a valid, unexpired ticket.
-	Ticket        []byte `protobuf:"bytes,9,opt,name=ticket,proto3" json:"ticket,omitempty"`
+	Ticket []byte `protobuf:"bytes,9,opt,name=ticket,proto3" json:"ticket,omitempty"`
+	// What the pinned (cache) writer saw of the file's rows, one per column;
+	// empty: unknown (ordinary shuffle files).
+	ColStats      []*ColumnStats `protobuf:"bytes,10,rep,name=col_stats,json=colStats,proto3" json:"col_stats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -325,6 +328,98 @@ func (x *PartitionLocation) GetTicket() []byte {
 	return nil
 }
 
+func (x *PartitionLocation) GetColStats() []*ColumnStats {
+	if x != nil {
+		return x.ColStats
+	}
+	return nil
+}
+
+// ColumnStats is physical.ColumnStats.
+type ColumnStats struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Bounded        bool                   `protobuf:"varint,1,opt,name=bounded,proto3" json:"bounded,omitempty"`
+	Lo             int64                  `protobuf:"varint,2,opt,name=lo,proto3" json:"lo,omitempty"`
+	Hi             int64                  `protobuf:"varint,3,opt,name=hi,proto3" json:"hi,omitempty"`
+	NoNulls        bool                   `protobuf:"varint,4,opt,name=no_nulls,json=noNulls,proto3" json:"no_nulls,omitempty"`
+	LongestAtLeast int64                  `protobuf:"varint,5,opt,name=longest_at_least,json=longestAtLeast,proto3" json:"longest_at_least,omitempty"`
+	Distinct       int64                  `protobuf:"varint,6,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ColumnStats) Reset() {
+	*x = ColumnStats{}
+	mi := &file_quiver_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ColumnStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ColumnStats) ProtoMessage() {}
+
+func (x *ColumnStats) ProtoReflect() protoreflect.Message {
+	mi := &file_quiver_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ColumnStats.ProtoReflect.Descriptor instead.
+func (*ColumnStats) Descriptor() ([]byte, []int) {
+	return file_quiver_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ColumnStats) GetBounded() bool {
+	if x != nil {
+		return x.Bounded
+	}
+	return false
+}
+
+func (x *ColumnStats) GetLo() int64 {
+	if x != nil {
+		return x.Lo
+	}
+	return 0
+}
+
+func (x *ColumnStats) GetHi() int64 {
+	if x != nil {
+		return x.Hi
+	}
+	return 0
+}
+
+func (x *ColumnStats) GetNoNulls() bool {
+	if x != nil {
+		return x.NoNulls
+	}
+	return false
+}
+
+func (x *ColumnStats) GetLongestAtLeast() int64 {
+	if x != nil {
+		return x.LongestAtLeast
+	}
+	return 0
+}
+
+func (x *ColumnStats) GetDistinct() int64 {
+	if x != nil {
+		return x.Distinct
+	}
+	return 0
+}
+
 type PartitionLocations struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Locations     []*PartitionLocation   `protobuf:"bytes,1,rep,name=locations,proto3" json:"locations,omitempty"`
@@ -334,7 +429,7 @@ type PartitionLocations struct {
 
 func (x *PartitionLocations) Reset() {
 	*x = PartitionLocations{}
-	mi := &file_quiver_proto_msgTypes[2]
+	mi := &file_quiver_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -346,7 +441,7 @@ func (x *PartitionLocations) String() string {
 func (*PartitionLocations) ProtoMessage() {}
 
 func (x *PartitionLocations) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[2]
+	mi := &file_quiver_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -359,7 +454,7 @@ func (x *PartitionLocations) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionLocations.ProtoReflect.Descriptor instead.
 func (*PartitionLocations) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{2}
+	return file_quiver_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PartitionLocations) GetLocations() []*PartitionLocation {
@@ -383,7 +478,7 @@ type CreateSessionRequest struct {
 
 func (x *CreateSessionRequest) Reset() {
 	*x = CreateSessionRequest{}
-	mi := &file_quiver_proto_msgTypes[3]
+	mi := &file_quiver_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -395,7 +490,7 @@ func (x *CreateSessionRequest) String() string {
 func (*CreateSessionRequest) ProtoMessage() {}
 
 func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[3]
+	mi := &file_quiver_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -408,7 +503,7 @@ func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{3}
+	return file_quiver_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateSessionRequest) GetProtocolVersion() uint32 {
@@ -441,7 +536,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_quiver_proto_msgTypes[4]
+	mi := &file_quiver_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -453,7 +548,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[4]
+	mi := &file_quiver_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -466,7 +561,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{4}
+	return file_quiver_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateSessionResponse) GetSessionId() string {
@@ -485,7 +580,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_quiver_proto_msgTypes[5]
+	mi := &file_quiver_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -497,7 +592,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[5]
+	mi := &file_quiver_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -510,7 +605,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{5}
+	return file_quiver_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CloseSessionRequest) GetSessionId() string {
@@ -528,7 +623,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_quiver_proto_msgTypes[6]
+	mi := &file_quiver_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +635,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[6]
+	mi := &file_quiver_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +648,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{6}
+	return file_quiver_proto_rawDescGZIP(), []int{7}
 }
 
 type ExecuteQueryRequest struct {
@@ -572,7 +667,7 @@ type ExecuteQueryRequest struct {
 
 func (x *ExecuteQueryRequest) Reset() {
 	*x = ExecuteQueryRequest{}
-	mi := &file_quiver_proto_msgTypes[7]
+	mi := &file_quiver_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -584,7 +679,7 @@ func (x *ExecuteQueryRequest) String() string {
 func (*ExecuteQueryRequest) ProtoMessage() {}
 
 func (x *ExecuteQueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[7]
+	mi := &file_quiver_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -597,7 +692,7 @@ func (x *ExecuteQueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteQueryRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteQueryRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{7}
+	return file_quiver_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ExecuteQueryRequest) GetSessionId() string {
@@ -651,7 +746,7 @@ type ExecuteQueryResponse struct {
 
 func (x *ExecuteQueryResponse) Reset() {
 	*x = ExecuteQueryResponse{}
-	mi := &file_quiver_proto_msgTypes[8]
+	mi := &file_quiver_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -663,7 +758,7 @@ func (x *ExecuteQueryResponse) String() string {
 func (*ExecuteQueryResponse) ProtoMessage() {}
 
 func (x *ExecuteQueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[8]
+	mi := &file_quiver_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -676,7 +771,7 @@ func (x *ExecuteQueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteQueryResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteQueryResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{8}
+	return file_quiver_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExecuteQueryResponse) GetJobId() string {
@@ -699,7 +794,7 @@ type ExplainQueryRequest struct {
 
 func (x *ExplainQueryRequest) Reset() {
 	*x = ExplainQueryRequest{}
-	mi := &file_quiver_proto_msgTypes[9]
+	mi := &file_quiver_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -711,7 +806,7 @@ func (x *ExplainQueryRequest) String() string {
 func (*ExplainQueryRequest) ProtoMessage() {}
 
 func (x *ExplainQueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[9]
+	mi := &file_quiver_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -724,7 +819,7 @@ func (x *ExplainQueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainQueryRequest.ProtoReflect.Descriptor instead.
 func (*ExplainQueryRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{9}
+	return file_quiver_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExplainQueryRequest) GetSessionId() string {
@@ -762,7 +857,7 @@ type ExplainQueryResponse struct {
 
 func (x *ExplainQueryResponse) Reset() {
 	*x = ExplainQueryResponse{}
-	mi := &file_quiver_proto_msgTypes[10]
+	mi := &file_quiver_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +869,7 @@ func (x *ExplainQueryResponse) String() string {
 func (*ExplainQueryResponse) ProtoMessage() {}
 
 func (x *ExplainQueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[10]
+	mi := &file_quiver_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +882,7 @@ func (x *ExplainQueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainQueryResponse.ProtoReflect.Descriptor instead.
 func (*ExplainQueryResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{10}
+	return file_quiver_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExplainQueryResponse) GetPhysicalPlan() string {
@@ -834,7 +929,7 @@ type CacheEvent struct {
 
 func (x *CacheEvent) Reset() {
 	*x = CacheEvent{}
-	mi := &file_quiver_proto_msgTypes[11]
+	mi := &file_quiver_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +941,7 @@ func (x *CacheEvent) String() string {
 func (*CacheEvent) ProtoMessage() {}
 
 func (x *CacheEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[11]
+	mi := &file_quiver_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +954,7 @@ func (x *CacheEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheEvent.ProtoReflect.Descriptor instead.
 func (*CacheEvent) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{11}
+	return file_quiver_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CacheEvent) GetCacheId() string {
@@ -926,7 +1021,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_quiver_proto_msgTypes[12]
+	mi := &file_quiver_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1033,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[12]
+	mi := &file_quiver_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1046,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{12}
+	return file_quiver_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JobStatus) GetJobId() string {
@@ -1052,7 +1147,7 @@ type StageAnalyze struct {
 
 func (x *StageAnalyze) Reset() {
 	*x = StageAnalyze{}
-	mi := &file_quiver_proto_msgTypes[13]
+	mi := &file_quiver_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1159,7 @@ func (x *StageAnalyze) String() string {
 func (*StageAnalyze) ProtoMessage() {}
 
 func (x *StageAnalyze) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[13]
+	mi := &file_quiver_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1172,7 @@ func (x *StageAnalyze) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageAnalyze.ProtoReflect.Descriptor instead.
 func (*StageAnalyze) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{13}
+	return file_quiver_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StageAnalyze) GetStageId() int32 {
@@ -1117,7 +1212,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_quiver_proto_msgTypes[14]
+	mi := &file_quiver_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1129,7 +1224,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[14]
+	mi := &file_quiver_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1237,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{14}
+	return file_quiver_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1161,7 +1256,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_quiver_proto_msgTypes[15]
+	mi := &file_quiver_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1173,7 +1268,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[15]
+	mi := &file_quiver_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1186,7 +1281,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{15}
+	return file_quiver_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -1205,7 +1300,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1312,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[16]
+	mi := &file_quiver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1325,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{16}
+	return file_quiver_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelJobResponse) GetCancelled() bool {
@@ -1277,7 +1372,7 @@ type CacheInfo struct {
 
 func (x *CacheInfo) Reset() {
 	*x = CacheInfo{}
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1384,7 @@ func (x *CacheInfo) String() string {
 func (*CacheInfo) ProtoMessage() {}
 
 func (x *CacheInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[17]
+	mi := &file_quiver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1397,7 @@ func (x *CacheInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheInfo.ProtoReflect.Descriptor instead.
 func (*CacheInfo) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{17}
+	return file_quiver_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CacheInfo) GetSessionId() string {
@@ -1440,7 +1535,7 @@ type ListCachesRequest struct {
 
 func (x *ListCachesRequest) Reset() {
 	*x = ListCachesRequest{}
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1547,7 @@ func (x *ListCachesRequest) String() string {
 func (*ListCachesRequest) ProtoMessage() {}
 
 func (x *ListCachesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[18]
+	mi := &file_quiver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1560,7 @@ func (x *ListCachesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachesRequest.ProtoReflect.Descriptor instead.
 func (*ListCachesRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{18}
+	return file_quiver_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListCachesRequest) GetSessionId() string {
@@ -1492,7 +1587,7 @@ type CacheStats struct {
 
 func (x *CacheStats) Reset() {
 	*x = CacheStats{}
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1599,7 @@ func (x *CacheStats) String() string {
 func (*CacheStats) ProtoMessage() {}
 
 func (x *CacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[19]
+	mi := &file_quiver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1612,7 @@ func (x *CacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheStats.ProtoReflect.Descriptor instead.
 func (*CacheStats) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{19}
+	return file_quiver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CacheStats) GetHits() int64 {
@@ -1589,7 +1684,7 @@ type ListCachesResponse struct {
 
 func (x *ListCachesResponse) Reset() {
 	*x = ListCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1696,7 @@ func (x *ListCachesResponse) String() string {
 func (*ListCachesResponse) ProtoMessage() {}
 
 func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[20]
+	mi := &file_quiver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1709,7 @@ func (x *ListCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCachesResponse.ProtoReflect.Descriptor instead.
 func (*ListCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{20}
+	return file_quiver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListCachesResponse) GetCaches() []*CacheInfo {
@@ -1651,7 +1746,7 @@ type UncacheRequest struct {
 
 func (x *UncacheRequest) Reset() {
 	*x = UncacheRequest{}
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +1758,7 @@ func (x *UncacheRequest) String() string {
 func (*UncacheRequest) ProtoMessage() {}
 
 func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[21]
+	mi := &file_quiver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +1771,7 @@ func (x *UncacheRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheRequest.ProtoReflect.Descriptor instead.
 func (*UncacheRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{21}
+	return file_quiver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UncacheRequest) GetSessionId() string {
@@ -1709,7 +1804,7 @@ type UncacheResponse struct {
 
 func (x *UncacheResponse) Reset() {
 	*x = UncacheResponse{}
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +1816,7 @@ func (x *UncacheResponse) String() string {
 func (*UncacheResponse) ProtoMessage() {}
 
 func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[22]
+	mi := &file_quiver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +1829,7 @@ func (x *UncacheResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncacheResponse.ProtoReflect.Descriptor instead.
 func (*UncacheResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{22}
+	return file_quiver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *UncacheResponse) GetRemoved() bool {
@@ -1753,7 +1848,7 @@ type ClearCachesRequest struct {
 
 func (x *ClearCachesRequest) Reset() {
 	*x = ClearCachesRequest{}
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1860,7 @@ func (x *ClearCachesRequest) String() string {
 func (*ClearCachesRequest) ProtoMessage() {}
 
 func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[23]
+	mi := &file_quiver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1873,7 @@ func (x *ClearCachesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesRequest.ProtoReflect.Descriptor instead.
 func (*ClearCachesRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{23}
+	return file_quiver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ClearCachesRequest) GetSessionId() string {
@@ -1797,7 +1892,7 @@ type ClearCachesResponse struct {
 
 func (x *ClearCachesResponse) Reset() {
 	*x = ClearCachesResponse{}
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1809,7 +1904,7 @@ func (x *ClearCachesResponse) String() string {
 func (*ClearCachesResponse) ProtoMessage() {}
 
 func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[24]
+	mi := &file_quiver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1822,7 +1917,7 @@ func (x *ClearCachesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCachesResponse.ProtoReflect.Descriptor instead.
 func (*ClearCachesResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{24}
+	return file_quiver_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClearCachesResponse) GetRemoved() int32 {
@@ -1846,7 +1941,7 @@ type RegisterExecutorRequest struct {
 
 func (x *RegisterExecutorRequest) Reset() {
 	*x = RegisterExecutorRequest{}
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +1953,7 @@ func (x *RegisterExecutorRequest) String() string {
 func (*RegisterExecutorRequest) ProtoMessage() {}
 
 func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[25]
+	mi := &file_quiver_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +1966,7 @@ func (x *RegisterExecutorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorRequest.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{25}
+	return file_quiver_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RegisterExecutorRequest) GetProtocolVersion() uint32 {
@@ -1917,7 +2012,7 @@ type RegisterExecutorResponse struct {
 
 func (x *RegisterExecutorResponse) Reset() {
 	*x = RegisterExecutorResponse{}
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2024,7 @@ func (x *RegisterExecutorResponse) String() string {
 func (*RegisterExecutorResponse) ProtoMessage() {}
 
 func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[26]
+	mi := &file_quiver_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2037,7 @@ func (x *RegisterExecutorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*RegisterExecutorResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{26}
+	return file_quiver_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RegisterExecutorResponse) GetLiveJobs() []string {
@@ -1971,7 +2066,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2078,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[27]
+	mi := &file_quiver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2091,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{27}
+	return file_quiver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HeartbeatRequest) GetExecutorId() string {
@@ -2036,7 +2131,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2143,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[28]
+	mi := &file_quiver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2156,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{28}
+	return file_quiver_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HeartbeatResponse) GetReregister() bool {
@@ -2085,7 +2180,7 @@ type DeregisterExecutorRequest struct {
 
 func (x *DeregisterExecutorRequest) Reset() {
 	*x = DeregisterExecutorRequest{}
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2097,7 +2192,7 @@ func (x *DeregisterExecutorRequest) String() string {
 func (*DeregisterExecutorRequest) ProtoMessage() {}
 
 func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[29]
+	mi := &file_quiver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2110,7 +2205,7 @@ func (x *DeregisterExecutorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeregisterExecutorRequest.ProtoReflect.Descriptor instead.
 func (*DeregisterExecutorRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{29}
+	return file_quiver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeregisterExecutorRequest) GetExecutorId() string {
@@ -2136,7 +2231,7 @@ type DeregisterExecutorResponse struct {
 
 func (x *DeregisterExecutorResponse) Reset() {
 	*x = DeregisterExecutorResponse{}
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2148,7 +2243,7 @@ func (x *DeregisterExecutorResponse) String() string {
 func (*DeregisterExecutorResponse) ProtoMessage() {}
 
 func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[30]
+	mi := &file_quiver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2161,7 +2256,7 @@ func (x *DeregisterExecutorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeregisterExecutorResponse.ProtoReflect.Descriptor instead.
 func (*DeregisterExecutorResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{30}
+	return file_quiver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeregisterExecutorResponse) GetKnown() bool {
@@ -2183,7 +2278,7 @@ type TaskId struct {
 
 func (x *TaskId) Reset() {
 	*x = TaskId{}
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2195,7 +2290,7 @@ func (x *TaskId) String() string {
 func (*TaskId) ProtoMessage() {}
 
 func (x *TaskId) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[31]
+	mi := &file_quiver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2208,7 +2303,7 @@ func (x *TaskId) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskId.ProtoReflect.Descriptor instead.
 func (*TaskId) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{31}
+	return file_quiver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TaskId) GetJobId() string {
@@ -2257,7 +2352,7 @@ type TaskDefinition struct {
 
 func (x *TaskDefinition) Reset() {
 	*x = TaskDefinition{}
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2269,7 +2364,7 @@ func (x *TaskDefinition) String() string {
 func (*TaskDefinition) ProtoMessage() {}
 
 func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[32]
+	mi := &file_quiver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2282,7 +2377,7 @@ func (x *TaskDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDefinition.ProtoReflect.Descriptor instead.
 func (*TaskDefinition) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{32}
+	return file_quiver_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TaskDefinition) GetId() *TaskId {
@@ -2332,7 +2427,7 @@ type FetchFailure struct {
 
 func (x *FetchFailure) Reset() {
 	*x = FetchFailure{}
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2344,7 +2439,7 @@ func (x *FetchFailure) String() string {
 func (*FetchFailure) ProtoMessage() {}
 
 func (x *FetchFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[33]
+	mi := &file_quiver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2357,7 +2452,7 @@ func (x *FetchFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFailure.ProtoReflect.Descriptor instead.
 func (*FetchFailure) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{33}
+	return file_quiver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FetchFailure) GetExecutorId() string {
@@ -2406,7 +2501,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2418,7 +2513,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[34]
+	mi := &file_quiver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2431,7 +2526,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{34}
+	return file_quiver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TaskStatus) GetId() *TaskId {
@@ -2505,13 +2600,15 @@ type OperatorMetrics struct {
 	HashTablesStarted []int64 `protobuf:"varint,6,rep,packed,name=hash_tables_started,json=hashTablesStarted,proto3" json:"hash_tables_started,omitempty"`
 	HashTablesByStats int64   `protobuf:"varint,7,opt,name=hash_tables_by_stats,json=hashTablesByStats,proto3" json:"hash_tables_by_stats,omitempty"`
 	HashLayoutChanges int64   `protobuf:"varint,8,opt,name=hash_layout_changes,json=hashLayoutChanges,proto3" json:"hash_layout_changes,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// A cache read's batches skipped by their zone maps.
+	BatchesSkipped int64 `protobuf:"varint,9,opt,name=batches_skipped,json=batchesSkipped,proto3" json:"batches_skipped,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *OperatorMetrics) Reset() {
 	*x = OperatorMetrics{}
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2523,7 +2620,7 @@ func (x *OperatorMetrics) String() string {
 func (*OperatorMetrics) ProtoMessage() {}
 
 func (x *OperatorMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[35]
+	mi := &file_quiver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2536,7 +2633,7 @@ func (x *OperatorMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorMetrics.ProtoReflect.Descriptor instead.
 func (*OperatorMetrics) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{35}
+	return file_quiver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *OperatorMetrics) GetNode() int32 {
@@ -2595,6 +2692,13 @@ func (x *OperatorMetrics) GetHashLayoutChanges() int64 {
 	return 0
 }
 
+func (x *OperatorMetrics) GetBatchesSkipped() int64 {
+	if x != nil {
+		return x.BatchesSkipped
+	}
+	return 0
+}
+
 type UpdateTaskStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ExecutorId    string                 `protobuf:"bytes,1,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
@@ -2605,7 +2709,7 @@ type UpdateTaskStatusRequest struct {
 
 func (x *UpdateTaskStatusRequest) Reset() {
 	*x = UpdateTaskStatusRequest{}
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2617,7 +2721,7 @@ func (x *UpdateTaskStatusRequest) String() string {
 func (*UpdateTaskStatusRequest) ProtoMessage() {}
 
 func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[36]
+	mi := &file_quiver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2630,7 +2734,7 @@ func (x *UpdateTaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{36}
+	return file_quiver_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *UpdateTaskStatusRequest) GetExecutorId() string {
@@ -2655,7 +2759,7 @@ type UpdateTaskStatusResponse struct {
 
 func (x *UpdateTaskStatusResponse) Reset() {
 	*x = UpdateTaskStatusResponse{}
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2771,7 @@ func (x *UpdateTaskStatusResponse) String() string {
 func (*UpdateTaskStatusResponse) ProtoMessage() {}
 
 func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[37]
+	mi := &file_quiver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2784,7 @@ func (x *UpdateTaskStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTaskStatusResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTaskStatusResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{37}
+	return file_quiver_proto_rawDescGZIP(), []int{38}
 }
 
 type LaunchTasksRequest struct {
@@ -2692,7 +2796,7 @@ type LaunchTasksRequest struct {
 
 func (x *LaunchTasksRequest) Reset() {
 	*x = LaunchTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2704,7 +2808,7 @@ func (x *LaunchTasksRequest) String() string {
 func (*LaunchTasksRequest) ProtoMessage() {}
 
 func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[38]
+	mi := &file_quiver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2717,7 +2821,7 @@ func (x *LaunchTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksRequest.ProtoReflect.Descriptor instead.
 func (*LaunchTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{38}
+	return file_quiver_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *LaunchTasksRequest) GetTasks() []*TaskDefinition {
@@ -2735,7 +2839,7 @@ type LaunchTasksResponse struct {
 
 func (x *LaunchTasksResponse) Reset() {
 	*x = LaunchTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2747,7 +2851,7 @@ func (x *LaunchTasksResponse) String() string {
 func (*LaunchTasksResponse) ProtoMessage() {}
 
 func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[39]
+	mi := &file_quiver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2760,7 +2864,7 @@ func (x *LaunchTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchTasksResponse.ProtoReflect.Descriptor instead.
 func (*LaunchTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{39}
+	return file_quiver_proto_rawDescGZIP(), []int{40}
 }
 
 type CancelTasksRequest struct {
@@ -2772,7 +2876,7 @@ type CancelTasksRequest struct {
 
 func (x *CancelTasksRequest) Reset() {
 	*x = CancelTasksRequest{}
-	mi := &file_quiver_proto_msgTypes[40]
+	mi := &file_quiver_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2784,7 +2888,7 @@ func (x *CancelTasksRequest) String() string {
 func (*CancelTasksRequest) ProtoMessage() {}
 
 func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[40]
+	mi := &file_quiver_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2797,7 +2901,7 @@ func (x *CancelTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksRequest.ProtoReflect.Descriptor instead.
 func (*CancelTasksRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{40}
+	return file_quiver_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CancelTasksRequest) GetTasks() []*TaskId {
@@ -2815,7 +2919,7 @@ type CancelTasksResponse struct {
 
 func (x *CancelTasksResponse) Reset() {
 	*x = CancelTasksResponse{}
-	mi := &file_quiver_proto_msgTypes[41]
+	mi := &file_quiver_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2827,7 +2931,7 @@ func (x *CancelTasksResponse) String() string {
 func (*CancelTasksResponse) ProtoMessage() {}
 
 func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[41]
+	mi := &file_quiver_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2840,7 +2944,7 @@ func (x *CancelTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasksResponse.ProtoReflect.Descriptor instead.
 func (*CancelTasksResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{41}
+	return file_quiver_proto_rawDescGZIP(), []int{42}
 }
 
 type RemoveJobDataRequest struct {
@@ -2855,7 +2959,7 @@ type RemoveJobDataRequest struct {
 
 func (x *RemoveJobDataRequest) Reset() {
 	*x = RemoveJobDataRequest{}
-	mi := &file_quiver_proto_msgTypes[42]
+	mi := &file_quiver_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +2971,7 @@ func (x *RemoveJobDataRequest) String() string {
 func (*RemoveJobDataRequest) ProtoMessage() {}
 
 func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[42]
+	mi := &file_quiver_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +2984,7 @@ func (x *RemoveJobDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataRequest.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataRequest) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{42}
+	return file_quiver_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RemoveJobDataRequest) GetJobId() string {
@@ -2912,7 +3016,7 @@ type RemoveJobDataResponse struct {
 
 func (x *RemoveJobDataResponse) Reset() {
 	*x = RemoveJobDataResponse{}
-	mi := &file_quiver_proto_msgTypes[43]
+	mi := &file_quiver_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2924,7 +3028,7 @@ func (x *RemoveJobDataResponse) String() string {
 func (*RemoveJobDataResponse) ProtoMessage() {}
 
 func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_quiver_proto_msgTypes[43]
+	mi := &file_quiver_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2937,7 +3041,7 @@ func (x *RemoveJobDataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveJobDataResponse.ProtoReflect.Descriptor instead.
 func (*RemoveJobDataResponse) Descriptor() ([]byte, []int) {
-	return file_quiver_proto_rawDescGZIP(), []int{43}
+	return file_quiver_proto_rawDescGZIP(), []int{44}
 }
 
 var File_quiver_proto protoreflect.FileDescriptor
@@ -2952,7 +3056,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\tgrpc_port\x18\x03 \x01(\x05R\bgrpcPort\x12\x1f\n" +
 	"\vflight_port\x18\x04 \x01(\x05R\n" +
 	"flightPort\x12\x16\n" +
-	"\x06vcores\x18\x05 \x01(\x05R\x06vcores\"\xa7\x02\n" +
+	"\x06vcores\x18\x05 \x01(\x05R\x06vcores\"\xdd\x02\n" +
 	"\x11PartitionLocation\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x02 \x01(\x05R\astageId\x12)\n" +
@@ -2962,7 +3066,16 @@ const file_quiver_proto_rawDesc = "" +
 	"\x04rows\x18\x06 \x01(\x03R\x04rows\x12\x18\n" +
 	"\abatches\x18\a \x01(\x03R\abatches\x12\x14\n" +
 	"\x05bytes\x18\b \x01(\x03R\x05bytes\x12\x16\n" +
-	"\x06ticket\x18\t \x01(\fR\x06ticket\"Q\n" +
+	"\x06ticket\x18\t \x01(\fR\x06ticket\x124\n" +
+	"\tcol_stats\x18\n" +
+	" \x03(\v2\x17.quiver.rpc.ColumnStatsR\bcolStats\"\xa8\x01\n" +
+	"\vColumnStats\x12\x18\n" +
+	"\abounded\x18\x01 \x01(\bR\abounded\x12\x0e\n" +
+	"\x02lo\x18\x02 \x01(\x03R\x02lo\x12\x0e\n" +
+	"\x02hi\x18\x03 \x01(\x03R\x02hi\x12\x19\n" +
+	"\bno_nulls\x18\x04 \x01(\bR\anoNulls\x12(\n" +
+	"\x10longest_at_least\x18\x05 \x01(\x03R\x0elongestAtLeast\x12\x1a\n" +
+	"\bdistinct\x18\x06 \x01(\x03R\bdistinct\"Q\n" +
 	"\x12PartitionLocations\x12;\n" +
 	"\tlocations\x18\x01 \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\"\xf6\x01\n" +
 	"\x14CreateSessionRequest\x12)\n" +
@@ -3157,7 +3270,7 @@ const file_quiver_proto_rawDesc = "" +
 	"error_kind\x18\x05 \x01(\x05R\terrorKind\x12=\n" +
 	"\rfetch_failure\x18\x06 \x01(\v2\x18.quiver.rpc.FetchFailureR\ffetchFailure\x12;\n" +
 	"\tlocations\x18\a \x03(\v2\x1d.quiver.rpc.PartitionLocationR\tlocations\x125\n" +
-	"\ametrics\x18\b \x03(\v2\x1b.quiver.rpc.OperatorMetricsR\ametrics\"\xc8\x02\n" +
+	"\ametrics\x18\b \x03(\v2\x1b.quiver.rpc.OperatorMetricsR\ametrics\"\xf1\x02\n" +
 	"\x0fOperatorMetrics\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\x05R\x04node\x12\x1f\n" +
 	"\voutput_rows\x18\x02 \x01(\x03R\n" +
@@ -3167,7 +3280,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\rspilled_bytes\x18\x05 \x01(\x03R\fspilledBytes\x12.\n" +
 	"\x13hash_tables_started\x18\x06 \x03(\x03R\x11hashTablesStarted\x12/\n" +
 	"\x14hash_tables_by_stats\x18\a \x01(\x03R\x11hashTablesByStats\x12.\n" +
-	"\x13hash_layout_changes\x18\b \x01(\x03R\x11hashLayoutChanges\"n\n" +
+	"\x13hash_layout_changes\x18\b \x01(\x03R\x11hashLayoutChanges\x12'\n" +
+	"\x0fbatches_skipped\x18\t \x01(\x03R\x0ebatchesSkipped\"n\n" +
 	"\x17UpdateTaskStatusRequest\x12\x1f\n" +
 	"\vexecutor_id\x18\x01 \x01(\tR\n" +
 	"executorId\x122\n" +
@@ -3232,124 +3346,126 @@ func file_quiver_proto_rawDescGZIP() []byte {
 }
 
 var file_quiver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_quiver_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_quiver_proto_goTypes = []any{
 	(JobState)(0),                      // 0: quiver.rpc.JobState
 	(TaskState)(0),                     // 1: quiver.rpc.TaskState
 	(*ExecutorMeta)(nil),               // 2: quiver.rpc.ExecutorMeta
 	(*PartitionLocation)(nil),          // 3: quiver.rpc.PartitionLocation
-	(*PartitionLocations)(nil),         // 4: quiver.rpc.PartitionLocations
-	(*CreateSessionRequest)(nil),       // 5: quiver.rpc.CreateSessionRequest
-	(*CreateSessionResponse)(nil),      // 6: quiver.rpc.CreateSessionResponse
-	(*CloseSessionRequest)(nil),        // 7: quiver.rpc.CloseSessionRequest
-	(*CloseSessionResponse)(nil),       // 8: quiver.rpc.CloseSessionResponse
-	(*ExecuteQueryRequest)(nil),        // 9: quiver.rpc.ExecuteQueryRequest
-	(*ExecuteQueryResponse)(nil),       // 10: quiver.rpc.ExecuteQueryResponse
-	(*ExplainQueryRequest)(nil),        // 11: quiver.rpc.ExplainQueryRequest
-	(*ExplainQueryResponse)(nil),       // 12: quiver.rpc.ExplainQueryResponse
-	(*CacheEvent)(nil),                 // 13: quiver.rpc.CacheEvent
-	(*JobStatus)(nil),                  // 14: quiver.rpc.JobStatus
-	(*StageAnalyze)(nil),               // 15: quiver.rpc.StageAnalyze
-	(*WatchJobRequest)(nil),            // 16: quiver.rpc.WatchJobRequest
-	(*CancelJobRequest)(nil),           // 17: quiver.rpc.CancelJobRequest
-	(*CancelJobResponse)(nil),          // 18: quiver.rpc.CancelJobResponse
-	(*CacheInfo)(nil),                  // 19: quiver.rpc.CacheInfo
-	(*ListCachesRequest)(nil),          // 20: quiver.rpc.ListCachesRequest
-	(*CacheStats)(nil),                 // 21: quiver.rpc.CacheStats
-	(*ListCachesResponse)(nil),         // 22: quiver.rpc.ListCachesResponse
-	(*UncacheRequest)(nil),             // 23: quiver.rpc.UncacheRequest
-	(*UncacheResponse)(nil),            // 24: quiver.rpc.UncacheResponse
-	(*ClearCachesRequest)(nil),         // 25: quiver.rpc.ClearCachesRequest
-	(*ClearCachesResponse)(nil),        // 26: quiver.rpc.ClearCachesResponse
-	(*RegisterExecutorRequest)(nil),    // 27: quiver.rpc.RegisterExecutorRequest
-	(*RegisterExecutorResponse)(nil),   // 28: quiver.rpc.RegisterExecutorResponse
-	(*HeartbeatRequest)(nil),           // 29: quiver.rpc.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 30: quiver.rpc.HeartbeatResponse
-	(*DeregisterExecutorRequest)(nil),  // 31: quiver.rpc.DeregisterExecutorRequest
-	(*DeregisterExecutorResponse)(nil), // 32: quiver.rpc.DeregisterExecutorResponse
-	(*TaskId)(nil),                     // 33: quiver.rpc.TaskId
-	(*TaskDefinition)(nil),             // 34: quiver.rpc.TaskDefinition
-	(*FetchFailure)(nil),               // 35: quiver.rpc.FetchFailure
-	(*TaskStatus)(nil),                 // 36: quiver.rpc.TaskStatus
-	(*OperatorMetrics)(nil),            // 37: quiver.rpc.OperatorMetrics
-	(*UpdateTaskStatusRequest)(nil),    // 38: quiver.rpc.UpdateTaskStatusRequest
-	(*UpdateTaskStatusResponse)(nil),   // 39: quiver.rpc.UpdateTaskStatusResponse
-	(*LaunchTasksRequest)(nil),         // 40: quiver.rpc.LaunchTasksRequest
-	(*LaunchTasksResponse)(nil),        // 41: quiver.rpc.LaunchTasksResponse
-	(*CancelTasksRequest)(nil),         // 42: quiver.rpc.CancelTasksRequest
-	(*CancelTasksResponse)(nil),        // 43: quiver.rpc.CancelTasksResponse
-	(*RemoveJobDataRequest)(nil),       // 44: quiver.rpc.RemoveJobDataRequest
-	(*RemoveJobDataResponse)(nil),      // 45: quiver.rpc.RemoveJobDataResponse
-	nil,                                // 46: quiver.rpc.CreateSessionRequest.SettingsEntry
-	nil,                                // 47: quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	nil,                                // 48: quiver.rpc.ExplainQueryRequest.SettingsEntry
-	nil,                                // 49: quiver.rpc.CacheStats.InvalidationsEntry
-	nil,                                // 50: quiver.rpc.TaskDefinition.SettingsEntry
+	(*ColumnStats)(nil),                // 4: quiver.rpc.ColumnStats
+	(*PartitionLocations)(nil),         // 5: quiver.rpc.PartitionLocations
+	(*CreateSessionRequest)(nil),       // 6: quiver.rpc.CreateSessionRequest
+	(*CreateSessionResponse)(nil),      // 7: quiver.rpc.CreateSessionResponse
+	(*CloseSessionRequest)(nil),        // 8: quiver.rpc.CloseSessionRequest
+	(*CloseSessionResponse)(nil),       // 9: quiver.rpc.CloseSessionResponse
+	(*ExecuteQueryRequest)(nil),        // 10: quiver.rpc.ExecuteQueryRequest
+	(*ExecuteQueryResponse)(nil),       // 11: quiver.rpc.ExecuteQueryResponse
+	(*ExplainQueryRequest)(nil),        // 12: quiver.rpc.ExplainQueryRequest
+	(*ExplainQueryResponse)(nil),       // 13: quiver.rpc.ExplainQueryResponse
+	(*CacheEvent)(nil),                 // 14: quiver.rpc.CacheEvent
+	(*JobStatus)(nil),                  // 15: quiver.rpc.JobStatus
+	(*StageAnalyze)(nil),               // 16: quiver.rpc.StageAnalyze
+	(*WatchJobRequest)(nil),            // 17: quiver.rpc.WatchJobRequest
+	(*CancelJobRequest)(nil),           // 18: quiver.rpc.CancelJobRequest
+	(*CancelJobResponse)(nil),          // 19: quiver.rpc.CancelJobResponse
+	(*CacheInfo)(nil),                  // 20: quiver.rpc.CacheInfo
+	(*ListCachesRequest)(nil),          // 21: quiver.rpc.ListCachesRequest
+	(*CacheStats)(nil),                 // 22: quiver.rpc.CacheStats
+	(*ListCachesResponse)(nil),         // 23: quiver.rpc.ListCachesResponse
+	(*UncacheRequest)(nil),             // 24: quiver.rpc.UncacheRequest
+	(*UncacheResponse)(nil),            // 25: quiver.rpc.UncacheResponse
+	(*ClearCachesRequest)(nil),         // 26: quiver.rpc.ClearCachesRequest
+	(*ClearCachesResponse)(nil),        // 27: quiver.rpc.ClearCachesResponse
+	(*RegisterExecutorRequest)(nil),    // 28: quiver.rpc.RegisterExecutorRequest
+	(*RegisterExecutorResponse)(nil),   // 29: quiver.rpc.RegisterExecutorResponse
+	(*HeartbeatRequest)(nil),           // 30: quiver.rpc.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 31: quiver.rpc.HeartbeatResponse
+	(*DeregisterExecutorRequest)(nil),  // 32: quiver.rpc.DeregisterExecutorRequest
+	(*DeregisterExecutorResponse)(nil), // 33: quiver.rpc.DeregisterExecutorResponse
+	(*TaskId)(nil),                     // 34: quiver.rpc.TaskId
+	(*TaskDefinition)(nil),             // 35: quiver.rpc.TaskDefinition
+	(*FetchFailure)(nil),               // 36: quiver.rpc.FetchFailure
+	(*TaskStatus)(nil),                 // 37: quiver.rpc.TaskStatus
+	(*OperatorMetrics)(nil),            // 38: quiver.rpc.OperatorMetrics
+	(*UpdateTaskStatusRequest)(nil),    // 39: quiver.rpc.UpdateTaskStatusRequest
+	(*UpdateTaskStatusResponse)(nil),   // 40: quiver.rpc.UpdateTaskStatusResponse
+	(*LaunchTasksRequest)(nil),         // 41: quiver.rpc.LaunchTasksRequest
+	(*LaunchTasksResponse)(nil),        // 42: quiver.rpc.LaunchTasksResponse
+	(*CancelTasksRequest)(nil),         // 43: quiver.rpc.CancelTasksRequest
+	(*CancelTasksResponse)(nil),        // 44: quiver.rpc.CancelTasksResponse
+	(*RemoveJobDataRequest)(nil),       // 45: quiver.rpc.RemoveJobDataRequest
+	(*RemoveJobDataResponse)(nil),      // 46: quiver.rpc.RemoveJobDataResponse
+	nil,                                // 47: quiver.rpc.CreateSessionRequest.SettingsEntry
+	nil,                                // 48: quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	nil,                                // 49: quiver.rpc.ExplainQueryRequest.SettingsEntry
+	nil,                                // 50: quiver.rpc.CacheStats.InvalidationsEntry
+	nil,                                // 51: quiver.rpc.TaskDefinition.SettingsEntry
 }
 var file_quiver_proto_depIdxs = []int32{
 	2,  // 0: quiver.rpc.PartitionLocation.executor:type_name -> quiver.rpc.ExecutorMeta
-	3,  // 1: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
-	46, // 2: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
-	47, // 3: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
-	48, // 4: quiver.rpc.ExplainQueryRequest.settings:type_name -> quiver.rpc.ExplainQueryRequest.SettingsEntry
-	19, // 5: quiver.rpc.ExplainQueryResponse.caches:type_name -> quiver.rpc.CacheInfo
-	19, // 6: quiver.rpc.ExplainQueryResponse.removed:type_name -> quiver.rpc.CacheInfo
-	0,  // 7: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
-	4,  // 8: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
-	13, // 9: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
-	15, // 10: quiver.rpc.JobStatus.analyze:type_name -> quiver.rpc.StageAnalyze
-	49, // 11: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
-	19, // 12: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
-	21, // 13: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
-	19, // 14: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
-	2,  // 15: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
-	33, // 16: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
-	50, // 17: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
-	33, // 18: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
-	1,  // 19: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
-	35, // 20: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
-	3,  // 21: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
-	37, // 22: quiver.rpc.TaskStatus.metrics:type_name -> quiver.rpc.OperatorMetrics
-	36, // 23: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
-	34, // 24: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
-	33, // 25: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
-	5,  // 26: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
-	7,  // 27: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
-	9,  // 28: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
-	11, // 29: quiver.rpc.SchedulerService.ExplainQuery:input_type -> quiver.rpc.ExplainQueryRequest
-	16, // 30: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
-	17, // 31: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
-	27, // 32: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
-	29, // 33: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
-	38, // 34: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
-	20, // 35: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
-	23, // 36: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
-	25, // 37: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
-	31, // 38: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
-	40, // 39: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
-	42, // 40: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
-	44, // 41: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
-	6,  // 42: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
-	8,  // 43: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
-	10, // 44: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
-	12, // 45: quiver.rpc.SchedulerService.ExplainQuery:output_type -> quiver.rpc.ExplainQueryResponse
-	14, // 46: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
-	18, // 47: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
-	28, // 48: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
-	30, // 49: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
-	39, // 50: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
-	22, // 51: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
-	24, // 52: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
-	26, // 53: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
-	32, // 54: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
-	41, // 55: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
-	43, // 56: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
-	45, // 57: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
-	42, // [42:58] is the sub-list for method output_type
-	26, // [26:42] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	4,  // 1: quiver.rpc.PartitionLocation.col_stats:type_name -> quiver.rpc.ColumnStats
+	3,  // 2: quiver.rpc.PartitionLocations.locations:type_name -> quiver.rpc.PartitionLocation
+	47, // 3: quiver.rpc.CreateSessionRequest.settings:type_name -> quiver.rpc.CreateSessionRequest.SettingsEntry
+	48, // 4: quiver.rpc.ExecuteQueryRequest.settings:type_name -> quiver.rpc.ExecuteQueryRequest.SettingsEntry
+	49, // 5: quiver.rpc.ExplainQueryRequest.settings:type_name -> quiver.rpc.ExplainQueryRequest.SettingsEntry
+	20, // 6: quiver.rpc.ExplainQueryResponse.caches:type_name -> quiver.rpc.CacheInfo
+	20, // 7: quiver.rpc.ExplainQueryResponse.removed:type_name -> quiver.rpc.CacheInfo
+	0,  // 8: quiver.rpc.JobStatus.state:type_name -> quiver.rpc.JobState
+	5,  // 9: quiver.rpc.JobStatus.result:type_name -> quiver.rpc.PartitionLocations
+	14, // 10: quiver.rpc.JobStatus.caches:type_name -> quiver.rpc.CacheEvent
+	16, // 11: quiver.rpc.JobStatus.analyze:type_name -> quiver.rpc.StageAnalyze
+	50, // 12: quiver.rpc.CacheStats.invalidations:type_name -> quiver.rpc.CacheStats.InvalidationsEntry
+	20, // 13: quiver.rpc.ListCachesResponse.caches:type_name -> quiver.rpc.CacheInfo
+	22, // 14: quiver.rpc.ListCachesResponse.stats:type_name -> quiver.rpc.CacheStats
+	20, // 15: quiver.rpc.ListCachesResponse.removed:type_name -> quiver.rpc.CacheInfo
+	2,  // 16: quiver.rpc.RegisterExecutorRequest.executor:type_name -> quiver.rpc.ExecutorMeta
+	34, // 17: quiver.rpc.TaskDefinition.id:type_name -> quiver.rpc.TaskId
+	51, // 18: quiver.rpc.TaskDefinition.settings:type_name -> quiver.rpc.TaskDefinition.SettingsEntry
+	34, // 19: quiver.rpc.TaskStatus.id:type_name -> quiver.rpc.TaskId
+	1,  // 20: quiver.rpc.TaskStatus.state:type_name -> quiver.rpc.TaskState
+	36, // 21: quiver.rpc.TaskStatus.fetch_failure:type_name -> quiver.rpc.FetchFailure
+	3,  // 22: quiver.rpc.TaskStatus.locations:type_name -> quiver.rpc.PartitionLocation
+	38, // 23: quiver.rpc.TaskStatus.metrics:type_name -> quiver.rpc.OperatorMetrics
+	37, // 24: quiver.rpc.UpdateTaskStatusRequest.statuses:type_name -> quiver.rpc.TaskStatus
+	35, // 25: quiver.rpc.LaunchTasksRequest.tasks:type_name -> quiver.rpc.TaskDefinition
+	34, // 26: quiver.rpc.CancelTasksRequest.tasks:type_name -> quiver.rpc.TaskId
+	6,  // 27: quiver.rpc.SchedulerService.CreateSession:input_type -> quiver.rpc.CreateSessionRequest
+	8,  // 28: quiver.rpc.SchedulerService.CloseSession:input_type -> quiver.rpc.CloseSessionRequest
+	10, // 29: quiver.rpc.SchedulerService.ExecuteQuery:input_type -> quiver.rpc.ExecuteQueryRequest
+	12, // 30: quiver.rpc.SchedulerService.ExplainQuery:input_type -> quiver.rpc.ExplainQueryRequest
+	17, // 31: quiver.rpc.SchedulerService.WatchJob:input_type -> quiver.rpc.WatchJobRequest
+	18, // 32: quiver.rpc.SchedulerService.CancelJob:input_type -> quiver.rpc.CancelJobRequest
+	28, // 33: quiver.rpc.SchedulerService.RegisterExecutor:input_type -> quiver.rpc.RegisterExecutorRequest
+	30, // 34: quiver.rpc.SchedulerService.Heartbeat:input_type -> quiver.rpc.HeartbeatRequest
+	39, // 35: quiver.rpc.SchedulerService.UpdateTaskStatus:input_type -> quiver.rpc.UpdateTaskStatusRequest
+	21, // 36: quiver.rpc.SchedulerService.ListCaches:input_type -> quiver.rpc.ListCachesRequest
+	24, // 37: quiver.rpc.SchedulerService.Uncache:input_type -> quiver.rpc.UncacheRequest
+	26, // 38: quiver.rpc.SchedulerService.ClearCaches:input_type -> quiver.rpc.ClearCachesRequest
+	32, // 39: quiver.rpc.SchedulerService.DeregisterExecutor:input_type -> quiver.rpc.DeregisterExecutorRequest
+	41, // 40: quiver.rpc.ExecutorService.LaunchTasks:input_type -> quiver.rpc.LaunchTasksRequest
+	43, // 41: quiver.rpc.ExecutorService.CancelTasks:input_type -> quiver.rpc.CancelTasksRequest
+	45, // 42: quiver.rpc.ExecutorService.RemoveJobData:input_type -> quiver.rpc.RemoveJobDataRequest
+	7,  // 43: quiver.rpc.SchedulerService.CreateSession:output_type -> quiver.rpc.CreateSessionResponse
+	9,  // 44: quiver.rpc.SchedulerService.CloseSession:output_type -> quiver.rpc.CloseSessionResponse
+	11, // 45: quiver.rpc.SchedulerService.ExecuteQuery:output_type -> quiver.rpc.ExecuteQueryResponse
+	13, // 46: quiver.rpc.SchedulerService.ExplainQuery:output_type -> quiver.rpc.ExplainQueryResponse
+	15, // 47: quiver.rpc.SchedulerService.WatchJob:output_type -> quiver.rpc.JobStatus
+	19, // 48: quiver.rpc.SchedulerService.CancelJob:output_type -> quiver.rpc.CancelJobResponse
+	29, // 49: quiver.rpc.SchedulerService.RegisterExecutor:output_type -> quiver.rpc.RegisterExecutorResponse
+	31, // 50: quiver.rpc.SchedulerService.Heartbeat:output_type -> quiver.rpc.HeartbeatResponse
+	40, // 51: quiver.rpc.SchedulerService.UpdateTaskStatus:output_type -> quiver.rpc.UpdateTaskStatusResponse
+	23, // 52: quiver.rpc.SchedulerService.ListCaches:output_type -> quiver.rpc.ListCachesResponse
+	25, // 53: quiver.rpc.SchedulerService.Uncache:output_type -> quiver.rpc.UncacheResponse
+	27, // 54: quiver.rpc.SchedulerService.ClearCaches:output_type -> quiver.rpc.ClearCachesResponse
+	33, // 55: quiver.rpc.SchedulerService.DeregisterExecutor:output_type -> quiver.rpc.DeregisterExecutorResponse
+	42, // 56: quiver.rpc.ExecutorService.LaunchTasks:output_type -> quiver.rpc.LaunchTasksResponse
+	44, // 57: quiver.rpc.ExecutorService.CancelTasks:output_type -> quiver.rpc.CancelTasksResponse
+	46, // 58: quiver.rpc.ExecutorService.RemoveJobData:output_type -> quiver.rpc.RemoveJobDataResponse
+	43, // [43:59] is the sub-list for method output_type
+	27, // [27:43] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_quiver_proto_init() }
@@ -3363,7 +3479,7 @@ func file_quiver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_quiver_proto_rawDesc), len(file_quiver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   49,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -36,7 +36,7 @@ func stageAnalyze(s *stage) (string, []OperatorInfo) {
 	for _, t := range s.tasks {
 		for _, m := range t.metrics {
 			i := int(m.GetNode())
-			if i < 0 || i >= len(nodes) || m.GetOutputRows() < 0 || m.GetOutputBatches() < 0 || m.GetElapsedNanos() < 0 || m.GetSpilledBytes() < 0 {
+			if i < 0 || i >= len(nodes) || m.GetOutputRows() < 0 || m.GetOutputBatches() < 0 || m.GetElapsedNanos() < 0 || m.GetSpilledBytes() < 0 || m.GetBatchesSkipped() < 0 {
 				continue
 			}
 			f := &sums[i]
@@ -44,6 +44,7 @@ func stageAnalyze(s *stage) (string, []OperatorInfo) {
 			f.OutputBatches += m.GetOutputBatches()
 			f.Elapsed += time.Duration(m.GetElapsedNanos())
 			f.SpilledBytes += m.GetSpilledBytes()
+			f.BatchesSkipped += m.GetBatchesSkipped()
 			f.Tables.Add(tableFigures(m))
 			ran[i], reported = true, true
 		}

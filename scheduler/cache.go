@@ -62,6 +62,23 @@ type cacheBuild struct {
 	// it writes; parts is the entry's partition count.
 	repair []int
 	parts  int
+	// sortBy: the entry's sort_by option (cache.SortBy).
+	sortBy []cache.SortColumn
+}
+
+// sortByOf is n's sort_by option, parsed; nil when unset or malformed
+// (entryOptions refuses a malformed one before any build).
+func sortByOf(n *logical.Cache) []cache.SortColumn {
+	for k, v := range n.Options {
+		if strings.EqualFold(k, cache.SortByOption) {
+			cols, err := cache.SortBy(map[string]string{cache.SortByOption: v})
+			if err != nil {
+				return nil
+			}
+			return cols
+		}
+	}
+	return nil
 }
 
 // cacheEvent is one cache outcome of a job, for JobStatus.caches.
@@ -400,7 +417,7 @@ func (c *core) startBuild(parent *job, n *logical.Cache, key cache.Key, childID 
 	child := c.newJob(childID, parent.session, "cache "+cacheLabel(n.Name, n.CacheID), parent.settings, n.Input)
 	child.requestID = parent.requestID // the build is part of the request that missed
 	c.registerJob(child)
-	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id}
+	child.build = &cacheBuild{key: key, name: n.Name, parent: parent.id, sortBy: sortByOf(n)}
 	// The child reads a subset of the parent's files: its nested caches
 	// are checked against the parent's fingerprints, with no second stat.
 	child.files = parent.files

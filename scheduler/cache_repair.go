@@ -86,7 +86,7 @@ func (c *core) resolvePartial(j *job, n *logical.Cache, key cache.Key, e cache.E
 		vals, err = vals.With(settings.ExchangeMode.Name, ExchangeShuffle)
 	}
 	child := c.addJob(childID, j.session, "cache repair "+cacheLabel(n.Name, n.CacheID), vals, n.Input)
-	child.build = &cacheBuild{key: key, name: n.Name, parent: j.id, repair: slices.Clone(e.Missing), parts: len(e.Locations)}
+	child.build = &cacheBuild{key: key, name: n.Name, parent: j.id, repair: slices.Clone(e.Missing), parts: len(e.Locations), sortBy: sortByOf(n)}
 	child.files = j.files
 	if err != nil {
 		c.failJob(child, qerr.Internalf("scheduler: repair of cache %s: %w", cacheLabel(n.Name, n.CacheID), err))

@@ -308,8 +308,16 @@ func (c *core) startJob(j *job) {
 		jobID: j.id, gen: j.planGen, plan: j.plan, targetPartitions: c.targetPartitions(j.settings),
 		compression: physical.Compression(j.settings.Text(settings.ShuffleCompression)),
 		caches:      hits, pinFinal: j.build != nil, inMemory: c.inMemory(j.settings.Text(settings.ExchangeMode)),
-		maxRecursion: maxRecursion(j.settings),
+		maxRecursion: maxRecursion(j.settings), sortBy: buildSortBy(j),
 	})
+}
+
+// buildSortBy is the sort_by option of j's cache build, if it is one.
+func buildSortBy(j *job) []cache.SortColumn {
+	if j.build == nil {
+		return nil
+	}
+	return j.build.sortBy
 }
 
 // Exchange modes, the values of the setting quiver.exchange_mode.

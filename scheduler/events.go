@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/logical"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/rpc"
@@ -150,6 +151,9 @@ type actPlan struct {
 	// once sent); pinFinal marks a cache materialization job.
 	caches   map[physical.CacheKey]*physical.CacheReader
 	pinFinal bool
+	// sortBy sorts each partition of a cache build's output by these
+	// columns before the pinned writer (cache.SortByOption).
+	sortBy []cache.SortColumn
 	// inMemory splits the job into one whole stage with in-memory
 	// exchanges (it runs on one executor).
 	inMemory bool

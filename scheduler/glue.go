@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/cache"
 	"github.com/quiverdb/quiver/logical"
 	logicalcodec "github.com/quiverdb/quiver/logical/codec"
 	"github.com/quiverdb/quiver/physical"
@@ -29,6 +30,9 @@ func planJob(ctx context.Context, a actPlan) evPlanned {
 		cfg.Caches = cacheResolver(a.caches)
 	}
 	pp, err := planner.New(cfg).Plan(ctx, a.plan)
+	if err == nil && len(a.sortBy) > 0 {
+		pp, err = sortPartitions(pp, a.sortBy)
+	}
 	if err != nil {
 		return evPlanned{jobID: a.jobID, gen: a.gen, err: err}
 	}
@@ -41,6 +45,27 @@ func planJob(ctx context.Context, a actPlan) evPlanned {
 		out[i] = plannedStage{ID: s.ID, Plan: s.Plan, Inputs: s.Inputs, Final: s.Final, Whole: s.Whole}
 	}
 	return evPlanned{jobID: a.jobID, gen: a.gen, stages: out, schema: g.Final().Plan.Input.Schema()}
+}
+
+// sortPartitions sorts each output partition of a cache build's plan by
+// cols (cache.SortByOption): per partition, so the cache keeps its
+// partitions and its zone maps bound narrow ranges within each.
+func sortPartitions(p physical.Plan, cols []cache.SortColumn) (physical.Plan, error) {
+	schema := p.Schema()
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = f.Name
+	}
+	keys := make([]physical.SortKey, len(cols))
+	for i, c := range cols {
+		idx, err := cache.SortColumnIndex(c.Name, names)
+		if err != nil {
+			return nil, err
+		}
+		f := schema.Field(idx)
+		keys[i] = physical.SortKey{Expr: &physical.Column{Index: idx, Name: f.Name, Type: f.Type}, Asc: !c.Desc, NullsFirst: c.Desc}
+	}
+	return &physical.Sort{Input: p, Keys: keys, Fetch: -1, PreservePartitioning: true}, nil
 }
 
 // maxRecursion is the setting quiver.max_recursion_depth (its default when
@@ -108,9 +133,20 @@ func locationsFromRPC(ls []*rpc.PartitionLocation) []physical.PartitionLocation 
 			MapPartition: int(l.GetMapPartition()),
 			Executor:     physical.ExecutorMeta{ID: e.GetId(), Host: e.GetHost(), FlightPort: int(e.GetFlightPort())},
 			Rows:         l.GetRows(), Batches: l.GetBatches(), Bytes: l.GetBytes(),
+			Stats: colStats(l.GetColStats()),
 		})
 	}
 	return out
+}
+
+// colStats are a task's reported column statistics of a file; malformed
+// ones are dropped (the entry then knows nothing of its columns).
+func colStats(ms []*rpc.ColumnStats) []physical.ColumnStats {
+	st, err := codec.DecodeColumnStats(ms)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // locationsToRPC converts locations for a JobStatus; executors still known

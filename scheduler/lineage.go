@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -213,7 +214,8 @@ func lineageOf(files map[string]cache.Source, n *logical.Cache) []cache.Source {
 // content key and may share one copy. An input over a memory table (its
 // data lives in one client's process) or another cache (ids differ per
 // session) gets none, and so does one reading no file (nothing worth
-// sharing): "" is never shared.
+// sharing): "" is never shared. A sort_by option (cache.SortByOption)
+// counts too: its copy is laid out differently.
 func contentKey(n *logical.Cache, srcs []cache.Source) string {
 	shareable, files := true, false
 	logical.Inspect(n.Input, func(p logical.Plan) bool {
@@ -246,5 +248,10 @@ func contentKey(n *logical.Cache, srcs []cache.Source) string {
 		return ""
 	}
 	h.Write(js)
+	// The layout is part of what is held: a sort_by cache shares only a
+	// copy sorted alike.
+	for _, c := range sortByOf(n) {
+		fmt.Fprintf(h, "\x00sort_by %q %v", strings.ToLower(c.Name), c.Desc)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -285,3 +285,24 @@ func TestCacheParquetFooterLineage(t *testing.T) {
 		}
 	}
 }
+
+// TestContentKeySortBy: the sort_by option is part of the content key, so
+// only caches sorted alike share a copy; other options are not.
+func TestContentKeySortBy(t *testing.T) {
+	in := fileScan("/data/f.csv")
+	srcs := []cache.Source{{Path: "/data/f.csv", Size: 10}}
+	key := func(opts map[string]string) string {
+		return contentKey(&logical.Cache{CacheID: "c", Input: in, Options: opts}, srcs)
+	}
+	plain := key(nil)
+	if plain == "" || key(map[string]string{cache.TTLOption: "1h"}) != plain {
+		t.Fatalf("options other than sort_by change the key (or no key): %q", plain)
+	}
+	asc, desc := key(map[string]string{"sort_by": "v"}), key(map[string]string{"SORT_BY": "v DESC"})
+	if asc == plain || desc == plain || asc == desc {
+		t.Fatalf("keys plain %s, sort_by v %s, sort_by v DESC %s: want all different", plain, asc, desc)
+	}
+	if key(map[string]string{"sort_by": " V  ASC "}) != asc {
+		t.Fatal("the same sort written differently changes the key")
+	}
+}

@@ -27,6 +27,8 @@ type NodeMetrics struct {
 	// SpilledBytes are the bytes the node wrote to spill files because
 	// its state did not fit in memory.
 	SpilledBytes atomic.Int64
+	// BatchesSkipped are a cache read's batches its zone maps ruled out.
+	BatchesSkipped atomic.Int64
 	// The node's hash tables (physical.TableFigures), under mu.
 	mu     sync.Mutex
 	tables physical.TableFigures
@@ -95,7 +97,8 @@ func (tc *TaskContext) Figures(p physical.Plan) physical.OperatorFigures {
 		return physical.OperatorFigures{}
 	}
 	return physical.OperatorFigures{OutputRows: nm.OutputRows.Load(), OutputBatches: nm.OutputBatches.Load(),
-		Elapsed: time.Duration(nm.ElapsedNanos.Load()), SpilledBytes: nm.SpilledBytes.Load(), Tables: nm.Tables()}
+		Elapsed: time.Duration(nm.ElapsedNanos.Load()), SpilledBytes: nm.SpilledBytes.Load(), Tables: nm.Tables(),
+		BatchesSkipped: nm.BatchesSkipped.Load()}
 }
 
 // Instrument wraps op for p: the wrapper turns a memory-limit panic inside

@@ -24,6 +24,9 @@ func NewShuffleReader(tc *execop.TaskContext, n *physical.ShuffleReader, partiti
 func NewCacheReader(tc *execop.TaskContext, n *physical.CacheReader, partition int) (execop.Operator, error) {
 	r := newLocationReader(tc, n.String(), n.OutSchema, n.Locations, partition)
 	r.maps = tc.Maps
+	if n.Predicate != nil {
+		r.terms, r.node = zoneTerms(n.Predicate, n.OutSchema), n
+	}
 	return r, nil
 }
 
@@ -64,6 +67,15 @@ type locationReader struct {
 	// field (metadata through reflection) for every batch cost more than
 	// counting the batch's rows.
 	sameSchema *arrow.Schema
+
+	// A cache read with a pruning hint: its terms, the open local file's
+	// zones (nil: none, read every batch), the open stream's next batch
+	// index, and the node whose BatchesSkipped count the skips.
+	terms []zoneTerm
+	kinds []zoneKind
+	zones [][]zone
+	batch int
+	node  physical.Plan
 }
 
 func (r *locationReader) Open(ctx context.Context) error {
@@ -138,6 +150,10 @@ func (r *locationReader) open(ctx context.Context) error {
 		return qerr.Internalf("exec: %s: no work dir to read local shuffle file %s from", r.what, loc)
 	}
 	path := FilePath(r.tc.WorkDir, loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)
+	r.kinds, r.zones, r.batch = nil, nil, 0
+	if len(r.terms) > 0 {
+		r.kinds, r.zones = readZones(path, r.schema.NumFields())
+	}
 	if r.maps != nil {
 		m, err := r.maps.Acquire(path)
 		if err != nil {
@@ -207,6 +223,12 @@ func (r *locationReader) read(ctx context.Context) (arrow.RecordBatch, error) {
 		return r.remote.Next(ctx)
 	}
 	if r.dec != nil {
+		if r.zones != nil && len(r.zones) == len(r.dec.Batches) {
+			for r.decPos < len(r.dec.Batches) && skip(r.terms, r.kinds, r.zones[r.decPos]) {
+				r.decPos++
+				r.skipped()
+			}
+		}
 		if r.decPos == len(r.dec.Batches) {
 			return nil, io.EOF
 		}
@@ -215,15 +237,30 @@ func (r *locationReader) read(ctx context.Context) (arrow.RecordBatch, error) {
 		b.Retain()
 		return b, nil
 	}
-	if !r.stream.Next() {
-		if err := r.stream.Err(); err != nil && !errors.Is(err, io.EOF) {
-			return nil, qerr.IOf("exec: %s: cannot read shuffle file %s: %w", r.what, r.path, err)
+	for {
+		if !r.stream.Next() {
+			if err := r.stream.Err(); err != nil && !errors.Is(err, io.EOF) {
+				return nil, qerr.IOf("exec: %s: cannot read shuffle file %s: %w", r.what, r.path, err)
+			}
+			return nil, io.EOF
 		}
-		return nil, io.EOF
+		i := r.batch
+		r.batch++
+		if i >= len(r.zones) || !skip(r.terms, r.kinds, r.zones[i]) {
+			break
+		}
+		r.skipped() // decoded by the stream, but its rows go no further
 	}
 	b := r.stream.RecordBatch() // valid until the stream's next Next: keep a reference
 	b.Retain()
 	return b, nil
+}
+
+// skipped counts a batch its zones ruled out.
+func (r *locationReader) skipped() {
+	if m := r.tc.NodeMetrics(r.node); m != nil {
+		m.BatchesSkipped.Add(1)
+	}
 }
 
 // checkSchema accepts a file or fetched batch whose columns have the

@@ -143,6 +143,8 @@ type shuffleFile struct {
 	// full batch (coalesce)
 	pending     []arrow.RecordBatch
 	pendingRows int64
+	// pinned files only: what the written batches hold (zones.go)
+	stats *statsCollector
 }
 
 // countingWriter counts the bytes written through it.
@@ -236,6 +238,9 @@ func (w *shuffleWriteOp) create() error {
 			return qerr.IOf("exec: shuffle write of job %s stage %d: cannot create a file in %s: %w", n.JobID, n.StageID, dir, err)
 		}
 		sf := &shuffleFile{tmp: f.Name(), final: final, f: f}
+		if n.Pinned {
+			sf.stats = newStatsCollector(w.schema)
+		}
 		w.files[i] = sf
 		sf.buf = bufio.NewWriterSize(f, 64<<10)
 		sf.cw.w = sf.buf
@@ -298,6 +303,9 @@ func (w *shuffleWriteOp) writeBatch(sf *shuffleFile, b arrow.RecordBatch) error 
 	}
 	sf.rows += b.NumRows()
 	sf.batches++
+	if sf.stats != nil {
+		sf.stats.add(b)
+	}
 	return nil
 }
 
@@ -358,6 +366,19 @@ func (w *shuffleWriteOp) commit() error {
 		}
 	}
 	for _, sf := range w.files {
+		if sf.stats == nil {
+			continue
+		}
+		// The sidecar goes into place before its data file: a data file
+		// in place always has its zones (a missing sidecar only means no
+		// skipping).
+		zp := sf.final + ZonesSuffix
+		if err := os.WriteFile(zp, encodeZones(sf.cw.n, sf.stats.kinds(), sf.stats.zones), 0o644); err != nil {
+			return qerr.IOf("exec: shuffle write of job %s stage %d: cannot write %s: %w", w.n.JobID, w.n.StageID, zp, err)
+		}
+		w.renamed = append(w.renamed, zp)
+	}
+	for _, sf := range w.files {
 		if err := os.Rename(sf.tmp, sf.final); err != nil {
 			return qerr.IOf("exec: shuffle write of job %s stage %d: cannot move %s into place: %w", w.n.JobID, w.n.StageID, sf.final, err)
 		}
@@ -400,11 +421,17 @@ func (w *shuffleWriteOp) stats() (arrow.RecordBatch, error) {
 	rowsB := b.Field(1).(*array.Int64Builder)
 	batchesB := b.Field(2).(*array.Int64Builder)
 	bytesB := b.Field(3).(*array.Int64Builder)
+	colB := b.Field(4).(*array.BinaryBuilder)
 	for i, sf := range w.files {
 		outB.Append(int64(w.outs[i]))
 		rowsB.Append(sf.rows)
 		batchesB.Append(sf.batches)
 		bytesB.Append(sf.cw.n)
+		if sf.stats != nil {
+			colB.Append(physical.EncodeColumnStats(sf.stats.stats()))
+		} else {
+			colB.AppendNull()
+		}
 	}
 	return b.NewRecordBatch(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -413,5 +414,32 @@ func TestScanStatsRoundTrip(t *testing.T) {
 		if _, err := Decode(b); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
+	}
+}
+
+// TestCacheReaderStatsRoundTrip: a cache file's column statistics and a
+// cache read's pruning hint travel with the plan; malformed statistics
+// are refused.
+func TestCacheReaderStatsRoundTrip(t *testing.T) {
+	s := testSchema()
+	locs := testLocations()
+	st := []physical.ColumnStats{{Bounded: true, Lo: -3, Hi: 9, NoNulls: true, Distinct: 4}, {LongestAtLeast: 7}, {}}
+	locs[0][0].Stats = st
+	pred := &physical.Binary{Op: physical.OpGt, Left: &physical.Column{Index: 1, Name: "b", Type: arrow.PrimitiveTypes.Int64},
+		Right: &physical.Literal{Type: arrow.PrimitiveTypes.Int64, Value: int64(5)}, Type: arrow.FixedWidthTypes.Boolean}
+	cr := roundTrip(t, &physical.CacheReader{Key: physical.CacheKey{SessionID: "s1", CacheID: "c1"}, OutSchema: s, Locations: locs, Predicate: pred}).(*physical.CacheReader)
+	if !reflect.DeepEqual(cr.Locations[0][0].Stats, st) || cr.Locations[0][1].Stats != nil {
+		t.Fatalf("location statistics %+v / %+v, want %+v / none", cr.Locations[0][0].Stats, cr.Locations[0][1].Stats, st)
+	}
+	if cr.Predicate == nil || cr.Predicate.String() != pred.String() {
+		t.Fatalf("predicate %v, want %v", cr.Predicate, pred)
+	}
+	locs[0][0].Stats = []physical.ColumnStats{{Bounded: true, Lo: 2, Hi: 1}}
+	b, err := Encode(&physical.CacheReader{OutSchema: s, Locations: locs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(b); err == nil {
+		t.Fatal("reversed bounds decoded")
 	}
 }

@@ -71,11 +71,40 @@ func EncodeLocation(l physical.PartitionLocation) *rpc.PartitionLocation {
 			GrpcPort:   int32(l.Executor.FlightPort),
 			FlightPort: int32(l.Executor.FlightPort),
 		},
-		Rows:    l.Rows,
-		Batches: l.Batches,
-		Bytes:   l.Bytes,
-		Ticket:  []byte(l.Ticket),
+		Rows:     l.Rows,
+		Batches:  l.Batches,
+		Bytes:    l.Bytes,
+		Ticket:   []byte(l.Ticket),
+		ColStats: EncodeColumnStats(l.Stats),
 	}
+}
+
+// EncodeColumnStats converts a cache file's column statistics to their
+// wire form.
+func EncodeColumnStats(cols []physical.ColumnStats) []*rpc.ColumnStats {
+	var out []*rpc.ColumnStats
+	for _, c := range cols {
+		out = append(out, &rpc.ColumnStats{Bounded: c.Bounded, Lo: c.Lo, Hi: c.Hi, NoNulls: c.NoNulls,
+			LongestAtLeast: int64(c.LongestAtLeast), Distinct: c.Distinct})
+	}
+	return out
+}
+
+// DecodeColumnStats converts and checks wire column statistics (bounds in
+// order, nothing negative); nil for none.
+func DecodeColumnStats(ms []*rpc.ColumnStats) ([]physical.ColumnStats, error) {
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	out := make([]physical.ColumnStats, len(ms))
+	for i, c := range ms {
+		if c == nil || (c.Bounded && c.Lo > c.Hi) || c.LongestAtLeast < 0 || c.LongestAtLeast > math.MaxInt32 || c.Distinct < 0 {
+			return nil, qerr.Internalf("codec: malformed statistics for column %d", i)
+		}
+		out[i] = physical.ColumnStats{Bounded: c.Bounded, Lo: c.Lo, Hi: c.Hi, NoNulls: c.NoNulls,
+			LongestAtLeast: int(c.LongestAtLeast), Distinct: c.Distinct}
+	}
+	return out, nil
 }
 
 // DecodeLocation converts and validates a wire location: the job id must
@@ -101,6 +130,11 @@ func DecodeLocation(m *rpc.PartitionLocation) (physical.PartitionLocation, error
 		Bytes:           m.Bytes,
 		Ticket:          string(m.Ticket),
 	}
+	st, err := DecodeColumnStats(m.ColStats)
+	if err != nil {
+		return physical.PartitionLocation{}, err
+	}
+	l.Stats = st
 	if e := m.Executor; e != nil {
 		port := e.FlightPort
 		if port == 0 {
@@ -383,9 +417,13 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		if err != nil {
 			return nil, err
 		}
+		pred, err := encodeOptExpr(n.Predicate)
+		if err != nil {
+			return nil, err
+		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_CacheReader{CacheReader: &rpc.PhysicalCacheReader{
 			Key:  &rpc.CacheKey{SessionId: n.Key.SessionID, CacheId: n.Key.CacheID},
-			Name: n.Name, Schema: s, Locations: encodeLocations(n.Locations), Disjoint: int32s(n.Disjoint)}}}, nil
+			Name: n.Name, Schema: s, Locations: encodeLocations(n.Locations), Disjoint: int32s(n.Disjoint), Predicate: pred}}}, nil
 	case *physical.Window:
 		return encodeWindow(n)
 	case *physical.FileSink:
@@ -724,6 +762,9 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 				return nil, qerr.Internalf("codec: cache reader of %q lists disjoint column %d of %d", n.Name, c, s.NumFields())
 			}
 			cr.Disjoint = append(cr.Disjoint, int(c))
+		}
+		if cr.Predicate, err = decodeOptExpr(n.Predicate, s.NumFields()); err != nil {
+			return nil, err
 		}
 		return cr, nil
 	case *rpc.PhysicalPlan_Window:

@@ -95,7 +95,7 @@ func (pl *Planner) Plan(ctx context.Context, p logical.Plan) (physical.Plan, err
 		if err != nil {
 			return nil, err
 		}
-		return &physical.Filter{Input: in, Predicate: pred}, nil
+		return &physical.Filter{Input: withCacheHint(in, pred), Predicate: pred}, nil
 	case *logical.Projection:
 		in, err := pl.Plan(ctx, n.Input)
 		if err != nil {
@@ -783,3 +783,93 @@ func (pl *Planner) limit(ctx context.Context, n *logical.Limit) (physical.Plan, 
 
 // estimate is the estimated output rows of p (logical.Estimate).
 func estimate(p logical.Plan) float64 { return logical.Estimate(p).Rows }
+
+// withCacheHint gives a cache read under a filter the filter's conjuncts
+// as its pruning hint (physical.CacheReader.Predicate), through a
+// projection of plain columns; in is returned unchanged otherwise.
+func withCacheHint(in physical.Plan, pred physical.Expr) physical.Plan {
+	switch n := in.(type) {
+	case *physical.CacheReader:
+		c := *n
+		c.Predicate = pred
+		return &c
+	case *physical.Projection:
+		r, ok := n.Input.(*physical.CacheReader)
+		if !ok {
+			return in
+		}
+		cols := make([]int, len(n.Exprs))
+		for i, e := range n.Exprs {
+			c, ok := e.(*physical.Column)
+			if !ok {
+				cols[i] = -1
+				continue
+			}
+			cols[i] = c.Index
+		}
+		hint := remapConjuncts(pred, cols)
+		if hint == nil {
+			return in
+		}
+		c := *r
+		c.Predicate = hint
+		p := *n
+		p.Input = &c
+		return &p
+	}
+	return in
+}
+
+// remapConjuncts keeps the conjuncts of pred that compare one column with
+// literals (comparisons, IN, IS NULL), their columns moved through cols
+// (output position → input position, -1: computed); nil when none is left.
+func remapConjuncts(pred physical.Expr, cols []int) physical.Expr {
+	col := func(e physical.Expr) (*physical.Column, bool) {
+		c, ok := e.(*physical.Column)
+		if !ok || c.Index < 0 || c.Index >= len(cols) || cols[c.Index] < 0 {
+			return nil, false
+		}
+		m := *c
+		m.Index = cols[c.Index]
+		return &m, true
+	}
+	var out []physical.Expr
+	var walk func(physical.Expr)
+	walk = func(e physical.Expr) {
+		switch e := e.(type) {
+		case *physical.Binary:
+			if e.Op == physical.OpAnd {
+				walk(e.Left)
+				walk(e.Right)
+				return
+			}
+			if c, ok := col(e.Left); ok {
+				if _, lit := e.Right.(*physical.Literal); lit {
+					b := *e
+					b.Left = c
+					out = append(out, &b)
+				}
+			} else if c, ok := col(e.Right); ok {
+				if _, lit := e.Left.(*physical.Literal); lit {
+					b := *e
+					b.Right = c
+					out = append(out, &b)
+				}
+			}
+		case *physical.InList:
+			if c, ok := col(e.Expr); ok {
+				l := *e
+				l.Expr = c
+				out = append(out, &l)
+			}
+		case *physical.IsNull:
+			if c, ok := col(e.Expr); ok {
+				l := *e
+				l.Expr = c
+				out = append(out, &l)
+			}
+		}
+	}
+	walk(pred)
+	return andAll(out)
+}
