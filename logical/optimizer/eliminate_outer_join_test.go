@@ -63,6 +63,26 @@ func TestEliminateOuterJoin(t *testing.T) {
 		{"full join, NOT of IS NULL (not recognised, so kept): unchanged", func() logical.Plan {
 			return filter(tu(logical.FullJoin), &logical.Not{Expr: &logical.IsNull{Expr: col("t.b")}})
 		}},
+		{"inner join above, keyed on the padded side: inner", func() logical.Plan {
+			return join(tu(logical.LeftJoin), scan(tblW, "w"), logical.InnerJoin, []logical.EquiPair{{Left: col("u.x"), Right: col("w.k")}}, nil)
+		}},
+		{"inner join above, keyed on the preserved side: unchanged", func() logical.Plan {
+			return join(tu(logical.LeftJoin), scan(tblW, "w"), logical.InnerJoin, []logical.EquiPair{{Left: col("t.b"), Right: col("w.k")}}, nil)
+		}},
+		{"inner join above as the right input, filter on the padded side: inner", func() logical.Plan {
+			return join(scan(tblW, "w"), tu(logical.LeftJoin), logical.InnerJoin, []logical.EquiPair{{Left: col("w.k"), Right: col("t.b")}},
+				bin(logical.OpLt, col("w.z"), &logical.Cast{Expr: col("u.x"), Type: logical.Float64}))
+		}},
+		{"inner join above, filter OR-ed with the other input: unchanged", func() logical.Plan {
+			return join(tu(logical.LeftJoin), scan(tblW, "w"), logical.InnerJoin, []logical.EquiPair{{Left: col("t.b"), Right: col("w.k")}},
+				bin(logical.OpOr, eq(col("u.x"), logical.Lit(int64(1))), bin(logical.OpGt, col("w.z"), logical.Lit(0.5))))
+		}},
+		{"semi join above, keyed on the padded side: inner", func() logical.Plan {
+			return join(tu(logical.LeftJoin), scan(tblW, "w"), logical.SemiJoin, []logical.EquiPair{{Left: col("u.x"), Right: col("w.k")}}, nil)
+		}},
+		{"anti join above, keyed on the padded side: unchanged", func() logical.Plan {
+			return join(tu(logical.LeftJoin), scan(tblW, "w"), logical.AntiJoin, []logical.EquiPair{{Left: col("u.x"), Right: col("w.k")}}, nil)
+		}},
 		{"semi join: unchanged", func() logical.Plan {
 			return filter(tu(logical.SemiJoin), eq(col("t.b"), logical.Lit(int64(3))))
 		}},
