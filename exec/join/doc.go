@@ -5,6 +5,10 @@
 // partitioned by the keys; each probe batch forms candidate (build row,
 // probe row) pairs, filters them and takes the output columns.
 //
+// A CollectLeft join with one integer key that drops the probe rows meeting
+// no build row publishes its build keys' range to the Parquet scan that
+// produces its probe key (key_range.go), before the probe side is opened.
+//
 // Every join type lives here: inner, left, right, full, semi, anti, mark,
 // and the right-side semi/anti joins (RightSemi, RightAnti) the planner
 // picks when the right side is clearly smaller than the left.

@@ -133,8 +133,11 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 	left, leftSc := n.Left, n.Left.Schema()
 	j.keyStats.cols, j.keyStats.rows = physical.KeyStats(left, lk)
 	if n.Mode == physical.CollectLeft {
+		// The probe side is read only after the build: its scan can skip
+		// row groups outside the build keys' range.
+		ranges := findKeyRangeTarget(tc, n)
 		j.shared = tc.Shared(n, func() any { return &joinShared{parts: probeParts(tc, n.Right)} }).(*joinShared)
-		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
+		makeBuild := func(ctx context.Context) (*joinBuild, error) {
 			if limited(tc) && graceable(j.leftKeys) {
 				return j.graceBuild(ctx, left, seqInts(left.OutputPartitions()))
 			}
@@ -143,6 +146,13 @@ func NewHashJoin(tc *execop.TaskContext, n *physical.HashJoin, partition int) (e
 				return nil, err
 			}
 			return j.recordTables(buildJoinSide(ctx, tc, leftSc, bs, j.leftKeys, j.keyStats, j.what, false))
+		}
+		j.makeBuild = func(ctx context.Context) (*joinBuild, error) {
+			jb, err := makeBuild(ctx)
+			if err == nil {
+				ranges.publish(jb)
+			}
+			return jb, err
 		}
 	} else {
 		if left.OutputPartitions() != n.Right.OutputPartitions() {

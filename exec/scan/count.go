@@ -9,6 +9,7 @@ var scans struct {
 	mu    sync.Mutex
 	n     map[string]int64
 	files map[string]int64 // files opened per table
+	byKey map[string]int64 // row groups skipped by a join's key range, per table
 }
 
 func countScan(table string) {
@@ -42,4 +43,22 @@ func FilesOpened(table string) int64 {
 	scans.mu.Lock()
 	defer scans.mu.Unlock()
 	return scans.files[table]
+}
+
+func countKeyRangeSkip(table string) {
+	scans.mu.Lock()
+	defer scans.mu.Unlock()
+	if scans.byKey == nil {
+		scans.byKey = map[string]int64{}
+	}
+	scans.byKey[table]++
+}
+
+// RowGroupsSkippedByKeyRange returns how many Parquet row groups scans of
+// table in this process skipped because a hash join's build keys ruled them
+// out (tests prove the join-to-scan key range works with it).
+func RowGroupsSkippedByKeyRange(table string) int64 {
+	scans.mu.Lock()
+	defer scans.mu.Unlock()
+	return scans.byKey[table]
 }

@@ -4,7 +4,8 @@
 // table's partition columns (constant per file, hive.go), slices batches
 // bigger than the task's batch size, applies the fetch limit, and skips
 // Parquet row groups whose statistics cannot satisfy the pushed-down
-// predicate (prune.go).
+// predicate or lie outside the key range a hash join above published for
+// this scan once its build side was collected (prune.go, execop.KeyRanges).
 //
 // Parquet files are read by exec/scan/parquet, which holds our own page
 // decoder for flat columns and arrow-go's record reader for the rest; the

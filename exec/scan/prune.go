@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/physical"
 )
 
@@ -237,4 +238,30 @@ func statBounds(st metadata.TypedStatistics, typ arrow.DataType) (lo, hi statBou
 		}
 	}
 	return lo, hi, false
+}
+
+// outsideRanges reports whether a row group's statistics show that none of
+// its rows has a key inside one of ranges, so no row of it meets the build
+// side of the join that published that range.
+func (s *scanOp) outsideRanges(ranges []execop.KeyRange, stats func(col int) metadata.TypedStatistics) bool {
+	for _, r := range ranges {
+		if r.Col < 0 || r.Col >= s.schema.NumFields() {
+			continue // a hive partition column: not in the file
+		}
+		if r.Empty {
+			return true
+		}
+		st := stats(r.Col)
+		if st == nil || !st.HasMinMax() {
+			continue
+		}
+		lo, hi, ok := statBounds(st, s.schema.Field(r.Col).Type)
+		if !ok || lo.kind != boundInt || hi.kind != boundInt {
+			continue
+		}
+		if hi.i < r.Min || lo.i > r.Max {
+			return true
+		}
+	}
+	return false
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/exec/scan/parquet"
 	"github.com/quiverdb/quiver/physical"
@@ -37,6 +38,9 @@ type scanOp struct {
 	ranges    []physical.RowGroupRange // parallels files when the scan splits Parquet files; else nil
 	proj      []int                    // file schema column per output column
 	prune     []pruneTerm
+	// keyRanges holds what the hash joins above learnt of the keys this
+	// scan's rows must have to meet a build row (execop.KeyRange).
+	keyRanges *execop.KeyRanges
 
 	fileIdx     int
 	src         batchSource
@@ -102,6 +106,10 @@ func NewScan(tc *execop.TaskContext, planned *physical.Scan, partition int) (exe
 	}
 	if n.Format == physical.FormatParquet && n.Predicate != nil {
 		s.prune = pruneTerms(n.Predicate, s.schema)
+	}
+	if n.Format == physical.FormatParquet && hive == nil {
+		// (a hive scan's narrowed node numbers its columns differently)
+		s.keyRanges = tc.ScanKeyRanges(planned)
 	}
 	var op execop.Operator = s
 	if tc.WrapSource != nil {
@@ -339,7 +347,23 @@ func (s *scanOp) openParquet(ctx context.Context, path string, rg physical.RowGr
 		Mem:           s.tc.Mem,
 		OnlyPartition: len(s.n.Partitions) == 1,
 	}
-	if len(s.prune) > 0 {
+	var ranges []execop.KeyRange
+	if s.keyRanges != nil {
+		ranges = s.keyRanges.Snapshot()
+	}
+	switch {
+	case len(ranges) > 0:
+		opts.Skip = func(rows int64, stats func(col int) metadata.TypedStatistics) bool {
+			if s.canSkip(rows, stats) {
+				return true
+			}
+			if s.outsideRanges(ranges, stats) {
+				countKeyRangeSkip(s.n.Table)
+				return true
+			}
+			return false
+		}
+	case len(s.prune) > 0:
 		opts.Skip = s.canSkip
 	}
 	r, err := parquet.Open(ctx, path, rg, opts)
