@@ -24,7 +24,10 @@ package optimizer
 // fires only for SUM, MIN and MAX without DISTINCT, ORDER BY or FILTER,
 // on an inner equi-join without a residual filter whose S keys are
 // columns, and never over a side that is itself an Aggregate (so a second
-// pass does not stack them). A projection of plain columns between the
+// pass does not stack them). At least one group key must come from O: a
+// join that contributes no group keys is a filter (a semi-join reduction,
+// a dimension restricted by a predicate), which is cheaper to apply to S's
+// rows before grouping them than after. A projection of plain columns between the
 // aggregate and the join (reorder_joins leaves one) is dropped. The join then carries one row per group
 // instead of one per S row, and the upper aggregate hashes O's (often
 // wide, string) group keys that many times instead.
@@ -131,6 +134,7 @@ func eagerAggregate(a *logical.Aggregate) (logical.Plan, error) {
 		}
 		addKey(c)
 	}
+	fromO := false
 	for _, g := range a.GroupBy {
 		if hasSubquery(g) || hasOuterRef(g) || hasAgg(g) {
 			return nil, nil
@@ -145,6 +149,7 @@ func eagerAggregate(a *logical.Aggregate) (logical.Plan, error) {
 			case ss.Has(c.Qualifier, c.Name) && !os.Has(c.Qualifier, c.Name):
 				addKey(c)
 			case os.Has(c.Qualifier, c.Name) && !ss.Has(c.Qualifier, c.Name):
+				fromO = true
 			default:
 				bad = true
 			}
@@ -154,7 +159,7 @@ func eagerAggregate(a *logical.Aggregate) (logical.Plan, error) {
 			return nil, nil
 		}
 	}
-	if !worthPreAggregating(s, keys) {
+	if !fromO || !worthPreAggregating(s, keys) {
 		return nil, nil
 	}
 

@@ -52,6 +52,12 @@ func TestEagerAggregate(t *testing.T) {
 				bin(logical.OpLt, col("f.k"), col("d.grp")))
 			return aggregate(j, []logical.Expr{col("d.name")}, agg(logical.AggSum, col("f.k")))
 		}},
+		{"declined: the other side only filters (no group key from it)", func() logical.Plan {
+			return aggregate(factDim(), []logical.Expr{col("f.dk")}, agg(logical.AggSum, col("f.k")))
+		}},
+		{"declined: ungrouped", func() logical.Plan {
+			return aggregate(factDim(), nil, agg(logical.AggSum, col("f.k")))
+		}},
 		{"declined: a group key mixes the sides", func() logical.Plan {
 			return aggregate(factDim(), []logical.Expr{bin(logical.OpAdd, col("f.k"), col("d.grp"))}, agg(logical.AggSum, col("f.k")))
 		}},
