@@ -33,7 +33,7 @@ type Optimizer struct {
 //
 //	simplify → decorrelate → (simplify, eliminate_cross_join, push_down_filter, push_down_cte_filter, propagate_empty, eliminate_outer_join)*
 //	→ reorder_joins → (semi_join_reduction, semi_to_inner_join) → (common_subexpr, push_down_limit, eliminate_limit, propagate_empty)*
-//	→ push_down_projection
+//	→ eager_aggregate → push_down_projection
 //
 // single_distinct_to_groupby is not in the default batches: on this engine
 // it measured slower (see single_distinct.go); WithSingleDistinct adds it.
@@ -50,6 +50,7 @@ func New() *Optimizer {
 		{Name: "finish", MaxPasses: 8, Rules: []Rule{
 			CommonSubexprEliminate{}, PushDownLimit{}, EliminateLimit{}, PropagateEmpty{},
 		}},
+		{Name: "eager_aggregate", MaxPasses: 1, Rules: []Rule{EagerAggregate{}}},
 		{Name: "projection", MaxPasses: 1, Rules: []Rule{PushDownProjection{}}},
 	}}
 }
@@ -61,7 +62,7 @@ func Rules() map[string]Rule {
 		SimplifyExpressions{}, EliminateFilter{}, EliminateLimit{}, DecorrelateSubqueries{},
 		EliminateCrossJoin{}, PushDownFilter{}, ReorderJoins{}, CommonSubexprEliminate{},
 		PushDownLimit{}, PushDownProjection{}, SingleDistinctToGroupBy{}, SemiJoinReduction{},
-		SemiToInnerJoin{}, PropagateEmpty{}, PushDownCTEFilter{}, EliminateOuterJoin{},
+		SemiToInnerJoin{}, PropagateEmpty{}, PushDownCTEFilter{}, EliminateOuterJoin{}, EagerAggregate{},
 	} {
 		out[r.Name()] = r
 	}
