@@ -116,3 +116,55 @@ func TestMergeScalarAggregatesFixpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPullUpLeftJoin(t *testing.T) {
+	// fact ⟕ u on fact.k = u.k, then an inner join with a filtered dim.
+	lj := func() logical.Plan {
+		return join(scan(tblFact, "fact"), scan(tblU, "u"), logical.LeftJoin, []logical.EquiPair{{Left: col("fact.k"), Right: col("u.k")}}, nil)
+	}
+	dim := func() logical.Plan { return filter(scan(tblDim, "dim"), eq(col("dim.name"), logical.Lit("x"))) }
+	onDim := []logical.EquiPair{{Left: col("fact.dk"), Right: col("dim.k")}}
+	runRuleGolden(t, PullUpLeftJoin{}, "pull_up_left_join", []ruleCase{
+		{"selective inner join below the left join", func() logical.Plan {
+			return join(lj(), dim(), logical.InnerJoin, onDim, nil)
+		}},
+		{"a filter above the left join goes up with it", func() logical.Plan {
+			return join(filter(lj(), &logical.IsNull{Expr: col("u.x")}), dim(), logical.InnerJoin, onDim, nil)
+		}},
+		{"the inner join reads the right side", func() logical.Plan {
+			return join(lj(), dim(), logical.InnerJoin, []logical.EquiPair{{Left: col("u.x"), Right: col("dim.k")}}, nil)
+		}},
+		{"the inner join does not cut the rows", func() logical.Plan {
+			return join(lj(), scan(tblDim, "dim"), logical.InnerJoin, onDim, nil)
+		}},
+		{"anti join", func() logical.Plan {
+			anti := join(scan(tblFact, "fact"), scan(tblU, "u"), logical.AntiJoin, []logical.EquiPair{{Left: col("fact.k"), Right: col("u.k")}}, nil)
+			return join(anti, dim(), logical.InnerJoin, onDim, nil)
+		}},
+	})
+}
+
+func TestSimplifyOuterJoin(t *testing.T) {
+	on := []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}
+	lj := func(typ logical.JoinType) logical.Plan { return join(scan(tblT, "t"), scan(tblU, "u"), typ, on, nil) }
+	runRuleGolden(t, SimplifyOuterJoin{}, "simplify_outer_join", []ruleCase{
+		{"comparison on the NULL-extended side", func() logical.Plan {
+			return filter(lj(logical.LeftJoin), bin(logical.OpGt, bin(logical.OpAdd, col("u.x"), logical.Lit(int64(1))), logical.Lit(int64(5))))
+		}},
+		{"IS NOT NULL on the NULL-extended side of a right join", func() logical.Plan {
+			return filter(lj(logical.RightJoin), &logical.IsNull{Expr: col("t.b"), Negated: true})
+		}},
+		{"IS NULL keeps the rows the join adds", func() logical.Plan {
+			return filter(lj(logical.LeftJoin), &logical.IsNull{Expr: col("u.x")})
+		}},
+		{"a condition on the preserved side", func() logical.Plan {
+			return filter(lj(logical.LeftJoin), bin(logical.OpGt, col("t.b"), logical.Lit(int64(5))))
+		}},
+		{"OR is not strict", func() logical.Plan {
+			return filter(lj(logical.LeftJoin), bin(logical.OpOr, bin(logical.OpGt, col("u.x"), logical.Lit(int64(5))), bin(logical.OpGt, col("t.b"), logical.Lit(int64(5)))))
+		}},
+		{"full join", func() logical.Plan {
+			return filter(lj(logical.FullJoin), bin(logical.OpGt, col("u.x"), logical.Lit(int64(5))))
+		}},
+	})
+}
