@@ -105,8 +105,13 @@ func (PullUpLeftJoin) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan
 					return nil, err
 				}
 			}
+			restored, err := restoreSchema(top, j.Schema())
+			if err != nil {
+				// Columns the old order cannot name apart: keep the tree.
+				continue
+			}
 			changed = true
-			return restoreSchema(top, j.Schema())
+			return restored, nil
 		}
 		return rebuildInner(j, leaves)
 	}
