@@ -148,6 +148,9 @@ func NewSession(ctx context.Context, opts ...Option) (*Session, error) {
 		}
 		s.workDir = dir
 		s.standaloneExecutors = c.standalone
+	} else {
+		// Local runs do not share CTEs, so the merged aggregate would run once per reader.
+		s.opt = s.opt.Without(optimizer.MergeScalarAggregates{}.Name())
 	}
 	return s, nil
 }

@@ -42,7 +42,7 @@ func (CommonSubexprEliminate) Rewrite(ctx context.Context, p logical.Plan) (logi
 		return true
 	})
 	nm := &namer{n: used}
-	return transformUp(ctx, p, func(n logical.Plan) (logical.Plan, bool, error) {
+	f := func(n logical.Plan) (logical.Plan, bool, error) {
 		switch n := n.(type) {
 		case *logical.Projection:
 			return cseNode(n, n.Input, n.List, 0, nm)
@@ -50,7 +50,65 @@ func (CommonSubexprEliminate) Rewrite(ctx context.Context, p logical.Plan) (logi
 			return cseNode(n, n.Input, n.Aggs, len(n.GroupBy), nm)
 		}
 		return n, false, nil
-	})
+	}
+	// Every reference to a shared CTE gets the one rewrite of its input: the
+	// names nm hands out differ per walk, and references whose inputs differ
+	// are no longer shared (logical.CTERef).
+	type cteDone struct {
+		key     string
+		out     logical.Plan
+		changed bool
+	}
+	done := map[int]cteDone{}
+	var up func(p logical.Plan) (logical.Plan, bool, error)
+	up = func(p logical.Plan) (logical.Plan, bool, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		if r, ok := p.(*logical.CTERef); ok {
+			key := planString(r.Input)
+			d, seen := done[r.ID]
+			if !seen || d.key != key {
+				out, ch, err := up(r.Input)
+				if err != nil {
+					return nil, false, err
+				}
+				d = cteDone{key: key, out: out, changed: ch}
+				if !seen {
+					done[r.ID] = d
+				}
+			}
+			if !d.changed {
+				return p, false, nil
+			}
+			np, err := r.WithChildren([]logical.Plan{d.out})
+			return np, true, err
+		}
+		children := p.Children()
+		changed := false
+		if len(children) > 0 {
+			nc := make([]logical.Plan, len(children))
+			for i, c := range children {
+				n, ch, err := up(c)
+				if err != nil {
+					return nil, false, err
+				}
+				nc[i], changed = n, changed || ch
+			}
+			if changed {
+				var err error
+				if p, err = p.WithChildren(nc); err != nil {
+					return nil, false, err
+				}
+			}
+		}
+		n, ch, err := f(p)
+		if err != nil {
+			return nil, false, err
+		}
+		return n, changed || ch, nil
+	}
+	return up(p)
 }
 
 // What expensive needs to know of a subtree.

@@ -31,7 +31,7 @@ type Optimizer struct {
 
 // New returns the optimizer with the default batches:
 //
-//	simplify → decorrelate → (simplify, eliminate_cross_join, push_down_filter, push_down_cte_filter, propagate_empty, eliminate_outer_join)*
+//	(simplify, merge_scalar_aggregates)* → decorrelate → (simplify, eliminate_cross_join, push_down_filter, push_down_cte_filter, propagate_empty, pull_up_left_join, eliminate_outer_join)*
 //	→ reorder_joins → (semi_join_reduction, semi_to_inner_join) → (common_subexpr, push_down_limit, eliminate_limit, propagate_empty)*
 //	→ eager_aggregate → push_down_projection
 //
@@ -39,11 +39,11 @@ type Optimizer struct {
 // it measured slower (see single_distinct.go); WithSingleDistinct adds it.
 func New() *Optimizer {
 	return &Optimizer{Batches: []Batch{
-		{Name: "simplify", MaxPasses: 8, Rules: []Rule{SimplifyExpressions{}, EliminateFilter{}}},
+		{Name: "simplify", MaxPasses: 8, Rules: []Rule{SimplifyExpressions{}, EliminateFilter{}, MergeScalarAggregates{}}},
 		{Name: "decorrelate", MaxPasses: 1, Rules: []Rule{DecorrelateSubqueries{}}},
 		{Name: "rewrite", MaxPasses: 8, Rules: []Rule{
 			SimplifyExpressions{}, EliminateFilter{}, EliminateCrossJoin{}, PushDownFilter{}, PushDownCTEFilter{}, PropagateEmpty{},
-			EliminateOuterJoin{},
+			PullUpLeftJoin{}, EliminateOuterJoin{},
 		}},
 		{Name: "join_order", MaxPasses: 1, Rules: []Rule{ReorderJoins{}, PushDownFilter{}}},
 		{Name: "semi_joins", MaxPasses: 1, Rules: []Rule{SemiJoinReduction{}, SemiToInnerJoin{}}},
@@ -55,6 +55,23 @@ func New() *Optimizer {
 	}}
 }
 
+// Without returns a copy of o without the rule named name (a session whose
+// engine cannot use a rule's rewrite leaves it out).
+func (o *Optimizer) Without(name string) *Optimizer {
+	n := &Optimizer{}
+	for _, b := range o.Batches {
+		nb := b
+		nb.Rules = nil
+		for _, r := range b.Rules {
+			if r.Name() != name {
+				nb.Rules = append(nb.Rules, r)
+			}
+		}
+		n.Batches = append(n.Batches, nb)
+	}
+	return n
+}
+
 // Rules returns every rule by name (for tests and EXPLAIN VERBOSE).
 func Rules() map[string]Rule {
 	out := map[string]Rule{}
@@ -63,6 +80,7 @@ func Rules() map[string]Rule {
 		EliminateCrossJoin{}, PushDownFilter{}, ReorderJoins{}, CommonSubexprEliminate{},
 		PushDownLimit{}, PushDownProjection{}, SingleDistinctToGroupBy{}, SemiJoinReduction{},
 		SemiToInnerJoin{}, PropagateEmpty{}, PushDownCTEFilter{}, EliminateOuterJoin{}, EagerAggregate{},
+		MergeScalarAggregates{}, PullUpLeftJoin{},
 	} {
 		out[r.Name()] = r
 	}
