@@ -9,6 +9,7 @@ import (
 
 	"github.com/quiverdb/quiver"
 	"github.com/quiverdb/quiver/exec/aggregate"
+	"github.com/quiverdb/quiver/exec/eval"
 	"github.com/quiverdb/quiver/exec/filemap"
 )
 
@@ -77,6 +78,87 @@ func TestCacheDictionaryKeys(t *testing.T) {
 			}
 			if coded := aggregate.DictKeyRows() - before; coded != c.coded[i] {
 				t.Errorf("%s: %s: %d rows grouped on codes, want %d", c.name, fmt.Sprintf(q, "c"), coded, c.coded[i])
+			}
+		}
+		sqlRows(t, s, "UNCACHE TABLE c")
+		restore()
+	}
+}
+
+// TestCacheDictionaryFilters: filters, IN lists and CASE conditions over a
+// cached string column give the answers of the same queries over its
+// source, whether they test the files' rows on dictionary codes or on the
+// strings: with a value present in one file's dictionary only ('R'), one
+// in none, NULLs, a file whose column crosses the limit while its
+// dictionary is built (its rows are compared as strings) and both files
+// over it.
+func TestCacheDictionaryFilters(t *testing.T) {
+	dir := t.TempDir()
+	// a.csv: two values and NULLs; b.csv: three with 'R', then forty more.
+	var a, b strings.Builder
+	a.WriteString("k,v\n")
+	b.WriteString("k,v\n")
+	for i := range 3000 {
+		k := []string{"A", "N"}[i%2]
+		if i%13 == 0 {
+			k = ""
+		}
+		fmt.Fprintf(&a, "%s,%d\n", k, i)
+		k = []string{"A", "N", "R"}[i%3]
+		if i%11 == 0 {
+			k = ""
+		}
+		if i >= 1500 && i%2 == 0 {
+			k = fmt.Sprintf("value-%02d", i%40)
+		}
+		fmt.Fprintf(&b, "%s,%d\n", k, i)
+	}
+	for name, text := range map[string]string{"a.csv": a.String(), "b.csv": b.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
+	sqlRows(t, s, "CREATE EXTERNAL TABLE src (k VARCHAR, v BIGINT) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	queries := []string{
+		"SELECT count(*), sum(v) FROM %s WHERE k = 'R'",
+		"SELECT count(*), sum(v) FROM %s WHERE k = 'absent'",
+		"SELECT count(*), sum(v) FROM %s WHERE k <> 'A'",
+		"SELECT count(*), sum(v) FROM %s WHERE k < 'N'",
+		"SELECT count(*), sum(v) FROM %s WHERE k >= 'R'",
+		"SELECT count(*), sum(v) FROM %s WHERE k IN ('R', 'value-04', 'absent')",
+		"SELECT count(*), sum(v) FROM %s WHERE k NOT IN ('A', 'value-06')",
+		"SELECT count(*), sum(v) FROM %s WHERE k IN ('Q', 'R', 'S', 'T', 'U', 'V', 'W', 'X', 'N')",
+		"SELECT count(*) FROM %s WHERE (k IN ('R', NULL)) IS NULL",
+		"SELECT sum(CASE WHEN k = 'R' THEN v ELSE 0 END), sum(CASE WHEN k <> 'N' THEN 1 END) FROM %s",
+	}
+	want := make([]string, len(queries))
+	for i, q := range queries {
+		want[i] = fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, "src")))
+	}
+	for _, c := range []struct {
+		name  string
+		limit int
+		coded int64 // rows each query tests on codes
+	}{
+		{"fits", filemap.DefaultDictLimit, 6000},
+		{"one file crosses", 10, 3000},
+		{"every file crosses", 1, 0},
+	} {
+		restore := filemap.SetDictLimit(c.limit)
+		sqlRows(t, s, "CACHE TABLE c AS SELECT * FROM src")
+		for i, q := range queries {
+			before := eval.DictCompareRows()
+			got := fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, "c")))
+			if got != want[i] {
+				t.Errorf("%s: %s: got %s, want %s", c.name, fmt.Sprintf(q, "c"), got, want[i])
+			}
+			coded := eval.DictCompareRows() - before
+			if strings.Contains(q, "CASE") {
+				coded /= 2 // two conditions
+			}
+			if coded != c.coded {
+				t.Errorf("%s: %s: %d rows tested on codes, want %d", c.name, fmt.Sprintf(q, "c"), coded, c.coded)
 			}
 		}
 		sqlRows(t, s, "UNCACHE TABLE c")
