@@ -52,6 +52,9 @@ type hashAggregate struct {
 	// dk groups string keys on file dictionary codes (dict_keys.go); nil
 	// when no key can be.
 	dk *dictKeys
+	// fd groups on one integer key while the others, on ids, follow from
+	// it (dep_keys.go); nil when off or left.
+	fd *depKeys
 
 	consumed bool
 	emitted  int
@@ -309,6 +312,9 @@ func (h *hashAggregate) size() int64 {
 	if h.dk != nil && h.dk.decided {
 		n += h.dk.memSize()
 	}
+	if h.fd != nil {
+		n += h.fd.memSize()
+	}
 	for _, a := range h.accs {
 		if l, ok := a.(layoutSizer); ok {
 			n += l.memSize()
@@ -449,15 +455,39 @@ func (h *hashAggregate) evalKeys(ctx context.Context, b arrow.RecordBatch) ([]ar
 			h.dk = nil
 			return keys, nil
 		}
-		t, err := hashtable.New(types)
+		h.fd = newDepKeys(h.dk.on, types)
+		tableTypes := types
+		if h.fd != nil {
+			tableTypes = h.fd.leadTypes()
+		}
+		t, err := hashtable.New(tableTypes)
 		if err != nil {
 			kernel.ReleaseArrays(keys)
 			return nil, err
 		}
-		h.table, h.types = t, types
+		h.table, h.types = t, tableTypes
 	}
 	h.dk.encode(keys)
-	return keys, nil
+	if h.fd == nil {
+		return keys, nil
+	}
+	if !h.fd.record(keys) {
+		t, err := h.fd.leave(&h.m, h.table)
+		if err != nil {
+			kernel.ReleaseArrays(keys)
+			return nil, err
+		}
+		h.table, h.types, h.fd = t, h.fd.full, nil
+		h.probe = hashtable.Probe{}
+		return keys, nil
+	}
+	lead := keys[h.fd.lead]
+	for i, k := range keys {
+		if i != h.fd.lead {
+			k.Release()
+		}
+	}
+	return []arrow.Array{lead}, nil
 }
 
 // worstCase is what folding b (with group keys keys) can add: every row a
@@ -506,6 +536,9 @@ func (h *hashAggregate) emit(start, end int) arrow.RecordBatch {
 	if h.table != nil {
 		for _, k := range h.table.Keys {
 			cols = append(cols, k.Build(&h.m, start, end))
+		}
+		if h.fd != nil {
+			cols = h.fd.expand(h.tc.Mem, cols[0])
 		}
 		if h.dk != nil && h.dk.decided {
 			h.dk.decode(h.tc.Mem, cols)
