@@ -179,10 +179,12 @@ func TestCacheDictionaryDependentKeys(t *testing.T) {
 	// 15000 of b.csv (past its first batch); nul follows but is NULL for
 	// some ids; wide is id spread over a range too wide to index; small is
 	// id as INT; nid is id or NULL; down falls row by row (the indexed
-	// range grows downwards); v the value.
+	// range grows downwards); rep repeats each value on four rows, rn
+	// follows from it but changes within a run at row 17001 of b.csv; v
+	// the value.
 	for f, name := range []string{"a.csv", "b.csv"} {
 		var w strings.Builder
-		w.WriteString("id,name,nat,odd,nul,wide,small,nid,down,v\n")
+		w.WriteString("id,name,nat,odd,nul,wide,small,nid,down,rep,rn,v\n")
 		for i := range 20000 {
 			id := (i*7919)%1000 + f*500 // the files share ids 500..999
 			odd := fmt.Sprintf("o-%d", id%5)
@@ -197,14 +199,18 @@ func TestCacheDictionaryDependentKeys(t *testing.T) {
 			if i == 9000 {
 				nid = ""
 			}
-			fmt.Fprintf(&w, "%d,name-%04d,nat-%d,%s,%s,%d,%d,%s,%d,%d\n", id, id, id%25, odd, nul, int64(id)*1_000_003, id, nid, 100000-i, i)
+			rn := fmt.Sprintf("r-%d", i/4%100)
+			if f == 1 && i == 17001 {
+				rn = "changed"
+			}
+			fmt.Fprintf(&w, "%d,name-%04d,nat-%d,%s,%s,%d,%d,%s,%d,%d,%s,%d\n", id, id, id%25, odd, nul, int64(id)*1_000_003, id, nid, 100000-i, i/4, rn, i)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(w.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	sqlRows(t, s, "CREATE EXTERNAL TABLE src (id BIGINT, name VARCHAR, nat VARCHAR, odd VARCHAR, nul VARCHAR, wide BIGINT, small INT, nid BIGINT, down BIGINT, v BIGINT) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	sqlRows(t, s, "CREATE EXTERNAL TABLE src (id BIGINT, name VARCHAR, nat VARCHAR, odd VARCHAR, nul VARCHAR, wide BIGINT, small INT, nid BIGINT, down BIGINT, rep BIGINT, rn VARCHAR, v BIGINT) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
 	queries := []struct {
 		q          string
 		minD, maxD int64 // rows grouped on the integer alone
@@ -221,6 +227,7 @@ func TestCacheDictionaryDependentKeys(t *testing.T) {
 		{"SELECT count(*), sum(d), min(nat), max(nat), sum(s) FROM (SELECT down AS d, nat, sum(v) AS s FROM %s GROUP BY down, nat)", 40000, 40000},
 		{"SELECT id, wide, count(*) FROM %s GROUP BY id, wide ORDER BY id", 0, 0},
 		{"SELECT id, small, name, count(*) FROM %s GROUP BY id, small, name ORDER BY id", 0, 0},
+		{"SELECT rep, rn, sum(v) FROM %s GROUP BY rep, rn ORDER BY rep, rn", 20000, 39999},
 	}
 	restore := filemap.SetDictLimit(filemap.DefaultDictLimit)
 	defer restore()

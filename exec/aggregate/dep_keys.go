@@ -111,6 +111,14 @@ func recordDeps[T int32 | int64](d *depKeys, vals []T, keys []arrow.Array) bool 
 		ids := k.(*array.Int32).Int32Values()
 		dep := d.dep[i]
 		for r, v := range vals {
+			if r > 0 && v == vals[r-1] {
+				// The lines of one order repeat its customer: the row
+				// before was checked, so only the ids need comparing.
+				if ids[r] != ids[r-1] {
+					return false
+				}
+				continue
+			}
 			p := &dep[int64(v)-d.base]
 			switch *p {
 			case ids[r]:
