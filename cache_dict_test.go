@@ -248,3 +248,68 @@ func TestCacheDictionaryDependentKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheDictionaryBudget: the dictionaries and codes stay within their
+// byte budget — a column that does not fit evicts the one used longest ago,
+// and with no budget at all nothing gets codes — the answers stay those of
+// the source, and an uncached table's codes are given back.
+func TestCacheDictionaryBudget(t *testing.T) {
+	dir := t.TempDir()
+	for f, name := range []string{"a.csv", "b.csv"} {
+		var w strings.Builder
+		w.WriteString("x,y,v\n")
+		for i := range 3000 {
+			fmt.Fprintf(&w, "x-%d,y-%d,%d\n", (i+f)%5, i%7, i)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(w.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
+	sqlRows(t, s, "CREATE EXTERNAL TABLE src (x VARCHAR, y VARCHAR, v BIGINT) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	queries := []string{
+		"SELECT x, count(*), sum(v) FROM %s GROUP BY x ORDER BY x",
+		"SELECT y, count(*), sum(v) FROM %s GROUP BY y ORDER BY y",
+		"SELECT count(*) FROM %s WHERE x = 'x-3'",
+		"SELECT x, count(*), sum(v) FROM %s GROUP BY x ORDER BY x",
+	}
+	want := make([]string, len(queries))
+	for i, q := range queries {
+		want[i] = fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, "src")))
+	}
+	base := filemap.DictBytes()
+	// One file's column takes 3000 codes of four bytes and a few values.
+	for _, c := range []struct {
+		name   string
+		budget int64
+	}{{"room for one column", base + 13_000}, {"no room", 0}} {
+		restore := filemap.SetDictBudget(c.budget)
+		sqlRows(t, s, "CACHE TABLE c AS SELECT * FROM src")
+		coded, evicted := int64(0), filemap.DictEvictions()
+		for i, q := range queries {
+			before := aggregate.DictKeyRows() + eval.DictCompareRows()
+			got := fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, "c")))
+			coded += aggregate.DictKeyRows() + eval.DictCompareRows() - before
+			if got != want[i] {
+				t.Errorf("%s: %s: got %s, want %s", c.name, fmt.Sprintf(q, "c"), got, want[i])
+			}
+			if used := filemap.DictBytes(); used > max(c.budget, base) {
+				t.Errorf("%s: %s: dictionaries hold %d bytes, budget %d", c.name, fmt.Sprintf(q, "c"), used, c.budget)
+			}
+		}
+		if c.budget == 0 && coded != 0 {
+			t.Errorf("%s: %d rows on codes without a budget", c.name, coded)
+		}
+		if c.budget > 0 && coded < 3000 {
+			t.Errorf("%s: %d rows on codes, want at least one file's", c.name, coded)
+		}
+		if c.budget > 0 && filemap.DictEvictions() == evicted {
+			t.Errorf("%s: no column's codes were evicted", c.name)
+		}
+		sqlRows(t, s, "UNCACHE TABLE c")
+		if used := filemap.DictBytes(); used > base {
+			t.Errorf("%s: %d bytes of dictionaries after UNCACHE, %d before CACHE", c.name, used, base)
+		}
+		restore()
+	}
+}
