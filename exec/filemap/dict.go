@@ -14,7 +14,8 @@ import (
 // the dictionary limit; the codes of every batch index that one dictionary.
 // An operator that groups by such a column (the partial hash aggregate)
 // then groups on small integers and turns codes back into strings only for
-// its output groups. The codes are found by the identity of the decoded
+// its output groups, and a comparison with constants decides once per
+// dictionary value instead of once per row. The codes are found by the identity of the decoded
 // array, so an array made from it (a filter's gather, a slice) has none and
 // its reader takes the general path.
 
