@@ -313,3 +313,52 @@ func TestCacheDictionaryBudget(t *testing.T) {
 		restore()
 	}
 }
+
+// TestCaseConstantKeys: a group-by of a CASE of string constants groups on
+// its results' ids and gives the answers of the same CASE grouped as
+// strings (made opaque by a concatenation): with a result twice, NULL
+// conditions, a second key, and a condition that fails on rows a WHEN
+// before it guards (those batches are grouped as strings, the same groups).
+func TestCaseConstantKeys(t *testing.T) {
+	dir := t.TempDir()
+	var w strings.Builder
+	w.WriteString("q,v,s\n")
+	for i := range 6000 {
+		q := fmt.Sprint(i % 50)
+		if i%23 == 0 {
+			q = ""
+		}
+		fmt.Fprintf(&w, "%s,%d,%s\n", q, i, []string{"a", "b", "c"}[i%3])
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.csv"), []byte(w.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
+	sqlRows(t, s, "CREATE EXTERNAL TABLE src (q BIGINT, v BIGINT, s VARCHAR) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	bands := "CASE WHEN q <= 10 THEN '01-10' WHEN q <= 25 THEN '11-25' WHEN q <= 40 THEN 'low' ELSE 'low' END"
+	guarded := "CASE WHEN q = 0 THEN 'zero' WHEN 100 / q > 5 THEN 'big' ELSE 'small' END"
+	for _, c := range []struct {
+		key   string
+		coded bool // every batch grouped on ids
+	}{{bands, true}, {guarded, false}} {
+		for _, q := range []string{
+			"SELECT %s AS k, count(*), sum(v) FROM src GROUP BY %s ORDER BY k NULLS FIRST",
+			"SELECT %s AS k, s, count(*), max(v) FROM src GROUP BY %s, s ORDER BY k NULLS FIRST, s",
+		} {
+			before := aggregate.CaseKeyRows()
+			got := fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, c.key, c.key)))
+			coded := aggregate.CaseKeyRows() - before
+			opaque := c.key + " || ''"
+			want := fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, opaque, opaque)))
+			if got != want {
+				t.Errorf("%s: got %s, want %s", fmt.Sprintf(q, c.key, c.key), got, want)
+			}
+			if c.coded && coded != 6000 {
+				t.Errorf("%s: %d rows grouped on the CASE's ids, want 6000", fmt.Sprintf(q, c.key, c.key), coded)
+			}
+			if !c.coded && coded == 6000 {
+				t.Errorf("%s: every row grouped on the CASE's ids, though 100 / q fails where q = 0", fmt.Sprintf(q, c.key, c.key))
+			}
+		}
+	}
+}

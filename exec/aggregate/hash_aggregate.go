@@ -445,15 +445,23 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 // grouped on dictionary codes as Int32 ids (dict_keys.go), decided at the
 // first batch while the table is still empty.
 func (h *hashAggregate) evalKeys(ctx context.Context, b arrow.RecordBatch) ([]arrow.Array, error) {
-	keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
-	if err != nil || h.dk == nil {
-		return keys, err
+	if h.dk == nil {
+		return kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
+	}
+	keys, err := h.dk.evalKeys(ctx, h.tc.Mem, h.keys, b)
+	if err != nil {
+		return nil, err
 	}
 	if !h.dk.decided {
 		types := append([]arrow.DataType(nil), h.types...)
 		if h.table.Len() != 0 || !h.dk.decide(keys, types) {
+			cases := h.dk.hasCases()
 			h.dk = nil
-			return keys, nil
+			if !cases {
+				return keys, nil
+			}
+			kernel.ReleaseArrays(keys) // a CASE key may be ids: evaluate every key as it is
+			return kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
 		}
 		h.fd = newDepKeys(h.dk.on, types)
 		tableTypes := types
