@@ -120,7 +120,7 @@ func (d *dictKeys) encode(keys []arrow.Array) {
 			continue
 		}
 		if _, done := k.(*array.Int32); done && d.cases[i] != nil {
-			continue // a CASE's ids, made by evalCase
+			continue // a CASE's ids, made by evalKeys
 		}
 		s := k.(*array.String)
 		data := s.Data()

@@ -443,7 +443,8 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 
 // evalKeys evaluates b's group keys as the table takes them: the keys
 // grouped on dictionary codes as Int32 ids (dict_keys.go), decided at the
-// first batch while the table is still empty.
+// first batch while the table is still empty; while the other keys follow
+// from an integer key, that key alone (dep_keys.go).
 func (h *hashAggregate) evalKeys(ctx context.Context, b arrow.RecordBatch) ([]arrow.Array, error) {
 	if h.dk == nil {
 		return kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
