@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"exec/filemap":                  {"qerr"},
 	"exec/memcheck":                 {},
 	"exec/scan/parquet/parquettest": {},
-	"exec/eval":                     {"physical", "functions", "qerr"},
+	"exec/eval":                     {"physical", "exec/filemap", "functions", "qerr"},
 	"settings":                      {"physical", "qerr"},
 	"cache":                         {"physical", "settings", "qerr"},
 	"logical/codec":                 {"logical", "catalog", "rpc", "arrowpb", "wire", "functions", "qerr"},

@@ -1,11 +1,13 @@
 package aggregate
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/eval"
 	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
@@ -41,6 +43,9 @@ type dictKeys struct {
 	keys    []*dictKey // per group key, nil where off
 	cand    []bool     // per group key: a plain string column (may go on)
 	scratch [][]int32  // per group key: the batch's ids
+	// cases, per group key: a CASE of string constants, always on ids
+	// (its results' ids, eval.CaseCodes); nil where not.
+	cases []*eval.CaseCodes
 }
 
 // dictKey is one key's ids: values[id] is the string of id. The first file
@@ -63,11 +68,14 @@ func newDictKeys(n *physical.HashAggregate, mergeStates bool) *dictKeys {
 	if n.Mode != physical.AggPartial || mergeStates {
 		return nil
 	}
-	d := &dictKeys{cand: make([]bool, len(n.GroupBy))}
+	d := &dictKeys{cand: make([]bool, len(n.GroupBy)), cases: make([]*eval.CaseCodes, len(n.GroupBy))}
 	any := false
 	for i, g := range n.GroupBy {
 		if c, ok := g.(*physical.Column); ok && c.Index >= 0 && g.DataType().ID() == arrow.STRING {
 			d.cand[i], any = true, true
+		}
+		if cc, ok := eval.CompileCaseCodes(g); ok {
+			d.cases[i], any = cc, true
 		}
 	}
 	if !any {
@@ -85,6 +93,13 @@ func (d *dictKeys) decide(keys []arrow.Array, types []arrow.DataType) bool {
 	d.scratch = make([][]int32, len(keys))
 	any := false
 	for i, k := range keys {
+		if cc := d.cases[i]; cc != nil {
+			vals := cc.Values()
+			d.on[i], any = true, true
+			d.keys[i] = &dictKey{base: &filemap.Dict{Values: vals}, values: vals[:len(vals):len(vals)]}
+			types[i] = arrow.PrimitiveTypes.Int32
+			continue
+		}
 		if !d.cand[i] {
 			continue
 		}
@@ -103,6 +118,9 @@ func (d *dictKeys) encode(keys []arrow.Array) {
 	for i, k := range keys {
 		if !d.on[i] {
 			continue
+		}
+		if _, done := k.(*array.Int32); done && d.cases[i] != nil {
+			continue // a CASE's ids, made by evalKeys
 		}
 		s := k.(*array.String)
 		data := s.Data()
@@ -222,4 +240,45 @@ func (d *dictKeys) memSize() int64 {
 		n += int64(cap(d.scratch[i])) * 4
 	}
 	return n
+}
+
+// evalKeys evaluates b's group keys, a CASE of string constants grouped on
+// ids as its results' ids (an Int32 array encode leaves alone) when its
+// conditions evaluate over the whole batch, else as strings.
+func (d *dictKeys) evalKeys(ctx context.Context, mem memory.Allocator, runners []kernel.ExprRunner, b arrow.RecordBatch) ([]arrow.Array, error) {
+	keys := make([]arrow.Array, 0, len(runners))
+	for i, r := range runners {
+		if cc := d.cases[i]; cc != nil && (!d.decided || d.on[i]) {
+			if a, ok := cc.Eval(ctx, mem, b); ok {
+				caseRows.Add(int64(a.Len()))
+				keys = append(keys, a)
+				continue
+			}
+		}
+		a, err := r.Eval(ctx, mem, b)
+		if err != nil {
+			kernel.ReleaseArrays(keys)
+			return nil, err
+		}
+		keys = append(keys, a)
+	}
+	return keys, nil
+}
+
+// caseRows counts the rows grouped on a CASE's result ids (CaseKeyRows).
+var caseRows atomic.Int64
+
+// CaseKeyRows is the number of rows partial aggregates have grouped on the
+// result ids of a CASE of string constants since the process started (for
+// tests and profiles).
+func CaseKeyRows() int64 { return caseRows.Load() }
+
+// hasCases reports whether some key is a CASE of string constants.
+func (d *dictKeys) hasCases() bool {
+	for _, c := range d.cases {
+		if c != nil {
+			return true
+		}
+	}
+	return false
 }

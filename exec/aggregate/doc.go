@@ -12,7 +12,11 @@
 //
 // A Partial aggregate grouping by a string column read straight from a
 // decoded cache file groups on the file's dictionary codes, as Int32 ids,
-// and turns them into strings only for its output groups (dict_keys.go).
+// and turns them into strings only for its output groups (dict_keys.go);
+// so does a CASE of string constants, on its results' ids. When its other
+// keys are such ids and one is an integer they follow from (c_custkey,
+// c_name, nation), it groups on the integer alone while the data bears
+// that out (dep_keys.go).
 //
 // Collecting aggregates (array_agg; string_agg ordered, DISTINCT or
 // filtered: collect.go) keep each group's rows, copied to the Go heap and

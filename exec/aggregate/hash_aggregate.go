@@ -52,6 +52,9 @@ type hashAggregate struct {
 	// dk groups string keys on file dictionary codes (dict_keys.go); nil
 	// when no key can be.
 	dk *dictKeys
+	// fd groups on one integer key while the others, on ids, follow from
+	// it (dep_keys.go); nil when off or left.
+	fd *depKeys
 
 	consumed bool
 	emitted  int
@@ -309,6 +312,9 @@ func (h *hashAggregate) size() int64 {
 	if h.dk != nil && h.dk.decided {
 		n += h.dk.memSize()
 	}
+	if h.fd != nil {
+		n += h.fd.memSize()
+	}
 	for _, a := range h.accs {
 		if l, ok := a.(layoutSizer); ok {
 			n += l.memSize()
@@ -437,27 +443,60 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 
 // evalKeys evaluates b's group keys as the table takes them: the keys
 // grouped on dictionary codes as Int32 ids (dict_keys.go), decided at the
-// first batch while the table is still empty.
+// first batch while the table is still empty; while the other keys follow
+// from an integer key, that key alone (dep_keys.go).
 func (h *hashAggregate) evalKeys(ctx context.Context, b arrow.RecordBatch) ([]arrow.Array, error) {
-	keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
-	if err != nil || h.dk == nil {
-		return keys, err
+	if h.dk == nil {
+		return kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
+	}
+	keys, err := h.dk.evalKeys(ctx, h.tc.Mem, h.keys, b)
+	if err != nil {
+		return nil, err
 	}
 	if !h.dk.decided {
 		types := append([]arrow.DataType(nil), h.types...)
 		if h.table.Len() != 0 || !h.dk.decide(keys, types) {
+			cases := h.dk.hasCases()
 			h.dk = nil
-			return keys, nil
+			if !cases {
+				return keys, nil
+			}
+			kernel.ReleaseArrays(keys) // a CASE key may be ids: evaluate every key as it is
+			return kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
 		}
-		t, err := hashtable.New(types)
+		h.fd = newDepKeys(h.dk.on, types)
+		tableTypes := types
+		if h.fd != nil {
+			tableTypes = h.fd.leadTypes()
+		}
+		t, err := hashtable.New(tableTypes)
 		if err != nil {
 			kernel.ReleaseArrays(keys)
 			return nil, err
 		}
-		h.table, h.types = t, types
+		h.table, h.types = t, tableTypes
 	}
 	h.dk.encode(keys)
-	return keys, nil
+	if h.fd == nil {
+		return keys, nil
+	}
+	if !h.fd.record(keys) {
+		t, err := h.fd.leave(&h.m, h.table)
+		if err != nil {
+			kernel.ReleaseArrays(keys)
+			return nil, err
+		}
+		h.table, h.types, h.fd = t, h.fd.full, nil
+		h.probe = hashtable.Probe{}
+		return keys, nil
+	}
+	lead := keys[h.fd.lead]
+	for i, k := range keys {
+		if i != h.fd.lead {
+			k.Release()
+		}
+	}
+	return []arrow.Array{lead}, nil
 }
 
 // worstCase is what folding b (with group keys keys) can add: every row a
@@ -506,6 +545,9 @@ func (h *hashAggregate) emit(start, end int) arrow.RecordBatch {
 	if h.table != nil {
 		for _, k := range h.table.Keys {
 			cols = append(cols, k.Build(&h.m, start, end))
+		}
+		if h.fd != nil {
+			cols = h.fd.expand(h.tc.Mem, cols[0])
 		}
 		if h.dk != nil && h.dk.decided {
 			h.dk.decode(h.tc.Mem, cols)

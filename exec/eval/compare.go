@@ -18,6 +18,7 @@ type cmpNode struct {
 	op   physical.BinaryOp
 	l, r operand
 	expr *physical.Binary
+	dict dictTest // a string column against a constant, on file dictionary codes
 }
 
 func compileCompare(e *physical.Binary) (node, error) {
@@ -119,6 +120,9 @@ func (c *cmpNode) eval(ctx context.Context, mem memory.Allocator, in *input) (ar
 	case arrow.FLOAT64:
 		cmpDispatch(op, values[float64](la), arrOrNil[float64](ra), litF64(c.r.lit), bm)
 	case arrow.STRING:
+		if ra == nil && c.dict.markCmp(la, op, c.r.lit.s, bm) {
+			break
+		}
 		if ra == nil && op == physical.OpEq && strEqScalar(la, c.r.lit.s, bm) {
 			break
 		}

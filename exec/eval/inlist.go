@@ -56,6 +56,7 @@ type inListNode struct {
 	str     *inSet[string]
 	hasNull bool // the list holds a NULL: no match gives NULL
 	negated bool
+	dict    dictTest // a string probe of constants, on file dictionary codes
 }
 
 // compileInList builds a set when every item is constant; otherwise it
@@ -195,6 +196,9 @@ func (g *inListNode) eval(ctx context.Context, mem memory.Allocator, in *input) 
 	case arrow.DECIMAL128:
 		probeSet(values[decimal128.Num](a), g.dec, bm)
 	case arrow.STRING:
+		if g.dict.markIn(a, g.str, bm) {
+			break
+		}
 		if !strProbeSet(a, g.str, bm) {
 			probeSet(stringView(a), g.str, bm)
 		}

@@ -28,6 +28,8 @@ type DecodedFile struct {
 	refs    atomic.Int64
 	// dictKeys are the string arrays registered for DictCodes (dict.go).
 	dictKeys []arrow.ArrayData
+	// dictCols are its string columns, whose codes unregisterDicts frees.
+	dictCols []*dictColumn
 }
 
 func (d *DecodedFile) retain() { d.refs.Add(1) }

@@ -9,7 +9,8 @@
 // the mappings and the decoded batches of every file under it. A
 // DecodedFile's batches are views over the mapping and live as long as it;
 // so do the dictionary codes of its string columns (DictCodes, dict.go),
-// found by the identity of a decoded array and built on first request.
+// found by the identity of a decoded array and built on first request,
+// within a byte budget of their own (DefaultDictBudget).
 //
 // filemap imports nothing of exec: exec's TaskContext holds a *FileMaps.
 package filemap

@@ -1,0 +1,244 @@
+package aggregate
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/hashtable"
+	"github.com/quiverdb/quiver/exec/kernel"
+	"github.com/quiverdb/quiver/qerr"
+)
+
+// Grouping on one integer key when the others follow from it. A Partial
+// aggregate whose keys are one integer column (the lead) and string
+// columns grouped on dictionary ids (dict_keys.go) — GROUP BY c_custkey,
+// c_name, nation — often sees each lead value with one id of each other
+// key only. While that holds, its hash table gets the lead alone (an
+// integer key of a small range takes the direct layout, no packing, no
+// hashing), and the other keys' ids are remembered per lead value and
+// added back for the output groups. The first row that breaks it (a lead
+// value with a second id, a NULL, a lead range too wide to index) moves
+// the groups so far to a table of every key, with the same group ids, and
+// the aggregate goes on as without this; so the answer never depends on it.
+
+// depSpanLimit is the widest range of lead values indexed (per other key,
+// four bytes a value).
+const depSpanLimit = 1 << 21
+
+// depRows counts the rows grouped on the lead key alone (DepKeyRows).
+var depRows atomic.Int64
+
+// DepKeyRows is the number of rows partial aggregates have grouped on an
+// integer key alone, the other keys following from it, since the process
+// started (for tests and profiles).
+func DepKeyRows() int64 { return depRows.Load() }
+
+// depKeys is the per-aggregate state while the other keys follow from the lead.
+type depKeys struct {
+	lead  int              // the integer key's position
+	full  []arrow.DataType // the types of every key, as the table took them without this
+	base  int64            // the lead value of dep's index 0
+	dep   [][]int32        // per other key (nil at lead): its id for lead value base+i, -1 unseen
+	empty bool             // no lead value seen yet
+}
+
+// newDepKeys returns the state when the keys of types (the table's, ids as
+// Int32) are one integer key and others grouped on ids (on), else nil.
+func newDepKeys(on []bool, types []arrow.DataType) *depKeys {
+	if len(types) < 2 {
+		return nil
+	}
+	lead := -1
+	for i, t := range types {
+		if on[i] {
+			continue
+		}
+		if lead >= 0 || (t.ID() != arrow.INT64 && t.ID() != arrow.INT32) {
+			return nil
+		}
+		lead = i
+	}
+	if lead < 0 {
+		return nil
+	}
+	return &depKeys{lead: lead, full: types, dep: make([][]int32, len(types)), empty: true}
+}
+
+// leadTypes is the table's key types while the other keys follow.
+func (d *depKeys) leadTypes() []arrow.DataType { return []arrow.DataType{d.full[d.lead]} }
+
+// record checks that keys (every key, ids as Int32) agree with what is
+// known and remembers the new lead values' ids; false when they do not
+// (the caller leaves this mode; what record set for lead values not yet
+// in the table is then never read).
+func (d *depKeys) record(keys []arrow.Array) bool {
+	lead := keys[d.lead]
+	if lead.NullN() > 0 {
+		return false
+	}
+	for i, k := range keys {
+		if i != d.lead && k.NullN() > 0 {
+			return false
+		}
+	}
+	switch a := lead.(type) {
+	case *array.Int64:
+		return recordDeps(d, a.Int64Values(), keys)
+	case *array.Int32:
+		return recordDeps(d, a.Int32Values(), keys)
+	}
+	return false
+}
+
+func recordDeps[T int32 | int64](d *depKeys, vals []T, keys []arrow.Array) bool {
+	if len(vals) == 0 {
+		return true
+	}
+	lo, hi := int64(vals[0]), int64(vals[0])
+	for _, v := range vals {
+		lo, hi = min(lo, int64(v)), max(hi, int64(v))
+	}
+	if !d.cover(lo, hi) {
+		return false
+	}
+	for i, k := range keys {
+		if i == d.lead {
+			continue
+		}
+		ids := k.(*array.Int32).Int32Values()
+		dep := d.dep[i]
+		for r, v := range vals {
+			if r > 0 && v == vals[r-1] {
+				// The lines of one order repeat its customer: the row
+				// before was checked, so only the ids need comparing.
+				if ids[r] != ids[r-1] {
+					return false
+				}
+				continue
+			}
+			p := &dep[int64(v)-d.base]
+			switch *p {
+			case ids[r]:
+			case -1:
+				*p = ids[r]
+			default:
+				return false
+			}
+		}
+	}
+	depRows.Add(int64(len(vals)))
+	return true
+}
+
+// cover widens dep to index lead values lo..hi (lo <= hi); false past
+// depSpanLimit.
+func (d *depKeys) cover(lo, hi int64) bool {
+	if lo < math.MinInt64+4*depSpanLimit || hi > math.MaxInt64-4*depSpanLimit || hi-lo >= depSpanLimit {
+		return false // too wide, or near the ends where the arithmetic below could overflow
+	}
+	n := int64(0)
+	for i, dep := range d.dep {
+		if i != d.lead {
+			n = int64(len(dep))
+			break
+		}
+	}
+	if d.empty {
+		d.base, d.empty, n = lo, false, 0
+	}
+	if lo >= d.base && hi-d.base < n {
+		return true
+	}
+	newBase, newEnd := min(d.base, lo), max(d.base+n-1, hi) // inclusive
+	need := newEnd - newBase + 1
+	if need <= 0 || need > depSpanLimit {
+		return false
+	}
+	// Twice the span needed (within the limit), the slack on the side it
+	// grew, so a lead that creeps batch by batch copies rarely.
+	span := min(max(2*need, 1024), depSpanLimit)
+	if lo < d.base {
+		newBase = newEnd + 1 - span
+	}
+	for i, dep := range d.dep {
+		if i == d.lead {
+			continue
+		}
+		grown := make([]int32, span)
+		for j := range grown {
+			grown[j] = -1
+		}
+		copy(grown[d.base-newBase:], dep[:n])
+		d.dep[i] = grown
+	}
+	d.base = newBase
+	return true
+}
+
+// expand returns every key's column for the lead column of some groups:
+// the lead itself and, for each other key, its ids (Int32) by lead value.
+// It takes over lead.
+func (d *depKeys) expand(mem memory.Allocator, lead arrow.Array) []arrow.Array {
+	n := lead.Len()
+	vals := make([]int64, n)
+	switch a := lead.(type) {
+	case *array.Int64:
+		copy(vals, a.Int64Values())
+	case *array.Int32:
+		for r, v := range a.Int32Values() {
+			vals[r] = int64(v)
+		}
+	}
+	cols := make([]arrow.Array, len(d.full))
+	for i := range cols {
+		if i == d.lead {
+			cols[i] = lead
+			continue
+		}
+		b := array.NewInt32Builder(mem)
+		b.Reserve(n)
+		dep := d.dep[i]
+		for _, v := range vals {
+			b.UnsafeAppend(dep[v-d.base])
+		}
+		cols[i] = b.NewArray()
+		b.Release()
+	}
+	return cols
+}
+
+// memSize is the bytes of the remembered ids.
+func (d *depKeys) memSize() int64 {
+	n := int64(0)
+	for _, dep := range d.dep {
+		n += int64(cap(dep)) * 4
+	}
+	return n
+}
+
+// leave moves the groups of t (keyed on the lead alone) to a new table of
+// every key with the same group ids, and returns it.
+func (d *depKeys) leave(m *kernel.ArrayMaker, t *hashtable.Table) (*hashtable.Table, error) {
+	nt, err := hashtable.New(d.full)
+	if err != nil {
+		return nil, err
+	}
+	n := t.Len()
+	if n == 0 {
+		return nt, nil
+	}
+	keys := d.expand(m.Mem, t.Keys[0].Build(m, 0, n))
+	defer kernel.ReleaseArrays(keys)
+	gids := make([]uint32, n)
+	var p hashtable.Probe
+	nt.FindOrInsert(&p, keys, n, nil, gids)
+	for r, g := range gids {
+		if g != uint32(r) || nt.Len() != n {
+			return nil, qerr.Internalf("exec/hashagg: moving %d groups to a table of every key gave group %d id %d", n, r, g)
+		}
+	}
+	return nt, nil
+}
