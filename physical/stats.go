@@ -253,42 +253,16 @@ func literalStats(l *Literal) ColumnStats {
 		return ColumnStats{Bounded: true, Lo: 0, Hi: 0} // NULL: no value to bound
 	}
 	s := ColumnStats{NoNulls: true, Distinct: 1}
-	var v int64
 	switch x := l.Value.(type) {
-	case int8:
-		v = int64(x)
-	case int16:
-		v = int64(x)
-	case int32:
-		v = int64(x)
-	case int64:
-		v = x
-	case uint8:
-		v = int64(x)
-	case uint16:
-		v = int64(x)
-	case uint32:
-		v = int64(x)
-	case uint64:
-		v = int64(x)
-	case arrow.Date32:
-		v = int64(x)
-	case arrow.Date64:
-		v = int64(x)
-	case arrow.Timestamp:
-		v = int64(x)
-	case arrow.Time64:
-		v = int64(x)
 	case string:
 		s.LongestAtLeast = len(x)
-		return s
 	case []byte:
 		s.LongestAtLeast = len(x)
-		return s
 	default:
-		return s
+		if v, ok := l.Int64(); ok {
+			s.Bounded, s.Lo, s.Hi = true, v, v
+		}
 	}
-	s.Bounded, s.Lo, s.Hi = true, v, v
 	return s
 }
 

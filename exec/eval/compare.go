@@ -47,7 +47,7 @@ func compileCompare(e *physical.Binary) (node, error) {
 	if l.lit != nil && r.lit == nil {
 		// literal op col  ==  col flip(op) literal
 		l, r = r, l
-		op = flipCmp(op)
+		op, _ = op.Swapped()
 	}
 	switch l.typ.ID() {
 	case arrow.INT32, arrow.DATE32, arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128, arrow.STRING, arrow.NULL,
@@ -58,20 +58,6 @@ func compileCompare(e *physical.Binary) (node, error) {
 		}
 	}
 	return &cmpNode{op: op, l: l, r: r, expr: e}, nil
-}
-
-func flipCmp(op physical.BinaryOp) physical.BinaryOp {
-	switch op {
-	case physical.OpLt:
-		return physical.OpGt
-	case physical.OpLtEq:
-		return physical.OpGtEq
-	case physical.OpGt:
-		return physical.OpLt
-	case physical.OpGtEq:
-		return physical.OpLtEq
-	}
-	return op
 }
 
 var boolType = arrow.FixedWidthTypes.Boolean

@@ -53,15 +53,8 @@ func pruneTerms(pred physical.Expr, schema *arrow.Schema) []pruneTerm {
 			walk(b.Right)
 			return
 		}
-		op := b.Op
-		col, cok := b.Left.(*physical.Column)
-		lit, lok := b.Right.(*physical.Literal)
-		if !cok || !lok {
-			col, cok = b.Right.(*physical.Column)
-			lit, lok = b.Left.(*physical.Literal)
-			op = flipCmp(op)
-		}
-		if !cok || !lok || op < 0 || col.Index < 0 || col.Index >= schema.NumFields() {
+		col, op, lit, ok := physical.ColumnVsLiteral(b)
+		if !ok || col.Index < 0 || col.Index >= schema.NumFields() {
 			return
 		}
 		v, ok := literalBound(lit)
@@ -72,23 +65,6 @@ func pruneTerms(pred physical.Expr, schema *arrow.Schema) []pruneTerm {
 	}
 	walk(pred)
 	return out
-}
-
-// flipCmp turns `lit op col` into `col op' lit`; -1 if op is no comparison.
-func flipCmp(op physical.BinaryOp) physical.BinaryOp {
-	switch op {
-	case physical.OpEq:
-		return physical.OpEq
-	case physical.OpLt:
-		return physical.OpGt
-	case physical.OpLtEq:
-		return physical.OpGtEq
-	case physical.OpGt:
-		return physical.OpLt
-	case physical.OpGtEq:
-		return physical.OpLtEq
-	}
-	return -1
 }
 
 func literalBound(l *physical.Literal) (statBound, bool) {

@@ -528,15 +528,8 @@ func zoneTerms(pred physical.Expr, schema *arrow.Schema) []zoneTerm {
 				walk(e.Right)
 				return
 			}
-			col, cok := e.Left.(*physical.Column)
-			lit, lok := e.Right.(*physical.Literal)
-			op := e.Op
-			if !cok || !lok {
-				col, cok = e.Right.(*physical.Column)
-				lit, lok = e.Left.(*physical.Literal)
-				op = flipOp(op)
-			}
-			if !cok || !lok || flipOp(op) < 0 || col.Index < 0 || col.Index >= schema.NumFields() {
+			col, op, lit, ok := physical.ColumnVsLiteral(e)
+			if !ok || col.Index < 0 || col.Index >= schema.NumFields() {
 				return
 			}
 			t := zoneTerm{col: col.Index, op: op}
@@ -579,33 +572,8 @@ func (t *zoneTerm) addLit(dt arrow.DataType, lit *physical.Literal) bool {
 				return false
 			}
 		}
-		var v int64
-		switch x := lit.Value.(type) {
-		case int8:
-			v = int64(x)
-		case int16:
-			v = int64(x)
-		case int32:
-			v = int64(x)
-		case int64:
-			v = x
-		case uint8:
-			v = int64(x)
-		case uint16:
-			v = int64(x)
-		case uint32:
-			v = int64(x)
-		case arrow.Date32:
-			v = int64(x)
-		case arrow.Date64:
-			v = int64(x)
-		case arrow.Timestamp:
-			v = int64(x)
-		case arrow.Time32:
-			v = int64(x)
-		case arrow.Time64:
-			v = int64(x)
-		default:
+		v, ok := lit.Int64()
+		if !ok {
 			return false
 		}
 		t.ints = append(t.ints, v)
@@ -618,23 +586,6 @@ func (t *zoneTerm) addLit(dt arrow.DataType, lit *physical.Literal) bool {
 		return ok
 	}
 	return false
-}
-
-// flipOp turns `lit op col` into `col op' lit`; -1 for no comparison.
-func flipOp(op physical.BinaryOp) physical.BinaryOp {
-	switch op {
-	case physical.OpEq:
-		return physical.OpEq
-	case physical.OpLt:
-		return physical.OpGt
-	case physical.OpLtEq:
-		return physical.OpGtEq
-	case physical.OpGt:
-		return physical.OpLt
-	case physical.OpGtEq:
-		return physical.OpLtEq
-	}
-	return -1
 }
 
 // skip reports whether no row of a batch with zones zs can satisfy every
