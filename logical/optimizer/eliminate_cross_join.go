@@ -42,19 +42,7 @@ func (EliminateCrossJoin) Rewrite(_ context.Context, p logical.Plan) (logical.Pl
 		}
 		j, ok := p.(*logical.Join)
 		if !ok || j.Type != logical.InnerJoin {
-			ch := p.Children()
-			if len(ch) == 0 {
-				return p, nil
-			}
-			nc := make([]logical.Plan, len(ch))
-			for i, c := range ch {
-				n, err := walk(c, nil)
-				if err != nil {
-					return nil, err
-				}
-				nc[i] = n
-			}
-			return p.WithChildren(nc)
+			return mapChildren(p, func(c logical.Plan) (logical.Plan, error) { return walk(c, nil) })
 		}
 		leaves, conds := flattenInner(j)
 		for i, l := range leaves {

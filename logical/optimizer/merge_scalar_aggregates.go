@@ -59,19 +59,7 @@ func (MergeScalarAggregates) Rewrite(ctx context.Context, p logical.Plan) (logic
 			return nil, err
 		}
 		if !isCrossJoin(p) {
-			ch := p.Children()
-			if len(ch) == 0 {
-				return p, nil
-			}
-			nc := make([]logical.Plan, len(ch))
-			for i, c := range ch {
-				n, err := walk(c)
-				if err != nil {
-					return nil, err
-				}
-				nc[i] = n
-			}
-			return p.WithChildren(nc)
+			return mapChildren(p, walk)
 		}
 		leaves := crossLeaves(p)
 		for i, l := range leaves {

@@ -49,19 +49,7 @@ func (PullUpLeftJoin) Rewrite(ctx context.Context, p logical.Plan) (logical.Plan
 		}
 		j, ok := p.(*logical.Join)
 		if !ok || j.Type != logical.InnerJoin {
-			ch := p.Children()
-			if len(ch) == 0 {
-				return p, nil
-			}
-			nc := make([]logical.Plan, len(ch))
-			for i, c := range ch {
-				n, err := walk(c)
-				if err != nil {
-					return nil, err
-				}
-				nc[i] = n
-			}
-			return p.WithChildren(nc)
+			return mapChildren(p, walk)
 		}
 		leaves, conds := flattenInner(j)
 		for i, l := range leaves {

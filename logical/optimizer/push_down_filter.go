@@ -113,19 +113,7 @@ func withFilter(p logical.Plan, preds []logical.Expr) (logical.Plan, error) {
 
 // pushChildren pushes nothing into each child of p and rebuilds it.
 func pushChildren(p logical.Plan) (logical.Plan, error) {
-	ch := p.Children()
-	if len(ch) == 0 {
-		return p, nil
-	}
-	nc := make([]logical.Plan, len(ch))
-	for i, c := range ch {
-		n, err := pushFilters(c, nil)
-		if err != nil {
-			return nil, err
-		}
-		nc[i] = n
-	}
-	return p.WithChildren(nc)
+	return mapChildren(p, func(c logical.Plan) (logical.Plan, error) { return pushFilters(c, nil) })
 }
 
 // pushFilters places preds (conjuncts over p's schema) at or below p.

@@ -247,19 +247,7 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 		return cacheColumns(c, needed)
 	}
 	// Union, Values, EmptyRelation: keep every column, prune inside each input on its own.
-	ch := p.Children()
-	if len(ch) == 0 {
-		return p, nil
-	}
-	nc := make([]logical.Plan, len(ch))
-	for i, c := range ch {
-		x, err := prune(c, allCols(c))
-		if err != nil {
-			return nil, err
-		}
-		nc[i] = x
-	}
-	return p.WithChildren(nc)
+	return mapChildren(p, func(c logical.Plan) (logical.Plan, error) { return prune(c, allCols(c)) })
 }
 
 // narrow selects the needed columns (of was, the schema p had before

@@ -64,19 +64,7 @@ func reorder(p logical.Plan) (logical.Plan, error) {
 		}
 	}
 	if !ok || j.Type != logical.InnerJoin {
-		ch := p.Children()
-		if len(ch) == 0 {
-			return p, nil
-		}
-		nc := make([]logical.Plan, len(ch))
-		for i, c := range ch {
-			n, err := reorder(c)
-			if err != nil {
-				return nil, err
-			}
-			nc[i] = n
-		}
-		return p.WithChildren(nc)
+		return mapChildren(p, reorder)
 	}
 	leaves, conds := flattenInner(j)
 	for i, l := range leaves {

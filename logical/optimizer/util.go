@@ -30,6 +30,24 @@ func transformDown(ctx context.Context, p logical.Plan, f func(logical.Plan) (lo
 	})
 }
 
+// mapChildren returns p with f applied to each of its children (p itself
+// when it has none).
+func mapChildren(p logical.Plan, f func(logical.Plan) (logical.Plan, error)) (logical.Plan, error) {
+	ch := p.Children()
+	if len(ch) == 0 {
+		return p, nil
+	}
+	nc := make([]logical.Plan, len(ch))
+	for i, c := range ch {
+		n, err := f(c)
+		if err != nil {
+			return nil, err
+		}
+		nc[i] = n
+	}
+	return p.WithChildren(nc)
+}
+
 // hasSubquery reports whether e contains a subquery expression.
 func hasSubquery(e logical.Expr) bool {
 	found := false
