@@ -31,7 +31,7 @@ type Optimizer struct {
 
 // New returns the optimizer with the default batches:
 //
-//	(simplify, merge_scalar_aggregates)* → decorrelate → (simplify, eliminate_cross_join, push_down_filter, push_down_cte_filter, propagate_empty, pull_up_left_join, eliminate_outer_join)*
+//	(simplify, merge_scalar_aggregates)* → decorrelate → (simplify, eliminate_cross_join, push_down_filter, push_down_cte_filter, propagate_empty, pull_up_left_join, eliminate_outer_join, left_join_to_anti)*
 //	→ reorder_joins → (semi_join_reduction, semi_to_inner_join) → (common_subexpr, push_down_limit, eliminate_limit, propagate_empty)*
 //	→ eager_aggregate → push_down_projection
 //
@@ -43,7 +43,7 @@ func New() *Optimizer {
 		{Name: "decorrelate", MaxPasses: 1, Rules: []Rule{DecorrelateSubqueries{}}},
 		{Name: "rewrite", MaxPasses: 8, Rules: []Rule{
 			SimplifyExpressions{}, EliminateFilter{}, EliminateCrossJoin{}, PushDownFilter{}, PushDownCTEFilter{}, PropagateEmpty{},
-			PullUpLeftJoin{}, EliminateOuterJoin{},
+			PullUpLeftJoin{}, EliminateOuterJoin{}, LeftJoinToAnti{},
 		}},
 		{Name: "join_order", MaxPasses: 1, Rules: []Rule{ReorderJoins{}, PushDownFilter{}}},
 		{Name: "semi_joins", MaxPasses: 1, Rules: []Rule{SemiJoinReduction{}, SemiToInnerJoin{}}},
@@ -80,7 +80,7 @@ func Rules() map[string]Rule {
 		EliminateCrossJoin{}, PushDownFilter{}, ReorderJoins{}, CommonSubexprEliminate{},
 		PushDownLimit{}, PushDownProjection{}, SingleDistinctToGroupBy{}, SemiJoinReduction{},
 		SemiToInnerJoin{}, PropagateEmpty{}, PushDownCTEFilter{}, EliminateOuterJoin{}, EagerAggregate{},
-		MergeScalarAggregates{}, PullUpLeftJoin{},
+		MergeScalarAggregates{}, PullUpLeftJoin{}, LeftJoinToAnti{},
 	} {
 		out[r.Name()] = r
 	}
