@@ -10,7 +10,9 @@ import (
 
 func TestLeftJoinToAnti(t *testing.T) {
 	on := []logical.EquiPair{{Left: col("t.a"), Right: col("u.k")}}
-	lj := func(f logical.Expr) logical.Plan { return join(scan(tblT, "t"), scan(tblU, "u"), logical.LeftJoin, on, f) }
+	lj := func(f logical.Expr) logical.Plan {
+		return join(scan(tblT, "t"), scan(tblU, "u"), logical.LeftJoin, on, f)
+	}
 	isNull := func(c string) logical.Expr { return &logical.IsNull{Expr: col(c)} }
 	sumB := func(in logical.Plan) logical.Plan {
 		return aggregate(in, []logical.Expr{col("t.a")}, agg(logical.AggSum, col("t.b")))
