@@ -31,7 +31,8 @@ type Optimizer struct {
 
 // New returns the optimizer with the default batches:
 //
-//	(simplify, merge_scalar_aggregates)* → decorrelate → (simplify, eliminate_cross_join, push_down_filter, push_down_cte_filter, propagate_empty, pull_up_left_join, eliminate_outer_join, left_join_to_anti)*
+//	(simplify, merge_scalar_aggregates)* → decorrelate → (simplify, eliminate_cross_join, push_down_filter, push_down_cte_filter, propagate_empty, pull_up_left_join, eliminate_outer_join)*
+//	→ (left_join_to_anti, push_down_filter)
 //	→ reorder_joins → (semi_join_reduction, semi_to_inner_join) → (common_subexpr, push_down_limit, eliminate_limit, propagate_empty)*
 //	→ eager_aggregate → push_down_projection
 //
@@ -43,8 +44,12 @@ func New() *Optimizer {
 		{Name: "decorrelate", MaxPasses: 1, Rules: []Rule{DecorrelateSubqueries{}}},
 		{Name: "rewrite", MaxPasses: 8, Rules: []Rule{
 			SimplifyExpressions{}, EliminateFilter{}, EliminateCrossJoin{}, PushDownFilter{}, PushDownCTEFilter{}, PropagateEmpty{},
-			PullUpLeftJoin{}, EliminateOuterJoin{}, LeftJoinToAnti{},
+			PullUpLeftJoin{}, EliminateOuterJoin{},
 		}},
+		// After the rewrite batch, so pull_up_left_join has moved each left
+		// join above the inner joins that cut its rows (it does not move
+		// anti joins).
+		{Name: "anti_join", MaxPasses: 1, Rules: []Rule{LeftJoinToAnti{}, PushDownFilter{}}},
 		{Name: "join_order", MaxPasses: 1, Rules: []Rule{ReorderJoins{}, PushDownFilter{}}},
 		{Name: "semi_joins", MaxPasses: 1, Rules: []Rule{SemiJoinReduction{}, SemiToInnerJoin{}}},
 		{Name: "finish", MaxPasses: 8, Rules: []Rule{
