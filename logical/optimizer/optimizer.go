@@ -32,6 +32,7 @@ type Optimizer struct {
 // New returns the optimizer with the default batches:
 //
 //	(simplify, merge_scalar_aggregates)* → decorrelate → (simplify, eliminate_cross_join, push_down_filter, push_down_cte_filter, propagate_empty, pull_up_left_join, eliminate_outer_join)*
+//	→ (left_join_to_anti, push_down_filter)
 //	→ reorder_joins → (semi_join_reduction, semi_to_inner_join) → (common_subexpr, push_down_limit, eliminate_limit, propagate_empty)*
 //	→ eager_aggregate → push_down_projection
 //
@@ -45,6 +46,10 @@ func New() *Optimizer {
 			SimplifyExpressions{}, EliminateFilter{}, EliminateCrossJoin{}, PushDownFilter{}, PushDownCTEFilter{}, PropagateEmpty{},
 			PullUpLeftJoin{}, EliminateOuterJoin{},
 		}},
+		// After the rewrite batch, so pull_up_left_join has moved each left
+		// join above the inner joins that cut its rows (it does not move
+		// anti joins).
+		{Name: "anti_join", MaxPasses: 1, Rules: []Rule{LeftJoinToAnti{}, PushDownFilter{}}},
 		{Name: "join_order", MaxPasses: 1, Rules: []Rule{ReorderJoins{}, PushDownFilter{}}},
 		{Name: "semi_joins", MaxPasses: 1, Rules: []Rule{SemiJoinReduction{}, SemiToInnerJoin{}}},
 		{Name: "finish", MaxPasses: 8, Rules: []Rule{
@@ -80,7 +85,7 @@ func Rules() map[string]Rule {
 		EliminateCrossJoin{}, PushDownFilter{}, ReorderJoins{}, CommonSubexprEliminate{},
 		PushDownLimit{}, PushDownProjection{}, SingleDistinctToGroupBy{}, SemiJoinReduction{},
 		SemiToInnerJoin{}, PropagateEmpty{}, PushDownCTEFilter{}, EliminateOuterJoin{}, EagerAggregate{},
-		MergeScalarAggregates{}, PullUpLeftJoin{},
+		MergeScalarAggregates{}, PullUpLeftJoin{}, LeftJoinToAnti{},
 	} {
 		out[r.Name()] = r
 	}
