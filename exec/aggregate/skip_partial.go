@@ -32,14 +32,6 @@ type skipPartial struct {
 	ids       []uint32 // identity group ids
 }
 
-// skipConfig are the thresholds every new partial aggregate takes: ratio
-// 0 (or 1 and above) keeps the partial phase. No setting reaches them yet,
-// so skipping stays off outside tests.
-var skipConfig = struct {
-	ratio     float64
-	probeRows int64
-}{ratio: 0, probeRows: 100_000}
-
 // passedRows counts rows passed through as partial states (PassedRows).
 var passedRows atomic.Int64
 
@@ -48,10 +40,11 @@ var passedRows atomic.Int64
 // profiles).
 func PassedRows() int64 { return passedRows.Load() }
 
-// initSkip arms skipping when the aggregate may skip and skipConfig asks.
+// initSkip arms skipping when the aggregate may skip and the task's
+// settings ask.
 func (h *hashAggregate) initSkip() {
-	if r := skipConfig.ratio; r > 0 && r < 1 && h.canSkip() {
-		h.skip.ratio, h.skip.probeRows = r, skipConfig.probeRows
+	if p := h.tc.SkipPartial.Percent; p > 0 && p < 100 && h.canSkip() {
+		h.skip.ratio, h.skip.probeRows = float64(p)/100, max(1, h.tc.SkipPartial.ProbeRows)
 	}
 }
 

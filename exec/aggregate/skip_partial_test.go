@@ -85,7 +85,7 @@ func skipData(rows int) string {
 
 // runSkip runs plan over the rows cut into batches of size rows and
 // returns its rows sorted.
-func runSkip(t *testing.T, rows string, size int, plan func(scan physical.Plan) physical.Plan) []string {
+func runSkip(t *testing.T, rows string, size int, skip execop.SkipPartial, plan func(scan physical.Plan) physical.Plan) []string {
 	t.Helper()
 	mem := exectest.Allocator(t)
 	rec, _, err := array.RecordFromJSON(mem, skipSchema, strings.NewReader(rows))
@@ -102,6 +102,7 @@ func runSkip(t *testing.T, rows string, size int, plan func(scan physical.Plan) 
 	defer tables.Release()
 	tctx := exec.NewTaskContext(execop.NewAccountingAllocator(mem, 0), size)
 	tctx.MemoryTables = tables.Lookup
+	tctx.SkipPartial = skip
 	tctx.WorkDir = t.TempDir()
 	got := exectest.Collect(t, context.Background(), tctx, plan(exectest.MemoryScan("t", skipSchema, 1)))
 	slices.Sort(got)
@@ -152,19 +153,16 @@ func TestSkipPartial(t *testing.T) {
 	}
 	for _, size := range []int{1, 7, execop.DefaultBatchSize / 2} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			want := runSkip(t, data, size, single)
+			want := runSkip(t, data, size, execop.SkipPartial{Percent: 50, ProbeRows: 1000}, single)
 			before := aggregate.PassedRows()
-			plain := runSkip(t, data, size, twoPhase)
+			plain := runSkip(t, data, size, execop.SkipPartial{}, twoPhase)
 			if n := aggregate.PassedRows() - before; n != 0 {
 				t.Fatalf("skipping off: %d rows passed through", n)
 			}
 			sameRows(t, plain, want)
-			restore := aggregate.SetSkipConfig(0.5, 1000)
-			defer restore()
 			before = aggregate.PassedRows()
-			got := runSkip(t, data, size, twoPhase)
+			got := runSkip(t, data, size, execop.SkipPartial{Percent: 50, ProbeRows: 1000}, twoPhase)
 			passed := aggregate.PassedRows() - before
-			restore()
 			// The switch comes after the batch that completes the probe.
 			probed := max(1000, size)
 			probed = (probed + size - 1) / size * size
