@@ -111,7 +111,7 @@ var (
 		Description: "rows per batch the operators aim for",
 	}
 	AggSkipPartialPercent = &Setting{
-		Name: "quiver.aggregate.skip_partial_percent", Kind: Int, Min: 0, Max: 100, Default: "0", Scope: Executor,
+		Name: "quiver.aggregate.skip_partial_percent", Kind: Int, Min: 0, Max: 100, Default: "80", Scope: Executor,
 		Description: "a partial aggregate whose groups exceed this percentage of its first quiver.aggregate.skip_partial_probe_rows input rows stops aggregating and passes each later row on as its own partial state (0 or 100: never)",
 	}
 	AggSkipPartialProbeRows = &Setting{
