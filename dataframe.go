@@ -114,6 +114,7 @@ func (df *DataFrame) start(ctx context.Context, analyze bool, info *QueryInfo) (
 	rec := execop.NewRecycler(s.mem, execop.DefaultTaskRecycleFree)
 	mem := execop.NewAccountingAllocator(rec, localMemoryLimit(st))
 	tc := exec.NewTaskContext(mem, localBatchSize(st))
+	tc.SkipPartial = localSkipPartial(st)
 	tc.MemoryTables = s.memoryTable
 	if analyze {
 		tc.EnableMetrics()

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/settings"
 )
 
@@ -39,6 +40,14 @@ func localTargetPartitions(v settings.Values) int {
 func localBatchSize(v settings.Values) int {
 	n, _ := v.Int(settings.BatchSize)
 	return int(n)
+}
+
+// localSkipPartial is quiver.aggregate.skip_partial_percent and
+// skip_partial_probe_rows.
+func localSkipPartial(v settings.Values) execop.SkipPartial {
+	pct, _ := v.Int(settings.AggSkipPartialPercent)
+	probe, _ := v.Int(settings.AggSkipPartialProbeRows)
+	return execop.SkipPartial{Percent: int(pct), ProbeRows: probe}
 }
 
 // localMemoryLimit is quiver.memory_limit in bytes (0: none).

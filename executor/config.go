@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 	"github.com/quiverdb/quiver/auth"
+	"github.com/quiverdb/quiver/exec/execop"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/settings"
 )
@@ -98,6 +99,7 @@ func (c Config) withDefaults() (Config, error) {
 type taskSettings struct {
 	batchSize   int
 	memoryLimit int64 // bytes; 0 = none
+	skipPartial execop.SkipPartial
 }
 
 // parseTaskSettings reads quiver.batch_size and quiver.memory_limit from
@@ -110,7 +112,10 @@ func parseTaskSettings(m map[string]string) (taskSettings, error) {
 	}
 	batch, _ := v.Int(settings.BatchSize)
 	limit, _ := v.Int(settings.MemoryLimit)
-	return taskSettings{batchSize: int(batch), memoryLimit: limit}, nil
+	pct, _ := v.Int(settings.AggSkipPartialPercent)
+	probe, _ := v.Int(settings.AggSkipPartialProbeRows)
+	return taskSettings{batchSize: int(batch), memoryLimit: limit,
+		skipPartial: execop.SkipPartial{Percent: int(pct), ProbeRows: probe}}, nil
 }
 
 // DefaultMemoryLimit is three quarters of the machine's physical memory,

@@ -173,6 +173,7 @@ func (e *Executor) runPlan(ctx context.Context, t *task) (locs []*rpc.PartitionL
 	defer rec.Close()
 	tc := exec.NewTaskContext(execop.NewTaskAllocator(rec, settings.memoryLimit, e.pool), settings.batchSize)
 	tc.WorkDir = e.cfg.WorkDir
+	tc.SkipPartial = settings.skipPartial
 	tc.ExecutorID = e.cfg.ID
 	tc.Fetcher = e.fetcher
 	tc.Maps = e.maps

@@ -110,6 +110,14 @@ var (
 		Kind: Int, Min: 1, Max: 1 << 20, Default: "8192", Scope: Executor,
 		Description: "rows per batch the operators aim for",
 	}
+	AggSkipPartialPercent = &Setting{
+		Name: "quiver.aggregate.skip_partial_percent", Kind: Int, Min: 0, Max: 100, Default: "80", Scope: Executor,
+		Description: "a partial aggregate whose groups exceed this percentage of its first quiver.aggregate.skip_partial_probe_rows input rows stops aggregating and passes each later row on as its own partial state (0 or 100: never)",
+	}
+	AggSkipPartialProbeRows = &Setting{
+		Name: "quiver.aggregate.skip_partial_probe_rows", Kind: Int, Min: 1, Max: 1 << 40, Default: "100000", Scope: Executor,
+		Description: "input rows a partial aggregate folds before deciding by quiver.aggregate.skip_partial_percent whether to pass the rest through",
+	}
 	CacheMaxBytes = &Setting{
 		Name: "quiver.cache.max_bytes", Kind: Bytes, Default: "0", Scope: Scheduler, Flag: "cache-max-bytes",
 		Description: "cap on the bytes of cached datasets: the scheduler's flag caps all sessions (past it the entries nobody reads that are worth least per byte — build time × recent hits ÷ bytes — are evicted); a session may SET a lower quota of its own; an entry larger than the cap fails its build (0: no cap)",
@@ -147,7 +155,7 @@ var (
 )
 
 // All lists every setting, sorted by name.
-var All = []*Setting{BatchSize, CacheMaxBytes, CacheTTL, ExchangeMode, MaxRecursionDepth, MemoryLimit, SessionIdleTimeout, ShuffleCompression, TargetPartitions}
+var All = []*Setting{AggSkipPartialPercent, AggSkipPartialProbeRows, BatchSize, CacheMaxBytes, CacheTTL, ExchangeMode, MaxRecursionDepth, MemoryLimit, SessionIdleTimeout, ShuffleCompression, TargetPartitions}
 
 func compressionNames() []string {
 	out := make([]string, len(physical.Compressions))

@@ -18,6 +18,13 @@
 // c_name, nation), it groups on the integer alone while the data bears
 // that out (dep_keys.go).
 //
+// A Partial aggregate whose groups, after the task's
+// quiver.aggregate.skip_partial_probe_rows input rows, exceed
+// skip_partial_percent of them emits its groups and passes every later row
+// on as its own partial state, built by the accumulators themselves, so
+// the Final aggregate merges them as any other (skip_partial.go); DISTINCT
+// and collecting aggregates never do.
+//
 // Collecting aggregates (array_agg; string_agg ordered, DISTINCT or
 // filtered: collect.go) keep each group's rows, copied to the Go heap and
 // accounted, pass them as a list state, and sort and dedupe them per group
@@ -46,7 +53,8 @@
 // still fails at the limit.
 //
 // Invariants: an aggregate drains its whole input before its first output
-// batch, but for a Partial one flushing under memory pressure; without GROUP BY it yields exactly one row, also over empty input;
+// batch, but for a Partial one flushing under memory pressure or passing
+// rows through; without GROUP BY it yields exactly one row, also over empty input;
 // before each input batch it reserves (tc.Grow) the worst case the batch can
 // add and returns the unused part after, and everything on Close; Partial,
 // Final and Single modes agree on the state layout the physical planner

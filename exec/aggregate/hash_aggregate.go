@@ -64,13 +64,20 @@ type hashAggregate struct {
 	types    []arrow.DataType // group key types, to start a new table
 	argTypes []arrow.DataType // per aggregate, to start new accumulators
 	sp       aggSpill
+
+	skip skipPartial // passing rows through (skip_partial.go)
 }
 
 func NewHashAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition int) (execop.Operator, error) {
 	if src, ok := rollupSources(n); ok {
 		return newRollup(tc, n, partition, src)
 	}
-	return newHashAggregate(tc, n, partition, nil)
+	h, err := newHashAggregate(tc, n, partition, nil)
+	if err != nil {
+		return nil, err
+	}
+	h.initSkip() // skip_partial.go
+	return h, nil
 }
 
 // newHashAggregate builds the aggregate over input, or over partition of
@@ -191,6 +198,8 @@ func (h *hashAggregate) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				return nil, err
 			}
 			h.sp.flushing = false
+		case h.skip.on && !h.consumed:
+			return h.nextPassed(ctx) // skip_partial.go
 		case !h.consumed:
 			flush, err := h.consume(ctx)
 			if err != nil {
@@ -245,8 +254,12 @@ func (h *hashAggregate) consume(ctx context.Context) (flush bool, err error) {
 				return false, err
 			}
 		}
+		rows := b.NumRows()
 		if flush, err := h.processChunks(ctx, b); err != nil || flush {
 			return flush, err
+		}
+		if h.decideSkip(rows) {
+			return true, nil // flush the groups, then pass rows through
 		}
 	}
 }

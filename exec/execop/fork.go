@@ -11,6 +11,7 @@ func (tc *TaskContext) Fork() *TaskContext {
 	return &TaskContext{
 		Mem:          tc.Mem,
 		BatchSize:    tc.BatchSize,
+		SkipPartial:  tc.SkipPartial,
 		MemoryTables: tc.MemoryTables,
 		WrapSource:   tc.WrapSource,
 		WorkDir:      tc.WorkDir,

@@ -28,6 +28,14 @@ type Operator interface {
 // DefaultBatchSize is the number of rows operators aim to put in one batch.
 const DefaultBatchSize = 8192
 
+// SkipPartial: after ProbeRows input rows, a partial hash aggregate whose
+// groups exceed Percent % of them passes later rows through as partial
+// states; Percent 0 or 100 never.
+type SkipPartial struct {
+	Percent   int
+	ProbeRows int64
+}
+
 // TaskContext is what every operator of one query (or task) shares. It is
 // passed explicitly to Build, never through context.Value.
 type TaskContext struct {
@@ -35,6 +43,9 @@ type TaskContext struct {
 	Mem memory.Allocator
 	// BatchSize is the target rows per batch (DefaultBatchSize if 0).
 	BatchSize int
+	// SkipPartial says when a partial hash aggregate stops aggregating
+	// and passes rows through (the zero value: never).
+	SkipPartial SkipPartial
 	// MemoryTables resolves a FormatMemory scan's table name to its partitions.
 	// Every batch it returns carries one reference for the caller, who
 	// releases each one: a table dropped meanwhile keeps its
