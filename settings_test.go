@@ -17,15 +17,17 @@ import (
 // prints it, and a bad value. TestSettingsSQL fails for a setting missing
 // here, so a new setting comes with its test.
 var settingCases = map[string]struct{ good, shown, bad string }{
-	"quiver.batch_size":           {"7", "7", "0"},
-	"quiver.cache.max_bytes":      {"64GB", "64GiB", "-1"},
-	"quiver.cache.ttl":            {"90m", "1h30m", "soon"},
-	"quiver.exchange_mode":        {"SHUFFLE", "shuffle", "memory"},
-	"quiver.memory_limit":         {"4GiB", "4GiB", "lots"},
-	"quiver.max_recursion_depth":  {"500", "500", "-1"},
-	"quiver.session.idle_timeout": {"1h", "1h", "-1s"},
-	"quiver.shuffle_compression":  {"zstd", "zstd", "gzip"},
-	"quiver.target_partitions":    {"3", "3", "1025"},
+	"quiver.aggregate.skip_partial_percent":    {"50", "50", "101"},
+	"quiver.aggregate.skip_partial_probe_rows": {"5000", "5000", "0"},
+	"quiver.batch_size":                        {"7", "7", "0"},
+	"quiver.cache.max_bytes":                   {"64GB", "64GiB", "-1"},
+	"quiver.cache.ttl":                         {"90m", "1h30m", "soon"},
+	"quiver.exchange_mode":                     {"SHUFFLE", "shuffle", "memory"},
+	"quiver.memory_limit":                      {"4GiB", "4GiB", "lots"},
+	"quiver.max_recursion_depth":               {"500", "500", "-1"},
+	"quiver.session.idle_timeout":              {"1h", "1h", "-1s"},
+	"quiver.shuffle_compression":               {"zstd", "zstd", "gzip"},
+	"quiver.target_partitions":                 {"3", "3", "1025"},
 }
 
 // TestSettingsSQL sets every setting through SQL, reads it back with SHOW
