@@ -38,13 +38,7 @@ func TestCacheDictionaryKeys(t *testing.T) {
 		}
 		fmt.Fprintf(&many, "%s,%d,%s,%d\n", k, i%4, vals[(i/5)%3], i)
 	}
-	for name, text := range map[string]string{"few.csv": few.String(), "many.csv": many.String()} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	sqlRows(t, s, "CREATE EXTERNAL TABLE src (k VARCHAR, g BIGINT, s VARCHAR, v BIGINT) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	s := csvSource(t, dir, "k VARCHAR, g BIGINT, s VARCHAR, v BIGINT", map[string]string{"few.csv": few.String(), "many.csv": many.String()})
 	queries := []string{
 		"SELECT k, count(*), sum(v) FROM %s GROUP BY k ORDER BY k NULLS FIRST",
 		"SELECT k, g, count(*), min(v) FROM %s GROUP BY k, g ORDER BY k NULLS FIRST, g",
@@ -52,10 +46,7 @@ func TestCacheDictionaryKeys(t *testing.T) {
 		"SELECT k, count(*) FROM %s WHERE v %% 2 = 0 GROUP BY k ORDER BY k NULLS FIRST",
 		"SELECT g, k, count(*) FROM %s WHERE k <> 'gamma' GROUP BY g, k ORDER BY g, k",
 	}
-	want := make([]string, len(queries))
-	for i, q := range queries {
-		want[i] = fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, "src")))
-	}
+	want := answersOver(t, s, queries, "src")
 	// Each file is one partition of the cache, read by one partial
 	// aggregate: coded says how many rows each query groups on codes (the
 	// filtered ones none: a filter's output has no codes).
@@ -127,13 +118,7 @@ func TestCacheDictionaryFilters(t *testing.T) {
 		k = bracket(i, k)
 		fmt.Fprintf(&b, "%s,%d\n", k, i)
 	}
-	for name, text := range map[string]string{"a.csv": a.String(), "b.csv": b.String()} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	sqlRows(t, s, "CREATE EXTERNAL TABLE src (k VARCHAR, v BIGINT) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	s := csvSource(t, dir, "k VARCHAR, v BIGINT", map[string]string{"a.csv": a.String(), "b.csv": b.String()})
 	queries := []string{
 		"SELECT count(*), sum(v) FROM %s WHERE k = 'R'",
 		"SELECT count(*), sum(v) FROM %s WHERE k = 'absent'",
@@ -146,10 +131,7 @@ func TestCacheDictionaryFilters(t *testing.T) {
 		"SELECT count(*) FROM %s WHERE (k IN ('R', NULL)) IS NULL",
 		"SELECT sum(CASE WHEN k = 'R' THEN v ELSE 0 END), sum(CASE WHEN k <> 'N' THEN 1 END) FROM %s",
 	}
-	want := make([]string, len(queries))
-	for i, q := range queries {
-		want[i] = fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, "src")))
-	}
+	want := answersOver(t, s, queries, "src")
 	for _, c := range []struct {
 		name  string
 		limit int
@@ -223,8 +205,7 @@ func TestCacheDictionaryDependentKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	sqlRows(t, s, "CREATE EXTERNAL TABLE src (id BIGINT, name VARCHAR, nat VARCHAR, odd VARCHAR, nul VARCHAR, wide BIGINT, small INT, nid BIGINT, down BIGINT, rep BIGINT, rn VARCHAR, v BIGINT) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	s := csvSource(t, dir, "id BIGINT, name VARCHAR, nat VARCHAR, odd VARCHAR, nul VARCHAR, wide BIGINT, small INT, nid BIGINT, down BIGINT, rep BIGINT, rn VARCHAR, v BIGINT", nil)
 	queries := []struct {
 		q          string
 		minD, maxD int64 // rows grouped on the integer alone
@@ -279,18 +260,14 @@ func TestCacheDictionaryBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	sqlRows(t, s, "CREATE EXTERNAL TABLE src (x VARCHAR, y VARCHAR, v BIGINT) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	s := csvSource(t, dir, "x VARCHAR, y VARCHAR, v BIGINT", nil)
 	queries := []string{
 		"SELECT x, count(*), sum(v) FROM %s GROUP BY x ORDER BY x",
 		"SELECT y, count(*), sum(v) FROM %s GROUP BY y ORDER BY y",
 		"SELECT count(*) FROM %s WHERE x = 'x-3'",
 		"SELECT x, count(*), sum(v) FROM %s GROUP BY x ORDER BY x",
 	}
-	want := make([]string, len(queries))
-	for i, q := range queries {
-		want[i] = fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, "src")))
-	}
+	want := answersOver(t, s, queries, "src")
 	base := filemap.DictBytes()
 	// One file's column takes 3000 codes of four bytes and a few values.
 	for _, c := range []struct {
@@ -347,8 +324,7 @@ func TestCaseConstantKeys(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "t.csv"), []byte(w.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
-	sqlRows(t, s, "CREATE EXTERNAL TABLE src (q BIGINT, v BIGINT, s VARCHAR) STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	s := csvSource(t, dir, "q BIGINT, v BIGINT, s VARCHAR", nil)
 	bands := "CASE WHEN q <= 10 THEN '01-10' WHEN q <= 25 THEN '11-25' WHEN q <= 40 THEN 'low' ELSE 'low' END"
 	guarded := "CASE WHEN q = 0 THEN 'zero' WHEN 100 / q > 5 THEN 'big' ELSE 'small' END"
 	for _, c := range []struct {
@@ -375,4 +351,29 @@ func TestCaseConstantKeys(t *testing.T) {
 			}
 		}
 	}
+}
+
+// csvSource writes files (name → CSV text with a header line) into dir and
+// returns a two-partition session with dir's files as table src of the
+// given columns (SQL column definitions).
+func csvSource(t *testing.T, dir, columns string, files map[string]string) *quiver.Session {
+	t.Helper()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newTPCHSession(t, quiver.WithTargetPartitions(2))
+	sqlRows(t, s, "CREATE EXTERNAL TABLE src ("+columns+") STORED AS CSV LOCATION '"+dir+"' OPTIONS ('header' 'true')")
+	return s
+}
+
+// answersOver is each query's printed rows with %s naming table.
+func answersOver(t *testing.T, s *quiver.Session, queries []string, table string) []string {
+	t.Helper()
+	out := make([]string, len(queries))
+	for i, q := range queries {
+		out[i] = fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q, table)))
+	}
+	return out
 }
