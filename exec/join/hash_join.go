@@ -81,6 +81,7 @@ type joinOp struct {
 	rMatched []bool  // per probe row of cur (Right/Full/RightSemi/RightAnti)
 	rNull    []bool  // per probe row of cur: its key is NULL (null-aware RightAnti)
 	outRows  []int32 // probeRowsOut's scratch
+	sel      []int32 // startProbe's scratch: the rows whose keys have no NULL
 	unmRows  []int32
 	unmPos   int
 	bIdx     []int32
@@ -397,20 +398,22 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 	}
 	defer kernel.ReleaseArrays(keys)
 	j.ids = kernel.GrowSlice(j.ids[:0], n)
-	var sel []int32
+	hasNull := false
 	for _, k := range keys {
 		if k.NullN() == 0 {
 			continue
 		}
 		j.rightNullKey = true
-		if sel == nil {
-			for i := range j.ids {
-				j.ids[i] = 0
-			}
-			sel = []int32{}
+		if !hasNull {
+			clear(j.ids[:n])
+			hasNull = true
 		}
 		bits, off := kernel.ValidBits(k)
 		for r := 0; r < n; r++ {
+			if (off+r)&7 == 0 && r+8 <= n && bits[(off+r)>>3] == 0xFF {
+				r += 7 // eight valid keys
+				continue
+			}
 			if !bitutil.BitIsSet(bits, off+r) {
 				j.ids[r] = hashtable.NoID
 				if trackNull {
@@ -419,12 +422,16 @@ func (j *joinOp) startProbe(ctx context.Context, b arrow.RecordBatch) error {
 			}
 		}
 	}
-	if sel != nil {
-		for r := 0; r < n; r++ {
-			if j.ids[r] != hashtable.NoID {
+	var sel []int32
+	if hasNull {
+		// Non-nil even when empty: an empty selection finds nothing.
+		sel = kernel.Scratch(j.sel, n)[:0]
+		for r, id := range j.ids[:n] {
+			if id != hashtable.NoID {
 				sel = append(sel, int32(r))
 			}
 		}
+		j.sel = sel
 	}
 	j.build.table.Find(&j.probe, keys, n, sel, j.ids)
 	return nil
@@ -803,6 +810,10 @@ func (j *joinOp) Close() error {
 	}
 	j.shared.release(j.tc, j.build != nil)
 	j.build = nil
+	// The per-batch scratch is kept from batch to batch; drop it with the
+	// operator.
+	j.ids, j.sel, j.outRows, j.bIdx, j.pIdx = nil, nil, nil, nil, nil
+	j.rMatched, j.rNull, j.probe = nil, nil, hashtable.Probe{}
 	return err
 }
 

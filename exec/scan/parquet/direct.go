@@ -216,9 +216,7 @@ func (c *columnReader) values(at, m int) error {
 		c.data = rest
 		return err
 	}
-	if cap(c.scratch) < m {
-		c.scratch = make([]uint32, m)
-	}
+	c.scratch = reuse(c.scratch, m)
 	idx := c.scratch[:m]
 	if err := c.idx.read(idx); err != nil {
 		return fmt.Errorf("dictionary indices: %w", err)
@@ -330,7 +328,7 @@ func (f *fixedWidth[T]) setDict(data []byte, n int) error {
 	if n < 0 || n*f.width > len(data) {
 		return fmt.Errorf("%d entries of %d bytes in %d bytes", n, f.width, len(data))
 	}
-	f.dicts = make([]T, n)
+	f.dicts = reuse(f.dicts, n) // dict copies entries out: no array points in here
 	f.decode(f.dicts, data)
 	return nil
 }
@@ -366,15 +364,17 @@ func (f *fixedWidth[T]) plain(data []byte, at, m int) ([]byte, error) {
 
 func (f *fixedWidth[T]) spread(valid []byte, at, k, m int) {
 	out := f.out[at : at+k]
-	j := m - 1
-	var zero T
-	for r := k - 1; r >= 0; r-- {
-		if valid[(at+r)>>3]>>((at+r)&7)&1 != 0 {
-			out[r] = out[j]
-			j--
+	// Runs back to front: values move up (never onto one not yet moved);
+	// once the rows left equal the values left, they are in place.
+	for r, j := k, m; r > j; {
+		n, set := lastRun(valid, at, r)
+		if set {
+			copy(out[r-n:r], out[j-n:j])
+			j -= n
 		} else {
-			out[r] = zero
+			clear(out[r-n : r])
 		}
+		r -= n
 	}
 }
 
@@ -459,9 +459,14 @@ func (b *byteArray) setDict(data []byte, n int) error {
 	if n < 0 || n > len(data)/4 {
 		return fmt.Errorf("%d entries in %d bytes", n, len(data))
 	}
-	offs := make([]int32, n+1)
-	lens := make([]int32, n)
-	vals := make([]byte, 0, len(data)-4*n)
+	// The previous dictionary's memory is reused (dict and plain copy the
+	// bytes out); a bad page leaves no dictionary rather than a torn one.
+	offs := reuse(b.dOffs, n+1)
+	lens := reuse(b.dLens, n)
+	vals := reuse(b.dData, len(data)-4*n)[:0]
+	slots := b.slots
+	b.dOffs, b.dData, b.dLens, b.dMax, b.slots, b.slotWords = nil, nil, nil, 0, nil, 0
+	offs[0] = 0
 	longest := 0
 	for i := range n {
 		if len(data) < 4 {
@@ -477,7 +482,7 @@ func (b *byteArray) setDict(data []byte, n int) error {
 		lens[i] = int32(l)
 		longest = max(longest, l)
 	}
-	b.dOffs, b.dData, b.dLens, b.dMax, b.slots, b.slotWords = offs, vals, lens, longest, nil, 0
+	b.dOffs, b.dData, b.dLens, b.dMax = offs, vals, lens, longest
 	switch {
 	case longest <= 8:
 		b.slotWords = 1
@@ -487,7 +492,8 @@ func (b *byteArray) setDict(data []byte, n int) error {
 		b.slotWords = 4
 	}
 	if b.slotWords > 0 {
-		b.slots = make([]uint64, n*b.slotWords)
+		b.slots = reuse(slots, n*b.slotWords)
+		clear(b.slots) // entries are zero-padded to their slots
 		sb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.slots))), len(b.slots)*8)
 		for k := range n {
 			copy(sb[k*8*b.slotWords:], vals[offs[k]:offs[k+1]])
@@ -591,17 +597,21 @@ func (b *byteArray) plain(data []byte, at, m int) ([]byte, error) {
 }
 
 func (b *byteArray) spread(valid []byte, at, k, m int) {
+	// offs[r] ends row at+r; a NULL row ends where the value before it
+	// does (offs[-1] is b.offs[at], the end of the rows before at).
 	offs := b.offs[at+1 : at+1+k]
-	j := m - 1
-	for r := k - 1; r >= 0; r-- {
-		if valid[(at+r)>>3]>>((at+r)&7)&1 != 0 {
-			offs[r] = offs[j]
-			j--
-		} else if j >= 0 {
-			offs[r] = offs[j]
+	for r, j := k, m; r > j; {
+		n, set := lastRun(valid, at, r)
+		if set {
+			copy(offs[r-n:r], offs[j-n:j])
+			j -= n
 		} else {
-			offs[r] = b.offs[at]
+			end := b.offs[at+j] // the end of the last value before the run
+			for i := r - n; i < r; i++ {
+				offs[i] = end
+			}
 		}
+		r -= n
 	}
 }
 
@@ -639,8 +649,9 @@ type directReader struct {
 	leaf     []int          // per distinct field, its leaf column
 	optional []bool
 	names    []string
-	cols     []*columnReader
-	left     int64 // rows left in the current row group
+	cols     []*columnReader // of the current row group
+	readers  []*columnReader // per distinct field, reused for each row group
+	left     int64           // rows left in the current row group
 
 	// A scan that is the only partition of its table (a file of one row
 	// group) would decode on one core while the others wait for it; such
@@ -839,7 +850,14 @@ func (p *Reader) nextDirect(ctx context.Context) (arrow.RecordBatch, error) {
 				p.closeDirectGroup()
 				return nil, qerr.Execf("exec: scan of %s: cannot read row group %d of %s: %w", p.opts.Table, rg, p.path, err)
 			}
-			d.cols = append(d.cols, &columnReader{pr: pr, optional: d.optional[i], vals: d.vals[i], mem: p.mem})
+			// The readers are reused row group to row group for their
+			// index scratch.
+			if len(d.readers) <= i {
+				d.readers = append(d.readers, &columnReader{})
+			}
+			c := d.readers[i]
+			*c = columnReader{pr: pr, optional: d.optional[i], vals: d.vals[i], mem: p.mem, scratch: c.scratch}
+			d.cols = append(d.cols, c)
 		}
 	}
 	// The batches to decode now: one, or a run of them with a helper.
@@ -940,4 +958,14 @@ func (p *Reader) closeDirect() {
 	for _, v := range p.direct.vals {
 		v.release()
 	}
+	p.direct.readers = nil
+}
+
+// reuse returns s resized to n when its capacity allows, else a new slice
+// of n; the contents are garbage.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }

@@ -191,8 +191,7 @@ func (r *rleReader) readBits(valid []byte, off, n int) (int, error) {
 			n -= k
 		case r.bpLeft > 0:
 			k := min(r.bpLeft, n)
-			bitutil.CopyBitmap(r.data, r.bpBit, k, valid, off)
-			present += bitutil.CountSetBits(valid, off, k)
+			present += copyValidBits(valid, off, r.data, r.bpBit, k)
 			r.bpBit += k
 			r.bpLeft -= k
 			off += k

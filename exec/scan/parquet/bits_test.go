@@ -1,0 +1,153 @@
+package parquet
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+func bitAt(b []byte, i int) bool { return b[i>>3]>>(i&7)&1 != 0 }
+
+// TestCopyValidBits copies random bit ranges between random offsets into a
+// destination full of other bits, up to its last byte, and checks the
+// copied bits, the count of set ones and that no other bit changed.
+func TestCopyValidBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for it := 0; it < 3000; it++ {
+		src := make([]byte, 1+r.IntN(40))
+		dst := make([]byte, 1+r.IntN(40))
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		for i := range dst {
+			dst[i] = byte(r.Uint32())
+		}
+		srcOff := r.IntN(8 * len(src))
+		dstOff := r.IntN(8 * len(dst))
+		n := r.IntN(min(8*len(src)-srcOff, 8*len(dst)-dstOff) + 1)
+		before := append([]byte(nil), dst...)
+		got := copyValidBits(dst, dstOff, src, srcOff, n)
+		want := 0
+		for i := 0; i < 8*len(dst); i++ {
+			w := bitAt(before, i)
+			if i >= dstOff && i < dstOff+n {
+				w = bitAt(src, srcOff+i-dstOff)
+				if w {
+					want++
+				}
+			}
+			if bitAt(dst, i) != w {
+				t.Fatalf("copy of %d bits from %d to %d (src %d, dst %d bytes): bit %d is %v", n, srcOff, dstOff, len(src), len(dst), i, !w)
+			}
+		}
+		if got != want {
+			t.Fatalf("copy of %d bits from %d to %d: %d set, want %d", n, srcOff, dstOff, got, want)
+		}
+	}
+}
+
+// TestLastRun checks the run found back from every position against a bit
+// by bit count, on bitmaps of short and long runs.
+func TestLastRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, p := range []float64{0.5, 0.05, 0.95, 0, 1} {
+		valid := make([]byte, 40)
+		for i := 0; i < 8*len(valid); i++ {
+			if r.Float64() < p {
+				valid[i>>3] |= 1 << (i & 7)
+			}
+		}
+		for at := 0; at < 9; at++ {
+			for rr := 1; at+rr <= 8*len(valid); rr++ {
+				n, set := lastRun(valid, at, rr)
+				wantSet := bitAt(valid, at+rr-1)
+				want := 0
+				for want < min(rr, 56) && bitAt(valid, at+rr-1-want) == wantSet {
+					want++
+				}
+				if n != want || set != wantSet {
+					t.Fatalf("p %v at %d r %d: run (%d, %v), want (%d, %v)", p, at, rr, n, set, want, wantSet)
+				}
+			}
+		}
+	}
+}
+
+// randomValidity returns k validity bits from bit at of a fresh bitmap
+// (the bits around them random too) with NULLs at probability p, and how
+// many are set.
+func randomValidity(r *rand.Rand, at, k int, p float64) ([]byte, int) {
+	valid := make([]byte, (at+k+7)/8+1)
+	for i := range valid {
+		valid[i] = byte(r.Uint32())
+	}
+	m := 0
+	for i := at; i < at+k; i++ {
+		if r.Float64() < p {
+			valid[i>>3] &^= 1 << (i & 7)
+		} else {
+			valid[i>>3] |= 1 << (i & 7)
+			m++
+		}
+	}
+	return valid, m
+}
+
+// TestSpread checks both decoders' spread (dense values moved to the
+// present rows, NULL rows emptied) for NULL rates from none to all.
+func TestSpread(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, p := range []float64{0, 0.02, 0.3, 0.9, 1} {
+		for it := 0; it < 200; it++ {
+			at, k := r.IntN(20), r.IntN(300)
+			valid, m := randomValidity(r, at, k, p)
+			t.Run(fmt.Sprintf("p%v/%d", p, it), func(t *testing.T) {
+				f := &fixedWidth[int64]{out: make([]int64, at+k)}
+				for i := range f.out {
+					f.out[i] = -1
+				}
+				for i := range m {
+					f.out[at+i] = int64(100 + i)
+				}
+				f.spread(valid, at, k, m)
+				next := 0
+				for i := range k {
+					want := int64(0)
+					if bitAt(valid, at+i) {
+						want = int64(100 + next)
+						next++
+					}
+					if f.out[at+i] != want {
+						t.Fatalf("fixed: row %d is %d, want %d", i, f.out[at+i], want)
+					}
+				}
+				for i := range at {
+					if f.out[i] != -1 {
+						t.Fatalf("fixed: row %d before the segment changed", i)
+					}
+				}
+
+				// Strings: m dense values of length 1 + i%3 after at rows
+				// that end at offset 50.
+				b := &byteArray{offs: make([]int32, at+k+1)}
+				b.offs[at] = 50
+				end := int32(50)
+				for i := range m {
+					end += int32(1 + i%3)
+					b.offs[at+1+i] = end
+				}
+				b.spread(valid, at, k, m)
+				end, next = 50, 0
+				for i := range k {
+					if bitAt(valid, at+i) {
+						end += int32(1 + next%3)
+						next++
+					}
+					if b.offs[at+1+i] != end {
+						t.Fatalf("strings: row %d ends at %d, want %d", i, b.offs[at+1+i], end)
+					}
+				}
+			})
+		}
+	}
+}
