@@ -5,8 +5,8 @@ import (
 	"math/bits"
 )
 
-// Bit helpers of the definition-level path: validity bits are handled a
-// word at a time rather than bit by bit or through a generic bitmap copy,
+// Bit helpers of the definition-level path: validity bits are copied a
+// word at a time rather than through a generic bitmap copy,
 // whose setup costs more than the short runs of a page's levels.
 
 // load64 returns the 8 bytes of b from byte i, little endian, reading
@@ -57,16 +57,4 @@ func copyValidBits(dst []byte, dstOff int, src []byte, srcOff, n int) int {
 		n -= k
 	}
 	return set
-}
-
-// lastRun returns the length (≥ 1) of the run of equal validity bits that
-// ends at bit at+r-1 of valid, going back no further than bit at and at
-// most 56 bits, and whether the run is of set bits. r must be > 0.
-func lastRun(valid []byte, at, r int) (n int, set bool) {
-	l := min(r, 56)
-	w := loadBits(valid, at+r-l) << (64 - l) // bit at+r-1 is now the top bit
-	if w>>63 != 0 {
-		return min(bits.LeadingZeros64(^w), l), true
-	}
-	return min(bits.LeadingZeros64(w), l), false
 }

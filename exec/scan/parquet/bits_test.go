@@ -46,33 +46,6 @@ func TestCopyValidBits(t *testing.T) {
 	}
 }
 
-// TestLastRun checks the run found back from every position against a bit
-// by bit count, on bitmaps of short and long runs.
-func TestLastRun(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, p := range []float64{0.5, 0.05, 0.95, 0, 1} {
-		valid := make([]byte, 40)
-		for i := 0; i < 8*len(valid); i++ {
-			if r.Float64() < p {
-				valid[i>>3] |= 1 << (i & 7)
-			}
-		}
-		for at := 0; at < 9; at++ {
-			for rr := 1; at+rr <= 8*len(valid); rr++ {
-				n, set := lastRun(valid, at, rr)
-				wantSet := bitAt(valid, at+rr-1)
-				want := 0
-				for want < min(rr, 56) && bitAt(valid, at+rr-1-want) == wantSet {
-					want++
-				}
-				if n != want || set != wantSet {
-					t.Fatalf("p %v at %d r %d: run (%d, %v), want (%d, %v)", p, at, rr, n, set, want, wantSet)
-				}
-			}
-		}
-	}
-}
-
 // randomValidity returns k validity bits from bit at of a fresh bitmap
 // (the bits around them random too) with NULLs at probability p, and how
 // many are set.

@@ -364,17 +364,31 @@ func (f *fixedWidth[T]) plain(data []byte, at, m int) ([]byte, error) {
 
 func (f *fixedWidth[T]) spread(valid []byte, at, k, m int) {
 	out := f.out[at : at+k]
-	// Runs back to front: values move up (never onto one not yet moved);
-	// once the rows left equal the values left, they are in place.
+	var zero T
+	// Back to front, values move up (never onto one not yet moved); with
+	// few NULLs most validity bytes are all set and move as a block. Once
+	// the rows left equal the values left, they are in place.
+	bytewise := 8*(k-m) <= k
 	for r, j := k, m; r > j; {
-		n, set := lastRun(valid, at, r)
-		if set {
-			copy(out[r-n:r], out[j-n:j])
-			j -= n
-		} else {
-			clear(out[r-n : r])
+		if p := at + r; bytewise && p&7 == 0 && r >= 8 {
+			switch valid[p>>3-1] {
+			case 0xFF:
+				copy(out[r-8:r], out[j-8:j])
+				r, j = r-8, j-8
+				continue
+			case 0:
+				clear(out[r-8 : r])
+				r -= 8
+				continue
+			}
 		}
-		r -= n
+		r--
+		if valid[(at+r)>>3]>>((at+r)&7)&1 != 0 {
+			j--
+			out[r] = out[j]
+		} else {
+			out[r] = zero
+		}
 	}
 }
 
@@ -598,20 +612,29 @@ func (b *byteArray) plain(data []byte, at, m int) ([]byte, error) {
 
 func (b *byteArray) spread(valid []byte, at, k, m int) {
 	// offs[r] ends row at+r; a NULL row ends where the value before it
-	// does (offs[-1] is b.offs[at], the end of the rows before at).
-	offs := b.offs[at+1 : at+1+k]
+	// does: offs[j-1] with j values before it, b.offs[at] with none.
+	// The walk is fixedWidth.spread's.
+	offs := b.offs[at : at+1+k]
+	bytewise := 8*(k-m) <= k
 	for r, j := k, m; r > j; {
-		n, set := lastRun(valid, at, r)
-		if set {
-			copy(offs[r-n:r], offs[j-n:j])
-			j -= n
-		} else {
-			end := b.offs[at+j] // the end of the last value before the run
-			for i := r - n; i < r; i++ {
-				offs[i] = end
+		if p := at + r; bytewise && p&7 == 0 && r >= 8 {
+			switch valid[p>>3-1] {
+			case 0xFF:
+				copy(offs[r-7:r+1], offs[j-7:j+1])
+				r, j = r-8, j-8
+				continue
+			case 0:
+				end := offs[j]
+				for i := r - 7; i <= r; i++ {
+					offs[i] = end
+				}
+				r -= 8
+				continue
 			}
 		}
-		r -= n
+		r--
+		offs[r+1] = offs[j]
+		j -= int(valid[(at+r)>>3] >> ((at + r) & 7) & 1)
 	}
 }
 
