@@ -124,3 +124,56 @@ func TestSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestDictRuns decodes dictionary indices of long repeated runs mixed with
+// bit-packed ones, in chunks, straight into values (fill and dict), and
+// checks an index past the dictionary in a repeated run is an error.
+func TestDictRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	dict := []int64{10, 11, 12, 13, 14, 15, 16}
+	n := 5000
+	vals := make([]uint32, n)
+	for i := range vals {
+		if (i/100)%2 == 0 {
+			vals[i] = uint32(i/13) % uint32(len(dict)) // runs of 13
+		} else {
+			vals[i] = uint32(r.IntN(len(dict)))
+		}
+	}
+	f := &fixedWidth[int64]{dicts: dict, out: make([]int64, n)}
+	c := &columnReader{vals: f}
+	if err := c.idx.reset(encodeHybrid(vals, 3), 3); err != nil {
+		t.Fatal(err)
+	}
+	for at := 0; at < n; {
+		k := min(n-at, 1+r.IntN(300))
+		if err := c.dictRuns(f, at, k); err != nil {
+			t.Fatalf("at %d: %v", at, err)
+		}
+		at += k
+	}
+	for i, v := range vals {
+		if f.out[i] != dict[v] {
+			t.Fatalf("row %d: %d, want %d", i, f.out[i], dict[v])
+		}
+	}
+	bad := make([]uint32, 20)
+	for i := range bad {
+		bad[i] = 7 // one past the dictionary
+	}
+	if err := c.idx.reset(encodeHybrid(bad, 3), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.dictRuns(f, 0, len(bad)); err == nil {
+		t.Error("an index past the dictionary in a repeated run decoded")
+	}
+	for i := range bad {
+		bad[i] = 6
+	}
+	if err := c.idx.reset(encodeHybrid(bad, 3), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.dictRuns(f, 0, 100); err == nil {
+		t.Error("reading past the indices succeeded")
+	}
+}

@@ -216,12 +216,63 @@ func (c *columnReader) values(at, m int) error {
 		c.data = rest
 		return err
 	}
+	if rf, ok := c.vals.(runFiller); ok {
+		if err := c.dictRuns(rf, at, m); err != nil {
+			return fmt.Errorf("dictionary indices: %w", err)
+		}
+		return nil
+	}
 	c.scratch = reuse(c.scratch, m)
 	idx := c.scratch[:m]
 	if err := c.idx.read(idx); err != nil {
 		return fmt.Errorf("dictionary indices: %w", err)
 	}
 	return c.vals.dict(idx, at)
+}
+
+// runFiller is a valueDecoder that writes a repeated run of one dictionary
+// entry directly, without a run of indices to gather from.
+type runFiller interface {
+	valueDecoder
+	// fill writes dictionary entry k to the n rows from row at.
+	fill(k uint32, at, n int) error
+}
+
+// dictRuns decodes m dictionary-encoded values from row at run by run:
+// repeated runs are filled, bit-packed ones unpacked and gathered.
+func (c *columnReader) dictRuns(rf runFiller, at, m int) error {
+	r := &c.idx
+	for m > 0 {
+		switch {
+		case r.rleLeft > 0:
+			n := min(r.rleLeft, m)
+			if err := rf.fill(r.rleVal, at, n); err != nil {
+				return err
+			}
+			r.rleLeft -= n
+			at += n
+			m -= n
+		case r.bpLeft > 0:
+			n := min(r.bpLeft, m)
+			c.scratch = reuse(c.scratch, n)
+			idx := c.scratch[:n]
+			r.unpack(idx)
+			r.bpLeft -= n
+			if err := rf.dict(idx, at); err != nil {
+				return err
+			}
+			at += n
+			m -= n
+		default:
+			if r.pos >= len(r.data) {
+				return errRLETruncated
+			}
+			if err := r.nextRun(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // nextPage moves to the next data page, decoding a dictionary page met on
@@ -350,6 +401,17 @@ func (f *fixedWidth[T]) dict(idx []uint32, at int) error {
 			return errDictIndex(int32(k), uint32(len(d)))
 		}
 		out[i] = d[k]
+	}
+	return nil
+}
+
+func (f *fixedWidth[T]) fill(k uint32, at, n int) error {
+	if int(k) >= len(f.dicts) {
+		return errDictIndex(int32(k), uint32(len(f.dicts)))
+	}
+	v, out := f.dicts[k], f.out[at:at+n]
+	for i := range out {
+		out[i] = v
 	}
 	return nil
 }
