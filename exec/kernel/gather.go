@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -35,15 +36,8 @@ func Gather(mem memory.Allocator, arr arrow.Array, idx []int32) (out arrow.Array
 	}()
 	switch dt.ID() {
 	case arrow.BOOL:
-		vals := arr.Data().Buffers()[1].Bytes()
-		off := arr.Data().Offset()
-		b := newBuf(mem, int(bitutil.BytesForBits(int64(n))))
-		bits := b.Bytes()
-		for i, r := range idx {
-			if bitutil.BitIsSet(vals, off+int(r)) {
-				bitutil.SetBit(bits, i)
-			}
-		}
+		b := execop.NewDirtyBuffer(mem, int(bitutil.BytesForBits(int64(n))))
+		gatherBits(b.Bytes(), arr.Data().Buffers()[1].Bytes(), arr.Data().Offset(), idx)
 		bufs = []*memory.Buffer{nil, b}
 	case arrow.STRING, arrow.BINARY:
 		bufs = gatherBytes[int32](mem, arr, idx)
@@ -235,19 +229,37 @@ func gatherBytes[O int32 | int64](mem memory.Allocator, arr arrow.Array, idx []i
 
 // gatherValidity returns the validity bitmap of arr's rows idx and its null count.
 func gatherValidity(mem memory.Allocator, arr arrow.Array, idx []int32) (*memory.Buffer, int) {
-	src := arr.NullBitmapBytes()
-	off := arr.Data().Offset()
-	b := newBuf(mem, int(bitutil.BytesForBits(int64(len(idx)))))
-	bits := b.Bytes()
-	nulls := 0
-	for i, r := range idx {
-		if bitutil.BitIsSet(src, off+int(r)) {
-			bitutil.SetBit(bits, i)
-		} else {
-			nulls++
+	b := execop.NewDirtyBuffer(mem, int(bitutil.BytesForBits(int64(len(idx)))))
+	set := gatherBits(b.Bytes(), arr.NullBitmapBytes(), arr.Data().Offset(), idx)
+	return b, len(idx) - set
+}
+
+// gatherBits sets bit i of dst to bit off+idx[i] of src, writing every
+// byte of dst[:ceil(len(idx)/8)] whole (the bits past len(idx) clear), and
+// returns how many bits it set. Bytes are assembled without branches: the
+// bits gathered are as unpredictable as the rows.
+func gatherBits(dst, src []byte, off int, idx []int32) int {
+	set, i := 0, 0
+	for ; i+8 <= len(idx); i += 8 {
+		g := idx[i : i+8 : i+8]
+		var v byte
+		for k, r := range g {
+			p := off + int(r)
+			v |= (src[p>>3] >> (p & 7) & 1) << k
 		}
+		dst[i>>3] = v
+		set += bits.OnesCount8(v)
 	}
-	return b, nulls
+	if i < len(idx) {
+		var v byte
+		for k, r := range idx[i:] {
+			p := off + int(r)
+			v |= (src[p>>3] >> (p & 7) & 1) << k
+		}
+		dst[i>>3] = v
+		set += bits.OnesCount8(v)
+	}
+	return set
 }
 
 func releaseBuffers(bufs []*memory.Buffer) {

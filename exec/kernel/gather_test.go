@@ -142,3 +142,45 @@ func testColumn(mem memory.Allocator, rng *rand.Rand, dt arrow.DataType, n, null
 	}
 	return b.NewArray()
 }
+
+// TestGatherBits gathers bits at every length up to 40 and every source
+// offset below 8 into a destination full of set bits, which gatherBits must
+// overwrite byte by byte (its buffers are not zeroed), clearing the bits
+// past the last row.
+func TestGatherBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	src := make([]byte, 16)
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	for n := 0; n <= 40; n++ {
+		for off := range 8 {
+			idx := make([]int32, n)
+			for i := range idx {
+				idx[i] = int32(rng.IntN(8*len(src) - off))
+			}
+			dst := make([]byte, (n+7)/8)
+			for i := range dst {
+				dst[i] = 0xFF
+			}
+			set := gatherBits(dst, src, off, idx)
+			want := 0
+			for i := range 8 * len(dst) {
+				w := false
+				if i < n {
+					p := off + int(idx[i])
+					w = src[p>>3]>>(p&7)&1 == 1
+				}
+				if w {
+					want++
+				}
+				if got := dst[i>>3]>>(i&7)&1 == 1; got != w {
+					t.Fatalf("n %d off %d: bit %d is %v", n, off, i, got)
+				}
+			}
+			if set != want {
+				t.Fatalf("n %d off %d: %d set, want %d", n, off, set, want)
+			}
+		}
+	}
+}
