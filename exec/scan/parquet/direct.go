@@ -746,6 +746,7 @@ type directReader struct {
 	helped      []bool
 	helper      *decodeHelper
 	ready       []arrow.RecordBatch // decoded batches not yet returned
+	schema      *arrow.Schema       // of the last batch, for the next (batchSchema)
 }
 
 // decodeHelper decodes the helped columns of a run of batches on its own
@@ -1006,16 +1007,38 @@ decode:
 	for b, n := range sizes {
 		d.left -= int64(n)
 		cols := make([]arrow.Array, len(p.outPos))
-		fields := make([]arrow.Field, len(p.outPos))
 		for i, pos := range p.outPos {
 			cols[i] = rows[b][pos]
-			fields[i] = arrow.Field{Name: d.names[pos], Type: cols[i].DataType(), Nullable: true}
 		}
-		d.ready = append(d.ready, array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n)))
+		d.ready = append(d.ready, array.NewRecordBatch(d.batchSchema(p.outPos, cols), cols, int64(n)))
 	}
 	releaseRows(rows) // the batches hold their own references
 	handedOff = true
 	return p.nextDirect(ctx)
+}
+
+// batchSchema returns the schema of a batch of cols (the fields at outPos),
+// the previous batch's when the types are the same: a schema is immutable,
+// and building one per batch costs a map and its fields.
+func (d *directReader) batchSchema(outPos []int, cols []arrow.Array) *arrow.Schema {
+	if sc := d.schema; sc != nil && sc.NumFields() == len(cols) {
+		same := true
+		for i, c := range cols {
+			if !arrow.TypeEqual(sc.Field(i).Type, c.DataType()) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return sc
+		}
+	}
+	fields := make([]arrow.Field, len(cols))
+	for i, pos := range outPos {
+		fields[i] = arrow.Field{Name: d.names[pos], Type: cols[i].DataType(), Nullable: true}
+	}
+	d.schema = arrow.NewSchema(fields, nil)
+	return d.schema
 }
 
 // closeDirectGroup closes the columns of the current row group.
