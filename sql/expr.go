@@ -416,7 +416,7 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 		if !ok || len(n.Args) != 2 {
 			return nil, qerr.Internalf("sql: malformed %s", name)
 		}
-		t, err := typeFromString(v.GetString())
+		t, err := typeFromString(v.GetString(), b.p.zoneText())
 		if err != nil {
 			return nil, err
 		}

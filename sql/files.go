@@ -246,7 +246,7 @@ func parseColumnsArg(toks []token, j int, bad func(int, string, ...any) error) (
 		if j >= len(toks) || toks[j].Kind != tokString {
 			return nil, 0, bad(j, "columns: expected a quoted type name for %q", name)
 		}
-		typ, err := typeFromString(toks[j].value())
+		typ, err := typeFromString(toks[j].value(), "UTC")
 		if err != nil {
 			return nil, 0, bad(j, "columns: %s", msgOf(err))
 		}

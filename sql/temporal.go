@@ -12,9 +12,9 @@ import (
 
 // temporalTypeName finishes a TIMESTAMP, DATETIME, TIME, TIMESTAMPTZ or
 // INTERVAL type name whose first word is t, reading an optional
-// WITH[OUT] TIME ZONE from toks[i:]. Timestamps with a time zone are not
-// supported.
-func temporalTypeName(t token, toks []token, i int) (arrow.DataType, int, error) {
+// WITH[OUT] TIME ZONE from toks[i:]. A timestamp with a time zone has zone
+// zone; TIME WITH TIME ZONE is not supported.
+func temporalTypeName(t token, toks []token, i int, zone string) (arrow.DataType, int, error) {
 	word := func(j int, kw string) bool { return j < len(toks) && toks[j].is(kw) }
 	tz := false
 	switch {
@@ -30,7 +30,7 @@ func temporalTypeName(t token, toks []token, i int) (arrow.DataType, int, error)
 		fallthrough
 	case "TIMESTAMP", "DATETIME":
 		if tz {
-			return nil, i, qerr.NotImplementedf("TIMESTAMP WITH TIME ZONE is not supported (TIMESTAMP, without time zone, is)")
+			return logical.TimestampTZ(zone), i, nil
 		}
 		return logical.Timestamp, i, nil
 	case "TIME":
@@ -149,6 +149,26 @@ func temporalCast(x logical.Expr, t arrow.DataType) (logical.Expr, error) {
 		arrow.INTERVAL_MONTH_DAY_NANO: "interval (want e.g. '1 year 2 months 3 days 04:05:06')",
 	}[t.ID()]
 	return nil, qerr.Planf("invalid %s: %s", what, l)
+}
+
+// SetTimeZone sets the session time zone the planner gives TIMESTAMPTZ
+// types (a canonical value of quiver.timezone; one LoadZone refuses leaves
+// UTC).
+func (p *Planner) SetTimeZone(name string) {
+	loc, ok := temporal.LoadZone(name)
+	if !ok || loc == time.UTC {
+		p.zone, p.zoneName = nil, ""
+		return
+	}
+	p.zone, p.zoneName = loc, name
+}
+
+// zoneText is the session time zone's name, as TIMESTAMPTZ types carry it.
+func (p *Planner) zoneText() string {
+	if p.zoneName == "" {
+		return "UTC"
+	}
+	return p.zoneName
 }
 
 // statementClock is the time now(), current_timestamp and current_date

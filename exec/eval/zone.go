@@ -1,0 +1,97 @@
+package eval
+
+import (
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
+)
+
+// Kernels of TIMESTAMPTZ: timestamp arrays with a time zone hold UTC
+// instants, and the zone is the calendar their wall-clock times are read in.
+
+// zoneOf is the time zone of a timestamp type with one; nil for any other
+// type. A zone name the database does not know is an execution error.
+func zoneOf(t arrow.DataType) (*time.Location, error) {
+	ts, ok := t.(*arrow.TimestampType)
+	if !ok || ts.TimeZone == "" {
+		return nil, nil
+	}
+	if ts.TimeZone == "UTC" {
+		return time.UTC, nil
+	}
+	loc, ok := temporal.LoadZone(ts.TimeZone)
+	if !ok {
+		return nil, qerr.Execf("unknown time zone %q", ts.TimeZone)
+	}
+	return loc, nil
+}
+
+// castZoned converts a (not all NULL) where from or to is a TIMESTAMPTZ:
+// between zones the instant stays; a TIMESTAMP, a date's midnight or a
+// text without an offset is read as wall-clock time in to's zone; a
+// TIMESTAMPTZ becomes a date, time or TIMESTAMP of its wall-clock time in
+// its zone. ok is false when neither is a TIMESTAMPTZ, or for casts to text
+// (appendTemporal prints those).
+func castZoned(mem memory.Allocator, a arrow.Array, to arrow.DataType, valid *memory.Buffer) (arrow.Array, bool, error) {
+	from, n := a.DataType(), a.Len()
+	fz, err := zoneOf(from)
+	if err != nil {
+		return nil, true, err
+	}
+	tz, err := zoneOf(to)
+	if err != nil {
+		return nil, true, err
+	}
+	if fz == nil && tz == nil || to.ID() == arrow.STRING || to.ID() == arrow.LARGE_STRING {
+		return nil, false, nil
+	}
+	if fz != nil {
+		buf, out := newFixed[int64](mem, n)
+		defer buf.Release()
+		unit := from.(*arrow.TimestampType).Unit
+		for i, x := range values[int64](a) {
+			out[i] = temporal.ToMicros(x, unit)
+			if tz == nil {
+				out[i] = temporal.ToLocal(out[i], fz)
+			}
+		}
+		if tz != nil {
+			return makeArray(to, n, valid, buf), true, nil
+		}
+		local := makeArray(tTimestamp, n, valid, buf)
+		if to.ID() == arrow.TIMESTAMP && arrow.TypeEqual(to, tTimestamp) {
+			return local, true, nil
+		}
+		defer local.Release()
+		return castTemporal(mem, local, to, valid)
+	}
+	buf, out := newFixed[int64](mem, n)
+	defer buf.Release()
+	switch from.ID() {
+	case arrow.TIMESTAMP:
+		unit := from.(*arrow.TimestampType).Unit
+		for i, x := range values[int64](a) {
+			out[i] = temporal.FromLocal(temporal.ToMicros(x, unit), tz)
+		}
+	case arrow.DATE32:
+		for i, x := range values[int32](a) {
+			out[i] = temporal.FromLocal(int64(x)*temporal.MicrosPerDay, tz)
+		}
+	case arrow.STRING, arrow.LARGE_STRING:
+		for i, s := range stringView(a) {
+			if !a.IsValid(i) {
+				continue
+			}
+			var ok bool
+			if out[i], ok = temporal.ParseTimestampTZ(s, tz); !ok {
+				return nil, true, qerr.Execf("cannot cast '%s' to %s", s, typeName(to))
+			}
+		}
+	default:
+		return nil, false, nil
+	}
+	return makeArray(to, n, valid, buf), true, nil
+}
