@@ -61,7 +61,9 @@ func Column(a arrow.Array) (vals []string, nulls []bool) {
 			if !ok {
 				loc = time.UTC
 			}
-			set(func(i int) string { return temporal.FormatTimestampTZ(temporal.ToMicros(int64(a.Value(i)), t.Unit), loc) })
+			set(func(i int) string {
+				return temporal.FormatTimestampTZ(temporal.ToMicros(int64(a.Value(i)), t.Unit), loc)
+			})
 			break
 		}
 		set(func(i int) string { return temporal.FormatTimestamp(temporal.ToMicros(int64(a.Value(i)), t.Unit)) })
