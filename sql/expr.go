@@ -449,6 +449,11 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 	if err != nil {
 		return nil, err
 	}
+	if name == "timezone" && len(as) == 2 {
+		// A TIMESTAMPTZ result is in the session's zone: argument 3 carries
+		// that type.
+		as = append(as, &logical.Literal{Type: logical.TimestampTZ(b.p.zoneText()), Value: arrow.Timestamp(0)})
+	}
 	return b.libraryCall(name, n, as, ctx)
 }
 

@@ -66,6 +66,7 @@ func temporalEdits(toks []token) []edit {
 		edits = append(edits, edit{toks[start].Off, toks[end].End,
 			fnCast + "('" + strings.ReplaceAll(text, "'", "''") + "', '" + typ + "')"})
 	}
+	edits = atTimeZoneEdits(toks)
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.Kind != tokIdent || i+1 >= len(toks) {
@@ -182,16 +183,28 @@ func (b *builder) statementClock() time.Time {
 }
 
 // clockCall lowers now(), current_timestamp, localtimestamp and
-// current_date to constants of the statement's clock; ok is false for
+// current_date to constants of the statement's clock, as PostgreSQL types
+// them: now() is a TIMESTAMPTZ, localtimestamp the TIMESTAMP and
+// current_date the date of the session zone's wall clock; ok is false for
 // other names.
 func (b *builder) clockCall(name string, nargs int) (logical.Expr, bool, error) {
+	now := b.statementClock().UnixMicro()
+	local := now
+	if b.p.zone != nil {
+		local = temporal.ToLocal(now, b.p.zone)
+	}
+	var lit *logical.Literal
 	switch name {
-	case "now", "current_timestamp", "localtimestamp", "transaction_timestamp", "statement_timestamp", "get_current_timestamp":
+	case "now", "current_timestamp", "transaction_timestamp", "statement_timestamp", "get_current_timestamp":
+		lit = &logical.Literal{Type: logical.TimestampTZ(b.p.zoneText()), Value: arrow.Timestamp(now)}
+	case "localtimestamp":
+		lit = &logical.Literal{Type: logical.Timestamp, Value: arrow.Timestamp(local)}
 	case "current_date", "curdate", "today":
 		if nargs != 0 {
 			return nil, true, qerr.Planf("function %s takes no arguments", name)
 		}
-		return &logical.Literal{Type: logical.Date, Value: arrow.Date32FromTime(b.statementClock())}, true, nil
+		days, _ := temporal.SplitTimestamp(local)
+		return &logical.Literal{Type: logical.Date, Value: arrow.Date32(days)}, true, nil
 	default:
 		return nil, false, nil
 	}
@@ -200,5 +213,51 @@ func (b *builder) clockCall(name string, nargs int) (logical.Expr, bool, error) 
 	if nargs > 1 {
 		return nil, true, qerr.Planf("function %s takes at most one argument (a precision)", name)
 	}
-	return &logical.Literal{Type: logical.Timestamp, Value: arrow.Timestamp(b.statementClock().UnixMicro())}, true, nil
+	return lit, true, nil
+}
+
+// atTimeZoneEdits rewrites x AT TIME ZONE z into timezone(z, x), which is
+// PostgreSQL's own spelling. x is what binds tighter than any operator: a
+// parenthesized expression or a function call, a literal (with its type
+// word: TIMESTAMP '...'), or a possibly qualified name; z is a literal or
+// a name.
+func atTimeZoneEdits(toks []token) []edit {
+	var edits []edit
+	for i := 1; i+3 < len(toks); i++ {
+		if !toks[i].is("AT") || !toks[i+1].is("TIME") || !toks[i+2].is("ZONE") {
+			continue
+		}
+		start := operandStart(toks, i-1)
+		zEnd := i + 3
+		if toks[zEnd].Kind == tokIdent || toks[zEnd].Kind == tokQuotedIdent {
+			for zEnd+2 < len(toks) && toks[zEnd+1].punct(".") {
+				zEnd += 2
+			}
+		} else if toks[zEnd].Kind != tokString {
+			continue
+		}
+		if start < 0 {
+			continue
+		}
+		zone := ""
+		for j := i + 3; j <= zEnd; j++ {
+			zone += toks[j].Text
+		}
+		edits = append(edits, edit{toks[start].Off, toks[start].Off, "timezone(" + zone + ", "},
+			edit{toks[i].Off, toks[zEnd].End, ")"})
+		i = zEnd
+	}
+	return edits
+}
+
+// operandStart is castOperandStart, with a typed literal's type word
+// (TIMESTAMP '...') taken in.
+func operandStart(toks []token, end int) int {
+	t := toks[end]
+	if t.Kind == tokString && end > 0 && !(end > 1 && toks[end-2].punct(".")) {
+		if w := toks[end-1]; w.is("TIMESTAMP") || w.is("TIMESTAMPTZ") || w.is("DATE") || w.is("DATETIME") {
+			return end - 1
+		}
+	}
+	return castOperandStart(toks, end)
 }

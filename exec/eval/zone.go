@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"github.com/quiverdb/quiver/temporal"
 )
@@ -94,4 +95,40 @@ func castZoned(mem memory.Allocator, a arrow.Array, to arrow.DataType, valid *me
 		return nil, false, nil
 	}
 	return makeArray(to, n, valid, buf), true, nil
+}
+
+var zoneKernels = kernelMap{
+	// timezone(zone, x), x AT TIME ZONE zone: a TIMESTAMPTZ's wall-clock
+	// time in zone, or the instant at which zone's clock reads a TIMESTAMP
+	// (or a date's midnight). Argument 3, when the planner adds it, only
+	// carries the result type.
+	"timezone": func(f *physical.ScalarFunc) (node, error) {
+		zone, err := compileOperand(f.Args[0], nil)
+		if err != nil {
+			return nil, err
+		}
+		if zone.lit == nil || zone.lit.null || zone.typ.ID() != tUtf8.ID() {
+			return nil, qerr.NotImplementedf("eval: timezone needs a constant zone, got %s", f.Args[0])
+		}
+		loc, ok := temporal.LoadZone(zone.lit.s)
+		if !ok {
+			return nil, qerr.Execf("timezone: unknown time zone %q", zone.lit.s)
+		}
+		xt := f.Args[1].DataType()
+		types := []arrow.DataType{tUtf8, tTimestamp}
+		for _, a := range f.Args[2:] {
+			types = append(types, a.DataType())
+		}
+		fromZoned := false
+		if fz, err := zoneOf(xt); err != nil {
+			return nil, err
+		} else if fz != nil {
+			types[1], fromZoned = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: xt.(*arrow.TimestampType).TimeZone}, true
+		}
+		body := func(a []rowArg, i int) (int64, bool, error) { return temporal.FromLocal(a[1].int(i), loc), true, nil }
+		if fromZoned {
+			body = func(a []rowArg, i int) (int64, bool, error) { return temporal.ToLocal(a[1].int(i), loc), true, nil }
+		}
+		return i64Body(f.Type, body, types...)(f)
+	},
 }
