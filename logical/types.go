@@ -81,6 +81,9 @@ func TypeString(t arrow.DataType) string {
 		if arrow.TypeEqual(t, Timestamp) {
 			return "Timestamp"
 		}
+		if ts := t.(*arrow.TimestampType); ts.Unit == arrow.Microsecond && ts.TimeZone != "" {
+			return "TimestampTZ(" + ts.TimeZone + ")"
+		}
 	case arrow.TIME64:
 		if arrow.TypeEqual(t, Time) {
 			return "Time"

@@ -330,7 +330,7 @@ func (b *builder) fileScan(fs *fileSource, alias string) (logical.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return logical.NewScan(t, alias), nil
+	return b.inSessionZone(logical.NewScan(t, alias), alias)
 }
 
 // fileAlias names the table of a quoted path: its file name without

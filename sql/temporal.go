@@ -261,3 +261,34 @@ func operandStart(toks []token, end int) int {
 	}
 	return castOperandStart(toks, end)
 }
+
+// inSessionZone gives the TIMESTAMPTZ columns of a table or file scan the
+// session's time zone, so that they print and read their fields in it as
+// every other TIMESTAMPTZ of the statement does (the instants are kept): a
+// projection casting them, under the scan's alias. Scans without such
+// columns are returned as they are.
+func (b *builder) inSessionZone(s *logical.Scan, alias string) (logical.Plan, error) {
+	zone := b.p.zoneText()
+	fs := s.Schema().Fields
+	var list []logical.Expr
+	for i, f := range fs {
+		if !logical.IsTimestampTZ(f.Type) || f.Type.(*arrow.TimestampType).TimeZone == zone {
+			continue
+		}
+		if list == nil {
+			list = make([]logical.Expr, len(fs))
+			for j, g := range fs {
+				list[j] = &logical.Column{Qualifier: g.Qualifier, Name: g.Name}
+			}
+		}
+		list[i] = &logical.Alias{Expr: &logical.Cast{Expr: list[i], Type: logical.TimestampTZ(zone)}, Name: f.Name}
+	}
+	if list == nil {
+		return s, nil
+	}
+	p, err := logical.NewProjection(s, list)
+	if err != nil {
+		return nil, err
+	}
+	return logical.NewSubqueryAlias(p, alias), nil
+}

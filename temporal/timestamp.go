@@ -265,3 +265,13 @@ func ToMicros(v int64, unit arrow.TimeUnit) int64 {
 	}
 	return v * k
 }
+
+// FileTimestamp is the type SQL reads a file's timestamp column of type t
+// as: microseconds, TIMESTAMPTZ (time zone UTC, the instants) when the
+// column has a time zone (Parquet's isAdjustedToUTC), else TIMESTAMP.
+func FileTimestamp(t *arrow.TimestampType) *arrow.TimestampType {
+	if t.TimeZone != "" {
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	}
+	return &arrow.TimestampType{Unit: arrow.Microsecond}
+}
