@@ -240,6 +240,9 @@ func temporalArg(fn string, a functions.Arg, e Expr, t arrow.DataType) (Expr, er
 		return f, nil
 	case a == functions.Temporal && IsTemporal(t):
 		return e, nil
+	case a == functions.Timestamp && IsTimestampTZ(t) && fn == "epoch_ms":
+		// The instant's milliseconds, not its wall clock's.
+		return e, nil
 	case a == functions.Timestamp && (t.ID() == arrow.TIMESTAMP || t.ID() == arrow.DATE32):
 		return castIf(e, t, Timestamp), nil
 	case a == functions.IntervalArg && t.ID() == arrow.INTERVAL_MONTH_DAY_NANO:

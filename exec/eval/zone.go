@@ -132,3 +132,17 @@ var zoneKernels = kernelMap{
 		return i64Body(f.Type, body, types...)(f)
 	},
 }
+
+// asInstant is f with argument i, if a TIMESTAMPTZ, in zone UTC, so that a
+// kernel reading it as a TIMESTAMP reads the instant (epoch), not the wall
+// clock of its zone.
+func asInstant(f *physical.ScalarFunc, i int) *physical.ScalarFunc {
+	t, ok := f.Args[i].DataType().(*arrow.TimestampType)
+	if !ok || t.TimeZone == "" || t.TimeZone == "UTC" {
+		return f
+	}
+	g := *f
+	g.Args = append([]physical.Expr(nil), f.Args...)
+	g.Args[i] = &physical.Cast{Expr: f.Args[i], Type: &arrow.TimestampType{Unit: t.Unit, TimeZone: "UTC"}}
+	return &g
+}
