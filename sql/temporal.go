@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -223,11 +224,18 @@ func (b *builder) clockCall(name string, nargs int) (logical.Expr, bool, error) 
 // a name.
 func atTimeZoneEdits(toks []token) []edit {
 	var edits []edit
+	prevStart, prevEnd, prevIns := -1, -1, -1
 	for i := 1; i+3 < len(toks); i++ {
 		if !toks[i].is("AT") || !toks[i+1].is("TIME") || !toks[i+2].is("ZONE") {
 			continue
 		}
 		start := operandStart(toks, i-1)
+		chained := i-1 == prevEnd
+		if chained {
+			// x AT TIME ZONE a AT TIME ZONE b: the left operand is the
+			// whole first conversion.
+			start = prevStart
+		}
 		zEnd := i + 3
 		if toks[zEnd].Kind == tokIdent || toks[zEnd].Kind == tokQuotedIdent {
 			for zEnd+2 < len(toks) && toks[zEnd+1].punct(".") {
@@ -243,8 +251,16 @@ func atTimeZoneEdits(toks []token) []edit {
 		for j := i + 3; j <= zEnd; j++ {
 			zone += toks[j].Text
 		}
-		edits = append(edits, edit{toks[start].Off, toks[start].Off, "timezone(" + zone + ", "},
-			edit{toks[i].Off, toks[zEnd].End, ")"})
+		open := edit{toks[start].Off, toks[start].Off, "timezone(" + zone + ", "}
+		if chained {
+			// Insertions at one offset apply in order: the outer call first.
+			edits = slices.Insert(edits, prevIns, open)
+		} else {
+			prevIns = len(edits)
+			edits = append(edits, open)
+		}
+		edits = append(edits, edit{toks[i].Off, toks[zEnd].End, ")"})
+		prevStart, prevEnd = start, zEnd
 		i = zEnd
 	}
 	return edits
