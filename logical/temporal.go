@@ -195,7 +195,16 @@ func keepsTime(l *Literal, t arrow.DataType) bool {
 	if !ok || t.ID() != arrow.DATE32 {
 		return true
 	}
-	_, tod := temporal.SplitTimestamp(int64(v))
+	us := int64(v)
+	if IsTimestampTZ(l.Type) {
+		// A TIMESTAMPTZ is a date at its zone's midnight.
+		loc, ok := temporal.LoadZone(l.Type.(*arrow.TimestampType).TimeZone)
+		if !ok {
+			return false
+		}
+		us = temporal.ToLocal(us, loc)
+	}
+	_, tod := temporal.SplitTimestamp(us)
 	return tod == 0
 }
 
@@ -282,10 +291,14 @@ func foldZoned(l *Literal, t arrow.DataType) (*Literal, bool) {
 		if IsTimestampTZ(t) { // the same instant, another zone
 			return &Literal{Type: t, Value: v}, true
 		}
-		if t.ID() != arrow.TIMESTAMP && t.ID() != arrow.DATE32 && t.ID() != arrow.TIME64 {
-			return nil, false
+		local := &Literal{Type: Timestamp, Value: arrow.Timestamp(temporal.ToLocal(int64(v), from))}
+		switch {
+		case arrow.TypeEqual(t, Timestamp):
+			return local, true
+		case t.ID() == arrow.DATE32 || t.ID() == arrow.TIME64:
+			return foldTemporal(local, t)
 		}
-		return foldTemporal(&Literal{Type: Timestamp, Value: arrow.Timestamp(temporal.ToLocal(int64(v), from))}, t)
+		return nil, false
 	}
 	to, ok := temporal.LoadZone(t.(*arrow.TimestampType).TimeZone)
 	if !ok {

@@ -150,6 +150,9 @@ func temporalCast(x logical.Expr, t arrow.DataType) (logical.Expr, error) {
 		arrow.TIME64:                  "time (want HH:MM[:SS[.ffffff]])",
 		arrow.INTERVAL_MONTH_DAY_NANO: "interval (want e.g. '1 year 2 months 3 days 04:05:06')",
 	}[t.ID()]
+	if logical.IsTimestampTZ(t) {
+		what = "timestamptz (want YYYY-MM-DD [HH:MM[:SS[.ffffff]]] [an offset such as +02, or a zone name])"
+	}
 	return nil, qerr.Planf("invalid %s: %s", what, l)
 }
 
