@@ -89,7 +89,7 @@ func CurrentDate() Expr { return Fn("current_date") }
 // DateDiff is SQL's date_diff: the number of unit boundaries (year, quarter, month, week, day, hour, minute, second, millisecond, microsecond) crossed from argument 2 to argument 3.
 func DateDiff(s, t, t2 Expr) Expr { return Fn("date_diff", s, t, t2) }
 
-// DatePart is SQL's date_part: a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond (EXTRACT).
+// DatePart is SQL's date_part: a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond; of a timestamptz also timezone, timezone_hour, timezone_minute (EXTRACT).
 func DatePart(s, t Expr) Expr { return Fn("date_part", s, t) }
 
 // DateTrunc is SQL's date_trunc: the date or timestamp truncated to the start of its millennium, century, decade, year, quarter, month, week, day, hour, minute, second, millisecond or microsecond.

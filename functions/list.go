@@ -153,7 +153,7 @@ func init() {
 		scalar("try_cast", argType(1), "the value cast to a type, NULL where it does not convert (TRY_CAST(x AS type))", sig(AnyArg, AnyArg)).mayBeNull(),
 
 		// Dates and times.
-		scalar("date_part", fixed(bigint), "a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond (EXTRACT)", sig(Text, Temporal)).alias("datepart"),
+		scalar("date_part", fixed(bigint), "a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond; of a timestamptz also timezone, timezone_hour, timezone_minute (EXTRACT)", sig(Text, Temporal)).alias("datepart"),
 		scalar("date_trunc", truncType, "the date or timestamp truncated to the start of its millennium, century, decade, year, quarter, month, week, day, hour, minute, second, millisecond or microsecond", sig(Text, Temporal)).alias("datetrunc"),
 		scalar("timezone", zoneConvType, "timezone(zone, x), x AT TIME ZONE zone: a TIMESTAMPTZ as the TIMESTAMP zone's clock shows it, or the TIMESTAMPTZ at which zone's clock shows a TIMESTAMP (zone: an IANA name, UTC or an offset such as +02:00)", opt(1, Text, Temporal, Temporal)),
 		scalar("make_date", fixed(date), "the date of a year, month and day", sig(Int, Int, Int)),

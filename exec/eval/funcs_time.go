@@ -103,6 +103,9 @@ func intervalPart(unit string, iv arrow.MonthDayNanoInterval) int64 {
 // compileTemporalPart is date_part over a timestamp, time or interval.
 func compileTemporalPart(f *physical.ScalarFunc, unitText string) (node, error) {
 	t := f.Args[1].DataType()
+	if n, ok, err := compileZonePart(f, unitText); ok {
+		return n, err
+	}
 	u, isTime := timeFieldUnit(unitText)
 	if !isTime {
 		var ok bool

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -145,4 +146,36 @@ func asInstant(f *physical.ScalarFunc, i int) *physical.ScalarFunc {
 	g.Args = append([]physical.Expr(nil), f.Args...)
 	g.Args[i] = &physical.Cast{Expr: f.Args[i], Type: &arrow.TimestampType{Unit: t.Unit, TimeZone: "UTC"}}
 	return &g
+}
+
+// compileZonePart compiles date_part's zone fields of a TIMESTAMPTZ
+// (PostgreSQL's): timezone is the UTC offset of its zone at that instant in
+// seconds east of UTC, timezone_hour and timezone_minute its parts; ok is
+// false for other fields and types.
+func compileZonePart(f *physical.ScalarFunc, unit string) (node, bool, error) {
+	var div, mod int64
+	switch strings.ToLower(strings.TrimSpace(unit)) {
+	case "timezone":
+		div, mod = 1, 0
+	case "timezone_hour":
+		div, mod = 3600, 0
+	case "timezone_minute":
+		div, mod = 60, 60
+	default:
+		return nil, false, nil
+	}
+	loc, err := zoneOf(f.Args[1].DataType())
+	if err != nil || loc == nil {
+		return nil, err != nil, err
+	}
+	arg := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: f.Args[1].DataType().(*arrow.TimestampType).TimeZone}
+	n, err := i64Body(tInt64, func(a []rowArg, i int) (int64, bool, error) {
+		// Truncated toward zero, as PostgreSQL splits a negative offset.
+		v := temporal.ZoneOffset(a[1].int(i), loc) / temporal.MicrosPerSecond / div
+		if mod != 0 {
+			v %= mod
+		}
+		return v, true, nil
+	}, tUtf8, arg)(f)
+	return n, true, err
 }
