@@ -83,13 +83,13 @@ func CovarPop(x, x2 Expr) Expr { return Fn("covar_pop", x, x2) }
 // CovarSamp is SQL's covar_samp: the sample covariance of the (y, x) pairs where both are non-NULL.
 func CovarSamp(x, x2 Expr) Expr { return Fn("covar_samp", x, x2) }
 
-// CurrentDate is SQL's current_date: today's date (UTC), the same for the whole statement.
+// CurrentDate is SQL's current_date: today's date in the session's time zone, the same for the whole statement.
 func CurrentDate() Expr { return Fn("current_date") }
 
 // DateDiff is SQL's date_diff: the number of unit boundaries (year, quarter, month, week, day, hour, minute, second, millisecond, microsecond) crossed from argument 2 to argument 3.
 func DateDiff(s, t, t2 Expr) Expr { return Fn("date_diff", s, t, t2) }
 
-// DatePart is SQL's date_part: a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond (EXTRACT).
+// DatePart is SQL's date_part: a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond; of a timestamptz also timezone, timezone_hour, timezone_minute (EXTRACT).
 func DatePart(s, t Expr) Expr { return Fn("date_part", s, t) }
 
 // DateTrunc is SQL's date_trunc: the date or timestamp truncated to the start of its millennium, century, decade, year, quarter, month, week, day, hour, minute, second, millisecond or microsecond.
@@ -193,7 +193,7 @@ func Mod(x, x2 Expr) Expr { return Fn("mod", x, x2) }
 // Month is SQL's month: the month of a date or timestamp (1-12).
 func Month(t Expr) Expr { return Fn("month", t) }
 
-// Now is SQL's now: the current date and time (UTC, microseconds), the same for the whole statement.
+// Now is SQL's now: the current instant (a TIMESTAMPTZ, in the session's time zone; localtimestamp is its TIMESTAMP there), the same for the whole statement.
 func Now() Expr { return Fn("now") }
 
 // NullIf is SQL's nullif: NULL where the two arguments are equal, else the first.
@@ -307,6 +307,9 @@ func Substring(s, n Expr, more ...Expr) Expr {
 
 // Tan is SQL's tan: the tangent.
 func Tan(x Expr) Expr { return Fn("tan", x) }
+
+// Timezone is SQL's timezone: timezone(zone, x), x AT TIME ZONE zone: a TIMESTAMPTZ as the TIMESTAMP zone's clock shows it, or the TIMESTAMPTZ at which zone's clock shows a TIMESTAMP (zone: an IANA name, UTC or an offset such as +02:00).
+func Timezone(s, t Expr, more ...Expr) Expr { return Fn("timezone", append([]Expr{s, t}, more...)...) }
 
 // ToChar is SQL's to_char: the timestamp as text by a PostgreSQL pattern (YYYY-MM-DD HH24:MI:SS.US, Mon, Day, ...).
 func ToChar(t, s Expr) Expr { return Fn("to_char", t, s) }

@@ -286,6 +286,7 @@ func (s *Session) plan(src sql.Source) (sql.Statement, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	s.planner.SetTimeZone(s.settings.Text(settings.TimeZone))
 	return s.planner.Plan(src)
 }
 

@@ -28,6 +28,7 @@ var settingCases = map[string]struct{ good, shown, bad string }{
 	"quiver.session.idle_timeout":              {"1h", "1h", "-1s"},
 	"quiver.shuffle_compression":               {"zstd", "zstd", "gzip"},
 	"quiver.target_partitions":                 {"3", "3", "1025"},
+	"quiver.timezone":                          {"America/New_York", "America/New_York", "Mars/Olympus"},
 }
 
 // TestSettingsSQL sets every setting through SQL, reads it back with SHOW

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -52,8 +53,20 @@ func Column(a arrow.Array) (vals []string, nulls []bool) {
 	case *array.Date32:
 		set(func(i int) string { return a.Value(i).FormattedString() })
 	case *array.Timestamp:
-		unit := a.DataType().(*arrow.TimestampType).Unit
-		set(func(i int) string { return temporal.FormatTimestamp(temporal.ToMicros(int64(a.Value(i)), unit)) })
+		t := a.DataType().(*arrow.TimestampType)
+		if t.TimeZone != "" {
+			// A TIMESTAMPTZ prints in its zone with the offset; a zone the
+			// database does not know prints as UTC.
+			loc, ok := temporal.LoadZone(t.TimeZone)
+			if !ok {
+				loc = time.UTC
+			}
+			set(func(i int) string {
+				return temporal.FormatTimestampTZ(temporal.ToMicros(int64(a.Value(i)), t.Unit), loc)
+			})
+			break
+		}
+		set(func(i int) string { return temporal.FormatTimestamp(temporal.ToMicros(int64(a.Value(i)), t.Unit)) })
 	case *array.Time64:
 		unit := a.DataType().(*arrow.Time64Type).Unit
 		set(func(i int) string { return temporal.FormatTime(temporal.ToMicros(int64(a.Value(i)), unit)) })

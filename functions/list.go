@@ -14,6 +14,8 @@ var (
 	// timestamp has no time zone (microseconds), as logical.Timestamp.
 	timestamp = &arrow.TimestampType{Unit: arrow.Microsecond}
 	interval  = arrow.FixedWidthTypes.MonthDayNanoInterval
+	// timestamptz is TIMESTAMPTZ in UTC; SQL gives it the session's zone.
+	timestamptz = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 )
 
 // truncType is date_trunc's result: a date stays a date, a timestamp a timestamp.
@@ -23,6 +25,27 @@ var truncType = Ret{Desc: "type of argument 2", Rule: func(args []arrow.DataType
 		return args[1], nil
 	}
 	return nil, qerr.Planf("function date_trunc needs a date or timestamp, not %s", args[1])
+}}
+
+// zoneConvType is timezone's result: a TIMESTAMPTZ becomes a TIMESTAMP, a
+// TIMESTAMP or date a TIMESTAMPTZ (of the type of argument 3 if given, which
+// SQL adds to give it the session's zone).
+var zoneConvType = Ret{Desc: "timestamp for a timestamptz, else timestamptz", Rule: func(args []arrow.DataType) (arrow.DataType, error) {
+	switch t := args[1].(type) {
+	case *arrow.TimestampType:
+		if t.TimeZone != "" {
+			return timestamp, nil
+		}
+	case *arrow.NullType, *arrow.Date32Type:
+	default:
+		return nil, qerr.Planf("function timezone needs a timestamp or timestamptz, not %s", args[1])
+	}
+	if len(args) > 2 {
+		if t, ok := args[2].(*arrow.TimestampType); ok && t.TimeZone != "" {
+			return t, nil
+		}
+	}
+	return timestamptz, nil
 }}
 
 func sig(args ...Arg) Sig { return Sig{Args: args} }
@@ -130,8 +153,9 @@ func init() {
 		scalar("try_cast", argType(1), "the value cast to a type, NULL where it does not convert (TRY_CAST(x AS type))", sig(AnyArg, AnyArg)).mayBeNull(),
 
 		// Dates and times.
-		scalar("date_part", fixed(bigint), "a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond (EXTRACT)", sig(Text, Temporal)).alias("datepart"),
+		scalar("date_part", fixed(bigint), "a field of a date, timestamp, time or interval: year, month, day, quarter, week, dow, isodow, doy, isoyear, decade, century, millennium, epoch, hour, minute, second, millisecond, microsecond; of a timestamptz also timezone, timezone_hour, timezone_minute (EXTRACT)", sig(Text, Temporal)).alias("datepart"),
 		scalar("date_trunc", truncType, "the date or timestamp truncated to the start of its millennium, century, decade, year, quarter, month, week, day, hour, minute, second, millisecond or microsecond", sig(Text, Temporal)).alias("datetrunc"),
+		scalar("timezone", zoneConvType, "timezone(zone, x), x AT TIME ZONE zone: a TIMESTAMPTZ as the TIMESTAMP zone's clock shows it, or the TIMESTAMPTZ at which zone's clock shows a TIMESTAMP (zone: an IANA name, UTC or an offset such as +02:00)", opt(1, Text, Temporal, Temporal)),
 		scalar("make_date", fixed(date), "the date of a year, month and day", sig(Int, Int, Int)),
 		scalar("make_timestamp", fixed(timestamp), "the timestamp of a year, month, day, hour, minute and (fractional) second", sig(Int, Int, Int, Int, Int, Float)),
 		scalar("year", fixed(bigint), "the year of a date or timestamp", sig(Temporal)).lowered(),
@@ -146,8 +170,8 @@ func init() {
 		scalar("dayofyear", fixed(bigint), "the day of the year of a date or timestamp (1-366)", sig(Temporal)).lowered(),
 		scalar("epoch", fixed(double), "the seconds since 1970-01-01 00:00:00 of a timestamp (with the fraction), or the length of an interval in seconds", sig(Temporal)),
 		scalar("epoch_ms", fixed(bigint), "the milliseconds since 1970-01-01 00:00:00 of a timestamp", sig(Timestamp)),
-		scalar("current_date", fixed(date), "today's date (UTC), the same for the whole statement", sig()).alias("today").lowered(),
-		scalar("now", fixed(timestamp), "the current date and time (UTC, microseconds), the same for the whole statement", sig()).alias("current_timestamp", "localtimestamp").lowered(),
+		scalar("current_date", fixed(date), "today's date in the session's time zone, the same for the whole statement", sig()).alias("today").lowered(),
+		scalar("now", fixed(timestamptz), "the current instant (a TIMESTAMPTZ, in the session's time zone; localtimestamp is its TIMESTAMP there), the same for the whole statement", sig()).alias("current_timestamp", "localtimestamp").lowered(),
 		scalar("to_timestamp", fixed(timestamp), "the timestamp of seconds since 1970-01-01 00:00:00, or of a text read with a PostgreSQL pattern (YYYY-MM-DD HH24:MI:SS)", sig(Float), sig(Text, Text)),
 		scalar("strptime", fixed(timestamp), "the timestamp of a text read with a strftime format (%Y-%m-%d %H:%M:%S)", sig(Text, Text)),
 		scalar("to_char", fixed(text), "the timestamp as text by a PostgreSQL pattern (YYYY-MM-DD HH24:MI:SS.US, Mon, Day, ...)", sig(Timestamp, Text)),

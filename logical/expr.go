@@ -2,11 +2,13 @@ package logical
 
 import (
 	"fmt"
-	"github.com/quiverdb/quiver/functions"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/quiverdb/quiver/functions"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // Expr is a logical expression. The set of expressions is closed (sealed by
@@ -124,7 +126,14 @@ func (l *Literal) String() string {
 		return v.ToString(l.Type.(*arrow.Decimal128Type).Scale)
 	case arrow.Date32:
 		return "DATE '" + v.FormattedString() + "'"
-	case arrow.MonthDayNanoInterval, arrow.Timestamp, arrow.Time64:
+	case arrow.Timestamp:
+		if IsTimestampTZ(l.Type) {
+			// The instant with its UTC offset, so the text reads back as it.
+			return "TIMESTAMPTZ '" + temporal.FormatTimestampTZ(int64(v), time.UTC) + "'"
+		}
+		s, _ := TemporalLiteralString(v)
+		return s
+	case arrow.MonthDayNanoInterval, arrow.Time64:
 		s, _ := TemporalLiteralString(v)
 		return s
 	case float64:

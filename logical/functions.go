@@ -228,7 +228,7 @@ func Call(name string, args []Expr) (Expr, error) {
 	case "current_date":
 		return &Literal{Type: Date, Value: arrow.Date32FromTime(time.Now().UTC())}, nil
 	case "now":
-		return &Literal{Type: Timestamp, Value: arrow.Timestamp(time.Now().UnixMicro())}, nil
+		return &Literal{Type: TimestampUTC, Value: arrow.Timestamp(time.Now().UnixMicro())}, nil
 	}
 	return nil, qerr.Internalf("logical: function %s is marked lowered but has no lowering", f.Name)
 }

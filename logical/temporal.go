@@ -31,8 +31,10 @@ func temporalArithmetic(op BinaryOp, l, r arrow.DataType) (arrow.DataType, bool)
 	)
 	addSub := op == OpAdd || op == OpSub
 	switch {
-	case lid == ts && rid == iv && addSub, lid == iv && rid == ts && op == OpAdd:
-		return Timestamp, true
+	case lid == ts && rid == iv && addSub:
+		return zonedOr(l), true
+	case lid == iv && rid == ts && op == OpAdd:
+		return zonedOr(r), true
 	case lid == ts && rid == ts && op == OpSub:
 		return Interval, true
 	case lid == tm && rid == iv && addSub, lid == iv && rid == tm && op == OpAdd:
@@ -102,9 +104,16 @@ func coerceTemporalArith(op BinaryOp, l, r Expr, lt, rt arrow.DataType) (Expr, E
 	case untyped(lid, l) && !untyped(rid, r):
 		l = other(rt, l, true)
 	case lid == arrow.DATE32 && rid == arrow.TIMESTAMP:
-		l = CastTo(l, Timestamp)
+		l = CastTo(l, zonedOr(rt))
 	case lid == arrow.TIMESTAMP && rid == arrow.DATE32:
-		r = CastTo(r, Timestamp)
+		r = CastTo(r, zonedOr(lt))
+	case lid == arrow.TIMESTAMP && rid == arrow.TIMESTAMP && IsTimestampTZ(lt) != IsTimestampTZ(rt):
+		// timestamp - timestamptz: the timestamp is read in the zone.
+		if IsTimestampTZ(lt) {
+			r = CastTo(r, lt)
+		} else {
+			l = CastTo(l, rt)
+		}
 	case lid == arrow.INTERVAL_MONTH_DAY_NANO && IsNumeric(rt):
 		r = castIf(r, rt, Float64)
 	case rid == arrow.INTERVAL_MONTH_DAY_NANO && IsNumeric(lt):
@@ -121,7 +130,11 @@ func temporalSuperType(a, b arrow.DataType) (arrow.DataType, bool) {
 		x, y := p[0], p[1]
 		switch {
 		case x.ID() == arrow.TIMESTAMP && y.ID() == arrow.DATE32:
-			return Timestamp, true
+			return zonedOr(x), true
+		case IsTimestampTZ(x) && y.ID() == arrow.TIMESTAMP:
+			// With a TIMESTAMP, that is read in the zone (PostgreSQL); two
+			// zones compare their instants.
+			return x, true
 		case (x.ID() == arrow.TIMESTAMP || x.ID() == arrow.TIME64 || x.ID() == arrow.INTERVAL_MONTH_DAY_NANO) && IsString(y):
 			return x, true
 		}
@@ -139,6 +152,9 @@ func canCastTemporal(from, to arrow.DataType) bool {
 // foldTemporal converts a constant to a temporal type exactly: strings are
 // parsed, a date becomes its midnight, a timestamp its date or time of day.
 func foldTemporal(l *Literal, t arrow.DataType) (*Literal, bool) {
+	if IsTimestampTZ(t) || IsTimestampTZ(l.Type) {
+		return foldZoned(l, t)
+	}
 	switch v := l.Value.(type) {
 	case string:
 		switch t.ID() {
@@ -179,7 +195,16 @@ func keepsTime(l *Literal, t arrow.DataType) bool {
 	if !ok || t.ID() != arrow.DATE32 {
 		return true
 	}
-	_, tod := temporal.SplitTimestamp(int64(v))
+	us := int64(v)
+	if IsTimestampTZ(l.Type) {
+		// A TIMESTAMPTZ is a date at its zone's midnight.
+		loc, ok := temporal.LoadZone(l.Type.(*arrow.TimestampType).TimeZone)
+		if !ok {
+			return false
+		}
+		us = temporal.ToLocal(us, loc)
+	}
+	_, tod := temporal.SplitTimestamp(us)
 	return tod == 0
 }
 
@@ -224,10 +249,78 @@ func temporalArg(fn string, a functions.Arg, e Expr, t arrow.DataType) (Expr, er
 		return f, nil
 	case a == functions.Temporal && IsTemporal(t):
 		return e, nil
+	case a == functions.Timestamp && IsTimestampTZ(t) && fn == "epoch_ms":
+		// The instant's milliseconds, not its wall clock's.
+		return e, nil
 	case a == functions.Timestamp && (t.ID() == arrow.TIMESTAMP || t.ID() == arrow.DATE32):
 		return castIf(e, t, Timestamp), nil
 	case a == functions.IntervalArg && t.ID() == arrow.INTERVAL_MONTH_DAY_NANO:
 		return e, nil
 	}
 	return nil, nil
+}
+
+// TimestampTZ is TIMESTAMPTZ (TIMESTAMP WITH TIME ZONE) in time zone zone:
+// timestamp[us] holding the UTC instant, its time zone the calendar that
+// fields, date_trunc, interval arithmetic and casts to and from TIMESTAMP
+// read and that output prints in.
+func TimestampTZ(zone string) arrow.DataType {
+	if zone == "" || zone == "UTC" {
+		return TimestampUTC
+	}
+	return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: zone}
+}
+
+// IsTimestampTZ reports whether t is a timestamp with a time zone.
+func IsTimestampTZ(t arrow.DataType) bool {
+	ts, ok := t.(*arrow.TimestampType)
+	return ok && ts.TimeZone != ""
+}
+
+// foldZoned is foldTemporal where t or l's type is a TIMESTAMPTZ: text
+// without an offset, dates and timestamps are read in the zone of t, and a
+// TIMESTAMPTZ becomes a date, time or timestamp of its wall-clock time in
+// its own zone.
+func foldZoned(l *Literal, t arrow.DataType) (*Literal, bool) {
+	if IsTimestampTZ(l.Type) {
+		v, ok := l.Value.(arrow.Timestamp)
+		from, zok := temporal.LoadZone(l.Type.(*arrow.TimestampType).TimeZone)
+		if !ok || !zok {
+			return nil, false
+		}
+		if IsTimestampTZ(t) { // the same instant, another zone
+			return &Literal{Type: t, Value: v}, true
+		}
+		local := &Literal{Type: Timestamp, Value: arrow.Timestamp(temporal.ToLocal(int64(v), from))}
+		switch {
+		case arrow.TypeEqual(t, Timestamp):
+			return local, true
+		case t.ID() == arrow.DATE32 || t.ID() == arrow.TIME64:
+			return foldTemporal(local, t)
+		}
+		return nil, false
+	}
+	to, ok := temporal.LoadZone(t.(*arrow.TimestampType).TimeZone)
+	if !ok {
+		return nil, false
+	}
+	switch v := l.Value.(type) {
+	case string:
+		if us, ok := temporal.ParseTimestampTZ(v, to); ok {
+			return &Literal{Type: t, Value: arrow.Timestamp(us)}, true
+		}
+	case arrow.Date32:
+		return &Literal{Type: t, Value: arrow.Timestamp(temporal.FromLocal(int64(v)*temporal.MicrosPerDay, to))}, true
+	case arrow.Timestamp:
+		return &Literal{Type: t, Value: arrow.Timestamp(temporal.FromLocal(int64(v), to))}, true
+	}
+	return nil, false
+}
+
+// zonedOr is t if it is a TIMESTAMPTZ, else TIMESTAMP.
+func zonedOr(t arrow.DataType) arrow.DataType {
+	if IsTimestampTZ(t) {
+		return t
+	}
+	return Timestamp
 }

@@ -21,8 +21,10 @@ var (
 	Interval arrow.DataType = arrow.FixedWidthTypes.MonthDayNanoInterval
 	// Timestamp has no time zone (arrow.FixedWidthTypes.Timestamp_us is UTC).
 	Timestamp arrow.DataType = &arrow.TimestampType{Unit: arrow.Microsecond}
-	Time      arrow.DataType = arrow.FixedWidthTypes.Time64us
-	Null      arrow.DataType = arrow.Null
+	// TimestampUTC is TIMESTAMPTZ in the time zone UTC.
+	TimestampUTC arrow.DataType = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	Time         arrow.DataType = arrow.FixedWidthTypes.Time64us
+	Null         arrow.DataType = arrow.Null
 )
 
 // MaxDecimalPrecision is the largest precision of a Decimal128.
@@ -78,6 +80,9 @@ func TypeString(t arrow.DataType) string {
 	case arrow.TIMESTAMP:
 		if arrow.TypeEqual(t, Timestamp) {
 			return "Timestamp"
+		}
+		if ts := t.(*arrow.TimestampType); ts.Unit == arrow.Microsecond && ts.TimeZone != "" {
+			return "TimestampTZ(" + ts.TimeZone + ")"
 		}
 	case arrow.TIME64:
 		if arrow.TypeEqual(t, Time) {

@@ -18,7 +18,7 @@
 // changes nothing and is refused with an error naming the setting and the
 // value.
 //
-// settings imports physical (for the list of shuffle compressions) and qerr
-// only, so the root package, the scheduler, the executor and cmd/quiver can
+// settings imports physical (for the list of shuffle compressions), qerr and
+// temporal (to check time zone names) only, so the root package, the scheduler, the executor and cmd/quiver can
 // all import it.
 package settings

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
+	"github.com/quiverdb/quiver/temporal"
 )
 
 // Kind is the type of a setting's values.
@@ -23,6 +24,9 @@ const (
 	Duration
 	// Enum is one of Setting.Values, case-insensitive.
 	Enum
+	// Zone is a time zone: an IANA name, UTC, or a fixed UTC offset
+	// (temporal.LoadZone).
+	Zone
 )
 
 func (k Kind) String() string {
@@ -35,6 +39,8 @@ func (k Kind) String() string {
 		return "duration"
 	case Enum:
 		return "enum"
+	case Zone:
+		return "time zone"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -146,6 +152,10 @@ var (
 		Name: "quiver.shuffle_compression", Kind: Enum, Values: compressionNames(), Default: string(physical.CompressLZ4), Scope: Session,
 		Description: "compression of the files between stages and of result files (cache files are never compressed): lz4 (fast), zstd (smaller) or none",
 	}
+	TimeZone = &Setting{
+		Name: "quiver.timezone", Aliases: []string{"timezone"}, Kind: Zone, Default: "UTC", Scope: Session,
+		Description: "the session's time zone (an IANA name such as America/New_York, UTC, or an offset such as +02:00): TIMESTAMPTZ values print in it, and casts between TIMESTAMP and TIMESTAMPTZ, TIMESTAMPTZ fields and date_trunc and TIMESTAMPTZ + INTERVAL read its calendar",
+	}
 	TargetPartitions = &Setting{
 		Name: "quiver.target_partitions", Aliases: []string{"datafusion.execution.target_partitions"},
 		Kind: Int, Min: 1, Max: 1024, Scope: Session,
@@ -155,7 +165,7 @@ var (
 )
 
 // All lists every setting, sorted by name.
-var All = []*Setting{AggSkipPartialPercent, AggSkipPartialProbeRows, BatchSize, CacheMaxBytes, CacheTTL, ExchangeMode, MaxRecursionDepth, MemoryLimit, SessionIdleTimeout, ShuffleCompression, TargetPartitions}
+var All = []*Setting{AggSkipPartialPercent, AggSkipPartialProbeRows, BatchSize, CacheMaxBytes, CacheTTL, ExchangeMode, MaxRecursionDepth, MemoryLimit, SessionIdleTimeout, ShuffleCompression, TargetPartitions, TimeZone}
 
 func compressionNames() []string {
 	out := make([]string, len(physical.Compressions))
@@ -218,6 +228,12 @@ func (s *Setting) Parse(text string) (string, error) {
 			return "", err
 		}
 		return formatDuration(d), nil
+	case Zone:
+		v := strings.TrimSpace(text)
+		if _, ok := temporal.LoadZone(v); !ok {
+			return "", fmt.Errorf("want a time zone (an IANA name such as America/New_York, UTC, or an offset such as +02:00), got %q", text)
+		}
+		return v, nil
 	case Enum:
 		v := strings.ToLower(strings.TrimSpace(text))
 		if slices.Contains(s.Values, v) {

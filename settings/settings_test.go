@@ -127,6 +127,9 @@ func TestSettingParse(t *testing.T) {
 		{settings.ExchangeMode, "SHUFFLE", "shuffle"},
 		{settings.ShuffleCompression, "Zstd", "zstd"},
 		{settings.ShuffleCompression, "none", "none"},
+		{settings.TimeZone, " Europe/Berlin ", "Europe/Berlin"},
+		{settings.TimeZone, "+05:30", "+05:30"},
+		{settings.TimeZone, "utc", "utc"},
 	} {
 		if got, err := c.s.Parse(c.in); err != nil || got != c.want {
 			t.Errorf("%s.Parse(%q) = %q, %v; want %q", c.s.Name, c.in, got, err, c.want)
@@ -143,6 +146,8 @@ func TestSettingParse(t *testing.T) {
 		{settings.MemoryLimit, "lots", "want a size"},
 		{settings.CacheTTL, "-1m", "want a non-negative duration"},
 		{settings.ExchangeMode, "memory", "want one of auto, shuffle"},
+		{settings.TimeZone, "Mars/Olympus", "want a time zone"},
+		{settings.TimeZone, "+99", "want a time zone"},
 		{settings.ShuffleCompression, "gzip", "want one of lz4, zstd, none"},
 	} {
 		if _, err := c.s.Parse(c.in); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "\""+c.in+"\"") {

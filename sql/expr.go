@@ -416,7 +416,7 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 		if !ok || len(n.Args) != 2 {
 			return nil, qerr.Internalf("sql: malformed %s", name)
 		}
-		t, err := typeFromString(v.GetString())
+		t, err := typeFromString(v.GetString(), b.p.zoneText())
 		if err != nil {
 			return nil, err
 		}
@@ -448,6 +448,11 @@ func (b *builder) call(n *ast.FuncCallExpr, ctx *exprCtx) (logical.Expr, error) 
 	as, err := args()
 	if err != nil {
 		return nil, err
+	}
+	if name == "timezone" && len(as) == 2 {
+		// A TIMESTAMPTZ result is in the session's zone: argument 3 carries
+		// that type.
+		as = append(as, &logical.Literal{Type: logical.TimestampTZ(b.p.zoneText()), Value: arrow.Timestamp(0)})
 	}
 	return b.libraryCall(name, n, as, ctx)
 }

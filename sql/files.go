@@ -246,7 +246,7 @@ func parseColumnsArg(toks []token, j int, bad func(int, string, ...any) error) (
 		if j >= len(toks) || toks[j].Kind != tokString {
 			return nil, 0, bad(j, "columns: expected a quoted type name for %q", name)
 		}
-		typ, err := typeFromString(toks[j].value())
+		typ, err := typeFromString(toks[j].value(), "UTC")
 		if err != nil {
 			return nil, 0, bad(j, "columns: %s", msgOf(err))
 		}
@@ -330,7 +330,7 @@ func (b *builder) fileScan(fs *fileSource, alias string) (logical.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return logical.NewScan(t, alias), nil
+	return b.inSessionZone(logical.NewScan(t, alias), alias)
 }
 
 // fileAlias names the table of a quoted path: its file name without

@@ -31,6 +31,10 @@ type Planner struct {
 	// lower-cased names of the tables, views and cached names its query
 	// resolves, views' own references included (CacheTable.Deps).
 	refs map[string]bool
+	// zone is the session's time zone (quiver.timezone), which TIMESTAMPTZ
+	// types carry (temporal.go); nil means UTC.
+	zone     *time.Location
+	zoneName string
 }
 
 // noteRef records a catalog name a query resolved, if references are being
@@ -332,6 +336,14 @@ func (b *builder) statement() (Statement, error) {
 		return st, nil
 	case "SET":
 		c.next()
+		if c.accept("TIME", "ZONE") {
+			// SET TIME ZONE 'x' (the SQL standard's form) is SET timezone = 'x'.
+			val, err := c.value()
+			if err != nil {
+				return nil, err
+			}
+			return &Set{Name: "timezone", Value: val}, c.end()
+		}
 		name, err := c.dotted("setting name")
 		if err != nil {
 			return nil, err

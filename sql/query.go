@@ -564,7 +564,7 @@ func (b *builder) tableRef(tn *ast.TableName, alias string) (logical.Plan, error
 		if alias == name {
 			alias = t.Name
 		}
-		return logical.NewScan(t, alias), nil
+		return b.inSessionZone(logical.NewScan(t, alias), alias)
 	}
 	return nil, unknownTable(name)
 }

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -12,9 +13,9 @@ import (
 
 // temporalTypeName finishes a TIMESTAMP, DATETIME, TIME, TIMESTAMPTZ or
 // INTERVAL type name whose first word is t, reading an optional
-// WITH[OUT] TIME ZONE from toks[i:]. Timestamps with a time zone are not
-// supported.
-func temporalTypeName(t token, toks []token, i int) (arrow.DataType, int, error) {
+// WITH[OUT] TIME ZONE from toks[i:]. A timestamp with a time zone has zone
+// zone; TIME WITH TIME ZONE is not supported.
+func temporalTypeName(t token, toks []token, i int, zone string) (arrow.DataType, int, error) {
 	word := func(j int, kw string) bool { return j < len(toks) && toks[j].is(kw) }
 	tz := false
 	switch {
@@ -30,7 +31,7 @@ func temporalTypeName(t token, toks []token, i int) (arrow.DataType, int, error)
 		fallthrough
 	case "TIMESTAMP", "DATETIME":
 		if tz {
-			return nil, i, qerr.NotImplementedf("TIMESTAMP WITH TIME ZONE is not supported (TIMESTAMP, without time zone, is)")
+			return logical.TimestampTZ(zone), i, nil
 		}
 		return logical.Timestamp, i, nil
 	case "TIME":
@@ -66,6 +67,7 @@ func temporalEdits(toks []token) []edit {
 		edits = append(edits, edit{toks[start].Off, toks[end].End,
 			fnCast + "('" + strings.ReplaceAll(text, "'", "''") + "', '" + typ + "')"})
 	}
+	edits = atTimeZoneEdits(toks)
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.Kind != tokIdent || i+1 >= len(toks) {
@@ -148,7 +150,30 @@ func temporalCast(x logical.Expr, t arrow.DataType) (logical.Expr, error) {
 		arrow.TIME64:                  "time (want HH:MM[:SS[.ffffff]])",
 		arrow.INTERVAL_MONTH_DAY_NANO: "interval (want e.g. '1 year 2 months 3 days 04:05:06')",
 	}[t.ID()]
+	if logical.IsTimestampTZ(t) {
+		what = "timestamptz (want YYYY-MM-DD [HH:MM[:SS[.ffffff]]] [an offset such as +02, or a zone name])"
+	}
 	return nil, qerr.Planf("invalid %s: %s", what, l)
+}
+
+// SetTimeZone sets the session time zone the planner gives TIMESTAMPTZ
+// types (a canonical value of quiver.timezone; one LoadZone refuses leaves
+// UTC).
+func (p *Planner) SetTimeZone(name string) {
+	loc, ok := temporal.LoadZone(name)
+	if !ok || loc == time.UTC {
+		p.zone, p.zoneName = nil, ""
+		return
+	}
+	p.zone, p.zoneName = loc, name
+}
+
+// zoneText is the session time zone's name, as TIMESTAMPTZ types carry it.
+func (p *Planner) zoneText() string {
+	if p.zoneName == "" {
+		return "UTC"
+	}
+	return p.zoneName
 }
 
 // statementClock is the time now(), current_timestamp and current_date
@@ -162,16 +187,28 @@ func (b *builder) statementClock() time.Time {
 }
 
 // clockCall lowers now(), current_timestamp, localtimestamp and
-// current_date to constants of the statement's clock; ok is false for
+// current_date to constants of the statement's clock, as PostgreSQL types
+// them: now() is a TIMESTAMPTZ, localtimestamp the TIMESTAMP and
+// current_date the date of the session zone's wall clock; ok is false for
 // other names.
 func (b *builder) clockCall(name string, nargs int) (logical.Expr, bool, error) {
+	now := b.statementClock().UnixMicro()
+	local := now
+	if b.p.zone != nil {
+		local = temporal.ToLocal(now, b.p.zone)
+	}
+	var lit *logical.Literal
 	switch name {
-	case "now", "current_timestamp", "localtimestamp", "transaction_timestamp", "statement_timestamp", "get_current_timestamp":
+	case "now", "current_timestamp", "transaction_timestamp", "statement_timestamp", "get_current_timestamp":
+		lit = &logical.Literal{Type: logical.TimestampTZ(b.p.zoneText()), Value: arrow.Timestamp(now)}
+	case "localtimestamp":
+		lit = &logical.Literal{Type: logical.Timestamp, Value: arrow.Timestamp(local)}
 	case "current_date", "curdate", "today":
 		if nargs != 0 {
 			return nil, true, qerr.Planf("function %s takes no arguments", name)
 		}
-		return &logical.Literal{Type: logical.Date, Value: arrow.Date32FromTime(b.statementClock())}, true, nil
+		days, _ := temporal.SplitTimestamp(local)
+		return &logical.Literal{Type: logical.Date, Value: arrow.Date32(days)}, true, nil
 	default:
 		return nil, false, nil
 	}
@@ -180,5 +217,97 @@ func (b *builder) clockCall(name string, nargs int) (logical.Expr, bool, error) 
 	if nargs > 1 {
 		return nil, true, qerr.Planf("function %s takes at most one argument (a precision)", name)
 	}
-	return &logical.Literal{Type: logical.Timestamp, Value: arrow.Timestamp(b.statementClock().UnixMicro())}, true, nil
+	return lit, true, nil
+}
+
+// atTimeZoneEdits rewrites x AT TIME ZONE z into timezone(z, x), which is
+// PostgreSQL's own spelling. x is what binds tighter than any operator: a
+// parenthesized expression or a function call, a literal (with its type
+// word: TIMESTAMP '...'), or a possibly qualified name; z is a literal or
+// a name.
+func atTimeZoneEdits(toks []token) []edit {
+	var edits []edit
+	prevStart, prevEnd, prevIns := -1, -1, -1
+	for i := 1; i+3 < len(toks); i++ {
+		if !toks[i].is("AT") || !toks[i+1].is("TIME") || !toks[i+2].is("ZONE") {
+			continue
+		}
+		start := operandStart(toks, i-1)
+		chained := i-1 == prevEnd
+		if chained {
+			// x AT TIME ZONE a AT TIME ZONE b: the left operand is the
+			// whole first conversion.
+			start = prevStart
+		}
+		zEnd := i + 3
+		if toks[zEnd].Kind == tokIdent || toks[zEnd].Kind == tokQuotedIdent {
+			for zEnd+2 < len(toks) && toks[zEnd+1].punct(".") {
+				zEnd += 2
+			}
+		} else if toks[zEnd].Kind != tokString {
+			continue
+		}
+		if start < 0 {
+			continue
+		}
+		zone := ""
+		for j := i + 3; j <= zEnd; j++ {
+			zone += toks[j].Text
+		}
+		open := edit{toks[start].Off, toks[start].Off, "timezone(" + zone + ", "}
+		if chained {
+			// Insertions at one offset apply in order: the outer call first.
+			edits = slices.Insert(edits, prevIns, open)
+		} else {
+			prevIns = len(edits)
+			edits = append(edits, open)
+		}
+		edits = append(edits, edit{toks[i].Off, toks[zEnd].End, ")"})
+		prevStart, prevEnd = start, zEnd
+		i = zEnd
+	}
+	return edits
+}
+
+// operandStart is castOperandStart, with a typed literal's type word
+// (TIMESTAMP '...') taken in.
+func operandStart(toks []token, end int) int {
+	t := toks[end]
+	if t.Kind == tokString && end > 0 && !(end > 1 && toks[end-2].punct(".")) {
+		if w := toks[end-1]; w.is("TIMESTAMP") || w.is("TIMESTAMPTZ") || w.is("DATE") || w.is("DATETIME") {
+			return end - 1
+		}
+	}
+	return castOperandStart(toks, end)
+}
+
+// inSessionZone gives the TIMESTAMPTZ columns of a table or file scan the
+// session's time zone, so that they print and read their fields in it as
+// every other TIMESTAMPTZ of the statement does (the instants are kept): a
+// projection casting them, under the scan's alias. Scans without such
+// columns are returned as they are.
+func (b *builder) inSessionZone(s *logical.Scan, alias string) (logical.Plan, error) {
+	zone := b.p.zoneText()
+	fs := s.Schema().Fields
+	var list []logical.Expr
+	for i, f := range fs {
+		if !logical.IsTimestampTZ(f.Type) || f.Type.(*arrow.TimestampType).TimeZone == zone {
+			continue
+		}
+		if list == nil {
+			list = make([]logical.Expr, len(fs))
+			for j, g := range fs {
+				list[j] = &logical.Column{Qualifier: g.Qualifier, Name: g.Name}
+			}
+		}
+		list[i] = &logical.Alias{Expr: &logical.Cast{Expr: list[i], Type: logical.TimestampTZ(zone)}, Name: f.Name}
+	}
+	if list == nil {
+		return s, nil
+	}
+	p, err := logical.NewProjection(s, list)
+	if err != nil {
+		return nil, err
+	}
+	return logical.NewSubqueryAlias(p, alias), nil
 }

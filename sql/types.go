@@ -15,7 +15,10 @@ import (
 // DECIMAL/NUMERIC[(p[,s])], VARCHAR/CHAR/CHARACTER [VARYING]/TEXT/STRING
 // [(n)] (Utf8), DATE (Date32), BOOLEAN/BOOL (Boolean), TIMESTAMP/DATETIME
 // [(p)] [WITHOUT TIME ZONE] (Timestamp), TIME [(p)] (Time), INTERVAL.
-func parseTypeName(toks []token, i int) (arrow.DataType, int, error) {
+//
+// TIMESTAMPTZ, TIMESTAMP WITH TIME ZONE is timestamp[us] with time zone
+// zone, the session's.
+func parseTypeName(toks []token, i int, zone string) (arrow.DataType, int, error) {
 	if i >= len(toks) {
 		return nil, i, qerr.Planf("missing type name")
 	}
@@ -106,7 +109,7 @@ func parseTypeName(toks []token, i int) (arrow.DataType, int, error) {
 			return nil, i, err
 		}
 		var err error
-		if typ, i, err = temporalTypeName(t, toks, i); err != nil {
+		if typ, i, err = temporalTypeName(t, toks, i, zone); err != nil {
 			return nil, i, err
 		}
 	default:
@@ -115,13 +118,14 @@ func parseTypeName(toks []token, i int) (arrow.DataType, int, error) {
 	return typ, i, nil
 }
 
-// typeFromString parses a whole type name (the text quiver_cast carries).
-func typeFromString(s string) (arrow.DataType, error) {
+// typeFromString parses a whole type name (the text quiver_cast carries);
+// a TIMESTAMPTZ has time zone zone.
+func typeFromString(s, zone string) (arrow.DataType, error) {
 	toks, err := tokenize(s)
 	if err != nil {
 		return nil, qerr.Planf("bad type name %q", s)
 	}
-	t, n, err := parseTypeName(toks, 0)
+	t, n, err := parseTypeName(toks, 0, zone)
 	if qerr.Is(err, qerr.NotImplemented) {
 		return nil, qerr.NotImplementedf("type %s: %s", strings.TrimSpace(s), msgOf(err))
 	}

@@ -285,7 +285,7 @@ func (b *builder) columnDefs(c *cursor, what string) ([]arrow.Field, error) {
 			return nil, c.b.atOff(c.toks[c.i-1].Off, "%s: column %q given twice", what, col)
 		}
 		seen[strings.ToLower(col)] = true
-		t, next, err := parseTypeName(c.toks, c.i)
+		t, next, err := parseTypeName(c.toks, c.i, b.p.zoneText())
 		if err != nil {
 			return nil, b.relocate(err, c.text, 0)
 		}

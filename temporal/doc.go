@@ -4,7 +4,9 @@
 // (microseconds since midnight) and intervals (Arrow's month, day and
 // nanosecond parts). It parses and renders them (the SQL literals, casts,
 // CSV sniffing and result formatting all read and write through it) and
-// does the calendar arithmetic (month ends clamp, as in PostgreSQL).
+// does the calendar arithmetic (month ends clamp, as in PostgreSQL). For
+// TIMESTAMPTZ (UTC instants) it resolves time zones, with the IANA database
+// built in, and converts between instants and a zone's wall clock.
 //
 // It is a leaf: it imports nothing of this module except qerr, and every
 // package may import it (ARCHITECTURE.md §1).

@@ -34,25 +34,40 @@ func SplitTimestamp(us int64) (days int64, tod int64) {
 // DuckDB does. Fractions finer than a microsecond are truncated. It
 // returns microseconds since 1970-01-01 00:00:00.
 func ParseTimestamp(s string) (int64, bool) {
+	local, zone, ok := splitTimestamp(s)
+	if !ok {
+		return 0, false
+	}
+	off, ok := parseOffset(zone)
+	if !ok {
+		return 0, false
+	}
+	return local - off, true
+}
+
+// splitTimestamp reads the date and time of a timestamp text as
+// microseconds since the epoch and returns the text after them (a zone,
+// spaces trimmed), which is "" for a date alone.
+func splitTimestamp(s string) (local int64, zone string, ok bool) {
 	s = trimSpace(s)
 	i, y, ok := digitsAt(s, 0)
 	if !ok || i < 4 || i >= len(s) || s[i] != '-' {
-		return 0, false
+		return 0, "", false
 	}
 	j, m, ok := digitsAt(s, i+1)
 	if !ok || j-i-1 > 2 || j >= len(s) || s[j] != '-' {
-		return 0, false
+		return 0, "", false
 	}
 	k, d, ok := digitsAt(s, j+1)
 	if !ok || k-j-1 > 2 || m < 1 || m > 12 || d < 1 || d > DaysIn(y, m) {
-		return 0, false
+		return 0, "", false
 	}
 	days := DaysFromCivil(y, m, d)
 	if k == len(s) {
-		return days * MicrosPerDay, true
+		return days * MicrosPerDay, "", true
 	}
 	if s[k] != ' ' && s[k] != 'T' && s[k] != 't' {
-		return 0, false
+		return 0, "", false
 	}
 	rest := trimSpace(s[k+1:])
 	// The time ends where a zone begins.
@@ -65,13 +80,9 @@ func ParseTimestamp(s string) (int64, bool) {
 	}
 	tod, ok := ParseTime(rest[:end])
 	if !ok {
-		return 0, false
+		return 0, "", false
 	}
-	off, ok := parseOffset(trimSpace(rest[end:]))
-	if !ok {
-		return 0, false
-	}
-	return days*MicrosPerDay + tod - off, true
+	return days*MicrosPerDay + tod, trimSpace(rest[end:]), true
 }
 
 // parseOffset reads ”, 'Z', 'UTC', '+HH', '+HH:MM', '+HHMM' (or with -)
@@ -253,4 +264,14 @@ func ToMicros(v int64, unit arrow.TimeUnit) int64 {
 		return FloorDiv(v, -k)
 	}
 	return v * k
+}
+
+// FileTimestamp is the type SQL reads a file's timestamp column of type t
+// as: microseconds, TIMESTAMPTZ (time zone UTC, the instants) when the
+// column has a time zone (Parquet's isAdjustedToUTC), else TIMESTAMP.
+func FileTimestamp(t *arrow.TimestampType) *arrow.TimestampType {
+	if t.TimeZone != "" {
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	}
+	return &arrow.TimestampType{Unit: arrow.Microsecond}
 }

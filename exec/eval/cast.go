@@ -94,6 +94,9 @@ func castArray(ctx context.Context, mem memory.Allocator, a arrow.Array, to arro
 		defer valid.Release()
 	}
 	tid := to.ID()
+	if out, ok, err := castZoned(mem, a, to, valid); ok || err != nil {
+		return out, err
+	}
 	if out, ok, err := castTemporal(mem, a, to, valid); ok || err != nil {
 		return out, err
 	}

@@ -19,7 +19,7 @@ import (
 const maxStringBytes = 1 << 28
 
 // moreKernels are the library's kernels beside the core ones in funcs.go.
-var moreKernels = mergeKernels(textKernels, mathKernels, dateKernels, timeKernels)
+var moreKernels = mergeKernels(textKernels, mathKernels, dateKernels, timeKernels, zoneKernels)
 
 type kernelMap = map[string]func(*physical.ScalarFunc) (node, error)
 

@@ -103,6 +103,9 @@ func intervalPart(unit string, iv arrow.MonthDayNanoInterval) int64 {
 // compileTemporalPart is date_part over a timestamp, time or interval.
 func compileTemporalPart(f *physical.ScalarFunc, unitText string) (node, error) {
 	t := f.Args[1].DataType()
+	if n, ok, err := compileZonePart(f, unitText); ok {
+		return n, err
+	}
 	u, isTime := timeFieldUnit(unitText)
 	if !isTime {
 		var ok bool
@@ -112,6 +115,9 @@ func compileTemporalPart(f *physical.ScalarFunc, unitText string) (node, error) 
 	}
 	switch t.ID() {
 	case arrow.TIMESTAMP:
+		if u == "epoch" {
+			f = asInstant(f, 1)
+		}
 		return i64Body(tInt64, func(a []rowArg, i int) (int64, bool, error) { return timestampPart(u, a[1].int(i)), true, nil }, tUtf8, tTimestamp)(f)
 	case arrow.TIME64:
 		if !isTime && u != "epoch" {
@@ -374,11 +380,13 @@ var timeKernels = kernelMap{
 				return float64(a[0].date(i)) * 86400, true, nil
 			}, tDate32)(f)
 		}
-		return f64Body(func(a []rowArg, i int) (float64, bool, error) { return epochSeconds(a[0].int(i)), true, nil }, tTimestamp)(f)
+		return f64Body(func(a []rowArg, i int) (float64, bool, error) { return epochSeconds(a[0].int(i)), true, nil }, tTimestamp)(asInstant(f, 0))
 	},
-	"epoch_ms": i64Body(tInt64, func(a []rowArg, i int) (int64, bool, error) {
-		return temporal.FloorDiv(a[0].int(i), temporal.MicrosPerMilli), true, nil
-	}, tTimestamp),
+	"epoch_ms": func(f *physical.ScalarFunc) (node, error) {
+		return i64Body(tInt64, func(a []rowArg, i int) (int64, bool, error) {
+			return temporal.FloorDiv(a[0].int(i), temporal.MicrosPerMilli), true, nil
+		}, tTimestamp)(asInstant(f, 0))
+	},
 	"to_timestamp": func(f *physical.ScalarFunc) (node, error) {
 		if len(f.Args) == 2 {
 			return parseBody(f, compilePGFormat)

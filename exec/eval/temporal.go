@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -143,10 +144,16 @@ func (a *arithNode) temporalArith(mem memory.Allocator, la, ra arrow.Array, n in
 	case arTsIvl, arTimeIvl:
 		x, xm := i64Vals(la, a.l)
 		y, ym := ivlVals(ra, a.r)
+		loc, err := zoneOf(a.typ)
+		if err != nil {
+			return nil, err
+		}
 		buf, out := newFixed[int64](mem, n)
 		defer buf.Release()
 		for i := range out {
-			if a.kind == arTsIvl {
+			if a.kind == arTsIvl && loc != nil {
+				out[i] = temporal.AddToTimestampTZ(x[i&xm], y[i&ym], sign, loc)
+			} else if a.kind == arTsIvl {
 				out[i] = temporal.AddToTimestamp(x[i&xm], y[i&ym], sign)
 			} else {
 				// A time of day wraps: only the time part of the interval counts.
@@ -325,7 +332,18 @@ func castTemporal(mem memory.Allocator, a arrow.Array, to arrow.DataType, valid 
 func appendTemporal(dst []byte, a arrow.Array, i int) ([]byte, bool) {
 	switch a := a.(type) {
 	case *array.Timestamp:
-		return temporal.AppendTimestamp(dst, temporal.ToMicros(int64(a.Value(i)), a.DataType().(*arrow.TimestampType).Unit)), true
+		t := a.DataType().(*arrow.TimestampType)
+		us := temporal.ToMicros(int64(a.Value(i)), t.Unit)
+		if t.TimeZone != "" {
+			// A zone the database does not know was refused where the type
+			// was made; UTC is the fallback.
+			loc, ok := temporal.LoadZone(t.TimeZone)
+			if !ok {
+				loc = time.UTC
+			}
+			return temporal.AppendTimestampTZ(dst, us, loc), true
+		}
+		return temporal.AppendTimestamp(dst, us), true
 	case *array.Time64:
 		return temporal.AppendTime(dst, temporal.ToMicros(int64(a.Value(i)), a.DataType().(*arrow.Time64Type).Unit)), true
 	case *array.MonthDayNanoInterval:

@@ -376,7 +376,7 @@ func foldArith(op logical.BinaryOp, l, r *logical.Literal, rt arrow.DataType) (l
 			}
 		}
 	case arrow.Timestamp:
-		if rv, ok := r.Value.(arrow.MonthDayNanoInterval); ok {
+		if rv, ok := r.Value.(arrow.MonthDayNanoInterval); ok && !logical.IsTimestampTZ(l.Type) {
 			return addIntervalLit(int64(lv), rv, op)
 		}
 	case arrow.MonthDayNanoInterval:
@@ -387,6 +387,10 @@ func foldArith(op logical.BinaryOp, l, r *logical.Literal, rt arrow.DataType) (l
 		case arrow.Date32:
 			return addIntervalLit(int64(rv)*temporal.MicrosPerDay, lv, op)
 		case arrow.Timestamp:
+			if logical.IsTimestampTZ(r.Type) {
+				// A TIMESTAMPTZ's calendar is its zone's; the kernel adds it.
+				return nil, false
+			}
 			return addIntervalLit(int64(rv), lv, op)
 		}
 	}

@@ -106,8 +106,8 @@ func newValueDecoder(descr *schema.Column, typ arrow.DataType, mem memory.Alloca
 			return &fixedWidth[int64]{mem: mem, typ: t, width: 8, decode: plainCopy[int64]}, true
 		}
 	case *arrow.TimestampType, *arrow.Time64Type:
-		// SQL's TIMESTAMP and TIME are microseconds without a time zone:
-		// other units are converted as the values are decoded.
+		// SQL's TIMESTAMP, TIMESTAMPTZ and TIME are microseconds: other
+		// units are converted as the values are decoded.
 		if phys == pq.Types.Int64 {
 			out, scale := temporalTarget(t)
 			return &fixedWidth[int64]{mem: mem, typ: out, width: 8, decode: plainScaled(scale)}, true

@@ -8,16 +8,16 @@ import (
 )
 
 // Timestamps and times in files may count seconds, milliseconds or
-// nanoseconds and carry a time zone; SQL's TIMESTAMP and TIME are
-// microseconds without one (catalog.NormalTemporal gives the table the
-// same types), so the scan converts them as it reads.
+// nanoseconds; SQL's TIMESTAMP, TIMESTAMPTZ (a column with a time zone:
+// UTC instants) and TIME are microseconds (catalog.NormalTemporal gives the
+// table the same types), so the scan converts them as it reads.
 
 // temporalTarget is the type a file's timestamp or time column is read as,
 // and temporal.UnitScale of its unit.
 func temporalTarget(t arrow.DataType) (arrow.DataType, int64) {
 	switch t := t.(type) {
 	case *arrow.TimestampType:
-		return &arrow.TimestampType{Unit: arrow.Microsecond}, temporal.UnitScale(t.Unit)
+		return temporal.FileTimestamp(t), temporal.UnitScale(t.Unit)
 	case *arrow.Time32Type:
 		return arrow.FixedWidthTypes.Time64us, temporal.UnitScale(t.Unit)
 	case *arrow.Time64Type:
