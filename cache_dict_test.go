@@ -19,7 +19,8 @@ import (
 // file's column crosses the limit while its dictionary is built (that file
 // is read as strings, the other on codes) or every file's does (no codes);
 // with NULL keys, two keys, a second string key, and a filter before the
-// group-by (whose output has no codes, so its aggregate groups on strings).
+// group-by (whose gathered output keeps the file's codes, so its aggregate
+// groups on them too).
 func TestCacheDictionaryKeys(t *testing.T) {
 	dir := t.TempDir()
 	// few.csv: three values and NULLs; many.csv: three, then forty more.
@@ -27,16 +28,24 @@ func TestCacheDictionaryKeys(t *testing.T) {
 	few.WriteString("k,g,s,v\n")
 	many.WriteString("k,g,s,v\n")
 	vals := []string{"alpha-long-name", "beta-long-name", "gamma"}
+	// notGamma counts each file's rows k <> 'gamma' keeps (few, many).
+	var notGamma [2]int64
 	for i := range 3000 {
 		k := vals[i%3]
 		if i%17 == 0 {
 			k = ""
 		}
 		fmt.Fprintf(&few, "%s,%d,%s,%d\n", k, i%3, vals[(i/7)%3], i)
+		if k != "" && k != "gamma" {
+			notGamma[0]++
+		}
 		if i >= 1500 {
 			k = fmt.Sprintf("value-%02d", i%40)
 		}
 		fmt.Fprintf(&many, "%s,%d,%s,%d\n", k, i%4, vals[(i/5)%3], i)
+		if k != "" && k != "gamma" {
+			notGamma[1]++
+		}
 	}
 	s := csvSource(t, dir, "k VARCHAR, g BIGINT, s VARCHAR, v BIGINT", map[string]string{"few.csv": few.String(), "many.csv": many.String()})
 	queries := []string{
@@ -49,14 +58,14 @@ func TestCacheDictionaryKeys(t *testing.T) {
 	want := answersOver(t, s, queries, "src")
 	// Each file is one partition of the cache, read by one partial
 	// aggregate: coded says how many rows each query groups on codes (the
-	// filtered ones none: a filter's output has no codes).
+	// filtered ones the rows their filters keep in the files with codes).
 	for _, c := range []struct {
 		name  string
 		limit int
 		coded []int64
 	}{
-		{"fits", filemap.DefaultDictLimit, []int64{6000, 6000, 12000, 0, 0}},
-		{"one file crosses", 10, []int64{3000, 3000, 9000, 0, 0}},
+		{"fits", filemap.DefaultDictLimit, []int64{6000, 6000, 12000, 3000, notGamma[0] + notGamma[1]}},
+		{"one file crosses", 10, []int64{3000, 3000, 9000, 1500, notGamma[0]}},
 		{"every file crosses", 2, []int64{0, 0, 0, 0, 0}},
 	} {
 		restore := filemap.SetDictLimit(c.limit)

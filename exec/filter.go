@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/quiverdb/quiver/exec/eval"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
 )
@@ -163,7 +164,14 @@ func (f *filterOp) take(ctx context.Context, b arrow.RecordBatch, sel []int32) (
 		b.Retain()
 		return b, nil
 	}
-	return kernel.TakeBatch(ctx, f.tc.Mem, f.schema, b, sel)
+	out, err := kernel.TakeBatch(ctx, f.tc.Mem, f.schema, b, sel)
+	if err != nil {
+		return nil, err
+	}
+	// A gathered cache column keeps its dictionary, so an aggregate or
+	// comparison above still works on codes.
+	filemap.DeriveGather(b.Columns(), out.Columns(), sel)
+	return out, nil
 }
 
 // refine evaluates the operands in turn and returns the rows of b where all

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"google.golang.org/protobuf/proto"
@@ -72,8 +74,54 @@ func statFile(p string) cache.Source {
 		return src
 	}
 	defer f.Close()
-	src.FooterLen, src.Rows = parquetFooter(f, st.Size())
+	src.FooterLen, src.Rows = parquetFooter(f, p, st.Size())
 	return src
+}
+
+// footerMemo keeps, per path, the last footer decoded and its row count:
+// every cache hit fingerprints its sources again, and a footer whose bytes
+// are those decoded before has the same row count without decoding it.
+var footerMemo struct {
+	sync.Mutex
+	m    map[string]memoFooter
+	hits int // footers answered from the memo (for tests)
+}
+
+type memoFooter struct {
+	footer []byte
+	rows   int64
+}
+
+// footerMemoLimit bounds the paths footerMemo keeps (it starts afresh past
+// it) and maxMemoFooter the bytes of a footer it keeps.
+const (
+	footerMemoLimit = 4096
+	maxMemoFooter   = 4 << 20
+)
+
+// memoRows returns the row count of footer when it is the one last
+// decoded for path.
+func memoRows(path string, footer []byte) (int64, bool) {
+	footerMemo.Lock()
+	defer footerMemo.Unlock()
+	e, ok := footerMemo.m[path]
+	if !ok || !bytes.Equal(e.footer, footer) {
+		return 0, false
+	}
+	footerMemo.hits++
+	return e.rows, true
+}
+
+func memoStore(path string, footer []byte, rows int64) {
+	if len(footer) > maxMemoFooter {
+		return
+	}
+	footerMemo.Lock()
+	defer footerMemo.Unlock()
+	if footerMemo.m == nil || len(footerMemo.m) >= footerMemoLimit {
+		footerMemo.m = map[string]memoFooter{}
+	}
+	footerMemo.m[path] = memoFooter{footer: footer, rows: rows}
 }
 
 // parquetMagic ends a Parquet file, after the footer's 4-byte length.
@@ -84,10 +132,10 @@ const parquetMagic = "PAR1"
 const maxFooterDecode = 64 << 20
 
 // parquetFooter returns the footer length and row count of the Parquet file
-// f of size bytes; 0, 0 when f does not end like a Parquet file, and rows
+// f (at path) of size bytes; 0, 0 when f does not end like a Parquet file, and rows
 // -1 when its footer does not decode. A malformed footer is a fingerprint
 // like any other, never an error or a panic.
-func parquetFooter(f *os.File, size int64) (footerLen, rows int64) {
+func parquetFooter(f *os.File, path string, size int64) (footerLen, rows int64) {
 	if size < 12 {
 		return 0, 0
 	}
@@ -103,16 +151,26 @@ func parquetFooter(f *os.File, size int64) (footerLen, rows int64) {
 	if _, err := f.ReadAt(buf, size-8-footerLen); err != nil {
 		return footerLen, -1
 	}
+	if n, ok := memoRows(path, buf); ok {
+		return footerLen, n
+	}
+	rows = decodeRows(buf)
+	memoStore(path, buf, rows)
+	return footerLen, rows
+}
+
+// decodeRows is the row count footer gives; -1 when it does not decode.
+func decodeRows(footer []byte) (rows int64) {
 	defer func() {
 		if recover() != nil {
 			rows = -1
 		}
 	}()
-	md, err := metadata.NewFileMetaData(buf, nil)
+	md, err := metadata.NewFileMetaData(footer, nil)
 	if err != nil {
-		return footerLen, -1
+		return -1
 	}
-	return footerLen, md.GetNumRows()
+	return md.GetNumRows()
 }
 
 // planFiles returns the sorted distinct paths of the files every Scan under

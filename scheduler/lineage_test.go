@@ -254,8 +254,18 @@ func TestCacheParquetFooterLineage(t *testing.T) {
 		t.Fatalf("a.csv: %+v", s)
 	}
 	// A same-size rewrite whose footer says something else is told apart
-	// even when the modification time is put back.
+	// even when the modification time is put back (and though the footer
+	// before was answered from the memo of decoded footers).
+	footerMemo.Lock()
+	hits := footerMemo.hits
+	footerMemo.Unlock()
 	before := statFile(nation)
+	footerMemo.Lock()
+	hit := footerMemo.hits > hits
+	footerMemo.Unlock()
+	if !hit || before.Rows != 25 {
+		t.Fatalf("nation.parquet again: %+v, answered from the memo: %v", before, hit)
+	}
 	bad := slices.Clone(data)
 	copy(bad[len(bad)-8-int(wantLen):], "garbage!")
 	st, _ := os.Stat(nation)

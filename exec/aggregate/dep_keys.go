@@ -222,7 +222,14 @@ func (d *depKeys) memSize() int64 {
 // leave moves the groups of t (keyed on the lead alone) to a new table of
 // every key with the same group ids, and returns it.
 func (d *depKeys) leave(m *kernel.ArrayMaker, t *hashtable.Table) (*hashtable.Table, error) {
-	nt, err := hashtable.New(d.full)
+	return moveGroups(m, t, d.full, d.expand)
+}
+
+// moveGroups moves the groups of t (keyed on a lead alone) to a new table
+// of keys of types full, with the same group ids; expand makes every key's
+// column from the lead's.
+func moveGroups(m *kernel.ArrayMaker, t *hashtable.Table, full []arrow.DataType, expand func(memory.Allocator, arrow.Array) []arrow.Array) (*hashtable.Table, error) {
+	nt, err := hashtable.New(full)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +237,7 @@ func (d *depKeys) leave(m *kernel.ArrayMaker, t *hashtable.Table) (*hashtable.Ta
 	if n == 0 {
 		return nt, nil
 	}
-	keys := d.expand(m.Mem, t.Keys[0].Build(m, 0, n))
+	keys := expand(m.Mem, t.Keys[0].Build(m, 0, n))
 	defer kernel.ReleaseArrays(keys)
 	gids := make([]uint32, n)
 	var p hashtable.Probe
@@ -241,4 +248,187 @@ func (d *depKeys) leave(m *kernel.ArrayMaker, t *hashtable.Table) (*hashtable.Ta
 		}
 	}
 	return nt, nil
+}
+
+// Grouping a Final aggregate on one integer key when string keys follow
+// from it. The partial states of GROUP BY c_custkey, c_name, nation reach
+// the Final aggregate with the names as strings (no file codes there):
+// while each lead value comes with one string of each other key, the hash
+// table gets the lead alone, each other key's string is kept once per
+// lead value and a row's string is compared with it instead of being
+// hashed into the key. A NULL, a lead value with a second string or a
+// lead range too wide to index moves the groups to a table of every key,
+// as for depKeys, so the answer never depends on it.
+
+// depStrRows counts the rows a Final aggregate grouped on an integer key
+// alone, its string keys following (DepStringKeyRows).
+var depStrRows atomic.Int64
+
+// DepStringKeyRows is the number of rows Final aggregates have grouped on
+// an integer key alone, the string keys following from it, since the
+// process started (for tests and profiles).
+func DepStringKeyRows() int64 { return depStrRows.Load() }
+
+// depStrings is the state while the string keys follow from the lead:
+// dep[i][v-base] is the entry of key i for lead value v in strs[i].
+type depStrings struct {
+	depKeys
+	strs []strArena // per key (empty at lead)
+}
+
+// strArena holds strings end to end: entry e is bytes[offs[e]:offs[e+1]].
+type strArena struct {
+	bytes []byte
+	offs  []int32
+}
+
+func (a *strArena) add(s string) (int32, bool) {
+	if len(a.offs) == 0 {
+		a.offs = append(a.offs, 0)
+	}
+	if int64(len(a.bytes))+int64(len(s)) > math.MaxInt32 {
+		return 0, false
+	}
+	a.bytes = append(a.bytes, s...)
+	a.offs = append(a.offs, int32(len(a.bytes)))
+	return int32(len(a.offs) - 2), true
+}
+
+func (a *strArena) at(e int32) []byte { return a.bytes[a.offs[e]:a.offs[e+1]] }
+
+// newDepStrings returns the state when types are one Int64 or Int32 key
+// and string keys, else nil.
+func newDepStrings(types []arrow.DataType) *depStrings {
+	if len(types) < 2 {
+		return nil
+	}
+	lead := -1
+	for i, t := range types {
+		switch t.ID() {
+		case arrow.STRING:
+		case arrow.INT64, arrow.INT32:
+			if lead >= 0 {
+				return nil
+			}
+			lead = i
+		default:
+			return nil
+		}
+	}
+	if lead < 0 {
+		return nil
+	}
+	return &depStrings{
+		depKeys: depKeys{lead: lead, full: types, dep: make([][]int32, len(types)), empty: true},
+		strs:    make([]strArena, len(types)),
+	}
+}
+
+// record checks that keys (every key) agree with the strings kept and
+// keeps those of new lead values; false when they do not.
+func (d *depStrings) record(keys []arrow.Array) bool {
+	for _, k := range keys {
+		if k.NullN() > 0 {
+			return false
+		}
+	}
+	switch a := keys[d.lead].(type) {
+	case *array.Int64:
+		return recordStrings(d, a.Int64Values(), keys)
+	case *array.Int32:
+		return recordStrings(d, a.Int32Values(), keys)
+	}
+	return false
+}
+
+func recordStrings[T int32 | int64](d *depStrings, vals []T, keys []arrow.Array) bool {
+	if len(vals) == 0 {
+		return true
+	}
+	lo, hi := int64(vals[0]), int64(vals[0])
+	for _, v := range vals {
+		lo, hi = min(lo, int64(v)), max(hi, int64(v))
+	}
+	if !d.cover(lo, hi) {
+		return false
+	}
+	for i, k := range keys {
+		if i == d.lead {
+			continue
+		}
+		s, ok := k.(*array.String)
+		if !ok {
+			return false
+		}
+		dep, ar := d.dep[i], &d.strs[i]
+		for r, v := range vals {
+			p := &dep[int64(v)-d.base]
+			val := s.Value(r)
+			if *p < 0 {
+				e, ok := ar.add(val)
+				if !ok {
+					return false
+				}
+				*p = e
+				continue
+			}
+			if string(ar.at(*p)) != val {
+				return false
+			}
+		}
+	}
+	depStrRows.Add(int64(len(vals)))
+	return true
+}
+
+// expand returns every key's column for the lead column of some groups:
+// the lead itself and each other key's strings by lead value. It takes
+// over lead.
+func (d *depStrings) expand(mem memory.Allocator, lead arrow.Array) []arrow.Array {
+	n := lead.Len()
+	vals := make([]int64, n)
+	switch a := lead.(type) {
+	case *array.Int64:
+		copy(vals, a.Int64Values())
+	case *array.Int32:
+		for r, v := range a.Int32Values() {
+			vals[r] = int64(v)
+		}
+	}
+	cols := make([]arrow.Array, len(d.full))
+	for i := range cols {
+		if i == d.lead {
+			cols[i] = lead
+			continue
+		}
+		b := array.NewStringBuilder(mem)
+		dep, ar := d.dep[i], &d.strs[i]
+		total := 0
+		for _, v := range vals {
+			total += len(ar.at(dep[v-d.base]))
+		}
+		b.Reserve(n)
+		b.ReserveData(total)
+		for _, v := range vals {
+			b.BinaryBuilder.UnsafeAppend(ar.at(dep[v-d.base]))
+		}
+		cols[i] = b.NewArray()
+		b.Release()
+	}
+	return cols
+}
+
+// memSize is the bytes of the kept strings and their index.
+func (d *depStrings) memSize() int64 {
+	n := d.depKeys.memSize()
+	for _, a := range d.strs {
+		n += int64(cap(a.bytes)) + int64(cap(a.offs))*4
+	}
+	return n
+}
+
+// leave moves the groups of t (keyed on the lead alone) to a new table of
+// every key with the same group ids, and returns it.
+func (d *depStrings) leave(m *kernel.ArrayMaker, t *hashtable.Table) (*hashtable.Table, error) {
+	return moveGroups(m, t, d.full, d.expand)
 }

@@ -55,6 +55,9 @@ type hashAggregate struct {
 	// fd groups on one integer key while the others, on ids, follow from
 	// it (dep_keys.go); nil when off or left.
 	fd *depKeys
+	// fs groups a Final aggregate on one integer key while the string
+	// keys follow from it (dep_keys.go); nil when off or left.
+	fs *depStrings
 
 	consumed bool
 	emitted  int
@@ -101,10 +104,19 @@ func newAggregate(tc *execop.TaskContext, n *physical.HashAggregate, partition i
 			types[i] = g.DataType()
 		}
 		stats, rows := physical.KeyStats(n.Input, n.GroupBy)
-		if h.table, err = hashtable.NewWithStats(types, stats, rows); err != nil {
+		tableTypes := types
+		if n.Mode == physical.AggFinal && !mergeStates {
+			if h.fs = newDepStrings(types); h.fs != nil {
+				tableTypes = h.fs.leadTypes()
+				if len(stats) == len(types) {
+					stats = stats[h.fs.lead : h.fs.lead+1]
+				}
+			}
+		}
+		if h.table, err = hashtable.NewWithStats(tableTypes, stats, rows); err != nil {
 			return nil, err
 		}
-		h.types = types
+		h.types = tableTypes
 	} else {
 		h.ngroups = 1
 	}
@@ -328,6 +340,9 @@ func (h *hashAggregate) size() int64 {
 	if h.fd != nil {
 		n += h.fd.memSize()
 	}
+	if h.fs != nil {
+		n += h.fs.memSize()
+	}
 	for _, a := range h.accs {
 		if l, ok := a.(layoutSizer); ok {
 			n += l.memSize()
@@ -460,7 +475,11 @@ func (h *hashAggregate) process(ctx context.Context, b arrow.RecordBatch) (flush
 // from an integer key, that key alone (dep_keys.go).
 func (h *hashAggregate) evalKeys(ctx context.Context, b arrow.RecordBatch) ([]arrow.Array, error) {
 	if h.dk == nil {
-		return kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
+		keys, err := kernel.EvalAll(ctx, h.tc.Mem, h.keys, b)
+		if err != nil || h.fs == nil {
+			return keys, err
+		}
+		return h.leadKey(keys)
 	}
 	keys, err := h.dk.evalKeys(ctx, h.tc.Mem, h.keys, b)
 	if err != nil {
@@ -512,6 +531,38 @@ func (h *hashAggregate) evalKeys(ctx context.Context, b arrow.RecordBatch) ([]ar
 	return []arrow.Array{lead}, nil
 }
 
+// leadKey returns the lead of keys (every key) while the string keys
+// follow from it, else keys, after moving the groups to a table of every
+// key (dep_keys.go).
+func (h *hashAggregate) leadKey(keys []arrow.Array) ([]arrow.Array, error) {
+	if !h.fs.record(keys) {
+		if err := h.leaveDepStrings(); err != nil {
+			kernel.ReleaseArrays(keys)
+			return nil, err
+		}
+		return keys, nil
+	}
+	lead := keys[h.fs.lead]
+	for i, k := range keys {
+		if i != h.fs.lead {
+			k.Release()
+		}
+	}
+	return []arrow.Array{lead}, nil
+}
+
+// leaveDepStrings moves the groups to a table of every key and stops
+// grouping on the lead alone.
+func (h *hashAggregate) leaveDepStrings() error {
+	t, err := h.fs.leave(&h.m, h.table)
+	if err != nil {
+		return err
+	}
+	h.table, h.types, h.fs = t, h.fs.full, nil
+	h.probe = hashtable.Probe{}
+	return nil
+}
+
 // worstCase is what folding b (with group keys keys) can add: every row a
 // new group.
 func (h *hashAggregate) worstCase(keys []arrow.Array, b arrow.RecordBatch) int64 {
@@ -561,6 +612,9 @@ func (h *hashAggregate) emit(start, end int) arrow.RecordBatch {
 		}
 		if h.fd != nil {
 			cols = h.fd.expand(h.tc.Mem, cols[0])
+		}
+		if h.fs != nil {
+			cols = h.fs.expand(h.tc.Mem, cols[0])
 		}
 		if h.dk != nil && h.dk.decided {
 			h.dk.decode(h.tc.Mem, cols)

@@ -292,6 +292,12 @@ func (h *hashAggregate) resetGroups() error {
 // spillGroups writes the partial states of every group held to the spill
 // files, each group to the file its keys hash to, and starts afresh.
 func (h *hashAggregate) spillGroups(ctx context.Context) error {
+	if h.fs != nil {
+		// The spilled states carry every key: group on all of them from here.
+		if err := h.leaveDepStrings(); err != nil {
+			return err
+		}
+	}
 	if h.sp.files == nil && h.sp.hasSets && h.ngroups < minSpillSetGroups {
 		h.sp.byValue = true // too few groups to split (value_spill.go)
 	}

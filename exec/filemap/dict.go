@@ -16,8 +16,9 @@ import (
 // then groups on small integers and turns codes back into strings only for
 // its output groups, and a comparison with constants decides once per
 // dictionary value instead of once per row. The codes are found by the identity of the decoded
-// array, so an array made from it (a filter's gather, a slice) has none and
-// its reader takes the general path.
+// array, so an array made from it (a slice, a projection's copy) has none
+// and its reader takes the general path; a filter's gather, recorded by
+// DeriveGather, has its rows' codes (derived.go).
 
 // DefaultDictLimit is the most distinct values a file's column may have to
 // get a dictionary.
@@ -310,8 +311,9 @@ func unregisterDicts(d *DecodedFile) {
 // row; a NULL row's code is meaningless) when arr is a string column of a
 // decoded cache file, as decoded, whose file has at most the dictionary
 // limit of distinct values in it. The first call for a column builds its
-// dictionary. Safe for concurrent use; the result is valid while the
-// caller holds arr.
+// dictionary. A gather of such a column recorded by DeriveGather has the
+// same dictionary and its rows' codes (derived.go). Safe for concurrent
+// use; the result is valid while the caller holds arr.
 func DictCodes(arr arrow.Array) (*Dict, []int32, bool) {
 	if arr == nil || arr.DataType().ID() != arrow.STRING {
 		return nil, nil, false
@@ -320,6 +322,10 @@ func DictCodes(arr arrow.Array) (*Dict, []int32, bool) {
 	ref, ok := dicts.m[arr.Data()]
 	dicts.mu.RUnlock()
 	if !ok {
+		if col := findDerived(arr); col != nil {
+			dict, codes := col.codesOf()
+			return dict, codes, dict != nil
+		}
 		return nil, nil, false
 	}
 	dict, codes := ref.col.codesFor()

@@ -2,8 +2,10 @@ package filemap
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -93,4 +95,75 @@ func TestDictBudgetEvicts(t *testing.T) {
 	if used := DictBytes(); used != base {
 		t.Errorf("%d bytes held after every file was released, %d before", used, base)
 	}
+}
+
+// gather builds rows sel of a as a new array.
+func gather(a *array.String, sel []int32) *array.String {
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	defer sb.Release()
+	for _, r := range sel {
+		sb.Append(a.Value(int(r)))
+	}
+	return sb.NewArray().(*array.String)
+}
+
+// TestDeriveGather: a recorded gather of a coded column, and a gather of
+// that, get the column's dictionary and codes that decode to their rows;
+// an equal array not recorded, and a gather of a column without codes,
+// get none; the entries go once the gathers are collected.
+func TestDeriveGather(t *testing.T) {
+	live := derivedLive.Load()
+	f := stringFile(t, "g", 100)
+	defer f.Release()
+	src := f.Batches[1].Column(0).(*array.String)
+	srcDict, _, ok := DictCodes(src)
+	if !ok {
+		t.Fatal("the decoded column has no codes")
+	}
+	check := func(name string, a *array.String) {
+		t.Helper()
+		dict, codes, ok := DictCodes(a)
+		if !ok || dict != srcDict || len(codes) != a.Len() {
+			t.Fatalf("%s: codes %v (dictionary shared: %v, %d codes for %d rows)", name, ok, dict == srcDict, len(codes), a.Len())
+		}
+		for r := range a.Len() {
+			if dict.Values[codes[r]] != a.Value(r) {
+				t.Fatalf("%s: row %d: code %d stands for %q, the row holds %q", name, r, codes[r], dict.Values[codes[r]], a.Value(r))
+			}
+		}
+	}
+	func() {
+		sel := []int32{3, 7, 7, 42, 99, 0}
+		g1 := gather(src, sel)
+		defer g1.Release()
+		DeriveGather([]arrow.Array{src}, []arrow.Array{g1}, sel)
+		sel[0] = 1 // DeriveGather copied it
+		check("gather", g1)
+		sel2 := []int32{5, 1, 2}
+		g2 := gather(g1, sel2)
+		defer g2.Release()
+		DeriveGather([]arrow.Array{g1}, []arrow.Array{g2}, sel2)
+		check("gather of a gather", g2)
+		same := gather(src, []int32{3, 7, 7, 42, 99, 0})
+		defer same.Release()
+		if _, _, ok := DictCodes(same); ok {
+			t.Error("an array not recorded as a gather has codes")
+		}
+		plain := gather(src, []int32{1, 2})
+		defer plain.Release()
+		pg := gather(plain, []int32{1})
+		defer pg.Release()
+		DeriveGather([]arrow.Array{plain}, []arrow.Array{pg}, []int32{1})
+		if _, _, ok := DictCodes(pg); ok {
+			t.Error("a gather of a column without codes has codes")
+		}
+	}()
+	for range 100 {
+		runtime.GC()
+		if derivedLive.Load() == live {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d gather entries left after the gathers were collected", derivedLive.Load()-live)
 }

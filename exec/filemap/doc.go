@@ -10,7 +10,9 @@
 // DecodedFile's batches are views over the mapping and live as long as it;
 // so do the dictionary codes of its string columns (DictCodes, dict.go),
 // found by the identity of a decoded array and built on first request,
-// within a byte budget of their own (DefaultDictBudget).
+// within a byte budget of their own (DefaultDictBudget). A gather of such a
+// column recorded by DeriveGather (a filter's output) shares its dictionary
+// and gets its rows' codes on first request (derived.go).
 //
 // filemap imports nothing of exec: exec's TaskContext holds a *FileMaps.
 package filemap

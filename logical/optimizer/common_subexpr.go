@@ -34,6 +34,9 @@ func (CommonSubexprEliminate) Rewrite(ctx context.Context, p logical.Plan) (logi
 	used := 0
 	logical.Inspect(p, func(x logical.Plan) bool {
 		for _, f := range x.Schema().Fields {
+			if !strings.HasPrefix(f.Name, "__common_expr_") {
+				continue // most names: skip Sscanf, whose failure allocates an error
+			}
 			var k int
 			if _, err := fmt.Sscanf(f.Name, "__common_expr_%d", &k); err == nil && k > used {
 				used = k
