@@ -13,6 +13,7 @@ import (
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // sortOp sorts one partition: it pulls its whole input, concatenates it,
@@ -56,9 +57,13 @@ type sortOp struct {
 	keep     []int32 // scratch rows of dropBeyondTop
 	perm     []int32
 	reserved int64
-	off      int
-	sorted   bool
-	closed   bool
+	// plim is the plan's per-partition limit while it still applies
+	// (partition_topk.go); part holds its state.
+	plim   *physical.PartitionLimit
+	part   partTop
+	off    int
+	sorted bool
+	closed bool
 }
 
 func NewSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Operator, error) {
@@ -66,11 +71,14 @@ func NewSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Op
 	if err != nil {
 		return nil, err
 	}
+	if l := n.PartitionLimit; l != nil && (l.K < 1 || l.Keys < 0 || l.Keys > len(n.Keys) || n.Fetch >= 0) {
+		return nil, qerr.Internalf("exec: sort %s over %d keys with fetch %d", l, len(n.Keys), n.Fetch)
+	}
 	input, err := buildInput(tc, n.Input, partition, n.PreservePartitioning)
 	if err != nil {
 		return nil, err
 	}
-	return &sortOp{tc: tc, n: n, schema: n.Schema(), input: input, keys: keys, spec: NewSortSpec(n.Keys), mem: tc.NewSpiller()}, nil
+	return &sortOp{tc: tc, n: n, schema: n.Schema(), input: input, keys: keys, spec: NewSortSpec(n.Keys), mem: tc.NewSpiller(), plim: n.PartitionLimit}, nil
 }
 
 // buildInput returns the operator for partition of input when partitions
@@ -134,7 +142,14 @@ func (s *sortOp) consume(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if s.topKeys != nil {
+		if s.plim != nil {
+			if b, err = s.dropBeyondPartitionTop(ctx, b); err != nil {
+				return err
+			}
+			if b == nil {
+				continue
+			}
+		} else if s.topKeys != nil {
 			if b, err = s.dropBeyondTop(ctx, b); err != nil {
 				return err
 			}
@@ -148,6 +163,14 @@ func (s *sortOp) consume(ctx context.Context) error {
 		}
 		s.buf = append(s.buf, b)
 		s.bufRows += b.NumRows()
+		if s.plim != nil {
+			if s.bufRows > s.partCompactRows() {
+				if err := s.compactPartitions(ctx); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if fetch < 0 {
 			s.bufBytes += spill.Bytes(b)
 			if s.mustSpill() {
@@ -169,6 +192,9 @@ func (s *sortOp) consume(ctx context.Context) error {
 	}
 	if len(s.runs) > 0 {
 		return s.startMerge(ctx)
+	}
+	if s.plim != nil {
+		return s.compactPartitions(ctx)
 	}
 	return s.sortBuffered(ctx, fetch)
 }
@@ -314,6 +340,7 @@ func (s *sortOp) Close() error {
 	}
 	s.releaseTop()
 	s.perm = nil
+	s.releasePart()
 	s.tc.Shrink(s.reserved)
 	s.reserved = 0
 	return errors.Join(s.input.Close(), runsErr)

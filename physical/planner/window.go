@@ -94,6 +94,7 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		}
 		keys = append(keys, orderBy...)
 		pk := partKey(g)
+		lim := partitionLimit(n, len(groups), len(part))
 		switch {
 		case len(part) == 0:
 			// One window partition: all rows in one place, sorted in
@@ -102,18 +103,18 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 			case plan.OutputPartitions() > 1 && len(keys) == 0:
 				plan = &physical.Coalesce{Input: plan}
 			case plan.OutputPartitions() > 1:
-				local := &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
+				local := &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true, PartitionLimit: lim}
 				plan = &physical.SortPreservingMerge{Input: local, Keys: keys, Fetch: -1}
 			case len(keys) > 0 && !(pk == prevPart && sortPrefix(keys, prevKeys)):
-				plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1}
+				plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PartitionLimit: lim}
 			}
 		case pk == prevPart && sortPrefix(keys, prevKeys):
 			// The previous link's sort already orders these rows.
 		case pk == prevPart || plan.OutputPartitions() == 1:
-			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
+			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true, PartitionLimit: lim}
 		default:
 			plan = &physical.Repartition{Input: plan, Keys: hashKeys(part), N: pl.cfg.TargetPartitions}
-			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
+			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true, PartitionLimit: lim}
 		}
 		if pk != prevPart || !sortPrefix(keys, prevKeys) {
 			prevKeys = keys
@@ -146,6 +147,29 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		cols = append(cols, &physical.Column{Index: at, Name: ps.Field(at).Name, Type: ps.Field(at).Type})
 	}
 	return &physical.Projection{Input: plan, Exprs: cols, Names: outNames}, nil
+}
+
+// partitionLimit is the per-partition top-k of the sort under a window
+// whose functions share one window and whose filter above bounds one of
+// them (logical.WindowTopK), nil otherwise. Local sorts merged afterwards
+// may carry it too: the rows a window partition keeps overall are among
+// those each input partition keeps of it.
+func partitionLimit(n *logical.Window, groups, partKeys int) *physical.PartitionLimit {
+	if n.TopK.K <= 0 || groups != 1 {
+		return nil
+	}
+	l := &physical.PartitionLimit{Keys: partKeys, K: n.TopK.K}
+	switch n.TopK.Func {
+	case logical.WinRowNumber:
+		l.Mode = physical.TopKRows
+	case logical.WinRank:
+		l.Mode = physical.TopKTies
+	case logical.WinDenseRank:
+		l.Mode = physical.TopKDistinct
+	default:
+		return nil
+	}
+	return l
 }
 
 // sortPrefix reports whether keys are a prefix of prev.
