@@ -59,11 +59,16 @@ type sortOp struct {
 	reserved int64
 	// plim is the plan's per-partition limit while it still applies
 	// (partition_topk.go); part holds its state.
-	plim   *physical.PartitionLimit
-	part   partTop
-	off    int
-	sorted bool
-	closed bool
+	plim *physical.PartitionLimit
+	part partTop
+	// cut is the limit once the sort gave up on it, applied to the sorted
+	// rows; stream and streamArrs apply it to merged runs.
+	cut        *physical.PartitionLimit
+	stream     *rankCutter
+	streamArrs []arrow.Array
+	off        int
+	sorted     bool
+	closed     bool
 }
 
 func NewSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Operator, error) {
@@ -105,6 +110,9 @@ func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		s.sorted = true
 	}
 	if s.merger != nil {
+		if s.cut != nil {
+			return s.nextMerged(ctx)
+		}
 		return s.merger.Next(ctx, int64(s.tc.BatchRows()))
 	}
 	if s.data == nil || s.off >= len(s.perm) {
@@ -164,10 +172,8 @@ func (s *sortOp) consume(ctx context.Context) error {
 		s.buf = append(s.buf, b)
 		s.bufRows += b.NumRows()
 		if s.plim != nil {
-			if s.bufRows > s.partCompactRows() {
-				if err := s.compactPartitions(ctx); err != nil {
-					return err
-				}
+			if err := s.addPartitionBatch(ctx, b); err != nil {
+				return err
 			}
 			continue
 		}
@@ -194,9 +200,15 @@ func (s *sortOp) consume(ctx context.Context) error {
 		return s.startMerge(ctx)
 	}
 	if s.plim != nil {
-		return s.compactPartitions(ctx)
+		return s.compactPartitions(ctx, true)
 	}
-	return s.sortBuffered(ctx, fetch)
+	if err := s.sortBuffered(ctx, fetch); err != nil {
+		return err
+	}
+	if s.cut != nil {
+		return s.cutSorted(ctx)
+	}
+	return nil
 }
 
 // dropBeyondTop returns the rows of b (which it takes over) that sort
@@ -341,6 +353,8 @@ func (s *sortOp) Close() error {
 	s.releaseTop()
 	s.perm = nil
 	s.releasePart()
+	kernel.ReleaseArrays(s.streamArrs)
+	s.streamArrs = nil
 	s.tc.Shrink(s.reserved)
 	s.reserved = 0
 	return errors.Join(s.input.Close(), runsErr)
