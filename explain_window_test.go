@@ -12,8 +12,10 @@ import (
 // ORDER BY over the same PARTITION BY re-sorts without another exchange, a
 // window without PARTITION BY runs in one partition, a window over an
 // aggregate sits above it, unused window functions are pruned, a filter
-// on the PARTITION BY column goes below the window, others not, and a
-// bound on a ranking function keeps only each window partition's rows it
+// on the PARTITION BY column goes below the window, others not, a window
+// partitioned by more keys than the exchange before it needs no exchange
+// (nor a sort when the previous sort orders its rows), and a bound on a
+// ranking function keeps only each window partition's rows it
 // can pass in the sort below the window (in each local sort without
 // PARTITION BY).
 func TestExplainWindowGolden(t *testing.T) {
@@ -37,6 +39,11 @@ WHERE moving > 20`,
 		"window_filter": `SELECT * FROM (
   SELECT n_regionkey, n_name, rank() OVER (PARTITION BY n_regionkey ORDER BY n_name) AS r FROM nation) AS x
 WHERE n_regionkey = 1 AND r <= 2 AND n_name <> 'PERU'`,
+		"window_colocated": `SELECT n_regionkey, n_nationkey,
+  rank() OVER (PARTITION BY n_regionkey ORDER BY n_nationkey, n_name) AS rk,
+  avg(n_nationkey) OVER (PARTITION BY n_regionkey, n_nationkey) AS same,
+  count(*) OVER (PARTITION BY n_name, n_regionkey) AS resorted
+FROM nation`,
 		"window_topk": `SELECT * FROM (
   SELECT n_regionkey, n_name, dense_rank() OVER (ORDER BY n_regionkey DESC) AS dr FROM nation) AS x
 WHERE dr < 3`,

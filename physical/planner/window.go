@@ -16,7 +16,9 @@ import (
 // sharing them share one sort. Each link's input is hash-repartitioned on
 // its PARTITION BY keys (one partition without keys) and sorted by the
 // keys then the ORDER BY; a link whose PARTITION BY equals the previous
-// one's is only re-sorted. A Projection restores the logical column order
+// one's, or includes every key the chain last hash-repartitioned on, is
+// only re-sorted (not even that when its sort keys are a prefix of the
+// previous sort's). A Projection restores the logical column order
 // when the grouping moved columns.
 func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan, error) {
 	in, err := pl.Plan(ctx, n.Input)
@@ -50,8 +52,10 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		}
 	}
 	// Groups with the same PARTITION BY next to each other need one
-	// exchange between them, and the longest ORDER BY first lets a group
-	// whose sort keys are a prefix of the previous one's skip its sort.
+	// exchange between them, fewer PARTITION BY keys first let a group
+	// partitioned by more of them reuse the exchange, and the longest ORDER
+	// BY first lets a group whose sort keys are a prefix of the previous
+	// one's skip its sort.
 	// Windows without PARTITION BY gather all rows in one partition, so
 	// they come last: the others run in parallel before.
 	partKey := func(g *group) string {
@@ -65,6 +69,9 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		if c := cmp.Compare(min(len(a.spec.PartitionBy), 1), min(len(b.spec.PartitionBy), 1)); c != 0 {
 			return -c
 		}
+		if c := cmp.Compare(len(a.spec.PartitionBy), len(b.spec.PartitionBy)); c != 0 {
+			return c
+		}
 		if c := strings.Compare(partKey(a), partKey(b)); c != 0 {
 			return c
 		}
@@ -74,11 +81,19 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 	plan := in
 	prevPart := "\x01" // matches no key list
 	var prevKeys []physical.SortKey
+	// hashedBy: the keys of the hash Repartition the chain put in, once it
+	// has; a window partitioned by all of them and more finds each of its
+	// partitions within one input partition already.
+	var hashedBy []string
 	var order []int // n.List positions in physical output order
 	for _, g := range groups {
 		part, err := exprs(g.spec.PartitionBy, is)
 		if err != nil {
 			return nil, err
+		}
+		colocated := len(hashedBy) > 0 && len(part) > 0
+		for _, h := range hashedBy {
+			colocated = colocated && slices.ContainsFunc(g.spec.PartitionBy, func(e logical.Expr) bool { return e.String() == h })
 		}
 		keys := make([]physical.SortKey, 0, len(part)+len(g.spec.OrderBy))
 		for _, p := range part {
@@ -108,16 +123,25 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 			case len(keys) > 0 && !(pk == prevPart && sortPrefix(keys, prevKeys)):
 				plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PartitionLimit: lim}
 			}
-		case pk == prevPart && sortPrefix(keys, prevKeys):
+		case (pk == prevPart || colocated) && sortPrefix(keys, prevKeys):
 			// The previous link's sort already orders these rows.
-		case pk == prevPart || plan.OutputPartitions() == 1:
+		case pk == prevPart || colocated || plan.OutputPartitions() == 1:
 			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true, PartitionLimit: lim}
+			prevKeys = keys
 		default:
 			plan = &physical.Repartition{Input: plan, Keys: hashKeys(part), N: pl.cfg.TargetPartitions}
 			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true, PartitionLimit: lim}
-		}
-		if pk != prevPart || !sortPrefix(keys, prevKeys) {
 			prevKeys = keys
+			hashedBy = hashedBy[:0]
+			for _, e := range g.spec.PartitionBy {
+				hashedBy = append(hashedBy, e.String())
+			}
+		}
+		if len(part) == 0 {
+			if pk != prevPart || !sortPrefix(keys, prevKeys) {
+				prevKeys = keys
+			}
+			hashedBy = nil
 		}
 		prevPart = pk
 		funcs := make([]physical.WindowFuncExpr, len(g.idx))
