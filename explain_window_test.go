@@ -13,7 +13,8 @@ import (
 // window without PARTITION BY runs in one partition, a window over an
 // aggregate sits above it, unused window functions are pruned, a filter
 // on the PARTITION BY column goes below the window, others not, a window
-// partitioned by more keys than the exchange before it needs no exchange
+// partitioned by the keys an exchange before it (its own chain's or the
+// aggregate's below) hashed on, and maybe more, needs no exchange
 // (nor a sort when the previous sort orders its rows), and a bound on a
 // ranking function keeps only each window partition's rows it
 // can pass in the sort below the window (in each local sort without
@@ -44,6 +45,9 @@ WHERE n_regionkey = 1 AND r <= 2 AND n_name <> 'PERU'`,
   avg(n_nationkey) OVER (PARTITION BY n_regionkey, n_nationkey) AS same,
   count(*) OVER (PARTITION BY n_name, n_regionkey) AS resorted
 FROM nation`,
+		"window_over_grouped": `SELECT o_orderpriority, o_orderstatus, count(*) AS n,
+  rank() OVER (PARTITION BY o_orderpriority, o_orderstatus ORDER BY count(*) DESC) AS rk
+FROM orders GROUP BY o_orderpriority, o_orderstatus`,
 		"window_topk": `SELECT * FROM (
   SELECT n_regionkey, n_name, dense_rank() OVER (ORDER BY n_regionkey DESC) AS dr FROM nation) AS x
 WHERE dr < 3`,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/quiverdb/quiver/logical"
@@ -81,10 +82,14 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 	plan := in
 	prevPart := "\x01" // matches no key list
 	var prevKeys []physical.SortKey
-	// hashedBy: the keys of the hash Repartition the chain put in, once it
-	// has; a window partitioned by all of them and more finds each of its
-	// partitions within one input partition already.
+	// hashedBy: the keys (keyName) the rows are hash-partitioned on, by the
+	// input or by the chain's last exchange; a window partitioned by all of
+	// them and more finds each of its partitions within one input
+	// partition already.
 	var hashedBy []string
+	for _, c := range hashedColumns(in) {
+		hashedBy = append(hashedBy, keyName(&physical.Column{Index: c}))
+	}
 	var order []int // n.List positions in physical output order
 	for _, g := range groups {
 		part, err := exprs(g.spec.PartitionBy, is)
@@ -93,7 +98,7 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		}
 		colocated := len(hashedBy) > 0 && len(part) > 0
 		for _, h := range hashedBy {
-			colocated = colocated && slices.ContainsFunc(g.spec.PartitionBy, func(e logical.Expr) bool { return e.String() == h })
+			colocated = colocated && slices.ContainsFunc(part, func(e physical.Expr) bool { return keyName(e) == h })
 		}
 		keys := make([]physical.SortKey, 0, len(part)+len(g.spec.OrderBy))
 		for _, p := range part {
@@ -133,8 +138,8 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true, PartitionLimit: lim}
 			prevKeys = keys
 			hashedBy = hashedBy[:0]
-			for _, e := range g.spec.PartitionBy {
-				hashedBy = append(hashedBy, e.String())
+			for _, e := range part {
+				hashedBy = append(hashedBy, keyName(e))
 			}
 		}
 		if len(part) == 0 {
@@ -194,6 +199,71 @@ func partitionLimit(n *logical.Window, groups, partKeys int) *physical.Partition
 		return nil
 	}
 	return l
+}
+
+// keyName identifies a partitioning key of the window's input: a column
+// by its index, another expression by its text.
+func keyName(e physical.Expr) string {
+	if c, ok := e.(*physical.Column); ok {
+		return "#" + strconv.Itoa(c.Index)
+	}
+	return e.String()
+}
+
+// hashedColumns returns the output columns p's partitions are known to be
+// hash-partitioned on (each combination of their values in one partition),
+// or nil: a hash Repartition on plain columns, carried through filters,
+// partition-preserving sorts, windows, projections of those columns and
+// aggregates grouped by them.
+func hashedColumns(p physical.Plan) []int {
+	if p.OutputPartitions() <= 1 {
+		return nil
+	}
+	switch n := p.(type) {
+	case *physical.Repartition:
+		var out []int
+		for _, k := range n.Keys {
+			c, ok := k.(*physical.Column)
+			if !ok {
+				return nil
+			}
+			out = append(out, c.Index)
+		}
+		return out
+	case *physical.Filter:
+		return hashedColumns(n.Input)
+	case *physical.Window:
+		return hashedColumns(n.Input)
+	case *physical.Sort:
+		if n.PreservePartitioning {
+			return hashedColumns(n.Input)
+		}
+	case *physical.Projection:
+		return mapHashed(hashedColumns(n.Input), n.Exprs)
+	case *physical.HashAggregate:
+		return mapHashed(hashedColumns(n.Input), n.GroupBy)
+	}
+	return nil
+}
+
+// mapHashed maps input columns to the positions of es that are those
+// columns, or returns nil when one is not among es.
+func mapHashed(in []int, es []physical.Expr) []int {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]int, 0, len(in))
+	for _, c := range in {
+		j := slices.IndexFunc(es, func(e physical.Expr) bool {
+			col, ok := e.(*physical.Column)
+			return ok && col.Index == c
+		})
+		if j < 0 {
+			return nil
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 // sortPrefix reports whether keys are a prefix of prev.
