@@ -513,7 +513,25 @@ func (c *coercer) window(w *WindowExpr) (Expr, error) {
 type Window struct {
 	Input  Plan
 	List   []Expr
+	TopK   WindowTopK
 	schema *Schema
+}
+
+// WindowTopK records that the window's only consumer is a filter passing
+// only rows whose Func (row_number, rank or dense_rank), over the window
+// every function of List shares, is at most K; the physical plan may then
+// drop each window partition's other rows before computing the window. K 0
+// is no such filter.
+type WindowTopK struct {
+	Func WindowFunc
+	K    int64
+}
+
+// WithTopK returns a copy of w carrying t.
+func (w *Window) WithTopK(t WindowTopK) *Window {
+	n := *w
+	n.TopK = t
+	return &n
 }
 
 // NewWindow types the window expressions over input.
@@ -547,11 +565,21 @@ func (w *Window) WithChildren(c []Plan) (Plan, error) {
 	if err := wantChildren(w, c, 1); err != nil {
 		return nil, err
 	}
-	return NewWindow(c[0], w.List)
+	n, err := NewWindow(c[0], w.List)
+	if err != nil {
+		return nil, err
+	}
+	n.TopK = w.TopK
+	return n, nil
 }
 func (w *Window) Exprs() []Expr                    { return w.List }
 func (w *Window) WithExprs(e []Expr) (Plan, error) { return NewWindow(w.Input, e) }
-func (w *Window) String() string                   { return "WindowAggr: " + exprList(w.List) }
+func (w *Window) String() string {
+	if w.TopK.K > 0 {
+		return fmt.Sprintf("WindowAggr: %s, topk=%s<=%d", exprList(w.List), w.TopK.Func, w.TopK.K)
+	}
+	return "WindowAggr: " + exprList(w.List)
+}
 
 // checkModifiers validates IGNORE NULLS and DISTINCT: IGNORE NULLS only on
 // the functions that read a value from another row, DISTINCT only on an

@@ -428,11 +428,54 @@ func (k SortKey) String() string {
 
 // Sort sorts each input partition (PreservePartitioning) or, otherwise, the
 // single input partition. Fetch ≥ 0 keeps only the first Fetch rows (top-k).
+// PartitionLimit, when set, keeps only the rows a ranking filter above the
+// window this sort feeds can pass (Fetch is then -1).
 type Sort struct {
 	Input                Plan
 	Keys                 []SortKey
 	Fetch                int64
 	PreservePartitioning bool
+	PartitionLimit       *PartitionLimit
+}
+
+// TopKMode is which rows of a window partition a PartitionLimit keeps.
+type TopKMode int
+
+// The modes, one per ranking function a filter may bound.
+const (
+	// TopKRows keeps the first K rows (row_number() <= K).
+	TopKRows TopKMode = iota
+	// TopKTies keeps the first K rows and every row tied with the K-th
+	// on the ORDER BY keys (rank() <= K).
+	TopKTies
+	// TopKDistinct keeps the rows of the first K distinct ORDER BY values
+	// (dense_rank() <= K).
+	TopKDistinct
+)
+
+var topKModeNames = [...]string{"rows", "ties", "distinct"}
+
+func (m TopKMode) String() string {
+	if m < 0 || int(m) >= len(topKModeNames) {
+		return fmt.Sprintf("TopKMode(%d)", int(m))
+	}
+	return topKModeNames[m]
+}
+
+// PartitionLimit is a per-window-partition top-k of a Sort: the first Keys
+// sort keys are the window's PARTITION BY, the rest its ORDER BY, and of
+// each window partition (rows equal on the first Keys keys, NULLs equal)
+// only the first K rows by Mode are kept. The rows kept are in sorted order
+// and are exactly those whose ranking value is at most K, so the ranking
+// functions computed over them are the same as over all rows.
+type PartitionLimit struct {
+	Keys int
+	K    int64
+	Mode TopKMode
+}
+
+func (l PartitionLimit) String() string {
+	return fmt.Sprintf("partition_topk(keys=%d, k=%d, %s)", l.Keys, l.K, l.Mode)
 }
 
 // SortPreservingMerge merges sorted partitions into one sorted partition.
@@ -743,6 +786,9 @@ func (s *Sort) String() string {
 	out := "SortExec: expr=[" + sortKeys(s.Keys) + "]"
 	if s.Fetch >= 0 {
 		out = fmt.Sprintf("SortExec: TopK(fetch=%d), expr=[%s]", s.Fetch, sortKeys(s.Keys))
+	}
+	if s.PartitionLimit != nil {
+		out = fmt.Sprintf("SortExec: %s, expr=[%s]", s.PartitionLimit, sortKeys(s.Keys))
 	}
 	if s.PreservePartitioning {
 		out += ", preserve_partitioning=true"

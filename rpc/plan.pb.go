@@ -2803,8 +2803,10 @@ type PhysicalSort struct {
 	Keys                 []*PhysicalSortKey     `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
 	Fetch                int64                  `protobuf:"varint,3,opt,name=fetch,proto3" json:"fetch,omitempty"`
 	PreservePartitioning bool                   `protobuf:"varint,4,opt,name=preserve_partitioning,json=preservePartitioning,proto3" json:"preserve_partitioning,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// physical.PartitionLimit, when set.
+	PartitionLimit *PartitionLimit `protobuf:"bytes,5,opt,name=partition_limit,json=partitionLimit,proto3" json:"partition_limit,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PhysicalSort) Reset() {
@@ -2865,6 +2867,73 @@ func (x *PhysicalSort) GetPreservePartitioning() bool {
 	return false
 }
 
+func (x *PhysicalSort) GetPartitionLimit() *PartitionLimit {
+	if x != nil {
+		return x.PartitionLimit
+	}
+	return nil
+}
+
+type PartitionLimit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          int32                  `protobuf:"varint,1,opt,name=keys,proto3" json:"keys,omitempty"`
+	K             int64                  `protobuf:"varint,2,opt,name=k,proto3" json:"k,omitempty"`
+	Mode          int32                  `protobuf:"varint,3,opt,name=mode,proto3" json:"mode,omitempty"` // physical.TopKMode
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionLimit) Reset() {
+	*x = PartitionLimit{}
+	mi := &file_plan_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionLimit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionLimit) ProtoMessage() {}
+
+func (x *PartitionLimit) ProtoReflect() protoreflect.Message {
+	mi := &file_plan_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionLimit.ProtoReflect.Descriptor instead.
+func (*PartitionLimit) Descriptor() ([]byte, []int) {
+	return file_plan_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *PartitionLimit) GetKeys() int32 {
+	if x != nil {
+		return x.Keys
+	}
+	return 0
+}
+
+func (x *PartitionLimit) GetK() int64 {
+	if x != nil {
+		return x.K
+	}
+	return 0
+}
+
+func (x *PartitionLimit) GetMode() int32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
 type PhysicalSortPreservingMerge struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Input         *PhysicalPlan          `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
@@ -2876,7 +2945,7 @@ type PhysicalSortPreservingMerge struct {
 
 func (x *PhysicalSortPreservingMerge) Reset() {
 	*x = PhysicalSortPreservingMerge{}
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2888,7 +2957,7 @@ func (x *PhysicalSortPreservingMerge) String() string {
 func (*PhysicalSortPreservingMerge) ProtoMessage() {}
 
 func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[33]
+	mi := &file_plan_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2901,7 +2970,7 @@ func (x *PhysicalSortPreservingMerge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalSortPreservingMerge.ProtoReflect.Descriptor instead.
 func (*PhysicalSortPreservingMerge) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{33}
+	return file_plan_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PhysicalSortPreservingMerge) GetInput() *PhysicalPlan {
@@ -2936,7 +3005,7 @@ type PhysicalLimit struct {
 
 func (x *PhysicalLimit) Reset() {
 	*x = PhysicalLimit{}
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2948,7 +3017,7 @@ func (x *PhysicalLimit) String() string {
 func (*PhysicalLimit) ProtoMessage() {}
 
 func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[34]
+	mi := &file_plan_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2961,7 +3030,7 @@ func (x *PhysicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{34}
+	return file_plan_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PhysicalLimit) GetInput() *PhysicalPlan {
@@ -2995,7 +3064,7 @@ type PhysicalLocalLimit struct {
 
 func (x *PhysicalLocalLimit) Reset() {
 	*x = PhysicalLocalLimit{}
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3007,7 +3076,7 @@ func (x *PhysicalLocalLimit) String() string {
 func (*PhysicalLocalLimit) ProtoMessage() {}
 
 func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[35]
+	mi := &file_plan_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3020,7 +3089,7 @@ func (x *PhysicalLocalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalLocalLimit.ProtoReflect.Descriptor instead.
 func (*PhysicalLocalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{35}
+	return file_plan_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PhysicalLocalLimit) GetInput() *PhysicalPlan {
@@ -3046,7 +3115,7 @@ type PhysicalUnion struct {
 
 func (x *PhysicalUnion) Reset() {
 	*x = PhysicalUnion{}
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3058,7 +3127,7 @@ func (x *PhysicalUnion) String() string {
 func (*PhysicalUnion) ProtoMessage() {}
 
 func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[36]
+	mi := &file_plan_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3071,7 +3140,7 @@ func (x *PhysicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnion.ProtoReflect.Descriptor instead.
 func (*PhysicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{36}
+	return file_plan_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PhysicalUnion) GetInputs() []*PhysicalPlan {
@@ -3091,7 +3160,7 @@ type PhysicalValues struct {
 
 func (x *PhysicalValues) Reset() {
 	*x = PhysicalValues{}
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3103,7 +3172,7 @@ func (x *PhysicalValues) String() string {
 func (*PhysicalValues) ProtoMessage() {}
 
 func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[37]
+	mi := &file_plan_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3116,7 +3185,7 @@ func (x *PhysicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalValues.ProtoReflect.Descriptor instead.
 func (*PhysicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{37}
+	return file_plan_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PhysicalValues) GetSchema() []byte {
@@ -3143,7 +3212,7 @@ type PhysicalEmpty struct {
 
 func (x *PhysicalEmpty) Reset() {
 	*x = PhysicalEmpty{}
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3155,7 +3224,7 @@ func (x *PhysicalEmpty) String() string {
 func (*PhysicalEmpty) ProtoMessage() {}
 
 func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[38]
+	mi := &file_plan_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3168,7 +3237,7 @@ func (x *PhysicalEmpty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalEmpty.ProtoReflect.Descriptor instead.
 func (*PhysicalEmpty) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{38}
+	return file_plan_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PhysicalEmpty) GetSchema() []byte {
@@ -3196,7 +3265,7 @@ type PhysicalRepartition struct {
 
 func (x *PhysicalRepartition) Reset() {
 	*x = PhysicalRepartition{}
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3208,7 +3277,7 @@ func (x *PhysicalRepartition) String() string {
 func (*PhysicalRepartition) ProtoMessage() {}
 
 func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[39]
+	mi := &file_plan_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3221,7 +3290,7 @@ func (x *PhysicalRepartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRepartition.ProtoReflect.Descriptor instead.
 func (*PhysicalRepartition) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{39}
+	return file_plan_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PhysicalRepartition) GetInput() *PhysicalPlan {
@@ -3254,7 +3323,7 @@ type PhysicalCoalesce struct {
 
 func (x *PhysicalCoalesce) Reset() {
 	*x = PhysicalCoalesce{}
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +3335,7 @@ func (x *PhysicalCoalesce) String() string {
 func (*PhysicalCoalesce) ProtoMessage() {}
 
 func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[40]
+	mi := &file_plan_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +3348,7 @@ func (x *PhysicalCoalesce) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCoalesce.ProtoReflect.Descriptor instead.
 func (*PhysicalCoalesce) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{40}
+	return file_plan_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PhysicalCoalesce) GetInput() *PhysicalPlan {
@@ -3304,7 +3373,7 @@ type PhysicalShuffleWriter struct {
 
 func (x *PhysicalShuffleWriter) Reset() {
 	*x = PhysicalShuffleWriter{}
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3316,7 +3385,7 @@ func (x *PhysicalShuffleWriter) String() string {
 func (*PhysicalShuffleWriter) ProtoMessage() {}
 
 func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[41]
+	mi := &file_plan_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3329,7 +3398,7 @@ func (x *PhysicalShuffleWriter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleWriter.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleWriter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{41}
+	return file_plan_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PhysicalShuffleWriter) GetInput() *PhysicalPlan {
@@ -3392,7 +3461,7 @@ type PhysicalUnresolvedShuffle struct {
 
 func (x *PhysicalUnresolvedShuffle) Reset() {
 	*x = PhysicalUnresolvedShuffle{}
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3404,7 +3473,7 @@ func (x *PhysicalUnresolvedShuffle) String() string {
 func (*PhysicalUnresolvedShuffle) ProtoMessage() {}
 
 func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[42]
+	mi := &file_plan_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3417,7 +3486,7 @@ func (x *PhysicalUnresolvedShuffle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalUnresolvedShuffle.ProtoReflect.Descriptor instead.
 func (*PhysicalUnresolvedShuffle) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{42}
+	return file_plan_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PhysicalUnresolvedShuffle) GetStageId() int32 {
@@ -3453,7 +3522,7 @@ type PhysicalShuffleReader struct {
 
 func (x *PhysicalShuffleReader) Reset() {
 	*x = PhysicalShuffleReader{}
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3465,7 +3534,7 @@ func (x *PhysicalShuffleReader) String() string {
 func (*PhysicalShuffleReader) ProtoMessage() {}
 
 func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[43]
+	mi := &file_plan_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3478,7 +3547,7 @@ func (x *PhysicalShuffleReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalShuffleReader.ProtoReflect.Descriptor instead.
 func (*PhysicalShuffleReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{43}
+	return file_plan_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PhysicalShuffleReader) GetStageId() int32 {
@@ -3512,7 +3581,7 @@ type CacheKey struct {
 
 func (x *CacheKey) Reset() {
 	*x = CacheKey{}
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3524,7 +3593,7 @@ func (x *CacheKey) String() string {
 func (*CacheKey) ProtoMessage() {}
 
 func (x *CacheKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[44]
+	mi := &file_plan_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3537,7 +3606,7 @@ func (x *CacheKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheKey.ProtoReflect.Descriptor instead.
 func (*CacheKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{44}
+	return file_plan_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CacheKey) GetSessionId() string {
@@ -3568,7 +3637,7 @@ type PhysicalCacheReader struct {
 
 func (x *PhysicalCacheReader) Reset() {
 	*x = PhysicalCacheReader{}
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3580,7 +3649,7 @@ func (x *PhysicalCacheReader) String() string {
 func (*PhysicalCacheReader) ProtoMessage() {}
 
 func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[45]
+	mi := &file_plan_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3593,7 +3662,7 @@ func (x *PhysicalCacheReader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalCacheReader.ProtoReflect.Descriptor instead.
 func (*PhysicalCacheReader) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{45}
+	return file_plan_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PhysicalCacheReader) GetKey() *CacheKey {
@@ -3667,7 +3736,7 @@ type LogicalExpr struct {
 
 func (x *LogicalExpr) Reset() {
 	*x = LogicalExpr{}
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3679,7 +3748,7 @@ func (x *LogicalExpr) String() string {
 func (*LogicalExpr) ProtoMessage() {}
 
 func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[46]
+	mi := &file_plan_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3692,7 +3761,7 @@ func (x *LogicalExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpr.ProtoReflect.Descriptor instead.
 func (*LogicalExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{46}
+	return file_plan_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LogicalExpr) GetKind() isLogicalExpr_Kind {
@@ -3986,7 +4055,7 @@ type LogicalColumn struct {
 
 func (x *LogicalColumn) Reset() {
 	*x = LogicalColumn{}
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3998,7 +4067,7 @@ func (x *LogicalColumn) String() string {
 func (*LogicalColumn) ProtoMessage() {}
 
 func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[47]
+	mi := &file_plan_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4011,7 +4080,7 @@ func (x *LogicalColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalColumn.ProtoReflect.Descriptor instead.
 func (*LogicalColumn) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{47}
+	return file_plan_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LogicalColumn) GetQualifier() string {
@@ -4040,7 +4109,7 @@ type LogicalOuterRef struct {
 
 func (x *LogicalOuterRef) Reset() {
 	*x = LogicalOuterRef{}
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4052,7 +4121,7 @@ func (x *LogicalOuterRef) String() string {
 func (*LogicalOuterRef) ProtoMessage() {}
 
 func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[48]
+	mi := &file_plan_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4065,7 +4134,7 @@ func (x *LogicalOuterRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalOuterRef.ProtoReflect.Descriptor instead.
 func (*LogicalOuterRef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{48}
+	return file_plan_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LogicalOuterRef) GetQualifier() string {
@@ -4106,7 +4175,7 @@ type LogicalAlias struct {
 
 func (x *LogicalAlias) Reset() {
 	*x = LogicalAlias{}
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4118,7 +4187,7 @@ func (x *LogicalAlias) String() string {
 func (*LogicalAlias) ProtoMessage() {}
 
 func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[49]
+	mi := &file_plan_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4131,7 +4200,7 @@ func (x *LogicalAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAlias.ProtoReflect.Descriptor instead.
 func (*LogicalAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{49}
+	return file_plan_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LogicalAlias) GetExpr() *LogicalExpr {
@@ -4159,7 +4228,7 @@ type LogicalBinary struct {
 
 func (x *LogicalBinary) Reset() {
 	*x = LogicalBinary{}
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4171,7 +4240,7 @@ func (x *LogicalBinary) String() string {
 func (*LogicalBinary) ProtoMessage() {}
 
 func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[50]
+	mi := &file_plan_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4184,7 +4253,7 @@ func (x *LogicalBinary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalBinary.ProtoReflect.Descriptor instead.
 func (*LogicalBinary) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{50}
+	return file_plan_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LogicalBinary) GetOp() int32 {
@@ -4218,7 +4287,7 @@ type LogicalIsNull struct {
 
 func (x *LogicalIsNull) Reset() {
 	*x = LogicalIsNull{}
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4230,7 +4299,7 @@ func (x *LogicalIsNull) String() string {
 func (*LogicalIsNull) ProtoMessage() {}
 
 func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[51]
+	mi := &file_plan_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4243,7 +4312,7 @@ func (x *LogicalIsNull) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalIsNull.ProtoReflect.Descriptor instead.
 func (*LogicalIsNull) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{51}
+	return file_plan_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LogicalIsNull) GetExpr() *LogicalExpr {
@@ -4270,7 +4339,7 @@ type LogicalCast struct {
 
 func (x *LogicalCast) Reset() {
 	*x = LogicalCast{}
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4282,7 +4351,7 @@ func (x *LogicalCast) String() string {
 func (*LogicalCast) ProtoMessage() {}
 
 func (x *LogicalCast) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[52]
+	mi := &file_plan_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4295,7 +4364,7 @@ func (x *LogicalCast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCast.ProtoReflect.Descriptor instead.
 func (*LogicalCast) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{52}
+	return file_plan_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LogicalCast) GetExpr() *LogicalExpr {
@@ -4322,7 +4391,7 @@ type LogicalWhen struct {
 
 func (x *LogicalWhen) Reset() {
 	*x = LogicalWhen{}
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4334,7 +4403,7 @@ func (x *LogicalWhen) String() string {
 func (*LogicalWhen) ProtoMessage() {}
 
 func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[53]
+	mi := &file_plan_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4347,7 +4416,7 @@ func (x *LogicalWhen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWhen.ProtoReflect.Descriptor instead.
 func (*LogicalWhen) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{53}
+	return file_plan_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LogicalWhen) GetCond() *LogicalExpr {
@@ -4375,7 +4444,7 @@ type LogicalCase struct {
 
 func (x *LogicalCase) Reset() {
 	*x = LogicalCase{}
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4387,7 +4456,7 @@ func (x *LogicalCase) String() string {
 func (*LogicalCase) ProtoMessage() {}
 
 func (x *LogicalCase) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[54]
+	mi := &file_plan_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4400,7 +4469,7 @@ func (x *LogicalCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCase.ProtoReflect.Descriptor instead.
 func (*LogicalCase) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{54}
+	return file_plan_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *LogicalCase) GetOperand() *LogicalExpr {
@@ -4436,7 +4505,7 @@ type LogicalLike struct {
 
 func (x *LogicalLike) Reset() {
 	*x = LogicalLike{}
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4448,7 +4517,7 @@ func (x *LogicalLike) String() string {
 func (*LogicalLike) ProtoMessage() {}
 
 func (x *LogicalLike) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[55]
+	mi := &file_plan_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4461,7 +4530,7 @@ func (x *LogicalLike) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLike.ProtoReflect.Descriptor instead.
 func (*LogicalLike) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{55}
+	return file_plan_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *LogicalLike) GetExpr() *LogicalExpr {
@@ -4503,7 +4572,7 @@ type LogicalInList struct {
 
 func (x *LogicalInList) Reset() {
 	*x = LogicalInList{}
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4515,7 +4584,7 @@ func (x *LogicalInList) String() string {
 func (*LogicalInList) ProtoMessage() {}
 
 func (x *LogicalInList) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[56]
+	mi := &file_plan_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4528,7 +4597,7 @@ func (x *LogicalInList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInList.ProtoReflect.Descriptor instead.
 func (*LogicalInList) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{56}
+	return file_plan_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *LogicalInList) GetExpr() *LogicalExpr {
@@ -4562,7 +4631,7 @@ type LogicalScalarFunc struct {
 
 func (x *LogicalScalarFunc) Reset() {
 	*x = LogicalScalarFunc{}
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4574,7 +4643,7 @@ func (x *LogicalScalarFunc) String() string {
 func (*LogicalScalarFunc) ProtoMessage() {}
 
 func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[57]
+	mi := &file_plan_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4587,7 +4656,7 @@ func (x *LogicalScalarFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScalarFunc.ProtoReflect.Descriptor instead.
 func (*LogicalScalarFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{57}
+	return file_plan_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LogicalScalarFunc) GetName() string {
@@ -4618,7 +4687,7 @@ type LogicalAggExpr struct {
 
 func (x *LogicalAggExpr) Reset() {
 	*x = LogicalAggExpr{}
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4630,7 +4699,7 @@ func (x *LogicalAggExpr) String() string {
 func (*LogicalAggExpr) ProtoMessage() {}
 
 func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[58]
+	mi := &file_plan_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4643,7 +4712,7 @@ func (x *LogicalAggExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggExpr.ProtoReflect.Descriptor instead.
 func (*LogicalAggExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{58}
+	return file_plan_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *LogicalAggExpr) GetFunc() int32 {
@@ -4698,7 +4767,7 @@ type LogicalExists struct {
 
 func (x *LogicalExists) Reset() {
 	*x = LogicalExists{}
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4710,7 +4779,7 @@ func (x *LogicalExists) String() string {
 func (*LogicalExists) ProtoMessage() {}
 
 func (x *LogicalExists) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[59]
+	mi := &file_plan_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4723,7 +4792,7 @@ func (x *LogicalExists) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExists.ProtoReflect.Descriptor instead.
 func (*LogicalExists) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{59}
+	return file_plan_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LogicalExists) GetPlan() *LogicalPlan {
@@ -4751,7 +4820,7 @@ type LogicalInSubquery struct {
 
 func (x *LogicalInSubquery) Reset() {
 	*x = LogicalInSubquery{}
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4763,7 +4832,7 @@ func (x *LogicalInSubquery) String() string {
 func (*LogicalInSubquery) ProtoMessage() {}
 
 func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[60]
+	mi := &file_plan_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4776,7 +4845,7 @@ func (x *LogicalInSubquery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalInSubquery.ProtoReflect.Descriptor instead.
 func (*LogicalInSubquery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{60}
+	return file_plan_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LogicalInSubquery) GetExpr() *LogicalExpr {
@@ -4811,7 +4880,7 @@ type LogicalSortKey struct {
 
 func (x *LogicalSortKey) Reset() {
 	*x = LogicalSortKey{}
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4823,7 +4892,7 @@ func (x *LogicalSortKey) String() string {
 func (*LogicalSortKey) ProtoMessage() {}
 
 func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[61]
+	mi := &file_plan_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4836,7 +4905,7 @@ func (x *LogicalSortKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSortKey.ProtoReflect.Descriptor instead.
 func (*LogicalSortKey) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{61}
+	return file_plan_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *LogicalSortKey) GetExpr() *LogicalExpr {
@@ -4872,7 +4941,7 @@ type LogicalField struct {
 
 func (x *LogicalField) Reset() {
 	*x = LogicalField{}
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4884,7 +4953,7 @@ func (x *LogicalField) String() string {
 func (*LogicalField) ProtoMessage() {}
 
 func (x *LogicalField) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[62]
+	mi := &file_plan_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4897,7 +4966,7 @@ func (x *LogicalField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalField.ProtoReflect.Descriptor instead.
 func (*LogicalField) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{62}
+	return file_plan_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *LogicalField) GetQualifier() string {
@@ -4957,7 +5026,7 @@ type LogicalPlan struct {
 
 func (x *LogicalPlan) Reset() {
 	*x = LogicalPlan{}
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4969,7 +5038,7 @@ func (x *LogicalPlan) String() string {
 func (*LogicalPlan) ProtoMessage() {}
 
 func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[63]
+	mi := &file_plan_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4982,7 +5051,7 @@ func (x *LogicalPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalPlan.ProtoReflect.Descriptor instead.
 func (*LogicalPlan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{63}
+	return file_plan_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *LogicalPlan) GetNode() isLogicalPlan_Node {
@@ -5280,7 +5349,7 @@ type LogicalCTERef struct {
 
 func (x *LogicalCTERef) Reset() {
 	*x = LogicalCTERef{}
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5292,7 +5361,7 @@ func (x *LogicalCTERef) String() string {
 func (*LogicalCTERef) ProtoMessage() {}
 
 func (x *LogicalCTERef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[64]
+	mi := &file_plan_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5305,7 +5374,7 @@ func (x *LogicalCTERef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCTERef.ProtoReflect.Descriptor instead.
 func (*LogicalCTERef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{64}
+	return file_plan_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LogicalCTERef) GetId() int64 {
@@ -5349,7 +5418,7 @@ type LogicalWrite struct {
 
 func (x *LogicalWrite) Reset() {
 	*x = LogicalWrite{}
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5361,7 +5430,7 @@ func (x *LogicalWrite) String() string {
 func (*LogicalWrite) ProtoMessage() {}
 
 func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[65]
+	mi := &file_plan_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5374,7 +5443,7 @@ func (x *LogicalWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWrite.ProtoReflect.Descriptor instead.
 func (*LogicalWrite) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{65}
+	return file_plan_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LogicalWrite) GetInput() *LogicalPlan {
@@ -5435,7 +5504,7 @@ type TableDef struct {
 
 func (x *TableDef) Reset() {
 	*x = TableDef{}
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5447,7 +5516,7 @@ func (x *TableDef) String() string {
 func (*TableDef) ProtoMessage() {}
 
 func (x *TableDef) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[66]
+	mi := &file_plan_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5460,7 +5529,7 @@ func (x *TableDef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableDef.ProtoReflect.Descriptor instead.
 func (*TableDef) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{66}
+	return file_plan_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *TableDef) GetName() string {
@@ -5547,7 +5616,7 @@ type LogicalScan struct {
 
 func (x *LogicalScan) Reset() {
 	*x = LogicalScan{}
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5559,7 +5628,7 @@ func (x *LogicalScan) String() string {
 func (*LogicalScan) ProtoMessage() {}
 
 func (x *LogicalScan) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[67]
+	mi := &file_plan_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5572,7 +5641,7 @@ func (x *LogicalScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalScan.ProtoReflect.Descriptor instead.
 func (*LogicalScan) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{67}
+	return file_plan_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LogicalScan) GetTable() *TableDef {
@@ -5627,7 +5696,7 @@ type LogicalFilter struct {
 
 func (x *LogicalFilter) Reset() {
 	*x = LogicalFilter{}
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5639,7 +5708,7 @@ func (x *LogicalFilter) String() string {
 func (*LogicalFilter) ProtoMessage() {}
 
 func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[68]
+	mi := &file_plan_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5652,7 +5721,7 @@ func (x *LogicalFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalFilter.ProtoReflect.Descriptor instead.
 func (*LogicalFilter) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{68}
+	return file_plan_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LogicalFilter) GetInput() *LogicalPlan {
@@ -5679,7 +5748,7 @@ type LogicalProjection struct {
 
 func (x *LogicalProjection) Reset() {
 	*x = LogicalProjection{}
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5691,7 +5760,7 @@ func (x *LogicalProjection) String() string {
 func (*LogicalProjection) ProtoMessage() {}
 
 func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[69]
+	mi := &file_plan_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5704,7 +5773,7 @@ func (x *LogicalProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalProjection.ProtoReflect.Descriptor instead.
 func (*LogicalProjection) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{69}
+	return file_plan_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogicalProjection) GetInput() *LogicalPlan {
@@ -5732,7 +5801,7 @@ type LogicalAggregate struct {
 
 func (x *LogicalAggregate) Reset() {
 	*x = LogicalAggregate{}
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5744,7 +5813,7 @@ func (x *LogicalAggregate) String() string {
 func (*LogicalAggregate) ProtoMessage() {}
 
 func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[70]
+	mi := &file_plan_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5757,7 +5826,7 @@ func (x *LogicalAggregate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalAggregate.ProtoReflect.Descriptor instead.
 func (*LogicalAggregate) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{70}
+	return file_plan_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LogicalAggregate) GetInput() *LogicalPlan {
@@ -5791,7 +5860,7 @@ type LogicalEquiPair struct {
 
 func (x *LogicalEquiPair) Reset() {
 	*x = LogicalEquiPair{}
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5803,7 +5872,7 @@ func (x *LogicalEquiPair) String() string {
 func (*LogicalEquiPair) ProtoMessage() {}
 
 func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[71]
+	mi := &file_plan_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5816,7 +5885,7 @@ func (x *LogicalEquiPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEquiPair.ProtoReflect.Descriptor instead.
 func (*LogicalEquiPair) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{71}
+	return file_plan_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LogicalEquiPair) GetLeft() *LogicalExpr {
@@ -5848,7 +5917,7 @@ type LogicalJoin struct {
 
 func (x *LogicalJoin) Reset() {
 	*x = LogicalJoin{}
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5860,7 +5929,7 @@ func (x *LogicalJoin) String() string {
 func (*LogicalJoin) ProtoMessage() {}
 
 func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[72]
+	mi := &file_plan_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5873,7 +5942,7 @@ func (x *LogicalJoin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalJoin.ProtoReflect.Descriptor instead.
 func (*LogicalJoin) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{72}
+	return file_plan_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LogicalJoin) GetLeft() *LogicalPlan {
@@ -5936,7 +6005,7 @@ type LogicalSort struct {
 
 func (x *LogicalSort) Reset() {
 	*x = LogicalSort{}
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5948,7 +6017,7 @@ func (x *LogicalSort) String() string {
 func (*LogicalSort) ProtoMessage() {}
 
 func (x *LogicalSort) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[73]
+	mi := &file_plan_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5961,7 +6030,7 @@ func (x *LogicalSort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSort.ProtoReflect.Descriptor instead.
 func (*LogicalSort) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{73}
+	return file_plan_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LogicalSort) GetInput() *LogicalPlan {
@@ -5996,7 +6065,7 @@ type LogicalLimit struct {
 
 func (x *LogicalLimit) Reset() {
 	*x = LogicalLimit{}
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6008,7 +6077,7 @@ func (x *LogicalLimit) String() string {
 func (*LogicalLimit) ProtoMessage() {}
 
 func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[74]
+	mi := &file_plan_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6021,7 +6090,7 @@ func (x *LogicalLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalLimit.ProtoReflect.Descriptor instead.
 func (*LogicalLimit) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{74}
+	return file_plan_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LogicalLimit) GetInput() *LogicalPlan {
@@ -6054,7 +6123,7 @@ type LogicalUnion struct {
 
 func (x *LogicalUnion) Reset() {
 	*x = LogicalUnion{}
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6066,7 +6135,7 @@ func (x *LogicalUnion) String() string {
 func (*LogicalUnion) ProtoMessage() {}
 
 func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[75]
+	mi := &file_plan_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6079,7 +6148,7 @@ func (x *LogicalUnion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalUnion.ProtoReflect.Descriptor instead.
 func (*LogicalUnion) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{75}
+	return file_plan_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *LogicalUnion) GetInputs() []*LogicalPlan {
@@ -6098,7 +6167,7 @@ type LogicalExprRow struct {
 
 func (x *LogicalExprRow) Reset() {
 	*x = LogicalExprRow{}
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6110,7 +6179,7 @@ func (x *LogicalExprRow) String() string {
 func (*LogicalExprRow) ProtoMessage() {}
 
 func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[76]
+	mi := &file_plan_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6123,7 +6192,7 @@ func (x *LogicalExprRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExprRow.ProtoReflect.Descriptor instead.
 func (*LogicalExprRow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{76}
+	return file_plan_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LogicalExprRow) GetValues() []*LogicalExpr {
@@ -6143,7 +6212,7 @@ type LogicalValues struct {
 
 func (x *LogicalValues) Reset() {
 	*x = LogicalValues{}
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6155,7 +6224,7 @@ func (x *LogicalValues) String() string {
 func (*LogicalValues) ProtoMessage() {}
 
 func (x *LogicalValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[77]
+	mi := &file_plan_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6168,7 +6237,7 @@ func (x *LogicalValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalValues.ProtoReflect.Descriptor instead.
 func (*LogicalValues) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{77}
+	return file_plan_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LogicalValues) GetSchema() []*LogicalField {
@@ -6195,7 +6264,7 @@ type LogicalEmptyRelation struct {
 
 func (x *LogicalEmptyRelation) Reset() {
 	*x = LogicalEmptyRelation{}
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6207,7 +6276,7 @@ func (x *LogicalEmptyRelation) String() string {
 func (*LogicalEmptyRelation) ProtoMessage() {}
 
 func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[78]
+	mi := &file_plan_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6220,7 +6289,7 @@ func (x *LogicalEmptyRelation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalEmptyRelation.ProtoReflect.Descriptor instead.
 func (*LogicalEmptyRelation) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{78}
+	return file_plan_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *LogicalEmptyRelation) GetProduceOneRow() bool {
@@ -6247,7 +6316,7 @@ type LogicalSubqueryAlias struct {
 
 func (x *LogicalSubqueryAlias) Reset() {
 	*x = LogicalSubqueryAlias{}
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6259,7 +6328,7 @@ func (x *LogicalSubqueryAlias) String() string {
 func (*LogicalSubqueryAlias) ProtoMessage() {}
 
 func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[79]
+	mi := &file_plan_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6272,7 +6341,7 @@ func (x *LogicalSubqueryAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalSubqueryAlias.ProtoReflect.Descriptor instead.
 func (*LogicalSubqueryAlias) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{79}
+	return file_plan_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *LogicalSubqueryAlias) GetInput() *LogicalPlan {
@@ -6302,7 +6371,7 @@ type LogicalCache struct {
 
 func (x *LogicalCache) Reset() {
 	*x = LogicalCache{}
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6314,7 +6383,7 @@ func (x *LogicalCache) String() string {
 func (*LogicalCache) ProtoMessage() {}
 
 func (x *LogicalCache) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[80]
+	mi := &file_plan_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6327,7 +6396,7 @@ func (x *LogicalCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalCache.ProtoReflect.Descriptor instead.
 func (*LogicalCache) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{80}
+	return file_plan_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *LogicalCache) GetCacheId() string {
@@ -6385,7 +6454,7 @@ type WindowFrame struct {
 
 func (x *WindowFrame) Reset() {
 	*x = WindowFrame{}
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6397,7 +6466,7 @@ func (x *WindowFrame) String() string {
 func (*WindowFrame) ProtoMessage() {}
 
 func (x *WindowFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[81]
+	mi := &file_plan_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6410,7 +6479,7 @@ func (x *WindowFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WindowFrame.ProtoReflect.Descriptor instead.
 func (*WindowFrame) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{81}
+	return file_plan_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *WindowFrame) GetUnit() int32 {
@@ -6494,7 +6563,7 @@ type LogicalWindowExpr struct {
 
 func (x *LogicalWindowExpr) Reset() {
 	*x = LogicalWindowExpr{}
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6506,7 +6575,7 @@ func (x *LogicalWindowExpr) String() string {
 func (*LogicalWindowExpr) ProtoMessage() {}
 
 func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[82]
+	mi := &file_plan_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6519,7 +6588,7 @@ func (x *LogicalWindowExpr) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindowExpr.ProtoReflect.Descriptor instead.
 func (*LogicalWindowExpr) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{82}
+	return file_plan_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *LogicalWindowExpr) GetFunc() int32 {
@@ -6593,16 +6662,19 @@ func (x *LogicalWindowExpr) GetOrderNullsFirst() []bool {
 }
 
 type LogicalWindow struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Input         *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
-	Exprs         []*LogicalExpr         `protobuf:"bytes,2,rep,name=exprs,proto3" json:"exprs,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Input *LogicalPlan           `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	Exprs []*LogicalExpr         `protobuf:"bytes,2,rep,name=exprs,proto3" json:"exprs,omitempty"`
+	// logical.WindowTopK: k 0 when unset; func a logical.WindowFunc.
+	TopK          int64 `protobuf:"varint,3,opt,name=top_k,json=topK,proto3" json:"top_k,omitempty"`
+	TopKFunc      int32 `protobuf:"varint,4,opt,name=top_k_func,json=topKFunc,proto3" json:"top_k_func,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LogicalWindow) Reset() {
 	*x = LogicalWindow{}
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6614,7 +6686,7 @@ func (x *LogicalWindow) String() string {
 func (*LogicalWindow) ProtoMessage() {}
 
 func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[83]
+	mi := &file_plan_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6627,7 +6699,7 @@ func (x *LogicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWindow.ProtoReflect.Descriptor instead.
 func (*LogicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{83}
+	return file_plan_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *LogicalWindow) GetInput() *LogicalPlan {
@@ -6642,6 +6714,20 @@ func (x *LogicalWindow) GetExprs() []*LogicalExpr {
 		return x.Exprs
 	}
 	return nil
+}
+
+func (x *LogicalWindow) GetTopK() int64 {
+	if x != nil {
+		return x.TopK
+	}
+	return 0
+}
+
+func (x *LogicalWindow) GetTopKFunc() int32 {
+	if x != nil {
+		return x.TopKFunc
+	}
+	return 0
 }
 
 type PhysicalWindowFunc struct {
@@ -6662,7 +6748,7 @@ type PhysicalWindowFunc struct {
 
 func (x *PhysicalWindowFunc) Reset() {
 	*x = PhysicalWindowFunc{}
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6674,7 +6760,7 @@ func (x *PhysicalWindowFunc) String() string {
 func (*PhysicalWindowFunc) ProtoMessage() {}
 
 func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[84]
+	mi := &file_plan_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6687,7 +6773,7 @@ func (x *PhysicalWindowFunc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindowFunc.ProtoReflect.Descriptor instead.
 func (*PhysicalWindowFunc) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{84}
+	return file_plan_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *PhysicalWindowFunc) GetFunc() int32 {
@@ -6772,7 +6858,7 @@ type PhysicalWindow struct {
 
 func (x *PhysicalWindow) Reset() {
 	*x = PhysicalWindow{}
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6784,7 +6870,7 @@ func (x *PhysicalWindow) String() string {
 func (*PhysicalWindow) ProtoMessage() {}
 
 func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[85]
+	mi := &file_plan_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6797,7 +6883,7 @@ func (x *PhysicalWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWindow.ProtoReflect.Descriptor instead.
 func (*PhysicalWindow) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{85}
+	return file_plan_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *PhysicalWindow) GetInput() *PhysicalPlan {
@@ -6841,7 +6927,7 @@ type LogicalRecursiveQuery struct {
 
 func (x *LogicalRecursiveQuery) Reset() {
 	*x = LogicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6853,7 +6939,7 @@ func (x *LogicalRecursiveQuery) String() string {
 func (*LogicalRecursiveQuery) ProtoMessage() {}
 
 func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[86]
+	mi := &file_plan_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6866,7 +6952,7 @@ func (x *LogicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*LogicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{86}
+	return file_plan_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *LogicalRecursiveQuery) GetName() string {
@@ -6907,7 +6993,7 @@ type LogicalWorkTable struct {
 
 func (x *LogicalWorkTable) Reset() {
 	*x = LogicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6919,7 +7005,7 @@ func (x *LogicalWorkTable) String() string {
 func (*LogicalWorkTable) ProtoMessage() {}
 
 func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[87]
+	mi := &file_plan_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6932,7 +7018,7 @@ func (x *LogicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalWorkTable.ProtoReflect.Descriptor instead.
 func (*LogicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{87}
+	return file_plan_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *LogicalWorkTable) GetName() string {
@@ -6964,7 +7050,7 @@ type PhysicalRecursiveQuery struct {
 
 func (x *PhysicalRecursiveQuery) Reset() {
 	*x = PhysicalRecursiveQuery{}
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6976,7 +7062,7 @@ func (x *PhysicalRecursiveQuery) String() string {
 func (*PhysicalRecursiveQuery) ProtoMessage() {}
 
 func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[88]
+	mi := &file_plan_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6989,7 +7075,7 @@ func (x *PhysicalRecursiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalRecursiveQuery.ProtoReflect.Descriptor instead.
 func (*PhysicalRecursiveQuery) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{88}
+	return file_plan_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *PhysicalRecursiveQuery) GetName() string {
@@ -7044,7 +7130,7 @@ type PhysicalWorkTable struct {
 
 func (x *PhysicalWorkTable) Reset() {
 	*x = PhysicalWorkTable{}
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7056,7 +7142,7 @@ func (x *PhysicalWorkTable) String() string {
 func (*PhysicalWorkTable) ProtoMessage() {}
 
 func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[89]
+	mi := &file_plan_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7069,7 +7155,7 @@ func (x *PhysicalWorkTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalWorkTable.ProtoReflect.Descriptor instead.
 func (*PhysicalWorkTable) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{89}
+	return file_plan_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *PhysicalWorkTable) GetName() string {
@@ -7096,7 +7182,7 @@ type GroupingSet struct {
 
 func (x *GroupingSet) Reset() {
 	*x = GroupingSet{}
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7108,7 +7194,7 @@ func (x *GroupingSet) String() string {
 func (*GroupingSet) ProtoMessage() {}
 
 func (x *GroupingSet) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[90]
+	mi := &file_plan_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7121,7 +7207,7 @@ func (x *GroupingSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupingSet.ProtoReflect.Descriptor instead.
 func (*GroupingSet) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{90}
+	return file_plan_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GroupingSet) GetKeys() []int32 {
@@ -7142,7 +7228,7 @@ type LogicalExpand struct {
 
 func (x *LogicalExpand) Reset() {
 	*x = LogicalExpand{}
-	mi := &file_plan_proto_msgTypes[91]
+	mi := &file_plan_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7154,7 +7240,7 @@ func (x *LogicalExpand) String() string {
 func (*LogicalExpand) ProtoMessage() {}
 
 func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[91]
+	mi := &file_plan_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7167,7 +7253,7 @@ func (x *LogicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogicalExpand.ProtoReflect.Descriptor instead.
 func (*LogicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{91}
+	return file_plan_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *LogicalExpand) GetInput() *LogicalPlan {
@@ -7203,7 +7289,7 @@ type PhysicalExpand struct {
 
 func (x *PhysicalExpand) Reset() {
 	*x = PhysicalExpand{}
-	mi := &file_plan_proto_msgTypes[92]
+	mi := &file_plan_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7215,7 +7301,7 @@ func (x *PhysicalExpand) String() string {
 func (*PhysicalExpand) ProtoMessage() {}
 
 func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
-	mi := &file_plan_proto_msgTypes[92]
+	mi := &file_plan_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7228,7 +7314,7 @@ func (x *PhysicalExpand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PhysicalExpand.ProtoReflect.Descriptor instead.
 func (*PhysicalExpand) Descriptor() ([]byte, []int) {
-	return file_plan_proto_rawDescGZIP(), []int{92}
+	return file_plan_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *PhysicalExpand) GetInput() *PhysicalPlan {
@@ -7477,12 +7563,17 @@ const file_plan_proto_rawDesc = "" +
 	"\x05right\x18\x02 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05right\x12\x12\n" +
 	"\x04type\x18\x03 \x01(\x05R\x04type\x120\n" +
 	"\x06filter\x18\x04 \x01(\v2\x18.quiver.rpc.PhysicalExprR\x06filter\x12\x1b\n" +
-	"\tmark_name\x18\x05 \x01(\tR\bmarkName\"\xba\x01\n" +
+	"\tmark_name\x18\x05 \x01(\tR\bmarkName\"\xff\x01\n" +
 	"\fPhysicalSort\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12/\n" +
 	"\x04keys\x18\x02 \x03(\v2\x1b.quiver.rpc.PhysicalSortKeyR\x04keys\x12\x14\n" +
 	"\x05fetch\x18\x03 \x01(\x03R\x05fetch\x123\n" +
-	"\x15preserve_partitioning\x18\x04 \x01(\bR\x14preservePartitioning\"\x94\x01\n" +
+	"\x15preserve_partitioning\x18\x04 \x01(\bR\x14preservePartitioning\x12C\n" +
+	"\x0fpartition_limit\x18\x05 \x01(\v2\x1a.quiver.rpc.PartitionLimitR\x0epartitionLimit\"F\n" +
+	"\x0ePartitionLimit\x12\x12\n" +
+	"\x04keys\x18\x01 \x01(\x05R\x04keys\x12\f\n" +
+	"\x01k\x18\x02 \x01(\x03R\x01k\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\x05R\x04mode\"\x94\x01\n" +
 	"\x1bPhysicalSortPreservingMerge\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12/\n" +
 	"\x04keys\x18\x02 \x03(\v2\x1b.quiver.rpc.PhysicalSortKeyR\x04keys\x12\x14\n" +
@@ -7762,10 +7853,13 @@ const file_plan_proto_rawDesc = "" +
 	"\n" +
 	"order_desc\x18\t \x03(\bR\torderDesc\x12*\n" +
 	"\x11order_nulls_first\x18\n" +
-	" \x03(\bR\x0forderNullsFirst\"m\n" +
+	" \x03(\bR\x0forderNullsFirst\"\xa0\x01\n" +
 	"\rLogicalWindow\x12-\n" +
 	"\x05input\x18\x01 \x01(\v2\x17.quiver.rpc.LogicalPlanR\x05input\x12-\n" +
-	"\x05exprs\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x05exprs\"\xe0\x02\n" +
+	"\x05exprs\x18\x02 \x03(\v2\x17.quiver.rpc.LogicalExprR\x05exprs\x12\x13\n" +
+	"\x05top_k\x18\x03 \x01(\x03R\x04topK\x12\x1c\n" +
+	"\n" +
+	"top_k_func\x18\x04 \x01(\x05R\btopKFunc\"\xe0\x02\n" +
 	"\x12PhysicalWindowFunc\x12\x12\n" +
 	"\x04func\x18\x01 \x01(\x05R\x04func\x12\x10\n" +
 	"\x03agg\x18\x02 \x01(\x05R\x03agg\x12,\n" +
@@ -7826,7 +7920,7 @@ func file_plan_proto_rawDescGZIP() []byte {
 	return file_plan_proto_rawDescData
 }
 
-var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 96)
+var file_plan_proto_msgTypes = make([]protoimpl.MessageInfo, 97)
 var file_plan_proto_goTypes = []any{
 	(*ArrowType)(nil),                   // 0: quiver.rpc.ArrowType
 	(*Decimal128Value)(nil),             // 1: quiver.rpc.Decimal128Value
@@ -7861,71 +7955,72 @@ var file_plan_proto_goTypes = []any{
 	(*PhysicalHashJoin)(nil),            // 30: quiver.rpc.PhysicalHashJoin
 	(*PhysicalNestedLoopJoin)(nil),      // 31: quiver.rpc.PhysicalNestedLoopJoin
 	(*PhysicalSort)(nil),                // 32: quiver.rpc.PhysicalSort
-	(*PhysicalSortPreservingMerge)(nil), // 33: quiver.rpc.PhysicalSortPreservingMerge
-	(*PhysicalLimit)(nil),               // 34: quiver.rpc.PhysicalLimit
-	(*PhysicalLocalLimit)(nil),          // 35: quiver.rpc.PhysicalLocalLimit
-	(*PhysicalUnion)(nil),               // 36: quiver.rpc.PhysicalUnion
-	(*PhysicalValues)(nil),              // 37: quiver.rpc.PhysicalValues
-	(*PhysicalEmpty)(nil),               // 38: quiver.rpc.PhysicalEmpty
-	(*PhysicalRepartition)(nil),         // 39: quiver.rpc.PhysicalRepartition
-	(*PhysicalCoalesce)(nil),            // 40: quiver.rpc.PhysicalCoalesce
-	(*PhysicalShuffleWriter)(nil),       // 41: quiver.rpc.PhysicalShuffleWriter
-	(*PhysicalUnresolvedShuffle)(nil),   // 42: quiver.rpc.PhysicalUnresolvedShuffle
-	(*PhysicalShuffleReader)(nil),       // 43: quiver.rpc.PhysicalShuffleReader
-	(*CacheKey)(nil),                    // 44: quiver.rpc.CacheKey
-	(*PhysicalCacheReader)(nil),         // 45: quiver.rpc.PhysicalCacheReader
-	(*LogicalExpr)(nil),                 // 46: quiver.rpc.LogicalExpr
-	(*LogicalColumn)(nil),               // 47: quiver.rpc.LogicalColumn
-	(*LogicalOuterRef)(nil),             // 48: quiver.rpc.LogicalOuterRef
-	(*LogicalAlias)(nil),                // 49: quiver.rpc.LogicalAlias
-	(*LogicalBinary)(nil),               // 50: quiver.rpc.LogicalBinary
-	(*LogicalIsNull)(nil),               // 51: quiver.rpc.LogicalIsNull
-	(*LogicalCast)(nil),                 // 52: quiver.rpc.LogicalCast
-	(*LogicalWhen)(nil),                 // 53: quiver.rpc.LogicalWhen
-	(*LogicalCase)(nil),                 // 54: quiver.rpc.LogicalCase
-	(*LogicalLike)(nil),                 // 55: quiver.rpc.LogicalLike
-	(*LogicalInList)(nil),               // 56: quiver.rpc.LogicalInList
-	(*LogicalScalarFunc)(nil),           // 57: quiver.rpc.LogicalScalarFunc
-	(*LogicalAggExpr)(nil),              // 58: quiver.rpc.LogicalAggExpr
-	(*LogicalExists)(nil),               // 59: quiver.rpc.LogicalExists
-	(*LogicalInSubquery)(nil),           // 60: quiver.rpc.LogicalInSubquery
-	(*LogicalSortKey)(nil),              // 61: quiver.rpc.LogicalSortKey
-	(*LogicalField)(nil),                // 62: quiver.rpc.LogicalField
-	(*LogicalPlan)(nil),                 // 63: quiver.rpc.LogicalPlan
-	(*LogicalCTERef)(nil),               // 64: quiver.rpc.LogicalCTERef
-	(*LogicalWrite)(nil),                // 65: quiver.rpc.LogicalWrite
-	(*TableDef)(nil),                    // 66: quiver.rpc.TableDef
-	(*LogicalScan)(nil),                 // 67: quiver.rpc.LogicalScan
-	(*LogicalFilter)(nil),               // 68: quiver.rpc.LogicalFilter
-	(*LogicalProjection)(nil),           // 69: quiver.rpc.LogicalProjection
-	(*LogicalAggregate)(nil),            // 70: quiver.rpc.LogicalAggregate
-	(*LogicalEquiPair)(nil),             // 71: quiver.rpc.LogicalEquiPair
-	(*LogicalJoin)(nil),                 // 72: quiver.rpc.LogicalJoin
-	(*LogicalSort)(nil),                 // 73: quiver.rpc.LogicalSort
-	(*LogicalLimit)(nil),                // 74: quiver.rpc.LogicalLimit
-	(*LogicalUnion)(nil),                // 75: quiver.rpc.LogicalUnion
-	(*LogicalExprRow)(nil),              // 76: quiver.rpc.LogicalExprRow
-	(*LogicalValues)(nil),               // 77: quiver.rpc.LogicalValues
-	(*LogicalEmptyRelation)(nil),        // 78: quiver.rpc.LogicalEmptyRelation
-	(*LogicalSubqueryAlias)(nil),        // 79: quiver.rpc.LogicalSubqueryAlias
-	(*LogicalCache)(nil),                // 80: quiver.rpc.LogicalCache
-	(*WindowFrame)(nil),                 // 81: quiver.rpc.WindowFrame
-	(*LogicalWindowExpr)(nil),           // 82: quiver.rpc.LogicalWindowExpr
-	(*LogicalWindow)(nil),               // 83: quiver.rpc.LogicalWindow
-	(*PhysicalWindowFunc)(nil),          // 84: quiver.rpc.PhysicalWindowFunc
-	(*PhysicalWindow)(nil),              // 85: quiver.rpc.PhysicalWindow
-	(*LogicalRecursiveQuery)(nil),       // 86: quiver.rpc.LogicalRecursiveQuery
-	(*LogicalWorkTable)(nil),            // 87: quiver.rpc.LogicalWorkTable
-	(*PhysicalRecursiveQuery)(nil),      // 88: quiver.rpc.PhysicalRecursiveQuery
-	(*PhysicalWorkTable)(nil),           // 89: quiver.rpc.PhysicalWorkTable
-	(*GroupingSet)(nil),                 // 90: quiver.rpc.GroupingSet
-	(*LogicalExpand)(nil),               // 91: quiver.rpc.LogicalExpand
-	(*PhysicalExpand)(nil),              // 92: quiver.rpc.PhysicalExpand
-	nil,                                 // 93: quiver.rpc.PhysicalScan.OptionsEntry
-	nil,                                 // 94: quiver.rpc.TableDef.OptionsEntry
-	nil,                                 // 95: quiver.rpc.LogicalCache.OptionsEntry
-	(*ColumnStats)(nil),                 // 96: quiver.rpc.ColumnStats
-	(*PartitionLocations)(nil),          // 97: quiver.rpc.PartitionLocations
+	(*PartitionLimit)(nil),              // 33: quiver.rpc.PartitionLimit
+	(*PhysicalSortPreservingMerge)(nil), // 34: quiver.rpc.PhysicalSortPreservingMerge
+	(*PhysicalLimit)(nil),               // 35: quiver.rpc.PhysicalLimit
+	(*PhysicalLocalLimit)(nil),          // 36: quiver.rpc.PhysicalLocalLimit
+	(*PhysicalUnion)(nil),               // 37: quiver.rpc.PhysicalUnion
+	(*PhysicalValues)(nil),              // 38: quiver.rpc.PhysicalValues
+	(*PhysicalEmpty)(nil),               // 39: quiver.rpc.PhysicalEmpty
+	(*PhysicalRepartition)(nil),         // 40: quiver.rpc.PhysicalRepartition
+	(*PhysicalCoalesce)(nil),            // 41: quiver.rpc.PhysicalCoalesce
+	(*PhysicalShuffleWriter)(nil),       // 42: quiver.rpc.PhysicalShuffleWriter
+	(*PhysicalUnresolvedShuffle)(nil),   // 43: quiver.rpc.PhysicalUnresolvedShuffle
+	(*PhysicalShuffleReader)(nil),       // 44: quiver.rpc.PhysicalShuffleReader
+	(*CacheKey)(nil),                    // 45: quiver.rpc.CacheKey
+	(*PhysicalCacheReader)(nil),         // 46: quiver.rpc.PhysicalCacheReader
+	(*LogicalExpr)(nil),                 // 47: quiver.rpc.LogicalExpr
+	(*LogicalColumn)(nil),               // 48: quiver.rpc.LogicalColumn
+	(*LogicalOuterRef)(nil),             // 49: quiver.rpc.LogicalOuterRef
+	(*LogicalAlias)(nil),                // 50: quiver.rpc.LogicalAlias
+	(*LogicalBinary)(nil),               // 51: quiver.rpc.LogicalBinary
+	(*LogicalIsNull)(nil),               // 52: quiver.rpc.LogicalIsNull
+	(*LogicalCast)(nil),                 // 53: quiver.rpc.LogicalCast
+	(*LogicalWhen)(nil),                 // 54: quiver.rpc.LogicalWhen
+	(*LogicalCase)(nil),                 // 55: quiver.rpc.LogicalCase
+	(*LogicalLike)(nil),                 // 56: quiver.rpc.LogicalLike
+	(*LogicalInList)(nil),               // 57: quiver.rpc.LogicalInList
+	(*LogicalScalarFunc)(nil),           // 58: quiver.rpc.LogicalScalarFunc
+	(*LogicalAggExpr)(nil),              // 59: quiver.rpc.LogicalAggExpr
+	(*LogicalExists)(nil),               // 60: quiver.rpc.LogicalExists
+	(*LogicalInSubquery)(nil),           // 61: quiver.rpc.LogicalInSubquery
+	(*LogicalSortKey)(nil),              // 62: quiver.rpc.LogicalSortKey
+	(*LogicalField)(nil),                // 63: quiver.rpc.LogicalField
+	(*LogicalPlan)(nil),                 // 64: quiver.rpc.LogicalPlan
+	(*LogicalCTERef)(nil),               // 65: quiver.rpc.LogicalCTERef
+	(*LogicalWrite)(nil),                // 66: quiver.rpc.LogicalWrite
+	(*TableDef)(nil),                    // 67: quiver.rpc.TableDef
+	(*LogicalScan)(nil),                 // 68: quiver.rpc.LogicalScan
+	(*LogicalFilter)(nil),               // 69: quiver.rpc.LogicalFilter
+	(*LogicalProjection)(nil),           // 70: quiver.rpc.LogicalProjection
+	(*LogicalAggregate)(nil),            // 71: quiver.rpc.LogicalAggregate
+	(*LogicalEquiPair)(nil),             // 72: quiver.rpc.LogicalEquiPair
+	(*LogicalJoin)(nil),                 // 73: quiver.rpc.LogicalJoin
+	(*LogicalSort)(nil),                 // 74: quiver.rpc.LogicalSort
+	(*LogicalLimit)(nil),                // 75: quiver.rpc.LogicalLimit
+	(*LogicalUnion)(nil),                // 76: quiver.rpc.LogicalUnion
+	(*LogicalExprRow)(nil),              // 77: quiver.rpc.LogicalExprRow
+	(*LogicalValues)(nil),               // 78: quiver.rpc.LogicalValues
+	(*LogicalEmptyRelation)(nil),        // 79: quiver.rpc.LogicalEmptyRelation
+	(*LogicalSubqueryAlias)(nil),        // 80: quiver.rpc.LogicalSubqueryAlias
+	(*LogicalCache)(nil),                // 81: quiver.rpc.LogicalCache
+	(*WindowFrame)(nil),                 // 82: quiver.rpc.WindowFrame
+	(*LogicalWindowExpr)(nil),           // 83: quiver.rpc.LogicalWindowExpr
+	(*LogicalWindow)(nil),               // 84: quiver.rpc.LogicalWindow
+	(*PhysicalWindowFunc)(nil),          // 85: quiver.rpc.PhysicalWindowFunc
+	(*PhysicalWindow)(nil),              // 86: quiver.rpc.PhysicalWindow
+	(*LogicalRecursiveQuery)(nil),       // 87: quiver.rpc.LogicalRecursiveQuery
+	(*LogicalWorkTable)(nil),            // 88: quiver.rpc.LogicalWorkTable
+	(*PhysicalRecursiveQuery)(nil),      // 89: quiver.rpc.PhysicalRecursiveQuery
+	(*PhysicalWorkTable)(nil),           // 90: quiver.rpc.PhysicalWorkTable
+	(*GroupingSet)(nil),                 // 91: quiver.rpc.GroupingSet
+	(*LogicalExpand)(nil),               // 92: quiver.rpc.LogicalExpand
+	(*PhysicalExpand)(nil),              // 93: quiver.rpc.PhysicalExpand
+	nil,                                 // 94: quiver.rpc.PhysicalScan.OptionsEntry
+	nil,                                 // 95: quiver.rpc.TableDef.OptionsEntry
+	nil,                                 // 96: quiver.rpc.LogicalCache.OptionsEntry
+	(*ColumnStats)(nil),                 // 97: quiver.rpc.ColumnStats
+	(*PartitionLocations)(nil),          // 98: quiver.rpc.PartitionLocations
 }
 var file_plan_proto_depIdxs = []int32{
 	0,   // 0: quiver.rpc.Literal.type:type_name -> quiver.rpc.ArrowType
@@ -7970,33 +8065,33 @@ var file_plan_proto_depIdxs = []int32{
 	30,  // 39: quiver.rpc.PhysicalPlan.hash_join:type_name -> quiver.rpc.PhysicalHashJoin
 	31,  // 40: quiver.rpc.PhysicalPlan.nested_loop_join:type_name -> quiver.rpc.PhysicalNestedLoopJoin
 	32,  // 41: quiver.rpc.PhysicalPlan.sort:type_name -> quiver.rpc.PhysicalSort
-	33,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
-	34,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
-	35,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
-	36,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
-	37,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
-	38,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
-	39,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
-	40,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
-	41,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
-	42,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
-	43,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
-	45,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
-	85,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
+	34,  // 42: quiver.rpc.PhysicalPlan.sort_preserving_merge:type_name -> quiver.rpc.PhysicalSortPreservingMerge
+	35,  // 43: quiver.rpc.PhysicalPlan.limit:type_name -> quiver.rpc.PhysicalLimit
+	36,  // 44: quiver.rpc.PhysicalPlan.local_limit:type_name -> quiver.rpc.PhysicalLocalLimit
+	37,  // 45: quiver.rpc.PhysicalPlan.union:type_name -> quiver.rpc.PhysicalUnion
+	38,  // 46: quiver.rpc.PhysicalPlan.values:type_name -> quiver.rpc.PhysicalValues
+	39,  // 47: quiver.rpc.PhysicalPlan.empty:type_name -> quiver.rpc.PhysicalEmpty
+	40,  // 48: quiver.rpc.PhysicalPlan.repartition:type_name -> quiver.rpc.PhysicalRepartition
+	41,  // 49: quiver.rpc.PhysicalPlan.coalesce:type_name -> quiver.rpc.PhysicalCoalesce
+	42,  // 50: quiver.rpc.PhysicalPlan.shuffle_writer:type_name -> quiver.rpc.PhysicalShuffleWriter
+	43,  // 51: quiver.rpc.PhysicalPlan.unresolved_shuffle:type_name -> quiver.rpc.PhysicalUnresolvedShuffle
+	44,  // 52: quiver.rpc.PhysicalPlan.shuffle_reader:type_name -> quiver.rpc.PhysicalShuffleReader
+	46,  // 53: quiver.rpc.PhysicalPlan.cache_reader:type_name -> quiver.rpc.PhysicalCacheReader
+	86,  // 54: quiver.rpc.PhysicalPlan.window:type_name -> quiver.rpc.PhysicalWindow
 	18,  // 55: quiver.rpc.PhysicalPlan.file_sink:type_name -> quiver.rpc.PhysicalFileSink
 	19,  // 56: quiver.rpc.PhysicalPlan.file_commit:type_name -> quiver.rpc.PhysicalFileCommit
-	88,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
-	89,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
-	92,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
+	89,  // 57: quiver.rpc.PhysicalPlan.recursive_query:type_name -> quiver.rpc.PhysicalRecursiveQuery
+	90,  // 58: quiver.rpc.PhysicalPlan.work_table:type_name -> quiver.rpc.PhysicalWorkTable
+	93,  // 59: quiver.rpc.PhysicalPlan.expand:type_name -> quiver.rpc.PhysicalExpand
 	16,  // 60: quiver.rpc.PhysicalFileSink.input:type_name -> quiver.rpc.PhysicalPlan
 	17,  // 61: quiver.rpc.PhysicalFileSink.spec:type_name -> quiver.rpc.WriteSpec
 	16,  // 62: quiver.rpc.PhysicalFileCommit.input:type_name -> quiver.rpc.PhysicalPlan
 	20,  // 63: quiver.rpc.PhysicalScan.partitions:type_name -> quiver.rpc.FileList
-	93,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
+	94,  // 64: quiver.rpc.PhysicalScan.options:type_name -> quiver.rpc.PhysicalScan.OptionsEntry
 	5,   // 65: quiver.rpc.PhysicalScan.predicate:type_name -> quiver.rpc.PhysicalExpr
 	24,  // 66: quiver.rpc.PhysicalScan.row_groups:type_name -> quiver.rpc.RowGroupRanges
 	22,  // 67: quiver.rpc.PhysicalScan.stats:type_name -> quiver.rpc.ScanStats
-	96,  // 68: quiver.rpc.ScanStats.cols:type_name -> quiver.rpc.ColumnStats
+	97,  // 68: quiver.rpc.ScanStats.cols:type_name -> quiver.rpc.ColumnStats
 	23,  // 69: quiver.rpc.RowGroupRanges.ranges:type_name -> quiver.rpc.RowGroupRange
 	16,  // 70: quiver.rpc.PhysicalFilter.input:type_name -> quiver.rpc.PhysicalPlan
 	5,   // 71: quiver.rpc.PhysicalFilter.predicate:type_name -> quiver.rpc.PhysicalExpr
@@ -8018,141 +8113,142 @@ var file_plan_proto_depIdxs = []int32{
 	5,   // 87: quiver.rpc.PhysicalNestedLoopJoin.filter:type_name -> quiver.rpc.PhysicalExpr
 	16,  // 88: quiver.rpc.PhysicalSort.input:type_name -> quiver.rpc.PhysicalPlan
 	15,  // 89: quiver.rpc.PhysicalSort.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 90: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
-	15,  // 91: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
-	16,  // 92: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 93: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 94: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
-	4,   // 95: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
-	16,  // 96: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 97: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
-	16,  // 98: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 99: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 100: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
-	97,  // 101: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
-	44,  // 102: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
-	97,  // 103: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
-	5,   // 104: quiver.rpc.PhysicalCacheReader.predicate:type_name -> quiver.rpc.PhysicalExpr
-	47,  // 105: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
-	48,  // 106: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
-	3,   // 107: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
-	49,  // 108: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
-	50,  // 109: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
-	46,  // 110: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
-	46,  // 111: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
-	51,  // 112: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
-	52,  // 113: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
-	54,  // 114: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
-	55,  // 115: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
-	56,  // 116: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
-	57,  // 117: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
-	58,  // 118: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
-	63,  // 119: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
-	59,  // 120: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
-	60,  // 121: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
-	82,  // 122: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
-	0,   // 123: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
-	46,  // 124: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
-	46,  // 125: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
-	46,  // 126: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
-	46,  // 127: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
-	46,  // 128: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 129: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
-	46,  // 130: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
-	46,  // 131: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
-	46,  // 132: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
-	53,  // 133: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
-	46,  // 134: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
-	46,  // 135: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
-	46,  // 136: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
-	46,  // 137: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
-	46,  // 138: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
-	46,  // 139: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
-	46,  // 140: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
-	63,  // 141: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
-	46,  // 142: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
-	63,  // 143: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
-	46,  // 144: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
-	0,   // 145: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
-	67,  // 146: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
-	68,  // 147: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
-	69,  // 148: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
-	70,  // 149: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
-	72,  // 150: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
-	73,  // 151: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
-	74,  // 152: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
-	75,  // 153: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
-	77,  // 154: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
-	78,  // 155: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
-	79,  // 156: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
-	80,  // 157: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
-	83,  // 158: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
-	65,  // 159: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
-	86,  // 160: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
-	87,  // 161: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
-	91,  // 162: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
-	64,  // 163: quiver.rpc.LogicalPlan.cte_ref:type_name -> quiver.rpc.LogicalCTERef
-	63,  // 164: quiver.rpc.LogicalCTERef.input:type_name -> quiver.rpc.LogicalPlan
-	63,  // 165: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
-	17,  // 166: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
-	94,  // 167: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
-	66,  // 168: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
-	46,  // 169: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
-	63,  // 170: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
-	46,  // 171: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
-	63,  // 172: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
-	46,  // 173: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
-	63,  // 174: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
-	46,  // 175: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
-	46,  // 176: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
-	46,  // 177: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
-	46,  // 178: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
-	63,  // 179: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
-	63,  // 180: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
-	71,  // 181: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
-	46,  // 182: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
-	63,  // 183: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
-	61,  // 184: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
-	63,  // 185: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
-	63,  // 186: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
-	46,  // 187: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
-	62,  // 188: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
-	76,  // 189: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
-	62,  // 190: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
-	63,  // 191: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
-	63,  // 192: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
-	95,  // 193: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
-	2,   // 194: quiver.rpc.WindowFrame.start_interval:type_name -> quiver.rpc.IntervalValue
-	2,   // 195: quiver.rpc.WindowFrame.end_interval:type_name -> quiver.rpc.IntervalValue
-	46,  // 196: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
-	46,  // 197: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
-	61,  // 198: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
-	81,  // 199: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
-	63,  // 200: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
-	46,  // 201: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
-	5,   // 202: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
-	81,  // 203: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
-	0,   // 204: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
-	16,  // 205: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 206: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
-	15,  // 207: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
-	84,  // 208: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
-	63,  // 209: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
-	63,  // 210: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
-	62,  // 211: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
-	16,  // 212: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
-	16,  // 213: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
-	63,  // 214: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
-	46,  // 215: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
-	90,  // 216: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	16,  // 217: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
-	5,   // 218: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
-	90,  // 219: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
-	220, // [220:220] is the sub-list for method output_type
-	220, // [220:220] is the sub-list for method input_type
-	220, // [220:220] is the sub-list for extension type_name
-	220, // [220:220] is the sub-list for extension extendee
-	0,   // [0:220] is the sub-list for field type_name
+	33,  // 90: quiver.rpc.PhysicalSort.partition_limit:type_name -> quiver.rpc.PartitionLimit
+	16,  // 91: quiver.rpc.PhysicalSortPreservingMerge.input:type_name -> quiver.rpc.PhysicalPlan
+	15,  // 92: quiver.rpc.PhysicalSortPreservingMerge.keys:type_name -> quiver.rpc.PhysicalSortKey
+	16,  // 93: quiver.rpc.PhysicalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 94: quiver.rpc.PhysicalLocalLimit.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 95: quiver.rpc.PhysicalUnion.inputs:type_name -> quiver.rpc.PhysicalPlan
+	4,   // 96: quiver.rpc.PhysicalValues.rows:type_name -> quiver.rpc.LiteralRow
+	16,  // 97: quiver.rpc.PhysicalRepartition.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 98: quiver.rpc.PhysicalRepartition.keys:type_name -> quiver.rpc.PhysicalExpr
+	16,  // 99: quiver.rpc.PhysicalCoalesce.input:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 100: quiver.rpc.PhysicalShuffleWriter.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 101: quiver.rpc.PhysicalShuffleWriter.keys:type_name -> quiver.rpc.PhysicalExpr
+	98,  // 102: quiver.rpc.PhysicalShuffleReader.locations:type_name -> quiver.rpc.PartitionLocations
+	45,  // 103: quiver.rpc.PhysicalCacheReader.key:type_name -> quiver.rpc.CacheKey
+	98,  // 104: quiver.rpc.PhysicalCacheReader.locations:type_name -> quiver.rpc.PartitionLocations
+	5,   // 105: quiver.rpc.PhysicalCacheReader.predicate:type_name -> quiver.rpc.PhysicalExpr
+	48,  // 106: quiver.rpc.LogicalExpr.column:type_name -> quiver.rpc.LogicalColumn
+	49,  // 107: quiver.rpc.LogicalExpr.outer_ref:type_name -> quiver.rpc.LogicalOuterRef
+	3,   // 108: quiver.rpc.LogicalExpr.literal:type_name -> quiver.rpc.Literal
+	50,  // 109: quiver.rpc.LogicalExpr.alias:type_name -> quiver.rpc.LogicalAlias
+	51,  // 110: quiver.rpc.LogicalExpr.binary:type_name -> quiver.rpc.LogicalBinary
+	47,  // 111: quiver.rpc.LogicalExpr.not:type_name -> quiver.rpc.LogicalExpr
+	47,  // 112: quiver.rpc.LogicalExpr.negative:type_name -> quiver.rpc.LogicalExpr
+	52,  // 113: quiver.rpc.LogicalExpr.is_null:type_name -> quiver.rpc.LogicalIsNull
+	53,  // 114: quiver.rpc.LogicalExpr.cast:type_name -> quiver.rpc.LogicalCast
+	55,  // 115: quiver.rpc.LogicalExpr.case:type_name -> quiver.rpc.LogicalCase
+	56,  // 116: quiver.rpc.LogicalExpr.like:type_name -> quiver.rpc.LogicalLike
+	57,  // 117: quiver.rpc.LogicalExpr.in_list:type_name -> quiver.rpc.LogicalInList
+	58,  // 118: quiver.rpc.LogicalExpr.scalar_func:type_name -> quiver.rpc.LogicalScalarFunc
+	59,  // 119: quiver.rpc.LogicalExpr.agg:type_name -> quiver.rpc.LogicalAggExpr
+	64,  // 120: quiver.rpc.LogicalExpr.scalar_subquery:type_name -> quiver.rpc.LogicalPlan
+	60,  // 121: quiver.rpc.LogicalExpr.exists:type_name -> quiver.rpc.LogicalExists
+	61,  // 122: quiver.rpc.LogicalExpr.in_subquery:type_name -> quiver.rpc.LogicalInSubquery
+	83,  // 123: quiver.rpc.LogicalExpr.window:type_name -> quiver.rpc.LogicalWindowExpr
+	0,   // 124: quiver.rpc.LogicalOuterRef.type:type_name -> quiver.rpc.ArrowType
+	47,  // 125: quiver.rpc.LogicalAlias.expr:type_name -> quiver.rpc.LogicalExpr
+	47,  // 126: quiver.rpc.LogicalBinary.left:type_name -> quiver.rpc.LogicalExpr
+	47,  // 127: quiver.rpc.LogicalBinary.right:type_name -> quiver.rpc.LogicalExpr
+	47,  // 128: quiver.rpc.LogicalIsNull.expr:type_name -> quiver.rpc.LogicalExpr
+	47,  // 129: quiver.rpc.LogicalCast.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 130: quiver.rpc.LogicalCast.type:type_name -> quiver.rpc.ArrowType
+	47,  // 131: quiver.rpc.LogicalWhen.cond:type_name -> quiver.rpc.LogicalExpr
+	47,  // 132: quiver.rpc.LogicalWhen.then:type_name -> quiver.rpc.LogicalExpr
+	47,  // 133: quiver.rpc.LogicalCase.operand:type_name -> quiver.rpc.LogicalExpr
+	54,  // 134: quiver.rpc.LogicalCase.whens:type_name -> quiver.rpc.LogicalWhen
+	47,  // 135: quiver.rpc.LogicalCase.else:type_name -> quiver.rpc.LogicalExpr
+	47,  // 136: quiver.rpc.LogicalLike.expr:type_name -> quiver.rpc.LogicalExpr
+	47,  // 137: quiver.rpc.LogicalLike.pattern:type_name -> quiver.rpc.LogicalExpr
+	47,  // 138: quiver.rpc.LogicalInList.expr:type_name -> quiver.rpc.LogicalExpr
+	47,  // 139: quiver.rpc.LogicalInList.list:type_name -> quiver.rpc.LogicalExpr
+	47,  // 140: quiver.rpc.LogicalScalarFunc.args:type_name -> quiver.rpc.LogicalExpr
+	47,  // 141: quiver.rpc.LogicalAggExpr.args:type_name -> quiver.rpc.LogicalExpr
+	64,  // 142: quiver.rpc.LogicalExists.plan:type_name -> quiver.rpc.LogicalPlan
+	47,  // 143: quiver.rpc.LogicalInSubquery.expr:type_name -> quiver.rpc.LogicalExpr
+	64,  // 144: quiver.rpc.LogicalInSubquery.plan:type_name -> quiver.rpc.LogicalPlan
+	47,  // 145: quiver.rpc.LogicalSortKey.expr:type_name -> quiver.rpc.LogicalExpr
+	0,   // 146: quiver.rpc.LogicalField.type:type_name -> quiver.rpc.ArrowType
+	68,  // 147: quiver.rpc.LogicalPlan.scan:type_name -> quiver.rpc.LogicalScan
+	69,  // 148: quiver.rpc.LogicalPlan.filter:type_name -> quiver.rpc.LogicalFilter
+	70,  // 149: quiver.rpc.LogicalPlan.projection:type_name -> quiver.rpc.LogicalProjection
+	71,  // 150: quiver.rpc.LogicalPlan.aggregate:type_name -> quiver.rpc.LogicalAggregate
+	73,  // 151: quiver.rpc.LogicalPlan.join:type_name -> quiver.rpc.LogicalJoin
+	74,  // 152: quiver.rpc.LogicalPlan.sort:type_name -> quiver.rpc.LogicalSort
+	75,  // 153: quiver.rpc.LogicalPlan.limit:type_name -> quiver.rpc.LogicalLimit
+	76,  // 154: quiver.rpc.LogicalPlan.union:type_name -> quiver.rpc.LogicalUnion
+	78,  // 155: quiver.rpc.LogicalPlan.values:type_name -> quiver.rpc.LogicalValues
+	79,  // 156: quiver.rpc.LogicalPlan.empty_relation:type_name -> quiver.rpc.LogicalEmptyRelation
+	80,  // 157: quiver.rpc.LogicalPlan.subquery_alias:type_name -> quiver.rpc.LogicalSubqueryAlias
+	81,  // 158: quiver.rpc.LogicalPlan.cache:type_name -> quiver.rpc.LogicalCache
+	84,  // 159: quiver.rpc.LogicalPlan.window:type_name -> quiver.rpc.LogicalWindow
+	66,  // 160: quiver.rpc.LogicalPlan.write:type_name -> quiver.rpc.LogicalWrite
+	87,  // 161: quiver.rpc.LogicalPlan.recursive_query:type_name -> quiver.rpc.LogicalRecursiveQuery
+	88,  // 162: quiver.rpc.LogicalPlan.work_table:type_name -> quiver.rpc.LogicalWorkTable
+	92,  // 163: quiver.rpc.LogicalPlan.expand:type_name -> quiver.rpc.LogicalExpand
+	65,  // 164: quiver.rpc.LogicalPlan.cte_ref:type_name -> quiver.rpc.LogicalCTERef
+	64,  // 165: quiver.rpc.LogicalCTERef.input:type_name -> quiver.rpc.LogicalPlan
+	64,  // 166: quiver.rpc.LogicalWrite.input:type_name -> quiver.rpc.LogicalPlan
+	17,  // 167: quiver.rpc.LogicalWrite.options:type_name -> quiver.rpc.WriteSpec
+	95,  // 168: quiver.rpc.TableDef.options:type_name -> quiver.rpc.TableDef.OptionsEntry
+	67,  // 169: quiver.rpc.LogicalScan.table:type_name -> quiver.rpc.TableDef
+	47,  // 170: quiver.rpc.LogicalScan.filters:type_name -> quiver.rpc.LogicalExpr
+	64,  // 171: quiver.rpc.LogicalFilter.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 172: quiver.rpc.LogicalFilter.predicate:type_name -> quiver.rpc.LogicalExpr
+	64,  // 173: quiver.rpc.LogicalProjection.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 174: quiver.rpc.LogicalProjection.exprs:type_name -> quiver.rpc.LogicalExpr
+	64,  // 175: quiver.rpc.LogicalAggregate.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 176: quiver.rpc.LogicalAggregate.group_by:type_name -> quiver.rpc.LogicalExpr
+	47,  // 177: quiver.rpc.LogicalAggregate.aggs:type_name -> quiver.rpc.LogicalExpr
+	47,  // 178: quiver.rpc.LogicalEquiPair.left:type_name -> quiver.rpc.LogicalExpr
+	47,  // 179: quiver.rpc.LogicalEquiPair.right:type_name -> quiver.rpc.LogicalExpr
+	64,  // 180: quiver.rpc.LogicalJoin.left:type_name -> quiver.rpc.LogicalPlan
+	64,  // 181: quiver.rpc.LogicalJoin.right:type_name -> quiver.rpc.LogicalPlan
+	72,  // 182: quiver.rpc.LogicalJoin.on:type_name -> quiver.rpc.LogicalEquiPair
+	47,  // 183: quiver.rpc.LogicalJoin.filter:type_name -> quiver.rpc.LogicalExpr
+	64,  // 184: quiver.rpc.LogicalSort.input:type_name -> quiver.rpc.LogicalPlan
+	62,  // 185: quiver.rpc.LogicalSort.keys:type_name -> quiver.rpc.LogicalSortKey
+	64,  // 186: quiver.rpc.LogicalLimit.input:type_name -> quiver.rpc.LogicalPlan
+	64,  // 187: quiver.rpc.LogicalUnion.inputs:type_name -> quiver.rpc.LogicalPlan
+	47,  // 188: quiver.rpc.LogicalExprRow.values:type_name -> quiver.rpc.LogicalExpr
+	63,  // 189: quiver.rpc.LogicalValues.schema:type_name -> quiver.rpc.LogicalField
+	77,  // 190: quiver.rpc.LogicalValues.rows:type_name -> quiver.rpc.LogicalExprRow
+	63,  // 191: quiver.rpc.LogicalEmptyRelation.schema:type_name -> quiver.rpc.LogicalField
+	64,  // 192: quiver.rpc.LogicalSubqueryAlias.input:type_name -> quiver.rpc.LogicalPlan
+	64,  // 193: quiver.rpc.LogicalCache.input:type_name -> quiver.rpc.LogicalPlan
+	96,  // 194: quiver.rpc.LogicalCache.options:type_name -> quiver.rpc.LogicalCache.OptionsEntry
+	2,   // 195: quiver.rpc.WindowFrame.start_interval:type_name -> quiver.rpc.IntervalValue
+	2,   // 196: quiver.rpc.WindowFrame.end_interval:type_name -> quiver.rpc.IntervalValue
+	47,  // 197: quiver.rpc.LogicalWindowExpr.args:type_name -> quiver.rpc.LogicalExpr
+	47,  // 198: quiver.rpc.LogicalWindowExpr.partition_by:type_name -> quiver.rpc.LogicalExpr
+	62,  // 199: quiver.rpc.LogicalWindowExpr.order_by:type_name -> quiver.rpc.LogicalSortKey
+	82,  // 200: quiver.rpc.LogicalWindowExpr.frame:type_name -> quiver.rpc.WindowFrame
+	64,  // 201: quiver.rpc.LogicalWindow.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 202: quiver.rpc.LogicalWindow.exprs:type_name -> quiver.rpc.LogicalExpr
+	5,   // 203: quiver.rpc.PhysicalWindowFunc.args:type_name -> quiver.rpc.PhysicalExpr
+	82,  // 204: quiver.rpc.PhysicalWindowFunc.frame:type_name -> quiver.rpc.WindowFrame
+	0,   // 205: quiver.rpc.PhysicalWindowFunc.type:type_name -> quiver.rpc.ArrowType
+	16,  // 206: quiver.rpc.PhysicalWindow.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 207: quiver.rpc.PhysicalWindow.partition_by:type_name -> quiver.rpc.PhysicalExpr
+	15,  // 208: quiver.rpc.PhysicalWindow.order_by:type_name -> quiver.rpc.PhysicalSortKey
+	85,  // 209: quiver.rpc.PhysicalWindow.funcs:type_name -> quiver.rpc.PhysicalWindowFunc
+	64,  // 210: quiver.rpc.LogicalRecursiveQuery.static:type_name -> quiver.rpc.LogicalPlan
+	64,  // 211: quiver.rpc.LogicalRecursiveQuery.recursive:type_name -> quiver.rpc.LogicalPlan
+	63,  // 212: quiver.rpc.LogicalWorkTable.schema:type_name -> quiver.rpc.LogicalField
+	16,  // 213: quiver.rpc.PhysicalRecursiveQuery.static:type_name -> quiver.rpc.PhysicalPlan
+	16,  // 214: quiver.rpc.PhysicalRecursiveQuery.recursive:type_name -> quiver.rpc.PhysicalPlan
+	64,  // 215: quiver.rpc.LogicalExpand.input:type_name -> quiver.rpc.LogicalPlan
+	47,  // 216: quiver.rpc.LogicalExpand.keys:type_name -> quiver.rpc.LogicalExpr
+	91,  // 217: quiver.rpc.LogicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	16,  // 218: quiver.rpc.PhysicalExpand.input:type_name -> quiver.rpc.PhysicalPlan
+	5,   // 219: quiver.rpc.PhysicalExpand.keys:type_name -> quiver.rpc.PhysicalExpr
+	91,  // 220: quiver.rpc.PhysicalExpand.sets:type_name -> quiver.rpc.GroupingSet
+	221, // [221:221] is the sub-list for method output_type
+	221, // [221:221] is the sub-list for method input_type
+	221, // [221:221] is the sub-list for extension type_name
+	221, // [221:221] is the sub-list for extension extendee
+	0,   // [0:221] is the sub-list for field type_name
 }
 
 func init() { file_plan_proto_init() }
@@ -8211,7 +8307,7 @@ func file_plan_proto_init() {
 		(*PhysicalPlan_WorkTable)(nil),
 		(*PhysicalPlan_Expand)(nil),
 	}
-	file_plan_proto_msgTypes[46].OneofWrappers = []any{
+	file_plan_proto_msgTypes[47].OneofWrappers = []any{
 		(*LogicalExpr_Column)(nil),
 		(*LogicalExpr_OuterRef)(nil),
 		(*LogicalExpr_Literal)(nil),
@@ -8231,7 +8327,7 @@ func file_plan_proto_init() {
 		(*LogicalExpr_InSubquery)(nil),
 		(*LogicalExpr_Window)(nil),
 	}
-	file_plan_proto_msgTypes[63].OneofWrappers = []any{
+	file_plan_proto_msgTypes[64].OneofWrappers = []any{
 		(*LogicalPlan_Scan)(nil),
 		(*LogicalPlan_Filter)(nil),
 		(*LogicalPlan_Projection)(nil),
@@ -8257,7 +8353,7 @@ func file_plan_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plan_proto_rawDesc), len(file_plan_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   96,
+			NumMessages:   97,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,7 +1,11 @@
 // Package sort runs physical.Sort: a full sort of its input (or of every
 // input partition merged, unless the plan preserves partitioning), or a
 // top-k selection when the plan carries a fetch limit, which keeps only the
-// best rows in a bounded heap instead of sorting everything. A full sort
+// best rows in a bounded heap instead of sorting everything, or a top-k of
+// each window partition when the plan carries a PartitionLimit
+// (partition_topk.go: the rows a ranking bound above the window can pass,
+// found by compacting the buffered rows and dropping on arrival the rows
+// that sort after a full partition's last). A full sort
 // that would not fit under the task's or the executor's memory limit
 // spills sorted runs to Arrow IPC files under the work dir and merges them
 // (spill.go). It also owns the sort-key comparators (SortKeyCol, SortSpec)

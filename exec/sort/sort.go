@@ -13,6 +13,7 @@ import (
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/exec/spill"
 	"github.com/quiverdb/quiver/physical"
+	"github.com/quiverdb/quiver/qerr"
 )
 
 // sortOp sorts one partition: it pulls its whole input, concatenates it,
@@ -56,9 +57,18 @@ type sortOp struct {
 	keep     []int32 // scratch rows of dropBeyondTop
 	perm     []int32
 	reserved int64
-	off      int
-	sorted   bool
-	closed   bool
+	// plim is the plan's per-partition limit while it still applies
+	// (partition_topk.go); part holds its state.
+	plim *physical.PartitionLimit
+	part partTop
+	// cut is the limit once the sort gave up on it, applied to the sorted
+	// rows; stream and streamArrs apply it to merged runs.
+	cut        *physical.PartitionLimit
+	stream     *rankCutter
+	streamArrs []arrow.Array
+	off        int
+	sorted     bool
+	closed     bool
 }
 
 func NewSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Operator, error) {
@@ -66,11 +76,14 @@ func NewSort(tc *execop.TaskContext, n *physical.Sort, partition int) (execop.Op
 	if err != nil {
 		return nil, err
 	}
+	if l := n.PartitionLimit; l != nil && (l.K < 1 || l.Keys < 0 || l.Keys > len(n.Keys) || n.Fetch >= 0) {
+		return nil, qerr.Internalf("exec: sort %s over %d keys with fetch %d", l, len(n.Keys), n.Fetch)
+	}
 	input, err := buildInput(tc, n.Input, partition, n.PreservePartitioning)
 	if err != nil {
 		return nil, err
 	}
-	return &sortOp{tc: tc, n: n, schema: n.Schema(), input: input, keys: keys, spec: NewSortSpec(n.Keys), mem: tc.NewSpiller()}, nil
+	return &sortOp{tc: tc, n: n, schema: n.Schema(), input: input, keys: keys, spec: NewSortSpec(n.Keys), mem: tc.NewSpiller(), plim: n.PartitionLimit}, nil
 }
 
 // buildInput returns the operator for partition of input when partitions
@@ -97,6 +110,9 @@ func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		s.sorted = true
 	}
 	if s.merger != nil {
+		if s.cut != nil {
+			return s.nextMerged(ctx)
+		}
 		return s.merger.Next(ctx, int64(s.tc.BatchRows()))
 	}
 	if s.data == nil || s.off >= len(s.perm) {
@@ -134,7 +150,14 @@ func (s *sortOp) consume(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if s.topKeys != nil {
+		if s.plim != nil {
+			if b, err = s.dropBeyondPartitionTop(ctx, b); err != nil {
+				return err
+			}
+			if b == nil {
+				continue
+			}
+		} else if s.topKeys != nil {
 			if b, err = s.dropBeyondTop(ctx, b); err != nil {
 				return err
 			}
@@ -148,6 +171,12 @@ func (s *sortOp) consume(ctx context.Context) error {
 		}
 		s.buf = append(s.buf, b)
 		s.bufRows += b.NumRows()
+		if s.plim != nil {
+			if err := s.addPartitionBatch(ctx, b); err != nil {
+				return err
+			}
+			continue
+		}
 		if fetch < 0 {
 			s.bufBytes += spill.Bytes(b)
 			if s.mustSpill() {
@@ -170,7 +199,16 @@ func (s *sortOp) consume(ctx context.Context) error {
 	if len(s.runs) > 0 {
 		return s.startMerge(ctx)
 	}
-	return s.sortBuffered(ctx, fetch)
+	if s.plim != nil {
+		return s.compactPartitions(ctx, true)
+	}
+	if err := s.sortBuffered(ctx, fetch); err != nil {
+		return err
+	}
+	if s.cut != nil {
+		return s.cutSorted(ctx)
+	}
+	return nil
 }
 
 // dropBeyondTop returns the rows of b (which it takes over) that sort
@@ -314,6 +352,9 @@ func (s *sortOp) Close() error {
 	}
 	s.releaseTop()
 	s.perm = nil
+	s.releasePart()
+	kernel.ReleaseArrays(s.streamArrs)
+	s.streamArrs = nil
 	s.tc.Shrink(s.reserved)
 	s.reserved = 0
 	return errors.Join(s.input.Close(), runsErr)

@@ -196,8 +196,14 @@ func NewSortSpec(keys []physical.SortKey) SortSpec {
 
 // Compare orders row i of keys a against row j of keys b.
 func (s SortSpec) Compare(a []SortKeyCol, i int, b []SortKeyCol, j int) int {
-	for k, ka := range a {
-		kb := b[k]
+	return s.compareKeys(a, i, b, j, 0, len(a))
+}
+
+// compareKeys orders row i of keys a against row j of keys b on the keys
+// lo..hi-1 only.
+func (s SortSpec) compareKeys(a []SortKeyCol, i int, b []SortKeyCol, j int, lo, hi int) int {
+	for k := lo; k < hi; k++ {
+		ka, kb := a[k], b[k]
 		an, bn := ka.isNull(i), kb.isNull(j)
 		if an || bn {
 			if an && bn {

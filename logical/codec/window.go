@@ -120,7 +120,7 @@ func encodeWindow(n *logical.Window) (*rpc.LogicalPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Window{Window: &rpc.LogicalWindow{Input: in, Exprs: es}}}, nil
+	return &rpc.LogicalPlan{Node: &rpc.LogicalPlan_Window{Window: &rpc.LogicalWindow{Input: in, Exprs: es, TopK: n.TopK.K, TopKFunc: int32(n.TopK.Func)}}}, nil
 }
 
 func decodeWindow(m *rpc.LogicalWindow) (logical.Plan, error) {
@@ -135,5 +135,16 @@ func decodeWindow(m *rpc.LogicalWindow) (logical.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return logical.NewWindow(in, es)
+	w, err := logical.NewWindow(in, es)
+	if err != nil || m.TopK == 0 {
+		return w, err
+	}
+	t := logical.WindowTopK{Func: logical.WindowFunc(m.TopKFunc), K: m.TopK}
+	switch {
+	case m.TopK < 0:
+		return nil, qerr.Internalf("codec: window top-k of %d rows", m.TopK)
+	case t.Func != logical.WinRowNumber && t.Func != logical.WinRank && t.Func != logical.WinDenseRank:
+		return nil, qerr.Internalf("codec: window top-k over function %d", m.TopKFunc)
+	}
+	return w.WithTopK(t), nil
 }

@@ -27,6 +27,8 @@ func TestWindowRoundTrip(t *testing.T) {
 			sum(n_nationkey) OVER (PARTITION BY n_regionkey), count(*) OVER (), avg(n_nationkey) OVER (ORDER BY n_name ROWS UNBOUNDED PRECEDING),
 			min(n_name) OVER (PARTITION BY n_regionkey ORDER BY n_nationkey), max(n_nationkey) OVER (ORDER BY n_nationkey DESC RANGE BETWEEN 3 FOLLOWING AND 5 FOLLOWING) FROM nation`,
 		`SELECT o_orderpriority, rank() OVER (ORDER BY sum(o_totalprice) DESC) FROM orders GROUP BY o_orderpriority`,
+		`SELECT * FROM (SELECT n_name, rank() OVER (PARTITION BY n_regionkey ORDER BY n_name) AS rk FROM nation) WHERE rk <= 2`,
+		`SELECT * FROM (SELECT n_name, dense_rank() OVER (ORDER BY n_regionkey) AS rk FROM nation) WHERE rk < 3`,
 		`SELECT count(*) OVER (ORDER BY o_orderdate RANGE BETWEEN INTERVAL '1 month 2 hours' PRECEDING AND INTERVAL '3' DAY FOLLOWING),
 			sum(o_totalprice) OVER (ORDER BY o_totalprice DESC RANGE BETWEEN 1.5 PRECEDING AND 0.025 FOLLOWING) FROM orders`,
 	} {
@@ -90,6 +92,49 @@ func TestWindowDecodeRejects(t *testing.T) {
 			mutate(m.GetWindow().Exprs[0].GetWindow())
 			if _, err := DecodePlan(m); err == nil {
 				t.Fatal("decoded a bad window")
+			}
+		})
+	}
+}
+
+// A window's top-k travels with it, and one over a function that is no
+// ranking function, or of a negative count, is refused.
+func TestWindowTopKCodec(t *testing.T) {
+	cat := tpchCatalog(t)
+	raw, err := sql.NewPlanner(cat).PlanQuery(`SELECT * FROM (SELECT n_name, row_number() OVER (ORDER BY n_name) AS rn FROM nation) WHERE rn <= 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, err := optimizer.New().Optimize(context.Background(), raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var win *logical.Window
+	logical.Inspect(opt, func(p logical.Plan) bool {
+		if w, ok := p.(*logical.Window); ok {
+			win = w
+		}
+		return true
+	})
+	if win == nil || win.TopK != (logical.WindowTopK{Func: logical.WinRowNumber, K: 2}) {
+		t.Fatalf("no top-k on the window:\n%s", logical.Indent(opt))
+	}
+	got := roundTrip(t, win).(*logical.Window)
+	if got.TopK != win.TopK {
+		t.Fatalf("top-k %+v after the round trip, want %+v", got.TopK, win.TopK)
+	}
+	for name, mutate := range map[string]func(*rpc.LogicalWindow){
+		"function": func(m *rpc.LogicalWindow) { m.TopKFunc = int32(logical.WinNtile) },
+		"count":    func(m *rpc.LogicalWindow) { m.TopK = -3 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, err := EncodePlan(win)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutate(m.GetWindow())
+			if _, err := DecodePlan(m); err == nil {
+				t.Fatal("decoded a bad window top-k")
 			}
 		})
 	}

@@ -34,7 +34,7 @@ type Optimizer struct {
 //	(simplify, merge_scalar_aggregates)* → decorrelate → (simplify, eliminate_cross_join, push_down_filter, push_down_cte_filter, propagate_empty, pull_up_left_join, eliminate_outer_join)*
 //	→ (left_join_to_anti, push_down_filter)
 //	→ reorder_joins → (semi_join_reduction, semi_to_inner_join) → (common_subexpr, push_down_limit, eliminate_limit, propagate_empty)*
-//	→ eager_aggregate → push_down_projection
+//	→ eager_aggregate → push_down_projection → window_topk
 //
 // single_distinct_to_groupby is not in the default batches: on this engine
 // it measured slower (see single_distinct.go); WithSingleDistinct adds it.
@@ -57,6 +57,7 @@ func New() *Optimizer {
 		}},
 		{Name: "eager_aggregate", MaxPasses: 1, Rules: []Rule{EagerAggregate{}}},
 		{Name: "projection", MaxPasses: 1, Rules: []Rule{PushDownProjection{}}},
+		{Name: "window_topk", MaxPasses: 1, Rules: []Rule{WindowTopK{}}},
 	}}
 }
 
@@ -85,7 +86,7 @@ func Rules() map[string]Rule {
 		EliminateCrossJoin{}, PushDownFilter{}, ReorderJoins{}, CommonSubexprEliminate{},
 		PushDownLimit{}, PushDownProjection{}, SingleDistinctToGroupBy{}, SemiJoinReduction{},
 		SemiToInnerJoin{}, PropagateEmpty{}, PushDownCTEFilter{}, EliminateOuterJoin{}, EagerAggregate{},
-		MergeScalarAggregates{}, PullUpLeftJoin{}, LeftJoinToAnti{},
+		MergeScalarAggregates{}, PullUpLeftJoin{}, LeftJoinToAnti{}, WindowTopK{},
 	} {
 		out[r.Name()] = r
 	}

@@ -243,6 +243,8 @@ func TestOtherNodes(t *testing.T) {
 				{Func: physical.AggAvg, Arg: b, Distinct: true, Type: arrow.PrimitiveTypes.Float64, Name: "avg(b)"},
 				{Func: physical.AggCount, Arg: b, Distinct: true, SetState: true, Type: arrow.PrimitiveTypes.Int64, Name: "count(DISTINCT a)"}}},
 		collectingAggregate(b),
+		&physical.Sort{Input: values, Keys: []physical.SortKey{{Expr: b, Asc: true}, {Expr: b, NullsFirst: true}}, Fetch: -1, PreservePartitioning: true,
+			PartitionLimit: &physical.PartitionLimit{Keys: 1, K: 7, Mode: physical.TopKDistinct}},
 	}
 	for _, p := range plans {
 		t.Run(p.String(), func(t *testing.T) {
@@ -327,6 +329,10 @@ func TestDecodeRejects(t *testing.T) {
 		"bad decimal":            {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Literal{Literal: &rpc.Literal{Type: &rpc.ArrowType{Id: int32(arrow.DECIMAL128), Precision: 50}}}}}}},
 		"unknown type":           {Node: &rpc.PhysicalPlan_Filter{Filter: &rpc.PhysicalFilter{Input: values, Predicate: &rpc.PhysicalExpr{Kind: &rpc.PhysicalExpr_Literal{Literal: &rpc.Literal{Type: &rpc.ArrowType{Id: 9999}}}}}}},
 		"values width":           {Node: &rpc.PhysicalPlan_Values{Values: &rpc.PhysicalValues{Schema: s, Rows: []*rpc.LiteralRow{{}}}}},
+		"partition limit keys":   {Node: &rpc.PhysicalPlan_Sort{Sort: &rpc.PhysicalSort{Input: values, Keys: []*rpc.PhysicalSortKey{{Expr: col(0)}}, Fetch: -1, PartitionLimit: &rpc.PartitionLimit{Keys: 2, K: 1}}}},
+		"partition limit k":      {Node: &rpc.PhysicalPlan_Sort{Sort: &rpc.PhysicalSort{Input: values, Keys: []*rpc.PhysicalSortKey{{Expr: col(0)}}, Fetch: -1, PartitionLimit: &rpc.PartitionLimit{Keys: 1, K: 0}}}},
+		"partition limit mode":   {Node: &rpc.PhysicalPlan_Sort{Sort: &rpc.PhysicalSort{Input: values, Keys: []*rpc.PhysicalSortKey{{Expr: col(0)}}, Fetch: -1, PartitionLimit: &rpc.PartitionLimit{Keys: 1, K: 1, Mode: 9}}}},
+		"partition limit fetch":  {Node: &rpc.PhysicalPlan_Sort{Sort: &rpc.PhysicalSort{Input: values, Keys: []*rpc.PhysicalSortKey{{Expr: col(0)}}, Fetch: 3, PartitionLimit: &rpc.PartitionLimit{Keys: 1, K: 1}}}},
 		"shuffle partitions":     {Node: &rpc.PhysicalPlan_ShuffleWriter{ShuffleWriter: &rpc.PhysicalShuffleWriter{Input: values, JobId: "j", N: 1 << 30}}},
 		"repartition partitions": {Node: &rpc.PhysicalPlan_Repartition{Repartition: &rpc.PhysicalRepartition{Input: values, N: 1 << 30}}},
 		"unresolved partitions":  {Node: &rpc.PhysicalPlan_UnresolvedShuffle{UnresolvedShuffle: &rpc.PhysicalUnresolvedShuffle{Schema: s, StageId: 1, Partitions: 1 << 30}}},

@@ -314,7 +314,11 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_Sort{Sort: &rpc.PhysicalSort{Input: in, Keys: keys, Fetch: n.Fetch, PreservePartitioning: n.PreservePartitioning}}}, nil
+		m := &rpc.PhysicalSort{Input: in, Keys: keys, Fetch: n.Fetch, PreservePartitioning: n.PreservePartitioning}
+		if l := n.PartitionLimit; l != nil {
+			m.PartitionLimit = &rpc.PartitionLimit{Keys: int32(l.Keys), K: l.K, Mode: int32(l.Mode)}
+		}
+		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_Sort{Sort: m}}, nil
 	case *physical.SortPreservingMerge:
 		in, err := encodePlan(n.Input)
 		if err != nil {
@@ -584,7 +588,11 @@ func decodePlan(m *rpc.PhysicalPlan) (physical.Plan, error) {
 		if err := checkFetch("sort", n.Fetch); err != nil {
 			return nil, err
 		}
-		return &physical.Sort{Input: in, Keys: keys, Fetch: n.Fetch, PreservePartitioning: n.PreservePartitioning}, nil
+		lim, err := decodePartitionLimit(n.PartitionLimit, len(keys), n.Fetch)
+		if err != nil {
+			return nil, err
+		}
+		return &physical.Sort{Input: in, Keys: keys, Fetch: n.Fetch, PreservePartitioning: n.PreservePartitioning, PartitionLimit: lim}, nil
 	case *rpc.PhysicalPlan_SortPreservingMerge:
 		n := k.SortPreservingMerge
 		if n == nil {

@@ -135,3 +135,23 @@ func decodeFrameBound(kind int32, off int64, scale int32, iv *rpc.IntervalValue)
 	}
 	return b
 }
+
+// decodePartitionLimit checks a sort's per-partition limit against its
+// nkeys sort keys: the partition keys a prefix, K positive, no fetch beside it.
+func decodePartitionLimit(m *rpc.PartitionLimit, nkeys int, fetch int64) (*physical.PartitionLimit, error) {
+	if m == nil {
+		return nil, nil
+	}
+	mode := physical.TopKMode(m.Mode)
+	switch {
+	case m.Keys < 0 || int(m.Keys) > nkeys:
+		return nil, qerr.Internalf("codec: sort partition limit over %d of %d keys", m.Keys, nkeys)
+	case m.K < 1:
+		return nil, qerr.Internalf("codec: sort partition limit of %d rows", m.K)
+	case mode < physical.TopKRows || mode > physical.TopKDistinct:
+		return nil, qerr.Internalf("codec: bad sort partition limit mode %d", m.Mode)
+	case fetch >= 0:
+		return nil, qerr.Internalf("codec: sort with both a fetch and a partition limit")
+	}
+	return &physical.PartitionLimit{Keys: int(m.Keys), K: m.K, Mode: mode}, nil
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/quiverdb/quiver/logical"
@@ -16,7 +17,9 @@ import (
 // sharing them share one sort. Each link's input is hash-repartitioned on
 // its PARTITION BY keys (one partition without keys) and sorted by the
 // keys then the ORDER BY; a link whose PARTITION BY equals the previous
-// one's is only re-sorted. A Projection restores the logical column order
+// one's, or includes every key the chain last hash-repartitioned on, is
+// only re-sorted (not even that when its sort keys are a prefix of the
+// previous sort's). A Projection restores the logical column order
 // when the grouping moved columns.
 func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan, error) {
 	in, err := pl.Plan(ctx, n.Input)
@@ -50,8 +53,10 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		}
 	}
 	// Groups with the same PARTITION BY next to each other need one
-	// exchange between them, and the longest ORDER BY first lets a group
-	// whose sort keys are a prefix of the previous one's skip its sort.
+	// exchange between them, fewer PARTITION BY keys first let a group
+	// partitioned by more of them reuse the exchange, and the longest ORDER
+	// BY first lets a group whose sort keys are a prefix of the previous
+	// one's skip its sort.
 	// Windows without PARTITION BY gather all rows in one partition, so
 	// they come last: the others run in parallel before.
 	partKey := func(g *group) string {
@@ -65,6 +70,9 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		if c := cmp.Compare(min(len(a.spec.PartitionBy), 1), min(len(b.spec.PartitionBy), 1)); c != 0 {
 			return -c
 		}
+		if c := cmp.Compare(len(a.spec.PartitionBy), len(b.spec.PartitionBy)); c != 0 {
+			return c
+		}
 		if c := strings.Compare(partKey(a), partKey(b)); c != 0 {
 			return c
 		}
@@ -74,11 +82,23 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 	plan := in
 	prevPart := "\x01" // matches no key list
 	var prevKeys []physical.SortKey
+	// hashedBy: the keys (keyName) the rows are hash-partitioned on, by the
+	// input or by the chain's last exchange; a window partitioned by all of
+	// them and more finds each of its partitions within one input
+	// partition already.
+	var hashedBy []string
+	for _, c := range hashedColumns(in) {
+		hashedBy = append(hashedBy, keyName(&physical.Column{Index: c}))
+	}
 	var order []int // n.List positions in physical output order
 	for _, g := range groups {
 		part, err := exprs(g.spec.PartitionBy, is)
 		if err != nil {
 			return nil, err
+		}
+		colocated := len(hashedBy) > 0 && len(part) > 0
+		for _, h := range hashedBy {
+			colocated = colocated && slices.ContainsFunc(part, func(e physical.Expr) bool { return keyName(e) == h })
 		}
 		keys := make([]physical.SortKey, 0, len(part)+len(g.spec.OrderBy))
 		for _, p := range part {
@@ -94,6 +114,7 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		}
 		keys = append(keys, orderBy...)
 		pk := partKey(g)
+		lim := partitionLimit(n, len(groups), len(part))
 		switch {
 		case len(part) == 0:
 			// One window partition: all rows in one place, sorted in
@@ -102,21 +123,30 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 			case plan.OutputPartitions() > 1 && len(keys) == 0:
 				plan = &physical.Coalesce{Input: plan}
 			case plan.OutputPartitions() > 1:
-				local := &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
+				local := &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true, PartitionLimit: lim}
 				plan = &physical.SortPreservingMerge{Input: local, Keys: keys, Fetch: -1}
 			case len(keys) > 0 && !(pk == prevPart && sortPrefix(keys, prevKeys)):
-				plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1}
+				plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PartitionLimit: lim}
 			}
-		case pk == prevPart && sortPrefix(keys, prevKeys):
+		case (pk == prevPart || colocated) && sortPrefix(keys, prevKeys):
 			// The previous link's sort already orders these rows.
-		case pk == prevPart || plan.OutputPartitions() == 1:
-			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
+		case pk == prevPart || colocated || plan.OutputPartitions() == 1:
+			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true, PartitionLimit: lim}
+			prevKeys = keys
 		default:
 			plan = &physical.Repartition{Input: plan, Keys: hashKeys(part), N: pl.cfg.TargetPartitions}
-			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true}
-		}
-		if pk != prevPart || !sortPrefix(keys, prevKeys) {
+			plan = &physical.Sort{Input: plan, Keys: keys, Fetch: -1, PreservePartitioning: true, PartitionLimit: lim}
 			prevKeys = keys
+			hashedBy = hashedBy[:0]
+			for _, e := range part {
+				hashedBy = append(hashedBy, keyName(e))
+			}
+		}
+		if len(part) == 0 {
+			if pk != prevPart || !sortPrefix(keys, prevKeys) {
+				prevKeys = keys
+			}
+			hashedBy = nil
 		}
 		prevPart = pk
 		funcs := make([]physical.WindowFuncExpr, len(g.idx))
@@ -146,6 +176,94 @@ func (pl *Planner) window(ctx context.Context, n *logical.Window) (physical.Plan
 		cols = append(cols, &physical.Column{Index: at, Name: ps.Field(at).Name, Type: ps.Field(at).Type})
 	}
 	return &physical.Projection{Input: plan, Exprs: cols, Names: outNames}, nil
+}
+
+// partitionLimit is the per-partition top-k of the sort under a window
+// whose functions share one window and whose filter above bounds one of
+// them (logical.WindowTopK), nil otherwise. Local sorts merged afterwards
+// may carry it too: the rows a window partition keeps overall are among
+// those each input partition keeps of it.
+func partitionLimit(n *logical.Window, groups, partKeys int) *physical.PartitionLimit {
+	if n.TopK.K <= 0 || groups != 1 {
+		return nil
+	}
+	l := &physical.PartitionLimit{Keys: partKeys, K: n.TopK.K}
+	switch n.TopK.Func {
+	case logical.WinRowNumber:
+		l.Mode = physical.TopKRows
+	case logical.WinRank:
+		l.Mode = physical.TopKTies
+	case logical.WinDenseRank:
+		l.Mode = physical.TopKDistinct
+	default:
+		return nil
+	}
+	return l
+}
+
+// keyName identifies a partitioning key of the window's input: a column
+// by its index, another expression by its text.
+func keyName(e physical.Expr) string {
+	if c, ok := e.(*physical.Column); ok {
+		return "#" + strconv.Itoa(c.Index)
+	}
+	return e.String()
+}
+
+// hashedColumns returns the output columns p's partitions are known to be
+// hash-partitioned on (each combination of their values in one partition),
+// or nil: a hash Repartition on plain columns, carried through filters,
+// partition-preserving sorts, windows, projections of those columns and
+// aggregates grouped by them.
+func hashedColumns(p physical.Plan) []int {
+	if p.OutputPartitions() <= 1 {
+		return nil
+	}
+	switch n := p.(type) {
+	case *physical.Repartition:
+		var out []int
+		for _, k := range n.Keys {
+			c, ok := k.(*physical.Column)
+			if !ok {
+				return nil
+			}
+			out = append(out, c.Index)
+		}
+		return out
+	case *physical.Filter:
+		return hashedColumns(n.Input)
+	case *physical.Window:
+		return hashedColumns(n.Input)
+	case *physical.Sort:
+		if n.PreservePartitioning {
+			return hashedColumns(n.Input)
+		}
+	case *physical.Projection:
+		return mapHashed(hashedColumns(n.Input), n.Exprs)
+	case *physical.HashAggregate:
+		return mapHashed(hashedColumns(n.Input), n.GroupBy)
+	}
+	return nil
+}
+
+// mapHashed maps input columns to the positions of es that are those
+// columns, or returns nil when one is not among es.
+func mapHashed(in []int, es []physical.Expr) []int {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]int, 0, len(in))
+	for _, c := range in {
+		j := slices.IndexFunc(es, func(e physical.Expr) bool {
+			col, ok := e.(*physical.Column)
+			return ok && col.Index == c
+		})
+		if j < 0 {
+			return nil
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 // sortPrefix reports whether keys are a prefix of prev.
