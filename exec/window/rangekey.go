@@ -3,6 +3,7 @@ package window
 import (
 	"math"
 	"math/big"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -29,7 +30,8 @@ type rangeKey struct {
 	floats []float64        // float and UINT64 keys
 	decs   []decimal128.Num // DECIMAL keys, at scale
 	scale  int32
-	micros []int64 // TIMESTAMP keys, and DATE keys when an offset is an interval
+	micros []int64        // TIMESTAMP keys, and DATE keys when an offset is an interval
+	zone   *time.Location // a TIMESTAMPTZ key's zone: interval offsets count months and days on its calendar
 }
 
 // newRangeKey reads a; micros asks for a DATE key as microseconds too.
@@ -51,6 +53,13 @@ func newRangeKey(a arrow.Array, desc, micros bool) (*rangeKey, error) {
 		k.micros = make([]int64, n)
 		for i, v := range vals {
 			k.micros[i] = temporal.ToMicros(v, dt.Unit)
+		}
+		if dt.TimeZone != "" {
+			loc, ok := temporal.LoadZone(dt.TimeZone)
+			if !ok {
+				return nil, qerr.Execf("window RANGE key: unknown time zone %q", dt.TimeZone)
+			}
+			k.zone = loc
 		}
 	case *arrow.Date32Type:
 		days := arrow.GetValues[int32](d, 1)
@@ -128,7 +137,11 @@ func (l *layout) rangeBounds(bd physical.FrameBound, ps, pe, a, b int32, isEnd b
 	switch {
 	case bd.IsInterval:
 		iv := bd.Interval
-		cursor(l, k.micros, ps, pe, a, b, isEnd, out, func(v int64) int64 { return temporal.AddToTimestamp(v, iv, sign) }, cmpOrdered[int64])
+		add := func(v int64) int64 { return temporal.AddToTimestamp(v, iv, sign) }
+		if loc := k.zone; loc != nil {
+			add = func(v int64) int64 { return temporal.AddToTimestampTZ(v, iv, sign, loc) }
+		}
+		cursor(l, k.micros, ps, pe, a, b, isEnd, out, add, cmpOrdered[int64])
 	case k.decs != nil:
 		off := decimalOffset(bd, k.scale)
 		if sign < 0 {
