@@ -708,7 +708,13 @@ func (pl *Planner) join(ctx context.Context, n *logical.Join) (physical.Plan, er
 	// NOT IN and mark joins need the whole right side's NULL keys in one
 	// place, which only a shared build side sees.
 	needsWhole := n.NullAware || n.Type == logical.MarkJoin
-	if needsWhole || estimate(buildLeft) <= pl.cfg.CollectLeftRows || pl.cfg.TargetPartitions == 1 {
+	if !needsWhole && pl.cfg.TargetPartitions > 1 && coPartitioned(left, right, on) {
+		// Both sides are already split by the join keys (q97's two
+		// aggregates): each partition pair joins on its own, building a
+		// part of the left side, with nothing moved.
+		out.Mode = physical.Partitioned
+		out.Left, out.Right = left, right
+	} else if needsWhole || estimate(buildLeft) <= pl.cfg.CollectLeftRows || pl.cfg.TargetPartitions == 1 {
 		out.Mode = physical.CollectLeft
 		out.Left, out.Right = left, right
 	} else {
