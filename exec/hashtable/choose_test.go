@@ -97,7 +97,9 @@ func TestStatsLayoutNeverChanges(t *testing.T) {
 		{"packed, statistics wrong", []arrow.DataType{i64, i64}, []physical.ColumnStats{bounded(0, 3), bounded(0, 3)}, 4000,
 			func(r *rand.Rand, i int) []any { return []any{r.Int64N(100), r.Int64N(4)} }, true},
 		{"packed, NULLs allowed", []arrow.DataType{i64, i64}, []physical.ColumnStats{{Bounded: true, Lo: 1, Hi: 100_000}, {Bounded: true, Lo: -7, Hi: 18_000}}, 4000,
-			func(r *rand.Rand, i int) []any { return []any{nullOr(r, 1+r.Int64N(100_000)), nullOr(r, -7+r.Int64N(18_007))} }, false},
+			func(r *rand.Rand, i int) []any {
+				return []any{nullOr(r, 1+r.Int64N(100_000)), nullOr(r, -7+r.Int64N(18_007))}
+			}, false},
 		{"packed, a NULL the statistics deny", []arrow.DataType{i64, i64}, []physical.ColumnStats{bounded(0, 3), bounded(0, 3)}, 4000,
 			func(r *rand.Rand, i int) []any { return []any{nullOr(r, r.Int64N(4)), r.Int64N(4)} }, true},
 	}
