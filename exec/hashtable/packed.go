@@ -495,7 +495,13 @@ func (pk *packedInts) repack(t *Table, p *Probe, cols []arrow.Array, n int, sel 
 	keys := make([]int64, t.n)
 	packColumns(stored, fields, t.n, nil, keys, nil)
 	n0 := t.n
-	t.n, pk.ints = 0, newDirectInts()
+	if _, hashed := pk.ints.(*hashedInts); hashed {
+		// Keys the direct window did not hold before will not fit it now:
+		// start hashed, sized for them, not from a direct table doubling.
+		t.n, pk.ints = 0, newHashedInts(SlotsFor(n0+rowCount(n, sel)))
+	} else {
+		t.n, pk.ints = 0, newDirectInts()
+	}
 	ids := make([]uint32, n0)
 	lookupIntsIn(t, &pk.ints, p, keys, nil, n0, nil, ids, true)
 	p.newRows = p.newRows[:0]
