@@ -353,6 +353,8 @@ func scanStats(t *catalog.Table, rgRows [][]int64, rgRanges [][][]catalog.KeyRan
 			if r.Lo > r.Hi { // no rows
 				cs.Lo, cs.Hi = 0, 0
 			}
+		} else if r.Bounded && r.Lo <= r.Hi {
+			cs.Bounded, cs.Lo, cs.Hi = true, r.Lo, r.Hi // NULLs possible
 		}
 		if c < len(t.Distinct) && t.Distinct[c] > 0 {
 			cs.Distinct = t.Distinct[c]
