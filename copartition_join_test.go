@@ -57,6 +57,33 @@ func TestCoPartitionedJoinThroughSQL(t *testing.T) {
 	}
 }
 
+// TestCoPartitionedJoinChainThroughSQL: a second join on the same keys
+// over a Partitioned join keeps its partitions too (q78's three channels),
+// and answers as the chain whose third side groups in the other order.
+func TestCoPartitionedJoinChainThroughSQL(t *testing.T) {
+	chain := func(order string) string {
+		return fmt.Sprintf(`WITH a AS (SELECT l_orderkey %% 300 AS k1, l_suppkey %% 30 AS k2, count(*) AS n FROM lineitem WHERE l_linenumber <= 4 GROUP BY 1, 2),
+ b AS (SELECT l_orderkey %% 300 AS k1, l_suppkey %% 30 AS k2, sum(l_quantity) AS q FROM lineitem WHERE l_linenumber >= 3 GROUP BY 1, 2),
+ c AS (SELECT l_orderkey %% 300 AS k1, l_suppkey %% 30 AS k2, max(l_partkey) AS m FROM lineitem WHERE l_linenumber = 2 GROUP BY %s)
+SELECT count(*), count(b.k1), count(c.k1), sum(a.n), sum(b.q), sum(c.m)
+FROM a LEFT JOIN b ON a.k1 = b.k1 AND a.k2 = b.k2 LEFT JOIN c ON a.k1 = c.k1 AND a.k2 = c.k2`, order)
+	}
+	for _, opts := range [][]quiver.Option{
+		{quiver.WithLocalExecution(), quiver.WithTargetPartitions(2)},
+		{quiver.WithTargetPartitions(3)},
+	} {
+		s := newTPCHSession(t, opts...)
+		plan := strings.Join(flatten(sqlRows(t, s, "EXPLAIN "+chain("1, 2"))), "\n")
+		if strings.Count(plan, "mode=Partitioned") != 2 || strings.Count(plan, "partitioning=Hash") != 3 {
+			t.Fatalf("want two Partitioned joins over the aggregates' three repartitions:\n%s", plan)
+		}
+		got, want := sqlRows(t, s, chain("1, 2")), sqlRows(t, s, chain("2, 1"))
+		if fmt.Sprint(got) != fmt.Sprint(want) || got[0][2] == "0" {
+			t.Fatalf("chain %v, general %v", got, want)
+		}
+	}
+}
+
 func flatten(rows [][]string) []string {
 	var out []string
 	for _, r := range rows {

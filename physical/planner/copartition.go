@@ -7,7 +7,8 @@ import (
 
 // splitKeys returns the output columns by whose values, in order, p's
 // partitions are hash-split (a hash Repartition's plain-column keys, carried
-// through filters, projections and aggregates' group columns), or nil when
+// through filters, projections, aggregates' group columns and Partitioned
+// joins' left columns), or nil when
 // none are known: rows equal on those columns then share a partition.
 func splitKeys(p physical.Plan) []int {
 	switch n := p.(type) {
@@ -30,6 +31,16 @@ func splitKeys(p physical.Plan) []int {
 		return remapKeys(splitKeys(n.Input), n.Exprs)
 	case *physical.HashAggregate:
 		return remapKeys(splitKeys(n.Input), n.GroupBy)
+	case *physical.HashJoin:
+		// Partition i of a Partitioned join joins the sides' partitions i;
+		// its rows that carry left keys (every row of these types) keep
+		// them at the left side's positions.
+		switch n.Type {
+		case physical.InnerJoin, physical.LeftJoin, physical.SemiJoin, physical.AntiJoin:
+			if n.Mode == physical.Partitioned {
+				return splitKeys(n.Left)
+			}
+		}
 	}
 	return nil
 }
