@@ -17,6 +17,10 @@ import (
 type KeyRange struct {
 	Lo, Hi int64
 	Known  bool
+	// Bounded, when Known is false, says Lo..Hi still bound the non-NULL
+	// values though some row may be NULL: no disjointness follows, but the
+	// hash tables size and pack keys by it (physical.ColumnStats).
+	Bounded bool
 	// LongestAtLeast, of a string column, is the length of the longer of
 	// the rows' smallest and largest value (so some value is at least
 	// that long), NULLs or not; 0 when unknown. The hash tables read it to
@@ -30,10 +34,11 @@ var EmptyRange = KeyRange{Lo: math.MaxInt64, Hi: math.MinInt64, Known: true}
 // Union is the range covering the rows of r and o; unknown if either is.
 func (r KeyRange) Union(o KeyRange) KeyRange {
 	long := max(r.LongestAtLeast, o.LongestAtLeast)
-	if !r.Known || !o.Known {
+	if (!r.Known && !r.Bounded) || (!o.Known && !o.Bounded) {
 		return KeyRange{LongestAtLeast: long}
 	}
-	return KeyRange{Lo: min(r.Lo, o.Lo), Hi: max(r.Hi, o.Hi), Known: true, LongestAtLeast: long}
+	known := r.Known && o.Known
+	return KeyRange{Lo: min(r.Lo, o.Lo), Hi: max(r.Hi, o.Hi), Known: known, Bounded: !known, LongestAtLeast: long}
 }
 
 // Disjoint reports whether every range is known and no two non-empty
@@ -68,7 +73,8 @@ func Disjoint(ranges []KeyRange) bool {
 
 // rowGroupRanges reads each row group's KeyRange of each top-level column
 // from a flat Parquet file's statistics: known for INT32 and INT64 columns
-// (integers, dates) whose chunk records min, max and a NULL count of zero.
+// (integers, dates) whose chunk records min, max and a NULL count of zero,
+// bounded when that count is above zero.
 // Nil for a nested schema (leaf and field indexes differ).
 func rowGroupRanges(pf *file.Reader, fields int) [][]KeyRange {
 	md := pf.MetaData()
@@ -104,15 +110,16 @@ func chunkRange(rmd *metadata.RowGroupMetaData, c int) KeyRange {
 	if s, ok := st.(*metadata.ByteArrayStatistics); ok {
 		return KeyRange{LongestAtLeast: max(len(s.Min()), len(s.Max()))}
 	}
-	if !st.HasNullCount() || st.NullCount() != 0 {
+	if !st.HasNullCount() {
 		return KeyRange{}
 	}
+	known := st.NullCount() == 0
 	var r KeyRange
 	switch s := st.(type) {
 	case *metadata.Int32Statistics:
-		r = KeyRange{Lo: int64(s.Min()), Hi: int64(s.Max()), Known: true}
+		r = KeyRange{Lo: int64(s.Min()), Hi: int64(s.Max()), Known: known, Bounded: !known}
 	case *metadata.Int64Statistics:
-		r = KeyRange{Lo: s.Min(), Hi: s.Max(), Known: true}
+		r = KeyRange{Lo: s.Min(), Hi: s.Max(), Known: known, Bounded: !known}
 	}
 	if r.Lo > r.Hi {
 		// Unsigned statistics spanning 2^63 reverse as int64: unknown.

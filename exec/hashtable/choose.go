@@ -1,6 +1,7 @@
 package hashtable
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -8,7 +9,8 @@ import (
 )
 
 // The first layout. Where the keys' statistics bound them exactly
-// (physical.ColumnStats: every value in [Lo, Hi], and for packing no NULL),
+// (physical.ColumnStats: every value in [Lo, Hi]; a packed column that may
+// hold NULL gets a nullable field, one code wider),
 // the layout is chosen once from them and never has to change: direct when
 // the window is small for the number of keys there can be, packed when the
 // columns' exact ranges fit 63 bits together, hashed integers or generic
@@ -111,7 +113,7 @@ func intLayoutFor(lo, hi, keys int64) (layout, physical.HashLayout) {
 // packedFor chooses from exact statistics between the packed layout, with
 // fields that fit every key and the integer layout they use, and the
 // generic one: ok false when the statistics do not decide (a column
-// unbounded, possibly NULL, or a string whose length is unknown).
+// unbounded, or a string whose length is unknown).
 func packedFor(types []arrow.DataType, stats []physical.ColumnStats, rows int64) (layout, physical.HashLayout, bool) {
 	for i, dt := range types {
 		if dt.ID() == arrow.STRING && stats[i].LongestAtLeast > maxCodeLen {
@@ -124,12 +126,19 @@ func packedFor(types []arrow.DataType, stats []physical.ColumnStats, rows int64)
 	combos := uint64(1) // the key tuples the fields can tell apart, capped
 	for i, dt := range types {
 		s := stats[i]
-		if !isIntLike(dt) || !s.Bounded || !s.NoNulls || s.Lo > s.Hi {
+		if !isIntLike(dt) || !s.Bounded || s.Lo > s.Hi {
 			return nil, 0, false
 		}
-		span := uint64(s.Hi) - uint64(s.Lo)
+		base, null := s.Lo, !s.NoNulls
+		if null {
+			if base == math.MinInt64 {
+				return nil, 0, false // no room for the NULL code
+			}
+			base-- // code 0, the NULL
+		}
+		span := uint64(s.Hi) - uint64(base)
 		w := uint(bits.Len64(span))
-		fields[i] = packField{base: s.Lo, width: w}
+		fields[i] = packField{base: base, width: w, nullable: null}
 		total += w
 		if hi, lo := bits.Mul64(combos, span+1); hi != 0 || lo > 1<<62 || span+1 == 0 {
 			combos = 1 << 62

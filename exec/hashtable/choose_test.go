@@ -41,7 +41,10 @@ func TestChooseFromStats(t *testing.T) {
 		{"no stats: two ints", []arrow.DataType{i32, i64}, nil, -1, physical.LayoutPacked, false},
 		{"two ints fit", []arrow.DataType{i32, i64}, []physical.ColumnStats{bounded(0, 49), bounded(-1e6, 1e6)}, -1, physical.LayoutPacked, true},
 		{"two ints too wide", []arrow.DataType{i64, i64}, []physical.ColumnStats{bounded(0, 1<<40), bounded(0, 1<<30)}, -1, physical.LayoutGeneric, true},
-		{"two ints, one may be NULL", []arrow.DataType{i32, i64}, []physical.ColumnStats{bounded(0, 49), {Bounded: true, Hi: 9}}, -1, physical.LayoutPacked, false},
+		{"two ints, one may be NULL", []arrow.DataType{i32, i64}, []physical.ColumnStats{bounded(0, 49), {Bounded: true, Hi: 9}}, -1, physical.LayoutPacked, true},
+		{"NULL below the smallest int64", []arrow.DataType{i32, i64}, []physical.ColumnStats{bounded(0, 49), {Bounded: true, Lo: math.MinInt64, Hi: 9}}, -1, physical.LayoutPacked, false},
+		{"NULL makes the fields too wide", []arrow.DataType{i64, i64}, []physical.ColumnStats{bounded(0, 1<<31-1), {Bounded: true, Hi: 1<<32 - 1}}, -1, physical.LayoutGeneric, true},
+		{"NULL fits the fields", []arrow.DataType{i64, i64}, []physical.ColumnStats{bounded(0, 1<<31-1), {Bounded: true, Hi: 1<<32 - 2}}, -1, physical.LayoutPacked, true},
 		{"long string", []arrow.DataType{str, i32}, []physical.ColumnStats{{LongestAtLeast: 8}, bounded(0, 3)}, -1, physical.LayoutGeneric, true},
 		{"short strings", []arrow.DataType{str, i32}, []physical.ColumnStats{{LongestAtLeast: 7}, bounded(0, 3)}, -1, physical.LayoutPacked, false},
 		{"float", []arrow.DataType{f64}, []physical.ColumnStats{{NoNulls: true}}, -1, physical.LayoutGeneric, false},
@@ -93,6 +96,12 @@ func TestStatsLayoutNeverChanges(t *testing.T) {
 			func(r *rand.Rand, i int) []any { return []any{r.Int64N(1 << 40)} }, true},
 		{"packed, statistics wrong", []arrow.DataType{i64, i64}, []physical.ColumnStats{bounded(0, 3), bounded(0, 3)}, 4000,
 			func(r *rand.Rand, i int) []any { return []any{r.Int64N(100), r.Int64N(4)} }, true},
+		{"packed, NULLs allowed", []arrow.DataType{i64, i64}, []physical.ColumnStats{{Bounded: true, Lo: 1, Hi: 100_000}, {Bounded: true, Lo: -7, Hi: 18_000}}, 4000,
+			func(r *rand.Rand, i int) []any {
+				return []any{nullOr(r, 1+r.Int64N(100_000)), nullOr(r, -7+r.Int64N(18_007))}
+			}, false},
+		{"packed, a NULL the statistics deny", []arrow.DataType{i64, i64}, []physical.ColumnStats{bounded(0, 3), bounded(0, 3)}, 4000,
+			func(r *rand.Rand, i int) []any { return []any{nullOr(r, r.Int64N(4)), r.Int64N(4)} }, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,7 +122,11 @@ func TestStatsLayoutNeverChanges(t *testing.T) {
 				for i := range n {
 					k := c.key(rng, b*n+i)
 					for j, v := range k {
-						builders[j].Append(v.(int64))
+						if v == nil {
+							builders[j].AppendNull()
+						} else {
+							builders[j].Append(v.(int64))
+						}
 					}
 					keys[i] = fmt.Sprint(k...)
 				}
@@ -146,6 +159,14 @@ func TestStatsLayoutNeverChanges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nullOr is v, or one time in eight NULL.
+func nullOr(r *rand.Rand, v int64) any {
+	if r.IntN(8) == 0 {
+		return nil
+	}
+	return v
 }
 
 // TestStatsDirectWorstCase: a direct table whose statistics allow a wide

@@ -29,16 +29,20 @@ import (
 // headroom. An insert bringing a value outside its field re-packs: new
 // fields covering the stored keys and the new rows, and the integer layout
 // rebuilt from the stored key columns (ids unchanged). Fields double at
-// least at each re-pack, so their cost is amortised. When the fields would
-// need more than 63 bits, a string has no code, or an inserted key holds a NULL (grouping keeps
-// NULL equal to NULL, which the generic layout handles), the table falls
-// back for good to the generic layout, rebuilt from the stored keys.
+// least at each re-pack, so their cost is amortised. A column that may hold
+// NULL (by its statistics, or once an inserted key holds one) gets a
+// nullable field, whose code 0 is NULL and whose values start at 1, so
+// grouping keeps NULL equal to NULL without leaving the layout (q97's
+// customer keys). When the fields would need more than 63 bits or a string
+// has no code, the table falls back for good to the generic layout, rebuilt
+// from the stored keys.
 
 // packField is one key column's place in the packed key.
 type packField struct {
-	base  int64
-	width uint // bits; the field holds values base .. base+2^width-1
-	shift uint // the field's lowest bit in the packed key
+	base     int64
+	width    uint // bits; the field holds values base .. base+2^width-1
+	shift    uint // the field's lowest bit in the packed key
+	nullable bool // code 0 (the value base) is NULL, never a value
 }
 
 // packedInts is the packed layout: the fields (chosen once rows arrive),
@@ -127,19 +131,20 @@ type colRange struct {
 	lo, hi int64
 	ok     bool // any value seen
 	bad    bool // a value cannot be packed (a string without a code)
+	null   bool // a NULL seen
 }
 
 func (r colRange) union(o colRange) colRange {
-	bad := r.bad || o.bad
+	bad, null := r.bad || o.bad, r.null || o.null
 	switch {
 	case !o.ok:
-		r.bad = bad
+		r.bad, r.null = bad, null
 		return r
 	case !r.ok:
-		o.bad = bad
+		o.bad, o.null = bad, null
 		return o
 	}
-	return colRange{lo: min(r.lo, o.lo), hi: max(r.hi, o.hi), ok: true, bad: bad}
+	return colRange{lo: min(r.lo, o.lo), hi: max(r.hi, o.hi), ok: true, bad: bad, null: null}
 }
 
 // intColRange returns the range of the non-NULL values of the rows of sel
@@ -181,14 +186,32 @@ func intColRange(arr arrow.Array, n int, sel []int32) colRange {
 	default:
 		panic("exec/hash: packed key table given " + arr.DataType().String())
 	}
-	return colRange{lo: lo, hi: hi, ok: ok}
+	return colRange{lo: lo, hi: hi, ok: ok, null: hasNull(arr, n, sel)}
+}
+
+// hasNull reports whether a row of sel (nil: all n) of arr is NULL.
+func hasNull(arr arrow.Array, n int, sel []int32) bool {
+	bitsV, off := keyBits(arr)
+	if bitsV == nil || arr.NullN() == 0 {
+		return false
+	}
+	if sel == nil {
+		return arr.NullN() > 0 && (n == arr.Len() || bitutil.CountSetBits(bitsV, off, n) < n)
+	}
+	for _, r := range sel {
+		if !bitutil.BitIsSet(bitsV, off+int(r)) {
+			return true
+		}
+	}
+	return false
 }
 
 // chooseFields picks fields covering ranges (one per column; a column
 // without values gets a one-value field at 0) with headroom: each field is
 // at least twice its range, the spare room below the smallest value when
-// grow says the column has grown downwards (else above). It reports false
-// when they need more than 63 bits.
+// grow says the column has grown downwards (else above); a column with a
+// NULL gets a nullable field, its code 0 below the smallest value. It
+// reports false when they need more than 63 bits.
 func chooseFields(ranges []colRange, grewDown []bool) ([]packField, bool) {
 	fields := make([]packField, len(ranges))
 	total := uint(0)
@@ -196,8 +219,15 @@ func chooseFields(ranges []colRange, grewDown []bool) ([]packField, bool) {
 		if r.bad {
 			return nil, false
 		}
+		null := r.null
 		if !r.ok {
 			r = colRange{lo: 0, hi: 0, ok: true}
+		}
+		if null {
+			if r.lo == math.MinInt64 {
+				return nil, false // no room for the NULL code
+			}
+			r.lo-- // code 0, the NULL
 		}
 		span := uint64(r.hi) - uint64(r.lo)
 		w := uint(bits.Len64(span)) + 1
@@ -213,7 +243,7 @@ func chooseFields(ranges []colRange, grewDown []bool) ([]packField, bool) {
 				base = int64(uint64(base) - room)
 			}
 		}
-		fields[i] = packField{base: base, width: w}
+		fields[i] = packField{base: base, width: w, nullable: null}
 		total += w
 	}
 	if total > maxPackedBits {
@@ -230,9 +260,14 @@ func chooseFields(ranges []colRange, grewDown []bool) ([]packField, bool) {
 
 // packCol ORs column c's fields into dst for the rows of sel (nil: all n),
 // setting bit 63 (a negative key) of rows whose value lies outside the
-// field or is NULL. first: dst is written, not ORed (the first column).
+// field, or is NULL when the field is not nullable. first: dst is written,
+// not ORed (the first column).
 func packCol[T intLike](vals []T, arr arrow.Array, f packField, n int, sel []int32, dst []int64, first bool) {
 	base, shift, w := uint64(f.base), f.shift, f.width
+	if f.nullable {
+		packNullable(vals, arr, f, n, sel, dst, first)
+		return
+	}
 	switch {
 	case sel == nil && first:
 		vals, dst = vals[:n], dst[:n]
@@ -266,6 +301,32 @@ func packCol[T intLike](vals []T, arr arrow.Array, f packField, n int, sel []int
 		}
 	}
 }
+
+// packNullable is packCol for a nullable field: a NULL row's field is 0,
+// a value's is its offset from base, which must not be 0 (that is bit 63).
+func packNullable[T intLike](vals []T, arr arrow.Array, f packField, n int, sel []int32, dst []int64, first bool) {
+	base, shift, w := uint64(f.base), f.shift, f.width
+	bitsV, off := keyBits(arr)
+	if arr != nil && arr.NullN() == 0 {
+		bitsV = nil
+	}
+	for k := range rowCount(n, sel) {
+		r := rowAt(sel, k)
+		d := uint64(int64(vals[r])) - base
+		v := d<<shift | outside(d, w) | isZero(d)
+		if bitsV != nil && !bitutil.BitIsSet(bitsV, off+r) {
+			v = 0
+		}
+		if first {
+			dst[r] = int64(v)
+		} else {
+			dst[r] |= int64(v)
+		}
+	}
+}
+
+// isZero is 1<<63 when d is 0, else 0 (no branch).
+func isZero(d uint64) uint64 { return ^(d | -d) & (1 << 63) }
 
 // outside is 1<<63 when d does not fit in w bits, else 0 (no branch).
 func outside(d uint64, w uint) uint64 {
@@ -332,34 +393,11 @@ func markLong(a *array.String, n int, sel []int32, dst []int64) {
 	}
 }
 
-// anyNull reports whether a row of sel (nil: all n) is NULL in some column.
-func anyNull(cols []arrow.Array, n int, sel []int32) bool {
-	for _, arr := range cols {
-		bitsV, off := keyBits(arr)
-		if bitsV == nil {
-			continue
-		}
-		if sel == nil && arr.NullN() > 0 {
-			return true
-		}
-		for _, r := range sel {
-			if !bitutil.BitIsSet(bitsV, off+int(r)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // lookup packs the rows' keys and resolves them in the integer layout. It
 // may leave the packed layout (re-pack keeps it; a NULL key or too wide
 // fields fall back to the generic layout, which then resolves the rows).
 func (pk *packedInts) lookup(t *Table, p *Probe, cols []arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	if insert {
-		if anyNull(cols, n, sel) {
-			t.toGeneric(p, cols, n, sel, out)
-			return
-		}
 		if !pk.set {
 			ranges := make([]colRange, len(cols))
 			for c, arr := range cols {
@@ -439,7 +477,11 @@ func (pk *packedInts) repack(t *Table, p *Probe, cols []arrow.Array, n int, sel 
 		ranges[c] = s.union(b)
 		grewDown[c] = b.ok && b.lo < old[c].base
 		// Keep at least the old field: re-packs then double it.
-		ranges[c] = ranges[c].union(colRange{lo: old[c].base, hi: int64(uint64(old[c].base) + (uint64(1)<<old[c].width - 1)), ok: true})
+		lo := old[c].base
+		if old[c].nullable {
+			lo++ // the field's code 0 is no value
+		}
+		ranges[c] = ranges[c].union(colRange{lo: lo, hi: int64(uint64(old[c].base) + (uint64(1)<<old[c].width - 1)), ok: true, null: old[c].nullable})
 	}
 	fields, ok := chooseFields(ranges, grewDown)
 	if !ok {
@@ -453,7 +495,13 @@ func (pk *packedInts) repack(t *Table, p *Probe, cols []arrow.Array, n int, sel 
 	keys := make([]int64, t.n)
 	packColumns(stored, fields, t.n, nil, keys, nil)
 	n0 := t.n
-	t.n, pk.ints = 0, newDirectInts()
+	if _, hashed := pk.ints.(*hashedInts); hashed {
+		// Keys the direct window did not hold before will not fit it now:
+		// start hashed, sized for them, not from a direct table doubling.
+		t.n, pk.ints = 0, newHashedInts(SlotsFor(n0+rowCount(n, sel)))
+	} else {
+		t.n, pk.ints = 0, newDirectInts()
+	}
 	ids := make([]uint32, n0)
 	lookupIntsIn(t, &pk.ints, p, keys, nil, n0, nil, ids, true)
 	p.newRows = p.newRows[:0]

@@ -35,12 +35,12 @@ func TestHashTablePackedAgainstMap(t *testing.T) {
 		{"int64+int32", []arrow.DataType{i64, i32}, false, false, true},
 		{"int32+date32+int8", []arrow.DataType{i32, d32, i8}, false, false, true},
 		{"uint16+int64", []arrow.DataType{u16, i64}, false, false, true},
-		{"int64+int32/nulls", []arrow.DataType{i64, i32}, true, false, false},
+		{"int64+int32/nulls", []arrow.DataType{i64, i32}, true, false, true},
 		{"int64+int64+int64/wide", []arrow.DataType{i64, i64, i64}, false, true, false},
 		{"string+int32", []arrow.DataType{str, i32}, false, false, true},
 		{"string alone", []arrow.DataType{str}, false, false, true},
 		{"string+int64/long strings", []arrow.DataType{str, i64}, false, true, false},
-		{"int8+string/nulls", []arrow.DataType{i8, str}, true, false, false},
+		{"int8+string/nulls", []arrow.DataType{i8, str}, true, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(5, uint64(len(c.name))))

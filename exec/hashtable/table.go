@@ -3,6 +3,7 @@ package hashtable
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
@@ -310,13 +311,16 @@ func (k *fixedKeys[T]) appendRows(arr arrow.Array, rows []int32) {
 		return
 	}
 	var zero T
-	for _, r := range rows {
-		if arr.IsNull(int(r)) {
-			k.vals = append(k.vals, zero)
-			k.valid = append(k.valid, false)
-		} else {
-			k.vals = append(k.vals, vals[r])
-			k.valid = append(k.valid, true)
+	bits, off := kernel.ValidBits(arr)
+	n := len(k.vals)
+	k.vals = k.vals[:n+len(rows)]
+	k.valid = k.valid[:n+len(rows)]
+	dv, dok := k.vals[n:], k.valid[n:]
+	for i, r := range rows {
+		ok := bitutil.BitIsSet(bits, off+int(r))
+		dv[i], dok[i] = vals[r], ok
+		if !ok {
+			dv[i] = zero
 		}
 	}
 }

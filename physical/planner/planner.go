@@ -353,6 +353,8 @@ func scanStats(t *catalog.Table, rgRows [][]int64, rgRanges [][][]catalog.KeyRan
 			if r.Lo > r.Hi { // no rows
 				cs.Lo, cs.Hi = 0, 0
 			}
+		} else if r.Bounded && r.Lo <= r.Hi {
+			cs.Bounded, cs.Lo, cs.Hi = true, r.Lo, r.Hi // NULLs possible
 		}
 		if c < len(t.Distinct) && t.Distinct[c] > 0 {
 			cs.Distinct = t.Distinct[c]
@@ -708,7 +710,13 @@ func (pl *Planner) join(ctx context.Context, n *logical.Join) (physical.Plan, er
 	// NOT IN and mark joins need the whole right side's NULL keys in one
 	// place, which only a shared build side sees.
 	needsWhole := n.NullAware || n.Type == logical.MarkJoin
-	if needsWhole || estimate(buildLeft) <= pl.cfg.CollectLeftRows || pl.cfg.TargetPartitions == 1 {
+	if !needsWhole && pl.cfg.TargetPartitions > 1 && coPartitioned(left, right, on) {
+		// Both sides are already split by the join keys (q97's two
+		// aggregates): each partition pair joins on its own, building a
+		// part of the left side, with nothing moved.
+		out.Mode = physical.Partitioned
+		out.Left, out.Right = left, right
+	} else if needsWhole || estimate(buildLeft) <= pl.cfg.CollectLeftRows || pl.cfg.TargetPartitions == 1 {
 		out.Mode = physical.CollectLeft
 		out.Left, out.Right = left, right
 	} else {

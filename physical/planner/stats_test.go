@@ -20,16 +20,19 @@ func TestScanStats(t *testing.T) {
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "s", Type: arrow.BinaryTypes.String},
 		{Name: "u", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
 	}, nil)
 	rg := func(lo, hi int64, long int, uKnown bool) []catalog.KeyRange {
-		return []catalog.KeyRange{{Lo: lo, Hi: hi, Known: true}, {LongestAtLeast: long}, {Lo: 1, Hi: 2, Known: uKnown}}
+		// n: bounded by lo-1 .. hi+1, NULLs in the row groups where u is known
+		return []catalog.KeyRange{{Lo: lo, Hi: hi, Known: true}, {LongestAtLeast: long}, {Lo: 1, Hi: 2, Known: uKnown},
+			{Lo: lo - 1, Hi: hi + 1, Known: !uKnown, Bounded: uKnown}}
 	}
 	tbl := &catalog.Table{Name: "t", Schema: schema, Format: catalog.Parquet, Files: []string{"f", "g"},
 		RowGroupRows:   [][]int64{{100, 100}, {50}},
 		RowGroupRanges: [][][]catalog.KeyRange{{rg(10, 20, 3, true), rg(-5, 12, 9, false)}, {rg(30, 40, 4, true)}},
-		Rows:           250, Distinct: []int64{31, 0, 2}}
+		Rows:           250, Distinct: []int64{31, 0, 2, 0}}
 	scan := logical.NewScan(tbl, "t")
-	proj, err := logical.NewProjection(scan, []logical.Expr{logical.Col("u"), logical.Col("s"), logical.Col("k")})
+	proj, err := logical.NewProjection(scan, []logical.Expr{logical.Col("u"), logical.Col("s"), logical.Col("k"), logical.Col("n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +41,9 @@ func TestScanStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := physical.StatsOf(p)
-	want := []physical.ColumnStats{{Distinct: 2}, {LongestAtLeast: 9}, {Bounded: true, Lo: -5, Hi: 40, NoNulls: true, Distinct: 31}}
-	if st.Rows != 250 || len(st.Cols) != 3 {
+	want := []physical.ColumnStats{{Distinct: 2}, {LongestAtLeast: 9}, {Bounded: true, Lo: -5, Hi: 40, NoNulls: true, Distinct: 31},
+		{Bounded: true, Lo: -6, Hi: 41}}
+	if st.Rows != 250 || len(st.Cols) != 4 {
 		t.Fatalf("stats %+v over %s", st, physical.Indent(p))
 	}
 	for i, w := range want {
