@@ -80,6 +80,9 @@ func boundedCompare(c Expr, in Plan) (col int, op BinaryOp, v float64, b catalog
 		ce, le = le, ce
 		op = op.Swap()
 	}
+	if k, isCast := ce.(*Cast); isCast && (IsInteger(k.Type) || IsDecimal(k.Type)) {
+		ce = k.Expr // an integer column's values are the same number widened
+	}
 	cc, isCol := ce.(*Column)
 	lit, isLit := le.(*Literal)
 	if !isCol || !isLit || lit.Value == nil {
@@ -90,6 +93,9 @@ func boundedCompare(c Expr, in Plan) (col int, op BinaryOp, v float64, b catalog
 		return 0, 0, 0, b, false
 	}
 	dt := in.Schema().Fields[col].Type
+	if ce != x.Left && ce != x.Right && !IsInteger(dt) {
+		return 0, 0, 0, b, false // only an integer keeps its value through a cast
+	}
 	if v, ok = literalIn(lit, dt); !ok {
 		return 0, 0, 0, b, false
 	}
