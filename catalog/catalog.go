@@ -59,11 +59,6 @@ type Table struct {
 	// distinct values of each column, 0 when unknown (nil: none known). It
 	// comes from file statistics and serves only cardinality estimates.
 	Distinct []int64
-	// DistinctEstimate parallels Distinct: the estimated number of distinct
-	// values, below the bound where the file statistics show every row
-	// group repeating the same few values; 0 when unknown (nil: use
-	// Distinct). It serves only cardinality estimates.
-	DistinctEstimate []int64
 	// Bounds parallels Schema's fields: the smallest and largest non-NULL
 	// value of each integer-like column (a decimal's unscaled value), from
 	// file statistics, Known only where every file gave them (nil: none

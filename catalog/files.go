@@ -479,9 +479,6 @@ func OpenFiles(name string, format Format, locations []string, options map[strin
 		if t.Distinct != nil {
 			t.Distinct = append(t.Distinct, make([]int64, len(hive))...)
 		}
-		if t.DistinctEstimate != nil {
-			t.DistinctEstimate = append(t.DistinctEstimate, make([]int64, len(hive))...)
-		}
 		if t.Bounds != nil {
 			t.Bounds = append(t.Bounds, make([]KeyRange, len(hive))...)
 		}

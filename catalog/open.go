@@ -57,7 +57,6 @@ func (t *Table) openParquet() error {
 	t.Rows = rows
 	if bounds != nil && len(bounds.cols) == t.Schema.NumFields() {
 		t.Distinct = bounds.result(rows)
-		t.DistinctEstimate = bounds.estimates(rows)
 		t.Bounds = bounds.ranges()
 	}
 	return nil

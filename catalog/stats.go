@@ -7,7 +7,7 @@ import (
 
 // distinctBounds bounds the number of distinct values of each top-level
 // column of a flat Parquet table from its footers: the files' distinct
-// counts when written (summed over row groups), else, for integer columns, the width of the
+// counts when written, else, for integer columns, the width of the
 // [min, max] range of the column's statistics; both capped at the row
 // count. Only the optimizer reads these figures, to order joins; they need
 // to be right in magnitude, not exact. Call add once per file, then result.
@@ -17,15 +17,10 @@ type distinctBounds struct {
 }
 
 type colBound struct {
-	lo, hi  int64
-	seen    bool // lo and hi hold a range
-	unknown bool // some row group gave nothing usable
-	// distinct sums the row groups' distinct counts and maxDistinct is the
-	// largest; spread is set once a row group's count is not far below its
-	// rows (see saturatedGroup).
-	distinct    int64
-	maxDistinct int64
-	spread      bool
+	lo, hi   int64
+	seen     bool // lo and hi hold a range
+	unknown  bool // some row group gave nothing usable
+	distinct int64
 	// vals is the range of the non-NULL values (Known false once a row
 	// group gave no usable bounds; Lo > Hi while none was seen).
 	vals KeyRange
@@ -74,7 +69,7 @@ func (b *colBound) add(rmd *metadata.RowGroupMetaData, c int) {
 		return
 	}
 	if st.HasDistinctCount() {
-		b.addDistinct(st.DistinctCount(), rmd.NumRows())
+		b.distinct += st.DistinctCount()
 		return
 	}
 	if !st.HasMinMax() {
@@ -147,30 +142,8 @@ func (d *distinctBounds) ranges() []KeyRange {
 	return out
 }
 
-// addDistinct adds a row group's distinct count d over its rows.
-func (b *colBound) addDistinct(d, rows int64) {
-	b.distinct += d
-	b.maxDistinct = max(b.maxDistinct, d)
-	if d*saturatedGroup > rows {
-		b.spread = true
-	}
-}
-
-// saturatedGroup: a row group with at least this many rows per distinct
-// value has all but surely seen every value its column takes (a gender
-// code in each of many row groups), so the row groups share their values
-// and the column's count is estimated as the largest group's, not their
-// sum (the bound; also the estimate where groups may hold other values).
-const saturatedGroup = 64
-
 // result returns one bound per column, 0 where unknown, or nil for a nested schema.
-func (d *distinctBounds) result(rows int64) []int64 { return d.counts(rows, false) }
-
-// estimates is result but for columns whose every row group repeats its
-// few values, which count the largest row group's (see saturatedGroup).
-func (d *distinctBounds) estimates(rows int64) []int64 { return d.counts(rows, true) }
-
-func (d *distinctBounds) counts(rows int64, guess bool) []int64 {
+func (d *distinctBounds) result(rows int64) []int64 {
 	if !d.flat {
 		return nil
 	}
@@ -180,10 +153,7 @@ func (d *distinctBounds) counts(rows int64, guess bool) []int64 {
 			continue
 		}
 		n := rows
-		switch {
-		case b.distinct > 0 && guess && !b.spread:
-			n = min(n, b.maxDistinct)
-		case b.distinct > 0:
+		if b.distinct > 0 {
 			n = min(n, b.distinct)
 		}
 		if b.seen {

@@ -129,25 +129,3 @@ func TestParquetRowGroupsCachesFooters(t *testing.T) {
 		t.Errorf("after a rewrite %d footers read in all, want 2", n)
 	}
 }
-
-// TestDistinctEstimates checks how row groups' distinct counts combine:
-// summed for the bound; for the estimate, the largest group's when every
-// group repeats a few values many times over, else summed too.
-func TestDistinctEstimates(t *testing.T) {
-	d := newDistinctBounds(3)
-	for range 16 { // a code column: the same 2 values in each big group
-		d.cols[0].addDistinct(2, 100_000)
-	}
-	for range 12 { // orders' line items: 14k values in each, others per group
-		d.cols[1].addDistinct(14_000, 120_000)
-	}
-	d.cols[2].addDistinct(3, 100_000) // one group saturated, one not
-	d.cols[2].addDistinct(900, 1_000)
-	rows := int64(1_600_000)
-	if got, want := d.result(rows), []int64{32, 168_000, 903}; !slices.Equal(got, want) {
-		t.Errorf("bounds %v, want %v", got, want)
-	}
-	if got, want := d.estimates(rows), []int64{2, 168_000, 903}; !slices.Equal(got, want) {
-		t.Errorf("estimates %v, want %v", got, want)
-	}
-}

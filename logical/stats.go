@@ -37,17 +37,13 @@ func Estimate(p Plan) Stats {
 			rows = math.Min(rows, float64(n.Fetch))
 		}
 		d := make([]float64, n.Schema().Len())
-		distinct := n.Table.Distinct
-		if len(n.Table.DistinctEstimate) == n.Table.Schema.NumFields() {
-			distinct = n.Table.DistinctEstimate
-		}
-		if len(distinct) == n.Table.Schema.NumFields() {
+		if len(n.Table.Distinct) == n.Table.Schema.NumFields() {
 			for i := range d {
 				c := i
 				if n.Projection != nil {
 					c = n.Projection[i]
 				}
-				d[i] = float64(distinct[c])
+				d[i] = float64(n.Table.Distinct[c])
 			}
 		}
 		return capped(rows, d)

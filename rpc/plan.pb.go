@@ -5431,12 +5431,10 @@ type TableDef struct {
 	Version uint64 `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
 	// Per column, the range of its non-NULL integer values (catalog.Table.Bounds):
 	// unknown where bound_lo > bound_hi; both empty if none known.
-	BoundLo []int64 `protobuf:"zigzag64,11,rep,packed,name=bound_lo,json=boundLo,proto3" json:"bound_lo,omitempty"`
-	BoundHi []int64 `protobuf:"zigzag64,12,rep,packed,name=bound_hi,json=boundHi,proto3" json:"bound_hi,omitempty"`
-	// Per column, the estimated distinct values (catalog.Table.DistinctEstimate); empty if none.
-	DistinctEstimate []int64 `protobuf:"varint,13,rep,packed,name=distinct_estimate,json=distinctEstimate,proto3" json:"distinct_estimate,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	BoundLo       []int64 `protobuf:"zigzag64,11,rep,packed,name=bound_lo,json=boundLo,proto3" json:"bound_lo,omitempty"`
+	BoundHi       []int64 `protobuf:"zigzag64,12,rep,packed,name=bound_hi,json=boundHi,proto3" json:"bound_hi,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TableDef) Reset() {
@@ -5549,13 +5547,6 @@ func (x *TableDef) GetBoundLo() []int64 {
 func (x *TableDef) GetBoundHi() []int64 {
 	if x != nil {
 		return x.BoundHi
-	}
-	return nil
-}
-
-func (x *TableDef) GetDistinctEstimate() []int64 {
-	if x != nil {
-		return x.DistinctEstimate
 	}
 	return nil
 }
@@ -7686,7 +7677,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x18\n" +
 	"\astaging\x18\x03 \x01(\tR\astaging\x12\x1c\n" +
 	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12/\n" +
-	"\aoptions\x18\x05 \x01(\v2\x15.quiver.rpc.WriteSpecR\aoptions\"\xd3\x03\n" +
+	"\aoptions\x18\x05 \x01(\v2\x15.quiver.rpc.WriteSpecR\aoptions\"\xa6\x03\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x02 \x01(\fR\x06schema\x12\x16\n" +
@@ -7700,8 +7691,7 @@ const file_plan_proto_rawDesc = "" +
 	"\aversion\x18\n" +
 	" \x01(\x04R\aversion\x12\x19\n" +
 	"\bbound_lo\x18\v \x03(\x12R\aboundLo\x12\x19\n" +
-	"\bbound_hi\x18\f \x03(\x12R\aboundHi\x12+\n" +
-	"\x11distinct_estimate\x18\r \x03(\x03R\x10distinctEstimate\x1a:\n" +
+	"\bbound_hi\x18\f \x03(\x12R\aboundHi\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\x01\n" +

@@ -131,8 +131,7 @@ func encodeTable(t *catalog.Table) (*rpc.TableDef, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows, Distinct: t.Distinct, Version: t.Version,
-		DistinctEstimate: t.DistinctEstimate}
+	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows, Distinct: t.Distinct, Version: t.Version}
 	if t.Bounds != nil {
 		m.BoundLo, m.BoundHi = make([]int64, len(t.Bounds)), make([]int64, len(t.Bounds))
 		for i, b := range t.Bounds {
@@ -165,9 +164,6 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 	t := &catalog.Table{Name: m.Name, Schema: s, Format: catalog.Format(m.Format), Rows: m.Rows, Version: m.Version}
 	if len(m.Distinct) == s.NumFields() {
 		t.Distinct = m.Distinct
-	}
-	if len(m.DistinctEstimate) == s.NumFields() {
-		t.DistinctEstimate = m.DistinctEstimate
 	}
 	if len(m.BoundLo) == s.NumFields() && len(m.BoundHi) == s.NumFields() {
 		t.Bounds = make([]catalog.KeyRange, s.NumFields())
