@@ -59,6 +59,11 @@ type Table struct {
 	// distinct values of each column, 0 when unknown (nil: none known). It
 	// comes from file statistics and serves only cardinality estimates.
 	Distinct []int64
+	// Bounds parallels Schema's fields: the smallest and largest non-NULL
+	// value of each integer-like column (a decimal's unscaled value), from
+	// file statistics, Known only where every file gave them (nil: none
+	// known). Like Distinct it serves only cardinality estimates.
+	Bounds []KeyRange
 	// Version changes with every write to the table (INSERT, DELETE,
 	// TRUNCATE, CREATE OR REPLACE, BumpVersion): the catalog registers the
 	// new contents under a version it has not given that name before, so

@@ -479,6 +479,9 @@ func OpenFiles(name string, format Format, locations []string, options map[strin
 		if t.Distinct != nil {
 			t.Distinct = append(t.Distinct, make([]int64, len(hive))...)
 		}
+		if t.Bounds != nil {
+			t.Bounds = append(t.Bounds, make([]KeyRange, len(hive))...)
+		}
 		// Row-group ranges are kept per file column; the planner reads
 		// ranges only for columns it finds there.
 	}

@@ -57,6 +57,7 @@ func (t *Table) openParquet() error {
 	t.Rows = rows
 	if bounds != nil && len(bounds.cols) == t.Schema.NumFields() {
 		t.Distinct = bounds.result(rows)
+		t.Bounds = bounds.ranges()
 	}
 	return nil
 }

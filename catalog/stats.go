@@ -21,10 +21,17 @@ type colBound struct {
 	seen     bool // lo and hi hold a range
 	unknown  bool // some row group gave nothing usable
 	distinct int64
+	// vals is the range of the non-NULL values (Known false once a row
+	// group gave no usable bounds; Lo > Hi while none was seen).
+	vals KeyRange
 }
 
 func newDistinctBounds(fields int) *distinctBounds {
-	return &distinctBounds{cols: make([]colBound, fields), flat: true}
+	d := &distinctBounds{cols: make([]colBound, fields), flat: true}
+	for c := range d.cols {
+		d.cols[c].vals = EmptyRange
+	}
+	return d
 }
 
 func (d *distinctBounds) add(pf *file.Reader) {
@@ -38,6 +45,9 @@ func (d *distinctBounds) add(pf *file.Reader) {
 		for c := range d.cols {
 			if !d.cols[c].unknown {
 				d.cols[c].add(rmd, c)
+			}
+			if d.cols[c].vals.Known {
+				d.cols[c].vals = d.cols[c].vals.Union(valueRange(rmd, c))
 			}
 		}
 	}
@@ -84,6 +94,52 @@ func (b *colBound) add(rmd *metadata.RowGroupMetaData, c int) {
 		b.hi = hi
 	}
 	b.seen = true
+}
+
+// valueRange is the range of column c's non-NULL values in a row group,
+// unknown unless its statistics give integer bounds (or say it holds only
+// NULLs: then EmptyRange).
+func valueRange(rmd *metadata.RowGroupMetaData, c int) KeyRange {
+	cc, err := rmd.ColumnChunk(c)
+	if err != nil {
+		return KeyRange{}
+	}
+	if set, _ := cc.StatsSet(); !set {
+		return KeyRange{}
+	}
+	st, err := cc.Statistics()
+	if err != nil || st == nil {
+		return KeyRange{}
+	}
+	if !st.HasMinMax() {
+		if rmd.NumRows() == 0 || (st.HasNullCount() && st.NullCount() >= rmd.NumRows()) {
+			return EmptyRange
+		}
+		return KeyRange{}
+	}
+	switch s := st.(type) {
+	case *metadata.Int32Statistics:
+		return KeyRange{Lo: int64(s.Min()), Hi: int64(s.Max()), Known: true}
+	case *metadata.Int64Statistics:
+		return KeyRange{Lo: s.Min(), Hi: s.Max(), Known: true}
+	}
+	return KeyRange{}
+}
+
+// ranges returns each column's range of non-NULL values (unknown where
+// some row group gave none, or where no value was seen), or nil for a
+// nested schema.
+func (d *distinctBounds) ranges() []KeyRange {
+	if !d.flat {
+		return nil
+	}
+	out := make([]KeyRange, len(d.cols))
+	for c, b := range d.cols {
+		if b.vals.Known && b.vals.Lo <= b.vals.Hi {
+			out[c] = KeyRange{Lo: b.vals.Lo, Hi: b.vals.Hi, Known: true}
+		}
+	}
+	return out
 }
 
 // result returns one bound per column, 0 where unknown, or nil for a nested schema.

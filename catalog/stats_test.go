@@ -16,7 +16,8 @@ import (
 
 // TestParquetDistinct writes a two-row-group file and checks the bounds
 // read from its footer: integer ranges (over both row groups), capped by
-// the row count, and unknown for strings.
+// the row count, and unknown for strings; and the value bounds, which
+// ignore NULLs.
 func TestParquetDistinct(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
@@ -25,6 +26,7 @@ func TestParquetDistinct(t *testing.T) {
 		{Name: "g", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "wide", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "s", Type: arrow.BinaryTypes.String},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 	}, nil)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
@@ -33,6 +35,11 @@ func TestParquetDistinct(t *testing.T) {
 		b.Field(1).(*array.Int32Builder).Append(3)
 		b.Field(2).(*array.Int64Builder).Append(int64(i) * 1_000_000)
 		b.Field(3).(*array.StringBuilder).Append("x")
+		if i%3 == 0 {
+			b.Field(4).AppendNull()
+		} else {
+			b.Field(4).(*array.Int32Builder).Append(int32(i * 2))
+		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -45,9 +52,14 @@ func TestParquetDistinct(t *testing.T) {
 	if got := len(tbl.RowGroupRows[0]); got != 2 {
 		t.Fatalf("the file has %d row groups, want 2", got)
 	}
-	want := []int64{10, 1, 10, 0}
+	want := []int64{10, 1, 10, 0, 10}
 	if !slices.Equal(tbl.Distinct, want) {
 		t.Errorf("Distinct = %v, want %v", tbl.Distinct, want)
+	}
+	wantBounds := []KeyRange{{Lo: 100, Hi: 109, Known: true}, {Lo: 3, Hi: 3, Known: true},
+		{Lo: 0, Hi: 9_000_000, Known: true}, {}, {Lo: 2, Hi: 16, Known: true}}
+	if !slices.Equal(tbl.Bounds, wantBounds) {
+		t.Errorf("Bounds = %v, want %v", tbl.Bounds, wantBounds)
 	}
 }
 

@@ -20,7 +20,9 @@ type Stats struct {
 const defaultRows = 1e6
 
 // Estimate computes p's Stats bottom-up: scans from the catalog's row
-// counts and distinct-value bounds; filters by per-conjunct selectivity;
+// counts and distinct-value bounds; filters by per-conjunct selectivity
+// (range comparisons of a column by the share of its value bounds they
+// admit);
 // equi-joins as |L|·|R| / max(distinct keys); grouped aggregates by the
 // distinct values of their keys. Unknown distinct counts fall back to the
 // fixed guesses of selectivity and joinStats.
@@ -48,8 +50,8 @@ func Estimate(p Plan) Stats {
 	case *Filter:
 		in := Estimate(n.Input)
 		d := append([]float64(nil), in.Distinct...)
-		sel := 1.0
-		for _, c := range SplitAnd(n.Predicate) {
+		sel, rest := rangeSelectivity(SplitAnd(n.Predicate), n.Input)
+		for _, c := range rest {
 			sel *= selectivity(c, n.Input.Schema(), in)
 			if i, ok := equalsLiteral(c, n.Input.Schema()); ok {
 				d[i] = 1

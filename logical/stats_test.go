@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/quiverdb/quiver/catalog"
 )
 
@@ -69,6 +70,54 @@ func TestEstimate(t *testing.T) {
 		}
 		if n := len(Estimate(c.p).Distinct); n != c.p.Schema().Len() {
 			t.Errorf("%s: %d distinct counts for %d columns", c.name, n, c.p.Schema().Len())
+		}
+	}
+}
+
+// TestEstimateRangeBounds checks that range comparisons of a column whose
+// table gives its value bounds keep the share of the bounds they admit,
+// all of one column's comparisons together (through an integer cast too),
+// and the fixed third each without bounds.
+func TestEstimateRangeBounds(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "d_date", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "qty", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "price", Type: &arrow.Decimal128Type{Precision: 7, Scale: 2}},
+	}, nil)
+	lo := arrow.Date32(10_000)
+	bounded := &catalog.Table{Name: "dd", Schema: schema, Format: catalog.Memory, Rows: 73_000,
+		Bounds: []catalog.KeyRange{{Lo: int64(lo), Hi: int64(lo) + 72_999, Known: true}, {Lo: 1, Hi: 1000, Known: true}, {Lo: 0, Hi: 9_999, Known: true}}}
+	plain := &catalog.Table{Name: "dd", Schema: schema, Format: catalog.Memory, Rows: 73_000}
+	filter := func(tbl *catalog.Table, conj ...Expr) Plan {
+		f, err := NewFilter(NewScan(tbl, "d"), And(conj...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	cmp := func(op BinaryOp, l, r Expr) Expr { return &Binary{Op: op, Left: l, Right: r} }
+	price := func(cents int64) Expr {
+		return &Literal{Type: &arrow.Decimal128Type{Precision: 7, Scale: 2}, Value: decimal128.FromI64(cents)}
+	}
+	days := cmp(OpLtEq, Col("d.d_date"), Lit(lo+1_059))
+	from := cmp(OpGtEq, Col("d.d_date"), Lit(lo+1_000))
+	cases := []struct {
+		name string
+		p    Plan
+		rows float64
+	}{
+		{"two bounds of one column", filter(bounded, from, days), 60},
+		{"a literal on the left", filter(bounded, cmp(OpGt, Lit(lo+72_000), Col("d.d_date"))), 72_000},
+		{"strict bounds", filter(bounded, cmp(OpGt, Col("d.d_date"), Lit(lo+99)), cmp(OpLt, Col("d.d_date"), Lit(lo+200))), 100},
+		{"through an integer cast", filter(bounded, cmp(OpLtEq, &Cast{Expr: Col("d.qty"), Type: Int64}, Lit(int64(250)))), 18_250},
+		{"a decimal in its unscaled units", filter(bounded, cmp(OpGtEq, Col("d.price"), price(7_500))), 18_250},
+		{"outside the bounds", filter(bounded, cmp(OpLt, Col("d.qty"), Lit(int32(0)))), 1},
+		{"columns multiply", filter(bounded, from, days, cmp(OpLtEq, Col("d.qty"), Lit(int32(500)))), 30},
+		{"no bounds: a third each", filter(plain, from, days), 73_000.0 / 9},
+	}
+	for _, c := range cases {
+		if got := Estimate(c.p).Rows; math.Abs(got-c.rows) > 1e-6*c.rows {
+			t.Errorf("%s: %v rows, want %v", c.name, got, c.rows)
 		}
 	}
 }

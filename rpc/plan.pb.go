@@ -5497,7 +5497,11 @@ type TableDef struct {
 	// Per column, a bound on its distinct values (0 unknown); empty if none known.
 	Distinct []int64 `protobuf:"varint,9,rep,packed,name=distinct,proto3" json:"distinct,omitempty"`
 	// A memory table's version, bumped by every write (cache freshness).
-	Version       uint64 `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
+	Version uint64 `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
+	// Per column, the range of its non-NULL integer values (catalog.Table.Bounds):
+	// unknown where bound_lo > bound_hi; both empty if none known.
+	BoundLo       []int64 `protobuf:"zigzag64,11,rep,packed,name=bound_lo,json=boundLo,proto3" json:"bound_lo,omitempty"`
+	BoundHi       []int64 `protobuf:"zigzag64,12,rep,packed,name=bound_hi,json=boundHi,proto3" json:"bound_hi,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5600,6 +5604,20 @@ func (x *TableDef) GetVersion() uint64 {
 		return x.Version
 	}
 	return 0
+}
+
+func (x *TableDef) GetBoundLo() []int64 {
+	if x != nil {
+		return x.BoundLo
+	}
+	return nil
+}
+
+func (x *TableDef) GetBoundHi() []int64 {
+	if x != nil {
+		return x.BoundHi
+	}
+	return nil
 }
 
 type LogicalScan struct {
@@ -7750,7 +7768,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x18\n" +
 	"\astaging\x18\x03 \x01(\tR\astaging\x12\x1c\n" +
 	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12/\n" +
-	"\aoptions\x18\x05 \x01(\v2\x15.quiver.rpc.WriteSpecR\aoptions\"\xf0\x02\n" +
+	"\aoptions\x18\x05 \x01(\v2\x15.quiver.rpc.WriteSpecR\aoptions\"\xa6\x03\n" +
 	"\bTableDef\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06schema\x18\x02 \x01(\fR\x06schema\x12\x16\n" +
@@ -7762,7 +7780,9 @@ const file_plan_proto_rawDesc = "" +
 	"\x11memory_partitions\x18\b \x01(\x05R\x10memoryPartitions\x12\x1a\n" +
 	"\bdistinct\x18\t \x03(\x03R\bdistinct\x12\x18\n" +
 	"\aversion\x18\n" +
-	" \x01(\x04R\aversion\x1a:\n" +
+	" \x01(\x04R\aversion\x12\x19\n" +
+	"\bbound_lo\x18\v \x03(\x12R\aboundLo\x12\x19\n" +
+	"\bbound_hi\x18\f \x03(\x12R\aboundHi\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe7\x01\n" +

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -383,5 +384,25 @@ func TestDeepExpressionTravels(t *testing.T) {
 	}
 	if _, err := Decode(b); qerr.KindOf(err) != qerr.Internal || !strings.Contains(err.Error(), "too large") {
 		t.Fatalf("an expression over the depth limit: got %v", err)
+	}
+}
+
+// TestTableBoundsTravel checks that a table's value bounds (known and
+// unknown) and distinct bounds survive the codec, so the scheduler's
+// estimates match the client's.
+func TestTableBoundsTravel(t *testing.T) {
+	tab := testTable()
+	n := tab.Schema.NumFields()
+	tab.Distinct = make([]int64, n)
+	tab.Bounds = make([]catalog.KeyRange, n)
+	tab.Bounds[0] = catalog.KeyRange{Lo: -5, Hi: 70, Known: true}
+	tab.Distinct[0] = 76
+	got := roundTrip(t, logical.NewScan(tab, "t")).(*logical.Scan).Table
+	if !slices.Equal(got.Bounds, tab.Bounds) || !slices.Equal(got.Distinct, tab.Distinct) {
+		t.Fatalf("bounds decoded as %v (distinct %v), want %v (%v)", got.Bounds, got.Distinct, tab.Bounds, tab.Distinct)
+	}
+	tab.Bounds = nil
+	if got := roundTrip(t, logical.NewScan(tab, "t")).(*logical.Scan).Table; got.Bounds != nil {
+		t.Fatalf("no bounds decoded as %v", got.Bounds)
 	}
 }

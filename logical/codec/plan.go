@@ -132,6 +132,16 @@ func encodeTable(t *catalog.Table) (*rpc.TableDef, error) {
 		return nil, err
 	}
 	m := &rpc.TableDef{Name: t.Name, Schema: s, Format: string(t.Format), Rows: t.Rows, Distinct: t.Distinct, Version: t.Version}
+	if t.Bounds != nil {
+		m.BoundLo, m.BoundHi = make([]int64, len(t.Bounds)), make([]int64, len(t.Bounds))
+		for i, b := range t.Bounds {
+			if b.Known && b.Lo <= b.Hi {
+				m.BoundLo[i], m.BoundHi[i] = b.Lo, b.Hi
+			} else {
+				m.BoundLo[i], m.BoundHi[i] = 1, 0
+			}
+		}
+	}
 	if t.Format == catalog.Memory {
 		m.MemoryPartitions = int32(len(t.Partitions))
 		return m, nil
@@ -154,6 +164,14 @@ func decodeTable(m *rpc.TableDef) (*catalog.Table, error) {
 	t := &catalog.Table{Name: m.Name, Schema: s, Format: catalog.Format(m.Format), Rows: m.Rows, Version: m.Version}
 	if len(m.Distinct) == s.NumFields() {
 		t.Distinct = m.Distinct
+	}
+	if len(m.BoundLo) == s.NumFields() && len(m.BoundHi) == s.NumFields() {
+		t.Bounds = make([]catalog.KeyRange, s.NumFields())
+		for i := range t.Bounds {
+			if m.BoundLo[i] <= m.BoundHi[i] {
+				t.Bounds[i] = catalog.KeyRange{Lo: m.BoundLo[i], Hi: m.BoundHi[i], Known: true}
+			}
+		}
 	}
 	switch t.Format {
 	case catalog.Memory:
