@@ -92,19 +92,29 @@ func rowGroupRanges(pf *file.Reader, fields int) [][]KeyRange {
 	return out
 }
 
+// chunkStats returns column c's statistics in a row group, or nil where
+// the footer gives none.
+func chunkStats(rmd *metadata.RowGroupMetaData, c int) metadata.TypedStatistics {
+	cc, err := rmd.ColumnChunk(c)
+	if err != nil {
+		return nil
+	}
+	if set, _ := cc.StatsSet(); !set {
+		return nil
+	}
+	st, err := cc.Statistics()
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
 func chunkRange(rmd *metadata.RowGroupMetaData, c int) KeyRange {
 	if rmd.NumRows() == 0 {
 		return EmptyRange
 	}
-	cc, err := rmd.ColumnChunk(c)
-	if err != nil {
-		return KeyRange{}
-	}
-	if set, _ := cc.StatsSet(); !set {
-		return KeyRange{}
-	}
-	st, err := cc.Statistics()
-	if err != nil || st == nil || !st.HasMinMax() {
+	st := chunkStats(rmd, c)
+	if st == nil || !st.HasMinMax() {
 		return KeyRange{}
 	}
 	if s, ok := st.(*metadata.ByteArrayStatistics); ok {

@@ -100,15 +100,8 @@ func (b *colBound) add(rmd *metadata.RowGroupMetaData, c int) {
 // unknown unless its statistics give integer bounds (or say it holds only
 // NULLs: then EmptyRange).
 func valueRange(rmd *metadata.RowGroupMetaData, c int) KeyRange {
-	cc, err := rmd.ColumnChunk(c)
-	if err != nil {
-		return KeyRange{}
-	}
-	if set, _ := cc.StatsSet(); !set {
-		return KeyRange{}
-	}
-	st, err := cc.Statistics()
-	if err != nil || st == nil {
+	st := chunkStats(rmd, c)
+	if st == nil {
 		return KeyRange{}
 	}
 	if !st.HasMinMax() {

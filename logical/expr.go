@@ -645,7 +645,7 @@ func roundType(t arrow.DataType, args []Expr) arrow.DataType {
 	}
 	d := int64(0)
 	if len(args) == 2 {
-		if d, ok = intConst(args[1]); !ok {
+		if d, ok = IntConst(args[1]); !ok {
 			return t
 		}
 	}
@@ -659,9 +659,13 @@ func roundType(t arrow.DataType, args []Expr) arrow.DataType {
 	return Decimal(int32(min(intDigits+scale, MaxDecimalPrecision)), int32(scale))
 }
 
-// intConst is the value of an integer literal, possibly under a cast.
-func intConst(e Expr) (int64, bool) {
-	if c, ok := e.(*Cast); ok {
+// IntConst is the value of an integer literal, possibly under casts.
+func IntConst(e Expr) (int64, bool) {
+	for {
+		c, ok := e.(*Cast)
+		if !ok {
+			break
+		}
 		e = c.Expr
 	}
 	l, ok := e.(*Literal)
@@ -672,6 +676,12 @@ func intConst(e Expr) (int64, bool) {
 	case int64:
 		return v, true
 	case int32:
+		return int64(v), true
+	case int16:
+		return int64(v), true
+	case int8:
+		return int64(v), true
+	case int:
 		return int64(v), true
 	}
 	return 0, false

@@ -436,11 +436,11 @@ func (w *WindowExpr) check(s *Schema) error {
 			return qerr.NotImplementedf("window function %s is not supported", w.Name())
 		}
 	case WinNtile:
-		if n, ok := intConst(w.Args[0]); !ok || n < 1 {
+		if n, ok := IntConst(w.Args[0]); !ok || n < 1 {
 			return qerr.Planf("ntile takes a positive integer constant, not %s", w.Args[0])
 		}
 	case WinLag, WinLead:
-		if n, ok := intConst(w.Args[1]); !ok || n < 0 {
+		if n, ok := IntConst(w.Args[1]); !ok || n < 0 {
 			return qerr.Planf("%s takes a non-negative integer constant offset, not %s", w.Name(), w.Args[1])
 		}
 		t, _, err := w.Args[0].DataType(s)
@@ -453,7 +453,7 @@ func (w *WindowExpr) check(s *Schema) error {
 			return qerr.Planf("%s: the default %s has type %s, the value %s", w.Name(), w.Args[2], TypeString(dt), TypeString(t))
 		}
 	case WinNthValue:
-		if n, ok := intConst(w.Args[1]); !ok || n < 1 {
+		if n, ok := IntConst(w.Args[1]); !ok || n < 1 {
 			return qerr.Planf("nth_value takes a positive integer constant, not %s", w.Args[1])
 		}
 	}

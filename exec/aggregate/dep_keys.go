@@ -183,15 +183,7 @@ func (d *depKeys) cover(lo, hi int64) bool {
 // It takes over lead.
 func (d *depKeys) expand(mem memory.Allocator, lead arrow.Array) []arrow.Array {
 	n := lead.Len()
-	vals := make([]int64, n)
-	switch a := lead.(type) {
-	case *array.Int64:
-		copy(vals, a.Int64Values())
-	case *array.Int32:
-		for r, v := range a.Int32Values() {
-			vals[r] = int64(v)
-		}
-	}
+	vals := leadValues(lead)
 	cols := make([]arrow.Array, len(d.full))
 	for i := range cols {
 		if i == d.lead {
@@ -386,15 +378,7 @@ func recordStrings[T int32 | int64](d *depStrings, vals []T, keys []arrow.Array)
 // over lead.
 func (d *depStrings) expand(mem memory.Allocator, lead arrow.Array) []arrow.Array {
 	n := lead.Len()
-	vals := make([]int64, n)
-	switch a := lead.(type) {
-	case *array.Int64:
-		copy(vals, a.Int64Values())
-	case *array.Int32:
-		for r, v := range a.Int32Values() {
-			vals[r] = int64(v)
-		}
-	}
+	vals := leadValues(lead)
 	cols := make([]arrow.Array, len(d.full))
 	for i := range cols {
 		if i == d.lead {
@@ -431,4 +415,19 @@ func (d *depStrings) memSize() int64 {
 // every key with the same group ids, and returns it.
 func (d *depStrings) leave(m *kernel.ArrayMaker, t *hashtable.Table) (*hashtable.Table, error) {
 	return moveGroups(m, t, d.full, d.expand)
+}
+
+// leadValues widens the lead column of some groups (Int64 or Int32, no
+// NULLs) to int64s.
+func leadValues(lead arrow.Array) []int64 {
+	vals := make([]int64, lead.Len())
+	switch a := lead.(type) {
+	case *array.Int64:
+		copy(vals, a.Int64Values())
+	case *array.Int32:
+		for r, v := range a.Int32Values() {
+			vals[r] = int64(v)
+		}
+	}
+	return vals
 }

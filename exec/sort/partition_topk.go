@@ -204,15 +204,7 @@ func (s *sortOp) dropBeyondPartitionTop(ctx context.Context, b arrow.RecordBatch
 		keep = append(keep, int32(r))
 	}
 	s.keep = keep
-	switch len(keep) {
-	case n:
-		return b, nil
-	case 0:
-		b.Release()
-		return nil, nil
-	}
-	defer b.Release()
-	return kernel.TakeBatch(ctx, s.tc.Mem, s.schema, b, keep)
+	return s.keepRows(ctx, b, n, keep)
 }
 
 // endPartitionLimit turns the sort into a full sort of the rows kept (data

@@ -230,6 +230,12 @@ func (s *sortOp) dropBeyondTop(ctx context.Context, b arrow.RecordBatch) (arrow.
 		}
 	}
 	s.keep = keep
+	return s.keepRows(ctx, b, n, keep)
+}
+
+// keepRows returns the rows keep (ascending) of b, which has n rows: b
+// itself when it keeps them all, nil when none. It takes over b.
+func (s *sortOp) keepRows(ctx context.Context, b arrow.RecordBatch, n int, keep []int32) (arrow.RecordBatch, error) {
 	switch len(keep) {
 	case n:
 		return b, nil

@@ -82,7 +82,7 @@ func rankBound(pred logical.Expr, w *logical.Window) (logical.WindowTopK, bool) 
 		if !ok {
 			continue
 		}
-		v, ok := intConst(lit)
+		v, ok := logical.IntConst(lit)
 		if !ok {
 			continue
 		}
@@ -115,32 +115,4 @@ func rankBound(pred logical.Expr, w *logical.Window) (logical.WindowTopK, bool) 
 
 func isRanking(f logical.WindowFunc) bool {
 	return f == logical.WinRowNumber || f == logical.WinRank || f == logical.WinDenseRank
-}
-
-// intConst is the value of an integer literal, possibly under casts.
-func intConst(e logical.Expr) (int64, bool) {
-	for {
-		c, ok := e.(*logical.Cast)
-		if !ok {
-			break
-		}
-		e = c.Expr
-	}
-	l, ok := e.(*logical.Literal)
-	if !ok {
-		return 0, false
-	}
-	switch v := l.Value.(type) {
-	case int64:
-		return v, true
-	case int32:
-		return int64(v), true
-	case int16:
-		return int64(v), true
-	case int8:
-		return int64(v), true
-	case int:
-		return int64(v), true
-	}
-	return 0, false
 }
