@@ -97,11 +97,7 @@ func recordDeps[T int32 | int64](d *depKeys, vals []T, keys []arrow.Array) bool 
 	if len(vals) == 0 {
 		return true
 	}
-	lo, hi := int64(vals[0]), int64(vals[0])
-	for _, v := range vals {
-		lo, hi = min(lo, int64(v)), max(hi, int64(v))
-	}
-	if !d.cover(lo, hi) {
+	if !d.cover(span(vals)) {
 		return false
 	}
 	for i, k := range keys {
@@ -337,11 +333,7 @@ func recordStrings[T int32 | int64](d *depStrings, vals []T, keys []arrow.Array)
 	if len(vals) == 0 {
 		return true
 	}
-	lo, hi := int64(vals[0]), int64(vals[0])
-	for _, v := range vals {
-		lo, hi = min(lo, int64(v)), max(hi, int64(v))
-	}
-	if !d.cover(lo, hi) {
+	if !d.cover(span(vals)) {
 		return false
 	}
 	for i, k := range keys {
@@ -430,4 +422,13 @@ func leadValues(lead arrow.Array) []int64 {
 		}
 	}
 	return vals
+}
+
+// span is the smallest and largest of vals, which is not empty.
+func span[T int32 | int64](vals []T) (lo, hi int64) {
+	lo, hi = int64(vals[0]), int64(vals[0])
+	for _, v := range vals {
+		lo, hi = min(lo, int64(v)), max(hi, int64(v))
+	}
+	return lo, hi
 }
