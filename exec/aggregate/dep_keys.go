@@ -24,8 +24,8 @@ import (
 // the groups so far to a table of every key, with the same group ids, and
 // the aggregate goes on as without this; so the answer never depends on it.
 
-// depSpanLimit is the widest range of lead values indexed (per other key,
-// four bytes a value).
+// depSpanLimit is the widest range of lead values indexed (four bytes a
+// value per key).
 const depSpanLimit = 1 << 21
 
 // depRows counts the rows grouped on the lead key alone (DepKeyRows).
@@ -38,12 +38,21 @@ func DepKeyRows() int64 { return depRows.Load() }
 
 // depKeys is the per-aggregate state while the other keys follow from the lead.
 type depKeys struct {
-	lead  int              // the integer key's position
-	full  []arrow.DataType // the types of every key, as the table took them without this
-	base  int64            // the lead value of dep's index 0
-	dep   [][]int32        // per other key (nil at lead): its id for lead value base+i, -1 unseen
-	empty bool             // no lead value seen yet
+	lead int              // the integer key's position
+	full []arrow.DataType // the types of every key, as the table took them without this
+	base int64            // the lead value of the first entry
+	// deps holds, for lead value base+v, each key's id at deps[v*len(full)+key]
+	// (-1 unseen; the lead's own place unused): the keys of one lead value
+	// share a cache line, so a new lead value costs one miss, not one a key.
+	deps  []int32
+	empty bool // no lead value seen yet
 }
+
+// at is the place of key's id for lead value v (covered).
+func (d *depKeys) at(v int64, key int) int64 { return (v-d.base)*int64(len(d.full)) + int64(key) }
+
+// covered is how many lead values deps indexes.
+func (d *depKeys) covered() int64 { return int64(len(d.deps) / len(d.full)) }
 
 // newDepKeys returns the state when the keys of types (the table's, ids as
 // Int32) are one integer key and others grouped on ids (on), else nil.
@@ -64,7 +73,7 @@ func newDepKeys(on []bool, types []arrow.DataType) *depKeys {
 	if lead < 0 {
 		return nil
 	}
-	return &depKeys{lead: lead, full: types, dep: make([][]int32, len(types)), empty: true}
+	return &depKeys{lead: lead, full: types, empty: true}
 }
 
 // leadTypes is the table's key types while the other keys follow.
@@ -100,26 +109,33 @@ func recordDeps[T int32 | int64](d *depKeys, vals []T, keys []arrow.Array) bool 
 	if !d.cover(span(vals)) {
 		return false
 	}
+	ids := make([][]int32, 0, len(keys)-1)
+	places := make([]int64, 0, len(keys)-1)
 	for i, k := range keys {
-		if i == d.lead {
-			continue
+		if i != d.lead {
+			ids = append(ids, k.(*array.Int32).Int32Values()[:len(vals)])
+			places = append(places, int64(i))
 		}
-		ids := k.(*array.Int32).Int32Values()
-		dep := d.dep[i]
-		for r, v := range vals {
-			if r > 0 && v == vals[r-1] {
-				// The lines of one order repeat its customer: the row
-				// before was checked, so only the ids need comparing.
-				if ids[r] != ids[r-1] {
+	}
+	deps, stride := d.deps, int64(len(d.full))
+	for r, v := range vals {
+		if r > 0 && v == vals[r-1] {
+			// The lines of one order repeat its customer: the row before
+			// was checked, so only the ids need comparing.
+			for _, id := range ids {
+				if id[r] != id[r-1] {
 					return false
 				}
-				continue
 			}
-			p := &dep[int64(v)-d.base]
+			continue
+		}
+		row := (int64(v) - d.base) * stride
+		for k, id := range ids {
+			p := &deps[row+places[k]]
 			switch *p {
-			case ids[r]:
+			case id[r]:
 			case -1:
-				*p = ids[r]
+				*p = id[r]
 			default:
 				return false
 			}
@@ -129,19 +145,13 @@ func recordDeps[T int32 | int64](d *depKeys, vals []T, keys []arrow.Array) bool 
 	return true
 }
 
-// cover widens dep to index lead values lo..hi (lo <= hi); false past
+// cover widens deps to index lead values lo..hi (lo <= hi); false past
 // depSpanLimit.
 func (d *depKeys) cover(lo, hi int64) bool {
 	if lo < math.MinInt64+4*depSpanLimit || hi > math.MaxInt64-4*depSpanLimit || hi-lo >= depSpanLimit {
 		return false // too wide, or near the ends where the arithmetic below could overflow
 	}
-	n := int64(0)
-	for i, dep := range d.dep {
-		if i != d.lead {
-			n = int64(len(dep))
-			break
-		}
-	}
+	n := d.covered()
 	if d.empty {
 		d.base, d.empty, n = lo, false, 0
 	}
@@ -159,18 +169,13 @@ func (d *depKeys) cover(lo, hi int64) bool {
 	if lo < d.base {
 		newBase = newEnd + 1 - span
 	}
-	for i, dep := range d.dep {
-		if i == d.lead {
-			continue
-		}
-		grown := make([]int32, span)
-		for j := range grown {
-			grown[j] = -1
-		}
-		copy(grown[d.base-newBase:], dep[:n])
-		d.dep[i] = grown
+	stride := int64(len(d.full))
+	grown := make([]int32, span*stride)
+	for j := range grown {
+		grown[j] = -1
 	}
-	d.base = newBase
+	copy(grown[(d.base-newBase)*stride:], d.deps[:n*stride])
+	d.deps, d.base = grown, newBase
 	return true
 }
 
@@ -186,26 +191,17 @@ func (d *depKeys) expand(mem memory.Allocator, lead arrow.Array) []arrow.Array {
 			cols[i] = lead
 			continue
 		}
-		b := array.NewInt32Builder(mem)
-		b.Reserve(n)
-		dep := d.dep[i]
-		for _, v := range vals {
-			b.UnsafeAppend(dep[v-d.base])
+		ids := make([]int32, n)
+		for r, v := range vals {
+			ids[r] = d.deps[d.at(v, i)]
 		}
-		cols[i] = b.NewArray()
-		b.Release()
+		cols[i] = kernel.MakeFixed(&kernel.ArrayMaker{Mem: mem}, arrow.PrimitiveTypes.Int32, ids, nil)
 	}
 	return cols
 }
 
 // memSize is the bytes of the remembered ids.
-func (d *depKeys) memSize() int64 {
-	n := int64(0)
-	for _, dep := range d.dep {
-		n += int64(cap(dep)) * 4
-	}
-	return n
-}
+func (d *depKeys) memSize() int64 { return int64(cap(d.deps)) * 4 }
 
 // leave moves the groups of t (keyed on the lead alone) to a new table of
 // every key with the same group ids, and returns it.
@@ -258,7 +254,7 @@ var depStrRows atomic.Int64
 func DepStringKeyRows() int64 { return depStrRows.Load() }
 
 // depStrings is the state while the string keys follow from the lead:
-// dep[i][v-base] is the entry of key i for lead value v in strs[i].
+// the id of key i for lead value v is its entry in strs[i].
 type depStrings struct {
 	depKeys
 	strs []strArena // per key (empty at lead)
@@ -307,7 +303,7 @@ func newDepStrings(types []arrow.DataType) *depStrings {
 		return nil
 	}
 	return &depStrings{
-		depKeys: depKeys{lead: lead, full: types, dep: make([][]int32, len(types)), empty: true},
+		depKeys: depKeys{lead: lead, full: types, empty: true},
 		strs:    make([]strArena, len(types)),
 	}
 }
@@ -344,9 +340,9 @@ func recordStrings[T int32 | int64](d *depStrings, vals []T, keys []arrow.Array)
 		if !ok {
 			return false
 		}
-		dep, ar := d.dep[i], &d.strs[i]
+		ar := &d.strs[i]
 		for r, v := range vals {
-			p := &dep[int64(v)-d.base]
+			p := &d.deps[d.at(int64(v), i)]
 			val := s.Value(r)
 			if *p < 0 {
 				e, ok := ar.add(val)
@@ -378,15 +374,15 @@ func (d *depStrings) expand(mem memory.Allocator, lead arrow.Array) []arrow.Arra
 			continue
 		}
 		b := array.NewStringBuilder(mem)
-		dep, ar := d.dep[i], &d.strs[i]
+		ar := &d.strs[i]
 		total := 0
 		for _, v := range vals {
-			total += len(ar.at(dep[v-d.base]))
+			total += len(ar.at(d.deps[d.at(v, i)]))
 		}
 		b.Reserve(n)
 		b.ReserveData(total)
 		for _, v := range vals {
-			b.BinaryBuilder.UnsafeAppend(ar.at(dep[v-d.base]))
+			b.BinaryBuilder.UnsafeAppend(ar.at(d.deps[d.at(v, i)]))
 		}
 		cols[i] = b.NewArray()
 		b.Release()

@@ -40,6 +40,8 @@ type distinctIntAcc struct {
 	// setState's pairs by group (distinct_spill.go), kept between calls.
 	setVals []int64
 	setOff  []int32
+	// srt is the ordered path's state (distinct_sorted.go).
+	srt sortedDistinct
 	// loaded keeps update's first-pass slot loads observable, so the
 	// compiler does not drop them as dead; its value means nothing.
 	loaded uint32
@@ -68,7 +70,7 @@ func (d *distinctIntAcc) bytesPerGroup() int64 { return d.inner.bytesPerGroup() 
 
 // memSize is the layout's bytes, for memory accounting.
 func (d *distinctIntAcc) memSize() int64 {
-	n := int64(len(d.slots)) * 16
+	n := int64(len(d.slots))*16 + d.srt.sortedBytes()
 	if d.dir != nil {
 		n += d.dir.memSize()
 	}
@@ -77,12 +79,20 @@ func (d *distinctIntAcc) memSize() int64 {
 
 // worstCase bounds the bytes adding n rows can add to the layout. The
 // direct layout may also move to a hashed set sized for every pair.
+// On the ordered path the rows may add to the history, or the history
+// and the rows may go into the set at once (settle).
 func (d *distinctIntAcc) worstCase(n int) int64 {
-	if d.dir != nil {
-		return d.dir.worstCase(d.n, n) + int64(hashtable.SlotsFor(d.n+n))*16
+	held, more, extra := d.n, n, int64(0)
+	if !d.srt.off {
+		h := d.srt.held
+		held, more = d.n-h, h+n
+		extra = d.srt.worstCase(n) + int64(max(d.ngroups-len(d.srt.last), 0))*8
 	}
-	grow := int64(0)
-	for c := len(d.slots); (d.n+n)*2 > c; c *= 2 {
+	if d.dir != nil {
+		return extra + d.dir.worstCase(held, more) + int64(hashtable.SlotsFor(held+more))*16
+	}
+	grow := extra
+	for c := len(d.slots); (held+more)*2 > c; c *= 2 {
 		grow += int64(c) * 2 * 16
 	}
 	return grow
@@ -142,6 +152,27 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 	valid, off := kernel.ValidBits(arg)
 	vals := d.vals[:n]
 	d.rows, d.grps = d.rows[:0], d.grps[:0]
+	if !d.srt.off && (valid != nil || !d.updateSorted(groups, vals)) {
+		d.settle()
+	}
+	if d.srt.off {
+		d.updateSet(groups, valid, off, vals)
+	}
+	if len(d.rows) == 0 {
+		return nil
+	}
+	first, ok := kernel.Gather(d.mem, arg, d.rows)
+	if !ok {
+		return qerr.Internalf("exec/hashagg: DISTINCT cannot gather values of %s", arg.DataType())
+	}
+	defer first.Release()
+	return d.inner.update(ctx, d.grps, first)
+}
+
+// updateSet inserts the rows of vals into the set: the direct layout while
+// it can take them, then the hashed one.
+func (d *distinctIntAcc) updateSet(groups []uint32, valid []byte, off int, vals []int64) {
+	n := len(vals)
 	var run distinctRun
 	start := 0
 	if d.dir != nil {
@@ -153,15 +184,6 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 	if start < n {
 		d.updateHashed(groups, valid, off, vals, start, &run)
 	}
-	if len(d.rows) == 0 {
-		return nil
-	}
-	first, ok := kernel.Gather(d.mem, arg, d.rows)
-	if !ok {
-		return qerr.Internalf("exec/hashagg: DISTINCT cannot gather values of %s", arg.DataType())
-	}
-	defer first.Release()
-	return d.inner.update(ctx, d.grps, first)
 }
 
 // updateHashed inserts rows [start, len(vals)) into the hashed set, in row

@@ -232,6 +232,32 @@ func (d *directInts) toHashed(c int) *hashedInts {
 	return h
 }
 
+// findDirectAll resolves every row of vals (no NULLs) against d when each
+// key is already in the table, and reports whether it did. An insert whose
+// keys are all known (a grouping once it has seen its few keys) then costs
+// one pass of loads, without the window check and the insert loop's branch
+// on every entry; a false leaves out to be overwritten by the insert.
+func findDirectAll[T intLike](d *directInts, vals []T, arr arrow.Array, out []uint32) bool {
+	if bits, _ := keyBits(arr); bits != nil || len(vals) == 0 {
+		return false
+	}
+	pages := d.pages
+	lo := uint64(d.lo)
+	size := uint64(len(pages)) << pageBits
+	out = out[:len(vals)]
+	least := uint32(math.MaxUint32)
+	for r, v := range vals {
+		i := uint64(int64(v)) - lo
+		id := uint32(0)
+		if i < size {
+			id = pages[i>>pageBits][i&pageMask]
+		}
+		least = min(least, id)
+		out[r] = id - 1
+	}
+	return least != 0
+}
+
 // lookupDirect resolves the rows of sel (nil: all n) against d, as
 // lookupHashed does. For inserts the caller has allocated the page of every
 // non-NULL key of the rows (coverDirect); for finds a key outside the

@@ -14,7 +14,8 @@ import (
 // layout's cases — a window growing upward and downward, keys at the ends
 // of the int64 range, NULLs and selections, a range that becomes too wide
 // (the move to hashed slots), keys in two far clusters that take only
-// their own pages — checking every id against a Go map and
+// their own pages, batches of keys all known (the find-only pass) and one
+// new key among known ones — checking every id against a Go map and
 // which layout the table is in after each batch.
 func TestHashTableDirectLayout(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
@@ -38,6 +39,18 @@ func TestHashTableDirectLayout(t *testing.T) {
 			{"high", 3_000_000, 3_005_000, false, 2},
 			{"low again", 2, 4000, false, 2},
 			{"scattered", 0, 60_000_000, true, 0},
+		},
+		// Batches whose keys are all in the table (no NULLs, at even
+		// positions) take findDirectAll; one new key sends a batch back
+		// to the insert path.
+		"known keys": {
+			{"first", 1000, 1100, false, 1},
+			{"with NULLs", 1000, 1100, false, 1},
+			{"all known", 1000, 1100, false, 1},
+			{"again", 1000, 1100, false, 1},
+			{"one new", 1000, 1101, false, 1},
+			{"below the window", -70000, 1100, false, 0},
+			{"known after moving", -70000, 1101, false, 0},
 		},
 		"top of int64": {
 			{"near max", math.MaxInt64 - 5000, math.MaxInt64, false, 0},

@@ -101,6 +101,10 @@ const ProbeChunk = 64
 func lookupIntsIn[T intLike](t *Table, cur *layout, p *Probe, vals []T, arr arrow.Array, n int, sel []int32, out []uint32, insert bool) {
 	rows := rowCount(n, sel)
 	if d, ok := (*cur).(*directInts); ok {
+		if insert && sel == nil && findDirectAll(d, vals[:n], arr, out) {
+			p.newRows = p.newRows[:0]
+			return
+		}
 		if !insert || coverDirect(d, t.n, vals, arr, n, sel) {
 			lookupDirect(t, d, p, vals, arr, n, sel, out, insert)
 			return
