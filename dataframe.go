@@ -75,10 +75,6 @@ func (s *Session) snapshot() settings.Values {
 }
 
 // optimize runs the optimizer; observe (may be nil) sees the plan after each rule that fired.
-func (s *Session) optimize(ctx context.Context, p logical.Plan, observe func(string, logical.Plan)) (logical.Plan, error) {
-	return s.opt.Optimize(ctx, p, observe)
-}
-
 func (s *Session) physicalPlan(ctx context.Context, p logical.Plan, st settings.Values, caches planner.CacheResolver) (physical.Plan, error) {
 	maxDepth, _ := st.Int(settings.MaxRecursionDepth)
 	return planner.New(planner.Config{TargetPartitions: localTargetPartitions(st), MaxRecursionDepth: maxDepth, Caches: caches}).Plan(ctx, p)

@@ -105,6 +105,8 @@ type Session struct {
 	mem memory.Allocator
 	cat *catalog.Catalog
 	opt *optimizer.Optimizer
+	// inputs holds the optimized input of each cached plan (cache_optimize.go).
+	inputs cacheInputMemo
 
 	mu       sync.Mutex // guards planner (its TiDB parser is single-goroutine), settings, closed
 	planner  *sql.Planner

@@ -644,12 +644,27 @@ type Cache struct {
 	Input     Plan
 	Options   map[string]string
 	Name      string // the CACHE TABLE name, empty for df.Cache()
+	// Sealed hides Input from tree walks (Children returns none) while the
+	// optimizer runs over a plan whose cache inputs are optimized already:
+	// rules never cross a Cache boundary, so an input optimized on its own
+	// is what they would make of it in place. Schema and the estimates still
+	// read Input. A sealed Cache never leaves the optimizer's caller
+	// (UnsealCaches); the codec does not carry the mark.
+	Sealed bool
 }
 
-func (*Cache) isPlan()            {}
-func (c *Cache) Schema() *Schema  { return c.Input.Schema() }
-func (c *Cache) Children() []Plan { return []Plan{c.Input} }
+func (*Cache) isPlan()           {}
+func (c *Cache) Schema() *Schema { return c.Input.Schema() }
+func (c *Cache) Children() []Plan {
+	if c.Sealed {
+		return nil
+	}
+	return []Plan{c.Input}
+}
 func (c *Cache) WithChildren(ch []Plan) (Plan, error) {
+	if c.Sealed && len(ch) == 0 {
+		return c, nil
+	}
 	if err := wantChildren(c, ch, 1); err != nil {
 		return nil, err
 	}
@@ -657,6 +672,21 @@ func (c *Cache) WithChildren(ch []Plan) (Plan, error) {
 	n.Input = ch[0]
 	return &n, nil
 }
+
+// UnsealCaches returns p with every sealed Cache (Cache.Sealed) opened again.
+func UnsealCaches(p Plan) (Plan, error) {
+	out, _, err := TransformUp(p, func(n Plan) (Plan, bool, error) {
+		c, ok := n.(*Cache)
+		if !ok || !c.Sealed {
+			return n, false, nil
+		}
+		u := *c
+		u.Sealed = false
+		return &u, true, nil
+	})
+	return out, err
+}
+
 func (c *Cache) Exprs() []Expr                  { return nil }
 func (c *Cache) WithExprs([]Expr) (Plan, error) { return c, nil }
 func (c *Cache) String() string {

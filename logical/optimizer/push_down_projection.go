@@ -236,6 +236,9 @@ func prune(p logical.Plan, needed []bool) (logical.Plan, error) {
 		}
 		return logical.NewExpand(in, n.Keys, n.Sets)
 	case *logical.Cache, *logical.CTERef:
+		if c, ok := p.(*logical.Cache); ok && c.Sealed {
+			return cacheColumns(c, needed) // its input was optimized on its own
+		}
 		in, err := prune(p.Children()[0], allCols(p.Children()[0]))
 		if err != nil {
 			return nil, err
