@@ -79,14 +79,14 @@ func (d *distinctIntAcc) memSize() int64 {
 
 // worstCase bounds the bytes adding n rows can add to the layout. The
 // direct layout may also move to a hashed set sized for every pair.
-// On the ordered path the rows may add to the history, or the history
-// and the rows may go into the set at once (settle).
+// On the ordered path the rows may add to the history (at most two
+// 10-byte varints a pair), or the history and the rows may go into the
+// set at once (settle).
 func (d *distinctIntAcc) worstCase(n int) int64 {
 	held, more, extra := d.n, n, int64(0)
 	if !d.srt.off {
-		h := d.srt.held
-		held, more = d.n-h, h+n
-		extra = d.srt.worstCase(n) + int64(max(d.ngroups-len(d.srt.last), 0))*8
+		held, more = d.n-d.srt.held, d.srt.held+n
+		extra = int64(max(d.ngroups-len(d.srt.last), 0))*8 + int64(n)*20
 	}
 	if d.dir != nil {
 		return extra + d.dir.worstCase(held, more) + int64(hashtable.SlotsFor(held+more))*16
@@ -153,7 +153,7 @@ func (d *distinctIntAcc) update(ctx context.Context, groups []uint32, arg arrow.
 	vals := d.vals[:n]
 	d.rows, d.grps = d.rows[:0], d.grps[:0]
 	if !d.srt.off && (valid != nil || !d.updateSorted(groups, vals)) {
-		d.settle()
+		d.settle(true)
 	}
 	if d.srt.off {
 		d.updateSet(groups, valid, off, vals)

@@ -108,7 +108,7 @@ func expandLists(l *array.List, groups, exp []uint32) ([]uint32, arrow.Array, er
 // together: group g's are vals[off[g]:off[g+1]]. Its slices are Go memory
 // outside the limit, a transient copy dropped once the groups are written.
 func (d *distinctIntAcc) pairsByGroup() (vals []int64, off []int32) {
-	d.settle()
+	d.settle(false)
 	n := max(d.ngroups, 0)
 	off = make([]int32, n+1)
 	vals = make([]int64, 0, d.n)
