@@ -218,27 +218,31 @@ func TestCacheDictionaryDependentKeys(t *testing.T) {
 	queries := []struct {
 		q          string
 		minD, maxD int64 // rows grouped on the integer alone
+		// rows that need no check, their cache file's columns following
+		// (filemap.Dependency): each source file is one cache file, and
+		// b's breaks odd and rn, so its rows are checked one by one
+		byFile int64
 	}{
-		{"SELECT id, name, nat, sum(v), count(*) FROM %s GROUP BY id, name, nat ORDER BY id", 40000, 40000},
-		{"SELECT nat, id, max(v) FROM %s GROUP BY nat, id ORDER BY id", 40000, 40000},
-		{"SELECT id, odd, sum(v) FROM %s GROUP BY id, odd ORDER BY id, odd", 20000, 39999},
-		{"SELECT id, nul, count(*) FROM %s GROUP BY id, nul ORDER BY id, nul NULLS FIRST", 0, 0},
-		{"SELECT wide, name, sum(v) FROM %s GROUP BY wide, name ORDER BY wide", 0, 0},
-		{"SELECT id %% 7 AS k, nat, count(*) FROM %s GROUP BY id %% 7, nat ORDER BY k, nat", 0, 0},
-		{"SELECT nat, name, count(*) FROM %s GROUP BY nat, name ORDER BY nat, name", 0, 0},
-		{"SELECT small, name, sum(v) FROM %s GROUP BY small, name ORDER BY small", 40000, 40000},
-		{"SELECT nid, name, sum(v) FROM %s GROUP BY nid, name ORDER BY nid NULLS FIRST, name", 8192, 39999},
-		{"SELECT count(*), sum(d), min(nat), max(nat), sum(s) FROM (SELECT down AS d, nat, sum(v) AS s FROM %s GROUP BY down, nat)", 40000, 40000},
-		{"SELECT id, wide, count(*) FROM %s GROUP BY id, wide ORDER BY id", 0, 0},
-		{"SELECT id, small, name, count(*) FROM %s GROUP BY id, small, name ORDER BY id", 0, 0},
-		{"SELECT rep, rn, sum(v) FROM %s GROUP BY rep, rn ORDER BY rep, rn", 20000, 39999},
+		{"SELECT id, name, nat, sum(v), count(*) FROM %s GROUP BY id, name, nat ORDER BY id", 40000, 40000, 40000},
+		{"SELECT nat, id, max(v) FROM %s GROUP BY nat, id ORDER BY id", 40000, 40000, 40000},
+		{"SELECT id, odd, sum(v) FROM %s GROUP BY id, odd ORDER BY id, odd", 20000, 39999, 20000},
+		{"SELECT id, nul, count(*) FROM %s GROUP BY id, nul ORDER BY id, nul NULLS FIRST", 0, 0, 0},
+		{"SELECT wide, name, sum(v) FROM %s GROUP BY wide, name ORDER BY wide", 0, 0, 0},
+		{"SELECT id %% 7 AS k, nat, count(*) FROM %s GROUP BY id %% 7, nat ORDER BY k, nat", 0, 0, 0},
+		{"SELECT nat, name, count(*) FROM %s GROUP BY nat, name ORDER BY nat, name", 0, 0, 0},
+		{"SELECT small, name, sum(v) FROM %s GROUP BY small, name ORDER BY small", 40000, 40000, 40000},
+		{"SELECT nid, name, sum(v) FROM %s GROUP BY nid, name ORDER BY nid NULLS FIRST, name", 8192, 39999, 0},
+		{"SELECT count(*), sum(d), min(nat), max(nat), sum(s) FROM (SELECT down AS d, nat, sum(v) AS s FROM %s GROUP BY down, nat)", 40000, 40000, 40000},
+		{"SELECT id, wide, count(*) FROM %s GROUP BY id, wide ORDER BY id", 0, 0, 0},
+		{"SELECT id, small, name, count(*) FROM %s GROUP BY id, small, name ORDER BY id", 0, 0, 0},
+		{"SELECT rep, rn, sum(v) FROM %s GROUP BY rep, rn ORDER BY rep, rn", 20000, 39999, 20000},
 	}
 	restore := filemap.SetDictLimit(filemap.DefaultDictLimit)
 	defer restore()
 	sqlRows(t, s, "CACHE TABLE c AS SELECT * FROM src")
 	for _, q := range queries {
 		want := fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q.q, "src")))
-		before := aggregate.DepKeyRows()
+		before, beforeF := aggregate.DepKeyRows(), aggregate.FileDepRows()
 		got := fmt.Sprint(sqlRows(t, s, fmt.Sprintf(q.q, "c")))
 		if got != want {
 			at := 0
@@ -249,6 +253,9 @@ func TestCacheDictionaryDependentKeys(t *testing.T) {
 		}
 		if d := aggregate.DepKeyRows() - before; d < q.minD || d > q.maxD {
 			t.Errorf("%s: %d rows grouped on the integer alone, want %d to %d", fmt.Sprintf(q.q, "c"), d, q.minD, q.maxD)
+		}
+		if f := aggregate.FileDepRows() - beforeF; f != q.byFile {
+			t.Errorf("%s: %d rows taken by the file's dependency, want %d", fmt.Sprintf(q.q, "c"), f, q.byFile)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/qerr"
@@ -46,6 +47,8 @@ type depKeys struct {
 	// share a cache line, so a new lead value costs one miss, not one a key.
 	deps  []int32
 	empty bool // no lead value seen yet
+	// merged are the files' dependencies already in deps (mergeFile).
+	merged map[*filemap.FileDep]bool
 }
 
 // at is the place of key's id for lead value v (covered).
@@ -144,6 +147,70 @@ func recordDeps[T int32 | int64](d *depKeys, vals []T, keys []arrow.Array) bool 
 	depRows.Add(int64(len(vals)))
 	return true
 }
+
+// fileDeps returns, per key (nil at the lead), the file dependency of each
+// other key's strings on the lead (filemap.Dependency) when the keys are
+// columns of one batch of a decoded file and every other key follows from
+// the lead over the whole file; nil otherwise. keys are as evaluated,
+// before the strings become ids.
+func (d *depKeys) fileDeps(keys []arrow.Array) []*filemap.FileDep {
+	out := make([]*filemap.FileDep, len(keys))
+	for i, k := range keys {
+		if i == d.lead {
+			continue
+		}
+		if out[i] = filemap.Dependency(keys[d.lead], k); out[i] == nil {
+			return nil
+		}
+	}
+	return out
+}
+
+// mergeFile records a batch of a file whose other keys follow from the lead
+// over the whole file (fds, from fileDeps, with the batch's ids the files'
+// dictionary codes): each file's codes by lead value go into deps once, and
+// the batch's rows need no check of their own. It reports false when a
+// file's codes disagree with what deps holds (the caller leaves this mode),
+// or when they cannot be indexed.
+func (d *depKeys) mergeFile(fds []*filemap.FileDep, rows int) bool {
+	for i, fd := range fds {
+		if i == d.lead || d.merged[fd] {
+			continue
+		}
+		if !d.cover(fd.Base, fd.Base+int64(len(fd.Codes))-1) {
+			return false
+		}
+		for j, c := range fd.Codes {
+			if c < 0 {
+				continue
+			}
+			p := &d.deps[d.at(fd.Base+int64(j), i)]
+			switch *p {
+			case c:
+			case -1:
+				*p = c
+			default:
+				return false
+			}
+		}
+		if d.merged == nil {
+			d.merged = map[*filemap.FileDep]bool{}
+		}
+		d.merged[fd] = true
+	}
+	depRows.Add(int64(rows))
+	fileDepRows.Add(int64(rows))
+	return true
+}
+
+// fileDepRows counts the rows recorded through a file's dependency
+// (FileDepRows).
+var fileDepRows atomic.Int64
+
+// FileDepRows is the number of rows partial aggregates have grouped on an
+// integer key alone without checking them, a file's dependency having
+// shown that the other keys follow (for tests).
+func FileDepRows() int64 { return fileDepRows.Load() }
 
 // cover widens deps to index lead values lo..hi (lo <= hi); false past
 // depSpanLimit.

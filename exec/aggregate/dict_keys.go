@@ -170,6 +170,21 @@ func (d *dictKeys) encode(keys []arrow.Array) {
 	}
 }
 
+// idsAreCodes reports whether, for each key with a file dependency (fds,
+// nil at the lead), the key's ids are that file's dictionary codes: its
+// first dictionary, whose codes encode keeps as they are, is the file's.
+func (d *dictKeys) idsAreCodes(fds []*filemap.FileDep) bool {
+	for i, fd := range fds {
+		if fd == nil {
+			continue
+		}
+		if !d.on[i] || d.keys[i] == nil || d.keys[i].base != fd.Dict {
+			return false
+		}
+	}
+	return true
+}
+
 // remapFor makes remap translate dict's codes.
 func (k *dictKey) remapFor(dict *filemap.Dict) {
 	if k.last == dict {

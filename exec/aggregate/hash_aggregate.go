@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/filemap"
 	"github.com/quiverdb/quiver/exec/hashtable"
 	"github.com/quiverdb/quiver/exec/kernel"
 	"github.com/quiverdb/quiver/physical"
@@ -508,11 +509,21 @@ func (h *hashAggregate) evalKeys(ctx context.Context, b arrow.RecordBatch) ([]ar
 		}
 		h.table, h.types = t, tableTypes
 	}
+	var fds []*filemap.FileDep
+	if h.fd != nil {
+		fds = h.fd.fileDeps(keys) // before the strings become ids
+	}
 	h.dk.encode(keys)
 	if h.fd == nil {
 		return keys, nil
 	}
-	if !h.fd.record(keys) {
+	var recorded bool
+	if fds != nil && h.dk.idsAreCodes(fds) {
+		recorded = h.fd.mergeFile(fds, int(b.NumRows()))
+	} else {
+		recorded = h.fd.record(keys)
+	}
+	if !recorded {
 		t, err := h.fd.leave(&h.m, h.table)
 		if err != nil {
 			kernel.ReleaseArrays(keys)

@@ -30,6 +30,10 @@ type DecodedFile struct {
 	dictKeys []arrow.ArrayData
 	// dictCols are its string columns, whose codes unregisterDicts frees.
 	dictCols []*dictColumn
+	// intKeys are the integer arrays registered for Dependency (dep.go),
+	// and deps the dependencies found between its columns.
+	intKeys []arrow.ArrayData
+	deps    depMemo
 }
 
 func (d *DecodedFile) retain() { d.refs.Add(1) }
@@ -37,6 +41,7 @@ func (d *DecodedFile) retain() { d.refs.Add(1) }
 func (d *DecodedFile) Release() {
 	if d.refs.Add(-1) == 0 {
 		unregisterDicts(d)
+		unregisterInts(d)
 		releaseBatches(d.Batches)
 		d.Batches = nil
 	}
@@ -64,6 +69,7 @@ func (m *mapping) Decoded() (*DecodedFile, error) {
 		}
 		d.refs.Store(1) // the registry's
 		registerDicts(d)
+		registerInts(d)
 		m.dec = d
 	}
 	m.dec.retain()

@@ -97,6 +97,8 @@ type Dict struct {
 // dictColumn is one string column of a decoded file, its dictionary built
 // on first use.
 type dictColumn struct {
+	file    *DecodedFile // the file, and the column's index in it
+	index   int
 	mu      sync.Mutex
 	arrays  []*array.String // the column's array in each batch
 	rows    int64           // the rows of arrays
@@ -269,7 +271,7 @@ func registerDicts(d *DecodedFile) {
 		if f.Type.ID() != arrow.STRING {
 			continue
 		}
-		col := &dictColumn{}
+		col := &dictColumn{file: d, index: ci}
 		for _, b := range d.Batches {
 			a, ok := b.Column(ci).(*array.String)
 			if !ok {

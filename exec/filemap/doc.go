@@ -12,7 +12,10 @@
 // found by the identity of a decoded array and built on first request,
 // within a byte budget of their own (DefaultDictBudget). A gather of such a
 // column recorded by DeriveGather (a filter's output) shares its dictionary
-// and gets its rows' codes on first request (derived.go).
+// and gets its rows' codes on first request (derived.go). Whether a string
+// column follows from an integer column over the whole file, and its codes
+// by integer value, is found once per pair of columns on first request and
+// kept with the file (Dependency, dep.go).
 //
 // filemap imports nothing of exec: exec's TaskContext holds a *FileMaps.
 package filemap
