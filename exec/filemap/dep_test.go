@@ -101,7 +101,7 @@ func TestDependency(t *testing.T) {
 		}),
 		"a NULL key":  depFile(t, batches, rows, func(b, r int) *int64 { return map[bool]*int64{true: nil, false: key(b, r)}[b == 1 && r == 3] }, name),
 		"a NULL name": depFile(t, batches, rows, key, func(b, r int) *string { return map[bool]*string{true: nil, false: name(b, r)}[b == 2 && r == 9] }),
-		"too wide": depFile(t, batches, rows, func(b, r int) *int64 { return ptr(*key(b, r) * (DepSpanLimit / 100)) }, name),
+		"too wide":    depFile(t, batches, rows, func(b, r int) *int64 { return ptr(*key(b, r) * (DepSpanLimit / 100)) }, name),
 	}
 	for what, f := range cases {
 		if fd := Dependency(f.Batches[0].Column(0), f.Batches[0].Column(1)); fd != nil {
