@@ -11,11 +11,12 @@ import (
 	"github.com/quiverdb/quiver/qerr"
 )
 
-// restartSlowQuery runs long enough (a join of most parts with every line)
-// for the scheduler to be killed while it runs.
+// restartSlowQuery runs for about a second on two executors, long enough to
+// be still running when a test kills the scheduler on seeing it start, even
+// on a loaded machine (every part pairs with every line).
 const restartSlowQuery = `SELECT count(*) AS n, sum(a.l_quantity) AS q
 FROM lineitem a, part p
-WHERE (a.l_partkey + p.p_partkey) % 89 = 0 AND p.p_size < 30`
+WHERE (a.l_partkey + p.p_partkey) % 89 = 0 AND p.p_size <= 50`
 
 // TestClusterSchedulerRestartMidQuery: the scheduler, run with a state
 // directory, is killed with -9 while a client's query runs and restarted

@@ -80,13 +80,16 @@ func (d *distinctIntAcc) memSize() int64 {
 // worstCase bounds the bytes adding n rows can add to the layout. The
 // direct layout may also move to a hashed set sized for every pair.
 // On the ordered path the rows may add to the history (at most two
-// 10-byte varints a pair), or the history and the rows may go into the
-// set at once (settle).
+// 10-byte varints a pair, and the history may be reallocated), or the
+// history and the rows may go into the set at once (settle).
 func (d *distinctIntAcc) worstCase(n int) int64 {
 	held, more, extra := d.n, n, int64(0)
-	if !d.srt.off {
-		held, more = d.n-d.srt.held, d.srt.held+n
-		extra = int64(max(d.ngroups-len(d.srt.last), 0))*8 + int64(n)*20
+	if s := &d.srt; !s.off {
+		held, more = d.n-s.held, s.held+n
+		extra = int64(max(d.ngroups-len(s.last), 0)) * 8
+		if need := n * 20; len(s.hist)+need > cap(s.hist) {
+			extra += int64(2*cap(s.hist) + need)
+		}
 	}
 	if d.dir != nil {
 		return extra + d.dir.worstCase(held, more) + int64(hashtable.SlotsFor(held+more))*16

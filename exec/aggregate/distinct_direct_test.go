@@ -46,6 +46,25 @@ type distinctBatch struct {
 	ngroups int
 }
 
+// array returns b's values as an Int64 array, appending each pair not in
+// seen to want (and to seen), in row order: the reference answer.
+func (b distinctBatch) array(mem memory.Allocator, seen map[distinctPair]bool, want *[]distinctPair) arrow.Array {
+	bl := array.NewInt64Builder(mem)
+	defer bl.Release()
+	for i, v := range b.vals {
+		if b.null[i] {
+			bl.AppendNull()
+			continue
+		}
+		bl.Append(v)
+		if p := (distinctPair{b.groups[i], v}); !seen[p] {
+			seen[p] = true
+			*want = append(*want, p)
+		}
+	}
+	return bl.NewArray()
+}
+
 // TestDistinctIntDirect drives distinctIntAcc through scenarios that keep
 // it direct (windows drifting up and down, negative values, groups
 // growing) and that move it to the hashed set (too sparse mid-batch, too
@@ -81,20 +100,7 @@ func TestDistinctIntDirect(t *testing.T) {
 					lo, hi = d.dir.loPage, d.dir.loPage+uint64(d.dir.pagesPerGroup)
 				}
 				d.resize(b.ngroups)
-				bl := array.NewInt64Builder(mem)
-				for i, v := range b.vals {
-					if b.null[i] {
-						bl.AppendNull()
-						continue
-					}
-					bl.Append(v)
-					if p := (distinctPair{b.groups[i], v}); !seen[p] {
-						seen[p] = true
-						want = append(want, p)
-					}
-				}
-				arr := bl.NewArray()
-				bl.Release()
+				arr := b.array(mem, seen, &want)
 				before, worst := d.memSize(), d.worstCase(len(b.vals))
 				err := d.update(ctx, b.groups, arr)
 				arr.Release()

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -80,20 +79,7 @@ func TestDistinctIntSorted(t *testing.T) {
 			before := SortedDistinctRows()
 			for bi, b := range c.batches(rng) {
 				d.resize(b.ngroups)
-				bl := array.NewInt64Builder(mem)
-				for i, v := range b.vals {
-					if b.null[i] {
-						bl.AppendNull()
-						continue
-					}
-					bl.Append(v)
-					if p := (distinctPair{b.groups[i], v}); !seen[p] {
-						seen[p] = true
-						want = append(want, p)
-					}
-				}
-				arr := bl.NewArray()
-				bl.Release()
+				arr := b.array(mem, seen, &want)
 				size, worst := d.memSize(), d.worstCase(len(b.vals))
 				err := d.update(ctx, b.groups, arr)
 				arr.Release()

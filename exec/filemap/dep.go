@@ -22,7 +22,9 @@ import (
 
 // FileDep is a string column's dictionary codes by the values of an
 // integer column of the same file: Codes[v-Base] is the code of the string
-// on the rows whose integer is v, -1 where v does not occur.
+// on the rows whose integer is v, -1 where v does not occur. It lives with
+// the file, outside the dictionary budget: four bytes a value of the
+// integer's range, at most DepSpanLimit values.
 type FileDep struct {
 	Dict  *Dict
 	Base  int64
