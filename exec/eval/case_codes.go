@@ -83,11 +83,16 @@ func (k *CaseCodes) Eval(ctx context.Context, mem memory.Allocator, batch arrow.
 		}
 		ca.Release()
 	}
-	b := array.NewInt32Builder(mem)
-	defer b.Release()
-	b.Reserve(in.n)
-	for _, ch := range choice {
-		b.UnsafeAppend(k.ids[ch])
+	// The ids are written straight into the array's buffer: a builder's
+	// append per row costs more than the lookup.
+	buf := memory.NewResizableBuffer(mem)
+	defer buf.Release()
+	buf.Resize(in.n * arrow.Int32SizeBytes)
+	ids := arrow.Int32Traits.CastFromBytes(buf.Bytes())[:in.n]
+	for i, ch := range choice {
+		ids[i] = k.ids[ch]
 	}
-	return b.NewArray(), true
+	data := array.NewData(arrow.PrimitiveTypes.Int32, in.n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer data.Release()
+	return array.NewInt32Data(data), true
 }
