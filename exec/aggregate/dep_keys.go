@@ -42,9 +42,9 @@ type depKeys struct {
 	lead int              // the integer key's position
 	full []arrow.DataType // the types of every key, as the table took them without this
 	base int64            // the lead value of the first entry
-	// deps holds, for lead value base+v, each key's id at deps[v*len(full)+key]
-	// (-1 unseen; the lead's own place unused): the keys of one lead value
-	// share a cache line, so a new lead value costs one miss, not one a key.
+	// deps holds, for lead value base+v, each other key's id side by side
+	// (at; -1 unseen): the keys of one lead value share a cache line, so a
+	// new lead value costs one miss, not one a key.
 	deps  []int32
 	empty bool // no lead value seen yet
 	// merged are the files' dependencies already in deps (mergeFile).
@@ -52,10 +52,21 @@ type depKeys struct {
 }
 
 // at is the place of key's id for lead value v (covered).
-func (d *depKeys) at(v int64, key int) int64 { return (v-d.base)*int64(len(d.full)) + int64(key) }
+func (d *depKeys) at(v int64, key int) int64 { return (v-d.base)*d.stride() + d.place(key) }
+
+// stride is the ids a lead value has in deps: one per key but the lead.
+func (d *depKeys) stride() int64 { return int64(len(d.full) - 1) }
+
+// place is key's place among a lead value's ids.
+func (d *depKeys) place(key int) int64 {
+	if key > d.lead {
+		return int64(key - 1)
+	}
+	return int64(key)
+}
 
 // covered is how many lead values deps indexes.
-func (d *depKeys) covered() int64 { return int64(len(d.deps) / len(d.full)) }
+func (d *depKeys) covered() int64 { return int64(len(d.deps)) / d.stride() }
 
 // newDepKeys returns the state when the keys of types (the table's, ids as
 // Int32) are one integer key and others grouped on ids (on), else nil.
@@ -117,10 +128,10 @@ func recordDeps[T int32 | int64](d *depKeys, vals []T, keys []arrow.Array) bool 
 	for i, k := range keys {
 		if i != d.lead {
 			ids = append(ids, k.(*array.Int32).Int32Values()[:len(vals)])
-			places = append(places, int64(i))
+			places = append(places, d.place(i))
 		}
 	}
-	deps, stride := d.deps, int64(len(d.full))
+	deps, stride := d.deps, d.stride()
 	for r, v := range vals {
 		if r > 0 && v == vals[r-1] {
 			// The lines of one order repeat its customer: the row before
@@ -236,7 +247,7 @@ func (d *depKeys) cover(lo, hi int64) bool {
 	if lo < d.base {
 		newBase = newEnd + 1 - span
 	}
-	stride := int64(len(d.full))
+	stride := d.stride()
 	grown := make([]int32, span*stride)
 	for j := range grown {
 		grown[j] = -1

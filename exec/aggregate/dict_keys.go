@@ -3,6 +3,7 @@ package aggregate
 import (
 	"context"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -230,14 +231,24 @@ func (d *dictKeys) decode(mem memory.Allocator, cols []arrow.Array) {
 		}
 		ids := c.(*array.Int32)
 		b := array.NewStringBuilder(mem)
-		b.Reserve(ids.Len())
 		vals := d.keys[i].values
-		for r := range ids.Len() {
-			if ids.IsNull(r) {
+		total := 0
+		for r, id := range ids.Int32Values() {
+			if ids.IsValid(r) {
+				total += len(vals[id])
+			}
+		}
+		// Room for every row and byte first, so each row appends without
+		// the builder's checks.
+		b.Reserve(ids.Len())
+		b.ReserveData(total)
+		for r, id := range ids.Int32Values() {
+			if !ids.IsValid(r) {
 				b.AppendNull()
 				continue
 			}
-			b.Append(vals[ids.Value(r)])
+			v := vals[id]
+			b.BinaryBuilder.UnsafeAppend(unsafe.Slice(unsafe.StringData(v), len(v)))
 		}
 		cols[i] = b.NewArray()
 		b.Release()
