@@ -75,6 +75,24 @@ func (p *proc) kill() {
 	<-p.done
 }
 
+// waitFor waits until the process's output holds text; false when the
+// process ended or d passed first.
+func (p *proc) waitFor(text string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !strings.Contains(p.output(), text) {
+		select {
+		case <-p.done:
+			return strings.Contains(p.output(), text)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
 func (p *proc) output() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -106,8 +124,18 @@ func (c *testCluster) executorByID(t *testing.T, id string) *proc {
 func startCluster(t *testing.T, n int, schedulerArgs ...string) *testCluster {
 	t.Helper()
 	bin := quiverBinary(t)
-	c := &testCluster{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	c.scheduler = startProc(t, "scheduler", bin, append([]string{"scheduler", "--bind", c.addr}, schedulerArgs...)...)
+	c := &testCluster{}
+	// A port found free can be taken by another test process before the
+	// scheduler binds it; then the scheduler does not come up, and it is
+	// started again on another port.
+	for attempt := 1; ; attempt++ {
+		c.addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		c.scheduler = startProc(t, "scheduler", bin, append([]string{"scheduler", "--bind", c.addr}, schedulerArgs...)...)
+		if c.scheduler.waitFor("listening on", 15*time.Second) || attempt == 3 {
+			break
+		}
+		c.scheduler.kill()
+	}
 	for i := 0; i < n; i++ {
 		c.addExecutor(t)
 	}
