@@ -103,7 +103,6 @@ func (d *distinctIntAcc) settle(leave bool) {
 	if s.held > 0 {
 		var vals []int64
 		var grps []uint32
-		rows, rgrps := d.rows, d.grps
 		d.n -= s.held // the inserts count them again
 		hist := s.hist
 		v := s.first
@@ -119,7 +118,8 @@ func (d *distinctIntAcc) settle(leave bool) {
 			d.rows, d.grps = d.rows[:0], d.grps[:0]
 			d.updateSet(grps, nil, 0, vals)
 		}
-		d.rows, d.grps = rows[:0], rgrps[:0]
+		// The inserts left the history's rows there; the caller's come next.
+		d.rows, d.grps = d.rows[:0], d.grps[:0]
 		s.hist, s.held = s.hist[:0], 0
 	}
 	if leave {
