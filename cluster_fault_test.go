@@ -315,6 +315,9 @@ func TestClusterResultLostBeforeRead(t *testing.T) {
 	rest := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c := startCluster(t, 2, "--rest", rest, "--heartbeat-timeout", "60s", "--policy", "round_robin")
 	s := c.connect(t, quiver.WithTargetPartitions(4))
+	// A result small enough to travel inline with the job's status is not
+	// lost with its executor: this test needs it in a file.
+	sqlRows(t, s, "SET quiver.shuffle_inline_bytes = 0")
 	// ORDER BY makes the result one partition, on one executor.
 	const q = "SELECT l_returnflag, count(*) FROM lineitem GROUP BY l_returnflag ORDER BY 1"
 	want := sqlRows(t, s, q)
@@ -347,10 +350,15 @@ func TestClusterResultLostBeforeRead(t *testing.T) {
 	})
 	defer restore()
 	got := sqlRows(t, s, q)
-	jobs := listJobs()
-	// One job for want, one whose result was lost, one run again.
-	if calls != 1 || len(jobs) != 3 {
-		t.Fatalf("the hook ran %d times and the cluster ran %d jobs, want 1 and 3 (the query once more after its result was lost)", calls, len(jobs))
+	ran := 0
+	for _, j := range listJobs() {
+		if !before[j.ID] {
+			ran++
+		}
+	}
+	// One job whose result was lost, one run again.
+	if calls != 1 || ran != 2 {
+		t.Fatalf("the hook ran %d times and the cluster ran %d jobs, want 1 and 2 (the query once more after its result was lost)", calls, ran)
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v, want %v", got, want)

@@ -27,6 +27,7 @@ var settingCases = map[string]struct{ good, shown, bad string }{
 	"quiver.max_recursion_depth":               {"500", "500", "-1"},
 	"quiver.session.idle_timeout":              {"1h", "1h", "-1s"},
 	"quiver.shuffle_compression":               {"zstd", "zstd", "gzip"},
+	"quiver.shuffle_inline_bytes":              {"1MiB", "1MiB", "-1"},
 	"quiver.target_partitions":                 {"3", "3", "1025"},
 	"quiver.timezone":                          {"America/New_York", "America/New_York", "Mars/Olympus"},
 }

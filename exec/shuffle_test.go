@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -70,7 +71,8 @@ func taskContext(mem memory.Allocator, tables exectest.Tables, dir, id string) *
 
 // runStage runs every map task of w, each with its own TaskContext as on an
 // executor, and returns the locations by output partition, checking the
-// stats against the files.
+// stats against the files: a file kept inline (its bytes in the stats) must
+// not exist, and one within w's inline limit must have been kept.
 func runStage(t testing.TB, mem memory.Allocator, tables exectest.Tables, dir, id string, w *physical.ShuffleWriter) [][]physical.PartitionLocation {
 	t.Helper()
 	ctx := context.Background()
@@ -98,16 +100,32 @@ func runStage(t testing.TB, mem memory.Allocator, tables exectest.Tables, dir, i
 		for i := range cols {
 			cols[i] = st.Column(i).(*array.Int64)
 		}
+		inline := st.Column(5).(*array.Binary)
 		for r := range int(st.NumRows()) {
 			out := int(cols[0].Value(r))
 			loc := physical.PartitionLocation{JobID: w.JobID, StageID: w.StageID, OutputPartition: out, MapPartition: p,
 				Executor: physical.ExecutorMeta{ID: id}, Rows: cols[1].Value(r), Batches: cols[2].Value(r), Bytes: cols[3].Value(r)}
-			fi, err := os.Stat(shuffle.FilePath(dir, w.JobID, w.StageID, out, p))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fi.Size() != loc.Bytes {
-				t.Errorf("%s: stats say %d bytes, file has %d", loc, loc.Bytes, fi.Size())
+			path := shuffle.FilePath(dir, w.JobID, w.StageID, out, p)
+			mayInline := w.InlineLimit > 0 && (len(w.Keys) == 0 || w.N == 1)
+			if inline.IsValid(r) {
+				loc.Inline = bytes.Clone(inline.Value(r))
+				if !mayInline || int64(len(loc.Inline)) != loc.Bytes || loc.Bytes > w.InlineLimit {
+					t.Errorf("%s: %d inline bytes, stats say %d, limit %d", loc, len(loc.Inline), loc.Bytes, w.InlineLimit)
+				}
+				if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s is inline, but its directory was made (%v)", loc, err)
+				}
+			} else {
+				fi, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fi.Size() != loc.Bytes {
+					t.Errorf("%s: stats say %d bytes, file has %d", loc, loc.Bytes, fi.Size())
+				}
+				if mayInline && loc.Bytes <= w.InlineLimit {
+					t.Errorf("%s: %d bytes, within the inline limit %d, went to a file", loc, loc.Bytes, w.InlineLimit)
+				}
 			}
 			locs[out] = append(locs[out], loc)
 		}
@@ -198,65 +216,80 @@ func TestShuffleRoundTrip(t *testing.T) {
 	}
 	for _, comp := range []physical.Compression{physical.CompressLZ4, physical.CompressZstd, physical.CompressNone, ""} {
 		for _, pt := range parts {
+			// Inline limits: none; one the files of 0 and 1 rows fit but the
+			// larger ones pass while written; one every file fits.
 			for _, rows := range []int{0, 1, 1000} {
-				t.Run(fmt.Sprintf("%s/%s/rows=%d", comp, pt.name, rows), func(t *testing.T) {
-					mem := exectest.Allocator(t)
-					tables := shuffleInput(t, mem, 2, rows, 64)
-					defer tables.Release()
-					dir := t.TempDir()
-					w := &physical.ShuffleWriter{Input: exectest.MemoryScan("t", shuffleSchema, 2), JobID: "job-1", StageID: 3,
-						Keys: pt.keys, N: pt.n, Compression: comp}
-					locs := runStage(t, mem, tables, dir, "e1", w)
-					if len(locs) != w.OutputN() {
-						t.Fatalf("%d output partitions, want %d", len(locs), w.OutputN())
-					}
-					nFiles := 0
-					for _, ls := range locs {
-						nFiles += len(ls)
-					}
-					if want := w.OutputPartitions() * max(1, pt.n); pt.n == 0 && nFiles != w.OutputPartitions() || pt.n > 0 && nFiles != want {
-						t.Errorf("%d files written", nFiles)
-					}
-					if got := len(dataFiles(t, dir)); got != nFiles {
-						t.Errorf("%d files on disk, %d reported", got, nFiles)
-					}
-					rd := &physical.ShuffleReader{StageID: 3, OutSchema: shuffleSchema, Locations: locs}
-					tc := taskContext(mem, nil, dir, "e1")
-					var all []string
-					seen := map[string]int{} // key → output partition
-					for out := range len(locs) {
-						got, err := readPartition(t, tc, rd, out)
-						if err != nil {
-							t.Fatal(err)
+				for _, limit := range []int64{0, 1 << 10, 1 << 20} {
+					t.Run(fmt.Sprintf("%s/%s/rows=%d/inline=%d", comp, pt.name, rows, limit), func(t *testing.T) {
+						mem := exectest.Allocator(t)
+						tables := shuffleInput(t, mem, 2, rows, 64)
+						defer tables.Release()
+						dir := t.TempDir()
+						w := &physical.ShuffleWriter{Input: exectest.MemoryScan("t", shuffleSchema, 2), JobID: "job-1", StageID: 3,
+							Keys: pt.keys, N: pt.n, Compression: comp, InlineLimit: limit}
+						locs := runStage(t, mem, tables, dir, "e1", w)
+						if len(locs) != w.OutputN() {
+							t.Fatalf("%d output partitions, want %d", len(locs), w.OutputN())
 						}
-						var reported int64
-						for _, l := range locs[out] {
-							reported += l.Rows
+						nFiles := 0
+						for _, ls := range locs {
+							nFiles += len(ls)
 						}
-						if reported != int64(len(got)) {
-							t.Errorf("partition %d: %d rows read, %d reported", out, len(got), reported)
+						if want := w.OutputPartitions() * max(1, pt.n); pt.n == 0 && nFiles != w.OutputPartitions() || pt.n > 0 && nFiles != want {
+							t.Errorf("%d files written", nFiles)
 						}
-						for _, r := range got {
-							k := r[:strings.IndexByte(r, '|')]
-							if o, ok := seen[k]; ok && o != out && len(pt.keys) > 0 {
-								t.Fatalf("key %s in partitions %d and %d", k, o, out)
+						inlined := 0
+						for _, ls := range locs {
+							for _, l := range ls {
+								if l.Inline != nil {
+									inlined++
+								}
 							}
-							seen[k] = out
 						}
-						if pt.n == 0 {
-							exectest.Compare(t, got, tableRows(tables, out), exectest.Ordered)
+						if got := len(dataFiles(t, dir)); got != nFiles-inlined {
+							t.Errorf("%d files on disk, %d reported, %d of them inline", got, nFiles, inlined)
 						}
-						all = append(all, got...)
-					}
-					exectest.Compare(t, all, tableRows(tables, -1), exectest.Unordered)
-					used := map[int]bool{}
-					for _, o := range seen {
-						used[o] = true
-					}
-					if pt.n == 3 && rows == 1000 && len(used) != 3 {
-						t.Errorf("hash used only partitions %v", used)
-					}
-				})
+						if single := len(pt.keys) == 0 || pt.n == 1; limit == 1<<20 && single && inlined != nFiles || (limit == 0 || !single) && inlined > 0 {
+							t.Errorf("%d of %d files inline at limit %d", inlined, nFiles, limit)
+						}
+						rd := &physical.ShuffleReader{StageID: 3, OutSchema: shuffleSchema, Locations: locs}
+						tc := taskContext(mem, nil, dir, "e1")
+						var all []string
+						seen := map[string]int{} // key → output partition
+						for out := range len(locs) {
+							got, err := readPartition(t, tc, rd, out)
+							if err != nil {
+								t.Fatal(err)
+							}
+							var reported int64
+							for _, l := range locs[out] {
+								reported += l.Rows
+							}
+							if reported != int64(len(got)) {
+								t.Errorf("partition %d: %d rows read, %d reported", out, len(got), reported)
+							}
+							for _, r := range got {
+								k := r[:strings.IndexByte(r, '|')]
+								if o, ok := seen[k]; ok && o != out && len(pt.keys) > 0 {
+									t.Fatalf("key %s in partitions %d and %d", k, o, out)
+								}
+								seen[k] = out
+							}
+							if pt.n == 0 {
+								exectest.Compare(t, got, tableRows(tables, out), exectest.Ordered)
+							}
+							all = append(all, got...)
+						}
+						exectest.Compare(t, all, tableRows(tables, -1), exectest.Unordered)
+						used := map[int]bool{}
+						for _, o := range seen {
+							used[o] = true
+						}
+						if pt.n == 3 && rows == 1000 && len(used) != 3 {
+							t.Errorf("hash used only partitions %v", used)
+						}
+					})
+				}
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/quiverdb/quiver/auth"
 	"github.com/quiverdb/quiver/exec/execop"
+	"github.com/quiverdb/quiver/exec/shuffle"
 	"github.com/quiverdb/quiver/physical"
 	"github.com/quiverdb/quiver/qerr"
 	"google.golang.org/grpc"
@@ -80,6 +81,9 @@ func NewFlightFetcher(alloc memory.Allocator) *FlightFetcher {
 func (f *FlightFetcher) Fetch(ctx context.Context, loc physical.PartitionLocation) (execop.Operator, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if len(loc.Inline) > 0 {
+		return shuffle.NewInlineReader(f.alloc, loc), nil // the file came with its location
 	}
 	return &fetchOp{f: f, loc: loc}, nil
 }

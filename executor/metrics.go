@@ -24,6 +24,7 @@ type metrics struct {
 	tasks        *prometheus.CounterVec // by outcome
 	taskDuration prometheus.Histogram
 	written      prometheus.Counter
+	inline       prometheus.Counter
 	served       prometheus.Counter
 	servedFiles  prometheus.Counter
 	fetched      prometheus.Counter
@@ -50,6 +51,9 @@ func newMetrics(e *Executor) *metrics {
 	m.written = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_executor_shuffle_written_bytes_total", Help: "Bytes of shuffle, result and cache files written by tasks that succeeded here.",
 	})
+	m.inline = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "quiver_executor_inline_result_bytes_total", Help: "Bytes of small results that tasks here sent with their status instead of writing a file (quiver.shuffle_inline_bytes).",
+	})
 	m.served = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_executor_flight_served_bytes_total", Help: "Bytes of shuffle files sent to readers over Flight DoGet.",
 	})
@@ -66,7 +70,7 @@ func newMetrics(e *Executor) *metrics {
 	m.fetchErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "quiver_executor_flight_fetch_errors_total", Help: "Flight fetches that failed.",
 	})
-	m.reg.MustRegister(m.tasks, m.taskDuration, m.written, m.served, m.servedFiles, m.fetched, m.fetchSeconds, m.fetchErrors,
+	m.reg.MustRegister(m.tasks, m.taskDuration, m.written, m.inline, m.served, m.servedFiles, m.fetched, m.fetchSeconds, m.fetchErrors,
 		&tableCollector{e: e}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range []string{taskSucceeded, taskFailed, taskCancelled} {
 		m.tasks.WithLabelValues(o)
@@ -201,11 +205,16 @@ func (e *Executor) observeTask(st *rpc.TaskStatus, d time.Duration) {
 	switch st.GetState() {
 	case rpc.TaskState_TASK_SUCCESSFUL:
 		e.m.tasks.WithLabelValues(taskSucceeded).Inc()
-		var n int64
+		var n, inline int64
 		for _, l := range st.GetLocations() {
-			n += l.GetBytes()
+			if len(l.GetInline()) > 0 {
+				inline += l.GetBytes()
+			} else {
+				n += l.GetBytes()
+			}
 		}
 		e.m.written.Add(float64(n))
+		e.m.inline.Add(float64(inline))
 	case rpc.TaskState_TASK_CANCELLED:
 		e.m.tasks.WithLabelValues(taskCancelled).Inc()
 	default:

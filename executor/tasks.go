@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -289,9 +290,12 @@ func (e *Executor) appendLocations(locs []*rpc.PartitionLocation, b arrow.Record
 		}
 		cols[i] = c
 	}
-	var colStats *array.Binary
+	var colStats, inline *array.Binary
 	if idx := b.Schema().FieldIndices("col_stats"); len(idx) == 1 {
 		colStats, _ = b.Column(idx[0]).(*array.Binary)
+	}
+	if idx := b.Schema().FieldIndices("inline"); len(idx) == 1 {
+		inline, _ = b.Column(idx[0]).(*array.Binary)
 	}
 	meta := e.rpcMeta()
 	for r := range int(b.NumRows()) {
@@ -300,6 +304,10 @@ func (e *Executor) appendLocations(locs []*rpc.PartitionLocation, b arrow.Record
 			if cols, ok := physical.DecodeColumnStats(colStats.Value(r)); ok {
 				st = codec.EncodeColumnStats(cols)
 			}
+		}
+		var data []byte
+		if inline != nil && inline.IsValid(r) {
+			data = bytes.Clone(inline.Value(r)) // the batch's buffers go with it
 		}
 		locs = append(locs, &rpc.PartitionLocation{
 			JobId:           w.JobID,
@@ -311,6 +319,7 @@ func (e *Executor) appendLocations(locs []*rpc.PartitionLocation, b arrow.Record
 			Batches:         cols[2].Value(r),
 			Bytes:           cols[3].Value(r),
 			ColStats:        st,
+			Inline:          data,
 		})
 	}
 	return locs, nil

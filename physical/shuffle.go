@@ -36,6 +36,10 @@ type PartitionLocation struct {
 	// Stats is what the pinned (cache) writer saw of the file's rows, one
 	// entry per column; nil: unknown (ordinary shuffle files).
 	Stats []ColumnStats
+	// Inline is the whole file, an Arrow IPC stream, when its writer kept it
+	// in memory because it was small (ShuffleWriter.InlineLimit): no file
+	// exists then, and readers decode these bytes instead of fetching.
+	Inline []byte
 }
 
 func (l PartitionLocation) String() string {
@@ -111,7 +115,16 @@ type ShuffleWriter struct {
 	N           int
 	Compression Compression
 	Pinned      bool
+	// InlineLimit, when positive, lets a writer with one output file keep
+	// an output of at most this many bytes in memory and return it with
+	// its location instead of writing a file (never for Pinned writers).
+	InlineLimit int64
 }
+
+// MaxInlineBytes bounds ShuffleWriter.InlineLimit and the bytes a location
+// carries inline; the scheduler shares it among a final stage's partitions,
+// so that a job's result travels in one message well under the RPC limit.
+const MaxInlineBytes = 4 << 20
 
 // ShuffleWriteStatsSchema is the schema of the batch a ShuffleWriter
 // operator returns: one row per output partition it wrote.
@@ -123,6 +136,9 @@ var ShuffleWriteStatsSchema = arrow.NewSchema([]arrow.Field{
 	// col_stats: EncodeColumnStats of what a pinned writer saw of the
 	// file's rows; NULL for ordinary shuffle files.
 	{Name: "col_stats", Type: arrow.BinaryTypes.Binary, Nullable: true},
+	// inline: the file's bytes when the writer kept it in memory
+	// (ShuffleWriter.InlineLimit); NULL when it is a file.
+	{Name: "inline", Type: arrow.BinaryTypes.Binary, Nullable: true},
 }, nil)
 
 // UnresolvedShuffle stands for the output of stage StageID until that stage

@@ -3367,6 +3367,7 @@ type PhysicalShuffleWriter struct {
 	N             int32                  `protobuf:"varint,5,opt,name=n,proto3" json:"n,omitempty"`
 	Compression   string                 `protobuf:"bytes,6,opt,name=compression,proto3" json:"compression,omitempty"`
 	Pinned        bool                   `protobuf:"varint,7,opt,name=pinned,proto3" json:"pinned,omitempty"`
+	InlineLimit   int64                  `protobuf:"varint,8,opt,name=inline_limit,json=inlineLimit,proto3" json:"inline_limit,omitempty"` // physical.ShuffleWriter.InlineLimit
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3448,6 +3449,13 @@ func (x *PhysicalShuffleWriter) GetPinned() bool {
 		return x.Pinned
 	}
 	return false
+}
+
+func (x *PhysicalShuffleWriter) GetInlineLimit() int64 {
+	if x != nil {
+		return x.InlineLimit
+	}
+	return 0
 }
 
 type PhysicalUnresolvedShuffle struct {
@@ -7616,7 +7624,7 @@ const file_plan_proto_rawDesc = "" +
 	"\x04keys\x18\x02 \x03(\v2\x18.quiver.rpc.PhysicalExprR\x04keys\x12\f\n" +
 	"\x01n\x18\x03 \x01(\x05R\x01n\"B\n" +
 	"\x10PhysicalCoalesce\x12.\n" +
-	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\"\xef\x01\n" +
+	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\"\x92\x02\n" +
 	"\x15PhysicalShuffleWriter\x12.\n" +
 	"\x05input\x18\x01 \x01(\v2\x18.quiver.rpc.PhysicalPlanR\x05input\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x19\n" +
@@ -7624,7 +7632,8 @@ const file_plan_proto_rawDesc = "" +
 	"\x04keys\x18\x04 \x03(\v2\x18.quiver.rpc.PhysicalExprR\x04keys\x12\f\n" +
 	"\x01n\x18\x05 \x01(\x05R\x01n\x12 \n" +
 	"\vcompression\x18\x06 \x01(\tR\vcompression\x12\x16\n" +
-	"\x06pinned\x18\a \x01(\bR\x06pinned\"n\n" +
+	"\x06pinned\x18\a \x01(\bR\x06pinned\x12!\n" +
+	"\finline_limit\x18\b \x01(\x03R\vinlineLimit\"n\n" +
 	"\x19PhysicalUnresolvedShuffle\x12\x19\n" +
 	"\bstage_id\x18\x01 \x01(\x05R\astageId\x12\x16\n" +
 	"\x06schema\x18\x02 \x01(\fR\x06schema\x12\x1e\n" +

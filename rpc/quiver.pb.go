@@ -230,7 +230,12 @@ type PartitionLocation struct {
 	Ticket []byte `protobuf:"bytes,9,opt,name=ticket,proto3" json:"ticket,omitempty"`
 	// What the pinned (cache) writer saw of the file's rows, one per column;
 	// empty: unknown (ordinary shuffle files).
-	ColStats      []*ColumnStats `protobuf:"bytes,10,rep,name=col_stats,json=colStats,proto3" json:"col_stats,omitempty"`
+	ColStats []*ColumnStats `protobuf:"bytes,10,rep,name=col_stats,json=colStats,proto3" json:"col_stats,omitempty"`
+	// The whole file, an Arrow IPC stream, when it was small enough to travel
+	// with its location (a small result or single-partition stage output):
+	// no file exists then, and a reader decodes these bytes instead of
+	// fetching. Empty: the file is on the executor.
+	Inline        []byte `protobuf:"bytes,11,opt,name=inline,proto3" json:"inline,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -331,6 +336,13 @@ func (x *PartitionLocation) GetTicket() []byte {
 func (x *PartitionLocation) GetColStats() []*ColumnStats {
 	if x != nil {
 		return x.ColStats
+	}
+	return nil
+}
+
+func (x *PartitionLocation) GetInline() []byte {
+	if x != nil {
+		return x.Inline
 	}
 	return nil
 }
@@ -3056,7 +3068,7 @@ const file_quiver_proto_rawDesc = "" +
 	"\tgrpc_port\x18\x03 \x01(\x05R\bgrpcPort\x12\x1f\n" +
 	"\vflight_port\x18\x04 \x01(\x05R\n" +
 	"flightPort\x12\x16\n" +
-	"\x06vcores\x18\x05 \x01(\x05R\x06vcores\"\xdd\x02\n" +
+	"\x06vcores\x18\x05 \x01(\x05R\x06vcores\"\xf5\x02\n" +
 	"\x11PartitionLocation\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
 	"\bstage_id\x18\x02 \x01(\x05R\astageId\x12)\n" +
@@ -3068,7 +3080,8 @@ const file_quiver_proto_rawDesc = "" +
 	"\x05bytes\x18\b \x01(\x03R\x05bytes\x12\x16\n" +
 	"\x06ticket\x18\t \x01(\fR\x06ticket\x124\n" +
 	"\tcol_stats\x18\n" +
-	" \x03(\v2\x17.quiver.rpc.ColumnStatsR\bcolStats\"\xa8\x01\n" +
+	" \x03(\v2\x17.quiver.rpc.ColumnStatsR\bcolStats\x12\x16\n" +
+	"\x06inline\x18\v \x01(\fR\x06inline\"\xa8\x01\n" +
 	"\vColumnStats\x12\x18\n" +
 	"\abounded\x18\x01 \x01(\bR\abounded\x12\x0e\n" +
 	"\x02lo\x18\x02 \x01(\x03R\x02lo\x12\x0e\n" +

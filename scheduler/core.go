@@ -307,9 +307,16 @@ func (c *core) startJob(j *job) {
 	c.actions = append(c.actions, actPlan{
 		jobID: j.id, gen: j.planGen, plan: j.plan, targetPartitions: c.targetPartitions(j.settings),
 		compression: physical.Compression(j.settings.Text(settings.ShuffleCompression)),
+		inlineLimit: inlineLimit(j.settings),
 		caches:      hits, pinFinal: j.build != nil, inMemory: c.inMemory(j.settings.Text(settings.ExchangeMode)),
 		maxRecursion: maxRecursion(j.settings), sortBy: buildSortBy(j),
 	})
+}
+
+// inlineLimit is quiver.shuffle_inline_bytes of vals.
+func inlineLimit(vals settings.Values) int64 {
+	n, _ := vals.Int(settings.ShuffleInlineBytes)
+	return n
 }
 
 // buildSortBy is the sort_by option of j's cache build, if it is one.

@@ -147,6 +147,8 @@ type actPlan struct {
 	// maxRecursion is quiver.max_recursion_depth (planner.Config.MaxRecursionDepth).
 	maxRecursion int64
 	compression  physical.Compression
+	// inlineLimit is quiver.shuffle_inline_bytes (stage.Options.InlineLimit).
+	inlineLimit int64
 	// caches lowers the plan's cache hits to these readers (read-only
 	// once sent); pinFinal marks a cache materialization job.
 	caches   map[physical.CacheKey]*physical.CacheReader

@@ -36,7 +36,7 @@ func planJob(ctx context.Context, a actPlan) evPlanned {
 	if err != nil {
 		return evPlanned{jobID: a.jobID, gen: a.gen, err: err}
 	}
-	g, err := stages.Split(a.jobID, pp, stages.Options{Compression: a.compression, PinFinal: a.pinFinal, InMemory: a.inMemory})
+	g, err := stages.Split(a.jobID, pp, stages.Options{Compression: a.compression, PinFinal: a.pinFinal, InMemory: a.inMemory, InlineLimit: a.inlineLimit})
 	if err != nil {
 		return evPlanned{jobID: a.jobID, gen: a.gen, err: err}
 	}
@@ -133,10 +133,20 @@ func locationsFromRPC(ls []*rpc.PartitionLocation) []physical.PartitionLocation 
 			MapPartition: int(l.GetMapPartition()),
 			Executor:     physical.ExecutorMeta{ID: e.GetId(), Host: e.GetHost(), FlightPort: int(e.GetFlightPort())},
 			Rows:         l.GetRows(), Batches: l.GetBatches(), Bytes: l.GetBytes(),
-			Stats: colStats(l.GetColStats()),
+			Stats: colStats(l.GetColStats()), Inline: inline(l.GetInline()),
 		})
 	}
 	return out
+}
+
+// inline is a task's reported inline file, dropped when it is larger than
+// any writer may make (the location then names a file that does not
+// exist, and reading it fails as a lost file would).
+func inline(b []byte) []byte {
+	if len(b) == 0 || len(b) > physical.MaxInlineBytes {
+		return nil
+	}
+	return b
 }
 
 // colStats are a task's reported column statistics of a file; malformed
@@ -161,6 +171,7 @@ func locationsToRPC(ls []physical.PartitionLocation, execs map[string]*executorS
 		out[i] = &rpc.PartitionLocation{
 			JobId: l.JobID, StageId: int32(l.StageID), OutputPartition: int32(l.OutputPartition),
 			MapPartition: int32(l.MapPartition), Executor: meta, Rows: l.Rows, Batches: l.Batches, Bytes: l.Bytes,
+			Inline: l.Inline,
 		}
 	}
 	return out

@@ -152,14 +152,15 @@ func getJSON(t *testing.T, url string, v any) int {
 
 // TestClusterRESTAndCleanup runs one query on two executors, checks the
 // REST view and that the job's files go: intermediate stages at once, the
-// final stage after the delay.
+// final stage after the delay. (Its small result is written as a file, not
+// kept inline, so that the final stage has files to clean up.)
 func TestClusterRESTAndCleanup(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := startCluster(t, ctx, Config{RestAddr: "127.0.0.1:0", FinalStageCleanupDelay: 700 * time.Millisecond}, 2, mem)
-	sess := c.session(t, ctx, map[string]string{"quiver.target_partitions": "2"})
+	sess := c.session(t, ctx, map[string]string{"quiver.target_partitions": "2", "quiver.shuffle_inline_bytes": "0"})
 	id := c.submit(t, ctx, sess, tpchLogical(t, tpchCatalog(t), 3))
 	st := c.watch(t, ctx, id)
 	if st.State != rpc.JobState_JOB_SUCCESSFUL || st.StagesTotal < 2 {

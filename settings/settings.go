@@ -152,6 +152,10 @@ var (
 		Name: "quiver.shuffle_compression", Kind: Enum, Values: compressionNames(), Default: string(physical.CompressLZ4), Scope: Session,
 		Description: "compression of the files between stages and of result files (cache files are never compressed): lz4 (fast), zstd (smaller) or none",
 	}
+	ShuffleInlineBytes = &Setting{
+		Name: "quiver.shuffle_inline_bytes", Kind: Bytes, Default: "65536", Scope: Session,
+		Description: "a query's result file of at most this many bytes (shared among the result's partitions, at most 4 MiB in all) stays in the executor's memory and travels to the client with the job's status, instead of being written to disk and fetched (0: always a file)",
+	}
 	TimeZone = &Setting{
 		Name: "quiver.timezone", Aliases: []string{"timezone"}, Kind: Zone, Default: "UTC", Scope: Session,
 		Description: "the session's time zone (an IANA name such as America/New_York, UTC, or an offset such as +02:00): TIMESTAMPTZ values print in it, and casts between TIMESTAMP and TIMESTAMPTZ, TIMESTAMPTZ fields and date_trunc and TIMESTAMPTZ + INTERVAL read its calendar",
@@ -165,7 +169,7 @@ var (
 )
 
 // All lists every setting, sorted by name.
-var All = []*Setting{AggSkipPartialPercent, AggSkipPartialProbeRows, BatchSize, CacheMaxBytes, CacheTTL, ExchangeMode, MaxRecursionDepth, MemoryLimit, SessionIdleTimeout, ShuffleCompression, TargetPartitions, TimeZone}
+var All = []*Setting{AggSkipPartialPercent, AggSkipPartialProbeRows, BatchSize, CacheMaxBytes, CacheTTL, ExchangeMode, MaxRecursionDepth, MemoryLimit, SessionIdleTimeout, ShuffleCompression, ShuffleInlineBytes, TargetPartitions, TimeZone}
 
 func compressionNames() []string {
 	out := make([]string, len(physical.Compressions))

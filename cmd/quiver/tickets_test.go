@@ -53,6 +53,11 @@ func TestFlightTicketsRealProcesses(t *testing.T) {
 	if err := s.RegisterParquet(ctx, "nation", nation); err != nil {
 		t.Fatal(err)
 	}
+	// The result must be a file on the executor (not inline in the job's
+	// status) for its tickets to matter.
+	if _, err := s.SQL(ctx, "SET quiver.shuffle_inline_bytes = 0"); err != nil {
+		t.Fatal(err)
+	}
 	df, err := s.SQL(ctx, "SELECT n_nationkey FROM nation")
 	if err != nil {
 		t.Fatal(err)

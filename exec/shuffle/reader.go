@@ -134,10 +134,16 @@ func (r *locationReader) open(ctx context.Context) error {
 	if err := ValidFile(loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition); err != nil {
 		return err
 	}
-	if r.tc.Fetcher != nil && loc.Executor.ID != r.tc.ExecutorID {
-		op, err := r.tc.Fetcher.Fetch(ctx, loc)
-		if err != nil {
-			return err
+	inline := len(loc.Inline) > 0
+	if inline || (r.tc.Fetcher != nil && loc.Executor.ID != r.tc.ExecutorID) {
+		var op execop.Operator
+		if inline {
+			op = NewInlineReader(r.tc.Mem, loc)
+		} else {
+			var err error
+			if op, err = r.tc.Fetcher.Fetch(ctx, loc); err != nil {
+				return err
+			}
 		}
 		if err := op.Open(ctx); err != nil {
 			_ = op.Close()

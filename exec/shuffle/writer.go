@@ -111,6 +111,12 @@ func NewShuffleWriter(tc *execop.TaskContext, n *physical.ShuffleWriter, partiti
 // that looks finished. On failure, cancellation or an early Close, the
 // temporary and renamed files of this attempt are removed. Directories are
 // kept: other map tasks share them.
+//
+// A writer with one output file and an InlineLimit keeps the file's bytes
+// in memory while they fit the limit and makes the file (directories
+// included) only once they pass it; a file that never does is returned in
+// the stats batch's inline column and never touches the disk. A small
+// query result so costs no file system calls and no fetch.
 type shuffleWriteOp struct {
 	tc      *execop.TaskContext
 	n       *physical.ShuffleWriter
@@ -131,11 +137,15 @@ type shuffleWriteOp struct {
 
 // shuffleFile is one output partition's file being written.
 type shuffleFile struct {
-	tmp     string
-	final   string
-	f       *os.File
-	buf     *bufio.Writer
-	cw      countingWriter
+	tmp   string
+	final string
+	f     *os.File // nil while the bytes are in mem
+	buf   *bufio.Writer
+	cw    countingWriter
+	// mem holds the bytes while the file is kept in memory (limit > 0 and
+	// no file made yet): at most limit of them.
+	mem     []byte
+	limit   int64
 	w       *ipc.Writer
 	rows    int64
 	batches int64
@@ -223,32 +233,75 @@ func (w *shuffleWriteOp) run(ctx context.Context) error {
 	return w.commit()
 }
 
-// create makes the directories and one temporary file per output partition.
+// create starts one file per output partition: a temporary file, its
+// directories made, or the memory of a file that may stay inline.
 func (w *shuffleWriteOp) create() error {
 	n := w.n
+	inline := n.InlineLimit > 0 && !n.Pinned && len(w.outs) == 1
 	w.files = make([]*shuffleFile, len(w.outs))
 	for i, out := range w.outs {
-		final := FilePath(w.tc.WorkDir, n.JobID, n.StageID, out, w.mapPart)
-		dir := filepath.Dir(final)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return qerr.IOf("exec: shuffle write of job %s stage %d: cannot create %s: %w", n.JobID, n.StageID, dir, err)
-		}
-		f, err := os.CreateTemp(dir, filepath.Base(final)+".tmp-*")
-		if err != nil {
-			return qerr.IOf("exec: shuffle write of job %s stage %d: cannot create a file in %s: %w", n.JobID, n.StageID, dir, err)
-		}
-		sf := &shuffleFile{tmp: f.Name(), final: final, f: f}
+		sf := &shuffleFile{final: FilePath(w.tc.WorkDir, n.JobID, n.StageID, out, w.mapPart)}
 		if n.Pinned {
 			sf.stats = newStatsCollector(w.schema)
 		}
 		w.files[i] = sf
-		sf.buf = bufio.NewWriterSize(f, 64<<10)
-		sf.cw.w = sf.buf
+		if inline {
+			sf.limit = n.InlineLimit
+			sf.cw.w = &memSink{w: w, sf: sf}
+		} else if err := w.openFile(sf); err != nil {
+			return err
+		}
 		opts := append([]ipc.Option{ipc.WithSchema(w.schema), ipc.WithAllocator(w.tc.Mem)}, w.ipcOpts...)
 		sf.w = ipc.NewWriter(&sf.cw, opts...)
 	}
 	return nil
 }
+
+// openFile makes sf's directories and temporary file and moves the bytes
+// held in memory there; later writes go to the file.
+func (w *shuffleWriteOp) openFile(sf *shuffleFile) error {
+	n := w.n
+	dir := filepath.Dir(sf.final)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return qerr.IOf("exec: shuffle write of job %s stage %d: cannot create %s: %w", n.JobID, n.StageID, dir, err)
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(sf.final)+".tmp-*")
+	if err != nil {
+		return qerr.IOf("exec: shuffle write of job %s stage %d: cannot create a file in %s: %w", n.JobID, n.StageID, dir, err)
+	}
+	sf.tmp, sf.f = f.Name(), f
+	sf.buf = bufio.NewWriterSize(f, 64<<10)
+	sf.cw.w = sf.buf
+	if len(sf.mem) > 0 {
+		if _, err := sf.buf.Write(sf.mem); err != nil {
+			return qerr.IOf("exec: shuffle write of job %s stage %d: cannot write %s: %w", n.JobID, n.StageID, sf.tmp, err)
+		}
+	}
+	sf.mem, sf.limit = nil, 0
+	return nil
+}
+
+// memSink is the writer of a file kept in memory: it appends to sf.mem
+// while the bytes fit sf.limit and makes the file when they would not.
+type memSink struct {
+	w  *shuffleWriteOp
+	sf *shuffleFile
+}
+
+func (m *memSink) Write(p []byte) (int, error) {
+	sf := m.sf
+	if int64(len(sf.mem)+len(p)) <= sf.limit {
+		sf.mem = append(sf.mem, p...)
+		return len(p), nil
+	}
+	if err := m.w.openFile(sf); err != nil {
+		return 0, err
+	}
+	return sf.buf.Write(p)
+}
+
+// inMemory reports whether sf has no file: its bytes are sf.mem.
+func (sf *shuffleFile) inMemory() bool { return sf.f == nil && sf.tmp == "" }
 
 // write appends b to file i; b keeps its reference. A pinned (cache) file
 // gets its rows in batches of at least the task's batch size: a join's
@@ -354,6 +407,12 @@ func (w *shuffleWriteOp) commit() error {
 	for _, sf := range w.files {
 		err := sf.w.Close()
 		sf.w = nil
+		if sf.inMemory() {
+			if err != nil {
+				return qerr.IOf("exec: shuffle write of job %s stage %d: cannot finish output %s: %w", w.n.JobID, w.n.StageID, sf.final, err)
+			}
+			continue // stays inline: no file to finish or move
+		}
 		if err == nil {
 			err = sf.buf.Flush()
 		}
@@ -379,6 +438,9 @@ func (w *shuffleWriteOp) commit() error {
 		w.renamed = append(w.renamed, zp)
 	}
 	for _, sf := range w.files {
+		if sf.inMemory() {
+			continue
+		}
 		if err := os.Rename(sf.tmp, sf.final); err != nil {
 			return qerr.IOf("exec: shuffle write of job %s stage %d: cannot move %s into place: %w", w.n.JobID, w.n.StageID, sf.final, err)
 		}
@@ -404,7 +466,10 @@ func (w *shuffleWriteOp) abort() {
 			_ = sf.f.Close()
 			sf.f = nil
 		}
-		_ = os.Remove(sf.tmp)
+		if sf.tmp != "" {
+			_ = os.Remove(sf.tmp)
+		}
+		sf.mem = nil
 	}
 	for _, p := range w.renamed {
 		_ = os.Remove(p)
@@ -422,6 +487,7 @@ func (w *shuffleWriteOp) stats() (arrow.RecordBatch, error) {
 	batchesB := b.Field(2).(*array.Int64Builder)
 	bytesB := b.Field(3).(*array.Int64Builder)
 	colB := b.Field(4).(*array.BinaryBuilder)
+	inlineB := b.Field(5).(*array.BinaryBuilder)
 	for i, sf := range w.files {
 		outB.Append(int64(w.outs[i]))
 		rowsB.Append(sf.rows)
@@ -431,6 +497,11 @@ func (w *shuffleWriteOp) stats() (arrow.RecordBatch, error) {
 			colB.Append(physical.EncodeColumnStats(sf.stats.stats()))
 		} else {
 			colB.AppendNull()
+		}
+		if sf.inMemory() {
+			inlineB.Append(sf.mem)
+		} else {
+			inlineB.AppendNull()
 		}
 	}
 	return b.NewRecordBatch(), nil

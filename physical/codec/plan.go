@@ -76,6 +76,7 @@ func EncodeLocation(l physical.PartitionLocation) *rpc.PartitionLocation {
 		Bytes:    l.Bytes,
 		Ticket:   []byte(l.Ticket),
 		ColStats: EncodeColumnStats(l.Stats),
+		Inline:   l.Inline,
 	}
 }
 
@@ -135,6 +136,12 @@ func DecodeLocation(m *rpc.PartitionLocation) (physical.PartitionLocation, error
 		return physical.PartitionLocation{}, err
 	}
 	l.Stats = st
+	if len(m.Inline) > physical.MaxInlineBytes {
+		return physical.PartitionLocation{}, qerr.Internalf("codec: partition location %s/%d/%d/%d carries %d inline bytes, more than %d", m.JobId, m.StageId, m.OutputPartition, m.MapPartition, len(m.Inline), physical.MaxInlineBytes)
+	}
+	if len(m.Inline) > 0 {
+		l.Inline = m.Inline
+	}
 	if e := m.Executor; e != nil {
 		port := e.FlightPort
 		if port == 0 {
@@ -401,7 +408,7 @@ func encodePlan(p physical.Plan) (*rpc.PhysicalPlan, error) {
 		}
 		return &rpc.PhysicalPlan{Node: &rpc.PhysicalPlan_ShuffleWriter{ShuffleWriter: &rpc.PhysicalShuffleWriter{
 			Input: in, JobId: n.JobID, StageId: int32(n.StageID), Keys: keys, N: int32(n.N),
-			Compression: string(n.Compression), Pinned: n.Pinned}}}, nil
+			Compression: string(n.Compression), Pinned: n.Pinned, InlineLimit: n.InlineLimit}}}, nil
 	case *physical.UnresolvedShuffle:
 		s, err := arrowpb.EncodeSchema(n.OutSchema)
 		if err != nil {
@@ -974,10 +981,13 @@ func decodeShuffleWriter(n *rpc.PhysicalShuffleWriter) (physical.Plan, error) {
 	if _, err := physical.ParseCompression(n.Compression); err != nil {
 		return nil, qerr.Internalf("codec: shuffle writer has unknown compression %q", n.Compression)
 	}
+	if n.InlineLimit < 0 || n.InlineLimit > physical.MaxInlineBytes || (n.InlineLimit > 0 && n.Pinned) {
+		return nil, qerr.Internalf("codec: shuffle writer inline limit %d is invalid (pinned %t)", n.InlineLimit, n.Pinned)
+	}
 	keys, err := decodeExprs(n.Keys, width(in))
 	if err != nil {
 		return nil, err
 	}
 	return &physical.ShuffleWriter{Input: in, JobID: n.JobId, StageID: int(n.StageId), Keys: keys, N: int(n.N),
-		Compression: physical.Compression(n.Compression), Pinned: n.Pinned}, nil
+		Compression: physical.Compression(n.Compression), Pinned: n.Pinned, InlineLimit: n.InlineLimit}, nil
 }

@@ -106,6 +106,11 @@ type Options struct {
 	// PinFinal marks the final stage's writer Pinned: a cache
 	// materialization, whose files cleanup keeps.
 	PinFinal bool
+	// InlineLimit is the largest result file the final stage keeps in
+	// memory and returns with its location (ShuffleWriter.InlineLimit; 0:
+	// never, and never when PinFinal). The final stage's files share
+	// physical.MaxInlineBytes, so each may be smaller.
+	InlineLimit int64
 	// InMemory keeps every exchange in memory: the job is one Whole stage,
 	// the plan as the single-node engine runs it, ending in the final
 	// writer (pinned with PinFinal). Only a job that runs on one executor
@@ -189,9 +194,20 @@ func Split(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 		s.cut(root, nil, n)
 		final = s.stages[len(s.stages)-1]
 	}
-	final.Final = true
-	final.Plan.Pinned = opts.PinFinal
+	markFinal(final, opts)
 	return &Graph{JobID: jobID, Stages: s.stages}, nil
+}
+
+// markFinal makes st the job's final stage: pinned for a cache build, else
+// with its share of the inline limit.
+func markFinal(st *Stage, opts Options) {
+	st.Final = true
+	st.Plan.Pinned = opts.PinFinal
+	if opts.PinFinal || opts.InlineLimit <= 0 {
+		return
+	}
+	files := max(1, st.Plan.Input.OutputPartitions()) // one a map partition
+	st.Plan.InlineLimit = min(opts.InlineLimit, physical.MaxInlineBytes/int64(files))
 }
 
 // whole makes the one-stage graph of Options.InMemory: p under the final
@@ -259,8 +275,7 @@ func whole(jobID string, p physical.Plan, opts Options) (*Graph, error) {
 		return p.WithChildren(nc)
 	}
 	final := writer(lift(p), opts.Compression)
-	final.Final = true
-	final.Plan.Pinned = opts.PinFinal
+	markFinal(final, opts)
 	return &Graph{JobID: jobID, Stages: out}, nil
 }
 
