@@ -30,13 +30,18 @@ type distinctSetAcc struct {
 	sorted []int64
 	off    []int32
 	exp    []uint32 // merge's scratch: a group per list value
+	// lazy is the Partial mode's lazy path (distinct_lazy.go).
+	lazy lazySet
 }
 
 func newDistinctSetAcc(inner accumulator, argType arrow.DataType, partial bool, mem memory.Allocator) *distinctSetAcc {
-	return &distinctSetAcc{distinctIntAcc: newDistinctIntAcc(inner, mem), argType: argType, keep: partial}
+	return &distinctSetAcc{distinctIntAcc: newDistinctIntAcc(inner, mem), argType: argType, keep: partial, lazy: lazySet{off: !partial}}
 }
 
 func (d *distinctSetAcc) update(ctx context.Context, groups []uint32, arg arrow.Array) error {
+	if done, err := d.updateLazy(groups, arg); done || err != nil {
+		return err
+	}
 	d.rows = d.rows[:0] // distinctIntAcc.update returns early, leaving them, on an all-NULL arg
 	if err := d.distinctIntAcc.update(ctx, groups, arg); err != nil {
 		return err
@@ -106,6 +111,9 @@ func (d *distinctSetAcc) sortPairs() {
 		d.sorted, d.off = d.pairsByGroup()
 		return
 	}
+	if d.lazyActive() {
+		d.compact() // the recorded pairs may repeat: dedupe them first
+	}
 	n := max(d.ngroups, 0)
 	d.off = make([]int32, n+1)
 	for _, g := range d.pairG {
@@ -131,9 +139,41 @@ func (d *distinctSetAcc) memSize() int64 {
 }
 
 // worstCase bounds the bytes n more values can add: the dedupe's, and a
-// recorded pair (or a merge scratch group) each.
+// recorded pair (or a merge scratch group) each; on the lazy path, the
+// compaction's sort buffers (two keys a pair) when it may run, and the
+// set all pairs may move into.
 func (d *distinctSetAcc) worstCase(n int) int64 {
-	return d.distinctIntAcc.worstCase(n) + int64(n)*12
+	w := d.distinctIntAcc.worstCase(n) + int64(n)*12
+	if d.lazyActive() {
+		held := len(d.pairV) + n
+		w += int64(held) * 16
+		w += d.distinctIntAcc.worstCase(held)
+	}
+	return w
+}
+
+// lazyActive reports whether the lazy path is taken (distinct_lazy.go).
+func (d *distinctSetAcc) lazyActive() bool { return !d.lazy.off && d.srt.off }
+
+// heldValues bounds the values the sets hold: on the lazy path the
+// recorded pairs, which may repeat until compacted.
+func (d *distinctSetAcc) heldValues() int {
+	if d.lazyActive() {
+		return len(d.pairV)
+	}
+	return d.distinctIntAcc.heldValues()
+}
+
+// setValues is how many values groups [start, end) hold: in Partial mode
+// its recorded pairs (the set's own layout may lack the lazy path's).
+func (d *distinctSetAcc) setValues(start, end int) int {
+	if !d.keep {
+		return d.distinctIntAcc.setValues(start, end)
+	}
+	if d.off == nil {
+		d.sortPairs()
+	}
+	return int(d.off[end] - d.off[start])
 }
 
 // narrowInts returns vals as an array of dt, one of the integer-like types

@@ -6,7 +6,10 @@
 // DISTINCT aggregates keep per-group sets: a bitmap over a small integer
 // range while the values fit one (distinct_direct.go), hashed sets
 // otherwise, or, in the two-phase plan by sets, each group's distinct values
-// as a list state merged by the final phase (distinct_sets.go). Few-group
+// as a list state merged by the final phase (distinct_sets.go); that
+// Partial phase, needing its sets only at the end, records its pairs and
+// sorts them instead of probing a set while they do not mostly repeat
+// (distinct_lazy.go). Few-group
 // aggregates (a handful of groups, as in TPC-H Q1) update per-group lanes in
 // registers instead of scattering by id.
 //
