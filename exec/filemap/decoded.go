@@ -3,6 +3,7 @@ package filemap
 import (
 	"errors"
 	"io"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -34,6 +35,27 @@ type DecodedFile struct {
 	// and deps the dependencies found between its columns.
 	intKeys []arrow.ArrayData
 	deps    depMemo
+	// side holds what readers derive from the file once (Side).
+	sideMu sync.Mutex
+	side   map[any]any
+}
+
+// Side returns the value kept with d under key, made by mk on the first
+// call for key: for what a reader derives from the file alone and every
+// reader would derive again (the zone maps of its sidecar). mk runs under
+// d's lock, at most once per key while d is decoded.
+func (d *DecodedFile) Side(key any, mk func() any) any {
+	d.sideMu.Lock()
+	defer d.sideMu.Unlock()
+	if v, ok := d.side[key]; ok {
+		return v
+	}
+	if d.side == nil {
+		d.side = map[any]any{}
+	}
+	v := mk()
+	d.side[key] = v
+	return v
 }
 
 func (d *DecodedFile) retain() { d.refs.Add(1) }

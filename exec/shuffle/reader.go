@@ -157,9 +157,6 @@ func (r *locationReader) open(ctx context.Context) error {
 	}
 	path := FilePath(r.tc.WorkDir, loc.JobID, loc.StageID, loc.OutputPartition, loc.MapPartition)
 	r.kinds, r.zones, r.batch = nil, nil, 0
-	if len(r.terms) > 0 {
-		r.kinds, r.zones = readZones(path, r.schema.NumFields())
-	}
 	if r.maps != nil {
 		m, err := r.maps.Acquire(path)
 		if err != nil {
@@ -177,9 +174,19 @@ func (r *locationReader) open(ctx context.Context) error {
 					d.Release()
 					return err
 				}
+				if len(r.terms) > 0 {
+					// A decoded file's zones are read once, by its first
+					// pruned read, and kept with it.
+					z := d.Side(zonesKey{}, func() any {
+						kinds, zones := readZones(path, r.schema.NumFields())
+						return fileZones{kinds, zones}
+					}).(fileZones)
+					r.kinds, r.zones = z.kinds, z.zones
+				}
 				r.path, r.dec, r.decPos = path, d, 0
 				return nil
 			}
+			r.readZones(path)
 			s, err := filemap.NewMappedStream(m, r.tc.Mem)
 			if err != nil {
 				return qerr.IOf("exec: %s: shuffle file %s is not an arrow ipc stream: %w", r.what, path, err)
@@ -193,6 +200,7 @@ func (r *locationReader) open(ctx context.Context) error {
 		}
 		// Not mappable (e.g. empty): read it as a stream below.
 	}
+	r.readZones(path)
 	f, err := os.Open(path)
 	if err != nil {
 		return qerr.IOf("exec: %s: cannot open shuffle file %s: %w", r.what, path, err)
@@ -221,6 +229,22 @@ func (r *locationReader) open(ctx context.Context) error {
 	}
 	r.path, r.file, r.stream = path, f, s
 	return nil
+}
+
+// readZones reads the zones of the file at path when the read prunes.
+func (r *locationReader) readZones(path string) {
+	if len(r.terms) > 0 {
+		r.kinds, r.zones = readZones(path, r.schema.NumFields())
+	}
+}
+
+// zonesKey keys a decoded file's zones (fileZones) in DecodedFile.Side.
+type zonesKey struct{}
+
+// fileZones are a file's zone kinds and zones, as readZones returns them.
+type fileZones struct {
+	kinds []zoneKind
+	zones [][]zone
 }
 
 // read returns the open location's next batch (the caller owns it), or io.EOF.
