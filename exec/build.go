@@ -33,6 +33,7 @@ func Build(tc *execop.TaskContext, p physical.Plan, partition int) (execop.Opera
 	case *physical.Projection:
 		op, err = newProjection(tc, n, partition)
 	case *physical.HashAggregate:
+		markUnread(tc, n)
 		op, err = aggregate.NewHashAggregate(tc, n, partition)
 	case *physical.HashJoin:
 		op, err = join.NewHashJoin(tc, n, partition)

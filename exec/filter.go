@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/quiverdb/quiver/exec/eval"
 	"github.com/quiverdb/quiver/exec/execop"
@@ -41,6 +42,12 @@ type filterOp struct {
 	pos    []int32           // reused positions within the compacted rows
 	idx    []int32           // reused map from compacted rows to input rows
 	mask   []byte            // reused bitmap of surviving rows
+	// unread marks the output columns the parent never reads (nil: all
+	// are read), filled from nulls instead of gathered (filter_unread.go);
+	// read lists the others.
+	unread []bool
+	read   []int
+	nulls  []arrow.Array
 	closed bool
 }
 
@@ -74,7 +81,15 @@ func newFilter(tc *execop.TaskContext, n *physical.Filter, partition int) (execo
 	if err != nil {
 		return nil, err
 	}
-	return &filterOp{tc: tc, schema: n.Schema(), input: input, conj: conj, needs: needs, costly: costly}, nil
+	f := &filterOp{tc: tc, schema: n.Schema(), input: input, conj: conj, needs: needs, costly: costly}
+	if f.unread = unreadOf(tc, n); f.unread != nil {
+		for i, u := range f.unread {
+			if !u {
+				f.read = append(f.read, i)
+			}
+		}
+	}
+	return f, nil
 }
 
 // cheapComparison reports whether e compares two fixed-width columns or
@@ -164,6 +179,9 @@ func (f *filterOp) take(ctx context.Context, b arrow.RecordBatch, sel []int32) (
 		b.Retain()
 		return b, nil
 	}
+	if f.unread != nil {
+		return f.takeRead(ctx, b, sel)
+	}
 	out, err := kernel.TakeBatch(ctx, f.tc.Mem, f.schema, b, sel)
 	if err != nil {
 		return nil, err
@@ -172,6 +190,27 @@ func (f *filterOp) take(ctx context.Context, b arrow.RecordBatch, sel []int32) (
 	// comparison above still works on codes.
 	filemap.DeriveGather(b.Columns(), out.Columns(), sel)
 	return out, nil
+}
+
+// takeRead is take for a parent that reads only the columns f.read: the
+// others are NULL columns, not gathered (filter_unread.go).
+func (f *filterOp) takeRead(ctx context.Context, b arrow.RecordBatch, sel []int32) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, len(f.unread))
+	if len(f.read) > 0 { // (TakeSome takes every column for none listed)
+		var err error
+		if cols, err = kernel.TakeSome(ctx, f.tc.Mem, f.schema, b.Columns(), f.read, sel); err != nil {
+			return nil, err
+		}
+	}
+	defer kernel.ReleaseArrays(cols)
+	filemap.DeriveGather(b.Columns(), cols, sel) // before the NULLs fill the gaps: they get no codes
+	for i, u := range f.unread {
+		if u {
+			cols[i] = f.nullColumn(i, len(sel))
+		}
+	}
+	unreadCols.Add(int64(len(f.unread) - len(f.read)))
+	return array.NewRecordBatch(f.schema, cols, int64(len(sel))), nil
 }
 
 // refine evaluates the operands in turn and returns the rows of b where all
@@ -253,5 +292,6 @@ func (f *filterOp) Close() error {
 		return nil
 	}
 	f.closed = true
+	f.releaseNulls()
 	return f.input.Close()
 }
