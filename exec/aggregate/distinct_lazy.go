@@ -139,15 +139,9 @@ func (d *distinctSetAcc) compact() {
 	}
 }
 
-// leaveLazy moves the recorded pairs (deduplicated) into the set, where
+// leaveLazy moves the recorded pairs, just compacted, into the set, where
 // later rows are probed.
 func (d *distinctSetAcc) leaveLazy() {
-	if d.lazy.clean != len(d.pairV) {
-		d.compact() // may call leaveLazy itself: then it is done
-		if d.lazy.off {
-			return
-		}
-	}
 	d.lazy.off = true
 	lazyLeft.Add(1)
 	for lo := 0; lo < len(d.pairV); lo += settleChunk {
