@@ -41,31 +41,20 @@ func markUnread(tc *execop.TaskContext, a *physical.HashAggregate) {
 	if !ok || (a.Mode != physical.AggPartial && a.Mode != physical.AggSingle) {
 		return
 	}
-	unread := make([]bool, f.Schema().NumFields())
-	for i := range unread {
-		unread[i] = true
-	}
-	var visit func(e physical.Expr)
-	visit = func(e physical.Expr) {
-		if e == nil {
-			return
-		}
-		if c, ok := e.(*physical.Column); ok && c.Index >= 0 && c.Index < len(unread) {
-			unread[c.Index] = false
-		}
-		for _, ch := range e.Children() {
-			visit(ch)
-		}
-	}
+	used := map[int]bool{}
 	for _, g := range a.GroupBy {
-		visit(g)
+		physical.ColumnsOf(g, used)
 	}
 	for _, ag := range a.Aggs {
-		visit(ag.Arg)
+		if ag.Arg != nil {
+			physical.ColumnsOf(ag.Arg, used)
+		}
 	}
+	unread := make([]bool, f.Schema().NumFields())
 	some := false
-	for _, u := range unread {
-		some = some || u
+	for i := range unread {
+		unread[i] = !used[i]
+		some = some || unread[i]
 	}
 	if some {
 		tc.Shared(unreadKey{f}, func() any { return unread })

@@ -18,6 +18,17 @@ type Expr interface {
 	String() string
 }
 
+// ColumnsOf records in used the input column indices e references.
+func ColumnsOf(e Expr, used map[int]bool) {
+	if c, ok := e.(*Column); ok {
+		used[c.Index] = true
+		return
+	}
+	for _, ch := range e.Children() {
+		ColumnsOf(ch, used)
+	}
+}
+
 // Column is the input column at Index.
 type Column struct {
 	Index int

@@ -30,7 +30,7 @@ func compileCase(e *physical.Case) (node, error) {
 	}
 	c := &caseNode{typ: e.Type}
 	used := map[int]bool{}
-	columnsOf(e, used)
+	physical.ColumnsOf(e, used)
 	for k := range used {
 		c.used = append(c.used, k)
 	}

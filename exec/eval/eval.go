@@ -116,7 +116,7 @@ func rethrowLimit(r any) {
 // in increasing order.
 func (ev *Evaluator) Columns() []int {
 	used := map[int]bool{}
-	columnsOf(ev.expr, used)
+	physical.ColumnsOf(ev.expr, used)
 	out := make([]int, 0, len(used))
 	for c := range used {
 		out = append(out, c)
@@ -215,17 +215,6 @@ func hasColumn(e physical.Expr) bool {
 		}
 	}
 	return false
-}
-
-// columnsOf records in used the column indices e references.
-func columnsOf(e physical.Expr, used map[int]bool) {
-	if c, ok := e.(*physical.Column); ok {
-		used[c.Index] = true
-		return
-	}
-	for _, ch := range e.Children() {
-		columnsOf(ch, used)
-	}
 }
 
 // compile turns a physical expression into a node, with one type switch.

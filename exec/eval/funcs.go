@@ -119,7 +119,7 @@ func compileSubstring(f *physical.ScalarFunc) (node, error) {
 func compileCoalesce(f *physical.ScalarFunc) (node, error) {
 	c := &coalesceNode{typ: f.Type}
 	used := map[int]bool{}
-	columnsOf(f, used)
+	physical.ColumnsOf(f, used)
 	for k := range used {
 		c.used = append(c.used, k)
 	}

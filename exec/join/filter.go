@@ -22,7 +22,7 @@ type joinFilter struct {
 // joinFilter over the columns f references.
 func compileJoinFilter(f physical.Expr, pairSc *arrow.Schema) (*joinFilter, error) {
 	used := map[int]bool{}
-	collectColumns(f, used)
+	physical.ColumnsOf(f, used)
 	cols := make([]int, 0, len(used))
 	for c := range used {
 		cols = append(cols, c)
@@ -48,17 +48,6 @@ func compileJoinFilter(f physical.Expr, pairSc *arrow.Schema) (*joinFilter, erro
 		return nil, err
 	}
 	return &joinFilter{run: r, cols: cols, schema: arrow.NewSchema(fields, nil)}, nil
-}
-
-// collectColumns records in used the column indices e references.
-func collectColumns(e physical.Expr, used map[int]bool) {
-	if c, ok := e.(*physical.Column); ok {
-		used[c.Index] = true
-		return
-	}
-	for _, ch := range e.Children() {
-		collectColumns(ch, used)
-	}
 }
 
 // remapColumns returns a copy of e with each column index i replaced by
